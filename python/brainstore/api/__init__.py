@@ -1,0 +1,1 @@
+"""HTTP only: validate against the contract, call one service method, serialize."""

@@ -1,0 +1,244 @@
+"""Thin resources: validate, call one service method, serialize. Responder names follow operations."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import falcon
+
+from brainstore.api import validation
+from brainstore.api.contract import BY_ID, Operation
+from brainstore.errors import error, invalid
+from brainstore.service import MISSING, Reply, Service
+from brainstore.service.service import fingerprint
+
+MAX_BODY = 1024 * 1024
+
+
+def read_json(req: falcon.Request) -> Any:
+    """The JSON body: media type first (unsupported_media_type), then size and syntax."""
+    media = (req.content_type or "").split(";")[0].strip().lower()
+    if media and media != "application/json" and not media.endswith("+json"):
+        raise error("unsupported_media_type", f"Content-Type: {media!r} is not JSON; send application/json")
+    length = req.content_length
+    if length is not None and length > MAX_BODY:
+        raise invalid("body", f"must be at most {MAX_BODY} bytes")
+    raw = req.bounded_stream.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise invalid("body", f"must be at most {MAX_BODY} bytes")
+    if not raw.strip():
+        raise invalid("body", "is required: send a JSON object")
+    if not media:
+        raise error("unsupported_media_type", "Content-Type: missing; send application/json")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise invalid("body", "is not valid JSON") from None
+
+
+def send(resp: falcon.Response, body: Any, status: int = 200) -> None:
+    resp.status = status
+    resp.media = body
+
+
+def send_reply(resp: falcon.Response, reply: Reply) -> None:
+    send(resp, reply.body, reply.status)
+    if reply.watermark is not None:
+        resp.set_header("Brain-Watermark", reply.watermark)
+
+
+class Resource:
+    operation_ids: tuple[str, ...] = ()
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.operations: dict[str, Operation] = {BY_ID[o].method: BY_ID[o] for o in self.operation_ids}
+
+    def limit(self, req: falcon.Request) -> int:
+        operation = self.operations[req.method]
+        assert operation.limit_bounds is not None
+        return validation.query_limit(req.get_param("limit"), operation.limit_bounds)
+
+
+class Brains(Resource):
+    operation_ids = ("createBrain",)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        raw = read_json(req)
+        body = validation.brain_create(raw)
+        principal = req.context.principal
+        if principal.bound_brain is not None and principal.bound_brain != body["id"]:
+            raise error("missing_scope", f"Authorization: this key is bound to Brain {principal.bound_brain!r}")
+        req.context.brain_id = None
+        send_reply(
+            resp,
+            self.service.create_brain(
+                principal,
+                body["id"],
+                name=body["name"],
+                self_entity=body["self"],
+                idempotency_key=req.get_header("Idempotency-Key"),
+                request_fingerprint=fingerprint(raw),
+            ),
+        )
+
+
+class Brain(Resource):
+    operation_ids = ("getBrain", "forgetBrain")
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        send(resp, self.service.get_brain(req.context.principal, brain_id))
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        send_reply(resp, self.service.forget_brain(req.context.principal, brain_id))
+
+
+class Records(Resource):
+    operation_ids = ("rememberRecord",)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        raw = read_json(req)
+        body = validation.record_create(raw)
+        send_reply(
+            resp,
+            self.service.remember_record(
+                req.context.principal,
+                brain_id,
+                content=body["content"],
+                source=body["source"],
+                visibility=body["visibility"],
+                occurred_at=body["occurred_at"],
+                idempotency_key=req.get_header("Idempotency-Key"),
+                request_fingerprint=fingerprint(raw),
+            ),
+        )
+
+
+class Record(Resource):
+    operation_ids = ("getRecord", "forgetRecord")
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str, record_id: str) -> None:
+        send(resp, self.service.get_record(req.context.principal, brain_id, record_id))
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, brain_id: str, record_id: str) -> None:
+        send_reply(resp, self.service.forget_record(req.context.principal, brain_id, record_id))
+
+
+class Objects(Resource):
+    operation_ids = ("acceptObject",)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        raw = read_json(req)
+        body = validation.object_accept(raw)
+        send_reply(
+            resp,
+            self.service.accept_object(
+                req.context.principal,
+                brain_id,
+                type_=body["type"],
+                key=body["key"],
+                value=body["value"],
+                if_version=body.get("if_version", MISSING),
+                idempotency_key=req.get_header("Idempotency-Key"),
+                request_fingerprint=fingerprint(raw),
+            ),
+        )
+
+
+class Object(Resource):
+    operation_ids = ("getObject",)
+
+    def on_get(
+        self, req: falcon.Request, resp: falcon.Response, brain_id: str, object_type: str, object_key: str
+    ) -> None:
+        send(resp, self.service.get_object(req.context.principal, brain_id, object_type, object_key))
+
+
+class Memories(Resource):
+    operation_ids = ("listMemories",)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        as_of = req.get_param("as_of")
+        send(
+            resp,
+            self.service.list_memories(
+                req.context.principal,
+                brain_id,
+                subject=req.get_param("subject"),
+                owner=req.get_param("owner"),
+                as_of=validation.timestamp(as_of, "as_of") if as_of is not None else None,
+                since_watermark=req.get_param("since_watermark"),
+                cursor=req.get_param("cursor"),
+                limit=self.limit(req),
+            ),
+        )
+
+
+class Memory(Resource):
+    operation_ids = ("getMemory",)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str, memory_id: str) -> None:
+        send(resp, self.service.get_memory(req.context.principal, brain_id, memory_id))
+
+
+class Profile(Resource):
+    operation_ids = ("getProfile",)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        send(resp, self.service.get_profile(req.context.principal, brain_id, limit=self.limit(req)))
+
+
+class Census(Resource):
+    operation_ids = ("getCensus",)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        send(resp, self.service.get_census(req.context.principal, brain_id))
+
+
+class Context(Resource):
+    operation_ids = ("createContext",)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        raw = read_json(req)
+        send_reply(
+            resp,
+            self.service.create_context(
+                req.context.principal,
+                brain_id,
+                raw,
+                watermark=req.get_header("Brain-Watermark"),
+                accept=req.get_header("Accept"),
+            ),
+        )
+
+
+class Traces(Resource):
+    operation_ids = ("listTraces",)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
+        send(resp, self.service.list_traces(req.context.principal, brain_id, limit=self.limit(req)))
+
+
+class Trace(Resource):
+    operation_ids = ("getTrace",)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str, trace_id: str) -> None:
+        send(resp, self.service.get_trace(req.context.principal, brain_id, trace_id))
+
+
+RESOURCES: tuple[type[Resource], ...] = (
+    Brains,
+    Brain,
+    Records,
+    Record,
+    Objects,
+    Object,
+    Memories,
+    Memory,
+    Profile,
+    Census,
+    Context,
+    Traces,
+    Trace,
+)

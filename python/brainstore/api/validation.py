@@ -1,0 +1,198 @@
+"""Request validation: bodies and typed query fields, with ``<field>: <reason>`` messages.
+
+Validation decides shape only; the service decides meaning. Everything here raises
+invalid_request_body except an unknown content kind, which the spec names unknown_kind.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from brainstore.errors import error, invalid
+
+SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+)
+KINDS = ("message", "document", "event", "fact", "correction")
+ROLES = ("user", "assistant", "system", "other")
+VISIBILITIES = ("local_only", "redacted_summary", "shareable")
+TRUST = ("high", "normal", "low")
+MAX_TEXT = 200_000
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def require_object(body: Any, field: str = "body") -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise invalid(field, "must be a JSON object")
+    return body
+
+
+def reject_unknown(body: dict[str, Any], allowed: tuple[str, ...], prefix: str = "") -> None:
+    for name in body:
+        if name not in allowed:
+            raise invalid(f"{prefix}{name}", f"unknown field; allowed: {', '.join(allowed)}")
+
+
+def slug(value: Any, field: str) -> str:
+    if not _is_str(value) or not SLUG.match(value):
+        raise invalid(field, "must be a Slug: 1-64 letters, digits, '_', '-', '.', starting with a letter or digit")
+    return value
+
+
+def string(value: Any, field: str, *, max_length: int = 1000, allow_empty: bool = False) -> str:
+    if not _is_str(value):
+        raise invalid(field, "must be a string")
+    if not allow_empty and not value.strip():
+        raise invalid(field, "must not be empty")
+    if len(value) > max_length:
+        raise invalid(field, f"must be at most {max_length} characters")
+    return value
+
+
+def timestamp(value: Any, field: str) -> datetime:
+    if not _is_str(value) or not RFC3339.match(value):
+        raise invalid(field, "must be an RFC 3339 date-time with a time zone, e.g. 2024-05-01T12:00:00Z")
+    text = value.replace("z", "Z").replace("Z", "+00:00")
+    fraction = re.search(r"\.(\d+)", text)
+    if fraction and len(fraction.group(1)) > 6:  # Python keeps microseconds; drop finer digits
+        text = text.replace(fraction.group(0), "." + fraction.group(1)[:6])
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise invalid(field, "is not a valid calendar date-time") from None
+
+
+def integer(value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid(field, "must be an integer")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise invalid(field, f"must be between {minimum} and {maximum}")
+    return value
+
+
+def query_limit(raw: str | None, bounds: tuple[int, int, int]) -> int:
+    default, low, high = bounds
+    if raw is None:
+        return default
+    if not re.fullmatch(r"[0-9]+", raw):
+        raise invalid("limit", f"must be an integer between {low} and {high}")
+    return integer(int(raw), "limit", minimum=low, maximum=high)
+
+
+# --- bodies -------------------------------------------------------------------------------------
+def brain_create(body: Any) -> dict[str, Any]:
+    body = require_object(body)
+    reject_unknown(body, ("id", "name", "self"))
+    if "id" not in body:
+        raise invalid("id", "is required")
+    out: dict[str, Any] = {"id": slug(body["id"], "id"), "name": None, "self": None}
+    if body.get("name") is not None:
+        out["name"] = string(body["name"], "name", max_length=200)
+    if body.get("self") is not None:
+        entity = require_object(body["self"], "self")
+        reject_unknown(entity, ("type", "name"), "self.")
+        for name in ("type", "name"):
+            if name not in entity:
+                raise invalid(f"self.{name}", "is required")
+        out["self"] = {
+            "type": string(entity["type"], "self.type", max_length=100),
+            "name": string(entity["name"], "self.name", max_length=200),
+        }
+    return out
+
+
+_CONTENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # kind: (required, optional)
+    "message": (("text",), ("role", "speaker")),
+    "document": (("text",), ("title",)),
+    "event": (("name",), ("text", "data")),
+    "correction": (("corrects", "text"), ()),
+}
+
+
+def content(value: Any) -> dict[str, Any]:
+    if _is_str(value):
+        return {"kind": "document", "text": string(value, "content", max_length=MAX_TEXT)}
+    if not isinstance(value, dict):
+        raise invalid("content", "must be a string or an object with a kind")
+    if "kind" not in value:
+        raise invalid("content.kind", "is required")
+    kind = value["kind"]
+    if not _is_str(kind) or kind not in KINDS:
+        raise error("unknown_kind", f"content.kind: {kind!r} is not one of {', '.join(KINDS)}")
+    if kind == "fact":
+        structured = ("subject", "predicate", "value")
+        if any(name in value for name in structured):
+            reject_unknown(value, ("kind", *structured), "content.")
+            for name in structured:
+                if name not in value:
+                    raise invalid(f"content.{name}", "is required in a structured fact")
+                string(value[name], f"content.{name}", max_length=1000)
+            return dict(value)
+        required, optional = ("text",), ()
+    else:
+        required, optional = _CONTENT_FIELDS[kind]
+    reject_unknown(value, ("kind", *required, *optional), "content.")
+    for name in required:
+        if name not in value:
+            raise invalid(f"content.{name}", "is required")
+    for name in ("text", "title", "speaker", "name"):
+        if name in value and value[name] is not None:
+            string(value[name], f"content.{name}", max_length=MAX_TEXT)
+    if kind == "message" and value.get("role") is not None and value["role"] not in ROLES:
+        raise invalid("content.role", f"must be one of {', '.join(ROLES)}")
+    if kind == "event" and value.get("data") is not None and not isinstance(value["data"], dict):
+        raise invalid("content.data", "must be a JSON object")
+    if kind == "correction" and (not _is_str(value["corrects"]) or not value["corrects"].startswith("mem_")):
+        raise invalid("content.corrects", "must be a Memory id (mem_...)")
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def record_create(body: Any) -> dict[str, Any]:
+    body = require_object(body)
+    reject_unknown(body, ("content", "source", "visibility", "occurred_at"))
+    if "content" not in body:
+        raise invalid("content", "is required")
+    out: dict[str, Any] = {
+        "content": content(body["content"]),
+        "source": None,
+        "visibility": "shareable",
+        "occurred_at": None,
+    }
+    if body.get("source") is not None:
+        source = require_object(body["source"], "source")
+        reject_unknown(source, ("name", "external_id", "trust"), "source.")
+        for name in ("name", "external_id"):
+            if source.get(name) is not None:
+                string(source[name], f"source.{name}", max_length=500)
+        if source.get("trust") is not None and source["trust"] not in TRUST:
+            raise invalid("source.trust", f"must be one of {', '.join(TRUST)}")
+        out["source"] = {"trust": "normal", **{k: v for k, v in source.items() if v is not None}}
+    if body.get("visibility") is not None:
+        if body["visibility"] not in VISIBILITIES:
+            raise invalid("visibility", f"must be one of {', '.join(VISIBILITIES)}")
+        out["visibility"] = body["visibility"]
+    if body.get("occurred_at") is not None:
+        out["occurred_at"] = timestamp(body["occurred_at"], "occurred_at")
+    return out
+
+
+def object_accept(body: Any) -> dict[str, Any]:
+    body = require_object(body)
+    reject_unknown(body, ("type", "key", "value", "if_version"))
+    for name in ("type", "key", "value"):
+        if name not in body:
+            raise invalid(name, "is required")
+    out = {"type": slug(body["type"], "type"), "key": slug(body["key"], "key"), "value": body["value"]}
+    if "if_version" in body:
+        if body["if_version"] is None:
+            out["if_version"] = None
+        else:
+            out["if_version"] = integer(body["if_version"], "if_version", minimum=0)
+    return out

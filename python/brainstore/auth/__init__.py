@@ -1,0 +1,1 @@
+"""Authentication: key parsing, the revocation registry, scopes per operation, the rate limit."""

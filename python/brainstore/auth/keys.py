@@ -1,0 +1,63 @@
+"""API keys: ``sk_<env>_<project>_<secret>``, four non-empty underscore-separated segments."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from brainstore.errors import error
+
+ENVIRONMENTS = ("test", "live")
+ALL_SCOPES = frozenset(
+    {"records:write", "records:read", "memories:read", "objects:write", "objects:read", "context:read"}
+)
+
+
+@dataclass(frozen=True)
+class ParsedKey:
+    env: str
+    project: str
+    secret: str
+    raw: str
+
+    @property
+    def prefix(self) -> str:
+        return f"sk_{self.env}_{self.project}"
+
+    @property
+    def last4(self) -> str:
+        return self.raw[-4:]
+
+    @property
+    def label(self) -> str:
+        return f"{self.prefix}…{self.last4}"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.raw.encode()).hexdigest()
+
+
+def parse_authorization(header: str | None) -> ParsedKey:
+    if not header:
+        raise error("invalid_api_key", "Authorization: header is missing; send Authorization: Bearer <API_KEY>")
+    scheme, _, credential = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not credential.strip():
+        raise error("invalid_api_key", "Authorization: expected a Bearer credential")
+    return parse_key(credential.strip())
+
+
+def parse_key(raw: str) -> ParsedKey:
+    parts = raw.split("_")
+    if len(parts) != 4 or parts[0] != "sk" or not all(parts) or parts[1] not in ENVIRONMENTS:
+        raise error("invalid_api_key", "Authorization: the key is not of the form sk_<test|live>_<project>_<secret>")
+    return ParsedKey(env=parts[1], project=parts[2], secret=parts[3], raw=raw)
+
+
+def generate_key(env: str, project: str) -> str:
+    if env not in ENVIRONMENTS:
+        raise ValueError(f"env must be one of {ENVIRONMENTS}")
+    if not project or "_" in project:
+        raise ValueError("project must be non-empty and contain no underscore")
+    # token_hex has no underscores, so the four-segment form holds.
+    return f"sk_{env}_{project}_{secrets.token_hex(24)}"

@@ -1,0 +1,145 @@
+"""The key registry: a JSON file of issued keys, holding only hashes, never secrets.
+
+File shape: ``{"keys": [{"id", "sha256", "prefix", "last4", "scopes", "brain", "created_at",
+"revoked_at"}]}``. The file is re-read whenever its mtime or size changes, so a revocation takes effect
+on the next request without a restart. A configured registry that cannot be read or parsed refuses
+every key (key_registry_unreadable) rather than failing open.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from brainstore.auth.keys import ALL_SCOPES, ParsedKey, generate_key, parse_key
+from brainstore.errors import error
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    id: str
+    sha256: str
+    prefix: str
+    last4: str
+    scopes: frozenset[str]
+    brain: str | None
+    created_at: str
+    revoked_at: str | None
+
+
+def _entry(raw: dict[str, Any]) -> KeyEntry:
+    scopes = frozenset(raw["scopes"])
+    if not scopes <= ALL_SCOPES:
+        raise ValueError(f"unknown scopes {sorted(scopes - ALL_SCOPES)}")
+    return KeyEntry(
+        id=str(raw["id"]),
+        sha256=str(raw["sha256"]),
+        prefix=str(raw["prefix"]),
+        last4=str(raw["last4"]),
+        scopes=scopes,
+        brain=raw.get("brain"),
+        created_at=str(raw.get("created_at", "")),
+        revoked_at=raw.get("revoked_at"),
+    )
+
+
+class KeyRegistry:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._entries: list[KeyEntry] = []
+        self._error: str | None = None
+
+    def _reload(self) -> None:
+        try:
+            stat = self.path.stat()
+        except OSError as exc:
+            self._stamp, self._error = None, f"cannot stat registry: {exc.strerror}"
+            return
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp == self._stamp:
+            return
+        try:
+            document = json.loads(self.path.read_text(encoding="utf-8"))
+            self._entries = [_entry(e) for e in document["keys"]]
+            self._error = None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self._error = f"cannot parse registry: {type(exc).__name__}"
+            self._entries = []
+        self._stamp = stamp
+
+    def lookup(self, key: ParsedKey) -> KeyEntry:
+        with self._lock:
+            self._reload()
+            if self._error is not None:
+                raise error("key_registry_unreadable", f"the key registry is unreadable ({self._error})")
+            entries = self._entries
+        digest = key.sha256
+        match = None
+        for entry in entries:
+            # compare_digest on every candidate: the time taken does not depend on where a key differs.
+            if hmac.compare_digest(entry.sha256, digest):
+                match = entry
+        if match is None:
+            raise error("invalid_api_key", "Authorization: this key was not issued by this deployment")
+        if match.revoked_at is not None:
+            raise error("key_revoked", f"Authorization: key {match.prefix}…{match.last4} was revoked")
+        return match
+
+    # --- management (brainstore keys) -------------------------------------------------------------
+    def _read_document(self) -> dict[str, Any]:
+        if not self.path.exists():
+            return {"keys": []}
+        return json.loads(self.path.read_text(encoding="utf-8"))
+
+    def _write_document(self, document: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".keys-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.path)  # atomic: a reader never sees half a file
+
+    def create(
+        self, env: str, project: str, scopes: frozenset[str] = ALL_SCOPES, brain: str | None = None
+    ) -> tuple[str, KeyEntry]:
+        if not scopes <= ALL_SCOPES:
+            raise ValueError(f"unknown scopes {sorted(scopes - ALL_SCOPES)}")
+        raw = generate_key(env, project)
+        parsed = parse_key(raw)
+        entry = {
+            "id": f"key_{parsed.sha256[:12]}",
+            "sha256": parsed.sha256,
+            "prefix": parsed.prefix,
+            "last4": parsed.last4,
+            "scopes": sorted(scopes),
+            "brain": brain,
+            "created_at": datetime.now(UTC).isoformat(),
+            "revoked_at": None,
+        }
+        with self._lock:
+            document = self._read_document()
+            document["keys"].append(entry)
+            self._write_document(document)
+        return raw, _entry(entry)
+
+    def list(self) -> list[KeyEntry]:
+        return [_entry(e) for e in self._read_document()["keys"]]
+
+    def revoke(self, key_id: str) -> KeyEntry:
+        with self._lock:
+            document = self._read_document()
+            for raw in document["keys"]:
+                if raw["id"] == key_id:
+                    raw["revoked_at"] = raw["revoked_at"] or datetime.now(UTC).isoformat()
+                    self._write_document(document)
+                    return _entry(raw)
+        raise KeyError(key_id)

@@ -1,0 +1,513 @@
+"""Python client for the brainstore HTTP API, derived from openapi.yaml (the authority).
+
+One method per operation, named after the snake_case operationId. Methods return the decoded JSON body
+(a dict). Every non-2xx response raises the :mod:`brainstore.errors` exception for its code, with the
+server's full Error body on ``.body``. The last ``Brain-Watermark`` response header seen is kept on
+``client.last_watermark``.
+
+    with Client("http://localhost:8080/v1", "sk_test_myproj_secret") as bs:
+        bs.create_brain("alice", self={"type": "person", "name": "Alice"})
+        bs.remember_record("alice", "I moved to Lisbon in 2021.")
+        ctx = bs.create_context("alice", "Where does Alice live?", watermark=bs.last_watermark)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+from urllib.parse import quote
+
+import httpx
+
+from brainstore.errors import ERROR_CODES, BrainstoreError, InternalFailure, error
+
+__all__ = ["OPERATIONS", "BrainstoreError", "Client", "UnknownServerError"]
+
+# operationId -> (method, path relative to the /v1 server url). Mirrors openapi.yaml; a contract test
+# asserts the two are equal and that every operationId has a method on Client.
+OPERATIONS: Final[dict[str, tuple[str, str]]] = {
+    "createBrain": ("POST", "/brains"),
+    "getBrain": ("GET", "/brains/{brain_id}"),
+    "forgetBrain": ("DELETE", "/brains/{brain_id}"),
+    "getProfile": ("GET", "/brains/{brain_id}/profile"),
+    "createContext": ("POST", "/brains/{brain_id}/context"),
+    "listTraces": ("GET", "/brains/{brain_id}/traces"),
+    "getTrace": ("GET", "/brains/{brain_id}/traces/{trace_id}"),
+    "listMemories": ("GET", "/brains/{brain_id}/memories"),
+    "getMemory": ("GET", "/brains/{brain_id}/memories/{memory_id}"),
+    "acceptObject": ("POST", "/brains/{brain_id}/objects"),
+    "getObject": ("GET", "/brains/{brain_id}/objects/{object_type}/{object_key}"),
+    "getCensus": ("GET", "/brains/{brain_id}/census"),
+    "rememberRecord": ("POST", "/brains/{brain_id}/records"),
+    "getRecord": ("GET", "/brains/{brain_id}/records/{record_id}"),
+    "forgetRecord": ("DELETE", "/brains/{brain_id}/records/{record_id}"),
+}
+
+WATERMARK_HEADER: Final = "Brain-Watermark"
+
+
+class _Omitted:
+    """Sentinel type: the argument was not given (distinct from an explicit None, sent as JSON null)."""
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+OMITTED: Final = _Omitted()
+
+
+class UnknownServerError(InternalFailure):
+    """A failure whose code this client does not know (a newer server, or a non-Error body).
+
+    Codes are additive, so an unknown code is surfaced as an :class:`InternalFailure` that keeps the
+    server's code, HTTP status and type as sent.
+    """
+
+    def __init__(self, code: str, message: str, *, status: int, type: str = "internal", **extra: Any):
+        Exception.__init__(self, f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.extra = extra
+        self.body: dict[str, Any] | None = None
+        self._status = status
+        self._type = type
+
+    @property
+    def status(self) -> int:
+        return self._status
+
+    @property
+    def type(self) -> str:
+        return self._type
+
+
+def _seg(value: str) -> str:
+    """One percent-encoded path segment."""
+    return quote(str(value), safe="")
+
+
+def _drop_none(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def raise_for_error(response: httpx.Response) -> None:
+    """Raise the brainstore exception for a non-2xx response; return for a 2xx one."""
+    if response.is_success:
+        return
+    body: Any = None
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        body = None
+    raise _to_exception(response.status_code, body, response.text if body is None else None)
+
+
+def _to_exception(status: int, body: Any, text: str | None) -> BrainstoreError:
+    if isinstance(body, Mapping) and isinstance(body.get("code"), str):
+        code = body["code"]
+        message = str(body.get("message", ""))
+        extra = {k: v for k, v in body.items() if k not in ("code", "message", "type")}
+        if code in ERROR_CODES:
+            exc = error(code, message, **extra)
+        else:
+            exc = UnknownServerError(
+                code, message, status=status, type=str(body.get("type", "internal")), **extra
+            )
+        exc.body = dict(body)
+        return exc
+    # Not an Error body (a proxy page, an empty reply): keep the status, say what came back.
+    code = f"http_{status}"
+    message = (text or "").strip()[:500] or f"HTTP {status} without an Error body"
+    if code in ERROR_CODES:
+        return error(code, message)
+    return UnknownServerError(code, message, status=status)
+
+
+def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """Parse a text/event-stream into (event, data) pairs; data is JSON-decoded when possible."""
+    event = "message"
+    data: list[str] = []
+    for raw in lines:
+        line = raw.rstrip("\r")
+        if line == "":
+            if data:
+                payload = "\n".join(data)
+                try:
+                    yield event, json.loads(payload)
+                except json.JSONDecodeError:
+                    yield event, payload
+            event, data = "message", []
+            continue
+        if line.startswith(":"):
+            continue  # comment / keep-alive
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+        # id and retry fields are not used by this contract
+    if data:
+        payload = "\n".join(data)
+        try:
+            yield event, json.loads(payload)
+        except json.JSONDecodeError:
+            yield event, payload
+
+
+class Client:
+    """A synchronous client for one brainstore deployment (``base_url`` ends in ``/v1``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.last_watermark: str | None = None
+        self._http = httpx.Client(
+            base_url=self.base_url + "/",
+            headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    # ------------------------------------------------------------------ plumbing
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r})"
+
+    def _url(self, operation_id: str, **path_params: str) -> str:
+        path = OPERATIONS[operation_id][1].format(**{k: _seg(v) for k, v in path_params.items()})
+        return path.lstrip("/")
+
+    def _remember_watermark(self, response: httpx.Response) -> None:
+        watermark = response.headers.get(WATERMARK_HEADER)
+        if watermark:
+            self.last_watermark = watermark
+
+    def _call(
+        self,
+        operation_id: str,
+        path_params: Mapping[str, str],
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = OMITTED,
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        method = OPERATIONS[operation_id][0]
+        kwargs: dict[str, Any] = {}
+        if params:
+            kwargs["params"] = _drop_none(params)
+        if json_body is not OMITTED:
+            kwargs["json"] = json_body
+        if headers:
+            kwargs["headers"] = _drop_none(headers)
+        response = self._http.request(method, self._url(operation_id, **path_params), **kwargs)
+        self._remember_watermark(response)
+        raise_for_error(response)
+        return response.json()
+
+    # ------------------------------------------------------------------ brains
+
+    def create_brain(
+        this,  # not "self": the API's BrainCreate field is literally named "self"
+        id: str,
+        *,
+        name: str | None = None,
+        self: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """createBrain: POST /brains -> 201 BrainCreated. An existing id raises brain_exists (Conflict)."""
+        body: dict[str, Any] = {"id": id}
+        if name is not None:
+            body["name"] = name
+        if self is not None:
+            body["self"] = dict(self)
+        return this._call("createBrain", {}, json_body=body, headers={"Idempotency-Key": idempotency_key})
+
+    def get_brain(self, brain_id: str) -> dict[str, Any]:
+        """getBrain: GET /brains/{brain_id} -> 200 Brain."""
+        return self._call("getBrain", {"brain_id": brain_id})
+
+    def forget_brain(self, brain_id: str) -> dict[str, Any]:
+        """forgetBrain: DELETE /brains/{brain_id} -> 200 DeletionReceipt (permanent)."""
+        return self._call("forgetBrain", {"brain_id": brain_id})
+
+    def get_profile(self, brain_id: str, *, limit: int | None = None) -> dict[str, Any]:
+        """getProfile: GET /brains/{brain_id}/profile -> 200 Profile (every line cited)."""
+        return self._call("getProfile", {"brain_id": brain_id}, params={"limit": limit})
+
+    def get_census(self, brain_id: str) -> dict[str, Any]:
+        """getCensus: GET /brains/{brain_id}/census -> 200 Census."""
+        return self._call("getCensus", {"brain_id": brain_id})
+
+    # ------------------------------------------------------------------ context
+
+    @staticmethod
+    def _context_body(
+        query: str,
+        purpose: str | None,
+        as_of: str | None,
+        budget: Mapping[str, int] | None,
+        include: list[str] | None,
+        schema: Mapping[str, Any] | None,
+        filter: Mapping[str, Any] | None,
+        mode: str | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"query": query}
+        knobs = {
+            "purpose": purpose,
+            "as_of": as_of,
+            "budget": dict(budget) if budget is not None else None,
+            "include": list(include) if include is not None else None,
+            "schema": dict(schema) if schema is not None else None,
+            "filter": dict(filter) if filter is not None else None,
+            "mode": mode,
+        }
+        body.update(_drop_none(knobs))
+        return body
+
+    def create_context(
+        self,
+        brain_id: str,
+        query: str,
+        *,
+        purpose: str | None = None,
+        as_of: str | None = None,
+        budget: Mapping[str, int] | None = None,
+        include: list[str] | None = None,
+        schema: Mapping[str, Any] | None = None,
+        filter: Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        watermark: str | None = None,
+    ) -> dict[str, Any]:
+        """createContext: POST /brains/{brain_id}/context -> 200 Context, or 202 Context (status pending).
+
+        ``watermark`` is sent as the Brain-Watermark header: the Context is assembled at or after it.
+        Check ``result["status"]``: ``pending`` means read it later with :meth:`get_trace`.
+        """
+        body = self._context_body(query, purpose, as_of, budget, include, schema, filter, mode)
+        return self._call(
+            "createContext", {"brain_id": brain_id}, json_body=body, headers={WATERMARK_HEADER: watermark}
+        )
+
+    def stream_context(
+        self,
+        brain_id: str,
+        query: str,
+        *,
+        purpose: str | None = None,
+        as_of: str | None = None,
+        budget: Mapping[str, int] | None = None,
+        include: list[str] | None = None,
+        schema: Mapping[str, Any] | None = None,
+        filter: Mapping[str, Any] | None = None,
+        mode: str | None = "thorough",
+        watermark: str | None = None,
+    ) -> Iterator[tuple[str, Any]]:
+        """createContext with Accept text/event-stream: yields (event, data) per SSE frame.
+
+        Events: ``context.started`` {id, watermark}, ``context.evidence`` {item}, ``context.answer.delta``
+        {text, citations}, then ``context.completed`` {context} or ``context.error`` {error}. Only mode
+        thorough streams (any other mode raises streaming_not_applicable). If the server answers with a
+        JSON Context instead of a stream, one synthesized frame is yielded: ``context.completed``
+        {context} for a ready Context, ``context.pending`` {context} for a 202.
+        """
+        body = self._context_body(query, purpose, as_of, budget, include, schema, filter, mode)
+        headers = _drop_none({"Accept": "text/event-stream", WATERMARK_HEADER: watermark})
+        url = self._url("createContext", brain_id=brain_id)
+        with self._http.stream("POST", url, json=body, headers=headers) as response:
+            self._remember_watermark(response)
+            if not response.is_success:
+                response.read()
+                raise_for_error(response)
+            content_type = response.headers.get("content-type", "")
+            if content_type.startswith("text/event-stream"):
+                yield from _iter_sse(response.iter_lines())
+                return
+            response.read()
+            context = response.json()
+            pending = response.status_code == 202 or context.get("status") == "pending"
+            yield ("context.pending" if pending else "context.completed"), {"context": context}
+
+    # ------------------------------------------------------------------ traces
+
+    def list_traces(self, brain_id: str, *, limit: int | None = None) -> dict[str, Any]:
+        """listTraces: GET /brains/{brain_id}/traces -> 200 TracePage, newest first."""
+        return self._call("listTraces", {"brain_id": brain_id}, params={"limit": limit})
+
+    def get_trace(self, brain_id: str, trace_id: str) -> dict[str, Any]:
+        """getTrace: GET /brains/{brain_id}/traces/{trace_id} (a ctx_ id or a failed request's trc_ id)."""
+        return self._call("getTrace", {"brain_id": brain_id, "trace_id": trace_id})
+
+    # ------------------------------------------------------------------ memories
+
+    def list_memories(
+        self,
+        brain_id: str,
+        *,
+        subject: str | None = None,
+        owner: str | None = None,
+        as_of: str | None = None,
+        since_watermark: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """listMemories: GET /brains/{brain_id}/memories -> 200 MemoryPage (full read or delta read)."""
+        params = {
+            "subject": subject,
+            "owner": owner,
+            "as_of": as_of,
+            "since_watermark": since_watermark,
+            "cursor": cursor,
+            "limit": limit,
+        }
+        return self._call("listMemories", {"brain_id": brain_id}, params=params)
+
+    def iter_memory_pages(
+        self,
+        brain_id: str,
+        *,
+        subject: str | None = None,
+        owner: str | None = None,
+        as_of: str | None = None,
+        since_watermark: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every MemoryPage of a read, following the contract's loop.
+
+        Full read: follows ``next_cursor`` while ``has_more``. Delta read (``since_watermark``): sends
+        each page's ``watermark`` back as since_watermark while ``has_more``; apply each page's ``data``
+        and ``deleted`` in order, and keep the last page's ``watermark`` for the next delta read.
+        """
+        cursor: str | None = None
+        while True:
+            page = self.list_memories(
+                brain_id,
+                subject=subject,
+                owner=owner,
+                as_of=as_of,
+                since_watermark=since_watermark,
+                cursor=cursor,
+                limit=limit,
+            )
+            yield page
+            if not page.get("has_more"):
+                return
+            if since_watermark is not None:
+                since_watermark = page["watermark"]
+            else:
+                cursor = page.get("next_cursor")
+                if not cursor:
+                    return
+
+    def iter_memories(
+        self,
+        brain_id: str,
+        *,
+        subject: str | None = None,
+        owner: str | None = None,
+        as_of: str | None = None,
+        since_watermark: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every Memory of a full (or delta) read, following cursors (or watermarks) across pages."""
+        for page in self.iter_memory_pages(
+            brain_id, subject=subject, owner=owner, as_of=as_of, since_watermark=since_watermark, limit=limit
+        ):
+            yield from page.get("data", [])
+
+    def get_memory(self, brain_id: str, memory_id: str) -> dict[str, Any]:
+        """getMemory: GET /brains/{brain_id}/memories/{memory_id} -> 200 Memory with revisions, evidence.
+
+        memory_not_found while the Record is still processing is the one 404 worth waiting on.
+        """
+        return self._call("getMemory", {"brain_id": brain_id, "memory_id": memory_id})
+
+    # ------------------------------------------------------------------ objects
+
+    def accept_object(
+        self,
+        brain_id: str,
+        type: str,
+        key: str,
+        value: Any,
+        *,
+        if_version: int | _Omitted | None = OMITTED,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """acceptObject: POST /brains/{brain_id}/objects -> 201 ObjectAccepted (version N+1).
+
+        ``if_version`` omitted sends no condition; ``None`` sends JSON null. A mismatch raises
+        stale_version (Conflict) with ``exc.body["current_version"]``.
+        """
+        body: dict[str, Any] = {"type": type, "key": key, "value": value}
+        if if_version is not OMITTED:
+            body["if_version"] = if_version
+        return self._call(
+            "acceptObject",
+            {"brain_id": brain_id},
+            json_body=body,
+            headers={"Idempotency-Key": idempotency_key},
+        )
+
+    def get_object(self, brain_id: str, object_type: str, object_key: str) -> dict[str, Any]:
+        """getObject: GET /brains/{brain_id}/objects/{object_type}/{object_key} -> 200 Object."""
+        return self._call(
+            "getObject", {"brain_id": brain_id, "object_type": object_type, "object_key": object_key}
+        )
+
+    # ------------------------------------------------------------------ records
+
+    def remember_record(
+        self,
+        brain_id: str,
+        content: str | Mapping[str, Any],
+        *,
+        source: Mapping[str, Any] | None = None,
+        visibility: str | None = None,
+        occurred_at: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """rememberRecord: POST /brains/{brain_id}/records -> 202 Record (status processing).
+
+        Retrying after an internal failure is safe only with the same ``idempotency_key``.
+        """
+        body: dict[str, Any] = {"content": content if isinstance(content, str) else dict(content)}
+        if source is not None:
+            body["source"] = dict(source)
+        if visibility is not None:
+            body["visibility"] = visibility
+        if occurred_at is not None:
+            body["occurred_at"] = occurred_at
+        return self._call(
+            "rememberRecord",
+            {"brain_id": brain_id},
+            json_body=body,
+            headers={"Idempotency-Key": idempotency_key},
+        )
+
+    def get_record(self, brain_id: str, record_id: str) -> dict[str, Any]:
+        """getRecord: GET /brains/{brain_id}/records/{record_id} -> 200 Record with processing state."""
+        return self._call("getRecord", {"brain_id": brain_id, "record_id": record_id})
+
+    def forget_record(self, brain_id: str, record_id: str) -> dict[str, Any]:
+        """forgetRecord: DELETE /brains/{brain_id}/records/{record_id} -> 200 DeletionReceipt."""
+        return self._call("forgetRecord", {"brain_id": brain_id, "record_id": record_id})

@@ -1,0 +1,13 @@
+"""Record -> Memories: atomic assertions with subjects, owners, attributes and valid times.
+
+A leaf layer: imports nothing from brainstore (no store, service, api). The public surface:
+
+- :class:`SourceText`, :class:`Assertion`, :class:`Extractor` (the provider protocol)
+- :func:`source_text` builds the SourceText for a stored content dict
+- :class:`RuleExtractor` ("rules-v1"), the deterministic offline default; :func:`default_extractor`
+"""
+
+from .extract import RuleExtractor, default_extractor, source_text
+from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
+
+__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "RuleExtractor", "SourceText", "default_extractor", "source_text"]

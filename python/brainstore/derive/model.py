@@ -1,0 +1,50 @@
+"""The shapes of derivation: what goes in (SourceText), what comes out (Assertion), who does it (Extractor)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "SourceText"]
+
+# Attributes a subject holds one value of at a time: a new value conflicts with (or supersedes) the old.
+SINGLE_VALUED = frozenset(
+    {"lives_in", "works_at", "age", "job", "married_to", "name", "birthday", "from", "studies_at"}
+)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    statement: str  # self-contained third-person sentence, pronouns resolved
+    subject: str  # who/what it is about, by name ("Alice", "Alice's sister", "the office")
+    owner: str | None  # whose own assertion it is; None when ownership cannot be established
+    attribute: str | None  # normalized predicate key ("lives_in", "likes", ...); None for generic statements
+    value: str | None  # normalized (lowercased) value for the attribute
+    single_valued: bool  # one value at a time (lives_in, works_at, age, job, married_to, name, ...)
+    change: bool  # the text states a change ("moved to", "now", "no longer", "started", "quit", ...)
+    negated: bool  # "I don't like X", "no longer lives in"
+    valid_from: datetime  # when it became true per the text; else occurred_at (tz-aware)
+    valid_to: datetime | None  # exclusive end, only when the text bounds it
+    span: tuple[int, int]  # [start, end) into SourceText.text: the exact supporting quote
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str  # the text spans refer to
+    kind: str  # message | document | event | fact | correction
+    speaker: str | None  # who said it (see source_text for the defaults)
+    role: str | None  # user | assistant | system | other | None
+    occurred_at: datetime  # tz-aware
+    # A structured fact {subject, predicate, value}, kept whole so the rules need not re-parse the
+    # synthesized "<subject> <predicate> <value>" text. None for every other shape. (Additive field.)
+    triple: tuple[str, str, str] | None = None
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """A provider: the rules below are the default; a model-backed extractor plugs in with this signature."""
+
+    name: str
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]: ...

@@ -1,0 +1,108 @@
+"""Domain values shared by the store and the service. Plain frozen dataclasses; no I/O, no rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key's environment and project select the namespace, nothing else does."""
+
+    env: str
+    project: str
+    scopes: frozenset[str]
+    key_label: str  # sk_<env>_<project>…last4: never the secret
+    key_hash: str
+    bound_brain: str | None = None
+
+    @property
+    def namespace(self) -> str:
+        return f"{self.env}:{self.project}"
+
+
+@dataclass(frozen=True)
+class Brain:
+    uid: str  # internal: a re-created Brain id is a new uid, so old watermarks never match it
+    namespace: str
+    id: str
+    name: str | None
+    self_type: str | None
+    self_name: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    brain_uid: str
+    content: dict[str, Any]
+    source: dict[str, Any] | None
+    visibility: str
+    occurred_at: datetime
+    created_at: datetime
+    origin: str  # api | import
+    seq: int  # the Brain change sequence at which the Record was written
+    status: str = "processing"  # processing | ready | failed
+    error: dict[str, str] | None = None
+    memory_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ObjectVersion:
+    id: str
+    brain_uid: str
+    type: str
+    key: str
+    version: int
+    value: Any
+    accepted_by: str
+    created_at: datetime
+    seq: int
+
+
+@dataclass(frozen=True)
+class IdempotentReply:
+    namespace: str
+    scope: str  # operation and brain: one key may be reused across operations
+    key: str
+    fingerprint: str
+    status: int
+    body: dict[str, Any]
+    watermark: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Citation:
+    record_id: str
+    start: int
+    end: int
+    quote: str
+
+
+@dataclass(frozen=True)
+class MemoryRevision:
+    """One row of a Memory's history. The newest revision is the Memory's current state."""
+
+    memory_id: str
+    brain_uid: str
+    version: int
+    statement: str
+    subject: str
+    owner: str | None
+    attribute: str | None
+    value: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    status: str  # active | superseded | pending | deleted
+    citations: tuple[Citation, ...]
+    supersedes: str | None
+    superseded_by: str | None
+    seq: int
+    single_valued: bool = False
+    negated: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,156 @@
+"""The Rust kernels of brainstore, typed: the only module that imports ``brainstore._native``.
+
+Everything here is a thin wrapper over ``brainstore-core`` (``rust/core``). Batch functions take a
+whole candidate list per call: call them once per request, never per item in a Python loop. The
+functions marked "GIL released" let other threads run while Rust works.
+
+Invariants the rest of the code relies on:
+
+- Token counts use a real BPE tokenizer, :data:`TOKENIZER_NAME` (``cl100k_base``); special-token
+  strings in text count as ordinary text.
+- :func:`pack` never chooses items whose token counts add up to more than ``budget``.
+- :func:`decode_watermark` never raises for a ``str`` token; anything not minted by
+  :func:`encode_watermark` with the same secret and brain key gives ``None``.
+- Orderings are deterministic: scores descending (NaN last), ties by the lower id or index.
+
+Caller mistakes (parallel sequences of different lengths, negative token counts, an empty
+secret, out-of-range arguments) raise :class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from brainstore import _native
+
+__all__ = [
+    "TOKENIZER_NAME",
+    "LexicalIndex",
+    "count_tokens",
+    "decode_watermark",
+    "encode_watermark",
+    "final_scores",
+    "near_duplicates",
+    "pack",
+    "rrf_fuse",
+    "token_count",
+    "truncate_tokens",
+]
+
+TOKENIZER_NAME: str = _native.TOKENIZER_NAME
+
+_I64_MAX = 2**63 - 1
+_U64_LIMIT = 2**64
+
+
+def token_count(text: str) -> int:
+    """Number of ``cl100k_base`` tokens in ``text``."""
+    return _native.token_count(text)
+
+
+def count_tokens(texts: Sequence[str]) -> list[int]:
+    """Token counts of many texts, in input order. GIL released."""
+    return _native.count_tokens(list(texts))
+
+
+def truncate_tokens(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` with at most ``max_tokens`` tokens.
+
+    The cut falls on a character boundary at or before the token boundary, so the result is
+    always valid text (an emoji split across tokens is dropped whole). GIL released.
+    """
+    if max_tokens <= 0:
+        return ""
+    return _native.truncate_tokens(text, min(max_tokens, _I64_MAX))
+
+
+def pack(token_counts: Sequence[int], scores: Sequence[float], budget: int) -> list[int]:
+    """Indices of the items to include, in the order chosen (best score first).
+
+    Greedy by score descending (NaN last, ties by lower index); an item that does not fit is
+    skipped and later, smaller items may still fit. The chosen counts never sum above
+    ``budget``; ``budget <= 0`` chooses nothing. GIL released.
+    """
+    clamped = max(0, min(budget, _I64_MAX))
+    return _native.pack(list(token_counts), list(scores), clamped)
+
+
+def encode_watermark(secret: bytes, brain_key: str, seq: int) -> str:
+    """``wm_`` + base64url(version | seq | brain key hash | truncated HMAC-SHA256).
+
+    ``seq`` must fit in an unsigned 64-bit integer and ``secret`` must not be empty.
+    """
+    if not 0 <= seq < _U64_LIMIT:
+        raise ValueError(f"watermark seq must be within [0, 2**64), got {seq}")
+    return _native.encode_watermark(bytes(secret), brain_key, seq)
+
+
+def decode_watermark(secret: bytes, brain_key: str, token: str) -> int | None:
+    """The sequence number in ``token``, or ``None`` when it is garbage, tampered, from another
+    brain key, signed with another secret, or of an unknown version. Never raises for a str."""
+    if not isinstance(token, str):
+        return None
+    return _native.decode_watermark(bytes(secret), brain_key, token)
+
+
+class LexicalIndex:
+    """A BM25 index (k1=1.2, b=0.75) over stemmed, stopword-filtered words.
+
+    Thread-safe: one internal read-write lock; searches share it and run with the GIL released,
+    so threads search concurrently. Ids are 64-bit signed integers.
+    """
+
+    __slots__ = ("_index",)
+
+    def __init__(self) -> None:
+        self._index = _native.LexicalIndex()
+
+    def add(self, doc_ids: Sequence[int], texts: Sequence[str]) -> None:
+        """Index documents; re-adding an existing id replaces its text. GIL released."""
+        self._index.add(list(doc_ids), list(texts))
+
+    def remove(self, doc_ids: Sequence[int]) -> None:
+        """Forget documents; unknown ids are ignored."""
+        self._index.remove(list(doc_ids))
+
+    def search(self, query: str, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best ``(doc_id, score)`` pairs, score descending then id ascending.
+
+        ``allowed`` restricts results to those ids (an empty sequence allows nothing). Only
+        documents sharing a term with the query are returned, so fewer than ``k`` may come back.
+        """
+        if k <= 0:
+            return []
+        ids = None if allowed is None else list(allowed)
+        return self._index.search(query, min(k, _I64_MAX), ids)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+def rrf_fuse(
+    lanes: Sequence[Sequence[int]], weights: Sequence[float], k: float = 60.0
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of ranked id lists (best first).
+
+    ``score(id) = sum_l weights[l] / (k + rank_l(id) + 1)`` with ranks from 0; an id repeated in
+    one lane counts at its best rank only. Returns every id, best first, ties by id ascending.
+    """
+    return _native.rrf_fuse([list(lane) for lane in lanes], list(weights), k)
+
+
+def final_scores(
+    base: Sequence[float], recency: Sequence[float], trust: Sequence[float], recency_weight: float
+) -> list[float]:
+    """``base_i * trust_i * (1 + recency_weight * recency_i)``, recency clamped to [0, 1]."""
+    return _native.final_scores(list(base), list(recency), list(trust), recency_weight)
+
+
+def near_duplicates(texts: Sequence[str], threshold: float = 0.9) -> list[int]:
+    """Indices (ascending) of texts that are near-duplicates of ANY earlier text.
+
+    Similarity is the Jaccard index of word 3-shingles (lowercased alphanumeric words); texts
+    with fewer than 3 words compare word sets; texts without words duplicate each other.
+    ``threshold`` must be within [0, 1]. GIL released.
+    """
+    return _native.near_duplicates(list(texts), threshold)

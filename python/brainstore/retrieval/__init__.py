@@ -1,0 +1,1 @@
+"""Retrieval: chunking, the embedder, lexical and vector indexes, lanes and packing."""

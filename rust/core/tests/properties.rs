@@ -1,0 +1,135 @@
+//! Property tests of the core's invariants. Case counts stay modest so `cargo test --release`
+//! runs in seconds on a small machine.
+
+use brainstore_core::lexical::{near_duplicates, LexicalIndex};
+use brainstore_core::pack::pack;
+use brainstore_core::score::{cmp_desc, rrf_fuse};
+use brainstore_core::{tokens, watermark};
+use proptest::prelude::*;
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
+fn score() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        8 => -1.0e6..1.0e6_f64,
+        1 => Just(f64::NAN),
+        1 => Just(0.5),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn pack_never_exceeds_budget_and_is_deterministic(
+        items in prop::collection::vec((0..500_i64, score()), 0..60),
+        budget in -10..3_000_i64,
+    ) {
+        let (counts, scores): (Vec<i64>, Vec<f64>) = items.into_iter().unzip();
+        let chosen = pack(&counts, &scores, budget).unwrap();
+        let used: i64 = chosen.iter().map(|&i| counts[i]).sum();
+        prop_assert!(used <= budget.max(0));
+        prop_assert_eq!(&chosen, &pack(&counts, &scores, budget).unwrap());
+        let mut unique = chosen.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        prop_assert_eq!(unique.len(), chosen.len());
+        // Greedy: every skipped item would have overflowed when its turn came.
+        if budget > 0 {
+            prop_assert!(chosen.len() == counts.len() || counts.iter().enumerate()
+                .filter(|(i, _)| !chosen.contains(i))
+                .all(|(_, &c)| used + c > budget));
+        }
+    }
+
+    #[test]
+    fn watermark_round_trip(secret in prop::collection::vec(any::<u8>(), 1..64),
+                            key in ".{0,40}", seq in any::<u64>()) {
+        let token = watermark::encode(&secret, &key, seq).unwrap();
+        prop_assert_eq!(watermark::decode(&secret, &key, &token), Some(seq));
+    }
+
+    #[test]
+    fn watermark_any_tampered_char_is_rejected(seq in any::<u64>(), pos in 0..42_usize,
+                                               replacement in prop_oneof![
+        any::<char>(),
+        prop::sample::select(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".chars().collect::<Vec<_>>()),
+    ]) {
+        let token = watermark::encode(b"secret", "brain", seq).unwrap();
+        let mut chars: Vec<char> = token.chars().collect();
+        prop_assume!(chars[pos] != replacement);
+        chars[pos] = replacement;
+        let tampered: String = chars.into_iter().collect();
+        prop_assert_eq!(watermark::decode(b"secret", "brain", &tampered), None);
+    }
+
+    #[test]
+    fn watermark_decode_never_panics(s in ".*", bytes in prop::collection::vec(any::<u8>(), 0..40)) {
+        prop_assert_eq!(watermark::decode(b"secret", "brain", &s), None);
+        let lossy = format!("wm_{}", String::from_utf8_lossy(&bytes));
+        let _ = watermark::decode(b"secret", "brain", &lossy);
+        let _ = watermark::decode(&bytes, &s, &lossy);
+    }
+
+    #[test]
+    fn rrf_returns_each_id_once_sorted(lanes in prop::collection::vec(
+        prop::collection::vec(0..30_i64, 0..20), 0..4)) {
+        let weights = vec![1.0; lanes.len()];
+        let fused = rrf_fuse(&lanes, &weights, 60.0).unwrap();
+        let mut ids: Vec<i64> = fused.iter().map(|p| p.0).collect();
+        prop_assert!(fused.windows(2).all(|w| cmp_desc(w[0].1, w[1].1).then(w[0].0.cmp(&w[1].0)).is_lt()));
+        ids.sort_unstable();
+        let mut expected: Vec<i64> = lanes.concat();
+        expected.sort_unstable();
+        expected.dedup();
+        prop_assert_eq!(ids, expected);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    #[test]
+    fn truncate_is_a_fitting_prefix(text in "\\PC{0,200}", max in 0..60_usize) {
+        let cut = tokens::truncate(&text, max);
+        prop_assert!(text.starts_with(cut));
+        prop_assert!(tokens::count(cut) <= max);
+        if tokens::count(&text) <= max {
+            prop_assert_eq!(cut, text.as_str());
+        }
+    }
+
+    #[test]
+    fn lexical_finds_unique_word_first(docs in prop::collection::vec("[a-z ]{0,40}", 1..20),
+                                       target in 0..20_usize) {
+        let target = target % docs.len();
+        let idx = LexicalIndex::new();
+        let mut texts = docs.clone();
+        texts[target].push_str(" zyxwvut");
+        let ids: Vec<i64> = (0_i64..).take(texts.len()).collect();
+        let target_id = ids[target];
+        idx.add(&ids, &texts).unwrap();
+        let hits = idx.search("zyxwvut", 5, None);
+        prop_assert_eq!(hits.first().map(|h| h.0), Some(target_id));
+        idx.remove(&[target_id]);
+        prop_assert!(idx.search("zyxwvut", 5, None).is_empty());
+        prop_assert_eq!(idx.len(), texts.len() - 1);
+    }
+
+    #[test]
+    fn near_duplicates_flags_exact_repeats(texts in prop::collection::vec("[a-z]{1,6}( [a-z]{1,6}){0,8}", 1..10)) {
+        let mut doubled = texts.clone();
+        doubled.extend(texts.iter().cloned());
+        let dups = near_duplicates(&doubled, 0.9).unwrap();
+        for i in texts.len()..doubled.len() {
+            prop_assert!(dups.contains(&i));
+        }
+        prop_assert!(dups.iter().all(|&i| i > 0));
+    }
+}

@@ -1,0 +1,161 @@
+//! `brainstore._native`: the `PyO3` face of `brainstore-core`.
+//!
+//! This crate holds no algorithm. Each function (1) extracts its arguments into owned Rust
+//! values while holding the GIL, (2) runs the kernel through [`detached`], the one place the GIL
+//! is released, and (3) maps a [`CoreError`] through [`to_py_err`], the one error mapping.
+//! Only `brainstore/kernels.py` imports this module.
+
+// Arguments are extracted as owned values on purpose: borrowing from Python objects would tie
+// them to the GIL, and the kernels run after the GIL is released.
+#![expect(
+    clippy::needless_pass_by_value,
+    reason = "owned arguments can cross into `detached`"
+)]
+
+use brainstore_core::{lexical, pack as packing, score, tokens, watermark, CoreError};
+use pyo3::exceptions::PyValueError;
+use pyo3::marker::Ungil;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+/// Every core error is a caller mistake (bad lengths or ranges), hence `ValueError`.
+fn to_py_err(err: CoreError) -> PyErr {
+    match err {
+        CoreError::LengthMismatch { .. }
+        | CoreError::NegativeTokenCount { .. }
+        | CoreError::InvalidArgument { .. } => PyValueError::new_err(err.to_string()),
+    }
+}
+
+/// Runs `work` with the GIL released, so other Python threads run meanwhile. Inputs must
+/// already be owned Rust values (`Ungil`), which is why arguments are extracted first.
+fn detached<T: Ungil, F: Ungil + FnOnce() -> T>(py: Python<'_>, work: F) -> T {
+    py.detach(work)
+}
+
+#[pyfunction]
+fn token_count(py: Python<'_>, text: String) -> usize {
+    detached(py, || tokens::count(&text))
+}
+
+#[pyfunction]
+fn count_tokens(py: Python<'_>, texts: Vec<String>) -> Vec<usize> {
+    detached(py, || tokens::count_many(&texts))
+}
+
+#[pyfunction]
+fn truncate_tokens(py: Python<'_>, text: String, max_tokens: usize) -> String {
+    detached(py, || tokens::truncate(&text, max_tokens).to_owned())
+}
+
+#[pyfunction]
+fn pack(
+    py: Python<'_>,
+    token_counts: Vec<i64>,
+    scores: Vec<f64>,
+    budget: i64,
+) -> PyResult<Vec<usize>> {
+    detached(py, || packing::pack(&token_counts, &scores, budget)).map_err(to_py_err)
+}
+
+#[pyfunction]
+fn encode_watermark(secret: &[u8], brain_key: &str, seq: u64) -> PyResult<String> {
+    watermark::encode(secret, brain_key, seq).map_err(to_py_err)
+}
+
+/// Takes the token as a Python `str` object rather than `&str`, so that a string Rust cannot
+/// borrow (lone surrogates) is an invalid watermark instead of a `UnicodeEncodeError`.
+#[pyfunction]
+fn decode_watermark(secret: &[u8], brain_key: &str, token: &Bound<'_, PyString>) -> Option<u64> {
+    let token = token.to_str().ok()?;
+    watermark::decode(secret, brain_key, token)
+}
+
+#[pyfunction]
+#[pyo3(signature = (lanes, weights, k = 60.0))]
+fn rrf_fuse(
+    py: Python<'_>,
+    lanes: Vec<Vec<i64>>,
+    weights: Vec<f64>,
+    k: f64,
+) -> PyResult<Vec<(i64, f64)>> {
+    detached(py, || score::rrf_fuse(&lanes, &weights, k)).map_err(to_py_err)
+}
+
+#[pyfunction]
+fn final_scores(
+    py: Python<'_>,
+    base: Vec<f64>,
+    recency: Vec<f64>,
+    trust: Vec<f64>,
+    recency_weight: f64,
+) -> PyResult<Vec<f64>> {
+    detached(py, || {
+        score::final_scores(&base, &recency, &trust, recency_weight)
+    })
+    .map_err(to_py_err)
+}
+
+#[pyfunction]
+#[pyo3(signature = (texts, threshold = 0.9))]
+fn near_duplicates(py: Python<'_>, texts: Vec<String>, threshold: f64) -> PyResult<Vec<usize>> {
+    detached(py, || lexical::near_duplicates(&texts, threshold)).map_err(to_py_err)
+}
+
+/// BM25 index; `frozen` because the core index locks internally, so methods need only `&self`
+/// and threads never contend on a `PyO3` borrow flag.
+#[pyclass(frozen, module = "brainstore._native")]
+struct LexicalIndex {
+    inner: lexical::LexicalIndex,
+}
+
+#[pymethods]
+impl LexicalIndex {
+    #[new]
+    fn new() -> Self {
+        Self {
+            inner: lexical::LexicalIndex::new(),
+        }
+    }
+
+    fn add(&self, py: Python<'_>, doc_ids: Vec<i64>, texts: Vec<String>) -> PyResult<()> {
+        detached(py, || self.inner.add(&doc_ids, &texts)).map_err(to_py_err)
+    }
+
+    fn remove(&self, py: Python<'_>, doc_ids: Vec<i64>) {
+        detached(py, || self.inner.remove(&doc_ids));
+    }
+
+    #[pyo3(signature = (query, k, allowed = None))]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        k: usize,
+        allowed: Option<Vec<i64>>,
+    ) -> Vec<(i64, f64)> {
+        detached(py, || self.inner.search(&query, k, allowed.as_deref()))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        // Waits on the index lock when a writer holds it, so never with the GIL held.
+        detached(py, || self.inner.len())
+    }
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TOKENIZER_NAME", tokens::TOKENIZER_NAME)?;
+    m.add_function(wrap_pyfunction!(token_count, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(truncate_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(pack, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_watermark, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_watermark, m)?)?;
+    m.add_function(wrap_pyfunction!(rrf_fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(final_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(near_duplicates, m)?)?;
+    m.add_class::<LexicalIndex>()?;
+    Ok(())
+}

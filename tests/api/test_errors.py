@@ -1,0 +1,92 @@
+"""The one Error body on every failure, framework failures included; traces of failed requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Api, assert_error
+
+
+@pytest.mark.parametrize("path", ["/", "/nothing", "/brains/b1/unknown", "/brains/b1/records/r/extra"])
+def test_unknown_paths_are_http_404(api: Api, path: str) -> None:
+    body = assert_error(api.get(path), 404, "http_404")
+    assert body["type"] == "not_found"
+
+
+def test_wrong_method_is_http_405_with_allow(api: Api) -> None:
+    r = api.request("PUT", "/brains/b1")
+    assert_error(r, 405, "http_405")
+    assert set(r.header("Allow").replace(" ", "").split(",")) >= {"GET", "DELETE"}
+    r = api.request("PATCH", "/brains/b1/objects")
+    assert_error(r, 405, "http_405")
+    assert "POST" in r.header("Allow")
+
+
+def test_body_media_type_is_checked_before_validation(api: Api) -> None:
+    r = api.request("POST", "/brains", raw="id=b1", content_type="text/plain")
+    assert_error(r, 415, "unsupported_media_type")
+    r = api.request("POST", "/brains", raw='{"id": "b1"}', content_type="application/vnd.acme+json")
+    assert r.status == 201
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ("", "body"),
+        ("{not json", "body"),
+        ("[1, 2]", "body"),
+        ('"b1"', "body"),
+        ("{}", "id"),
+        ('{"id": "bad id!"}', "id"),
+        ('{"id": "b1", "colour": "red"}', "colour"),
+        ('{"id": "b1", "self": {"type": "person"}}', "self.name"),
+    ],
+)
+def test_invalid_bodies_name_the_field(api: Api, raw: str, field: str) -> None:
+    body = assert_error(api.request("POST", "/brains", raw=raw), 400, "invalid_request_body")
+    assert body["message"].startswith(f"{field}: ")
+
+
+def test_oversized_body_is_refused(api: Api) -> None:
+    api.brain()
+    r = api.post("/brains/b1/records", {"content": "x" * (1024 * 1024 + 10)})
+    assert_error(r, 400, "invalid_request_body")
+
+
+def test_undeclared_query_parameters_are_refused_by_name(api: Api) -> None:
+    api.brain()
+    body = assert_error(api.get("/brains/b1/memories", params={"purpose": "x"}), 400, "unknown_query_parameter")
+    assert body["message"].startswith("purpose: ")
+    body = assert_error(api.get("/brains/b1", params={"verbose": "1"}), 400, "unknown_query_parameter")
+    assert "verbose" in body["message"]
+
+
+@pytest.mark.parametrize("limit", ["0", "501", "ten", "-1", "1.5"])
+def test_typed_query_fields_are_validated(api: Api, limit: str) -> None:
+    api.brain()
+    body = assert_error(api.get("/brains/b1/memories", params={"limit": limit}), 400, "invalid_request_body")
+    assert body["message"].startswith("limit: ")
+
+
+def test_failed_requests_are_readable_as_traces_while_held(api: Api) -> None:
+    api.brain()
+    failed = assert_error(api.get("/brains/b1/records/rec_missing"), 404, "record_not_found")
+    trace = api.get(f"/brains/b1/traces/{failed['request_id']}")
+    assert trace.status == 200
+    assert trace.body["error"]["code"] == "record_not_found"
+    listed = api.get("/brains/b1/traces")
+    assert failed["request_id"] in [t["id"] for t in listed.body["data"]]
+    assert_error(api.get("/brains/b1/traces/trc_never"), 404, "trace_not_found")
+
+
+def test_trace_buffer_is_bounded() -> None:
+    from brainstore.api.app import create_app
+    from brainstore.config import Config
+    from brainstore.service import Service
+    from brainstore.store.memory import MemoryStore
+
+    api = Api(create_app(Service(MemoryStore(), config=Config(engine="memory", trace_buffer=2))))
+    api.brain()
+    ids = [api.get(f"/brains/b1/records/rec_{i}").body["request_id"] for i in range(3)]
+    assert_error(api.get(f"/brains/b1/traces/{ids[0]}"), 404, "trace_not_found")
+    assert api.get(f"/brains/b1/traces/{ids[2]}").status == 200

@@ -1,0 +1,44 @@
+"""A DuckDB store behind on its schema answers 501 not_implemented until `brainstore migrate` runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from brainstore.api.app import create_app
+from brainstore.cli import main
+from brainstore.config import Config
+from brainstore.service import Service
+from brainstore.store.duckdb import DuckDBStore
+from tests.conftest import Api, assert_error
+
+
+def test_routes_needing_newer_tables_answer_501_until_migrated(tmp_path: Path) -> None:
+    store = DuckDBStore(tmp_path / "brainstore.duckdb")
+    store.migrate(up_to=1)
+    service = Service(store, config=Config(engine="duckdb", data_dir=tmp_path))
+    api = Api(create_app(service))
+    api.brain()
+    rec = api.remember("b1", "kept while the schema is behind").body["id"]
+    err = assert_error(api.get("/brains/b1/memories"), 501, "not_implemented")
+    assert err["type"] == "internal" and "migrate" in err["message"]
+    assert_error(api.get("/brains/b1/memories/mem_x"), 501, "not_implemented")
+    store.close()
+
+    assert main(["migrate", "--data-dir", str(tmp_path)]) == 0
+
+    store = DuckDBStore(tmp_path / "brainstore.duckdb")
+    service = Service(store, config=Config(engine="duckdb", data_dir=tmp_path))
+    service.start()  # resumes the Record left processing
+    api = Api(create_app(service))
+    assert api.get("/brains/b1/memories").status == 200
+    assert service.worker.wait_idle()
+    assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
+    service.stop()
+    store.close()
+
+
+def test_an_empty_database_serves_nothing_but_501(tmp_path: Path) -> None:
+    store = DuckDBStore(tmp_path / "brainstore.duckdb")
+    api = Api(create_app(Service(store, config=Config(engine="duckdb", data_dir=tmp_path))))
+    assert_error(api.post("/brains", {"id": "b1"}), 501, "not_implemented")
+    store.close()

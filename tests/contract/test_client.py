@@ -1,0 +1,150 @@
+"""The Python client against a mock transport: requests it sends, errors it raises, streams it parses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from brainstore.client import Client, UnknownServerError
+from brainstore.errors import Conflict, InternalFailure, InvalidRequest, NotFound, RateLimited
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def make(handler: Handler) -> Client:
+    return Client("http://test/v1/", "sk_test_proj_secret", transport=httpx.MockTransport(handler))
+
+
+def error_body(code: str, etype: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": etype,
+        "code": code,
+        "message": f"{code} happened",
+        "request_id": "trc_1",
+        "docs_url": f"https://docs.example.com/errors/{code}",
+        **extra,
+    }
+
+
+def test_requests_carry_auth_paths_bodies_and_headers() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(201, json={"id": "b1"}, headers={"Brain-Watermark": "wm_1"})
+
+    with make(handler) as bs:
+        bs.create_brain("b1", self={"type": "person", "name": "Al"}, idempotency_key="k1")
+        assert bs.last_watermark == "wm_1"
+        bs.accept_object("b1", "pref", "theme", "dark")
+        bs.accept_object("b1", "pref", "theme", "dark", if_version=None)
+        bs.accept_object("b1", "pref", "theme", "dark", if_version=2)
+        bs.list_memories("b1", subject="Al", limit=10)
+        bs.get_object("b1", "pref", "a.b")
+        bs.create_context("b1", "q", mode="fast", budget={"tokens": 100}, watermark="wm_1")
+
+    create, acc_omit, acc_null, acc_v2, lst, get_obj, ctx = seen
+    assert create.method == "POST" and create.url.path == "/v1/brains"
+    assert create.headers["authorization"] == "Bearer sk_test_proj_secret"
+    assert create.headers["idempotency-key"] == "k1"
+    assert json.loads(create.content) == {"id": "b1", "self": {"type": "person", "name": "Al"}}
+    assert "if_version" not in json.loads(acc_omit.content)
+    assert json.loads(acc_null.content)["if_version"] is None
+    assert json.loads(acc_v2.content)["if_version"] == 2
+    assert "idempotency-key" not in acc_omit.headers
+    assert lst.url.path == "/v1/brains/b1/memories" and dict(lst.url.params) == {
+        "subject": "Al",
+        "limit": "10",
+    }
+    assert get_obj.url.path == "/v1/brains/b1/objects/pref/a.b"
+    assert ctx.headers["brain-watermark"] == "wm_1"
+    assert json.loads(ctx.content) == {"query": "q", "mode": "fast", "budget": {"tokens": 100}}
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "cls", "code"),
+    [
+        (404, error_body("brain_not_found", "not_found"), NotFound, "brain_not_found"),
+        (409, error_body("stale_version", "conflict", current_version=4), Conflict, "stale_version"),
+        (
+            429,
+            error_body("too_many_requests", "rate_limit", retry_after_seconds=3),
+            RateLimited,
+            "too_many_requests",
+        ),
+        (400, error_body("brand_new_code", "invalid_request"), InternalFailure, "brand_new_code"),
+        (502, None, InternalFailure, "http_502"),
+        (405, None, InvalidRequest, "http_405"),
+    ],
+)
+def test_errors_raise_the_class_for_their_code(status: int, body: Any, cls: type, code: str) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if body is None:
+            return httpx.Response(status, text="<html>bad gateway</html>")
+        return httpx.Response(status, json=body)
+
+    with make(handler) as bs, pytest.raises(cls) as info:
+        bs.get_brain("b1")
+    assert info.value.code == code
+    assert info.value.status == status
+    assert info.value.body == body
+    if code == "stale_version":
+        assert info.value.body["current_version"] == 4
+    if code == "brand_new_code":
+        assert isinstance(info.value, UnknownServerError) and info.value.type == "invalid_request"
+
+
+def test_iter_memories_follows_cursors() -> None:
+    pages = {
+        None: {
+            "object": "list",
+            "data": [{"id": "mem_1"}],
+            "has_more": True,
+            "next_cursor": "c2",
+            "watermark": "wm_1",
+            "deleted": [],
+        },
+        "c2": {
+            "object": "list",
+            "data": [{"id": "mem_2"}],
+            "has_more": False,
+            "next_cursor": None,
+            "watermark": "wm_2",
+            "deleted": [],
+        },
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=pages[request.url.params.get("cursor")])
+
+    with make(handler) as bs:
+        assert [m["id"] for m in bs.iter_memories("b1", limit=1)] == ["mem_1", "mem_2"]
+
+
+def test_stream_context_parses_sse_frames() -> None:
+    frames = [
+        ("context.started", {"id": "ctx_1", "watermark": "wm_1"}),
+        ("context.answer.delta", {"text": "tea", "citations": ["c1"]}),
+        ("context.completed", {"context": {"id": "ctx_1", "status": "ready"}}),
+    ]
+    stream = ": keep-alive\n\n" + "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in frames)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["accept"] == "text/event-stream"
+        assert json.loads(request.content)["mode"] == "thorough"
+        return httpx.Response(200, text=stream, headers={"Content-Type": "text/event-stream"})
+
+    with make(handler) as bs:
+        assert list(bs.stream_context("b1", "what do I drink?")) == frames
+
+
+def test_stream_context_raises_streaming_not_applicable() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(406, json=error_body("streaming_not_applicable", "invalid_request"))
+
+    with make(handler) as bs, pytest.raises(InvalidRequest, match="streaming_not_applicable"):
+        list(bs.stream_context("b1", "q", mode="fast"))

@@ -1,0 +1,380 @@
+"""The embedders: the offline ONNX default and the OpenAI-compatible hosted provider."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brainstore.retrieval.embedder import (
+    DEFAULT_MODEL_NAME,
+    DEFAULT_MODEL_SHA256,
+    EMBEDDING_API_KEY_ENV,
+    Embedder,
+    EmbedderUnavailable,
+    OnnxEmbedder,
+    OpenAICompatibleEmbedder,
+    load_embedder,
+)
+
+MIXED = [
+    "Hi!",
+    "I went hiking in the mountains with my sister last weekend and we saw a bear near the trail.",
+    "ok",
+    "",
+    "My favourite food is sushi.",
+    "The quarterly report shows revenue grew by twelve percent compared to last year, "
+    "mostly because of the new subscription plan that launched in March and the lower churn.",
+    "Caroline adopted a puppy named Max.",
+    "What time is the meeting tomorrow?",
+    "Ünïcödé and emoji 🎉 are fine too.",
+    "Remember to buy milk.",
+]
+
+
+@pytest.fixture(scope="module")
+def onnx() -> OnnxEmbedder:
+    embedder = load_embedder("onnx")
+    assert isinstance(embedder, OnnxEmbedder)
+    return embedder
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b))
+
+
+# ------------------------------------------------------------------------------------------- ONNX
+
+
+def test_protocol_and_identity(onnx: OnnxEmbedder) -> None:
+    assert isinstance(onnx, Embedder)
+    assert onnx.model_name == DEFAULT_MODEL_NAME
+    assert onnx.dimension == 384
+    assert onnx.sha256 == DEFAULT_MODEL_SHA256
+    assert onnx.threads == 1
+
+
+def test_shape_dtype_and_normalization(onnx: OnnxEmbedder) -> None:
+    vectors = onnx.embed(MIXED)
+    assert vectors.shape == (len(MIXED), 384)
+    assert vectors.dtype == np.float32
+    assert np.isfinite(vectors).all()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+    query = onnx.embed_query("where did I go hiking?")
+    assert query.shape == (384,)
+    assert query.dtype == np.float32
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+
+
+def test_empty_input(onnx: OnnxEmbedder) -> None:
+    for empty in ([], ()):
+        out = onnx.embed(empty)
+        assert out.shape == (0, 384)
+        assert out.dtype == np.float32
+
+
+def test_rejects_a_bare_string_and_non_strings(onnx: OnnxEmbedder) -> None:
+    with pytest.raises(TypeError, match="embed_query"):
+        onnx.embed("not a list")
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        onnx.embed(["fine", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        onnx.embed_query(None)  # type: ignore[arg-type]
+
+
+def test_semantics(onnx: OnnxEmbedder) -> None:
+    cat, kitten, earnings, bread, loaf, weather = onnx.embed(
+        [
+            "The cat is sleeping on the sofa.",
+            "A kitten naps on the couch.",
+            "The company's quarterly earnings beat expectations.",
+            "I baked sourdough bread this morning.",
+            "This morning I made a loaf of bread.",
+            "Heavy rain is expected over the weekend.",
+        ]
+    )
+    assert cos(cat, kitten) > cos(cat, earnings) + 0.3
+    assert cos(cat, kitten) > cos(cat, bread)
+    assert cos(bread, loaf) > max(cos(bread, earnings), cos(bread, weather), cos(bread, cat)) + 0.3
+    query = onnx.embed_query("what pet does she have?")
+    pet, food = onnx.embed(["Caroline adopted a puppy named Max.", "My favourite food is sushi."])
+    assert cos(query, pet) > cos(query, food)
+
+
+def test_deterministic(onnx: OnnxEmbedder) -> None:
+    first = onnx.embed(MIXED)
+    second = onnx.embed(MIXED)
+    assert np.array_equal(first, second)
+    assert np.array_equal(onnx.embed_query(MIXED[1]), onnx.embed_query(MIXED[1]))
+
+
+def test_order_preserved_across_sorted_batches() -> None:
+    small = OnnxEmbedder(batch_size=3)  # ten mixed-length texts -> four batches, each sorted by length
+    together = small.embed(MIXED)
+    alone = np.stack([small.embed_query(text) for text in MIXED])
+    # Padding changes float summation order only: equal to well under a rounding of the cosine.
+    np.testing.assert_allclose(together, alone, atol=2e-5)
+    assert (np.einsum("ij,ij->i", together, alone) > 0.99999).all()
+    reversed_ = small.embed(MIXED[::-1])[::-1]
+    np.testing.assert_allclose(together, reversed_, atol=2e-5)
+
+
+def test_batches_bound_rows_and_padding(onnx: OnnxEmbedder) -> None:
+    texts = [*MIXED, *(" ".join(["word"] * k) for k in range(1, 80, 3))]
+    lengths = np.array([len(e.ids) for e in onnx._tokenizer.encode_batch(texts)])
+    order = np.argsort(lengths, kind="stable")
+    batches = list(onnx._batches(order, lengths))
+    assert np.array_equal(np.concatenate(batches), order)
+    assert len(batches) > 1
+    for rows in batches:
+        assert 1 <= len(rows) <= onnx.batch_size
+        if len(rows) > 1:
+            assert lengths[rows].max() * len(rows) - lengths[rows].sum() <= 32
+
+
+def test_duplicates_in_one_batch_are_identical(onnx: OnnxEmbedder) -> None:
+    out = onnx.embed(["same text", "other", "same text"])
+    assert np.array_equal(out[0], out[2])
+
+
+def test_truncates_at_max_tokens(onnx: OnnxEmbedder) -> None:
+    head = " ".join(["memory"] * 300)  # each word one token: more than 256 already
+    a, b = onnx.embed([head + " apples and oranges", head + " a completely different ending"])
+    assert np.array_equal(a, b)  # both cut at 256 tokens, before the endings differ
+
+
+def test_concurrent_calls_match_serial(onnx: OnnxEmbedder) -> None:
+    expected = onnx.embed(MIXED)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: onnx.embed(MIXED), range(8)))
+        queries = list(pool.map(onnx.embed_query, MIXED))
+    for result in results:
+        assert np.array_equal(result, expected)
+    np.testing.assert_allclose(np.stack(queries), expected, atol=2e-5)
+
+
+def test_sha256_mismatch_refused(tmp_path: Path, onnx: OnnxEmbedder) -> None:
+    with pytest.raises(EmbedderUnavailable, match="sha256"):
+        OnnxEmbedder(expected_sha256="0" * 64)
+
+    tampered = tmp_path / "model.onnx"
+    shutil.copyfile(onnx.model_path, tampered)
+    with tampered.open("r+b") as fh:
+        fh.seek(-1, 2)
+        last = fh.read(1)
+        fh.seek(-1, 2)
+        fh.write(bytes([last[0] ^ 0xFF]))
+    with pytest.raises(EmbedderUnavailable, match="refusing") as info:
+        OnnxEmbedder(tampered, onnx.tokenizer_path, expected_sha256=DEFAULT_MODEL_SHA256)
+    assert DEFAULT_MODEL_SHA256 in str(info.value)
+
+
+def test_missing_files_are_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(EmbedderUnavailable, match="cannot read"):
+        OnnxEmbedder(tmp_path / "absent.onnx")
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"not a model")
+    with pytest.raises(EmbedderUnavailable, match="cannot load ONNX model"):
+        OnnxEmbedder(garbage)
+
+
+def test_invalid_arguments() -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        OnnxEmbedder(max_tokens=1000)
+    with pytest.raises(ValueError, match="batch_size"):
+        OnnxEmbedder(batch_size=0)
+    with pytest.raises(ValueError, match="threads"):
+        OnnxEmbedder(threads=0)
+
+
+# ------------------------------------------------------------------------------------ load_embedder
+
+
+def test_load_embedder_default_is_one_instance(onnx: OnnxEmbedder) -> None:
+    assert load_embedder("onnx") is onnx
+    assert load_embedder(None) is onnx
+    assert load_embedder() is onnx
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(e is onnx for e in pool.map(lambda _: load_embedder("onnx"), range(16)))
+
+
+def test_load_embedder_custom_onnx_paths(onnx: OnnxEmbedder, tmp_path: Path) -> None:
+    copy = tmp_path / "model.onnx"
+    shutil.copyfile(onnx.model_path, copy)
+    custom = load_embedder(f"onnx:{copy}:{onnx.tokenizer_path}")
+    assert custom is not onnx
+    assert custom is load_embedder(f"onnx:{copy}:{onnx.tokenizer_path}")
+    assert custom.model_name == DEFAULT_MODEL_NAME  # same bytes, same model
+    assert np.array_equal(custom.embed(MIXED), onnx.embed(MIXED))
+
+
+@pytest.mark.parametrize("spec", ["torch", "onnx:a:b:c", "onnx::b", "openai:http://x", "openai:#m"])
+def test_load_embedder_bad_spec(spec: str) -> None:
+    with pytest.raises(ValueError, match="embedder spec"):
+        load_embedder(spec)
+
+
+# ------------------------------------------------------------------------ OpenAI-compatible provider
+
+API_KEY = "sk-test-embedding-key"
+DIM = 12
+
+
+def fake_vector(text: str) -> list[float]:
+    """Deterministic, deliberately unnormalized."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(b - 127.5) / 10 for b in digest[:DIM]]
+
+
+def expected_vector(text: str) -> np.ndarray:
+    v = np.asarray(fake_vector(text), dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+class FakeProvider:
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI embeddings protocol."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        provider = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                provider.requests.append(body)
+                if self.path != "/v1/embeddings":
+                    return self.reply(404, {"error": {"message": "no such route"}})
+                if self.headers.get("Authorization") != f"Bearer {API_KEY}":
+                    return self.reply(401, {"error": {"message": "invalid api key"}})
+                model, inputs = body["model"], body["input"]
+                if model == "overloaded":
+                    return self.reply(503, {"error": {"message": "model overloaded"}})
+                data = [
+                    {"object": "embedding", "index": i, "embedding": fake_vector(text)}
+                    for i, text in enumerate(inputs)
+                ]
+                if model == "short":
+                    data = data[:-1]
+                # Shuffle, so only reading by index gives the right order.
+                random.Random(len(provider.requests)).shuffle(data)
+                if len(data) > 1 and [d["index"] for d in data] == sorted(d["index"] for d in data):
+                    data.reverse()
+                self.reply(200, {"object": "list", "data": data, "model": model})
+
+            def reply(self, status: int, payload: dict) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def __enter__(self) -> FakeProvider:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def provider() -> Iterator[FakeProvider]:
+    with FakeProvider() as server:
+        yield server
+
+
+def test_openai_embeds_by_index_in_batches(provider: FakeProvider) -> None:
+    texts = [f"turn number {i}" for i in range(7)]
+    with OpenAICompatibleEmbedder(
+        provider.base_url, "fake-embed", API_KEY, dimension=DIM, batch_size=3
+    ) as emb:
+        assert isinstance(emb, Embedder)
+        assert emb.model_name == "fake-embed"
+        out = emb.embed(texts)
+        assert out.shape == (7, DIM)
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(out, np.stack([expected_vector(t) for t in texts]), atol=1e-6)
+        np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-6)
+        assert [r["input"] for r in provider.requests] == [texts[0:3], texts[3:6], texts[6:7]]
+        assert all(r["model"] == "fake-embed" for r in provider.requests)
+
+        query = emb.embed_query("hello")
+        assert query.shape == (DIM,)
+        np.testing.assert_allclose(query, expected_vector("hello"), atol=1e-6)
+        assert np.array_equal(emb.embed_query("hello"), query)
+        assert emb.embed([]).shape == (0, DIM)
+
+
+def test_openai_dimension_discovered_once(provider: FakeProvider) -> None:
+    with OpenAICompatibleEmbedder(provider.base_url + "/", "fake-embed", API_KEY) as emb:
+        assert provider.requests == []  # nothing at construction
+        assert emb.embed([]).shape == (0, DIM)
+        assert emb.dimension == DIM
+        assert len(provider.requests) == 1
+
+
+def test_openai_error_status_is_unavailable(provider: FakeProvider) -> None:
+    with OpenAICompatibleEmbedder(provider.base_url, "overloaded", API_KEY, dimension=DIM) as emb:
+        with pytest.raises(EmbedderUnavailable, match="503") as info:
+            emb.embed(["x"])
+        assert info.value.status == 503
+    with OpenAICompatibleEmbedder(provider.base_url, "fake-embed", "wrong-key", dimension=DIM) as emb:
+        with pytest.raises(EmbedderUnavailable, match="401") as info:
+            emb.embed_query("x")
+        assert info.value.status == 401
+        assert "wrong-key" not in str(info.value)
+
+
+def test_openai_malformed_reply_is_unavailable(provider: FakeProvider) -> None:
+    with (
+        OpenAICompatibleEmbedder(provider.base_url, "short", API_KEY) as emb,
+        pytest.raises(EmbedderUnavailable, match="malformed"),
+    ):
+        emb.embed(["a", "b"])
+    with (
+        OpenAICompatibleEmbedder(provider.base_url, "fake-embed", API_KEY, dimension=DIM + 1) as emb,
+        pytest.raises(EmbedderUnavailable, match="expected 13"),
+    ):
+        emb.embed(["a"])
+
+
+def test_openai_unreachable_is_unavailable() -> None:
+    with FakeProvider() as stopped:
+        base_url = stopped.base_url
+    with OpenAICompatibleEmbedder(base_url, "fake-embed", API_KEY, dimension=DIM, timeout=2.0) as emb:
+        with pytest.raises(EmbedderUnavailable, match="unreachable") as info:
+            emb.embed(["x"])
+        assert info.value.status is None
+
+
+def test_load_embedder_openai(provider: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(EMBEDDING_API_KEY_ENV, API_KEY)
+    emb = load_embedder(f"openai:{provider.base_url}#fake-embed")
+    try:
+        assert isinstance(emb, OpenAICompatibleEmbedder)
+        assert emb.model_name == "fake-embed"
+        np.testing.assert_allclose(emb.embed_query("hi"), expected_vector("hi"), atol=1e-6)
+    finally:
+        emb.close()

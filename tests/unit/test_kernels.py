@@ -1,0 +1,304 @@
+"""Tests of brainstore.kernels, the typed face of the Rust core (mirrors rust/core/src/*.rs)."""
+
+from __future__ import annotations
+
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore import kernels
+
+# The tokenizer loads its ranks on first use; no example should be timed against that. Other
+# settings (max_examples) come from the profile the test run loaded.
+KERNELS = settings(deadline=None)
+
+SECRET = b"server-secret"
+
+
+# --- tokens ---------------------------------------------------------------------------------
+
+
+def test_tokenizer_name() -> None:
+    assert kernels.TOKENIZER_NAME == "cl100k_base"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", 0),
+        ("hello world", 2),
+        ("Hello, world!", 4),
+        ("tiktoken is great!", 6),
+        ("The quick brown fox jumps over the lazy dog.", 10),
+        # Special-token strings in user text are ordinary characters.
+        ("<|endoftext|>", 7),
+    ],
+)
+def test_token_count_matches_cl100k(text: str, expected: int) -> None:
+    assert kernels.token_count(text) == expected
+
+
+def test_count_tokens_batch_matches_single() -> None:
+    texts = ["hello world", "", "Hello, world!", "日本語のテキスト 🎉"]
+    assert kernels.count_tokens(texts) == [kernels.token_count(t) for t in texts]
+    assert kernels.count_tokens(()) == []
+
+
+def test_truncate_keeps_whole_chars() -> None:
+    text = "🎉🎉🎉 party"
+    assert kernels.truncate_tokens(text, 1000) == text
+    assert kernels.truncate_tokens(text, 0) == ""
+    assert kernels.truncate_tokens(text, -3) == ""
+    for n in range(kernels.token_count(text) + 1):
+        cut = kernels.truncate_tokens(text, n)
+        assert text.startswith(cut)
+        assert kernels.token_count(cut) <= n
+
+
+@KERNELS
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=80))
+def test_truncate_is_a_fitting_prefix(text: str, max_tokens: int) -> None:
+    cut = kernels.truncate_tokens(text, max_tokens)
+    assert text.startswith(cut)
+    assert kernels.token_count(cut) <= max_tokens
+    if kernels.token_count(text) <= max_tokens:
+        assert cut == text
+
+
+# --- pack -----------------------------------------------------------------------------------
+
+
+def test_pack_greedy_skip_and_continue() -> None:
+    assert kernels.pack([8, 5, 3], [0.5, 0.9, 0.1], 9) == [1, 2]
+
+
+def test_pack_ties_nan_and_negative_scores() -> None:
+    assert kernels.pack([1, 1, 1, 1], [math.nan, 1.0, 1.0, -3.0], 10) == [1, 2, 3, 0]
+
+
+def test_pack_nonpositive_budget() -> None:
+    assert kernels.pack([1, 2], [1.0, 2.0], 0) == []
+    assert kernels.pack([1, 2], [1.0, 2.0], -(2**70)) == []
+    assert kernels.pack([1, 2], [1.0, 2.0], 2**70) == [1, 0]
+
+
+def test_pack_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="token_counts"):
+        kernels.pack([1, 2], [1.0], 5)
+    with pytest.raises(ValueError, match="negative"):
+        kernels.pack([1, -1], [1.0, 1.0], 5)
+
+
+scores = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(0.5))
+
+
+@KERNELS
+@given(
+    st.lists(st.tuples(st.integers(min_value=0, max_value=400), scores), max_size=60),
+    st.integers(min_value=-5, max_value=3000),
+)
+def test_pack_never_exceeds_budget(items: list[tuple[int, float]], budget: int) -> None:
+    counts = [c for c, _ in items]
+    item_scores = [s for _, s in items]
+    chosen = kernels.pack(counts, item_scores, budget)
+    assert sum(counts[i] for i in chosen) <= max(budget, 0)
+    assert len(set(chosen)) == len(chosen)
+    assert chosen == kernels.pack(counts, item_scores, budget)
+
+
+# --- watermark ------------------------------------------------------------------------------
+
+
+def test_watermark_shape_and_round_trip() -> None:
+    token = kernels.encode_watermark(SECRET, "brain-a", 42)
+    assert token.startswith("wm_")
+    assert "=" not in token
+    assert kernels.decode_watermark(SECRET, "brain-a", token) == 42
+
+
+def test_watermark_rejections() -> None:
+    token = kernels.encode_watermark(SECRET, "brain-a", 42)
+    assert kernels.decode_watermark(SECRET, "brain-b", token) is None
+    assert kernels.decode_watermark(b"other", "brain-a", token) is None
+    assert kernels.decode_watermark(SECRET, "brain-a", "wm_garbage") is None
+    assert kernels.decode_watermark(SECRET, "brain-a", "\ud800") is None
+    with pytest.raises(ValueError):
+        kernels.encode_watermark(b"", "brain-a", 1)
+    with pytest.raises(ValueError):
+        kernels.encode_watermark(SECRET, "brain-a", -1)
+    with pytest.raises(ValueError):
+        kernels.encode_watermark(SECRET, "brain-a", 2**64)
+
+
+@KERNELS
+@given(
+    st.binary(min_size=1, max_size=64),
+    st.text(max_size=40),
+    st.integers(min_value=0, max_value=2**64 - 1),
+)
+def test_watermark_round_trip(secret: bytes, brain_key: str, seq: int) -> None:
+    # Brain keys are valid UTF-8 in practice; lone surrogates cannot be encoded by design.
+    brain_key = brain_key.encode("utf-8", "replace").decode("utf-8")
+    token = kernels.encode_watermark(secret, brain_key, seq)
+    assert kernels.decode_watermark(secret, brain_key, token) == seq
+
+
+@KERNELS
+@given(st.text(alphabet=st.characters(codec=None), max_size=80))
+def test_decode_never_raises(token: str) -> None:
+    assert kernels.decode_watermark(SECRET, "brain", token) is None
+    assert kernels.decode_watermark(SECRET, "brain", "wm_" + token) is None
+
+
+@KERNELS
+@given(st.integers(min_value=0, max_value=2**64 - 1), st.data())
+def test_tampered_watermark_rejected(seq: int, data: st.DataObject) -> None:
+    token = kernels.encode_watermark(SECRET, "brain", seq)
+    pos = data.draw(st.integers(min_value=0, max_value=len(token) - 1))
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.é"
+    replacement = data.draw(st.sampled_from([c for c in alphabet if c != token[pos]]))
+    tampered = token[:pos] + replacement + token[pos + 1 :]
+    assert kernels.decode_watermark(SECRET, "brain", tampered) is None
+
+
+# --- lexical --------------------------------------------------------------------------------
+
+
+def make_index() -> kernels.LexicalIndex:
+    index = kernels.LexicalIndex()
+    index.add(
+        [10, 20, 30],
+        [
+            "Alice moved to Paris and works at the Louvre museum",
+            "Bob prefers tea over coffee in the mornings",
+            "The quarterly budget meeting was moved to Thursday",
+        ],
+    )
+    return index
+
+
+def test_lexical_ranks_matching_doc_first() -> None:
+    index = make_index()
+    assert len(index) == 3
+    hits = index.search("where does Alice work?", 5)
+    assert hits[0][0] == 10
+    assert all(score > 0 for _, score in hits)
+    # Stemming: "meetings" finds "meeting".
+    assert index.search("budget meetings", 5)[0][0] == 30
+    assert index.search("the and of", 5) == []
+    assert index.search("alice", 0) == []
+
+
+def test_lexical_allowed_filter() -> None:
+    index = make_index()
+    assert sorted(doc for doc, _ in index.search("moved", 5)) == [10, 30]
+    assert [doc for doc, _ in index.search("moved", 5, allowed=[30])] == [30]
+    assert index.search("moved", 5, allowed=[]) == []
+
+
+def test_lexical_replace_and_remove() -> None:
+    index = make_index()
+    index.add([10], ["nothing about cities"])
+    assert len(index) == 3
+    assert index.search("Paris", 5) == []
+    index.remove([10, 20, 999])
+    assert len(index) == 1
+    assert index.search("coffee", 5) == []
+    with pytest.raises(ValueError):
+        index.add([1, 2], ["one"])
+
+
+def test_lexical_order_is_score_then_id() -> None:
+    index = kernels.LexicalIndex()
+    index.add([3, 1, 2], ["apple pie", "apple pie", "apple pie"])
+    hits = index.search("apple", 10)
+    assert [doc for doc, _ in hits] == [1, 2, 3]
+
+
+def test_lexical_concurrent_search() -> None:
+    index = kernels.LexicalIndex()
+    docs = [f"document {i} mentions topic{i % 17} and shared words" for i in range(2000)]
+    index.add(list(range(2000)), docs)
+
+    def ids(topic: int) -> list[int]:
+        return [doc for doc, _ in index.search(f"topic{topic}", 20)]
+
+    # Ids, not scores: the writer's add/remove changes N, so idf moves while it runs.
+    expected = {t: ids(t) for t in range(17)}
+    barrier = threading.Barrier(4)
+
+    def worker(offset: int) -> bool:
+        barrier.wait()
+        ok = True
+        for round_ in range(30):
+            topic = (offset + round_) % 17
+            ok &= ids(topic) == expected[topic]
+        return ok
+
+    def writer() -> bool:
+        barrier.wait()
+        for i in range(30):
+            index.add([10_000 + i], [f"unrelated filler {i}"])
+            index.remove([10_000 + i])
+        return True
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = [pool.submit(worker, n) for n in range(3)] + [pool.submit(writer)]
+        assert all(f.result() for f in results)
+    assert len(index) == 2000
+
+
+@KERNELS
+@given(
+    st.lists(st.text(alphabet="abcdefgh ", max_size=40), min_size=1, max_size=20),
+    st.integers(min_value=0, max_value=19),
+)
+def test_lexical_unique_word_ranks_first(docs: list[str], target: int) -> None:
+    target %= len(docs)
+    docs = list(docs)
+    docs[target] += " zyxwvut"
+    index = kernels.LexicalIndex()
+    index.add(range(len(docs)), docs)
+    assert index.search("zyxwvut", 3)[0][0] == target
+    index.remove([target])
+    assert index.search("zyxwvut", 3) == []
+
+
+# --- scores ---------------------------------------------------------------------------------
+
+
+def test_rrf_fuse() -> None:
+    fused = kernels.rrf_fuse([[1, 2, 3], [3, 2]], [1.0, 1.0])
+    assert [doc for doc, _ in fused] == [3, 2, 1]
+    assert fused[2][1] == pytest.approx(1 / 61)
+    weighted = kernels.rrf_fuse([[1], [2]], [1.0, 2.0], k=0.0)
+    assert weighted == [(2, pytest.approx(2.0)), (1, pytest.approx(1.0))]
+    assert kernels.rrf_fuse([], []) == []
+    with pytest.raises(ValueError):
+        kernels.rrf_fuse([[1]], [])
+
+
+def test_final_scores() -> None:
+    out = kernels.final_scores([2.0, 2.0], [0.5, 5.0], [0.5, 1.0], 1.0)
+    assert out == [pytest.approx(1.5), pytest.approx(4.0)]
+    with pytest.raises(ValueError):
+        kernels.final_scores([1.0], [], [1.0], 1.0)
+
+
+def test_near_duplicates() -> None:
+    texts = [
+        "Alice moved to Paris in 2021 and loves it",
+        "alice moved to Paris in 2021, and loves it!",
+        "Bob stays in Berlin",
+        "hi there",
+        "There hi",
+    ]
+    assert kernels.near_duplicates(texts) == [1, 4]
+    assert kernels.near_duplicates(texts, threshold=1.0) == [1, 4]
+    assert kernels.near_duplicates([]) == []
+    with pytest.raises(ValueError):
+        kernels.near_duplicates(texts, threshold=1.5)

@@ -1,0 +1,110 @@
+"""Time expressions resolved against the moment of speech (brainstore.derive.timeexpr)."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore.derive.timeexpr import find_time_expressions, render, resolve_span
+
+UTC = timezone.utc
+BASE = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
+
+
+def d(*a):
+    return datetime(*a, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("I went there yesterday", d(2023, 5, 7)),
+        ("I moved to Porto last March", d(2022, 3, 1)),
+        ("I lived in Lisbon in 2019", d(2019, 1, 1)),
+        ("since Monday I have been sick", d(2023, 5, 1)),
+        ("two weeks ago", d(2023, 4, 24)),
+        ("I met him on 5 May 2023.", d(2023, 5, 5)),
+        ("on May 5th", d(2023, 5, 5)),
+        ("the 5th of May", d(2023, 5, 5)),
+        ("since 2019-05-01", d(2019, 5, 1)),
+        ("last Saturday we ran", d(2023, 5, 6)),
+        ("next month", d(2023, 6, 1)),
+        ("last year", d(2022, 1, 1)),
+        ("last weekend", d(2023, 5, 6)),
+        ("this week", d(2023, 5, 8)),
+        ("in March", d(2023, 3, 1)),
+        ("in December", d(2022, 12, 1)),
+        ("March 2022", d(2022, 3, 1)),
+        ("the day before yesterday", d(2023, 5, 6)),
+        ("a few years ago", d(2020, 5, 8)),
+        ("last summer", d(2022, 6, 1)),
+        ("today", d(2023, 5, 8)),
+    ],
+)
+def test_valid_from(text, start):
+    assert resolve_span(text, BASE).valid_from == start
+
+
+def test_no_time_keeps_occurred_at():
+    for text in ["I like tea", "May I help?", "I have 2000 dogs", "we march on", "", "12 people came"]:
+        span = resolve_span(text, BASE)
+        assert span.valid_from == BASE and span.valid_to is None
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("We lived there from 2015 to 2018", d(2015, 1, 1), d(2019, 1, 1)),
+        ("between 2010 and 2012", d(2010, 1, 1), d(2013, 1, 1)),
+        ("2010-2012", d(2010, 1, 1), d(2013, 1, 1)),
+        ("I worked there until 2020", d(2020, 1, 1), d(2021, 1, 1)),
+        ("I will stay until 2025", BASE, d(2026, 1, 1)),
+    ],
+)
+def test_bounds(text, start, end):
+    span = resolve_span(text, BASE)
+    assert (span.valid_from, span.valid_to) == (start, end)
+
+
+def test_spans_and_render():
+    text = "I moved to Porto last March."
+    (e,) = find_time_expressions(text, BASE)
+    assert text[e.start : e.end] == "last March" and e.relative
+    assert render(e) == "in March 2022"
+    (y,) = find_time_expressions("it was yesterday", BASE)
+    assert render(y) == "on 7 May 2023"
+
+
+def test_timezone_is_kept():
+    tz = timezone(timedelta(hours=-5))
+    base = datetime(2023, 5, 8, 23, 0, tzinfo=tz)
+    span = resolve_span("yesterday", base)
+    assert span.valid_from == datetime(2023, 5, 7, tzinfo=tz)
+    assert resolve_span("on 5 May 2023", base).valid_from.tzinfo == tz
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.datetimes(min_value=datetime(1901, 1, 1), max_value=datetime(2200, 1, 1)))
+def test_never_crashes(text, when):
+    base = when.replace(tzinfo=UTC)
+    for e in find_time_expressions(text, base):
+        assert 0 <= e.start < e.end <= len(text)
+        assert e.when.tzinfo is not None
+    span = resolve_span(text, base)
+    assert span.valid_to is None or span.valid_to > span.valid_from
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["yesterday", "last", "March", "May", "in", "2019", "since", "until", "from", "to", "ago", "two",
+             "weeks", "Monday", "5", "the", "of", "-", "2015", "next", "summer", "this", "weekend", " ", ","]
+        ),
+        max_size=12,
+    ).map(" ".join)
+)
+def test_time_word_soup(text):
+    span = resolve_span(text, BASE)
+    assert span.valid_from.tzinfo is not None
