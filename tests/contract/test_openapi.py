@@ -51,7 +51,8 @@ OPERATION_IDS = {
 }
 READ_KNOBS = {"as_of", "budget", "filter", "include", "mode", "purpose", "schema"}
 VIEW_PARAMS = {"as_of", "cursor", "limit", "owner", "since_watermark", "subject"}
-WRITE_OPERATIONS = {"createBrain", "rememberRecord", "acceptObject", "forgetRecord", "forgetBrain"}
+# forgetBrain sends none: the Brain and its change sequence are gone.
+WRITE_OPERATIONS = {"createBrain", "rememberRecord", "acceptObject", "forgetRecord"}
 IDEMPOTENT_OPERATIONS = {"createBrain", "rememberRecord", "acceptObject"}
 TS = "2024-05-01T12:00:00Z"
 

@@ -10,4 +10,12 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
 from .extract import RuleExtractor, default_extractor, source_text
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
 
-__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "RuleExtractor", "SourceText", "default_extractor", "source_text"]
+__all__ = [
+    "SINGLE_VALUED",
+    "Assertion",
+    "Extractor",
+    "RuleExtractor",
+    "SourceText",
+    "default_extractor",
+    "source_text",
+]

@@ -79,7 +79,7 @@ IRREGULAR_PAST = {
     "rose", "sang", "sold", "set", "shut", "slept", "spoke", "swam", "taught", "threw", "woke", "wore",
     "built", "caught", "dealt", "drew", "fought", "held", "led", "meant", "did", "was", "were", "broke",
     "cut", "dug", "fed", "forgave", "froze", "hid", "hit", "laid", "lent", "lay", "shot", "shook", "sank",
-    "stuck", "struck", "swore", "swept", "tore", "upset", "wept", "wound", "cost", "became", "begun",
+    "stuck", "struck", "swore", "swept", "tore", "upset", "wept", "wound", "cost", "begun",
     "been", "done", "gone", "seen", "taken", "given", "known", "grown", "shown", "written", "bit",
 }  # fmt: skip
 _3SG_IRREGULAR = {

@@ -69,14 +69,107 @@ def source_text(content: dict[str, Any], *, self_name: str | None, occurred_at: 
 
 # ------------------------------------------------------------------------------------------- lexicons
 
-_VERB_BASES = (
-    "live work love like enjoy have go want need play make take get move start quit join leave become "
-    "visit see meet run read write paint cook bake teach learn study watch travel buy sell own adopt "
-    "marry hate prefer drive walk swim hike sing dance ride try finish plan think believe know feel "
-    "keep spend volunteer attend help build create grow raise support host celebrate lose win give "
-    "use stay return retire graduate change switch decide found open close call come do say tell "
-    "speak listen eat drink wear look seem turn began begin collect practice practise train"
-).split()
+_VERB_BASES = [
+    "live",
+    "work",
+    "love",
+    "like",
+    "enjoy",
+    "have",
+    "go",
+    "want",
+    "need",
+    "play",
+    "make",
+    "take",
+    "get",
+    "move",
+    "start",
+    "quit",
+    "join",
+    "leave",
+    "become",
+    "visit",
+    "see",
+    "meet",
+    "run",
+    "read",
+    "write",
+    "paint",
+    "cook",
+    "bake",
+    "teach",
+    "learn",
+    "study",
+    "watch",
+    "travel",
+    "buy",
+    "sell",
+    "own",
+    "adopt",
+    "marry",
+    "hate",
+    "prefer",
+    "drive",
+    "walk",
+    "swim",
+    "hike",
+    "sing",
+    "dance",
+    "ride",
+    "try",
+    "finish",
+    "plan",
+    "think",
+    "believe",
+    "know",
+    "feel",
+    "keep",
+    "spend",
+    "volunteer",
+    "attend",
+    "help",
+    "build",
+    "create",
+    "grow",
+    "raise",
+    "support",
+    "host",
+    "celebrate",
+    "lose",
+    "win",
+    "give",
+    "use",
+    "stay",
+    "return",
+    "retire",
+    "graduate",
+    "change",
+    "switch",
+    "decide",
+    "found",
+    "open",
+    "close",
+    "call",
+    "come",
+    "do",
+    "say",
+    "tell",
+    "speak",
+    "listen",
+    "eat",
+    "drink",
+    "wear",
+    "look",
+    "seem",
+    "turn",
+    "began",
+    "begin",
+    "collect",
+    "practice",
+    "practise",
+    "train",
+]
 _VERB_FORMS: set[str] = set(IRREGULAR_PAST) | {"is", "are", "am", "was", "were", "has", "had", "does", "did"}
 for _b in _VERB_BASES:
     _VERB_FORMS.add(_b)
@@ -85,14 +178,95 @@ for _b in _VERB_BASES:
 _VERB_FORMS |= MODALS | {"'s", "s", "'ll", "ll", "'d", "d", "'ve", "'re", "'m"}
 
 _JOBS = set(
-    "teacher nurse doctor engineer developer programmer designer artist painter writer author lawyer "
-    "accountant chef cook baker scientist researcher professor student manager consultant architect "
-    "pharmacist dentist therapist counselor counsellor musician singer actor actress photographer "
-    "journalist editor firefighter police officer pilot driver farmer mechanic electrician plumber "
-    "carpenter librarian analyst entrepreneur founder ceo cto cfo intern veterinarian vet barista "
-    "waiter waitress cashier clerk secretary assistant paramedic surgeon psychologist social worker "
-    "coach trainer athlete soldier judge banker economist translator tutor volunteer freelancer "
-    "dancer poet youtuber streamer influencer marketer recruiter realtor tailor".split()
+    [
+        "teacher",
+        "nurse",
+        "doctor",
+        "engineer",
+        "developer",
+        "programmer",
+        "designer",
+        "artist",
+        "painter",
+        "writer",
+        "author",
+        "lawyer",
+        "accountant",
+        "chef",
+        "cook",
+        "baker",
+        "scientist",
+        "researcher",
+        "professor",
+        "student",
+        "manager",
+        "consultant",
+        "architect",
+        "pharmacist",
+        "dentist",
+        "therapist",
+        "counselor",
+        "counsellor",
+        "musician",
+        "singer",
+        "actor",
+        "actress",
+        "photographer",
+        "journalist",
+        "editor",
+        "firefighter",
+        "police",
+        "officer",
+        "pilot",
+        "driver",
+        "farmer",
+        "mechanic",
+        "electrician",
+        "plumber",
+        "carpenter",
+        "librarian",
+        "analyst",
+        "entrepreneur",
+        "founder",
+        "ceo",
+        "cto",
+        "cfo",
+        "intern",
+        "veterinarian",
+        "vet",
+        "barista",
+        "waiter",
+        "waitress",
+        "cashier",
+        "clerk",
+        "secretary",
+        "assistant",
+        "paramedic",
+        "surgeon",
+        "psychologist",
+        "social",
+        "worker",
+        "coach",
+        "trainer",
+        "athlete",
+        "soldier",
+        "judge",
+        "banker",
+        "economist",
+        "translator",
+        "tutor",
+        "volunteer",
+        "freelancer",
+        "dancer",
+        "poet",
+        "youtuber",
+        "streamer",
+        "influencer",
+        "marketer",
+        "recruiter",
+        "realtor",
+        "tailor",
+    ]
 )
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
 _PRONOUN_VALUES = {
@@ -111,7 +285,25 @@ _VACUOUS = {
 # ------------------------------------------------------------------------------------------- patterns
 
 _TOK = re.compile(r"[A-Za-z\u00C0-\u024F]+(?:['\u2019][A-Za-z]+)*|\d+(?:[.,:/]\d+)*|\S")
-_ABBREV = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "mt", "no"}
+_ABBREV = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "st",
+    "jr",
+    "sr",
+    "prof",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "inc",
+    "ltd",
+    "co",
+    "mt",
+    "no",
+}
 _SENT_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*")
 _INTERJ = re.compile(
     r"(?:(?:oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
@@ -194,15 +386,41 @@ def _p(attr: str, rx: str, **kw: Any) -> _Pattern:
 
 
 _PATTERNS = [
-    _p("lives_in", r"(?:lived|living|live|lives|reside|resides|resided|residing|based|staying|settled(?:\s+down)?)\s+(?:in|at)\s+(?P<v>.+)", place=True),
-    _p("lives_in", r"(?:moved|move|moving|moves|relocated|relocating|relocate)\s+(?:back\s+|out\s+|over\s+)?(?:to|into)\s+(?P<v>.+)", change=True, place=True),
+    _p(
+        "lives_in",
+        r"(?:lived|living|live|lives|reside|resides|resided|residing|based|staying|settled(?:\s+down)?)\s+(?:in|at)\s+(?P<v>.+)",
+        place=True,
+    ),
+    _p(
+        "lives_in",
+        r"(?:moved|move|moving|moves|relocated|relocating|relocate)\s+(?:back\s+|out\s+|over\s+)?(?:to|into)\s+(?P<v>.+)",
+        change=True,
+        place=True,
+    ),
     _p("works_at", r"(?:work|works|worked|working)\s+(?:at|for)\s+(?P<v>.+)", place=True),
     _p("works_at", r"employed\s+(?:at|by)\s+(?P<v>.+)", place=True),
-    _p("works_at", r"(?:started|start|starting|began)\s+(?:working\s+|a\s+(?:new\s+)?job\s+|work\s+|my\s+(?:new\s+)?job\s+)(?:at|for|with)\s+(?P<v>.+)", change=True, place=True),
+    _p(
+        "works_at",
+        r"(?:started|start|starting|began)\s+(?:working\s+|a\s+(?:new\s+)?job\s+|work\s+|my\s+(?:new\s+)?job\s+)(?:at|for|with)\s+(?P<v>.+)",
+        change=True,
+        place=True,
+    ),
     _p("works_at", r"(?:joined|join|joining)\s+(?P<v>.+)", change=True, place=True, check="cap"),
-    _p("works_at", r"(?:quit|left|leaving|quitting)\s+(?:my|his|her|their|the)\s+job\s+(?:at|with)\s+(?P<v>.+)", change=True, negated=True, place=True),
+    _p(
+        "works_at",
+        r"(?:quit|left|leaving|quitting)\s+(?:my|his|her|their|the)\s+job\s+(?:at|with)\s+(?P<v>.+)",
+        change=True,
+        negated=True,
+        place=True,
+    ),
     _p("job", r"work(?:s|ed|ing)?\s+as\s+(?:an?\s+)?(?P<v>.+)", place=True),
-    _p("job", r"(?:became|become|becoming|becomes)\s+(?:an?\s+)(?P<v>.+)", change=True, place=True, check="job"),
+    _p(
+        "job",
+        r"(?:became|become|becoming|becomes)\s+(?:an?\s+)(?P<v>.+)",
+        change=True,
+        place=True,
+        check="job",
+    ),
     _p("job", r"(?:am|is|are|was)\s+(?:an?\s+)(?P<v>.+)", place=True, check="job"),
     _p("studies_at", r"(?:study|studies|studied|studying)\s+at\s+(?P<v>.+)", place=True),
     _p("from", r"(?:am|is|are)\s+(?:originally\s+)?from\s+(?P<v>.+)", place=True),
@@ -211,11 +429,24 @@ _PATTERNS = [
     _p("age", r"(?:turned|turn|turning|turns)\s+(?P<v>\d{1,3})\b", change=True),
     _p("married_to", r"(?:am|is|are|was|got|get|getting)?\s*married\s+to\s+(?P<v>.+)", place=True),
     _p("married_to", r"married\s+(?P<v>.+)", change=True, place=True, check="cap"),
-    _p("married_to", r"(?:got\s+)?divorced\s+(?:from\s+)?(?P<v>.+)", change=True, negated=True, place=True, check="cap"),
-    _p("has_pet", rf"(?:have|has|had|got|get|getting|adopted|adopt|own|owns)\s+(?:a|an|one|two|three|four|\d+|some)?\s*(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*(?P<v>{_PETS})(?:s|es)?\b"),
+    _p(
+        "married_to",
+        r"(?:got\s+)?divorced\s+(?:from\s+)?(?P<v>.+)",
+        change=True,
+        negated=True,
+        place=True,
+        check="cap",
+    ),
+    _p(
+        "has_pet",
+        rf"(?:have|has|had|got|get|getting|adopted|adopt|own|owns)\s+(?:a|an|one|two|three|four|\d+|some)?\s*(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*(?P<v>{_PETS})(?:s|es)?\b",
+    ),
     _p("birthday", r"(?:was\s+)?born\s+on\s+(?P<v>.+)"),
     _p("name", r"(?:called|named|go\s+by|goes\s+by)\s+(?P<v>.+)", place=True, check="cap"),
-    _p("likes", r"(?:like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|prefer|prefers|preferred|hate|hates|hated|dislike|dislikes|disliked|detest|detests|can\s+not\s+stand|am\s+into|is\s+into|are\s+into|(?:am|is|are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:am|is|are)\s+passionate\s+about|(?:am|is|are)\s+obsessed\s+with|(?:am|is|are)\s+fond\s+of)\s+(?P<v>.+)"),
+    _p(
+        "likes",
+        r"(?:like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|prefer|prefers|preferred|hate|hates|hated|dislike|dislikes|disliked|detest|detests|can\s+not\s+stand|am\s+into|is\s+into|are\s+into|(?:am|is|are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:am|is|are)\s+passionate\s+about|(?:am|is|are)\s+obsessed\s+with|(?:am|is|are)\s+fond\s+of)\s+(?P<v>.+)",
+    ),
 ]
 
 # ------------------------------------------------------------------------------------------ utilities
@@ -305,7 +536,14 @@ def _is_verb(tok: str) -> bool:
 
 def _contraction_prefix(tok: str) -> str:
     low = tok.lower()
-    for suf, word in (("'m", "is"), ("'re", "is"), ("'ve", "has"), ("'ll", "will"), ("'d", "would"), ("'s", "is")):
+    for suf, word in (
+        ("'m", "is"),
+        ("'re", "is"),
+        ("'ve", "has"),
+        ("'ll", "will"),
+        ("'d", "would"),
+        ("'s", "is"),
+    ):
         if low.endswith(suf):
             return word
     if low in ("im",):
@@ -395,6 +633,7 @@ class _Run:
         self.is_self = bool(self.speaker and self_name and self.speaker.casefold() == self_name.casefold())
         self.anon = "the author" if source.kind in ("document", "event", "fact") else "the speaker"
         self.persons: list[str] = []  # named people seen so far (for "he"/"she")
+        self.mentions: set[str] = set()  # every capitalised word seen inside a sentence (people, places)
         self.addressee: str | None = None
         self.out: list[Assertion] = []
 
@@ -417,6 +656,9 @@ class _Run:
         self.addressee = self._message_addressee(sentences)
         for s, e in sentences:
             self._sentence(s, e)
+            for w, _, _ in _words(text, s, e)[1:]:
+                if is_name_token(w.removesuffix("'s")) and w not in ("I",):
+                    self.mentions.add(w.removesuffix("'s"))
         return self.out
 
     def _message_addressee(self, sentences: list[tuple[int, int]]) -> str | None:
@@ -425,11 +667,19 @@ class _Run:
         found: set[str] = set()
         for s, e in sentences:
             sent = self.text[s:e]
-            m = re.match(r"^\W*(?:(?:hey|hi|hello|oh|wow|thanks|thank\s+you|yeah|yes|no|ok|okay|congrats|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]", sent, re.I)
+            m = re.match(
+                r"^\W*(?:(?:hey|hi|hello|oh|wow|thanks|thank\s+you|yeah|yes|no|ok|okay|congrats|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]",
+                sent,
+                re.I,
+            )
             if m and is_name_token(m.group(1)):
                 found.add(m.group(1))
             m = re.search(r",\s*([A-Z][a-z]+)\s*[.!?\u2026]*[\"')\]]*\s*$", sent)
-            if m and is_name_token(m.group(1)) and (sent.rstrip().endswith(("!", "?")) or re.search(r"\byou", sent, re.I)):
+            if (
+                m
+                and is_name_token(m.group(1))
+                and (sent.rstrip().endswith(("!", "?")) or re.search(r"\byou", sent, re.I))
+            ):
                 found.add(m.group(1))
         if self.speaker:
             found.discard(self.speaker)
@@ -478,7 +728,9 @@ class _Run:
                 prev = None
                 continue
             inner = {t.lower() for t, _, _ in _words(text, subj.pred_start, ce)}
-            subj.sole = not (inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"}))
+            subj.sole = not (
+                inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"})
+            )
             self._emit(subj, cs, ce)
             prev = subj
 
@@ -493,14 +745,23 @@ class _Run:
                 continue
             conj = m.group("conj")
             first = right[0][0]
-            if conj and conj.lower() == "and" and not any(_is_verb(t) for t, _, _ in _words(text, cur, m.start())):
+            if (
+                conj
+                and conj.lower() == "and"
+                and not any(_is_verb(t) for t, _, _ in _words(text, cur, m.start()))
+            ):
                 continue  # "My sister and I ...": a coordinated subject, not two clauses
             if conj:
-                starts_subject = (
-                    first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {"my", "our", "me"}
-                    or (is_name_token(first) and len(right) > 1 and _is_verb(right[1][0]))
+                starts_subject = first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {
+                    "my",
+                    "our",
+                    "me",
+                } or (is_name_token(first) and len(right) > 1 and _is_verb(right[1][0]))
+                starts_verb = (
+                    conj.lower() in ("and", "but", "plus")
+                    and first.lower() in _VERB_FORMS
+                    and first.lower() not in MODALS
                 )
-                starts_verb = conj.lower() in ("and", "but", "plus") and first.lower() in _VERB_FORMS and first.lower() not in MODALS
                 if not (starts_subject or starts_verb):
                     continue
             out.append((cur, m.start(), conj_flag))
@@ -542,13 +803,16 @@ class _Run:
             who = self.you()
             return _Subject(who, self.addressee, who, e0, _contraction_prefix(w0), conj=True)
         if low in THIRD_SG:
-            if len(set(self.persons)) != 1:
+            if len(set(self.persons)) != 1 or self.mentions - set(self.persons):
                 return None
             who = self.persons[-1]
             return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0))
         if low in DROP_SUBJECTS:
             return None
-        if self.assistant and any(t.lower() in FIRST_SG | FIRST_PL | SECOND | {"my", "me", "our", "us", "your", "yours"} for t, _, _ in words):
+        if self.assistant and any(
+            t.lower() in FIRST_SG | FIRST_PL | SECOND | {"my", "me", "our", "us", "your", "yours"}
+            for t, _, _ in words
+        ):
             return None
         # a verb-initial clause after "and"/"but" inherits the previous subject
         if prev is not None and prev.person and prev.sole and low in _VERB_FORMS and low not in MODALS:
@@ -569,7 +833,9 @@ class _Run:
                 if i < len(words) and words[i][0].lower() in PERSON_NOUNS:
                     noun = words[i][0]
                     subject = f"{base}'s {noun}"
-                    return _Subject(subject, self._third_owner(subject, base), subject, words[i][2], person=True)
+                    return _Subject(
+                        subject, self._third_owner(subject, base), subject, words[i][2], person=True
+                    )
                 return None
             if i >= len(words) or not _is_verb(words[i][0]):
                 return None
@@ -579,14 +845,24 @@ class _Run:
         if low in ("the", "a", "an", "this", "our", "his", "her", "their"):
             for j in range(1, min(len(words), 6)):
                 tok = words[j][0].lower()
-                finite = tok in _VERB_FORMS and (tok.endswith(("s", "ed")) or tok in IRREGULAR_PAST or tok in MODALS)
-                if tok in ("is", "are", "was", "were", "has", "have", "had", "will", "opens", "closes") or (finite and j > 1):
+                finite = tok in _VERB_FORMS and (
+                    tok.endswith(("s", "ed")) or tok in IRREGULAR_PAST or tok in MODALS
+                )
+                if tok in ("is", "are", "was", "were", "has", "have", "had", "will", "opens", "closes") or (
+                    finite and j > 1
+                ):
                     if low in ("his", "her", "their", "this") or any("'" in w for w, _, _ in words[1:j]):
                         return None
                     np = self.text[words[1][1] : words[j - 1][2]]
                     subject = f"{low} {np}" if low in ("the", "a", "an") else f"{self.me()}'s {np}"
                     owner = None if low in ("the", "a", "an") else self.me_owner()
-                    return _Subject(subject, owner, subject[:1].upper() + subject[1:] if False else subject, words[j - 1][2], person=False)
+                    return _Subject(
+                        subject,
+                        owner,
+                        subject[:1].upper() + subject[1:] if False else subject,
+                        words[j - 1][2],
+                        person=False,
+                    )
             return None
         return None
 
@@ -596,12 +872,31 @@ class _Run:
         if self.assistant:
             return None
         head = base or who
-        if self.self_name and head.casefold() == self.self_name.casefold() and not (self.is_self or self.src.kind == "fact"):
+        if (
+            self.self_name
+            and head.casefold() == self.self_name.casefold()
+            and not (self.is_self or self.src.kind == "fact")
+        ):
             return None
         return who
 
     def _reported(self, words: list[tuple[str, int, int]], i: int, name: str) -> _Subject | None:
-        if i >= len(words) or words[i][0].lower() not in ("said", "says", "told", "tells", "mentioned", "mentions", "thinks", "thought", "claims", "claimed", "believes", "wrote", "writes", "explained"):
+        if i >= len(words) or words[i][0].lower() not in (
+            "said",
+            "says",
+            "told",
+            "tells",
+            "mentioned",
+            "mentions",
+            "thinks",
+            "thought",
+            "claims",
+            "claimed",
+            "believes",
+            "wrote",
+            "writes",
+            "explained",
+        ):
             return None
         j = i + 1
         if j < len(words) and words[j][0].lower() in ("me", "us", "them", "him", "her"):
@@ -611,7 +906,14 @@ class _Run:
         if j >= len(words) or words[j][0].lower() not in ("he", "she", "he's", "she's", "i", "i'm", "they"):
             return None
         pron = words[j][0]
-        return _Subject(name, self._third_owner(name), name, words[j][2], _contraction_prefix(pron), conj=pron.lower().startswith("i"))
+        return _Subject(
+            name,
+            self._third_owner(name),
+            name,
+            words[j][2],
+            _contraction_prefix(pron),
+            conj=pron.lower().startswith("i"),
+        )
 
     def _possessive(self, words: list[tuple[str, int, int]], cs: int, ce: int) -> _Subject | None:
         low = words[0][0].lower()
@@ -653,13 +955,26 @@ class _Run:
             attr = None
             if k + 1 < len(np_low) and np_words[k].endswith("'s"):
                 rest = np_low[k + 1 :]
-                attr = "name" if "name" in rest else ("age" if "age" in rest else ("birthday" if "birthday" in rest else None))
+                attr = (
+                    "name"
+                    if "name" in rest
+                    else ("age" if "age" in rest else ("birthday" if "birthday" in rest else None))
+                )
             if np_low[k] in ("husband", "wife", "spouse", "hubby") and k == len(np_low) - 1:
                 attr = "married_to?"
-            return _Subject(subject, subject if owner else None, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr)
+            return _Subject(
+                subject, subject if owner else None, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr
+            )
         head = np_low[-1]
         if head in SELF_NOUNS or np_low[0] in ("favorite", "favourite", "fave"):
-            attr = {"name": "name", "age": "age", "birthday": "birthday", "job": "job", "occupation": "job", "profession": "job"}.get(head)
+            attr = {
+                "name": "name",
+                "age": "age",
+                "birthday": "birthday",
+                "job": "job",
+                "occupation": "job",
+                "profession": "job",
+            }.get(head)
             if np_low[0] in ("favorite", "favourite", "fave"):
                 attr = "likes"
             return _Subject(me, owner, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr)
@@ -758,28 +1073,50 @@ class _Run:
             raw = m.group("v")
             if pat.check == "cap" and not raw[:1].isupper():
                 continue
-            if pat.attribute == "likes" and re.search(r"\b(?:would|could|might)\s*$", head[: m.start("v")].split(" ")[0] + " ") or re.match(r"^(?:would|could|might)\b", head, re.I) and pat.attribute == "likes":
+            if (
+                pat.attribute == "likes"
+                and re.search(r"\b(?:would|could|might)\s*$", head[: m.start("v")].split(" ")[0] + " ")
+            ) or (re.match(r"^(?:would|could|might)\b", head, re.I) and pat.attribute == "likes"):
                 continue
             val = _clean_value(raw, pat.place)
             if pat.attribute == "likes":
                 val = re.sub(r"^to\s+", "", val)
             if pat.attribute == "has_pet":
                 val = m.group("v").lower()
-            if not val or val in _PRONOUN_VALUES or val.split()[0] in ("it", "that", "this", "you", "them", "what", "how", "when"):
+            if (
+                not val
+                or val in _PRONOUN_VALUES
+                or val.split()[0] in ("it", "that", "this", "you", "them", "what", "how", "when")
+            ):
                 continue
             if pat.check == "job" and val.split()[-1] not in _JOBS:
                 continue
-            if pat.attribute in ("lives_in", "works_at", "from", "studies_at") and val.split()[0] in ("here", "there", "home", "work"):
+            if pat.attribute in ("lives_in", "works_at", "from", "studies_at") and val.split()[0] in (
+                "here",
+                "there",
+                "home",
+                "work",
+            ):
                 continue
             val = re.sub(r"\bmy\b", f"{(self.me() or '').lower()}'s", val)
-            neg = pat.negated or (pat.attribute == "likes" and re.search(r"\b(?:hate|hates|hated|dislike|dislikes|disliked|detest|detests|stand)\b", head[: m.start("v")], re.I) is not None)
+            neg = pat.negated or (
+                pat.attribute == "likes"
+                and re.search(
+                    r"\b(?:hate|hates|hated|dislike|dislikes|disliked|detest|detests|stand)\b",
+                    head[: m.start("v")],
+                    re.I,
+                )
+                is not None
+            )
             return pat.attribute, val, bool(neg), pat.change, off + m.start("v")
         return None
 
     @staticmethod
     def _contentful(pred: str) -> bool:
         words = re.findall(r"[a-z]+", pred.lower())
-        return any(w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS for w in words)
+        return any(
+            w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS for w in words
+        )
 
     def _statement(self, subj: _Subject, cs: int, ce: int, exprs: list[Any]) -> str:
         text = self.text
@@ -818,7 +1155,10 @@ class _Run:
             elif low in ("we", "us"):
                 rep = f"{me} and others"
             elif low in ("we're", "we've", "we'll", "we'd"):
-                rep = f"{me} and others " + {"re": "are", "ve": "have", "ll": "will", "d": "would"}[low.split("'")[1]]
+                rep = (
+                    f"{me} and others "
+                    + {"re": "are", "ve": "have", "ll": "will", "d": "would"}[low.split("'")[1]]
+                )
             elif low in ("our", "ours"):
                 rep = f"{me}'s"
             elif low in ("you", "u"):
@@ -829,7 +1169,7 @@ class _Run:
                 rep = you + " " + {"re": "is", "ve": "has", "ll": "will", "d": "would"}[low.split("'")[1]]
             elif low in ("yourself", "ourselves"):
                 rep = you if low == "yourself" else f"{me} and others"
-            elif need_conj and low.isalpha() or (need_conj and "'" in low):
+            elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
                 if low in ADVERBS or low in ("not", "no", "longer"):
                     pass
                 else:

@@ -30,7 +30,15 @@ _MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
     "oct": 10, "nov": 11, "dec": 12,
 }  # fmt: skip
-_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+_WEEKDAYS = {
+    "monday": 0,
+    "tuesday": 1,
+    "wednesday": 2,
+    "thursday": 3,
+    "friday": 4,
+    "saturday": 5,
+    "sunday": 6,
+}
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -83,8 +91,7 @@ _PREFIX_RE = re.compile(
 )
 _QUICK = re.compile(
     r"(?i:yesterday|today|tonight|tomorrow|ago\b|back\b|earlier|last|this|next|past|previous|coming"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|\d|"
-    + _MON
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|\d|" + _MON
 )
 
 # A bare year or month name is a time only after one of these words ("in 2019", "since March"), or as
@@ -100,7 +107,10 @@ def _anchored(m: re.Match[str], text: str) -> bool:
         return True
     if _ANCHOR_RE.search(text, max(0, m.start() - 16), m.start()):
         return True
-    return m.lastgroup == "year" and re.match(rf"\s*[-\u2013]\s*{_YEAR}", text[m.end() : m.end() + 8]) is not None
+    return (
+        m.lastgroup == "year"
+        and re.match(rf"\s*[-\u2013]\s*{_YEAR}", text[m.end() : m.end() + 8]) is not None
+    )
 
 
 _PERIOD_ORDER = {"day": 0, "week": 1, "month": 2, "year": 3}
@@ -209,7 +219,9 @@ def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool
             rel, mon = low.split(" ", 1)
             month = _month_of(mon)
             if rel in ("last", "past", "previous"):
-                year = base.year - 1  # "last March": March of the previous year
+                # "last March" is the most recent March before the current month: said in May 2024 it
+                # means March 2024; said in March or February 2024 it means March 2023.
+                year = base.year if month < base.month else base.year - 1
             elif rel == "this":
                 year = base.year
             else:
@@ -297,10 +309,16 @@ def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
         mid = r.group("mid").strip().lower()
         if ma is None or mb is None or (mid == "and" and not r.group("lead")):
             continue
-        if mid in ("-", "\u2013") and not (ma.lastgroup == "year" or ma.group(0).isdigit()) and not r.group("lead"):
+        if (
+            mid in ("-", "\u2013")
+            and not (ma.lastgroup == "year" or ma.group(0).isdigit())
+            and not r.group("lead")
+        ):
             continue
-        if not r.group("lead") and ma.lastgroup in ("year", "mon") and not (
-            mid in ("-", "\u2013") or _ANCHOR_RE.search(text, max(0, r.start() - 16), r.start())
+        if (
+            not r.group("lead")
+            and ma.lastgroup in ("year", "mon")
+            and not (mid in ("-", "\u2013") or _ANCHOR_RE.search(text, max(0, r.start() - 16), r.start()))
         ):
             continue
         ra, rb = _resolve_atom(ma, base), _resolve_atom(mb, base)
@@ -310,7 +328,9 @@ def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
         if until <= ra[0]:
             continue
         start = r.start("lead") if r.group("lead") else r.start("a")
-        out.append(TimeExpr(start, r.end(), text[start : r.end()], "range", ra[0], ra[1], until, ra[2] or rb[2]))
+        out.append(
+            TimeExpr(start, r.end(), text[start : r.end()], "range", ra[0], ra[1], until, ra[2] or rb[2])
+        )
         taken.append((start, r.end()))
 
     for m in _ATOM_RE.finditer(text):

@@ -316,10 +316,6 @@ class Service(MemoryRules):
         }
         return Reply(200, body, body["watermark"])
 
-    def _cascade_record_deletion(self, brain: Brain, record: Record, seq: int) -> dict[str, int]:
-        """Hook: delete or re-derive what was derived from ``record``. Overridden by the memory engine."""
-        return {}
-
     # --- objects ----------------------------------------------------------------------------------
     def accept_object(
         self,

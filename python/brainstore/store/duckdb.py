@@ -451,10 +451,9 @@ class DuckDBStore:
                     _json(r.extra),
                 ],
             )
-            self._cur().executemany(
-                "INSERT INTO memory_links VALUES (?, ?, ?, ?)",
-                [[r.brain_uid, r.memory_id, r.version, rid] for rid in sorted({c.record_id for c in r.citations})],
-            )
+            links = [[r.brain_uid, r.memory_id, r.version, rid] for rid in sorted({c.record_id for c in r.citations})]
+            if links:
+                self._cur().executemany("INSERT INTO memory_links VALUES (?, ?, ?, ?)", links)
 
     def _current(self, brain_uid: str, where: str = "", params: Sequence[Any] = (), tail: str = "") -> list[MemoryRevision]:
         sql = f"SELECT * FROM ({_CURRENT}) cur {('WHERE ' + where) if where else ''} {tail}"

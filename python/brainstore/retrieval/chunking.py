@@ -1,0 +1,228 @@
+"""Records -> evidence chunks: the units the index searches and the Context cites.
+
+A leaf module (imports only :mod:`brainstore.kernels` and the derive data types).
+
+* Messages are turn-sized: one chunk per message, unless the message is longer than ``max_tokens``,
+  in which case it is split at sentence boundaries into pieces under ``max_tokens``.
+* Documents (and every other kind) are passage-sized: paragraphs are packed together up to
+  ``max_tokens``; a paragraph that is too long alone is split at sentences, and a sentence that is
+  too long alone at words.
+
+Spans are exact: ``chunk.text == source.text[chunk.start:chunk.end]``, with leading and trailing
+whitespace left out of the span.
+
+``index_text`` is what both lanes index (and what the embedding should be computed from): the text
+prefixed by who said it and the day, ``"Caroline (8 May 2023): ..."``, so that "who" and "when"
+questions share words with the chunk. :func:`cited_form` is the text the Context returns for a chunk
+and the one whose tokens are counted against the budget; it is the same string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from brainstore import kernels
+from brainstore.derive import SourceText
+
+__all__ = ["Chunk", "ChunkDraft", "chunk_record", "cited_form", "format_day", "index_text_for"]
+
+TRUST_LEVELS = ("high", "normal", "low")
+VISIBILITIES = ("local_only", "redacted_summary", "shareable")
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    """A chunk before the index gave it an id."""
+
+    record_id: str
+    start: int
+    end: int
+    text: str
+    index_text: str
+    occurred_at: datetime
+    speaker: str | None
+    source_name: str | None
+    trust: str
+    visibility: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a Record's source text, with what the ranking needs to know about it."""
+
+    id: int  # process-unique, assigned by the index; the id the kernels and hnswlib see
+    record_id: str
+    start: int  # [start, end) into the Record's source text
+    end: int
+    text: str  # == source[start:end]
+    index_text: str  # text with speaker and day: what is indexed, embedded and cited
+    occurred_at: datetime
+    speaker: str | None
+    source_name: str | None
+    trust: str  # high | normal | low
+    visibility: str  # local_only | redacted_summary | shareable
+
+    @classmethod
+    def from_draft(cls, chunk_id: int, draft: ChunkDraft) -> Chunk:
+        return cls(
+            chunk_id,
+            draft.record_id,
+            draft.start,
+            draft.end,
+            draft.text,
+            draft.index_text,
+            draft.occurred_at,
+            draft.speaker,
+            draft.source_name,
+            draft.trust,
+            draft.visibility,
+        )
+
+
+def format_day(when: datetime) -> str:
+    """``8 May 2023``: the day, without the time (what "when" questions are answered with)."""
+    return f"{when.day} {when.strftime('%B')} {when.year}"
+
+
+def index_text_for(text: str, *, speaker: str | None, source_name: str | None, occurred_at: datetime) -> str:
+    """``"<who> (<day>): <text>"``; who is the speaker, else the source name, else nothing."""
+    who = speaker or source_name
+    day = format_day(occurred_at)
+    return f"{who} ({day}): {text}" if who else f"({day}) {text}"
+
+
+def cited_form(chunk: Chunk | ChunkDraft) -> str:
+    """The text the Context returns for ``chunk``, whose tokens count against the budget."""
+    return chunk.index_text
+
+
+# ------------------------------------------------------------------------------------------ splitting
+
+_PARAGRAPH = re.compile(r"\n\s*\n")
+# A sentence ends at . ! ? or an ellipsis (plus closing quotes/brackets) followed by whitespace, or
+# at a line break.
+_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)|\n")
+_WORD = re.compile(r"\S+")
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Trimmed, non-empty sub-spans of ``[start, end)`` cut after each match of ``pattern``."""
+    out: list[tuple[int, int]] = []
+    pos = start
+    for match in pattern.finditer(text, start, end):
+        s, e = _trim(text, pos, match.end())
+        if s < e:
+            out.append((s, e))
+        pos = match.end()
+    s, e = _trim(text, pos, end)
+    if s < e:
+        out.append((s, e))
+    return out
+
+
+def _words(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _WORD.finditer(text, start, end)]
+
+
+def _pack_spans(text: str, spans: list[tuple[int, int]], max_tokens: int) -> list[tuple[int, int]]:
+    """Merge consecutive spans greedily while the merged text stays within ``max_tokens``.
+
+    The count of a merged span is taken as the sum of its parts plus one per join, which is an upper
+    bound of the real count in practice (BPE merges across a space join never add tokens).
+    """
+    if not spans:
+        return []
+    counts = kernels.count_tokens([text[s:e] for s, e in spans])
+    out: list[tuple[int, int]] = []
+    cur_s, cur_e = spans[0]
+    cur_n = counts[0]
+    for (s, e), n in zip(spans[1:], counts[1:], strict=True):
+        if cur_n + 1 + n <= max_tokens:
+            cur_e, cur_n = e, cur_n + 1 + n
+        else:
+            out.append((cur_s, cur_e))
+            cur_s, cur_e, cur_n = s, e, n
+    out.append((cur_s, cur_e))
+    return out
+
+
+def _split(text: str, start: int, end: int, max_tokens: int, levels: tuple[re.Pattern[str] | None, ...]) -> list[tuple[int, int]]:
+    """Spans covering the words of ``[start, end)``, each within ``max_tokens`` where possible.
+
+    Splits at the first level (paragraphs, then sentences, then words: ``None``), recursing into a
+    piece that is still too long, then merges neighbours back up to ``max_tokens``.
+    """
+    start, end = _trim(text, start, end)
+    if start >= end:
+        return []
+    if kernels.token_count(text[start:end]) <= max_tokens:
+        return [(start, end)]
+    if not levels:
+        # a single "word" longer than max_tokens: cut it by tokens
+        out: list[tuple[int, int]] = []
+        pos = start
+        while pos < end:
+            piece = kernels.truncate_tokens(text[pos:end], max_tokens) or text[pos : pos + 1]
+            out.append((pos, pos + len(piece)))
+            pos += len(piece)
+        return out
+    pattern, rest = levels[0], levels[1:]
+    pieces = _words(text, start, end) if pattern is None else _pieces(text, start, end, pattern)
+    if len(pieces) <= 1:
+        return _split(text, start, end, max_tokens, rest)
+    fine: list[tuple[int, int]] = []
+    for s, e in pieces:
+        fine.extend(_split(text, s, e, max_tokens, rest))
+    return _pack_spans(text, fine, max_tokens)
+
+
+def chunk_record(
+    record_id: str,
+    source: SourceText,
+    *,
+    source_name: str | None,
+    trust: str,
+    visibility: str,
+    max_tokens: int = 200,
+) -> list[ChunkDraft]:
+    """The chunks of one Record's source text, in text order (empty for a blank text)."""
+    if trust not in TRUST_LEVELS:
+        raise ValueError(f"trust must be one of {TRUST_LEVELS}, got {trust!r}")
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
+    if max_tokens < 8:
+        raise ValueError(f"max_tokens must be at least 8, got {max_tokens}")
+    text = source.text
+    if source.kind == "message":
+        levels: tuple[re.Pattern[str] | None, ...] = (_SENTENCE_END, None)
+    else:
+        levels = (_PARAGRAPH, _SENTENCE_END, None)
+    spans = _split(text, 0, len(text), max_tokens, levels)
+    speaker = source.speaker
+    return [
+        ChunkDraft(
+            record_id=record_id,
+            start=s,
+            end=e,
+            text=text[s:e],
+            index_text=index_text_for(
+                text[s:e], speaker=speaker, source_name=source_name, occurred_at=source.occurred_at
+            ),
+            occurred_at=source.occurred_at,
+            speaker=speaker,
+            source_name=source_name,
+            trust=trust,
+            visibility=visibility,
+        )
+        for s, e in spans
+    ]

@@ -1,0 +1,346 @@
+"""The evidence index of one Brain: a lexical lane (BM25 in Rust) and a vector lane (hnswlib) over the
+same chunks, kept in step.
+
+A leaf module: it knows chunks, not Records, stores or services. The caller embeds
+``draft.index_text`` with the Brain's embedder and hands the vectors in; :meth:`BrainIndex.add` gives
+the chunks their ids. :meth:`BrainIndex.save` writes the hnsw graph and the chunk metadata;
+:meth:`BrainIndex.load` reads them back, or returns ``None`` when the files are missing, corrupt or
+were made with another embedding model (the caller then rebuilds from its stored embeddings).
+
+Thread safety: writes (add, remove_record, save) are exclusive; searches share a read lock and run
+concurrently (BM25 and hnswlib both release the GIL while they work).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+from brainstore import kernels
+
+from .chunking import Chunk, ChunkDraft, cited_form
+
+__all__ = ["BrainIndex"]
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 100
+HNSW_EF_SEARCH = 64
+_INITIAL_CAPACITY = 1024
+_FORMAT = 1
+_META_FILE = "chunks.json"
+_HNSW_FILE = "vectors.hnsw"
+# Below this many allowed ids a filtered vector search scores the allowed vectors directly instead of
+# walking the graph with a Python filter callback.
+_BRUTE_FORCE_MAX = 2048
+
+# Chunk ids are unique in the process: every index draws new ids from this counter, and a loaded
+# index moves it past the ids it holds.
+_ids = itertools.count(1)
+_ids_lock = threading.Lock()
+_ids_floor = 0
+
+
+def _new_ids(n: int) -> list[int]:
+    with _ids_lock:
+        return [next(_ids) for _ in range(n)]
+
+
+def _reserve_below(max_id: int) -> None:
+    """Make sure later ids are greater than ``max_id``."""
+    global _ids, _ids_floor
+    with _ids_lock:
+        probe = next(_ids)
+        _ids = itertools.count(max(probe, max_id + 1))
+        _ids_floor = max(_ids_floor, max_id)
+
+
+class _RWLock:
+    """Many readers or one writer; the writer may re-enter."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer: int | None = None
+        self._depth = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        me = threading.get_ident()
+        if self._writer == me:  # a writer reading its own index
+            yield
+            return
+        with self._cond:
+            while self._writer is not None:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._cond:
+            if self._writer != me:
+                while self._writer is not None or self._readers:
+                    self._cond.wait()
+                self._writer = me
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._depth -= 1
+                if not self._depth:
+                    self._writer = None
+                    self._cond.notify_all()
+
+
+class BrainIndex:
+    """Chunks of one Brain, searchable by words (BM25) and by meaning (cosine over hnswlib).
+
+    ``model_name`` is the embedding model of every vector in it: a Brain never mixes two models in one
+    index. ``dimension`` is that model's vector size.
+    """
+
+    def __init__(self, dimension: int, model_name: str) -> None:
+        if dimension < 1:
+            raise ValueError(f"dimension must be positive, got {dimension}")
+        if not model_name:
+            raise ValueError("model_name is required")
+        self.dimension = dimension
+        self.model_name = model_name
+        self._lock = _RWLock()
+        self._chunks: dict[int, Chunk] = {}
+        self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
+        self._by_record: dict[str, list[int]] = {}
+        self._lexical = kernels.LexicalIndex()
+        self._hnsw = self._new_hnsw(_INITIAL_CAPACITY)
+        self._capacity = _INITIAL_CAPACITY
+
+    # ------------------------------------------------------------------------------------ internals
+
+    def _new_hnsw(self, capacity: int) -> hnswlib.Index:
+        index = hnswlib.Index(space="ip", dim=self.dimension)
+        index.init_index(
+            max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, allow_replace_deleted=True
+        )
+        index.set_ef(HNSW_EF_SEARCH)
+        return index
+
+    def _check_vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim == 1 and n == 1:
+            vectors = vectors[None, :]
+        if vectors.shape != (n, self.dimension):
+            raise ValueError(f"expected embeddings of shape ({n}, {self.dimension}), got {vectors.shape}")
+        if not np.isfinite(vectors).all():
+            raise ValueError("embeddings contain non-finite values")
+        return vectors
+
+    # ---------------------------------------------------------------------------------------- writes
+
+    def add(self, drafts: Sequence[ChunkDraft], embeddings: np.ndarray) -> list[Chunk]:
+        """Index ``drafts`` with their embeddings (row i belongs to draft i); returns the chunks, ids
+        assigned, in input order."""
+        drafts = list(drafts)
+        if not drafts:
+            return []
+        vectors = self._check_vectors(embeddings, len(drafts))
+        chunks = [Chunk.from_draft(i, d) for i, d in zip(_new_ids(len(drafts)), drafts, strict=True)]
+        tokens = kernels.count_tokens([cited_form(c) for c in chunks])
+        ids = [c.id for c in chunks]
+        with self._lock.write():
+            live = len(self._chunks)
+            needed = live + len(chunks)
+            if needed > self._capacity:
+                capacity = max(needed, self._capacity * 2)
+                self._hnsw.resize_index(capacity)
+                self._capacity = capacity
+            self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
+            self._lexical.add(ids, [c.index_text for c in chunks])
+            for chunk, n in zip(chunks, tokens, strict=True):
+                self._chunks[chunk.id] = chunk
+                self._tokens[chunk.id] = n
+                self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
+        return chunks
+
+    def remove_record(self, record_id: str) -> list[int]:
+        """Forget every chunk of ``record_id`` in both lanes; returns their ids (empty if none)."""
+        with self._lock.write():
+            ids = self._by_record.pop(record_id, [])
+            if not ids:
+                return []
+            self._lexical.remove(ids)
+            for chunk_id in ids:
+                self._hnsw.mark_deleted(chunk_id)
+                del self._chunks[chunk_id]
+                del self._tokens[chunk_id]
+            return list(ids)
+
+    # ----------------------------------------------------------------------------------------- reads
+
+    def chunks(self) -> list[Chunk]:
+        with self._lock.read():
+            return list(self._chunks.values())
+
+    def get(self, chunk_id: int) -> Chunk | None:
+        return self._chunks.get(chunk_id)
+
+    def tokens(self, chunk_id: int) -> int:
+        """Token count of the chunk's cited form (what packing charges for it)."""
+        return self._tokens[chunk_id]
+
+    def record_chunks(self, record_id: str) -> list[int]:
+        with self._lock.read():
+            return list(self._by_record.get(record_id, ()))
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self._chunks
+
+    def lexical(self, query: str, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best chunks by BM25 over ``index_text``, best first."""
+        with self._lock.read():
+            return self._lexical.search(query, k, allowed)
+
+    def vector(self, query_vec: np.ndarray, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
+        """The ``k`` chunks most similar (cosine) to ``query_vec``, best first, optionally only among
+        ``allowed`` ids."""
+        query = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.dimension:
+            raise ValueError(f"query vector has dimension {query.shape[0]}, expected {self.dimension}")
+        with self._lock.read():
+            if allowed is not None:
+                allowed_live = [i for i in allowed if i in self._chunks]
+                if len(allowed_live) <= _BRUTE_FORCE_MAX or len(allowed_live) <= k:
+                    return self._brute_force(query, allowed_live, k)
+                return self._graph(query, min(k, len(allowed_live)), set(allowed_live))
+            return self._graph(query, min(k, len(self._chunks)), None)
+
+    def _graph(self, query: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        try:
+            if allowed is None:
+                labels, distances = self._hnsw.knn_query(query, k=k, num_threads=1)
+            else:
+                labels, distances = self._hnsw.knn_query(
+                    query, k=k, num_threads=1, filter=allowed.__contains__
+                )
+        except RuntimeError:  # the graph walk found fewer than k: score the candidates directly
+            ids = list(self._chunks) if allowed is None else list(allowed)
+            return self._brute_force(query, ids, k)
+        return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
+
+    def _brute_force(self, query: np.ndarray, ids: list[int], k: int) -> list[tuple[int, float]]:
+        if not ids or k <= 0:
+            return []
+        vectors = np.asarray(self._hnsw.get_items(ids), dtype=np.float32)
+        sims = vectors @ query
+        order = np.lexsort((np.asarray(ids), -sims))[:k]
+        return [(ids[i], float(sims[i])) for i in order]
+
+    # ----------------------------------------------------------------------------------- persistence
+
+    def save(self, directory: Path) -> None:
+        """Write the index to ``directory`` (created if needed), replacing a previous save atomically
+        file by file (the metadata, written last, names the graph it belongs to)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        with self._lock.write():
+            nonce = f"{os.getpid()}-{threading.get_ident()}"
+            hnsw_tmp = directory / f"{_HNSW_FILE}.{nonce}.tmp"
+            self._hnsw.save_index(str(hnsw_tmp))
+            meta = {
+                "format": _FORMAT,
+                "model_name": self.model_name,
+                "dimension": self.dimension,
+                "capacity": self._capacity,
+                "hnsw_bytes": hnsw_tmp.stat().st_size,
+                "chunks": [
+                    [
+                        c.id,
+                        c.record_id,
+                        c.start,
+                        c.end,
+                        c.text,
+                        c.index_text,
+                        c.occurred_at.isoformat(),
+                        c.speaker,
+                        c.source_name,
+                        c.trust,
+                        c.visibility,
+                        self._tokens[c.id],
+                    ]
+                    for c in self._chunks.values()
+                ],
+            }
+            meta_tmp = directory / f"{_META_FILE}.{nonce}.tmp"
+            with meta_tmp.open("w", encoding="utf-8") as fh:
+                json.dump(meta, fh, ensure_ascii=False, separators=(",", ":"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(hnsw_tmp, directory / _HNSW_FILE)
+            os.replace(meta_tmp, directory / _META_FILE)
+
+    @classmethod
+    def load(cls, directory: Path, model_name: str | None = None) -> BrainIndex | None:
+        """The index saved in ``directory``, or ``None`` when it is missing or unreadable, or (when
+        ``model_name`` is given) was built with another embedding model."""
+        directory = Path(directory)
+        meta_path, hnsw_path = directory / _META_FILE, directory / _HNSW_FILE
+        try:
+            with meta_path.open(encoding="utf-8") as fh:
+                meta = json.load(fh)
+            if meta.get("format") != _FORMAT:
+                return None
+            if model_name is not None and meta["model_name"] != model_name:
+                return None
+            if hnsw_path.stat().st_size != meta["hnsw_bytes"]:
+                return None
+            index = cls(int(meta["dimension"]), str(meta["model_name"]))
+            capacity = max(int(meta["capacity"]), _INITIAL_CAPACITY)
+            hnsw = hnswlib.Index(space="ip", dim=index.dimension)
+            hnsw.load_index(str(hnsw_path), max_elements=capacity, allow_replace_deleted=True)
+            hnsw.set_ef(HNSW_EF_SEARCH)
+            chunks: list[Chunk] = []
+            for row in meta["chunks"]:
+                (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok) = row
+                chunk = Chunk(
+                    int(cid), rid, int(start), int(end), text, itext,
+                    datetime.fromisoformat(when), speaker, source, trust, vis,
+                )  # fmt: skip
+                chunks.append(chunk)
+                index._chunks[chunk.id] = chunk
+                index._tokens[chunk.id] = int(ntok)
+                index._by_record.setdefault(rid, []).append(chunk.id)
+            live = set(index._chunks)
+            if len(live) != len(chunks):
+                return None
+            stored = set(int(i) for i in hnsw.get_ids_list())
+            if not live <= stored:
+                return None
+            if chunks:
+                index._lexical.add([c.id for c in chunks], [c.index_text for c in chunks])
+                _reserve_below(max(live))
+            index._hnsw = hnsw
+            index._capacity = capacity
+            return index
+        except (OSError, ValueError, TypeError, KeyError, RuntimeError, json.JSONDecodeError):
+            return None

@@ -1,0 +1,234 @@
+"""Memories through the contract: derivation, time, attribution, corrections, conflicts, deletion, sync."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brainstore.domain import MemoryRevision
+from brainstore.service import Service
+from tests.conftest import Api, assert_error
+
+
+def say(api: Api, service: Service, text: str, at: str, *, brain: str = "alice", **content: Any) -> dict[str, Any]:
+    body = {"kind": "message", "role": "user", "text": text, **content}
+    rec = api.remember(brain, body, occurred_at=at).body
+    assert service.worker.wait_idle()
+    return api.get(f"/brains/{brain}/records/{rec['id']}").body
+
+
+def memories(api: Api, brain: str = "alice", **params: str) -> list[dict[str, Any]]:
+    r = api.get(f"/brains/{brain}/memories", params=params)
+    assert r.status == 200, r.body
+    return r.body["data"]
+
+
+def only(items: list[dict[str, Any]], needle: str) -> dict[str, Any]:
+    found = [m for m in items if needle in m["statement"]]
+    assert len(found) == 1, [m["statement"] for m in items]
+    return found[0]
+
+
+@pytest.fixture
+def alice(api: Api) -> Api:
+    api.brain("alice", self_name="Alice")
+    return api
+
+
+def test_a_first_person_statement_becomes_a_cited_self_contained_memory(alice: Api, service: Service) -> None:
+    record = say(alice, service, "I moved to Lisbon last March.", "2024-05-08T10:00:00Z")
+    assert record["status"] == "ready" and len(record["memory_ids"]) == 1
+    memory = alice.get(f"/brains/alice/memories/{record['memory_ids'][0]}").body
+    assert "Alice" in memory["statement"] and "Lisbon" in memory["statement"]
+    assert memory["subject"] == "Alice" and memory["owner"] == "Alice"
+    assert memory["valid_from"].startswith("2024-03-01")
+    citation = memory["citations"][0]
+    assert citation["record_id"] == record["id"]
+    text = record["content"]["text"]
+    assert text[citation["span"]["start"] : citation["span"]["end"]] == citation["quote"]
+    assert memory["evidence"][0]["record_id"] == record["id"]
+    assert memory["revisions"][0]["version"] == 1
+
+
+def test_facts_that_change_over_time_keep_their_history(alice: Api, service: Service) -> None:
+    say(alice, service, "I live in Lisbon.", "2022-01-10T10:00:00Z")
+    say(alice, service, "I moved to Porto last March.", "2024-05-08T10:00:00Z")
+    lisbon = only(memories(alice), "Lisbon")
+    porto = only(memories(alice), "Porto")
+    assert lisbon["valid_to"] is not None and lisbon["valid_to"].startswith("2024-03-01")
+    assert porto["valid_to"] is None and not porto["conflicts_with"]
+    then = memories(alice, as_of="2023-01-01T00:00:00Z")
+    assert any("Lisbon" in m["statement"] for m in then) and not any("Porto" in m["statement"] for m in then)
+    now = memories(alice, as_of="2024-06-01T00:00:00Z")
+    assert any("Porto" in m["statement"] for m in now) and not any("Lisbon" in m["statement"] for m in now)
+    profile = alice.get("/brains/alice/profile").body
+    statements = [line["statement"] for line in profile["lines"]]
+    assert any("Porto" in s for s in statements) and not any("Lisbon" in s for s in statements)
+    assert all(line["citations"] for line in profile["lines"])
+
+
+def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service: Service) -> None:
+    say(alice, service, "My sister loves sushi.", "2024-01-01T10:00:00Z")
+    say(alice, service, "You should try yoga. You mentioned you like hiking.", "2024-01-01T10:01:00Z", role="assistant")
+    alice.remember("alice", {"kind": "document", "text": "Bob said he likes tea."})
+    say(alice, service, "I love painting.", "2024-01-01T10:02:00Z", speaker="Carol", role="other")
+    assert service.worker.wait_idle()
+    everything = memories(alice)
+    sushi = only(everything, "sushi")
+    assert sushi["owner"] != "Alice" and "sister" in sushi["subject"]
+    assert only(everything, "tea")["owner"] == "Bob"
+    assert only(everything, "painting")["owner"] == "Carol"
+    assert not any("yoga" in m["statement"] or "hiking" in m["statement"] for m in everything if m["owner"] == "Alice")
+    assert memories(alice, owner="Alice") == []
+    assert alice.get("/brains/alice/profile").body["lines"] == []
+
+
+def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service: Service) -> None:
+    wrong = say(alice, service, "I live in Lisbon.", "2024-01-01T10:00:00Z")["memory_ids"][0]
+    fix = alice.remember(
+        "alice", {"kind": "correction", "corrects": wrong, "text": "Actually I live in Porto."}
+    ).body
+    assert service.worker.wait_idle()
+    old = alice.get(f"/brains/alice/memories/{wrong}").body
+    assert old["status"] == "superseded" and old["superseded_by"] and old["valid_to"] is not None
+    new = alice.get(f"/brains/alice/memories/{old['superseded_by']}").body
+    assert new["status"] == "active" and new["supersedes"] == wrong and "Porto" in new["statement"]
+    assert new["citations"][0]["record_id"] == fix["id"]
+    before = alice.get("/brains/alice/census").body["counts"]["records"]
+    err = assert_error(
+        alice.post("/brains/alice/records", {"content": {"kind": "correction", "corrects": wrong, "text": "No, Madrid."}}),
+        409,
+        "correction_conflict",
+    )
+    assert wrong in err["message"]
+    assert_error(
+        alice.post("/brains/alice/records", {"content": {"kind": "correction", "corrects": "mem_nope", "text": "x"}}),
+        404,
+        "corrected_memory_not_found",
+    )
+    assert alice.get("/brains/alice/census").body["counts"]["records"] == before
+
+
+def test_disagreeing_sources_are_both_kept_as_conflicts(alice: Api, service: Service) -> None:
+    for city, source in (("Lisbon", "crm"), ("Madrid", "hr")):
+        alice.remember(
+            "alice",
+            {"kind": "fact", "subject": "Alice", "predicate": "lives in", "value": city},
+            source={"name": source},
+            occurred_at="2024-01-01T00:00:00Z",
+        )
+    assert service.worker.wait_idle()
+    lisbon, madrid = only(memories(alice), "Lisbon"), only(memories(alice), "Madrid")
+    assert lisbon["status"] == madrid["status"] == "active"
+    assert madrid["id"] in lisbon["conflicts_with"] and lisbon["id"] in madrid["conflicts_with"]
+    census = alice.get("/brains/alice/census").body
+    assert census["counts"]["conflicts"] == 2
+
+
+def test_the_same_assertion_from_several_records_is_one_memory(alice: Api, service: Service) -> None:
+    a = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
+    b = say(alice, service, "I work at Acme.", "2024-02-01T10:00:00Z")
+    assert a["memory_ids"] == b["memory_ids"]
+    memory = alice.get(f"/brains/alice/memories/{a['memory_ids'][0]}").body
+    assert {c["record_id"] for c in memory["citations"]} == {a["id"], b["id"]}
+    assert alice.get("/brains/alice/census").body["counts"]["duplicates"] == 1
+
+
+def test_forgetting_shared_evidence_rederives_and_forgetting_all_deletes(alice: Api, service: Service) -> None:
+    a = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
+    b = say(alice, service, "I work at Acme.", "2024-02-01T10:00:00Z")
+    solo = say(alice, service, "I love jazz.", "2024-02-02T10:00:00Z")
+    shared = a["memory_ids"][0]
+
+    service.worker.stop()  # hold re-derivation so the pending state is observable
+    receipt = alice.delete(f"/brains/alice/records/{a['id']}").body
+    assert receipt["rederiving"]["memories"] == 1 and receipt["deleted"]["memories"] == 0
+    assert_error(alice.get(f"/brains/alice/memories/{shared}"), 404, "memory_pending_rederivation")
+    assert shared not in [m["id"] for m in memories(alice)]
+
+    service.start()  # resumes the pending re-derivation from the store
+    assert service.worker.wait_idle()
+    rederived = alice.get(f"/brains/alice/memories/{shared}").body
+    assert [c["record_id"] for c in rederived["citations"]] == [b["id"]]
+
+    receipt = alice.delete(f"/brains/alice/records/{b['id']}").body
+    assert receipt["deleted"]["memories"] == 1 and receipt["rederiving"]["memories"] == 0
+    assert_error(alice.get(f"/brains/alice/memories/{shared}"), 404, "memory_not_found")
+    alice.delete(f"/brains/alice/records/{solo['id']}")
+    assert_error(alice.get(f"/brains/alice/memories/{solo['memory_ids'][0]}"), 404, "memory_not_found")
+    assert memories(alice) == []
+
+
+def test_delta_sync_replays_into_the_full_read(alice: Api, service: Service) -> None:
+    replica: dict[str, dict[str, Any]] = {}
+    watermark = alice.get("/brains/alice/memories", params={"limit": "1"}).body["watermark"]
+
+    def sync() -> None:
+        nonlocal watermark
+        while True:
+            page = alice.get("/brains/alice/memories", params={"since_watermark": watermark, "limit": "2"}).body
+            assert page["next_cursor"] is None
+            for memory in page["data"]:
+                replica[memory["id"]] = memory
+            for memory_id in page["deleted"]:
+                replica.pop(memory_id, None)
+            watermark = page["watermark"]
+            if not page["has_more"]:
+                return
+
+    first = say(alice, service, "I live in Lisbon. I work at Acme. I love jazz.", "2023-01-01T10:00:00Z")
+    sync()
+    say(alice, service, "I moved to Porto last March.", "2024-05-08T10:00:00Z")
+    alice.remember("alice", {"kind": "correction", "corrects": first["memory_ids"][1], "text": "I work at Globex."})
+    assert service.worker.wait_idle()
+    sync()
+    alice.delete(f"/brains/alice/records/{first['id']}")
+    assert service.worker.wait_idle()
+    sync()
+    full = {m["id"]: m for m in alice.get("/brains/alice/memories", params={"limit": "500"}).body["data"]}
+    assert replica == full
+    assert full, "the scenario must leave something to compare"
+
+
+def test_full_reads_page_by_id(alice: Api, service: Service) -> None:
+    say(alice, service, "I love jazz. I love tea. I love chess. I love maps. I love rain.", "2024-01-01T10:00:00Z")
+    seen, cursor = [], None
+    while True:
+        params = {"limit": "2", **({"cursor": cursor} if cursor else {})}
+        page = alice.get("/brains/alice/memories", params=params).body
+        seen.extend(m["id"] for m in page["data"])
+        cursor = page["next_cursor"]
+        if not page["has_more"]:
+            assert cursor is None
+            break
+    assert seen == sorted(seen) and len(seen) == len(set(seen)) >= 5
+
+
+def test_watermark_and_cursor_rules(alice: Api, api: Api) -> None:
+    api.brain("other")
+    theirs = api.get("/brains/other/memories").body["watermark"]
+    mine = alice.get("/brains/alice/memories").body["watermark"]
+    err = assert_error(
+        alice.get("/brains/alice/memories", params={"since_watermark": mine, "cursor": "abc"}),
+        400,
+        "conflicting_parameters",
+    )
+    assert "since_watermark" in err["message"] and "cursor" in err["message"]
+    for bad in (theirs, "wm_garbage", mine[:-2] + ("AA" if not mine.endswith("AA") else "BB"), "hello"):
+        assert_error(alice.get("/brains/alice/memories", params={"since_watermark": bad}), 400, "invalid_watermark")
+    assert_error(alice.get("/brains/alice/memories", params={"cursor": "nope"}), 400, "invalid_request_body")
+    assert_error(alice.get("/brains/alice/memories", params={"as_of": "May 5"}), 400, "invalid_request_body")
+
+
+def test_a_memory_without_lineage_is_never_served(alice: Api, service: Service) -> None:
+    record = say(alice, service, "I love jazz.", "2024-01-01T10:00:00Z")
+    memory_id = record["memory_ids"][0]
+    brain = service.store.get_brain("test:acme", "alice")
+    assert brain is not None
+    held = service.store.memory(brain.uid, memory_id)
+    assert isinstance(held, MemoryRevision)
+    from dataclasses import replace
+
+    service.store.insert_memory_revision(replace(held, version=held.version + 1, citations=()), "fp")
+    assert_error(alice.get(f"/brains/alice/memories/{memory_id}"), 500, "memory_without_lineage")

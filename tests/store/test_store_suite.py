@@ -1,0 +1,189 @@
+"""ONE suite every Store implementation must pass: the protocol's invariants, not an engine's quirks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from brainstore.domain import Brain, Citation, IdempotentReply, MemoryRevision, ObjectVersion, Record
+from brainstore.store.base import Store
+from brainstore.store.duckdb import DuckDBStore
+from brainstore.store.memory import MemoryStore
+
+T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["memory", "duckdb"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        s: Store = MemoryStore()
+    else:
+        s = DuckDBStore(tmp_path / "s.duckdb")
+        s.migrate()  # type: ignore[attr-defined]
+    yield s
+    s.close()
+
+
+def brain(uid: str = "brn_1", ns: str = "test:acme", id_: str = "b1") -> Brain:
+    return Brain(uid, ns, id_, None, "person", "Alice", T0)
+
+
+def record(store: Store, rid: str, uid: str = "brn_1", origin: str = "api", **kw: object) -> Record:
+    r = Record(
+        id=rid,
+        brain_uid=uid,
+        content={"kind": "document", "text": f"text of {rid}"},
+        source=kw.get("source"),  # type: ignore[arg-type]
+        visibility="shareable",
+        occurred_at=T0,
+        created_at=T0,
+        origin=origin,
+        seq=store.next_seq(uid),
+    )
+    store.insert_record(r)
+    return r
+
+
+def revision(mid: str, version: int, seq: int, *, status: str = "active", cites: tuple[str, ...] = ("rec_1",)) -> MemoryRevision:
+    return MemoryRevision(
+        memory_id=mid,
+        brain_uid="brn_1",
+        version=version,
+        statement=f"{mid} v{version}",
+        subject="Alice",
+        owner="Alice",
+        attribute="lives_in",
+        value="lisbon",
+        valid_from=T0,
+        valid_to=None,
+        recorded_at=T0 + timedelta(seconds=version),
+        status=status,
+        citations=tuple(Citation(r, 0, 4, "text") for r in cites),
+        supersedes=None,
+        superseded_by=None,
+        seq=seq,
+        extra={"conflicts_with": []},
+    )
+
+
+def test_brains_by_namespace(store: Store) -> None:
+    store.insert_brain(brain())
+    assert store.get_brain("test:acme", "b1") == brain()
+    assert store.brain_by_uid("brn_1") == brain()
+    assert store.get_brain("live:acme", "b1") is None
+    assert store.get_brain("test:acme", "b2") is None
+
+
+def test_change_sequence_is_per_brain_and_monotonic(store: Store) -> None:
+    assert store.current_seq("brn_1") == 0
+    assert [store.next_seq("brn_1") for _ in range(3)] == [1, 2, 3]
+    assert store.next_seq("brn_2") == 1
+    assert store.current_seq("brn_1") == 3
+
+
+def test_atomic_rolls_back_everything_inside_it(store: Store) -> None:
+    store.insert_brain(brain())
+    with pytest.raises(RuntimeError), store.atomic():
+        record(store, "rec_1")
+        store.append_record_status("brn_1", "rec_1", "ready", seq=store.next_seq("brn_1"))
+        raise RuntimeError("boom")
+    assert store.get_record("brn_1", "rec_1") is None
+    assert store.current_seq("brn_1") == 0
+
+
+def test_record_status_is_appended_not_updated(store: Store) -> None:
+    store.insert_brain(brain())
+    record(store, "rec_1")
+    record(store, "rec_2")
+    assert store.get_record("brn_1", "rec_1").status == "processing"  # type: ignore[union-attr]
+    assert store.records_in_status("processing") == [("brn_1", "rec_1"), ("brn_1", "rec_2")]
+    store.append_record_status("brn_1", "rec_1", "ready", seq=store.next_seq("brn_1"), memory_ids=["mem_a"])
+    got = store.get_record("brn_1", "rec_1")
+    assert got is not None and got.status == "ready" and got.memory_ids == ("mem_a",)
+    assert store.records_in_status("processing") == [("brn_1", "rec_2")]
+    assert store.records_in_status("ready") == [("brn_1", "rec_1")]
+    assert store.get_record("brn_2", "rec_1") is None  # another Brain never sees it
+
+
+def test_imported_records_are_found_by_source_and_external_id(store: Store) -> None:
+    store.insert_brain(brain())
+    record(store, "rec_1", origin="import", source={"name": "crm", "external_id": "42"})
+    found = store.find_imported_record("brn_1", "crm", "42")
+    assert found is not None and found.id == "rec_1"
+    assert store.find_imported_record("brn_1", "crm", "43") is None
+
+
+def test_object_versions_are_appended(store: Store) -> None:
+    for v in (1, 2):
+        store.insert_object_version(ObjectVersion("obj_1", "brn_1", "pref", "theme", v, {"v": v}, "k", T0, v))
+    latest = store.latest_object("brn_1", "pref", "theme")
+    assert latest is not None and latest.version == 2 and latest.value == {"v": 2}
+    assert store.latest_object("brn_1", "pref", "THEME") is None
+    assert [o.version for o in store.list_objects("brn_1")] == [2]
+
+
+def test_idempotent_replies_round_trip(store: Store) -> None:
+    reply = IdempotentReply("test:acme", "op:b1", "k", "fp", 202, {"id": "rec_1"}, "wm_x", T0)
+    store.put_idempotent(reply)
+    assert store.get_idempotent("test:acme", "op:b1", "k") == reply
+    assert store.get_idempotent("live:acme", "op:b1", "k") is None
+
+
+def test_memory_revisions_current_state_and_changes(store: Store) -> None:
+    store.insert_memory_revision(revision("mem_a", 1, 1), "fp_a")
+    store.insert_memory_revision(revision("mem_b", 1, 2, cites=("rec_1", "rec_2")), "fp_b")
+    store.insert_memory_revision(revision("mem_a", 2, 3, status="superseded"), "fp_a")
+    assert store.memory("brn_1", "mem_a").version == 2  # type: ignore[union-attr]
+    assert [r.version for r in store.memory_revisions("brn_1", "mem_a")] == [1, 2]
+    assert [m.memory_id for m in store.memories_by_fingerprint("brn_1", "fp_b")] == ["mem_b"]
+    assert [m.memory_id for m in store.memories_by_attribute("brn_1", "alice", "lives_in")] == ["mem_a", "mem_b"]
+    assert [m.memory_id for m in store.memories_citing("brn_1", "rec_2")] == ["mem_b"]
+    assert [m.memory_id for m in store.list_memories("brn_1", after_id=None, limit=10)] == ["mem_a", "mem_b"]
+    assert [m.memory_id for m in store.list_memories("brn_1", after_id="mem_a", limit=10)] == ["mem_b"]
+    assert [m.memory_id for m in store.list_memories("brn_1", after_id=None, limit=10, owner="ALICE")] == ["mem_a", "mem_b"]
+    assert store.list_memories("brn_1", after_id=None, limit=10, subject="Bob") == []
+    changes = store.memory_changes("brn_1", 1, 10)
+    assert [(seq, mid) for seq, mid, _ in changes] == [(2, "mem_b"), (3, "mem_a")]
+    store.erase_memory("brn_1", "mem_b", seq=4, at=T0)
+    assert store.memory("brn_1", "mem_b") is None
+    assert store.memory_changes("brn_1", 3, 10) == [(4, "mem_b", None)]
+    assert store.memories_citing("brn_1", "rec_2") == []
+
+
+def test_pending_memories_are_listed_for_resumption_but_not_read(store: Store) -> None:
+    store.insert_memory_revision(revision("mem_a", 1, 1), "fp_a")
+    store.insert_memory_revision(revision("mem_a", 2, 2, status="pending"), "fp_a")
+    assert store.memories_in_status("pending") == [("brn_1", "mem_a")]
+    assert store.list_memories("brn_1", after_id=None, limit=10) == []
+
+
+def test_erase_brain_removes_every_row(store: Store) -> None:
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    record(store, "rec_1")
+    record(store, "rec_9", uid="brn_2")
+    store.insert_object_version(ObjectVersion("obj_1", "brn_1", "t", "k", 1, 1, "k", T0, 1))
+    store.insert_memory_revision(revision("mem_a", 1, 1), "fp_a")
+    counts = store.erase_brain("brn_1")
+    assert counts == {"records": 1, "memories": 1, "objects": 1}
+    assert store.get_brain("test:acme", "b1") is None
+    assert store.get_record("brn_1", "rec_1") is None
+    assert store.memory("brn_1", "mem_a") is None
+    assert store.current_seq("brn_1") == 0
+    assert store.get_record("brn_2", "rec_9") is not None
+
+
+def test_duckdb_erasure_leaves_no_content_in_the_file(tmp_path: Path) -> None:
+    store = DuckDBStore(tmp_path / "s.duckdb")
+    store.migrate()
+    store.insert_brain(brain())
+    secret = "the-launch-code-is-8812-zebra"
+    r = Record("rec_1", "brn_1", {"kind": "document", "text": secret * 50}, None, "shareable", T0, T0, "api", 1)
+    store.insert_record(r)
+    store.erase_brain("brn_1")
+    store.close()
+    blob = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert secret.encode() not in blob

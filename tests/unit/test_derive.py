@@ -1,0 +1,493 @@
+"""The rule extractor: one assertion per claim, attributed to the right person (brainstore.derive)."""
+
+import json
+import re
+import statistics
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore.derive import Assertion, Extractor, RuleExtractor, SourceText, default_extractor, source_text
+
+UTC = timezone.utc  # noqa: UP017
+NOW = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+X = default_extractor()
+
+
+def run(content, self_name="Alice", when=NOW):
+    if isinstance(content, str):
+        content = {"kind": "message", "text": content, "role": "user"}
+    src = source_text(content, self_name=self_name, occurred_at=when)
+    out = X.extract(src, self_name=self_name)
+    for a in out:
+        s, e = a.span
+        assert 0 <= s < e <= len(src.text), a
+        assert a.valid_from.tzinfo is not None
+    return out
+
+
+def one(content, **kw):
+    out = run(content, **kw)
+    assert len(out) == 1, out
+    return out[0]
+
+
+def msg(text, speaker=None, role=None):
+    c = {"kind": "message", "text": text}
+    if speaker:
+        c["speaker"] = speaker
+    if role:
+        c["role"] = role
+    return c
+
+
+# ---- API
+
+
+def test_api_shapes():
+    assert isinstance(X, Extractor) and isinstance(X, RuleExtractor) and X.name == "rules-v1"
+    src = source_text(msg("hi"), self_name="Alice", occurred_at=NOW)
+    assert src == SourceText("hi", "message", "Alice", None, NOW)
+    assert source_text(msg("x", role="assistant"), self_name="A", occurred_at=NOW).speaker == "assistant"
+    assert source_text(msg("x", role="system"), self_name="A", occurred_at=NOW).speaker == "system"
+    assert source_text(msg("x", role="other"), self_name="A", occurred_at=NOW).speaker is None
+    assert source_text(msg("x", speaker="Bob", role="user"), self_name="A", occurred_at=NOW).speaker == "Bob"
+    ev = source_text(
+        {"kind": "event", "name": "login", "text": "from Lisbon"}, self_name=None, occurred_at=NOW
+    )
+    assert ev.text == "login: from Lisbon"
+    assert source_text({"kind": "event", "name": "login"}, self_name=None, occurred_at=NOW).text == "login"
+    f = source_text(
+        {"kind": "fact", "subject": "Alice", "predicate": "lives in", "value": "Lisbon"},
+        self_name="Alice",
+        occurred_at=NOW,
+    )
+    assert f.text == "Alice lives in Lisbon"
+    doc = source_text({"kind": "document", "text": "Hello", "title": "T"}, self_name=None, occurred_at=NOW)
+    assert (doc.text, doc.speaker) == ("Hello", None)
+
+
+# ---- rule 1: atomic claims, no filler, exact spans
+
+
+def test_first_person_self():
+    a = one("I moved to Lisbon.")
+    assert (a.statement, a.subject, a.owner) == ("Alice moved to Lisbon.", "Alice", "Alice")
+    assert (a.attribute, a.value, a.single_valued, a.change, a.negated) == (
+        "lives_in",
+        "lisbon",
+        True,
+        True,
+        False,
+    )
+
+
+def test_coordinated_clauses_split():
+    text = "I live in Lisbon and work at Acme."
+    a, b = run(text)
+    assert (a.attribute, a.value, b.attribute, b.value) == ("lives_in", "lisbon", "works_at", "acme")
+    assert b.statement == "Alice works at Acme." and b.owner == "Alice"
+    assert text[a.span[0] : a.span[1]] == "I live in Lisbon"
+    assert text[b.span[0] : b.span[1]] == "work at Acme"
+
+
+def test_no_split_of_object_lists():
+    a = one("I like apples and oranges.")
+    assert a.attribute == "likes" and a.value == "apples"  # list values cut at "and"; one claim
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lol",
+        "Hey Mel!",
+        "How are you?",
+        "Thanks!",
+        "Thank you so much!",
+        "Good to see you!",
+        "haha ok",
+        "What's up with you",
+        "Do you like tea?",
+        "Wow, that's cool, Caroline!",
+        "Good luck!",
+        "Take care!",
+        "I agree.",
+        "",
+        "   ",
+        "?!",
+        "Any fun plans for the summer?",
+        "Bye!",
+    ],
+)
+def test_filler_produces_nothing(text):
+    assert run(text) == []
+
+
+def test_spans_are_exact_quotes():
+    text = "Hey Mel! Good to see you! I went to a support group yesterday and it was so powerful."
+    (a,) = run(text)
+    assert text[a.span[0] : a.span[1]] == "I went to a support group yesterday"
+    assert a.statement == "Alice went to a support group on 7 May 2023."
+
+
+# ---- rule 2: speakers and possessives
+
+
+def test_other_speaker_first_person():
+    a = one(msg("I'm a teacher.", speaker="Bob"), self_name="Alice")
+    assert (a.subject, a.owner, a.attribute, a.value) == ("Bob", "Bob", "job", "teacher")
+    assert a.statement == "Bob is a teacher."
+
+
+def test_my_sister_is_not_me():
+    a = one("My sister loves sushi.")
+    assert (a.statement, a.subject, a.owner) == (
+        "Alice's sister loves sushi.",
+        "Alice's sister",
+        "Alice's sister",
+    )
+    assert (a.attribute, a.value) == ("likes", "sushi")
+
+
+def test_my_sister_and_i():
+    a = one("My sister and I went to Paris last summer.")
+    assert a.subject == "Alice" and a.owner == "Alice"
+    assert a.statement.startswith("Alice and Alice's sister went to Paris")
+    assert a.valid_from == datetime(2022, 6, 1, tzinfo=UTC)
+
+
+def test_my_own_attributes():
+    assert one("My name is Alice Smith.").attribute == "name"
+    fav = one("My favorite food is sushi.")
+    assert (fav.subject, fav.attribute, fav.value, fav.single_valued) == ("Alice", "likes", "sushi", False)
+    dog = one("My dog's name is Rex.")
+    assert (dog.subject, dog.owner, dog.attribute, dog.value) == ("Alice's dog", "Alice's dog", "name", "rex")
+    h = one("My husband is Bob.")
+    assert (h.subject, h.attribute, h.value) == ("Alice", "married_to", "bob")
+
+
+def test_my_possessions_are_owned_by_me():
+    a = one("My car is red.")
+    assert (a.subject, a.owner, a.attribute) == ("Alice's car", "Alice", None)
+
+
+def test_we_includes_speaker():
+    a = one(msg("We're thinking about going camping next month.", speaker="Melanie"))
+    assert (a.subject, a.owner) == ("Melanie", "Melanie")
+    assert a.statement == "Melanie and others are thinking about going camping in June 2023."
+    assert a.valid_from == datetime(2023, 6, 1, tzinfo=UTC)
+
+
+def test_pronouns_rewritten():
+    a = one(msg("I'm lucky to have my husband and kids.", speaker="Melanie"))
+    assert a.statement == "Melanie is lucky to have Melanie's husband and kids."
+
+
+def test_no_self_without_self_name():
+    a = one(msg("I live in Lisbon.", role="user"), self_name=None)
+    assert a.owner is None and a.subject == "the speaker"
+
+
+# ---- rule 3: assistant turns
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You should try yoga.",
+        "You mentioned you like hiking.",
+        "Your sister lives in Paris.",
+        "I think you love tea.",
+        "I can help with that.",
+        "We could book a table.",
+        "You live in Lisbon.",
+    ],
+)
+@pytest.mark.parametrize("role", ["assistant", "system"])
+def test_assistant_says_nothing_about_the_user(text, role):
+    assert run(msg(text, role=role)) == []
+
+
+def test_assistant_third_person_is_unowned():
+    for a in run(msg("Alice lives in Lisbon. Bob likes tea.", role="assistant")):
+        assert a.owner is None
+
+
+# ---- rule 4: second and third person
+
+
+def test_second_person_unknown_addressee():
+    a = one(msg("You are a great painter.", speaker="Bob"))
+    assert a.owner is None and a.subject == "the addressee"
+
+
+def test_second_person_named_addressee():
+    a = one(msg("Carol, you are a great painter!", speaker="Bob"))
+    assert (a.subject, a.owner, a.statement) == ("Carol", "Carol", "Carol is a great painter.")
+
+
+def test_vocative_stripped():
+    (a,) = run(msg("That's great, Mel! I'm really proud of you!", speaker="Caroline"))
+    assert a.statement == "Caroline is really proud of Mel." and a.owner == "Caroline"
+
+
+def test_reported_speech_in_document():
+    text = "Bob said he likes tea. The office is closed on Mondays."
+    a, b = run({"kind": "document", "text": text}, self_name="Alice")
+    assert (a.statement, a.subject, a.owner, a.attribute, a.value) == (
+        "Bob likes tea.",
+        "Bob",
+        "Bob",
+        "likes",
+        "tea",
+    )
+    assert (b.subject, b.owner) == ("the office", None)
+
+
+def test_document_about_self_not_owned():
+    a = one({"kind": "document", "text": "Alice lives in Rome."}, self_name="Alice")
+    assert a.subject == "Alice" and a.owner is None
+    b = one(msg("Alice lives in Rome.", speaker="Bob"), self_name="Alice")
+    assert b.owner is None
+
+
+def test_document_first_person_is_unowned():
+    a = one({"kind": "document", "text": "I live in Lisbon."}, self_name="Alice")
+    assert a.owner is None and a.subject == "the author"
+
+
+def test_he_resolves_only_when_unambiguous():
+    _, b = run({"kind": "document", "text": "Bob is a nurse. He lives in Paris."})
+    assert all(
+        x.subject != "Bob"
+        for x in run({"kind": "document", "text": "Bob works at Acme. He lives in Paris."})[1:]
+    )
+    assert (b.subject, b.owner, b.statement) == ("Bob", "Bob", "Bob lives in Paris.")
+    out = run({"kind": "document", "text": "Bob met Carl. He lives in Paris."})
+    assert all(x.subject != "Bob" or "Paris" not in x.statement for x in out)
+    assert run({"kind": "document", "text": "He lives in Paris. They like tea. It was great."}) == []
+
+
+def test_clause_with_inner_subject_not_inherited():
+    out = run(msg("I want to be brave for my family- they motivate me and give me love.", speaker="Mel"))
+    assert all("gives" not in a.statement for a in out)
+
+
+# ---- rule 5: facts
+
+
+def test_structured_fact():
+    a = one({"kind": "fact", "subject": "Alice", "predicate": "lives in", "value": "Lisbon"})
+    assert (a.subject, a.owner, a.attribute, a.value, a.statement) == (
+        "Alice",
+        "Alice",
+        "lives_in",
+        "lisbon",
+        "Alice lives in Lisbon.",
+    )
+    b = one({"kind": "fact", "subject": "Bob", "predicate": "favorite color", "value": "Blue"})
+    assert (b.subject, b.owner, b.attribute, b.value) == ("Bob", "Bob", "favorite_color", "blue")
+    c = one({"kind": "fact", "subject": "Alice", "predicate": "works as", "value": "nurse"})
+    assert (c.attribute, c.single_valued) == ("job", True)
+
+
+def test_text_fact():
+    a = one({"kind": "fact", "text": "Alice is 30 years old."}, self_name="Alice")
+    assert (a.subject, a.owner, a.attribute, a.value) == ("Alice", "Alice", "age", "30")
+
+
+def test_correction_is_the_self():
+    a = one({"kind": "correction", "corrects": "mem_x", "text": "Actually I live in Porto, not Lisbon"})
+    assert (a.subject, a.owner, a.attribute, a.value, a.negated) == (
+        "Alice",
+        "Alice",
+        "lives_in",
+        "porto",
+        False,
+    )
+
+
+# ---- rule 6: negation, change, time
+
+
+def test_no_longer():
+    a = one("I no longer live in Lisbon.")
+    assert (a.attribute, a.value, a.negated, a.change) == ("lives_in", "lisbon", True, True)
+
+
+def test_moved_last_march():
+    a = one("I moved to Porto last March.")
+    assert (a.attribute, a.value, a.change, a.negated) == ("lives_in", "porto", True, False)
+    assert a.valid_from == datetime(2023, 3, 1, tzinfo=UTC)
+    assert a.statement == "Alice moved to Porto in March 2023."
+
+
+def test_dont_like():
+    a = one("I don't like coffee.")
+    assert (a.attribute, a.value, a.negated) == ("likes", "coffee", True)
+    assert one("I hate mushrooms.").negated
+    assert not one("I can't wait to see my sister's new painting.").negated
+
+
+def test_would_like_is_not_a_preference():
+    a = one("I'd like a coffee.")
+    assert a.attribute is None
+
+
+def test_ranges_and_until():
+    a = one("I lived in Lisbon from 2015 to 2018.")
+    assert (a.valid_from, a.valid_to) == (datetime(2015, 1, 1, tzinfo=UTC), datetime(2019, 1, 1, tzinfo=UTC))
+    b = one("I used to work at Google until 2020.")
+    assert (b.attribute, b.value, b.negated, b.change) == ("works_at", "google", True, True)
+    assert b.valid_to == datetime(2021, 1, 1, tzinfo=UTC)
+
+
+def test_since():
+    a = one("I have worked at Acme since 2019.")
+    assert (a.attribute, a.value, a.valid_from) == ("works_at", "acme", datetime(2019, 1, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "attr", "value", "change"),
+    [
+        ("I'm 30 years old.", "age", "30", False),
+        ("I turned 31 yesterday.", "age", "31", True),
+        ("I have a dog named Rex.", "has_pet", "dog", False),
+        ("I adopted two cats.", "has_pet", "cat", True),
+        ("I work as a nurse.", "job", "nurse", False),
+        ("I became a teacher in 2019.", "job", "teacher", True),
+        ("I'm married to Bob.", "married_to", "bob", False),
+        ("I'm from Brazil.", "from", "brazil", False),
+        ("I started working at Acme last week.", "works_at", "acme", True),
+        ("I joined Google.", "works_at", "google", True),
+        ("I'm a big fan of jazz.", "likes", "jazz", False),
+        ("I was born on May 5.", "birthday", "may 5", False),
+        ("I study at MIT.", "studies_at", "mit", False),
+    ],
+)
+def test_attributes(text, attr, value, change):
+    a = one(text)
+    assert (a.attribute, a.value, a.change) == (attr, value, change)
+    assert a.single_valued == (attr not in ("likes", "has_pet"))
+
+
+def test_timezone_follows_occurred_at():
+    from datetime import timedelta
+
+    tz = timezone(timedelta(hours=2))
+    a = one("I went home yesterday.", when=datetime(2023, 5, 8, 1, 0, tzinfo=tz))
+    assert a.valid_from == datetime(2023, 5, 7, tzinfo=tz)
+
+
+# ---- robustness and speed
+
+KINDS = st.sampled_from(["message", "document", "fact", "correction", "event"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(),
+    KINDS,
+    st.sampled_from([None, "user", "assistant", "system", "other"]),
+    st.sampled_from([None, "Alice", "Bob"]),
+)
+def test_never_crashes(text, kind, role, speaker):
+    content = {"kind": kind, "text": text, "name": text[:10] or "e", "corrects": "mem_1"}
+    if role:
+        content["role"] = role
+    if speaker:
+        content["speaker"] = speaker
+    src = source_text(content, self_name="Alice", occurred_at=NOW)
+    for a in X.extract(src, self_name="Alice"):
+        assert isinstance(a, Assertion)
+        assert 0 <= a.span[0] < a.span[1] <= len(src.text)
+        assert a.statement and a.subject
+        if src.role in ("assistant", "system"):
+            assert a.owner != "Alice"
+
+
+WORDS = [
+    "I",
+    "my",
+    "sister",
+    "and",
+    "you",
+    "Bob",
+    "said",
+    "he",
+    "live",
+    "in",
+    "Lisbon",
+    "don't",
+    "like",
+    "moved",
+    "to",
+    "last",
+    "March",
+    "yesterday",
+    "we",
+    "our",
+    "Mel",
+    ",",
+    ".",
+    "!",
+    "?",
+    "no",
+    "longer",
+    "work",
+    "at",
+    "Acme",
+    "'m",
+    "a",
+    "teacher",
+    "since",
+    "2019",
+    "from",
+    "2015",
+    "until",
+    "-",
+    "it",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=25).map(" ".join), st.sampled_from(["user", "assistant"]))
+def test_word_soup(text, role):
+    for a in run(msg(text, role=role)):
+        if role == "assistant":
+            assert a.owner is None
+        assert a.owner != "Alice" or role == "user"
+
+
+def test_fact_subject_never_the_self_unless_named():
+    a = one({"kind": "fact", "subject": "Bob", "predicate": "lives in", "value": "Paris"})
+    assert a.owner == "Bob"
+
+
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo10_v2" / "26.json"
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
+def test_locomo_speed_and_attribution():
+    with LOCOMO.open(encoding="utf-8") as f:
+        conv = json.load(f)
+    turns = [(t["speaker"], t["text"]) for k, v in conv.items() if re.fullmatch(r"session_\d+", k) for t in v]
+    names = {conv["speaker_a"], conv["speaker_b"]}
+    run(msg("warm up yesterday on 5 May 2020", speaker="x"))
+    times = []
+    for speaker, text in turns:
+        src = source_text(msg(text, speaker=speaker), self_name=conv["speaker_a"], occurred_at=NOW)
+        t0 = time.perf_counter()
+        out = X.extract(src, self_name=conv["speaker_a"])
+        times.append(time.perf_counter() - t0)
+        for a in out:
+            # a speaker's first person never lands on the other speaker
+            other = (names - {speaker}).pop()
+            quote = text[a.span[0] : a.span[1]]
+            if re.match(r"(?i)I\b|I'm\b|I've\b", quote):
+                assert a.owner == speaker and a.owner != other
+    assert statistics.median(times) < 0.002
