@@ -1,4 +1,4 @@
-"""``brainstore serve | migrate | keys``: every serve flag also reads a BRAINSTORE_* variable."""
+"""``brainstore serve | migrate | keys | mcp | import``: every serve flag also reads a BRAINSTORE_* variable."""
 
 from __future__ import annotations
 
@@ -100,6 +100,76 @@ def _keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from brainstore.mcp.stdio import StdioSettings, run
+
+    return run(
+        StdioSettings(
+            project=args.project,
+            brain=args.brain,
+            url=args.url,
+            key=args.key,
+            engine=args.engine,
+            data_dir=Path(args.data_dir),
+            self_name=args.self_name,
+            docs_base=_env("DOCS_BASE", "https://docs.brainstore.dev"),
+        )
+    )
+
+
+def _import(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from brainstore.errors import BrainstoreError
+    from brainstore.importer import import_principal, import_records
+    from brainstore.service.engine import build_service
+
+    path = Path(args.file)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            total = sum(1 for _ in handle)
+    except OSError as exc:
+        print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    config = Config(engine=args.engine, data_dir=Path(args.data_dir))
+    try:
+        service = build_service(config)
+    except Exception as exc:  # duckdb.IOException when a server holds the file lock
+        if "lock" not in str(exc).lower():
+            raise
+        print(
+            f"brainstore import: {config.data_dir}/brainstore.duckdb is in use. Stop `brainstore serve` on "
+            "this data directory first: import writes to the data directory directly.",
+            file=sys.stderr,
+        )
+        return 2
+    principal = import_principal(args.env, args.project)
+    try:
+        if args.create_brain and service.store.get_brain(principal.namespace, args.brain) is None:
+            service.create_brain(principal, args.brain, name=None, self_entity=None)
+            print(f"created Brain {args.brain!r} in {principal.namespace}", file=sys.stderr)
+        with path.open(encoding="utf-8") as lines, tqdm(
+            total=total, unit="line", desc="import", disable=True if total < 1000 else None, file=sys.stderr
+        ) as bar:
+            report = import_records(service, principal, args.brain, args.source, lines, progress=bar)
+        for number, reason in report.invalid:
+            print(f"{path}:{number}: {reason}", file=sys.stderr)
+        print(report.summary())
+        if report.imported and not service.worker.wait_idle(timeout=args.derive_timeout):
+            print(
+                "derivation is still running; the remaining Records stay processing and resume when the "
+                "server starts",
+                file=sys.stderr,
+            )
+    except BrainstoreError as exc:
+        print(f"brainstore import: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    finally:
+        service.stop()
+        service.store.close()
+    return 1 if report.invalid else 0
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="brainstore", description=__doc__)
     sub = root.add_subparsers(dest="command", required=True)
@@ -130,6 +200,37 @@ def parser() -> argparse.ArgumentParser:
     revoke = keys_sub.add_parser("revoke", help="revoke a key by id; effective on its next request")
     revoke.add_argument("key_id")
     keys.set_defaults(run=_keys)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve one Brain to a local agent over MCP stdio",
+        description="Without --url the service runs embedded on --data-dir: only when no server runs on it.",
+    )
+    mcp.add_argument("--project", default=_env("MCP_PROJECT", None), help="required (BRAINSTORE_MCP_PROJECT)")
+    mcp.add_argument("--brain", default=_env("MCP_BRAIN", None), help="required (BRAINSTORE_MCP_BRAIN)")
+    mcp.add_argument("--url", default=_env("URL", None), help="a running server's /v1 URL (BRAINSTORE_URL)")
+    mcp.add_argument("--key", default=_env("API_KEY", None), help="API key for --url (BRAINSTORE_API_KEY)")
+    mcp.add_argument("--engine", choices=("duckdb", "memory"), default=_env("ENGINE", "duckdb"))
+    mcp.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
+    mcp.add_argument("--self-name", default=None, help="the self of a Brain created on first use (default: its id)")
+    mcp.set_defaults(run=_mcp)
+
+    imp = sub.add_parser(
+        "import",
+        help="reconcile Records from an external source (JSON Lines); stop the server first",
+        description="Each line: {external_id, content, occurred_at?, visibility?}. Idempotent per "
+        "(source, external_id). Writes to the data directory directly: stop the server first.",
+    )
+    imp.add_argument("file")
+    imp.add_argument("--brain", required=True)
+    imp.add_argument("--source", required=True, help="the external system's name, e.g. crm")
+    imp.add_argument("--project", default=_env("PROJECT", None), required=_env("PROJECT", None) is None)
+    imp.add_argument("--env", choices=("test", "live"), default="test")
+    imp.add_argument("--engine", choices=("duckdb", "memory"), default=_env("ENGINE", "duckdb"))
+    imp.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
+    imp.add_argument("--create-brain", action="store_true", help="create the Brain if it does not exist")
+    imp.add_argument("--derive-timeout", type=float, default=60.0, help="seconds to wait for derivation")
+    imp.set_defaults(run=_import)
     return root
 
 

@@ -106,3 +106,22 @@ class MemoryRevision:
     single_valued: bool = False
     negated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk of a Record's source text as persisted: what the evidence index is rebuilt from."""
+
+    brain_uid: str
+    record_id: str
+    start: int
+    end: int
+    text: str
+    index_text: str
+    occurred_at: datetime
+    speaker: str | None
+    source_name: str | None
+    trust: str
+    visibility: str
+    model: str
+    embedding: bytes  # float32, little-endian, the model's dimension

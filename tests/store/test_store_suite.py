@@ -187,3 +187,21 @@ def test_duckdb_erasure_leaves_no_content_in_the_file(tmp_path: Path) -> None:
     store.close()
     blob = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert secret.encode() not in blob
+
+
+def stored_chunk(record_id: str, start: int) -> "StoredChunk":
+    from brainstore.domain import StoredChunk
+
+    return StoredChunk(
+        "brn_1", record_id, start, start + 5, "hello", "Alice (1 January 2024): hello", T0, "Alice", None,
+        "normal", "shareable", "model-a", bytes(range(16)),
+    )  # fmt: skip
+
+
+def test_chunks_round_trip_and_erase_by_record(store: Store) -> None:
+    store.insert_chunks([stored_chunk("rec_1", 0), stored_chunk("rec_1", 6), stored_chunk("rec_2", 0)])
+    assert store.count_chunks("brn_1") == 3
+    assert store.chunks("brn_1")[0] == stored_chunk("rec_1", 0)
+    assert store.erase_chunks("brn_1", "rec_1") == 2
+    assert [c.record_id for c in store.chunks("brn_1")] == ["rec_2"]
+    assert store.count_chunks("brn_2") == 0

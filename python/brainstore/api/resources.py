@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import falcon
@@ -11,6 +12,7 @@ from brainstore.api import validation
 from brainstore.api.contract import BY_ID, Operation
 from brainstore.errors import error, invalid
 from brainstore.service import MISSING, Reply, Service
+from brainstore.service.context import context_frames
 from brainstore.service.service import fingerprint
 
 MAX_BODY = 1024 * 1024
@@ -200,17 +202,25 @@ class Context(Resource):
     operation_ids = ("createContext",)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
-        raw = read_json(req)
-        send_reply(
-            resp,
-            self.service.create_context(
-                req.context.principal,
-                brain_id,
-                raw,
-                watermark=req.get_header("Brain-Watermark"),
-                accept=req.get_header("Accept"),
-            ),
+        request = validation.context_request(read_json(req))
+        streaming = "text/event-stream" in (req.get_header("Accept") or "")
+        if streaming and request["mode"] != "thorough":
+            raise error("streaming_not_applicable", "Accept: text/event-stream needs mode thorough; fast never streams")
+        reply = self.service.create_context(
+            req.context.principal, brain_id, request, watermark=req.get_header("Brain-Watermark")
         )
+        if streaming and reply.status == 200:
+            resp.status = 200
+            resp.content_type = "text/event-stream"
+            resp.set_header("Cache-Control", "no-store")
+            resp.stream = sse(context_frames(reply.body))
+            return
+        send_reply(resp, reply)
+
+
+def sse(frames: Iterator[tuple[str, Any]]) -> Iterator[bytes]:
+    for event, data in frames:
+        yield f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
 class Traces(Resource):

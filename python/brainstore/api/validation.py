@@ -196,3 +196,70 @@ def object_accept(body: Any) -> dict[str, Any]:
         else:
             out["if_version"] = integer(body["if_version"], "if_version", minimum=0)
     return out
+
+
+INCLUDE = ("evidence", "memories", "objects", "profile")
+MODES = ("fast", "thorough")
+
+
+def context_request(body: Any) -> dict[str, Any]:
+    body = require_object(body)
+    reject_unknown(body, ("query", "purpose", "as_of", "budget", "include", "schema", "filter", "mode"))
+    if "query" not in body:
+        raise invalid("query", "is required")
+    out: dict[str, Any] = {
+        "query": string(body["query"], "query", max_length=10_000),
+        "purpose": "general",
+        "as_of": None,
+        "budget_tokens": 2000,
+        "budget_ms": None,
+        "include": ("evidence",),
+        "schema": body.get("schema"),
+        "filter": {},
+        "mode": "fast",
+    }
+    if body.get("purpose") is not None:
+        purpose = body["purpose"]
+        if not _is_str(purpose) or not re.fullmatch(r"[a-z][a-z0-9_-]{0,39}", purpose):
+            raise invalid("purpose", "must be one lowercase word naming a policy, e.g. general")
+        out["purpose"] = purpose
+    if body.get("as_of") is not None:
+        out["as_of"] = timestamp(body["as_of"], "as_of")
+    if body.get("budget") is not None:
+        budget = require_object(body["budget"], "budget")
+        reject_unknown(budget, ("tokens", "ms"), "budget.")
+        if budget.get("tokens") is not None:
+            out["budget_tokens"] = integer(budget["tokens"], "budget.tokens", minimum=1, maximum=100_000)
+        if budget.get("ms") is not None:
+            out["budget_ms"] = integer(budget["ms"], "budget.ms", minimum=1, maximum=60_000)
+    if body.get("include") is not None:
+        include = body["include"]
+        if not isinstance(include, list) or not all(_is_str(i) and i in INCLUDE for i in include):
+            raise invalid("include", f"must be an array of {', '.join(INCLUDE)}")
+        out["include"] = tuple(dict.fromkeys(include))
+    if body.get("schema") is not None and not isinstance(body["schema"], dict):
+        raise invalid("schema", "must be a JSON object (a JSON Schema)")
+    if body.get("mode") is not None:
+        if body["mode"] not in MODES:
+            raise invalid("mode", f"must be one of {', '.join(MODES)}")
+        out["mode"] = body["mode"]
+    if body.get("filter") is not None:
+        flt = require_object(body["filter"], "filter")
+        reject_unknown(flt, ("subjects", "owner", "sources", "since", "until", "sensitivity_lte"), "filter.")
+        parsed: dict[str, Any] = {}
+        for name in ("subjects", "sources"):
+            if flt.get(name) is not None:
+                if not isinstance(flt[name], list) or not all(_is_str(v) for v in flt[name]):
+                    raise invalid(f"filter.{name}", "must be an array of strings")
+                parsed[name] = list(flt[name])
+        for name in ("since", "until"):
+            if flt.get(name) is not None:
+                parsed[name] = timestamp(flt[name], f"filter.{name}")
+        if flt.get("owner") is not None:
+            parsed["owner"] = string(flt["owner"], "filter.owner", max_length=200)
+        if "sensitivity_lte" in flt:
+            if flt["sensitivity_lte"] is not None and not _is_str(flt["sensitivity_lte"]):
+                raise invalid("filter.sensitivity_lte", "must be a string or null")
+            parsed["sensitivity_lte"] = flt["sensitivity_lte"]
+        out["filter"] = parsed
+    return out

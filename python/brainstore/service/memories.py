@@ -142,13 +142,14 @@ class MemoryRules:
 
     def stop(self: Service) -> None:
         self.worker.stop()
+        self.save_indexes()
 
     # --- derivation -------------------------------------------------------------------------------
     def derive_record(self: Service, brain_uid: str, record_id: str) -> None:
         record = self.store.get_record(brain_uid, record_id)
         if record is None or record.status != "processing":
             return  # forgotten meanwhile, or already derived: nothing is derived twice
-        if self.store.schema_version() < StoreFeature.MEMORIES:
+        if self.store.schema_version() < max(StoreFeature):
             return  # stays processing until the operator migrates; resumed on the next start
         self_name = self.self_name(brain_uid)
         try:
@@ -166,6 +167,8 @@ class MemoryRules:
                     error={"code": "extraction_failed", "message": f"{type(exc).__name__}: {exc}"[:500]},
                 )
             return
+        # Chunking and embedding are the slow part: done before taking the write lock.
+        evidence = self.prepare_evidence(record, text)
         with self.store.atomic():
             if self.store.get_record(brain_uid, record_id) is None:
                 return
@@ -177,12 +180,9 @@ class MemoryRules:
                 memory_id = self._apply_assertion(brain_uid, record, text.text, assertion, corrects)
                 if memory_id not in memory_ids:
                     memory_ids.append(memory_id)
-            self.index_record(brain_uid, record, text.text)
+            self.index_evidence(brain_uid, evidence)
             seq = self.store.next_seq(brain_uid)
             self.store.append_record_status(brain_uid, record_id, "ready", seq=seq, memory_ids=memory_ids)
-
-    def index_record(self: Service, brain_uid: str, record: Record, text: str) -> None:
-        """Hook for the evidence index (chunks); the context engine overrides it."""
 
     def _whole_text_assertion(self: Service, record: Record, text: str, self_name: str | None) -> Assertion:
         subject = self_name or "unknown"
@@ -322,10 +322,6 @@ class MemoryRules:
                 counts["rederiving"] += 1
                 self.worker.put("memory", brain.uid, memory.memory_id)
         return counts
-
-    def unindex_record(self: Service, brain_uid: str, record_id: str) -> int:
-        """Hook for the evidence index; returns the number of chunks removed."""
-        return 0
 
     def rederive_memory(self: Service, brain_uid: str, memory_id: str) -> None:
         with self.store.atomic():

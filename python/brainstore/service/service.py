@@ -22,6 +22,8 @@ from brainstore.domain import Brain, IdempotentReply, ObjectVersion, Principal, 
 from brainstore.errors import error
 from brainstore.ids import new_id
 from brainstore.derive import Extractor
+from brainstore.retrieval.embedder import Embedder
+from brainstore.service.context import ContextRules
 from brainstore.service.memories import MemoryRules
 from brainstore.service.traces import TraceBuffer
 from brainstore.service.views import brain_view, object_view, record_view
@@ -69,7 +71,7 @@ def load_or_create_secret(data_dir: Path | None) -> bytes:
     return value
 
 
-class Service(MemoryRules):
+class Service(MemoryRules, ContextRules):
     def __init__(
         self,
         store: Store,
@@ -78,6 +80,7 @@ class Service(MemoryRules):
         watermark_secret: bytes | None = None,
         clock: Callable[[], datetime] = utcnow,
         extractor: Extractor | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.config = config or Config(engine=store.kind if store.kind in ("duckdb", "memory") else "memory")
@@ -87,6 +90,7 @@ class Service(MemoryRules):
         # Called with (brain_uid, record_id) after a Record is committed: wakes the derivation worker.
         self.on_record_queued: Callable[[str, str], None] | None = None
         self._init_memories(extractor)
+        self._init_context(embedder)
 
     # --- shared rules -----------------------------------------------------------------------------
     def require(self, feature: StoreFeature) -> None:
@@ -197,8 +201,9 @@ class Service(MemoryRules):
 
     def forget_brain(self, principal: Principal, brain_id: str) -> Reply:
         brain = self.brain(principal, brain_id)
+        chunks = self.erase_brain_evidence(brain.uid)
         counts = self.store.erase_brain(brain.uid)
-        counts.update(self._erase_brain_derivatives(brain))
+        counts["chunks"] = chunks
         self.traces.clear(principal.namespace, brain.id)
         body = {
             "object": "deletion_receipt",
@@ -213,10 +218,6 @@ class Service(MemoryRules):
             "watermark": None,
         }
         return Reply(200, body, None)
-
-    def _erase_brain_derivatives(self, brain: Brain) -> dict[str, int]:
-        """Hook for derivatives kept outside the store (indexes); overridden by the full engine."""
-        return {}
 
     # --- records ----------------------------------------------------------------------------------
     def remember_record(
@@ -377,16 +378,3 @@ class Service(MemoryRules):
         if trace is None:
             raise error("trace_not_found", f"trace_id: {trace_id!r} is not in the recent trace buffer")
         return trace
-
-    # --- context ----------------------------------------------------------------------------------
-    def create_context(
-        self,
-        principal: Principal,
-        brain_id: str,
-        body: Any,
-        *,
-        watermark: str | None,
-        accept: str | None,
-    ) -> Reply:
-        self.brain(principal, brain_id)
-        raise error("not_implemented", "createContext: this engine does not serve Context yet")

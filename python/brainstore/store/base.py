@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import IntEnum
 from typing import Protocol
 
-from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record
+from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
 
 
 class StoreFeature(IntEnum):
@@ -25,6 +25,7 @@ class StoreFeature(IntEnum):
 
     CORE = 1  # brains, records, objects, idempotency, change sequence
     MEMORIES = 2  # memory revisions, tombstones, citations
+    CHUNKS = 3  # evidence chunks and their embeddings
 
 
 SCHEMA_FEATURES = {feature.name.lower(): int(feature) for feature in StoreFeature}
@@ -97,3 +98,9 @@ class Store(Protocol):
         self, brain_uid: str, after_seq: int, limit: int
     ) -> list[tuple[int, str, MemoryRevision | None]]: ...
     def erase_memory(self, brain_uid: str, memory_id: str, *, seq: int, at: datetime) -> None: ...
+
+    # --- evidence chunks (schema 3) ---------------------------------------------------------------
+    def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None: ...
+    def chunks(self, brain_uid: str) -> list[StoredChunk]: ...
+    def count_chunks(self, brain_uid: str) -> int: ...
+    def erase_chunks(self, brain_uid: str, record_id: str) -> int: ...

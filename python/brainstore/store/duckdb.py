@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from brainstore.domain import Brain, Citation, IdempotentReply, MemoryRevision, ObjectVersion, Record
+from brainstore.domain import Brain, Citation, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
 
 _MEMORY_COLUMNS = (
     "memory_id, brain_uid, version, statement, subject, owner, attribute, value, valid_from, valid_to, "
@@ -200,6 +200,8 @@ class DuckDBStore:
             tables = ["records", "record_events", "object_versions", "changes"]
             if self.schema_version() >= 2:
                 tables += ["memory_revisions", "memory_links", "memory_tombstones"]
+            if self.schema_version() >= 3:
+                tables.append("chunks")
             for table in tables:
                 self._cur().execute(f"DELETE FROM {table} WHERE brain_uid = ?", [brain_uid])
             self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
@@ -548,3 +550,53 @@ class DuckDBStore:
             self._cur().execute(
                 "INSERT OR REPLACE INTO memory_tombstones VALUES (?, ?, ?, ?)", [memory_id, brain_uid, seq, _ts(at)]
             )
+
+    # --- evidence chunks --------------------------------------------------------------------------
+    def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
+        if not chunks:
+            return
+        with self.atomic():
+            self._cur().executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [
+                        c.brain_uid,
+                        c.record_id,
+                        c.start,
+                        c.end,
+                        c.text,
+                        c.index_text,
+                        _ts(c.occurred_at),
+                        c.speaker,
+                        c.source_name,
+                        c.trust,
+                        c.visibility,
+                        c.model,
+                        c.embedding,
+                    ]
+                    for c in chunks
+                ],
+            )
+
+    def chunks(self, brain_uid: str) -> list[StoredChunk]:
+        rows = self._rows(
+            "SELECT brain_uid, record_id, span_start, span_end, text, index_text, occurred_at, speaker, "
+            "source_name, trust, visibility, model, embedding FROM chunks WHERE brain_uid = ? "
+            "ORDER BY record_id, span_start",
+            [brain_uid],
+        )
+        return [
+            StoredChunk(r[0], r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10], r[11], bytes(r[12]))  # type: ignore[arg-type]
+            for r in rows
+        ]
+
+    def count_chunks(self, brain_uid: str) -> int:
+        return int(self._rows("SELECT count(*) FROM chunks WHERE brain_uid = ?", [brain_uid])[0][0])
+
+    def erase_chunks(self, brain_uid: str, record_id: str) -> int:
+        with self.atomic():
+            count = self._rows(
+                "SELECT count(*) FROM chunks WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]
+            )[0][0]
+            self._cur().execute("DELETE FROM chunks WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id])
+            return int(count)

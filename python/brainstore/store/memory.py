@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record
+from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
 from brainstore.store.base import StoreFeature
 
 
@@ -35,6 +35,7 @@ class MemoryStore:
         self._idempotent: dict[tuple[str, str, str], IdempotentReply] = {}
         self._revisions: list[tuple[MemoryRevision, str]] = []
         self._tombstones: dict[str, tuple[str, int]] = {}  # memory_id -> (brain_uid, seq)
+        self._chunks: dict[str, tuple[StoredChunk, ...]] = {}  # brain_uid -> chunks, replaced not mutated
 
     # --- schema -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -57,6 +58,7 @@ class MemoryStore:
         "_idempotent",
         "_revisions",
         "_tombstones",
+        "_chunks",
     )
 
     @contextmanager
@@ -111,6 +113,7 @@ class MemoryStore:
             self._objects = [o for o in self._objects if o.brain_uid != brain_uid]
             self._revisions = [(r, f) for r, f in self._revisions if r.brain_uid != brain_uid]
             self._tombstones = {k: v for k, v in self._tombstones.items() if v[0] != brain_uid}
+            self._chunks.pop(brain_uid, None)
             self._brains.pop(brain_uid, None)
             self._changes.pop(brain_uid, None)
             return {"records": len(records), "memories": len(memory_ids), "objects": len(object_keys)}
@@ -302,3 +305,22 @@ class MemoryStore:
                 (r, f) for r, f in self._revisions if not (r.brain_uid == brain_uid and r.memory_id == memory_id)
             ]
             self._tombstones[memory_id] = (brain_uid, seq)
+
+    # --- evidence chunks --------------------------------------------------------------------------
+    def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
+        with self._lock:
+            for chunk in chunks:
+                self._chunks[chunk.brain_uid] = (*self._chunks.get(chunk.brain_uid, ()), chunk)
+
+    def chunks(self, brain_uid: str) -> list[StoredChunk]:
+        return list(self._chunks.get(brain_uid, ()))
+
+    def count_chunks(self, brain_uid: str) -> int:
+        return len(self._chunks.get(brain_uid, ()))
+
+    def erase_chunks(self, brain_uid: str, record_id: str) -> int:
+        with self._lock:
+            held = self._chunks.get(brain_uid, ())
+            kept = tuple(c for c in held if c.record_id != record_id)
+            self._chunks[brain_uid] = kept
+            return len(held) - len(kept)

@@ -1,0 +1,320 @@
+"""The brainstore MCP server: one Brain's memory as tools, each mapped onto one contract operation.
+
+Invariants:
+- Every tool calls the HTTP API through :class:`brainstore.client.Client`; nothing here touches the
+  service or the store, so keys, scopes, rate limits and the Brain binding are enforced by /v1 exactly
+  as for any other caller.
+- A tool's result is the operation's contract JSON, unchanged (citations included), as JSON text and as
+  ``structured_content``. A failure is a tool error (``is_error``) carrying the spec's Error body.
+- The Brain is fixed per connection (stdio: ``--brain``; hosted: the key's bound Brain); no tool takes a
+  brain id, so a model cannot reach another Brain.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Protocol
+
+import httpx
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from brainstore.client import Client
+from brainstore.errors import BrainstoreError, error
+from brainstore.ids import new_id
+
+INSTRUCTIONS = """\
+brainstore is this user's long-term memory: one Brain holding Records (what was said or written) and \
+Memories derived from them (cited, time-aware statements). Use `context` before answering anything that \
+depends on what you were told earlier; use `remember` to keep something worth knowing later. Every \
+Memory and every Context item cites the Record it came from (rec_... ids): quote those citations rather \
+than inventing facts. A tool error carries the service's Error body: branch on its `code`."""
+
+DOCS_BASE = "https://docs.brainstore.dev"
+
+
+class Binding(Protocol):
+    """How a tool call reaches the API: a Client for this call and the Brain it may touch."""
+
+    def open(self, ctx: Context) -> AbstractContextManager[tuple[Client, str]]: ...
+
+
+@dataclass
+class FixedBinding:
+    """One Client and one Brain for the whole connection (stdio).
+
+    With ``create_brain`` the Brain is created on the first tool call if it does not exist yet, with
+    ``self_name`` as its self (a person): a desktop agent pointed at an empty data directory just works.
+    """
+
+    client: Client
+    brain: str
+    create_brain: bool = True
+    self_name: str | None = None
+
+    def __post_init__(self) -> None:
+        self._ready = not self.create_brain
+        self._lock = threading.Lock()
+
+    def _ensure_brain(self) -> None:
+        with self._lock:
+            if self._ready:
+                return
+            try:
+                self.client.get_brain(self.brain)
+            except BrainstoreError as exc:
+                if exc.code != "brain_not_found":
+                    raise
+                try:
+                    self.client.create_brain(
+                        self.brain, self={"type": "person", "name": self.self_name or self.brain}
+                    )
+                except BrainstoreError as created:
+                    if created.code != "brain_exists":  # a concurrent creator won: fine
+                        raise
+            self._ready = True
+
+    @contextmanager
+    def open(self, ctx: Context) -> Iterator[tuple[Client, str]]:
+        self._ensure_brain()
+        yield self.client, self.brain
+
+
+def _error_body(exc: BrainstoreError) -> dict[str, Any]:
+    if exc.body is not None:
+        return dict(exc.body)  # the server's own Error body, request_id and docs_url included
+    return {
+        "type": exc.type,
+        "code": exc.code,
+        "message": exc.message,
+        "request_id": new_id("trc"),
+        "docs_url": f"{DOCS_BASE}/errors/{exc.code}",
+        **exc.extra,
+    }
+
+
+def _json_result(body: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
+    text = json.dumps(body, ensure_ascii=False, indent=None)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=body, is_error=is_error
+    )
+
+
+def _run(binding: Binding, ctx: Context, call: Callable[[Client, str], dict[str, Any]]) -> CallToolResult:
+    try:
+        with binding.open(ctx) as (client, brain):
+            return _json_result(call(client, brain))
+    except BrainstoreError as exc:
+        return _json_result(_error_body(exc), is_error=True)
+    except httpx.HTTPError as exc:
+        # The API could not be reached at all: still the spec's one Error shape.
+        unreachable = error("internal_error", f"the brainstore API could not be reached: {type(exc).__name__}")
+        return _json_result(_error_body(unreachable), is_error=True)
+
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+Timestamp = Annotated[
+    str | None,
+    Field(description="RFC 3339 date-time with a time zone, e.g. 2024-05-01T12:00:00Z."),
+]
+
+
+def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
+    """An MCPServer whose tools act on ``binding``'s Brain through the HTTP API."""
+    # WARNING: the SDK configures root logging at this level if nothing else has (INFO is per-call noise).
+    server = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(annotations=WRITE)
+    def remember(
+        ctx: Context,
+        content: Annotated[
+            str | dict[str, Any],
+            Field(
+                description=(
+                    "What to remember. Plain text is stored as a document. Or a typed shape: "
+                    '{"kind":"message","text":"...","role":"user|assistant|system|other","speaker":"Name"}, '
+                    '{"kind":"fact","text":"..."} or {"kind":"fact","subject":"...","predicate":"...",'
+                    '"value":"..."}, {"kind":"event","name":"...","text":"..."}, '
+                    '{"kind":"document","text":"...","title":"..."}, or a correction '
+                    '{"kind":"correction","corrects":"mem_...","text":"the right statement"}.'
+                )
+            ),
+        ],
+        occurred_at: Timestamp = None,
+        visibility: Annotated[
+            Literal["shareable", "redacted_summary", "local_only"] | None,
+            Field(description="Default shareable. redacted_summary is only ever served summarized."),
+        ] = None,
+        source: Annotated[
+            dict[str, Any] | None,
+            Field(description='Where it came from, e.g. {"name": "chat", "trust": "high|normal|low"}.'),
+        ] = None,
+    ) -> CallToolResult:
+        """Store a Record in this Brain's memory (rememberRecord).
+
+        Use it for anything the user will expect you to know later: preferences, facts about people,
+        decisions, events with their date. Memories are derived from the Record in the background, so
+        the reply is the Record with status "processing"; it is durable already. To fix a wrong Memory,
+        remember a correction naming its mem_ id instead of forgetting things.
+        """
+        return _run(
+            binding,
+            ctx,
+            lambda c, b: c.remember_record(
+                b, content, source=source, visibility=visibility, occurred_at=occurred_at
+            ),
+        )
+
+    @server.tool(annotations=READ)
+    def context(
+        ctx: Context,
+        query: Annotated[str, Field(description="The question or task you need memory for, in words.")],
+        budget_tokens: Annotated[
+            int | None, Field(description="Most tokens the evidence may use (1-100000, default 2000).")
+        ] = None,
+        include: Annotated[
+            list[Literal["evidence", "memories", "objects", "profile"]] | None,
+            Field(description="Components to return; default [evidence]."),
+        ] = None,
+        as_of: Timestamp = None,
+        mode: Annotated[
+            Literal["fast", "thorough"] | None,
+            Field(description="fast (default) returns cited evidence only; thorough may also compose an answer."),
+        ] = None,
+        purpose: Annotated[str | None, Field(description="A configured policy name; default general.")] = None,
+    ) -> CallToolResult:
+        """Assemble budgeted, cited context from this Brain for a query (createContext).
+
+        Call it before answering questions about the user, their people, plans or history. Every
+        evidence item points at citations and every citation at the rec_ Record it quotes: ground your
+        answer in those and say what is unknown rather than guessing. as_of asks what was true at that
+        time.
+        """
+        budget = {"tokens": budget_tokens} if budget_tokens is not None else None
+        return _run(
+            binding,
+            ctx,
+            lambda c, b: c.create_context(
+                b,
+                query,
+                budget=budget,
+                include=list(include) if include is not None else None,
+                as_of=as_of,
+                mode=mode,
+                purpose=purpose,
+            ),
+        )
+
+    @server.tool(annotations=READ)
+    def get_memory(
+        ctx: Context,
+        memory_id: Annotated[str, Field(description="A Memory id, mem_...")],
+    ) -> CallToolResult:
+        """Read one Memory with its revisions and evidence (getMemory).
+
+        memory_not_found right after remember means the Record is still processing: wait and retry.
+        """
+        return _run(binding, ctx, lambda c, b: c.get_memory(b, memory_id))
+
+    @server.tool(annotations=READ)
+    def list_memories(
+        ctx: Context,
+        subject: Annotated[str | None, Field(description="Only Memories about this subject.")] = None,
+        owner: Annotated[str | None, Field(description="Only Memories owned by this person.")] = None,
+        as_of: Timestamp = None,
+        since_watermark: Annotated[
+            str | None, Field(description="A page's watermark: return only what changed since (delta read).")
+        ] = None,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+        limit: Annotated[int | None, Field(description="Page size, 1-500 (default 50).")] = None,
+    ) -> CallToolResult:
+        """List this Brain's Memories, each with its citations (listMemories).
+
+        Follow next_cursor while has_more is true. Prefer `context` to answer a question; use this to
+        browse or audit what is remembered.
+        """
+        return _run(
+            binding,
+            ctx,
+            lambda c, b: c.list_memories(
+                b,
+                subject=subject,
+                owner=owner,
+                as_of=as_of,
+                since_watermark=since_watermark,
+                cursor=cursor,
+                limit=limit,
+            ),
+        )
+
+    @server.tool(annotations=WRITE)
+    def accept_object(
+        ctx: Context,
+        type: Annotated[str, Field(description="Object type, a slug such as 'preferences' or 'task'.")],
+        key: Annotated[str, Field(description="Object key within the type, a slug.")],
+        value: Annotated[Any, Field(description="The whole new value (any JSON); it replaces the old one.")],
+        if_version: Annotated[
+            int | None,
+            Field(description="Write only if the current version is this one (0: only if absent)."),
+        ] = None,
+    ) -> CallToolResult:
+        """Store a new version of a structured Object (acceptObject).
+
+        Objects are exact, versioned state you maintain (settings, a task list), unlike Memories which
+        are derived. Pass if_version from get_object to avoid overwriting a concurrent change: a
+        stale_version error carries current_version; re-read, re-apply, retry once.
+        """
+        return _run(
+            binding,
+            ctx,
+            lambda c, b: (
+                c.accept_object(b, type, key, value, if_version=if_version)
+                if if_version is not None
+                else c.accept_object(b, type, key, value)
+            ),
+        )
+
+    @server.tool(annotations=READ)
+    def get_object(
+        ctx: Context,
+        type: Annotated[str, Field(description="Object type.")],
+        key: Annotated[str, Field(description="Object key.")],
+    ) -> CallToolResult:
+        """Read the current value and version of a structured Object (getObject).
+
+        object_not_found means nothing was stored at that type and key yet. Keep the version to pass
+        as if_version to accept_object.
+        """
+        return _run(binding, ctx, lambda c, b: c.get_object(b, type, key))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False))
+    def forget_record(
+        ctx: Context,
+        record_id: Annotated[str, Field(description="The Record id to erase, rec_...")],
+    ) -> CallToolResult:
+        """Permanently erase a Record and what was derived only from it (forgetRecord).
+
+        Only when the user asks to forget something. It cannot be undone. Records imported from an
+        external source answer record_not_erasable: they must be erased at their source.
+        """
+        return _run(binding, ctx, lambda c, b: c.forget_record(b, record_id))
+
+    @server.tool(annotations=READ)
+    def get_profile(
+        ctx: Context,
+        limit: Annotated[int | None, Field(description="Most lines to return, 1-100 (default 20).")] = None,
+    ) -> CallToolResult:
+        """Read the Brain owner's profile: current, cited statements about them (getProfile).
+
+        A good first call in a new conversation to know who you are talking to.
+        """
+        return _run(binding, ctx, lambda c, b: c.get_profile(b, limit=limit))
+
+    return server

@@ -1,0 +1,230 @@
+"""createContext and traces through the contract, on both engines."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brainstore.api.app import create_app
+from brainstore.auth.registry import KeyRegistry
+from brainstore.config import Config
+from brainstore.service import Service
+from brainstore.store.memory import MemoryStore
+from tests.conftest import Api, assert_error
+
+TURNS = [
+    ("Caroline", "2023-05-08T13:56:00Z", "I went to the LGBTQ support group yesterday and it was so powerful."),
+    ("Melanie", "2023-05-08T13:57:00Z", "That sounds great! I painted a lake sunrise last year."),
+    ("Caroline", "2023-05-25T10:00:00Z", "I am researching adoption agencies, I want to be a mum."),
+    ("Melanie", "2023-06-02T09:00:00Z", "We went camping at the beach with the kids last week."),
+    ("Caroline", "2023-06-20T18:30:00Z", "My sister loves sushi, we had dinner at a sushi bar."),
+]
+
+
+def seed(api: Api, service: Service, brain: str = "b1", **record: Any) -> list[str]:
+    api.brain(brain, self_name="Caroline")
+    ids = []
+    for speaker, at, text in TURNS:
+        role = "user" if speaker == "Caroline" else "other"
+        content = {"kind": "message", "text": text, "speaker": speaker, "role": role}
+        source = {"name": "chat" if speaker == "Caroline" else "forum"}
+        ids.append(api.remember(brain, content, occurred_at=at, source=source, **record).body["id"])
+    assert service.worker.wait_idle()
+    return ids
+
+
+def context(api: Api, brain: str = "b1", **body: Any) -> dict[str, Any]:
+    r = api.post(f"/brains/{brain}/context", body)
+    assert r.status == 200, r.body
+    return r.body
+
+
+def test_fast_context_is_cited_evidence_and_asserts_nothing(api: Api, service: Service) -> None:
+    ids = seed(api, service)
+    ctx = context(api, query="When did Caroline go to the LGBTQ support group?")
+    assert ctx["status"] == "ready" and ctx["mode"] == "fast" and ctx["answer"] is None
+    assert ctx["id"].startswith("ctx_") and ctx["watermark"].startswith("wm_")
+    assert ctx["evidence"] and ctx["evidence"][0]["record_id"] == ids[0]
+    for item in ctx["evidence"]:
+        citation = ctx["citations"][item["citation"]]
+        assert citation["record_id"] == item["record_id"] and citation["record_id"] in ids
+    assert ctx["cost"] == {"model_calls": 1, "embedding_calls": 1, "generative_calls": 0}
+    assert ctx["budget"]["tokens"]["tokenizer"] == "cl100k_base"
+    assert 0 < ctx["budget"]["tokens"]["used"] <= ctx["budget"]["tokens"]["limit"] == 2000
+
+
+def test_a_miss_is_a_ready_context_with_an_explicit_unknown(api: Api) -> None:
+    api.brain()
+    ctx = context(api, query="What is Bob's favourite colour?")
+    assert ctx["status"] == "ready" and ctx["evidence"] == [] and ctx["citations"] == []
+    assert ctx["unknowns"] and "not mean it is false" in ctx["unknowns"][0]["reason"]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tokens=st.integers(min_value=1, max_value=120))
+def test_the_token_budget_is_never_exceeded(api: Api, service: Service, tokens: int) -> None:
+    if api.get("/brains/b1").status == 404:
+        seed(api, service)
+    ctx = context(api, query="sushi camping adoption painting", budget={"tokens": tokens}, include=["evidence", "memories", "profile"])
+    assert ctx["budget"]["tokens"]["used"] <= tokens
+
+
+def test_filters_since_until_sources_are_enforced_and_the_rest_recorded(api: Api, service: Service) -> None:
+    ids = seed(api, service)
+    ctx = context(
+        api,
+        query="sushi camping adoption painting support group",
+        filter={"since": "2023-05-20T00:00:00Z", "until": "2023-06-10T00:00:00Z", "owner": "Caroline", "subjects": ["x"]},
+    )
+    assert {e["record_id"] for e in ctx["evidence"]} <= {ids[2], ids[3]}
+    assert ctx["filter"]["recorded"]["owner"] == "Caroline" and ctx["filter"]["enforced"]["since"]
+    ctx = context(api, query="sushi camping adoption painting support group", filter={"sources": ["forum"]})
+    assert ctx["evidence"] and {e["record_id"] for e in ctx["evidence"]} <= {ids[1], ids[3]}
+
+
+def test_memories_come_with_their_lineage_inside_the_evidence_window(api: Api, service: Service) -> None:
+    seed(api, service)
+    ctx = context(api, query="What does Caroline's sister love?", include=["evidence", "memories"])
+    window = {e["record_id"] for e in ctx["evidence"]}
+    assert ctx["memories"], ctx
+    for memory in ctx["memories"]:
+        assert {c["record_id"] for c in memory["citations"]} <= window
+    sister = [m for m in ctx["memories"] if "sister loves sushi" in m["statement"]]
+    assert sister and all(m["owner"] != "Caroline" for m in sister)
+
+
+def test_as_of_applies_to_memories(api: Api, service: Service) -> None:
+    api.brain("b1", self_name="Ann")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."}, occurred_at="2020-01-01T00:00:00Z")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I moved to Porto in 2022."}, occurred_at="2022-06-01T00:00:00Z")
+    assert service.worker.wait_idle()
+    then = context(api, query="Where does Ann live? Lisbon Porto", include=["evidence", "memories"], as_of="2021-01-01T00:00:00Z")
+    assert [m for m in then["memories"] if "Lisbon" in m["statement"]]
+    assert not [m for m in then["memories"] if "Porto" in m["statement"]]
+
+
+def test_read_your_writes_with_brain_watermark(api: Api, service: Service) -> None:
+    api.brain()
+    service.worker.stop()  # derivation held: the watermark cannot be reached yet
+    write = api.post("/brains/b1/records", {"content": "The launch code is zebra."})
+    watermark = write.header("Brain-Watermark")
+    pending = api.post("/brains/b1/context", {"query": "launch code"}, headers={"Brain-Watermark": watermark})
+    assert pending.status == 202 and pending.body["status"] == "pending"
+    service.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        trace = api.get(f"/brains/b1/traces/{pending.body['id']}").body
+        if trace["context"]["status"] == "ready":
+            break
+        time.sleep(0.05)
+    assert trace["context"]["evidence"][0]["record_id"] == write.body["id"]
+    now = api.post("/brains/b1/context", {"query": "launch code"}, headers={"Brain-Watermark": watermark})
+    assert now.status == 200 and now.body["evidence"]
+    assert_error(
+        api.post("/brains/b1/context", {"query": "x"}, headers={"Brain-Watermark": "wm_bogus"}), 400, "invalid_watermark"
+    )
+
+
+def test_streaming_rules(api: Api, service: Service) -> None:
+    seed(api, service)
+    sse = {"Accept": "text/event-stream"}
+    assert_error(api.post("/brains/b1/context", {"query": "sushi"}, headers=sse), 406, "streaming_not_applicable")
+    assert_error(
+        api.post("/brains/b1/context", {"query": "sushi", "mode": "fast"}, headers=sse), 406, "streaming_not_applicable"
+    )
+    result = api.client.simulate_post(
+        "/v1/brains/b1/context",
+        json={"query": "sushi", "mode": "thorough"},
+        headers={"Authorization": f"Bearer {api.key}", **sse},
+    )
+    assert result.status_code == 200 and result.headers["content-type"].startswith("text/event-stream")
+    events = [block.split("\n") for block in result.text.strip().split("\n\n")]
+    names = [lines[0].removeprefix("event: ") for lines in events]
+    assert names[0] == "context.started" and names[-1] == "context.completed"
+    completed = json.loads(events[-1][1].removeprefix("data: "))["context"]
+    assert completed["answer"]["citations"]
+
+
+def test_thorough_composes_an_extractive_cited_answer(api: Api, service: Service) -> None:
+    seed(api, service)
+    ctx = context(api, query="What did Melanie paint?", mode="thorough")
+    cited = {c["id"] for c in ctx["citations"]}
+    assert ctx["answer"]["text"] and set(ctx["answer"]["citations"]) <= cited
+    assert ctx["cost"]["generative_calls"] == 0
+
+
+def test_schema_yields_structured_or_unavailable(api: Api, service: Service) -> None:
+    api.brain("b1", self_name="Ann")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."})
+    assert service.worker.wait_idle()
+    ok = context(api, query="where", schema={"type": "object", "properties": {"lives_in": {"type": "string"}}})
+    assert ok["structured"]["status"] == "ready" and ok["structured"]["value"] == {"lives_in": "lisbon"}
+    bad = context(api, query="where", schema={"type": "object", "properties": {"x": {"type": 12}}})
+    assert bad["structured"]["status"] == "unavailable" and bad["structured"]["reason"]
+    unmet = context(api, query="where", schema={"type": "object", "required": ["age"], "properties": {"age": {"type": "integer"}}})
+    assert unmet["structured"]["status"] == "unavailable"
+
+
+def test_forgotten_records_leave_the_context_at_once(api: Api, service: Service) -> None:
+    ids = seed(api, service)
+    assert ids[4] in {e["record_id"] for e in context(api, query="sushi bar dinner")["evidence"]}
+    api.delete(f"/brains/b1/records/{ids[4]}")
+    assert ids[4] not in {e["record_id"] for e in context(api, query="sushi bar dinner")["evidence"]}
+
+
+def test_hosted_omits_local_only_and_redacts_redacted_summary(tmp_path: Any) -> None:
+    registry = tmp_path / "keys.json"
+    raw, _ = KeyRegistry(registry).create("test", "acme")
+    local = Service(MemoryStore(), config=Config(engine="memory"))
+    local.start()
+    hosted = Service(local.store, config=Config(engine="memory", deployment="hosted", key_registry=registry))
+    hosted._indexes = local._indexes  # one engine, two deployments: they share the evidence index
+    local_api, hosted_api = Api(create_app(local)), Api(create_app(hosted), key=raw)
+    local_api.brain()
+    private = local_api.remember("b1", "The vault code is 4471.", visibility="local_only").body["id"]
+    summary = local_api.remember("b1", "The vault manager is Dana.", visibility="redacted_summary").body["id"]
+    assert local.worker.wait_idle()
+    ctx = context(hosted_api, query="vault code manager")
+    assert private not in {e["record_id"] for e in ctx["evidence"]}
+    redacted = [e for e in ctx["evidence"] if e["record_id"] == summary]
+    assert redacted and redacted[0]["redacted"] and "Dana" not in json.dumps(ctx)
+    assert private in {e["record_id"] for e in context(local_api, query="vault code manager")["evidence"]}
+    local.stop()
+
+
+def test_context_traces(api: Api, service: Service) -> None:
+    seed(api, service)
+    first = context(api, query="sushi")
+    second = context(api, query="camping")
+    trace = api.get(f"/brains/b1/traces/{first['id']}").body
+    assert trace["kind"] == "context" and trace["lanes"] and trace["scores"]
+    assert {lane["name"] for lane in trace["lanes"]} >= {"lexical", "vector"}
+    assert trace["context"]["id"] == first["id"] and trace["cost"]["generative_calls"] == 0
+    listed = [t["id"] for t in api.get("/brains/b1/traces").body["data"]]
+    assert listed.index(second["id"]) < listed.index(first["id"])
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "query"),
+        ({"query": 3}, "query"),
+        ({"query": "x", "mode": "slow"}, "mode"),
+        ({"query": "x", "budget": {"tokens": 0}}, "budget.tokens"),
+        ({"query": "x", "budget": {"tokens": True}}, "budget.tokens"),
+        ({"query": "x", "include": ["gossip"]}, "include"),
+        ({"query": "x", "purpose": "espionage"}, "purpose"),
+        ({"query": "x", "filter": {"since": "last week"}}, "filter.since"),
+        ({"query": "x", "as_of": "now"}, "as_of"),
+        ({"query": "x", "limit": 3}, "limit"),
+    ],
+)
+def test_invalid_context_requests(api: Api, body: dict[str, Any], field: str) -> None:
+    api.brain()
+    err = assert_error(api.post("/brains/b1/context", body), 400, "invalid_request_body")
+    assert err["message"].startswith(f"{field}: ")

@@ -1,0 +1,87 @@
+"""Import from an external source: origin import, idempotent per (source, external_id), bad lines reported."""
+
+from __future__ import annotations
+
+import json
+
+from brainstore.api.app import create_app
+from brainstore.importer import import_principal, import_records
+from brainstore.service import Service
+from tests.conftest import Api, assert_error
+
+LINES = [
+    {"external_id": "n1", "content": "Alice moved to Lisbon in 2021.", "occurred_at": "2021-03-01T09:00:00Z"},
+    {"external_id": "n2", "content": {"kind": "message", "text": "I prefer tea.", "role": "user"}},
+    {"external_id": "n3", "content": {"kind": "fact", "text": "Bob is Alice's brother."}, "visibility": "redacted_summary"},
+]
+
+
+def _jsonl(rows: list[object]) -> list[str]:
+    return [row if isinstance(row, str) else json.dumps(row) for row in rows]
+
+
+def test_imported_records_are_not_erasable_and_reimport_is_a_no_op(service: Service) -> None:
+    api = Api(create_app(service))
+    api.brain("alice", self_name="Alice")
+    principal = import_principal("test", "acme")  # the namespace of tests.conftest.KEY
+
+    first = import_records(service, principal, "alice", "notes", _jsonl(LINES))
+    assert (first.imported, first.unchanged, first.invalid) == (3, 0, [])
+
+    for record_id, line in zip(first.record_ids, LINES, strict=True):
+        record = api.get(f"/brains/alice/records/{record_id}").body
+        assert record["origin"] == "import"
+        assert record["source"]["name"] == "notes" and record["source"]["external_id"] == line["external_id"]
+        assert_error(api.delete(f"/brains/alice/records/{record_id}"), 403, "record_not_erasable")
+    assert api.get(f"/brains/alice/records/{first.record_ids[0]}").body["occurred_at"].startswith("2021-03-01")
+
+    # Re-import reconciles: nothing duplicated, even with changed content and a new line.
+    again = import_records(
+        service, principal, "alice", "notes", _jsonl([*LINES, {"external_id": "n4", "content": "New."}])
+    )
+    assert (again.imported, again.unchanged, again.invalid) == (1, 3, [])
+    # The same external_id from another source is another Record.
+    other = import_records(service, principal, "alice", "crm", _jsonl(LINES[:1]))
+    assert (other.imported, other.unchanged) == (1, 0)
+
+    # An API-origin Record stays erasable.
+    record_id = api.remember("alice", "Temporary.").body["id"]
+    assert api.delete(f"/brains/alice/records/{record_id}").status == 200
+
+
+def test_bad_lines_are_reported_with_line_numbers_and_never_stop_the_import(service: Service) -> None:
+    api = Api(create_app(service))
+    api.brain("alice")
+    rows: list[object] = [
+        {"external_id": "ok1", "content": "Fine."},
+        "{not json",
+        {"content": "no id"},
+        {"external_id": "bad-kind", "content": {"kind": "poem", "text": "x"}},
+        {"external_id": "bad-time", "content": "x", "occurred_at": "yesterday"},
+        "",
+        {"external_id": "bad-vis", "content": "x", "visibility": "public"},
+        {"external_id": "extra", "content": "x", "color": "red"},
+        "[1, 2]",
+        {"external_id": "ok2", "content": "Also fine."},
+    ]
+    report = import_records(service, import_principal("test", "acme"), "alice", "notes", _jsonl(rows))
+    assert (report.imported, report.unchanged) == (2, 0)
+    reasons = dict(report.invalid)
+    assert sorted(reasons) == [2, 3, 4, 5, 7, 8, 9]  # line 6 is blank: skipped, not invalid
+    assert reasons[3].startswith("invalid_request_body: external_id")
+    assert reasons[4].startswith("unknown_kind: content.kind")
+    assert reasons[5].startswith("invalid_request_body: occurred_at")
+    assert reasons[7].startswith("invalid_request_body: visibility")
+    assert reasons[8].startswith("invalid_request_body: color")
+    assert report.summary() == "imported 2, unchanged 0, invalid 7"
+
+
+def test_import_into_a_missing_brain_or_another_namespace_fails_whole(service: Service) -> None:
+    api = Api(create_app(service))
+    api.brain("alice")
+    try:
+        import_records(service, import_principal("live", "acme"), "alice", "notes", _jsonl(LINES))
+    except Exception as exc:  # the live namespace has no Brain alice
+        assert getattr(exc, "code", None) == "brain_not_found"
+    else:
+        raise AssertionError("expected brain_not_found")

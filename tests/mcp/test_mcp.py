@@ -1,0 +1,302 @@
+"""MCP with the SDK's own client: local stdio (a spawned `brainstore mcp`) and hosted (/mcp in gunicorn)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.contract.openapi import validate_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+TOOLS = {
+    "remember",
+    "context",
+    "get_memory",
+    "list_memories",
+    "accept_object",
+    "get_object",
+    "forget_record",
+    "get_profile",
+}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env
+
+
+def _docs_json_blocks() -> list[dict[str, Any]]:
+    text = (ROOT / "docs" / "operations.md").read_text()
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)\n```", text, re.S) if "mcpServers" in block]
+
+
+def _error_of(result: Any) -> dict[str, Any]:
+    assert result.is_error, result
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content
+    validate_schema("Error", body)
+    return body
+
+
+def _ok(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content
+    return body
+
+
+# --- local stdio ---------------------------------------------------------------------------------
+def test_stdio_documented_config_lists_tools_remembers_and_reads_profile(tmp_path: Path) -> None:
+    # The desktop-agent snippet of docs/operations.md, run verbatim (embedded, DuckDB in the cwd).
+    config = _docs_json_blocks()[0]["mcpServers"]["brainstore"]
+    assert config == {"command": "brainstore", "args": ["mcp", "--project", "acme", "--brain", "alice"]}
+    params = StdioServerParameters(
+        command=str(BIN / config["command"]), args=config["args"], env=_env(), cwd=str(tmp_path)
+    )
+
+    async def session() -> None:
+        async with Client(params) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS
+            assert all(len(tool.description or "") > 60 for tool in tools.values())
+
+            record = _ok(await client.call_tool("remember", {"content": "I moved to Lisbon in 2021."}))
+            assert record["object"] == "record" and record["id"].startswith("rec_")
+            assert record["origin"] == "api"
+            validate_schema("Record", record)
+
+            profile = _ok(await client.call_tool("get_profile", {}))
+            assert profile["object"] == "profile" and profile["brain_id"] == "alice"
+            assert profile["self"] == {"type": "person", "name": "alice"}  # created on first use
+
+            accepted = _ok(
+                await client.call_tool("accept_object", {"type": "prefs", "key": "drink", "value": {"is": "tea"}})
+            )
+            assert accepted["version"] == 1
+            got = _ok(await client.call_tool("get_object", {"type": "prefs", "key": "drink"}))
+            assert got["value"] == {"is": "tea"}
+
+            # Failures are tool errors carrying the API's Error body.
+            missing = _error_of(await client.call_tool("get_memory", {"memory_id": "mem_nope"}))
+            assert missing["code"] == "memory_not_found"
+            bad = _error_of(await client.call_tool("remember", {"content": {"kind": "poem", "text": "x"}}))
+            assert bad["code"] == "unknown_kind"
+            context = await client.call_tool("context", {"query": "Where does Alice live?"})
+            if context.is_error:  # createContext may still answer 501 on this engine
+                assert _error_of(context)["code"] == "not_implemented"
+            else:
+                assert _ok(context)["object"] == "context"
+
+    anyio.run(session)
+    assert (tmp_path / "brainstore-data" / "brainstore.duckdb").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "missing"),
+    [
+        (["mcp"], ["--project", "--brain"]),
+        (["mcp", "--project", "acme"], ["--brain"]),
+        (["mcp", "--brain", "alice", "--engine", "memory"], ["--project"]),
+    ],
+)
+def test_stdio_refuses_without_explicit_project_and_brain(args: list[str], missing: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", *args],
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0
+    assert done.stdout == ""  # stdout is the protocol channel
+    body = json.loads(done.stderr.strip().splitlines()[-1])
+    validate_schema("Error", body)
+    assert (body["code"], body["type"]) == ("mcp_identity_unconfigured", "authentication")
+    for flag in missing:
+        assert flag in body["message"]
+
+
+def test_stdio_identity_from_environment_variables(tmp_path: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "brainstore.cli", "mcp"],
+        env=_env(BRAINSTORE_MCP_PROJECT="acme", BRAINSTORE_MCP_BRAIN="bob", BRAINSTORE_ENGINE="memory"),
+        cwd=str(tmp_path),
+    )
+
+    async def session() -> None:
+        async with Client(params) as client:
+            profile = _ok(await client.call_tool("get_profile", {}))
+            assert profile["brain_id"] == "bob"
+
+    anyio.run(session)
+    assert not (tmp_path / "brainstore-data").exists()  # memory engine: nothing on disk
+
+
+# --- hosted: /mcp in the gunicorn process --------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _create_key(registry: Path, *extra: str) -> str:
+    done = subprocess.run(
+        [str(BIN / "brainstore"), "keys", "--key-registry", str(registry), "create", "--project", "acme", *extra],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.strip()
+
+
+class Hosted:
+    def __init__(self, base: str, bound: str, unbound: str, revoked: str) -> None:
+        self.base, self.bound, self.unbound, self.revoked = base, bound, unbound, revoked
+
+    def v1(self, method: str, path: str, key: str, **kw: Any) -> httpx.Response:
+        return httpx.request(method, f"{self.base}/v1{path}", headers={"Authorization": f"Bearer {key}"}, **kw)
+
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hosted]:
+    data = tmp_path_factory.mktemp("hosted")
+    registry = data / "keys.json"
+    bound = _create_key(registry, "--brain", "alice")
+    unbound = _create_key(registry)
+    revoked = _create_key(registry, "--brain", "alice")
+    key_id = json.loads(registry.read_text())["keys"][2]["id"]
+    subprocess.run(
+        [str(BIN / "brainstore"), "keys", "--key-registry", str(registry), "revoke", key_id],
+        env=_env(),
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    port = _free_port()
+    env = _env(
+        BRAINSTORE_ENGINE="duckdb",
+        BRAINSTORE_DATA_DIR=str(data),
+        BRAINSTORE_DEPLOYMENT="hosted",
+        BRAINSTORE_KEY_REGISTRY=str(registry),
+    )
+    server = subprocess.Popen(
+        [
+            str(BIN / "gunicorn"),
+            "--no-control-socket",
+            "--workers",
+            "1",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "4",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "brainstore.mcp.hosted:hosted_app()",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/v1/brains/x", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("gunicorn did not start") from None
+                time.sleep(0.1)
+        hosted = Hosted(base, bound, unbound, revoked)
+        for brain in ("alice", "bob"):
+            body = {"id": brain, "self": {"type": "person", "name": brain.title()}}
+            assert hosted.v1("POST", "/brains", unbound, json=body).status_code == 201
+        yield hosted
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _mcp_post(hosted: Hosted, key: str | None) -> httpx.Response:
+    headers = {"Accept": "application/json, text/event-stream"}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    return httpx.post(f"{hosted.base}/mcp", json=message, headers=headers)
+
+
+@pytest.mark.slow
+def test_hosted_refuses_unbound_missing_unknown_and_revoked_keys(hosted: Hosted) -> None:
+    cases = [
+        (hosted.unbound, 403, "mcp_brain_unbound", "permission"),
+        (None, 401, "invalid_api_key", "authentication"),
+        ("sk_test_acme_notissued0000", 401, "invalid_api_key", "authentication"),
+        ("not-a-key", 401, "invalid_api_key", "authentication"),
+        (hosted.revoked, 401, "key_revoked", "authentication"),
+    ]
+    for key, status, code, type_ in cases:
+        response = _mcp_post(hosted, key)
+        assert response.status_code == status, response.text
+        body = response.json()
+        validate_schema("Error", body)
+        assert (body["code"], body["type"]) == (code, type_)
+        assert body["docs_url"].endswith(f"/errors/{code}")
+    # The unbound key still works on /v1, where the Brain is in the URL.
+    assert hosted.v1("GET", "/brains/alice", hosted.unbound).status_code == 200
+
+
+@pytest.mark.slow
+def test_hosted_bound_key_reaches_only_its_brain(hosted: Hosted) -> None:
+    # Something in bob that alice's key must never see.
+    secret = {"type": "prefs", "key": "pin", "value": "1234"}
+    assert hosted.v1("POST", "/brains/bob/objects", hosted.unbound, json=secret).status_code == 201
+
+    remembered: list[str] = []
+
+    async def session() -> None:
+        headers = {"Authorization": f"Bearer {hosted.bound}", "X-Brainstore-Brain": "bob"}  # spoof attempt
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(f"{hosted.base}/mcp", http_client=http)) as client,
+        ):
+            assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+            record = _ok(await client.call_tool("remember", {"content": "I moved to Lisbon in 2021."}))
+            assert record["id"].startswith("rec_")
+            remembered.append(record["id"])
+            profile = _ok(await client.call_tool("get_profile", {}))
+            assert profile["brain_id"] == "alice"
+            missing = _error_of(await client.call_tool("get_object", {"type": "prefs", "key": "pin"}))
+            assert missing["code"] == "object_not_found"
+
+    anyio.run(session)
+    # The Record landed in alice, read back over /v1 with the unbound key.
+    assert hosted.v1("GET", f"/brains/alice/records/{remembered[0]}", hosted.unbound).status_code == 200
+    # And on /v1 the bound key is confined to alice too.
+    bob = hosted.v1("GET", "/brains/bob", hosted.bound)
+    assert bob.status_code == 404 and bob.json()["code"] == "brain_not_found"
+

@@ -1,0 +1,96 @@
+"""The CLI entry points whose behaviour docs/operations.md promises."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brainstore import cli
+from brainstore.config import Config
+from brainstore.service.engine import build_service
+from brainstore.store.duckdb import DuckDBStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}
+
+
+def test_hosted_serve_refuses_to_start_without_a_key_registry(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", "serve", "--deployment", "hosted", "--data-dir", str(tmp_path)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "key registry" in done.stderr and "--key-registry" in done.stderr
+    assert "serving" not in done.stdout
+    assert not (tmp_path / "brainstore.duckdb").exists()  # refused before opening anything
+
+
+def test_documented_import_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        '{"external_id": "note-1", "content": "Alice moved to Lisbon in 2021.", "occurred_at": "2021-03-01T09:00:00Z"}\n'
+        '{"external_id": "note-2", "content": {"kind": "message", "text": "I prefer tea.", "role": "user"}, "visibility": "shareable"}\n'
+    )
+    data = tmp_path / "data"
+    argv = ["import", str(notes), "--brain", "alice", "--source", "notes", "--project", "acme", "--data-dir", str(data)]
+
+    assert cli.main(argv) == 1  # the Brain does not exist yet: nothing imported
+    assert "brain_not_found" in capsys.readouterr().err
+
+    assert cli.main([*argv, "--create-brain"]) == 0
+    assert capsys.readouterr().out.strip() == "imported 2, unchanged 0, invalid 0"
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.strip() == "imported 0, unchanged 2, invalid 0"
+
+    with notes.open("a") as handle:
+        handle.write('{"external_id": "note-3", "content": {"kind": "poem"}}\n')
+    assert cli.main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out.strip() == "imported 0, unchanged 2, invalid 1"
+    assert f"{notes}:3: unknown_kind: content.kind" in out.err
+
+    store = DuckDBStore(data / "brainstore.duckdb")
+    try:
+        brain = store.get_brain("test:acme", "alice")
+        assert brain is not None
+        record = store.find_imported_record(brain.uid, "notes", "note-1")
+        assert record is not None and record.origin == "import"
+    finally:
+        store.close()
+
+
+def test_import_and_embedded_mcp_refuse_while_the_data_directory_is_held(tmp_path: Path) -> None:
+    # A running server holds the DuckDB file; another process must refuse, not wait or corrupt.
+    service = build_service(Config(engine="duckdb", data_dir=tmp_path))
+    try:
+        notes = tmp_path / "notes.jsonl"
+        notes.write_text(json.dumps({"external_id": "x", "content": "x"}) + "\n")
+        for args in (
+            ["import", str(notes), "--brain", "alice", "--source", "notes", "--project", "acme"],
+            ["mcp", "--project", "acme", "--brain", "alice"],
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "brainstore.cli", *args, "--data-dir", str(tmp_path)],
+                env=_env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+            assert done.returncode == 2, done.stderr
+            assert "brainstore.duckdb is in use" in done.stderr
+            assert done.stdout == ""
+    finally:
+        service.stop()
+        service.store.close()
