@@ -112,4 +112,3 @@ def import_records(
         report.imported += 1
         report.record_ids.append(reply.body["id"])
     return report
-

@@ -12,7 +12,11 @@ from tests.conftest import Api, assert_error
 LINES = [
     {"external_id": "n1", "content": "Alice moved to Lisbon in 2021.", "occurred_at": "2021-03-01T09:00:00Z"},
     {"external_id": "n2", "content": {"kind": "message", "text": "I prefer tea.", "role": "user"}},
-    {"external_id": "n3", "content": {"kind": "fact", "text": "Bob is Alice's brother."}, "visibility": "redacted_summary"},
+    {
+        "external_id": "n3",
+        "content": {"kind": "fact", "text": "Bob is Alice's brother."},
+        "visibility": "redacted_summary",
+    },
 ]
 
 
@@ -33,7 +37,9 @@ def test_imported_records_are_not_erasable_and_reimport_is_a_no_op(service: Serv
         assert record["origin"] == "import"
         assert record["source"]["name"] == "notes" and record["source"]["external_id"] == line["external_id"]
         assert_error(api.delete(f"/brains/alice/records/{record_id}"), 403, "record_not_erasable")
-    assert api.get(f"/brains/alice/records/{first.record_ids[0]}").body["occurred_at"].startswith("2021-03-01")
+    assert (
+        api.get(f"/brains/alice/records/{first.record_ids[0]}").body["occurred_at"].startswith("2021-03-01")
+    )
 
     # Re-import reconciles: nothing duplicated, even with changed content and a new line.
     again = import_records(

@@ -47,6 +47,7 @@ def test_kill_9_right_after_202_loses_no_record(tmp_path: Path) -> None:
     with Client(srv.base_url, KEY) as client:
         client.create_brain("b1")
         ids = [client.remember_record("b1", f"note number {i}")["id"] for i in range(20)]
+        keyed = client.remember_record("b1", "sent once", idempotency_key="k-1")["id"]
     srv.kill9()
     srv = Server(tmp_path / "data").start()
     try:
@@ -54,6 +55,8 @@ def test_kill_9_right_after_202_loses_no_record(tmp_path: Path) -> None:
             for record_id in ids:
                 assert client.get_record("b1", record_id)["id"] == record_id
             assert wait_ready(client, "b1", ids[-1])["status"] == "ready"
+            # The Idempotency-Key outlives the process: a replay returns the original Record.
+            assert client.remember_record("b1", "sent once", idempotency_key="k-1")["id"] == keyed
     finally:
         srv.stop()
 

@@ -45,7 +45,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _docs_json_blocks() -> list[dict[str, Any]]:
     text = (ROOT / "docs" / "operations.md").read_text()
-    return [json.loads(block) for block in re.findall(r"```json\n(.*?)\n```", text, re.S) if "mcpServers" in block]
+    return [
+        json.loads(block) for block in re.findall(r"```json\n(.*?)\n```", text, re.S) if "mcpServers" in block
+    ]
 
 
 def _error_of(result: Any) -> dict[str, Any]:
@@ -88,7 +90,9 @@ def test_stdio_documented_config_lists_tools_remembers_and_reads_profile(tmp_pat
             assert profile["self"] == {"type": "person", "name": "alice"}  # created on first use
 
             accepted = _ok(
-                await client.call_tool("accept_object", {"type": "prefs", "key": "drink", "value": {"is": "tea"}})
+                await client.call_tool(
+                    "accept_object", {"type": "prefs", "key": "drink", "value": {"is": "tea"}}
+                )
             )
             assert accepted["version"] == 1
             got = _ok(await client.call_tool("get_object", {"type": "prefs", "key": "drink"}))
@@ -162,7 +166,16 @@ def _free_port() -> int:
 
 def _create_key(registry: Path, *extra: str) -> str:
     done = subprocess.run(
-        [str(BIN / "brainstore"), "keys", "--key-registry", str(registry), "create", "--project", "acme", *extra],
+        [
+            str(BIN / "brainstore"),
+            "keys",
+            "--key-registry",
+            str(registry),
+            "create",
+            "--project",
+            "acme",
+            *extra,
+        ],
         env=_env(),
         capture_output=True,
         text=True,
@@ -177,7 +190,9 @@ class Hosted:
         self.base, self.bound, self.unbound, self.revoked = base, bound, unbound, revoked
 
     def v1(self, method: str, path: str, key: str, **kw: Any) -> httpx.Response:
-        return httpx.request(method, f"{self.base}/v1{path}", headers={"Authorization": f"Bearer {key}"}, **kw)
+        return httpx.request(
+            method, f"{self.base}/v1{path}", headers={"Authorization": f"Bearer {key}"}, **kw
+        )
 
 
 @pytest.fixture(scope="module")
@@ -300,3 +315,58 @@ def test_hosted_bound_key_reaches_only_its_brain(hosted: Hosted) -> None:
     bob = hosted.v1("GET", "/brains/bob", hosted.bound)
     assert bob.status_code == 404 and bob.json()["code"] == "brain_not_found"
 
+
+@pytest.mark.slow
+def test_stdio_against_a_running_server_with_url_and_key(hosted: Hosted, tmp_path: Path) -> None:
+    # The second snippet of docs/operations.md, pointed at the test server.
+    config = _docs_json_blocks()[1]["mcpServers"]["brainstore"]
+    args = [hosted.base + "/v1" if arg.startswith("https://") else arg for arg in config["args"]]
+    assert args == ["mcp", "--project", "acme", "--brain", "alice", "--url", hosted.base + "/v1"]
+    assert set(config["env"]) == {"BRAINSTORE_API_KEY"}
+    params = StdioServerParameters(
+        command=str(BIN / config["command"]),
+        args=args,
+        env=_env(BRAINSTORE_API_KEY=hosted.bound),
+        cwd=str(tmp_path),
+    )
+
+    async def session() -> None:
+        async with Client(params) as client:
+            record = _ok(await client.call_tool("remember", {"content": "Remote hello."}))
+            assert record["origin"] == "api"
+            assert _ok(await client.call_tool("get_profile", {}))["brain_id"] == "alice"
+            assert _error_of(await client.call_tool("get_object", {"type": "prefs", "key": "pin"}))[
+                "code"
+            ] == ("object_not_found")
+
+    anyio.run(session)
+    assert not (tmp_path / "brainstore-data").exists()  # nothing embedded
+
+
+def test_stdio_url_mode_refuses_a_key_of_another_project() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "brainstore.cli",
+            "mcp",
+            "--project",
+            "acme",
+            "--brain",
+            "alice",
+            "--url",
+            "http://127.0.0.1:9/v1",
+            "--key",
+            "sk_test_globex_secret",
+        ],
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0
+    body = json.loads(done.stderr.strip().splitlines()[-1])
+    validate_schema("Error", body)
+    assert body["code"] == "mcp_identity_unconfigured" and "globex" in body["message"]

@@ -24,7 +24,16 @@ def _env() -> dict[str, str]:
 
 def test_hosted_serve_refuses_to_start_without_a_key_registry(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "brainstore.cli", "serve", "--deployment", "hosted", "--data-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "brainstore.cli",
+            "serve",
+            "--deployment",
+            "hosted",
+            "--data-dir",
+            str(tmp_path),
+        ],
         env=_env(),
         capture_output=True,
         text=True,
@@ -43,7 +52,18 @@ def test_documented_import_command(tmp_path: Path, capsys: pytest.CaptureFixture
         '{"external_id": "note-2", "content": {"kind": "message", "text": "I prefer tea.", "role": "user"}, "visibility": "shareable"}\n'
     )
     data = tmp_path / "data"
-    argv = ["import", str(notes), "--brain", "alice", "--source", "notes", "--project", "acme", "--data-dir", str(data)]
+    argv = [
+        "import",
+        str(notes),
+        "--brain",
+        "alice",
+        "--source",
+        "notes",
+        "--project",
+        "acme",
+        "--data-dir",
+        str(data),
+    ]
 
     assert cli.main(argv) == 1  # the Brain does not exist yet: nothing imported
     assert "brain_not_found" in capsys.readouterr().err

@@ -113,7 +113,9 @@ def _run(binding: Binding, ctx: Context, call: Callable[[Client, str], dict[str,
         return _json_result(_error_body(exc), is_error=True)
     except httpx.HTTPError as exc:
         # The API could not be reached at all: still the spec's one Error shape.
-        unreachable = error("internal_error", f"the brainstore API could not be reached: {type(exc).__name__}")
+        unreachable = error(
+            "internal_error", f"the brainstore API could not be reached: {type(exc).__name__}"
+        )
         return _json_result(_error_body(unreachable), is_error=True)
 
 
@@ -143,7 +145,9 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
                     '{"kind":"fact","text":"..."} or {"kind":"fact","subject":"...","predicate":"...",'
                     '"value":"..."}, {"kind":"event","name":"...","text":"..."}, '
                     '{"kind":"document","text":"...","title":"..."}, or a correction '
-                    '{"kind":"correction","corrects":"mem_...","text":"the right statement"}.'
+                    '{"kind":"correction","corrects":"mem_...","text":"the right statement"}. '
+                    "Something the user said about themselves: send it as a message with role user, so "
+                    "it is attributed to them (plain text is a document with no speaker)."
                 )
             ),
         ],
@@ -186,9 +190,13 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         as_of: Timestamp = None,
         mode: Annotated[
             Literal["fast", "thorough"] | None,
-            Field(description="fast (default) returns cited evidence only; thorough may also compose an answer."),
+            Field(
+                description="fast (default) returns cited evidence only; thorough may also compose an answer."
+            ),
         ] = None,
-        purpose: Annotated[str | None, Field(description="A configured policy name; default general.")] = None,
+        purpose: Annotated[
+            str | None, Field(description="A configured policy name; default general.")
+        ] = None,
     ) -> CallToolResult:
         """Assemble budgeted, cited context from this Brain for a query (createContext).
 
@@ -294,7 +302,9 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         """
         return _run(binding, ctx, lambda c, b: c.get_object(b, type, key))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False))
+    @server.tool(
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+    )
     def forget_record(
         ctx: Context,
         record_id: Annotated[str, Field(description="The Record id to erase, rec_...")],

@@ -69,7 +69,10 @@ def check_identity(settings: StdioSettings) -> None:
         )
     assert settings.project is not None
     if "_" in settings.project:
-        raise error("mcp_identity_unconfigured", "project: must not contain '_' (keys are sk_<env>_<project>_<secret>)")
+        raise error(
+            "mcp_identity_unconfigured",
+            "project: must not contain '_' (keys are sk_<env>_<project>_<secret>)",
+        )
     if settings.url:
         if not settings.key:
             raise error("invalid_api_key", "Authorization: --url needs --key (or BRAINSTORE_API_KEY)")

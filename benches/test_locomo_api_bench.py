@@ -1,0 +1,98 @@
+"""LoCoMo retrieval through the HTTP contract: the measurement issue 4 names, end to end.
+
+Each conversation becomes a Brain; each turn a Record (kind message, speaker, occurred_at from the
+session date) sent through the client to the real Falcon app (in-process WSGI transport, the memory
+engine); each question of categories 1-4 a fast Context at budget.tokens 1000 and 2000. A question's
+score is the share of its evidence turns cited by the Context. Numbers are printed and stored in
+pytest-benchmark's extra_info; nothing here is a timed assertion.
+
+Run: ``make bench`` or ``.venv/bin/python -m pytest benches/test_locomo_api_bench.py -s -p no:cacheprovider``
+(``LOCOMO_CONVERSATIONS=26,30`` limits the run).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections import defaultdict
+from typing import Any
+
+import httpx
+import pytest
+
+from benches.locomo import HELD_OUT, TUNING, load_conversations, scored_questions, score
+from brainstore.api.app import create_app
+from brainstore.client import Client
+from brainstore.config import Config
+from brainstore.service import Service
+from brainstore.store.memory import MemoryStore
+
+KEY = "sk_test_bench_locomo0001"
+BUDGETS = (1000, 2000)
+
+
+def run_conversation(client: Client, service: Service, conversation: Any) -> dict[str, Any]:
+    brain = f"locomo-{conversation.sample_id}"
+    client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}")
+    record_turn: dict[str, str] = {}
+    started = time.perf_counter()
+    for turn in conversation.turns:
+        content = {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"}
+        rec = client.remember_record(brain, content, occurred_at=turn.occurred_at.isoformat().replace("+00:00", "Z"))
+        record_turn[rec["id"]] = turn.dia_id
+    assert service.worker.wait_idle(timeout=600)
+    ingest_s = time.perf_counter() - started
+    results: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    latencies: list[float] = []
+    for question, evidence in scored_questions(conversation):
+        for budget in BUDGETS:
+            ctx = client.create_context(brain, question.question, budget={"tokens": budget})
+            latencies.append(ctx["budget"]["ms"]["used"])
+            cited = {record_turn[c["record_id"]] for c in ctx["citations"]}
+            results[budget].append((question.category, score(cited, evidence)))
+    return {"results": results, "ingest_s": ingest_s, "turns": len(conversation.turns), "latencies": latencies}
+
+
+def test_locomo_recall_through_the_api(benchmark: Any) -> None:
+    conversations = load_conversations()
+    if not conversations:
+        pytest.skip("LoCoMo data not present (../shared/data/locomo)")
+    wanted = os.environ.get("LOCOMO_CONVERSATIONS")
+    if wanted:
+        conversations = [c for c in conversations if c.sample_id in wanted.split(",")]
+    service = Service(MemoryStore(), config=Config(engine="memory", rate_limit_per_minute=0))
+    service.start()
+    app = create_app(service)
+    client = Client("http://bench/v1", KEY, transport=httpx.WSGITransport(app=app))
+    per_conv: dict[str, dict[str, Any]] = {}
+
+    def run() -> None:
+        for conversation in conversations:
+            per_conv[conversation.sample_id] = run_conversation(client, service, conversation)
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    service.stop()
+
+    lines = []
+    for label, ids in (("all", None), ("tuning", TUNING), ("held-out", HELD_OUT)):
+        for budget in BUDGETS:
+            scores = [
+                s for sid, r in per_conv.items() if ids is None or sid in ids for _, s in r["results"][budget]
+            ]
+            if scores:
+                mean = statistics.fmean(scores)
+                benchmark.extra_info[f"recall_{label}_{budget}"] = round(mean, 4)
+                lines.append(f"{label:>8} @ {budget}: {mean:.3f} over {len(scores)} questions")
+    for budget in BUDGETS:
+        by_cat: dict[int, list[float]] = defaultdict(list)
+        for r in per_conv.values():
+            for cat, s in r["results"][budget]:
+                by_cat[cat].append(s)
+        lines.append(f"  @ {budget} by category: " + ", ".join(f"{c}: {statistics.fmean(v):.3f}" for c, v in sorted(by_cat.items())))
+    turns = sum(r["turns"] for r in per_conv.values())
+    ingest = sum(r["ingest_s"] for r in per_conv.values())
+    latencies = sorted(x for r in per_conv.values() for x in r["latencies"])
+    lines.append(f"ingest: {turns} turns in {ingest:.1f} s ({turns / ingest:.0f} turns/s)")
+    lines.append(f"server-side context ms: p50 {latencies[len(latencies) // 2]}, p99 {latencies[int(len(latencies) * 0.99)]}")
+    print("\nLoCoMo through the API\n" + "\n".join(lines))
