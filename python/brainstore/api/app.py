@@ -53,12 +53,16 @@ def create_app(service: Service, config: Config | None = None) -> falcon.App:
 _app: Any = None
 
 
-def get_app() -> falcon.App:
-    """The gunicorn entry point: configuration, store and worker are built here, after the fork."""
+def get_app() -> Any:
+    """The gunicorn entry point: configuration, store and worker are built here, after the fork.
+
+    /v1 is the Falcon app; /mcp (hosted MCP, streamable HTTP) is mounted beside it in this process.
+    """
     global _app
     if _app is None:
+        from brainstore.mcp.hosted import mount_mcp
         from brainstore.service.engine import build_service
 
         config = Config.from_env()
-        _app = create_app(build_service(config), config)
+        _app = mount_mcp(create_app(build_service(config), config), config)
     return _app

@@ -233,6 +233,14 @@ class BrainIndex:
                 return self._graph(query, min(k, len(allowed_live)), set(allowed_live))
             return self._graph(query, min(k, len(self._chunks)), None)
 
+    def vectors(self, chunk_ids: Sequence[int]) -> np.ndarray:
+        """The stored vectors of ``chunk_ids`` (live chunks only), shape ``(n, dimension)``."""
+        with self._lock.read():
+            ids = [i for i in chunk_ids if i in self._chunks]
+            if not ids:
+                return np.zeros((0, self.dimension), dtype=np.float32)
+            return np.asarray(self._hnsw.get_items(ids), dtype=np.float32)
+
     def _graph(self, query: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
         if k <= 0:
             return []

@@ -59,6 +59,9 @@ class RetrievalConfig:
     recency_half_life_days: float = 180.0
     duplicate_threshold: float = 0.9
     length_penalty: float = 0.0  # pack priority = score / tokens**length_penalty
+    speaker_boost: float = 0.0  # fused score * (1 + boost) when the query names the chunk's speaker
+    feedback_weight: float = 0.0  # vector pseudo-relevance feedback: q + w * mean(top feedback_docs)
+    feedback_docs: int = 3
     max_candidates: int = 400  # fused candidates scored and traced
 
 
@@ -203,6 +206,13 @@ def retrieve(
 
     # --- fusion
     fused = kernels.rrf_fuse(ranked, weights, config.rrf_k) if ranked else []
+    if config.feedback_weight and query_vec is not None and fused and "vector" in lane_hits:
+        top = index.vectors([i for i, _ in fused[: config.feedback_docs]])
+        if len(top):
+            q2 = np.asarray(query_vec, dtype=np.float32) + config.feedback_weight * top.mean(axis=0)
+            q2 /= max(float(np.linalg.norm(q2)), 1e-9)
+            run_lane("feedback", lambda: index.vector(q2, k_vector, allowed_set), config.vector_weight)
+            fused = kernels.rrf_fuse(ranked, weights, config.rrf_k)
     fused = fused[: config.max_candidates]
     chunks: list[Chunk] = []
     base: list[float] = []
@@ -211,6 +221,12 @@ def retrieve(
         if chunk is not None:  # removed since the lane ran
             chunks.append(chunk)
             base.append(s)
+
+    if config.speaker_boost and chunks:
+        named = {w.lower() for w in _query_words(query)}
+        for i, c in enumerate(chunks):
+            if c.speaker and c.speaker.lower() in named:
+                base[i] *= 1.0 + config.speaker_boost
 
     if config.neighbor_weight > 0 and chunks:
         fused_score = {c.id: s for c, s in zip(chunks, base, strict=True)}
