@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from benches.locomo import HELD_OUT, TUNING, load_conversations, scored_questions, score
+from benches.locomo import HELD_OUT, TUNING, load_conversations, score, scored_questions
 from brainstore.api.app import create_app
 from brainstore.client import Client
 from brainstore.config import Config

@@ -98,7 +98,7 @@ class Api:
         content_type: str | None = "application/json",
         params: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
-        key: str | None | bool = True,
+        key: str | bool | None = True,
     ) -> Response:
         sent = dict(headers or {})
         use_key = self.key if key is True else key

@@ -13,7 +13,7 @@ def test_routes_equal_the_contract() -> None:
 
 def test_query_parameters_equal_the_contract() -> None:
     declared = {}
-    for method, path, op in iter_operations():
+    for _method, _path, op in iter_operations():
         params = {p["name"] for p in op.get("parameters", []) if p.get("in") == "query"}
         declared[op["operationId"]] = params
     assert {op.id: set(op.query) for op in OPERATIONS} == declared

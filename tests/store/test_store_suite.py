@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from brainstore.domain import Brain, Citation, IdempotentReply, MemoryRevision, ObjectVersion, Record
+from brainstore.domain import (
+    Brain,
+    Citation,
+    IdempotentReply,
+    MemoryRevision,
+    ObjectVersion,
+    Record,
+    StoredChunk,
+)
 from brainstore.store.base import Store
 from brainstore.store.duckdb import DuckDBStore
 from brainstore.store.memory import MemoryStore
@@ -189,9 +197,7 @@ def test_duckdb_erasure_leaves_no_content_in_the_file(tmp_path: Path) -> None:
     assert secret.encode() not in blob
 
 
-def stored_chunk(record_id: str, start: int) -> "StoredChunk":
-    from brainstore.domain import StoredChunk
-
+def stored_chunk(record_id: str, start: int) -> StoredChunk:
     return StoredChunk(
         "brn_1", record_id, start, start + 5, "hello", "Alice (1 January 2024): hello", T0, "Alice", None,
         "normal", "shareable", "model-a", bytes(range(16)),

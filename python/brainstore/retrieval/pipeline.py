@@ -41,7 +41,7 @@ from brainstore import kernels
 from .chunking import Chunk, cited_form
 from .index import BrainIndex
 
-__all__ = ["Candidate", "RetrievalConfig", "Retrieval", "content_terms", "lexical_query", "retrieve"]
+__all__ = ["Candidate", "Retrieval", "RetrievalConfig", "content_terms", "lexical_query", "retrieve"]
 
 TRUST_MULTIPLIER = {"high": 1.1, "normal": 1.0, "low": 0.8}
 
@@ -62,6 +62,8 @@ class RetrievalConfig:
     speaker_boost: float = 0.0  # fused score * (1 + boost) when the query names the chunk's speaker
     feedback_weight: float = 0.0  # vector pseudo-relevance feedback: q + w * mean(top feedback_docs)
     feedback_docs: int = 3
+    vector_score_weight: float = 0.0  # fused score + w * cosine similarity (score-aware fusion)
+    lexical_score_weight: float = 0.0  # fused score + w * bm25 / best bm25
     max_candidates: int = 400  # fused candidates scored and traced
 
 
@@ -90,20 +92,7 @@ class Retrieval:
 # Words that shape a question but say nothing about its topic. BM25 drops a short stopword list of
 # its own; these go on top of it.
 _QUESTION_WORDS = frozenset(
-    """
-    what whats what's when where which who whom whose why how
-    do does did done doing is are was were be been being am have has had having
-    can could would should will shall may might must
-    a an the of in on at to for from by with about as into onto over after before since until during
-    and or but not no nor so than then that this these those there here it its it's
-    i me my mine you your yours he him his she her hers they them their theirs we us our ours
-    some any many much more most other another such own same each every all both either neither
-    kind kinds type types sort sorts way ways thing things something anything
-    likely probably possibly potentially
-    tell say said mention mentioned talk talked discuss discussed share shared
-    time times ever also just still yet only even really very
-    get got gets getting go goes going went
-    """.split()
+    ["what", "whats", "what's", "when", "where", "which", "who", "whom", "whose", "why", "how", "do", "does", "did", "done", "doing", "is", "are", "was", "were", "be", "been", "being", "am", "have", "has", "had", "having", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into", "onto", "over", "after", "before", "since", "until", "during", "and", "or", "but", "not", "no", "nor", "so", "than", "then", "that", "this", "these", "those", "there", "here", "it", "its", "it's", "i", "me", "my", "mine", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "they", "them", "their", "theirs", "we", "us", "our", "ours", "some", "any", "many", "much", "more", "most", "other", "another", "such", "own", "same", "each", "every", "all", "both", "either", "neither", "kind", "kinds", "type", "types", "sort", "sorts", "way", "ways", "thing", "things", "something", "anything", "likely", "probably", "possibly", "potentially", "tell", "say", "said", "mention", "mentioned", "talk", "talked", "discuss", "discussed", "share", "shared", "time", "times", "ever", "also", "just", "still", "yet", "only", "even", "really", "very", "get", "got", "gets", "getting", "go", "goes", "going", "went"]
 )
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 
@@ -221,6 +210,14 @@ def retrieve(
         if chunk is not None:  # removed since the lane ran
             chunks.append(chunk)
             base.append(s)
+
+    if (config.vector_score_weight or config.lexical_score_weight) and chunks:
+        vec = dict(lane_hits.get("vector", ()))
+        lex = dict(lane_hits.get("lexical", ()))
+        top_lex = max(lex.values(), default=0.0) or 1.0
+        for i, c in enumerate(chunks):
+            base[i] += config.vector_score_weight * max(vec.get(c.id, 0.0), 0.0)
+            base[i] += config.lexical_score_weight * lex.get(c.id, 0.0) / top_lex
 
     if config.speaker_boost and chunks:
         named = {w.lower() for w in _query_words(query)}

@@ -33,7 +33,7 @@ import numpy as np
 from brainstore import kernels
 from brainstore.derive import SourceText
 from brainstore.domain import Brain, Principal, Record, StoredChunk
-from brainstore.errors import error, invalid
+from brainstore.errors import invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, cited_form, format_day
 from brainstore.retrieval.embedder import Embedder, load_embedder

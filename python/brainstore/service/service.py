@@ -18,10 +18,10 @@ from typing import Any
 
 from brainstore import kernels
 from brainstore.config import Config
+from brainstore.derive import Extractor
 from brainstore.domain import Brain, IdempotentReply, ObjectVersion, Principal, Record
 from brainstore.errors import error
 from brainstore.ids import new_id
-from brainstore.derive import Extractor
 from brainstore.retrieval.embedder import Embedder
 from brainstore.service.context import ContextRules
 from brainstore.service.memories import MemoryRules
@@ -326,7 +326,7 @@ class Service(MemoryRules, ContextRules):
         type_: str,
         key: str,
         value: Any,
-        if_version: int | None | Any = MISSING,
+        if_version: int | Any | None = MISSING,
         idempotency_key: str | None = None,
         request_fingerprint: str = "",
     ) -> Reply:

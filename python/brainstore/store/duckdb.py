@@ -19,7 +19,15 @@ from typing import Any
 
 import duckdb
 
-from brainstore.domain import Brain, Citation, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
+from brainstore.domain import (
+    Brain,
+    Citation,
+    IdempotentReply,
+    MemoryRevision,
+    ObjectVersion,
+    Record,
+    StoredChunk,
+)
 
 _MEMORY_COLUMNS = (
     "memory_id, brain_uid, version, statement, subject, owner, attribute, value, valid_from, valid_to, "
