@@ -122,7 +122,7 @@ def _import(args: argparse.Namespace) -> int:
 
     from brainstore.errors import BrainstoreError
     from brainstore.importer import import_principal, import_records
-    from brainstore.service.engine import build_service
+    from brainstore.service.engine import DataDirectoryInUse, build_service
 
     path = Path(args.file)
     try:
@@ -134,9 +134,7 @@ def _import(args: argparse.Namespace) -> int:
     config = Config(engine=args.engine, data_dir=Path(args.data_dir))
     try:
         service = build_service(config)
-    except Exception as exc:  # duckdb.IOException when a server holds the file lock
-        if "lock" not in str(exc).lower():
-            raise
+    except DataDirectoryInUse:
         print(
             f"brainstore import: {config.data_dir}/brainstore.duckdb is in use. Stop `brainstore serve` on "
             "this data directory first: import writes to the data directory directly.",

@@ -111,14 +111,12 @@ def run(settings: StdioSettings) -> int:
     else:
         from brainstore.api.app import create_app
         from brainstore.config import Config
-        from brainstore.service.engine import build_service
+        from brainstore.service.engine import DataDirectoryInUse, build_service
 
         config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
         try:
             service = build_service(config)
-        except Exception as exc:  # duckdb.IOException when a server holds the file lock
-            if "lock" not in str(exc).lower():
-                raise
+        except DataDirectoryInUse:
             print(
                 f"brainstore mcp: {settings.data_dir}/brainstore.duckdb is in use (is `brainstore serve` "
                 "running on it?). Embedded mode is only for when no server runs: pass --url and --key to "

@@ -32,8 +32,17 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
     return store
 
 
+class DataDirectoryInUse(RuntimeError):
+    """Another process (a running `brainstore serve`) holds the DuckDB file of this data directory."""
+
+
 def build_service(config: Config) -> Service:
-    store = open_store(config)
+    try:
+        store = open_store(config)
+    except Exception as exc:  # duckdb.IOException: "Could not set lock on file ..."
+        if "lock" in str(exc).lower():
+            raise DataDirectoryInUse(f"{config.data_dir}/brainstore.duckdb is in use by another process") from exc
+        raise
     secret = load_or_create_secret(config.data_dir if config.engine == "duckdb" else None)
     service = Service(store, config=config, watermark_secret=secret)
     service.start()
