@@ -124,7 +124,11 @@ def _from_objects(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Convers
     out: list[Conversation] = []
     for name, obj in objects:
         if "conversation" in obj:  # locomo10.json layout
-            out.append(_conversation(_sample_number(str(obj.get("sample_id", name))), obj["conversation"], obj.get("qa", [])))
+            out.append(
+                _conversation(
+                    _sample_number(str(obj.get("sample_id", name))), obj["conversation"], obj.get("qa", [])
+                )
+            )
         else:  # v2 layout: the conversation fields at top level
             out.append(_conversation(name, obj, obj.get("qa", [])))
     out.sort(key=lambda c: int(c.sample_id) if c.sample_id.isdigit() else 10**9)

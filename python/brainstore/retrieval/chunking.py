@@ -156,7 +156,9 @@ def _pack_spans(text: str, spans: list[tuple[int, int]], max_tokens: int) -> lis
     return out
 
 
-def _split(text: str, start: int, end: int, max_tokens: int, levels: tuple[re.Pattern[str] | None, ...]) -> list[tuple[int, int]]:
+def _split(
+    text: str, start: int, end: int, max_tokens: int, levels: tuple[re.Pattern[str] | None, ...]
+) -> list[tuple[int, int]]:
     """Spans covering the words of ``[start, end)``, each within ``max_tokens`` where possible.
 
     Splits at the first level (paragraphs, then sentences, then words: ``None``), recursing into a

@@ -126,6 +126,7 @@ class BrainIndex:
         self._lock = _RWLock()
         self._chunks: dict[int, Chunk] = {}
         self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
+        self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
         self._by_record: dict[str, list[int]] = {}
         self._lexical = kernels.LexicalIndex()
         self._hnsw = self._new_hnsw(_INITIAL_CAPACITY)
@@ -175,6 +176,7 @@ class BrainIndex:
             for chunk, n in zip(chunks, tokens, strict=True):
                 self._chunks[chunk.id] = chunk
                 self._tokens[chunk.id] = n
+                self._ts[chunk.id] = chunk.occurred_at.timestamp()
                 self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
         return chunks
 
@@ -189,6 +191,7 @@ class BrainIndex:
                 self._hnsw.mark_deleted(chunk_id)
                 del self._chunks[chunk_id]
                 del self._tokens[chunk_id]
+                del self._ts[chunk_id]
             return list(ids)
 
     # ----------------------------------------------------------------------------------------- reads
@@ -203,6 +206,10 @@ class BrainIndex:
     def tokens(self, chunk_id: int) -> int:
         """Token count of the chunk's cited form (what packing charges for it)."""
         return self._tokens[chunk_id]
+
+    def timestamp(self, chunk_id: int) -> float:
+        """The chunk's ``occurred_at`` as a POSIX timestamp."""
+        return self._ts[chunk_id]
 
     def record_chunks(self, record_id: str) -> list[int]:
         with self._lock.read():
@@ -219,7 +226,9 @@ class BrainIndex:
         with self._lock.read():
             return self._lexical.search(query, k, allowed)
 
-    def vector(self, query_vec: np.ndarray, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
+    def vector(
+        self, query_vec: np.ndarray, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
         """The ``k`` chunks most similar (cosine) to ``query_vec``, best first, optionally only among
         ``allowed`` ids."""
         query = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(-1)
@@ -227,10 +236,10 @@ class BrainIndex:
             raise ValueError(f"query vector has dimension {query.shape[0]}, expected {self.dimension}")
         with self._lock.read():
             if allowed is not None:
-                allowed_live = [i for i in allowed if i in self._chunks]
-                if len(allowed_live) <= _BRUTE_FORCE_MAX or len(allowed_live) <= k:
-                    return self._brute_force(query, allowed_live, k)
-                return self._graph(query, min(k, len(allowed_live)), set(allowed_live))
+                if len(allowed) <= _BRUTE_FORCE_MAX or len(allowed) <= k:
+                    return self._brute_force(query, [i for i in allowed if i in self._chunks], k)
+                allowed = allowed if isinstance(allowed, set) else set(allowed)
+                return self._graph(query, min(k, len(allowed)), allowed)
             return self._graph(query, min(k, len(self._chunks)), None)
 
     def vectors(self, chunk_ids: Sequence[int]) -> np.ndarray:
@@ -252,7 +261,7 @@ class BrainIndex:
                     query, k=k, num_threads=1, filter=allowed.__contains__
                 )
         except RuntimeError:  # the graph walk found fewer than k: score the candidates directly
-            ids = list(self._chunks) if allowed is None else list(allowed)
+            ids = list(self._chunks) if allowed is None else [i for i in allowed if i in self._chunks]
             return self._brute_force(query, ids, k)
         return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
 
@@ -337,6 +346,7 @@ class BrainIndex:
                 chunks.append(chunk)
                 index._chunks[chunk.id] = chunk
                 index._tokens[chunk.id] = int(ntok)
+                index._ts[chunk.id] = chunk.occurred_at.timestamp()
                 index._by_record.setdefault(rid, []).append(chunk.id)
             live = set(index._chunks)
             if len(live) != len(chunks):

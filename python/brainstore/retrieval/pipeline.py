@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -52,19 +52,22 @@ class RetrievalConfig:
 
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
-    rrf_k: float = 60.0
-    neighbor_weight: float = 0.0  # share of a neighbour's fused score a chunk earns
+    rrf_k: float = 10.0
+    neighbor_weight: float = 0.3  # share of a neighbour's fused score a chunk earns
     neighbor_gap_seconds: float = 3600.0  # chunks further apart in time are not neighbours
     recency_weight: float = 0.05
     recency_half_life_days: float = 180.0
     duplicate_threshold: float = 0.9
     length_penalty: float = 0.0  # pack priority = score / tokens**length_penalty
-    speaker_boost: float = 0.0  # fused score * (1 + boost) when the query names the chunk's speaker
+    speaker_boost: float = 0.2  # fused score * (1 + boost) when the query names the chunk's speaker
     feedback_weight: float = 0.0  # vector pseudo-relevance feedback: q + w * mean(top feedback_docs)
     feedback_docs: int = 3
-    vector_score_weight: float = 0.0  # fused score + w * cosine similarity (score-aware fusion)
-    lexical_score_weight: float = 0.0  # fused score + w * bm25 / best bm25
-    max_candidates: int = 400  # fused candidates scored and traced
+    vector_score_weight: float = 0.1  # fused score + w * cosine similarity (score-aware fusion)
+    lexical_score_weight: float = 0.05  # fused score + w * bm25 / best bm25
+    max_fused: int = 150  # fused candidates scored
+    max_candidates: int = 150  # candidates kept after final scoring (and traced)
+    next_factor: float = 1.0  # the following turn earns next_factor times what the preceding one does
+    neighbor_sources: int = 60  # only the best fused chunks spread score to their neighbours
 
 
 DEFAULT_CONFIG = RetrievalConfig()
@@ -92,7 +95,169 @@ class Retrieval:
 # Words that shape a question but say nothing about its topic. BM25 drops a short stopword list of
 # its own; these go on top of it.
 _QUESTION_WORDS = frozenset(
-    ["what", "whats", "what's", "when", "where", "which", "who", "whom", "whose", "why", "how", "do", "does", "did", "done", "doing", "is", "are", "was", "were", "be", "been", "being", "am", "have", "has", "had", "having", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into", "onto", "over", "after", "before", "since", "until", "during", "and", "or", "but", "not", "no", "nor", "so", "than", "then", "that", "this", "these", "those", "there", "here", "it", "its", "it's", "i", "me", "my", "mine", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "they", "them", "their", "theirs", "we", "us", "our", "ours", "some", "any", "many", "much", "more", "most", "other", "another", "such", "own", "same", "each", "every", "all", "both", "either", "neither", "kind", "kinds", "type", "types", "sort", "sorts", "way", "ways", "thing", "things", "something", "anything", "likely", "probably", "possibly", "potentially", "tell", "say", "said", "mention", "mentioned", "talk", "talked", "discuss", "discussed", "share", "shared", "time", "times", "ever", "also", "just", "still", "yet", "only", "even", "really", "very", "get", "got", "gets", "getting", "go", "goes", "going", "went"]
+    [
+        "what",
+        "whats",
+        "what's",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+        "done",
+        "doing",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "have",
+        "has",
+        "had",
+        "having",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "about",
+        "as",
+        "into",
+        "onto",
+        "over",
+        "after",
+        "before",
+        "since",
+        "until",
+        "during",
+        "and",
+        "or",
+        "but",
+        "not",
+        "no",
+        "nor",
+        "so",
+        "than",
+        "then",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "here",
+        "it",
+        "its",
+        "it's",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "yours",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "we",
+        "us",
+        "our",
+        "ours",
+        "some",
+        "any",
+        "many",
+        "much",
+        "more",
+        "most",
+        "other",
+        "another",
+        "such",
+        "own",
+        "same",
+        "each",
+        "every",
+        "all",
+        "both",
+        "either",
+        "neither",
+        "kind",
+        "kinds",
+        "type",
+        "types",
+        "sort",
+        "sorts",
+        "way",
+        "ways",
+        "thing",
+        "things",
+        "something",
+        "anything",
+        "likely",
+        "probably",
+        "possibly",
+        "potentially",
+        "tell",
+        "say",
+        "said",
+        "mention",
+        "mentioned",
+        "talk",
+        "talked",
+        "discuss",
+        "discussed",
+        "share",
+        "shared",
+        "time",
+        "times",
+        "ever",
+        "also",
+        "just",
+        "still",
+        "yet",
+        "only",
+        "even",
+        "really",
+        "very",
+        "get",
+        "got",
+        "gets",
+        "getting",
+        "go",
+        "goes",
+        "going",
+        "went",
+    ]
 )
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 
@@ -132,29 +297,20 @@ def _stem(word: str) -> str:
 
 
 def _unknowns(terms: list[str], selected: list[Candidate]) -> list[str]:
+    """Terms whose stem occurs in no selected chunk's cited form."""
     if not terms:
         return []
-    present = {_stem(w) for c in selected for w in _WORD.findall(cited_form(c.chunk))}
-    return [t for t in terms if _stem(t) not in present]
+    haystack = "\n".join(cited_form(c.chunk) for c in selected).lower()
+    return [t for t in terms if _stem(t) not in haystack]
 
 
 # ------------------------------------------------------------------------------------------ retrieve
 
 
-def _neighbors(index: BrainIndex, chunk: Chunk, gap: float) -> list[int]:
-    """Ids of the chunks right before and after ``chunk`` (ids are assigned in insertion order)."""
-    out = []
-    for other_id in (chunk.id - 1, chunk.id + 1):
-        other = index.get(other_id)
-        if other is not None and abs((other.occurred_at - chunk.occurred_at).total_seconds()) <= gap:
-            out.append(other_id)
-    return out
-
-
 def retrieve(
     index: BrainIndex,
     query: str,
-    query_vec: np.ndarray | None,
+    query_vec: np.ndarray | Callable[[], np.ndarray | None] | None,
     *,
     budget_tokens: int,
     deadline: float,
@@ -163,8 +319,16 @@ def retrieve(
     k_lexical: int = 200,
     k_vector: int = 200,
     config: RetrievalConfig = DEFAULT_CONFIG,
+    extra_lanes: Sequence[tuple[str, Callable[[], list[tuple[int, float]]], float]] = (),
 ) -> Retrieval:
-    """The evidence for ``query`` that fits ``budget_tokens`` (see the module docstring)."""
+    """The evidence for ``query`` that fits ``budget_tokens`` (see the module docstring).
+
+    ``query_vec`` may be a callable returning the vector (e.g. ``future.result`` of an embedding
+    submitted to a thread pool): it is called after the lexical lane, so the query embedding and the
+    BM25 search overlap (both release the GIL). ``None`` (or a callable returning ``None``) skips the
+    vector lane. ``extra_lanes`` are (name, search, weight) lanes of the caller (the memory lane):
+    each search returns ranked (chunk id, score) pairs and is fused like the built-in lanes.
+    """
     lanes: list[dict] = []
     allowed_list: list[int] | None = None
     allowed_set: set[int] | None = None
@@ -186,12 +350,22 @@ def retrieve(
         lane_hits[name] = hits
         ranked.append([i for i, _ in hits])
         weights.append(weight)
-        lanes.append({"name": name, "candidates": len(hits), "ms": (time.monotonic() - start) * 1e3, "cut": False})
+        lanes.append(
+            {"name": name, "candidates": len(hits), "ms": (time.monotonic() - start) * 1e3, "cut": False}
+        )
 
     lex_query = lexical_query(query)
     run_lane("lexical", lambda: index.lexical(lex_query, k_lexical, allowed_list), config.lexical_weight)
+    if callable(query_vec):  # the embedding was computing while the lexical lane ran
+        query_vec = query_vec()
     if query_vec is not None:
         run_lane("vector", lambda: index.vector(query_vec, k_vector, allowed_set), config.vector_weight)
+    for name, search, weight in extra_lanes:
+        run_lane(
+            name,
+            lambda search=search: [h for h in search() if allowed_set is None or h[0] in allowed_set],
+            weight,
+        )
 
     # --- fusion
     fused = kernels.rrf_fuse(ranked, weights, config.rrf_k) if ranked else []
@@ -202,80 +376,93 @@ def retrieve(
             q2 /= max(float(np.linalg.norm(q2)), 1e-9)
             run_lane("feedback", lambda: index.vector(q2, k_vector, allowed_set), config.vector_weight)
             fused = kernels.rrf_fuse(ranked, weights, config.rrf_k)
-    fused = fused[: config.max_candidates]
+    fused = fused[: config.max_fused]
+
+    # --- one pass: score-aware terms, speaker boost (the index's tables are read directly: this loop
+    # runs for every fused candidate of every request)
+    get_chunk, get_ts = index._chunks.get, index._ts.get
+    vec = dict(lane_hits.get("vector", ()))
+    lex = dict(lane_hits.get("lexical", ()))
+    vw = config.vector_score_weight
+    lw = config.lexical_score_weight / (max(lex.values(), default=0.0) or 1.0)
+    named = {w.lower() for w in _query_words(query)} if config.speaker_boost else set()
+    boost = 1.0 + config.speaker_boost
     chunks: list[Chunk] = []
     base: list[float] = []
     for chunk_id, s in fused:
-        chunk = index.get(chunk_id)
-        if chunk is not None:  # removed since the lane ran
-            chunks.append(chunk)
-            base.append(s)
+        c = get_chunk(chunk_id)
+        if c is None:  # removed since the lane ran
+            continue
+        v = vec.get(chunk_id, 0.0)
+        s += (vw * v if v > 0 else 0.0) + lw * lex.get(chunk_id, 0.0)
+        if c.speaker is not None and named and c.speaker.lower() in named:
+            s *= boost
+        chunks.append(c)
+        base.append(s)
 
-    if (config.vector_score_weight or config.lexical_score_weight) and chunks:
-        vec = dict(lane_hits.get("vector", ()))
-        lex = dict(lane_hits.get("lexical", ()))
-        top_lex = max(lex.values(), default=0.0) or 1.0
-        for i, c in enumerate(chunks):
-            base[i] += config.vector_score_weight * max(vec.get(c.id, 0.0), 0.0)
-            base[i] += config.lexical_score_weight * lex.get(c.id, 0.0) / top_lex
-
-    if config.speaker_boost and chunks:
-        named = {w.lower() for w in _query_words(query)}
-        for i, c in enumerate(chunks):
-            if c.speaker and c.speaker.lower() in named:
-                base[i] *= 1.0 + config.speaker_boost
-
+    # --- context spreading to the neighbouring turns
     if config.neighbor_weight > 0 and chunks:
-        fused_score = {c.id: s for c, s in zip(chunks, base, strict=True)}
         position = {c.id: i for i, c in enumerate(chunks)}
         extra: dict[int, float] = {}
-        for chunk, s in zip(chunks, base, strict=True):
-            for other in _neighbors(index, chunk, config.neighbor_gap_seconds):
-                if allowed_set is not None and other not in allowed_set:
-                    continue
-                extra[other] = extra.get(other, 0.0) + config.neighbor_weight * s
-        for other, bonus in extra.items():
-            if other in position:
-                base[position[other]] += bonus
-            elif (c := index.get(other)) is not None:
-                position[other] = len(chunks)
-                chunks.append(c)
+        gap, weight, next_weight = (
+            config.neighbor_gap_seconds,
+            config.neighbor_weight,
+            config.neighbor_weight * config.next_factor,
+        )
+        for c, s in zip(chunks[: config.neighbor_sources], base, strict=False):
+            ts = get_ts(c.id, 0.0)
+            for other_id, w in ((c.id - 1, weight), (c.id + 1, next_weight)):
+                other = get_chunk(other_id)
+                if (
+                    other is not None
+                    and other.source_name == c.source_name
+                    and abs(get_ts(other_id, 0.0) - ts) <= gap
+                    and (allowed_set is None or other_id in allowed_set)
+                ):
+                    extra[other_id] = extra.get(other_id, 0.0) + w * s
+        for other_id, bonus in extra.items():
+            i = position.get(other_id)
+            if i is not None:
+                base[i] += bonus
+            else:
+                chunks.append(get_chunk(other_id))  # type: ignore[arg-type]
                 base.append(bonus)
-        del fused_score
 
     # --- final scores
-    if now is None:
-        now = datetime.now(UTC)
-    half_life = config.recency_half_life_days * 86400.0
-    recency = []
-    for c in chunks:
-        age = (now - c.occurred_at).total_seconds()
-        recency.append(1.0 if age <= 0 else math.exp(-math.log(2) * age / half_life))
+    now_ts = (now or datetime.now(UTC)).timestamp()
+    decay = math.log(2) / (config.recency_half_life_days * 86400.0)
+    exp = math.exp
+    recency = [exp(-decay * max(now_ts - get_ts(c.id, now_ts), 0.0)) for c in chunks]
     trust = [TRUST_MULTIPLIER.get(c.trust, 1.0) for c in chunks]
     scores = kernels.final_scores(base, recency, trust, config.recency_weight)
-    order = sorted(range(len(chunks)), key=lambda i: (-scores[i], chunks[i].id))
-    chunks = [chunks[i] for i in order]
-    scores = [scores[i] for i in order]
-    tokens = [index.tokens(c.id) for c in chunks]
+    order = sorted(range(len(chunks)), key=lambda i: (-scores[i], chunks[i].id))[: config.max_candidates]
 
-    ranks: dict[str, dict[int, tuple[int, float]]] = {
-        name: {cid: (r, s) for r, (cid, s) in enumerate(hits)} for name, hits in lane_hits.items()
+    ranks: dict[str, dict[int, int]] = {
+        name: {cid: r for r, (cid, _) in enumerate(hits)} for name, hits in lane_hits.items()
     }
+    tokens_of = index._tokens
     candidates = []
-    for c, s, n in zip(chunks, scores, tokens, strict=True):
+    for i in order:
+        c = chunks[i]
         per_lane = {}
         for name, table in ranks.items():
-            hit = table.get(c.id)
-            if hit is not None:
-                per_lane[name] = {"rank": hit[0], "score": hit[1]}
-        candidates.append(Candidate(c, s, per_lane, n))
+            r = table.get(c.id)
+            if r is not None:
+                per_lane[name] = {"rank": r, "score": lane_hits[name][r][1]}
+        candidates.append(Candidate(c, scores[i], per_lane, tokens_of[c.id]))
 
     # --- near-duplicates, packing
-    if candidates:
-        dupes = set(kernels.near_duplicates([c.chunk.text for c in candidates], config.duplicate_threshold))
-        pool = [c for i, c in enumerate(candidates) if i not in dupes]
-    else:
-        pool = []
+    # Only the head of the ranking can be packed: stop once it holds twice the budget (near-duplicate
+    # detection is quadratic in the number of texts it compares).
+    head, total = 0, 0
+    limit = 2 * max(budget_tokens, 0)
+    while head < len(candidates) and (total < limit or head < 20):
+        total += candidates[head].tokens
+        head += 1
+    pool = candidates[:head]
+    if pool:
+        dupes = set(kernels.near_duplicates([c.chunk.text for c in pool], config.duplicate_threshold))
+        pool = [c for i, c in enumerate(pool) if i not in dupes]
     if config.length_penalty:
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,13 +33,14 @@ import numpy as np
 
 from brainstore import kernels
 from brainstore.derive import SourceText
-from brainstore.domain import Brain, Principal, Record, StoredChunk
+from brainstore.domain import Brain, MemoryRevision, Principal, Record, StoredChunk
 from brainstore.errors import invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, cited_form, format_day
 from brainstore.retrieval.embedder import Embedder, load_embedder
 from brainstore.retrieval.index import BrainIndex
-from brainstore.retrieval.pipeline import Retrieval, retrieve
+from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
+from brainstore.retrieval.pipeline import Retrieval, lexical_query, retrieve
 from brainstore.service.memories import eligible_at
 from brainstore.service.views import memory_view, object_view, timestamp
 from brainstore.store.base import StoreFeature
@@ -50,6 +52,8 @@ FAST_MS = 250
 THOROUGH_SYNC_MS = 5000
 PENDING_WAIT_SECONDS = 120.0
 COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the budget is kept for them
+MEMORY_LANE_WEIGHT = 0.5  # the memory lane's weight in reciprocal-rank fusion
+MEMORY_LANE_K = 40
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class ContextRules:
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._indexes: dict[str, BrainIndex] = {}
+        self._memory_lanes: dict[str, MemoryLane] = {}
         self._index_lock = threading.RLock()
         self._completions = ThreadPoolExecutor(max_workers=2, thread_name_prefix="brainstore-context")
 
@@ -174,9 +179,67 @@ class ContextRules:
                 self._forget_index(brain_uid)  # rebuilt from the store on next use
                 raise
 
+    # --- the memory lane -------------------------------------------------------------------------
+    def memory_lane(self: Service, brain_uid: str) -> MemoryLane:
+        with self._index_lock:
+            lane = self._memory_lanes.get(brain_uid)
+            if lane is None:
+                lane = MemoryLane()
+                for memory in self.store.all_memories(brain_uid):
+                    self._lane_apply(lane, memory)
+                self._memory_lanes[brain_uid] = lane
+            return lane
+
+    @staticmethod
+    def _lane_apply(lane: MemoryLane, memory: MemoryRevision) -> None:
+        if memory.status != "active" or not memory.citations:
+            lane.remove(memory.memory_id)
+            return
+        lane.upsert(
+            LaneEntry(
+                memory.memory_id,
+                tuple(dict.fromkeys(c.record_id for c in memory.citations)),
+                memory.valid_from.timestamp(),
+                memory.valid_to.timestamp() if memory.valid_to else None,
+            ),
+            memory.statement,
+        )
+
+    def memory_lane_changed(self: Service, memory: MemoryRevision) -> None:
+        lane = self._memory_lanes.get(memory.brain_uid)
+        if lane is not None:  # an unbuilt lane is built from the store when first needed
+            self._lane_apply(lane, memory)
+
+    def memory_lane_erased(self: Service, brain_uid: str, memory_id: str) -> None:
+        lane = self._memory_lanes.get(brain_uid)
+        if lane is not None:
+            lane.remove(memory_id)
+
+    @contextmanager
+    def memory_lane_guard(self: Service, brain_uid: str) -> Iterator[None]:
+        """Around a transaction that writes Memories: if it rolls back, the lane is rebuilt later."""
+        try:
+            yield
+        except BaseException:
+            with self._index_lock:
+                self._memory_lanes.pop(brain_uid, None)
+            raise
+
+    def _memory_hits(self: Service, brain_uid: str, index: BrainIndex, query: str, at: datetime) -> list[tuple[int, float]]:
+        hits: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        for entry, score in self.memory_lane(brain_uid).search(lexical_query(query), MEMORY_LANE_K, at.timestamp()):
+            for record_id in entry.record_ids:
+                for chunk_id in index.record_chunks(record_id):
+                    if chunk_id not in seen:
+                        seen.add(chunk_id)
+                        hits.append((chunk_id, score))
+        return hits
+
     def _forget_index(self: Service, brain_uid: str) -> None:
         with self._index_lock:
             self._indexes.pop(brain_uid, None)
+            self._memory_lanes.pop(brain_uid, None)
         directory = self._index_dir(brain_uid)
         if directory is not None and directory.exists():
             shutil.rmtree(directory, ignore_errors=True)
@@ -360,6 +423,7 @@ class ContextRules:
         index = self.index_for(brain.uid)
         query_vec = self.embedder.embed_query(request["query"]) if len(index) else None
         as_of = request["as_of"]
+        at = as_of or self.clock()
         retrieval = retrieve(
             index,
             request["query"],
@@ -367,7 +431,10 @@ class ContextRules:
             budget_tokens=max(evidence_budget, 0),
             deadline=deadline,
             eligible=self._eligible(request),
-            now=as_of or self.clock(),
+            now=at,
+            extra_lanes=[
+                ("memory", lambda: self._memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)
+            ],
         )
 
         citations: list[dict[str, Any]] = []

@@ -169,7 +169,7 @@ class MemoryRules:
             return
         # Chunking and embedding are the slow part: done before taking the write lock.
         evidence = self.prepare_evidence(record, text)
-        with self.store.atomic():
+        with self.memory_lane_guard(brain_uid), self.store.atomic():
             if self.store.get_record(brain_uid, record_id) is None:
                 return
             memory_ids: list[str] = []
@@ -252,7 +252,7 @@ class MemoryRules:
                     extra={**other.extra, "conflicts_with": sorted({*other.extra.get("conflicts_with", []), memory_id})},
                 )
         seq = self.store.next_seq(brain_uid)
-        self.store.insert_memory_revision(
+        self._write_revision(
             MemoryRevision(
                 memory_id=memory_id,
                 brain_uid=brain_uid,
@@ -284,8 +284,16 @@ class MemoryRules:
         revised = replace(memory, version=memory.version + 1, recorded_at=self.clock(), seq=seq, **changes)
         if fingerprint is None:
             fingerprint = self._fingerprint_of(revised)
-        self.store.insert_memory_revision(revised, fingerprint)
+        self._write_revision(revised, fingerprint)
         return revised
+
+    def _write_revision(self: Service, revision: MemoryRevision, fingerprint: str) -> None:
+        self.store.insert_memory_revision(revision, fingerprint)
+        self.memory_lane_changed(revision)
+
+    def _erase_memory(self: Service, brain_uid: str, memory_id: str, at: datetime) -> None:
+        self.store.erase_memory(brain_uid, memory_id, seq=self.store.next_seq(brain_uid), at=at)
+        self.memory_lane_erased(brain_uid, memory_id)
 
     @staticmethod
     def _fingerprint_of(memory: MemoryRevision) -> str:
@@ -315,7 +323,7 @@ class MemoryRules:
         for memory in self.store.memories_citing(brain.uid, record.id):
             survivors = tuple(c for c in memory.citations if c.record_id != record.id)
             if not survivors:
-                self.store.erase_memory(brain.uid, memory.memory_id, seq=self.store.next_seq(brain.uid), at=now)
+                self._erase_memory(brain.uid, memory.memory_id, now)
                 counts["memories"] += 1
             else:
                 self._revise(memory, None, status="pending", citations=survivors)
@@ -324,7 +332,7 @@ class MemoryRules:
         return counts
 
     def rederive_memory(self: Service, brain_uid: str, memory_id: str) -> None:
-        with self.store.atomic():
+        with self.memory_lane_guard(brain_uid), self.store.atomic():
             memory = self.store.memory(brain_uid, memory_id)
             if memory is None or memory.status != "pending":
                 return
@@ -347,7 +355,7 @@ class MemoryRules:
                     # The extractor no longer finds it there (a changed extractor): keep the stored span.
                     citations.extend(c for c in memory.citations if c.record_id == record_id)
             if not citations:
-                self.store.erase_memory(brain_uid, memory_id, seq=self.store.next_seq(brain_uid), at=self.clock())
+                self._erase_memory(brain_uid, memory_id, self.clock())
                 return
             status = "superseded" if memory.superseded_by else "active"
             self._revise(

@@ -290,7 +290,7 @@ class Service(MemoryRules, ContextRules):
 
     def forget_record(self, principal: Principal, brain_id: str, record_id: str) -> Reply:
         brain = self.brain(principal, brain_id)
-        with self.store.atomic():
+        with self.memory_lane_guard(brain.uid), self.store.atomic():
             record = self.store.get_record(brain.uid, record_id)
             if record is None:
                 raise error("record_not_found", f"record_id: no Record {record_id!r} in Brain {brain_id!r}")

@@ -4,12 +4,34 @@ The connection is opened in the process that serves (after gunicorn forks) and e
 own cursor. Writers are serialized by one lock; ``atomic()`` wraps them in a transaction, so a 202 is
 sent only after the Record's row is committed. Schema changes are numbered SQL files in migrations/,
 applied by ``migrate()`` (``brainstore migrate``), never silently by a read.
+
+Deletes that really delete. DuckDB's DELETE (even followed by CHECKPOINT, or by rewriting a table) leaves
+the erased bytes in freed blocks of the file. So every committed ``erase_*`` marks the store dirty, and a
+*compaction* copies the live database into a fresh file (``ATTACH``; ``COPY FROM DATABASE``), checks that
+every table holds the same number of rows, and swaps it over the old one (``os.replace``; the old .wal
+goes too). The guarantee: **erased content leaves the file within ``purge_delay`` seconds** of the
+erase's commit (plus the time the compaction itself takes); a burst of erases is compacted once,
+``purge_delay`` after the last of them, but never later than ``_MAX_DEFER * purge_delay`` after the
+first. ``purge_delay=0`` compacts before the erase's outermost ``atomic()`` returns; ``compact()`` runs
+one now; ``close()`` runs one if the store is dirty. A ``<file>.purge`` marker is written before an
+erase commits and removed after a compaction, so a process that dies in between compacts on next open.
+A failed compaction keeps the old file (committed data is never at stake), stays dirty and is retried.
+
+Compaction holds the write lock throughout (no transaction is open, none commits), copies while reads
+go on, then swaps under the exclusive side of a gate every store call enters shared: reads pause only
+for the swap (they never wait on the write lock itself), then each thread's cursor notices the new
+connection generation and is replaced. Not covered: copies outside the file (backups, filesystem snapshots, SSD remapping of the old
+file's blocks after it is unlinked).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -65,60 +87,359 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+log = logging.getLogger("brainstore.store.duckdb")
+
+# Under a steady stream of erases the debounce still compacts this many purge_delays after the first one.
+_MAX_DEFER = 4
+_RETRY_MAX = 60.0  # seconds between retries of a failing background compaction, at most
+_ALIAS = "brainstore_compact"
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
 class DuckDBStore:
     kind = "duckdb"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, purge_delay: float = 5.0) -> None:
+        if purge_delay < 0:
+            raise ValueError("purge_delay must be >= 0")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.purge_delay = float(purge_delay)
+        self._tmp = self.path.with_name(self.path.name + ".compact")
+        self._backup = self.path.with_name(self.path.name + ".precompact")
+        self._marker = self.path.with_name(self.path.name + ".purge")
+        self._recover_files()
         self._conn = duckdb.connect(str(self.path))
+        self._generation = 0  # bumped whenever _conn is replaced: cursors of an older one are stale
         self._local = threading.local()
         self._write_lock = threading.RLock()
+        # The gate: every store call holds it shared; compaction holds it exclusive while it swaps files.
+        self._gate = threading.Condition(threading.Lock())
+        self._gate_active = 0
+        self._gate_exclusive = False
+        # Purge scheduling.
+        self._purge = threading.Condition(threading.Lock())
+        self._dirty = False
+        self._first_erase: float | None = None
+        self._due: float | None = None
+        self._failures = 0
+        self._stopping = False
+        self._closed = False
+        self._purger: threading.Thread | None = None
         self._seq_cache: dict[str, int] = {}
         self._schema: int | None = None
-        self._cur().execute(
+        self._exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
             "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
         )
+        if self._marker.exists():
+            # An erase committed but its compaction never finished (the process died): do it now.
+            self._dirty = True
+            try:
+                self.compact()
+            except Exception:
+                log.exception("compaction of %s at open failed; retrying in the background", self.path)
+                self._schedule(retry=True)
+
+    def _recover_files(self) -> None:
+        """Leftovers of a compaction the process did not finish. The data file itself is always whole."""
+        if not self.path.exists() and self._backup.exists():
+            os.replace(self._backup, self.path)  # pragma: no cover - only after a crash mid-fallback-copy
+        for leftover in (self._tmp, Path(f"{self._tmp}.wal"), self._backup):
+            if leftover.exists():
+                self._marker.touch()  # the old file's erased bytes may be there: compact again
+                _remove(leftover)
 
     # --- plumbing ---------------------------------------------------------------------------------
+    @contextmanager
+    def _shared(self) -> Iterator[None]:
+        """Enter the gate for one store call (re-entrant per thread); waits only while a compaction swaps."""
+        local = self._local
+        depth = getattr(local, "gate", 0)
+        if depth == 0:
+            with self._gate:
+                while self._gate_exclusive:
+                    self._gate.wait()
+                self._gate_active += 1
+        local.gate = depth + 1
+        try:
+            yield
+        finally:
+            local.gate = depth
+            if depth == 0:
+                with self._gate:
+                    self._gate_active -= 1
+                    if self._gate_active == 0:
+                        self._gate.notify_all()
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold off every store call. Caller holds the write lock, so no transaction is open."""
+        with self._gate:
+            while self._gate_exclusive:  # pragma: no cover - the write lock already serializes this
+                self._gate.wait()
+            self._gate_exclusive = True
+            try:
+                while self._gate_active:
+                    self._gate.wait()
+            except BaseException:  # pragma: no cover
+                self._gate_exclusive = False
+                self._gate.notify_all()
+                raise
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._gate_exclusive = False
+                self._gate.notify_all()
+
     def _cur(self) -> duckdb.DuckDBPyConnection:
-        cursor = getattr(self._local, "cursor", None)
-        if cursor is None:
+        local = self._local
+        if not getattr(local, "gate", 0):
+            raise RuntimeError("DuckDBStore: a cursor is used outside the store's gate")
+        cursor = getattr(local, "cursor", None)
+        if cursor is None or local.generation != self._generation:
             cursor = self._conn.cursor()
-            self._local.cursor = cursor
-            self._local.depth = 0
+            local.cursor = cursor
+            local.generation = self._generation
+            local.depth = 0
         return cursor
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._cur().execute(sql, params).fetchall()
+        with self._shared():
+            return self._cur().execute(sql, params).fetchall()
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> None:
         with self.atomic():
             self._cur().execute(sql, params)
 
+    def _erased(self) -> None:
+        """Called inside an erase's transaction: its commit makes the store dirty."""
+        self._local.erased = True
+
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        with self._write_lock:
+        purge = False
+        with self._write_lock, self._shared():
+            local = self._local
             cursor = self._cur()
-            outermost = self._local.depth == 0
-            self._local.depth += 1
+            outermost = local.depth == 0
+            local.depth += 1
             if outermost:
+                local.erased = False
                 cursor.execute("BEGIN TRANSACTION")
             try:
                 yield
                 if outermost:
+                    purge = local.erased
+                    if purge:
+                        self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
             except BaseException:
+                purge = False
                 if outermost:
                     cursor.execute("ROLLBACK")
                     self._seq_cache.clear()
                 raise
             finally:
-                self._local.depth -= 1
+                local.depth -= 1
+                if outermost:
+                    local.erased = False
+        if purge:
+            self._after_erase()
+
+    # --- purge ------------------------------------------------------------------------------------
+    def _after_erase(self) -> None:
+        with self._purge:
+            self._dirty = True
+        if self.purge_delay == 0:
+            try:
+                self.compact()
+            except Exception:
+                # The erase is committed either way; its bytes stay until a retry succeeds.
+                log.exception("compaction of %s after an erase failed; retrying in the background", self.path)
+                self._schedule(retry=True)
+        else:
+            self._schedule()
+
+    def _schedule(self, *, retry: bool = False) -> None:
+        now = time.monotonic()
+        with self._purge:
+            if self._stopping:
+                return
+            if retry:
+                self._failures += 1
+                self._due = now + min(_RETRY_MAX, max(self.purge_delay, 1.0) * 2 ** (self._failures - 1))
+            else:
+                if self._first_erase is None:
+                    self._first_erase = now
+                self._due = min(now + self.purge_delay, self._first_erase + _MAX_DEFER * self.purge_delay)
+            if self._purger is None or not self._purger.is_alive():  # none yet, or lost in a fork
+                self._purger = threading.Thread(target=self._purge_loop, name="brainstore-purge", daemon=True)
+                self._purger.start()
+            self._purge.notify_all()
+
+    def _purge_loop(self) -> None:
+        while True:
+            with self._purge:
+                while not self._stopping and (self._due is None or self._due > time.monotonic()):
+                    self._purge.wait(None if self._due is None else self._due - time.monotonic())
+                if self._stopping:
+                    return
+                self._due = None
+            try:
+                self.compact()
+            except Exception:
+                log.exception("background compaction of %s failed; the store stays dirty", self.path)
+                self._schedule(retry=True)
+
+    @property
+    def dirty(self) -> bool:
+        """True while erased content may still be in the file."""
+        return self._dirty
+
+    def compact(self) -> None:
+        """Rewrite the file with only live data, so erased rows' bytes leave it.
+
+        Writers wait for the whole compaction; readers go on while the copy is made and wait only while
+        the files are swapped. On failure the old file stays in place, the store stays dirty, and the
+        error is raised.
+        """
+        if getattr(self._local, "depth", 0) or getattr(self._local, "gate", 0):
+            raise RuntimeError("compact() cannot run inside atomic() or another store call")
+        with self._write_lock:
+            if self._closed:
+                raise duckdb.ConnectionException("Connection already closed!")
+            try:
+                with self._shared():  # no transaction is open, and none can commit until the swap is done
+                    self._copy_to_tmp()
+                with self._exclusive():
+                    self._swap()
+            except BaseException:
+                _remove(self._tmp)
+                _remove(Path(f"{self._tmp}.wal"))
+                raise  # still dirty; the marker stays
+            # Every erase committed before this took the write lock is purged now.
+            with self._purge:
+                self._dirty = False
+                self._failures = 0
+                self._first_erase = None
+                self._due = None
+            _remove(self._marker)
+
+    def _copy_to_tmp(self) -> None:
+        """Copy the live database into self._tmp and check it holds every row. Leaves the old file alone."""
+        conn = self._conn
+        for leftover in (self._tmp, Path(f"{self._tmp}.wal")):
+            _remove(leftover)
+        conn.execute("CHECKPOINT")
+        name, tags = conn.execute(
+            "SELECT database_name, tags FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchone()  # type: ignore[misc]
+        # Keep the file readable by the DuckDB versions that read the old one.
+        # (COPY runs on the main connection while other threads may read through their cursors.)
+        version = str((tags or {}).get("storage_version", "")).rstrip("+")
+        options = f" (STORAGE_VERSION '{version}')" if version.startswith("v") else ""
+        quoted_path = str(self._tmp).replace("'", "''")
+        quoted_name = name.replace('"', '""')
+        conn.execute(f"ATTACH '{quoted_path}' AS {_ALIAS}{options}")
+        try:
+            conn.execute(f'COPY FROM DATABASE "{quoted_name}" TO {_ALIAS}')
+            tables = {
+                (schema, table)
+                for schema, table in conn.execute(
+                    "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [name]
+                ).fetchall()
+            }
+            copied = {
+                (schema, table)
+                for schema, table in conn.execute(
+                    "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [_ALIAS]
+                ).fetchall()
+            }
+            if tables != copied:
+                raise RuntimeError(f"compaction copied tables {sorted(copied)}, expected {sorted(tables)}")
+            for schema, table in sorted(tables):
+                ident = f'"{schema.replace(chr(34), chr(34) * 2)}"."{table.replace(chr(34), chr(34) * 2)}"'
+                old, new = conn.execute(
+                    f'SELECT (SELECT count(*) FROM "{quoted_name}".{ident}), (SELECT count(*) FROM {_ALIAS}.{ident})'
+                ).fetchone()  # type: ignore[misc]
+                if old != new:
+                    raise RuntimeError(f"compaction copied {new} rows of {table}, expected {old}")
+            conn.execute(f"CHECKPOINT {_ALIAS}")
+        finally:
+            conn.execute(f"DETACH {_ALIAS}")
+        if Path(f"{self._tmp}.wal").exists():
+            raise RuntimeError("compaction left a WAL behind its copy")
+        with open(self._tmp, "rb+") as copy:
+            os.fsync(copy.fileno())
+
+    def _swap(self) -> None:
+        """Put the checked copy in place of the file. Runs with every store call held off."""
+        self._generation += 1  # every thread's cursor belongs to the connection closed here
+        wal = Path(f"{self.path}.wal")
+        try:
+            self._conn.execute("CHECKPOINT")  # nothing else is running: this one empties the WAL
+            self._conn.close()  # closes every thread's cursor too
+            if wal.exists() and wal.stat().st_size:
+                raise RuntimeError(f"{wal} is not empty after a checkpoint; not swapping")
+            _remove(wal)
+            _remove(self._backup)
+            try:
+                os.link(self.path, self._backup)  # the old file stays reachable until the new one opens
+            except OSError:  # pragma: no cover - filesystems without hard links
+                shutil.copy2(self.path, self._backup)
+            os.replace(self._tmp, self.path)
+            _fsync_dir(self.path.parent)
+        except BaseException:
+            self._conn = duckdb.connect(str(self.path))
+            raise
+        try:
+            self._conn = duckdb.connect(str(self.path))
+        except BaseException:
+            log.exception("the compacted copy of %s did not open; putting the old file back", self.path)
+            os.replace(self._backup, self.path)
+            _fsync_dir(self.path.parent)
+            self._conn = duckdb.connect(str(self.path))
+            raise
+        _remove(self._backup)
+        _fsync_dir(self.path.parent)
 
     def close(self) -> None:
-        self._conn.close()
+        with self._purge:
+            self._stopping = True
+            self._purge.notify_all()
+            purger = self._purger
+        if purger is not None and purger is not threading.current_thread():
+            purger.join()
+        with self._write_lock:
+            if self._closed:
+                return
+            if self._dirty:
+                try:
+                    self.compact()
+                except Exception:
+                    log.exception("compaction of %s at close failed; it runs at the next open", self.path)
+            with self._exclusive():
+                self._closed = True
+                self._conn.close()
+                self._generation += 1
 
     # --- schema -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -214,8 +535,8 @@ class DuckDBStore:
                 self._cur().execute(f"DELETE FROM {table} WHERE brain_uid = ?", [brain_uid])
             self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
             self._seq_cache.pop(brain_uid, None)
-        # Deleted rows must not linger in the file: a delete that really deletes.
-        self._cur().execute("CHECKPOINT")
+            # Deleted rows must not linger in the file: the commit schedules a compaction.
+            self._erased()
         return {k: int(v) for k, v in counts.items()}
 
     # --- records ----------------------------------------------------------------------------------
@@ -320,6 +641,7 @@ class DuckDBStore:
         with self.atomic():
             self._cur().execute("DELETE FROM record_events WHERE record_id = ? AND brain_uid = ?", [record_id, brain_uid])
             self._cur().execute("DELETE FROM records WHERE id = ? AND brain_uid = ?", [record_id, brain_uid])
+            self._erased()
 
     # --- objects ----------------------------------------------------------------------------------
     @staticmethod
@@ -558,6 +880,7 @@ class DuckDBStore:
             self._cur().execute(
                 "INSERT OR REPLACE INTO memory_tombstones VALUES (?, ?, ?, ?)", [memory_id, brain_uid, seq, _ts(at)]
             )
+            self._erased()
 
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
@@ -607,4 +930,6 @@ class DuckDBStore:
                 "SELECT count(*) FROM chunks WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]
             )[0][0]
             self._cur().execute("DELETE FROM chunks WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id])
+            if count:
+                self._erased()
             return int(count)

@@ -1,0 +1,371 @@
+"""Tests of the evidence index and retrieval pipeline (brainstore.retrieval.chunking/index/pipeline).
+
+Vectors are made by hand (no embedding model): tests pick the geometry they need.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore.derive import SourceText
+from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, cited_form
+from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.pipeline import content_terms, lexical_query, retrieve
+
+DIM = 16
+MODEL = "test-model"
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def msg(text: str, speaker: str | None = "Caroline", when: datetime = T0) -> SourceText:
+    return SourceText(text, "message", speaker, "user", when)
+
+
+def doc(text: str, when: datetime = T0) -> SourceText:
+    return SourceText(text, "document", None, None, when)
+
+
+def unit(seed: int, dim: int = DIM) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def drafts_for(record_id: str, text: str, **kw) -> list[ChunkDraft]:
+    return chunk_record(
+        record_id, msg(text, **kw), source_name="chat", trust="normal", visibility="shareable"
+    )
+
+
+def build(texts: dict[str, str], seeds: dict[str, int] | None = None, **chunk_kw) -> BrainIndex:
+    index = BrainIndex(DIM, MODEL)
+    for n, (rid, text) in enumerate(texts.items()):
+        drafts = drafts_for(rid, text, **chunk_kw)
+        seed = (seeds or {}).get(rid, 1000 + n)
+        index.add(drafts, np.stack([unit(seed + i) for i in range(len(drafts))]))
+    return index
+
+
+def far_deadline() -> float:
+    return time.monotonic() + 60
+
+
+# ------------------------------------------------------------------------------------------ chunking
+
+
+def test_message_is_one_chunk_with_speaker_and_day() -> None:
+    text = "  I went to a LGBTQ support group yesterday and it was so powerful.\n"
+    [d] = drafts_for("r1", text)
+    assert text[d.start : d.end] == d.text == text.strip()
+    assert d.index_text == f"Caroline (8 May 2023): {d.text}"
+    assert cited_form(d) == d.index_text
+    assert d.speaker == "Caroline" and d.occurred_at == T0 and d.record_id == "r1"
+
+
+def test_blank_text_has_no_chunks() -> None:
+    assert drafts_for("r", "   \n ") == []
+
+
+def test_long_message_splits_at_sentences() -> None:
+    text = " ".join(f"Sentence number {i} talks about the garden and the dog." for i in range(60))
+    drafts = drafts_for("r", text)
+    assert len(drafts) > 1
+    for d in drafts:
+        assert text[d.start : d.end] == d.text
+        assert d.text.endswith(".")
+    from brainstore import kernels
+
+    assert all(kernels.token_count(d.text) <= 200 for d in drafts)
+
+
+def test_document_packs_paragraphs_under_max_tokens() -> None:
+    paragraphs = [
+        f"Paragraph {i}. " + "Words about moving to Sweden in spring. " * (3 + i % 4) for i in range(25)
+    ]
+    text = "\n\n".join(paragraphs)
+    drafts = chunk_record(
+        "d", doc(text), source_name="notes.md", trust="high", visibility="local_only", max_tokens=80
+    )
+    from brainstore import kernels
+
+    assert len(drafts) > 3
+    for d in drafts:
+        assert text[d.start : d.end] == d.text
+        assert kernels.token_count(d.text) <= 80
+        assert d.index_text.startswith("notes.md (8 May 2023): ")
+    # spans are in order and do not overlap
+    assert all(a.end <= b.start for a, b in itertools.pairwise(drafts))
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*list("abc xyz.!?\n\t"), "é", "東", "🙂", "word ", ". ", "\n\n", "Hello there! "]),
+        max_size=300,
+    ).map("".join),
+    st.sampled_from(["message", "document", "event"]),
+    st.integers(8, 60),
+)
+def test_chunk_spans_are_exact(text: str, kind: str, max_tokens: int) -> None:
+    src = SourceText(text, kind, "Bo" if kind == "message" else None, None, T0)
+    drafts = chunk_record(
+        "r", src, source_name=None, trust="low", visibility="redacted_summary", max_tokens=max_tokens
+    )
+    covered = []
+    for d in drafts:
+        assert 0 <= d.start < d.end <= len(text)
+        assert text[d.start : d.end] == d.text
+        assert d.text == d.text.strip()
+        covered.append((d.start, d.end))
+    assert covered == sorted(covered)
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(covered))
+    # every non-space character is in some chunk
+    inside = set()
+    for s, e in covered:
+        inside.update(range(s, e))
+    assert all(ch.isspace() for i, ch in enumerate(text) if i not in inside)
+
+
+def test_chunk_record_validates_labels() -> None:
+    with pytest.raises(ValueError):
+        chunk_record("r", msg("hi"), source_name=None, trust="very", visibility="shareable")
+    with pytest.raises(ValueError):
+        chunk_record("r", msg("hi"), source_name=None, trust="high", visibility="public")
+
+
+# --------------------------------------------------------------------------------------------- index
+
+
+def test_add_assigns_unique_ids_and_searches_both_lanes() -> None:
+    index = build(
+        {"a": "I adopted a puppy named Biscuit.", "b": "We went camping by the lake."}, {"a": 1, "b": 2}
+    )
+    assert len(index) == 2
+    ids = [c.id for c in index.chunks()]
+    assert len(set(ids)) == 2
+    [(top, score)] = index.lexical("puppy", 5)
+    assert index.get(top).record_id == "a" and score > 0
+    hits = index.vector(unit(2), 2)
+    assert index.get(hits[0][0]).record_id == "b"
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_add_checks_embedding_shape() -> None:
+    index = BrainIndex(DIM, MODEL)
+    with pytest.raises(ValueError):
+        index.add(drafts_for("a", "hello there"), np.zeros((1, DIM + 1), dtype=np.float32))
+
+
+def test_index_grows_past_initial_capacity() -> None:
+    index = BrainIndex(DIM, MODEL)
+    rng = np.random.default_rng(0)
+    drafts = [d for i in range(1500) for d in drafts_for(f"r{i}", f"note {i} about topic{i % 7}")]
+    vectors = rng.standard_normal((len(drafts), DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    chunks = index.add(drafts, vectors)
+    assert len(index) == 1500
+    hits = index.vector(vectors[1234], 1)
+    assert hits[0][0] == chunks[1234].id
+
+
+def test_remove_record_removes_from_both_lanes() -> None:
+    index = build(
+        {"a": "I adopted a puppy named Biscuit.", "b": "The puppy chewed my shoes."}, {"a": 1, "b": 2}
+    )
+    [a_id] = index.record_chunks("a")
+    assert index.remove_record("a") == [a_id]
+    assert index.remove_record("a") == []
+    assert a_id not in index and index.get(a_id) is None and len(index) == 1
+    assert [index.get(i).record_id for i, _ in index.lexical("puppy", 10)] == ["b"]
+    assert all(i != a_id for i, _ in index.vector(unit(1), 10))
+    assert all(i != a_id for i, _ in index.vector(unit(1), 10, allowed={a_id, *index.record_chunks("b")}))
+    # the freed slot is reused
+    index.add(drafts_for("c", "A new puppy arrived."), unit(3)[None, :])
+    assert len(index) == 2
+
+
+def test_vector_with_allowed_set() -> None:
+    texts = {f"r{i}": f"turn {i}" for i in range(50)}
+    index = build(texts, {f"r{i}": i for i in range(50)})
+    allowed = {c.id for c in index.chunks() if int(c.record_id[1:]) % 2 == 0}
+    hits = index.vector(unit(3), 10, allowed)
+    assert hits and all(i in allowed for i, _ in hits)
+    assert index.vector(unit(3), 10, set()) == []
+    assert index.lexical("turn", 10, []) == []
+
+
+def test_save_load_round_trip(tmp_path: Path) -> None:
+    index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping.", "c": "Pottery class!"},
+                  {"a": 1, "b": 2, "c": 3})  # fmt: skip
+    index.remove_record("c")
+    index.save(tmp_path)
+    loaded = BrainIndex.load(tmp_path)
+    assert loaded is not None
+    assert loaded.model_name == MODEL and loaded.dimension == DIM
+    assert sorted(loaded.chunks(), key=lambda c: c.id) == sorted(index.chunks(), key=lambda c: c.id)
+    assert loaded.lexical("puppy", 3) == index.lexical("puppy", 3)
+    assert [i for i, _ in loaded.vector(unit(2), 2)] == [i for i, _ in index.vector(unit(2), 2)]
+    assert loaded.record_chunks("c") == []
+    # new ids never collide with loaded ones
+    [new] = loaded.add(drafts_for("d", "Another one."), unit(4)[None, :])
+    assert new.id not in {c.id for c in index.chunks()}
+
+
+def test_load_refuses_other_model_and_corrupt_files(tmp_path: Path) -> None:
+    assert BrainIndex.load(tmp_path / "missing") is None
+    build({"a": "hello world"}).save(tmp_path)
+    assert BrainIndex.load(tmp_path, "another-model") is None
+    assert BrainIndex.load(tmp_path, MODEL) is not None
+    meta = tmp_path / "chunks.json"
+    data = json.loads(meta.read_text())
+    data["model_name"] = "other"
+    meta.write_text(json.dumps(data))
+    assert BrainIndex.load(tmp_path, MODEL) is None
+    meta.write_text("{not json")
+    assert BrainIndex.load(tmp_path) is None
+    build({"a": "hello world"}).save(tmp_path)
+    (tmp_path / "vectors.hnsw").write_bytes(b"garbage")
+    assert BrainIndex.load(tmp_path) is None
+
+
+# ------------------------------------------------------------------------------------------ pipeline
+
+
+def test_query_words() -> None:
+    assert lexical_query("When did Caroline go to the LGBTQ support group?") == "Caroline LGBTQ support group"
+    assert lexical_query("What is it?") == "What is it?"
+    assert content_terms("What did Melanie's kids like about the dinosaur exhibit?") == [
+        "Melanie", "kids", "like", "dinosaur", "exhibit",
+    ]  # fmt: skip
+
+
+def conversation_index() -> tuple[BrainIndex, dict[str, int]]:
+    turns = {
+        "t1": ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+        "t2": ("Melanie", "That's great! I painted a sunrise last year, want to see it?"),
+        "t3": ("Caroline", "Yes please! I'm researching adoption agencies these days."),
+        "t4": ("Melanie", "We went camping with the kids and roasted marshmallows."),
+        "t5": ("Caroline", "Thanks!"),
+        "t6": ("Melanie", "The dinosaur exhibit at the museum was the kids' favourite."),
+    }
+    index = BrainIndex(DIM, MODEL)
+    seeds = {}
+    for n, (rid, (speaker, text)) in enumerate(turns.items()):
+        when = T0 + timedelta(days=30 * n)
+        drafts = chunk_record(rid, msg(text, speaker=speaker, when=when), source_name="chat", trust="normal",
+                              visibility="shareable")  # fmt: skip
+        index.add(drafts, unit(n)[None, :])
+        seeds[rid] = n
+    return index, seeds
+
+
+def test_retrieve_finds_lexical_and_vector_matches() -> None:
+    index, seeds = conversation_index()
+    r = retrieve(index, "When did Caroline go to the support group?", unit(seeds["t4"]), budget_tokens=2000,
+                 deadline=far_deadline())  # fmt: skip
+    records = [c.chunk.record_id for c in r.selected]
+    assert "t1" in records and "t4" in records
+    assert records[0] in {"t1", "t4"}
+    top = next(c for c in r.candidates if c.chunk.record_id == "t1")
+    assert top.lanes["lexical"]["rank"] == 0
+    assert [lane["name"] for lane in r.lanes] == ["lexical", "vector"]
+    assert not any(lane["cut"] for lane in r.lanes)
+    assert r.tokens_used == sum(c.tokens for c in r.selected)
+    assert [c.score for c in r.selected] == sorted((c.score for c in r.selected), reverse=True)
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.integers(0, 400), st.sampled_from(["camping kids", "adoption", "sunrise painting", "zzz"]))
+def test_packing_never_exceeds_budget(budget: int, query: str) -> None:
+    index, seeds = conversation_index()
+    r = retrieve(index, query, unit(seeds["t2"]), budget_tokens=budget, deadline=far_deadline())
+    assert r.tokens_used <= budget
+    assert r.tokens_used == sum(c.tokens for c in r.selected)
+    from brainstore import kernels
+
+    assert all(c.tokens == kernels.token_count(cited_form(c.chunk)) for c in r.selected)
+
+
+def test_eligible_filter_is_applied_before_ranking() -> None:
+    index, seeds = conversation_index()
+
+    def only_melanie(chunk: Chunk) -> bool:
+        return chunk.speaker == "Melanie"
+
+    r = retrieve(index, "support group adoption camping", unit(seeds["t1"]), budget_tokens=2000,
+                 deadline=far_deadline(), eligible=only_melanie)  # fmt: skip
+    assert r.selected
+    assert all(c.chunk.speaker == "Melanie" for c in r.candidates)
+    r = retrieve(index, "support group", unit(seeds["t1"]), budget_tokens=2000, deadline=far_deadline(),
+                 eligible=lambda c: False)  # fmt: skip
+    assert r.selected == [] and r.candidates == [] and r.tokens_used == 0
+
+
+def test_deadline_cuts_a_lane() -> None:
+    index, seeds = conversation_index()
+    r = retrieve(index, "support group", unit(seeds["t1"]), budget_tokens=2000, deadline=time.monotonic() - 1)
+    assert [(lane["name"], lane["cut"]) for lane in r.lanes] == [("lexical", True), ("vector", True)]
+    assert r.selected == []
+    assert "support" in r.unknowns
+
+    # without a query vector there is no vector lane at all
+    r = retrieve(index, "support group", None, budget_tokens=2000, deadline=far_deadline())
+    assert [(lane["name"], lane["cut"]) for lane in r.lanes] == [("lexical", False)]
+
+
+def test_deadline_between_lanes(monkeypatch: pytest.MonkeyPatch) -> None:
+    index, seeds = conversation_index()
+    original = index.lexical
+
+    def slow_lexical(*args, **kwargs):
+        time.sleep(0.05)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(index, "lexical", slow_lexical)
+    r = retrieve(
+        index, "support group", unit(seeds["t4"]), budget_tokens=2000, deadline=time.monotonic() + 0.02
+    )
+    assert [(lane["name"], lane["cut"]) for lane in r.lanes] == [("lexical", False), ("vector", True)]
+    assert [c.chunk.record_id for c in r.selected] == ["t1"]
+
+
+def test_trust_and_near_duplicates() -> None:
+    index = BrainIndex(DIM, MODEL)
+    text = "My sister lives in Lisbon and works as a nurse there."
+    for rid, trust in (("low", "low"), ("high", "high")):
+        drafts = chunk_record(rid, msg(text), source_name=None, trust=trust, visibility="shareable")
+        index.add(drafts, unit(5)[None, :])
+    r = retrieve(index, "sister Lisbon", unit(5), budget_tokens=2000, deadline=far_deadline())
+    assert next(c.chunk.record_id for c in r.candidates) == "high"
+    assert [c.chunk.record_id for c in r.selected] == ["high"]  # the low-trust copy is a near duplicate
+
+
+def test_unknowns_are_terms_no_selected_chunk_has() -> None:
+    index, _seeds = conversation_index()
+    r = retrieve(index, "Did Melanie visit the dinosaur exhibit in Tokyo?", None, budget_tokens=2000,
+                 deadline=far_deadline())  # fmt: skip
+    assert any(c.chunk.record_id == "t6" for c in r.selected)
+    assert r.unknowns == ["visit", "Tokyo"]
+
+
+def test_filtered_graph_search_on_a_large_allowed_set() -> None:
+    index = BrainIndex(DIM, MODEL)
+    rng = np.random.default_rng(1)
+    drafts = [d for i in range(3000) for d in drafts_for(f"r{i}", f"note {i}")]
+    vectors = rng.standard_normal((len(drafts), DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    chunks = index.add(drafts, vectors)
+    allowed = {c.id for n, c in enumerate(chunks) if n % 2 == 0}
+    hits = index.vector(vectors[10], 20, allowed)
+    assert len(hits) == 20 and all(i in allowed for i, _ in hits)
+    assert hits[0][0] == chunks[10].id
+    hits = index.vector(vectors[11], 5, allowed)
+    assert chunks[11].id not in {i for i, _ in hits}
