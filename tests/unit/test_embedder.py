@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shutil
 import threading
@@ -60,7 +61,7 @@ def test_protocol_and_identity(onnx: OnnxEmbedder) -> None:
     assert onnx.model_name == DEFAULT_MODEL_NAME
     assert onnx.dimension == 384
     assert onnx.sha256 == DEFAULT_MODEL_SHA256
-    assert onnx.threads == 1
+    assert onnx.threads == min(2, os.cpu_count() or 1)
 
 
 def test_shape_dtype_and_normalization(onnx: OnnxEmbedder) -> None:

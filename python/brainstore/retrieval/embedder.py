@@ -150,11 +150,10 @@ class OnnxEmbedder:
     ``model_path`` without ``expected_sha256`` is not verified). A mismatch raises
     :class:`EmbedderUnavailable`.
 
-    ``threads`` sets onnxruntime's intra-op threads and defaults to 1: the service answers queries
-    from several gunicorn threads at once and a query is a handful of tokens, for which a thread pool
-    costs more in synchronisation than it saves; one thread per call lets concurrent requests run in
-    parallel (``run`` releases the GIL) without oversubscribing the cores the Rust kernels also use.
-    Bulk indexing may pass more threads.
+    ``threads`` sets onnxruntime's intra-op threads and defaults to ``min(2, cores)``: measured on
+    the 2-core machine, a 13-token query takes 6.0 ms on one thread and 3.7 ms on two, and the query
+    embedding is the largest part of a fast Context. Pool threads do not spin while idle, so under
+    concurrent load the pools share the cores instead of burning them.
 
     Texts are tokenized without the tokenizer file's fixed 128-token padding, truncated at
     ``max_tokens``, sorted by length and cut into batches of at most ``batch_size`` texts, each padded
@@ -179,7 +178,7 @@ class OnnxEmbedder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         if threads is None:
-            threads = 1
+            threads = min(2, os.cpu_count() or 1)
         if threads < 1:
             raise ValueError(f"threads must be positive, got {threads}")
 

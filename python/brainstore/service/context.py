@@ -74,6 +74,8 @@ class ContextRules:
         self._memory_lanes: dict[str, MemoryLane] = {}
         self._index_lock = threading.RLock()
         self._completions = ThreadPoolExecutor(max_workers=2, thread_name_prefix="brainstore-context")
+        # The query embedding runs here while the lexical lane searches: both release the GIL.
+        self._embedding_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="brainstore-embed")
 
     # --- embedder and indexes ---------------------------------------------------------------------
     @property
@@ -421,13 +423,15 @@ class ContextRules:
             evidence_budget = 0
 
         index = self.index_for(brain.uid)
-        query_vec = self.embedder.embed_query(request["query"]) if len(index) else None
+        embedding = (
+            self._embedding_pool.submit(self.embedder.embed_query, request["query"]) if len(index) else None
+        )
         as_of = request["as_of"]
         at = as_of or self.clock()
         retrieval = retrieve(
             index,
             request["query"],
-            query_vec,
+            embedding.result if embedding is not None else None,
             budget_tokens=max(evidence_budget, 0),
             deadline=deadline,
             eligible=self._eligible(request),
@@ -445,7 +449,8 @@ class ContextRules:
             redacted = chunk.visibility == "redacted_summary"
             text = self._redacted(chunk) if redacted else cited_form(chunk)
             quote = self._redacted(chunk) if redacted else chunk.text
-            used += kernels.token_count(text)
+            # The pipeline packed by the cited form's token count; a redaction is counted anew.
+            used += kernels.token_count(text) if redacted else candidate.tokens
             citations.append(
                 {
                     "id": f"c{len(citations) + 1}",
@@ -562,11 +567,8 @@ class ContextRules:
             "tokens": {"limit": budget, "used": budget - remaining, "tokenizer": kernels.TOKENIZER_NAME},
             "ms": {"limit": ms_limit, "used": elapsed, "cut_lanes": [lane["name"] for lane in retrieval.lanes if lane.get("cut")]},
         }
-        context["cost"] = {
-            "model_calls": 1 if query_vec is not None else 0,
-            "embedding_calls": 1 if query_vec is not None else 0,
-            "generative_calls": 0,
-        }
+        embedded = 1 if embedding is not None else 0
+        context["cost"] = {"model_calls": embedded, "embedding_calls": embedded, "generative_calls": 0}
         return context, retrieval
 
     @staticmethod
