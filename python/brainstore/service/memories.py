@@ -170,8 +170,9 @@ class MemoryRules:
         # Chunking and embedding are the slow part: done before taking the write lock.
         evidence = self.prepare_evidence(record, text)
         with self.memory_lane_guard(brain_uid), self.store.atomic():
-            if self.store.get_record(brain_uid, record_id) is None:
-                return
+            current = self.store.get_record(brain_uid, record_id)
+            if current is None or current.status != "processing":
+                return  # forgotten or derived while the evidence was being embedded
             memory_ids: list[str] = []
             corrects = record.content.get("corrects") if record.content.get("kind") == "correction" else None
             if corrects and not assertions:
