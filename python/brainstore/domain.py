@@ -109,19 +109,26 @@ class MemoryRevision:
 
 
 @dataclass(frozen=True)
-class StoredChunk:
-    """A chunk of a Record's source text as persisted: what the evidence index is rebuilt from."""
+class ChunkDraft:
+    """A piece of a Record's source text, before an evidence index gave it an id."""
 
-    brain_uid: str
     record_id: str
-    start: int
+    start: int  # [start, end) into the Record's source text
     end: int
-    text: str
-    index_text: str
+    text: str  # == source[start:end]
+    index_text: str  # text with speaker and day: what is indexed, embedded and cited
     occurred_at: datetime
     speaker: str | None
     source_name: str | None
-    trust: str
-    visibility: str
+    trust: str  # high | normal | low
+    visibility: str  # local_only | redacted_summary | shareable
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as persisted, with its embedding: what the evidence index is rebuilt from."""
+
+    brain_uid: str
+    draft: ChunkDraft
     model: str
     embedding: bytes  # float32, little-endian, the model's dimension

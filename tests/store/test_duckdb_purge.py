@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from brainstore.domain import Brain, Citation, MemoryRevision, ObjectVersion, Record, StoredChunk
+from brainstore.domain import Brain, ChunkDraft, Citation, MemoryRevision, ObjectVersion, Record, StoredChunk
 from brainstore.store.duckdb import DuckDBStore
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
@@ -59,10 +59,8 @@ def mem(mid: str, uid: str, version: int, statement: str, seq: int, cites: str) 
 
 
 def chunk(uid: str, rid: str, start: int, body: str) -> StoredChunk:
-    return StoredChunk(
-        uid, rid, start, start + len(body), body, f"Alice: {body}", T0, "Alice", None, "normal", "shareable",
-        "model-a", bytes(random.Random(start).randrange(256) for _ in range(64)),
-    )  # fmt: skip
+    draft = ChunkDraft(rid, start, start + len(body), body, f"Alice: {body}", T0, "Alice", None, "normal", "shareable")
+    return StoredChunk(uid, draft, "model-a", bytes(random.Random(start).randrange(256) for _ in range(64)))
 
 
 PLACES = ("erase_record", "erase_memory", "erase_chunks", "erase_brain")
@@ -207,7 +205,7 @@ def test_erased_content_leaves_every_file(tmp_path: Path, method: str, how: str)
                 m for m in expected_reads["memories"] if m.memory_id != "mem_secret"
             ]
         if method == "erase_chunks":
-            expected_reads["chunks"] = [c for c in expected_reads["chunks"] if c.record_id != "rec_secret"]
+            expected_reads["chunks"] = [c for c in expected_reads["chunks"] if c.draft.record_id != "rec_secret"]
         assert got == expected_reads
         assert store.brain_by_uid(OTHER) is None if method == "erase_brain" else store.brain_by_uid(OTHER)
         # Constraints survive the copy.

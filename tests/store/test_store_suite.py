@@ -10,6 +10,7 @@ import pytest
 
 from brainstore.domain import (
     Brain,
+    ChunkDraft,
     Citation,
     IdempotentReply,
     MemoryRevision,
@@ -198,10 +199,10 @@ def test_duckdb_erasure_leaves_no_content_in_the_file(tmp_path: Path) -> None:
 
 
 def stored_chunk(record_id: str, start: int) -> StoredChunk:
-    return StoredChunk(
-        "brn_1", record_id, start, start + 5, "hello", "Alice (1 January 2024): hello", T0, "Alice", None,
-        "normal", "shareable", "model-a", bytes(range(16)),
-    )  # fmt: skip
+    draft = ChunkDraft(
+        record_id, start, start + 5, "hello", "Alice (1 January 2024): hello", T0, "Alice", None, "normal", "shareable"
+    )
+    return StoredChunk("brn_1", draft, "model-a", bytes(range(16)))
 
 
 def test_chunks_round_trip_and_erase_by_record(store: Store) -> None:
@@ -209,5 +210,5 @@ def test_chunks_round_trip_and_erase_by_record(store: Store) -> None:
     assert store.count_chunks("brn_1") == 3
     assert store.chunks("brn_1")[0] == stored_chunk("rec_1", 0)
     assert store.erase_chunks("brn_1", "rec_1") == 2
-    assert [c.record_id for c in store.chunks("brn_1")] == ["rec_2"]
+    assert [c.draft.record_id for c in store.chunks("brn_1")] == ["rec_2"]
     assert store.count_chunks("brn_2") == 0

@@ -25,27 +25,12 @@ from datetime import datetime
 
 from brainstore import kernels
 from brainstore.derive import SourceText
+from brainstore.domain import ChunkDraft
 
 __all__ = ["Chunk", "ChunkDraft", "chunk_record", "cited_form", "format_day", "index_text_for"]
 
 TRUST_LEVELS = ("high", "normal", "low")
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")
-
-
-@dataclass(frozen=True)
-class ChunkDraft:
-    """A chunk before the index gave it an id."""
-
-    record_id: str
-    start: int
-    end: int
-    text: str
-    index_text: str
-    occurred_at: datetime
-    speaker: str | None
-    source_name: str | None
-    trust: str
-    visibility: str
 
 
 @dataclass(frozen=True)

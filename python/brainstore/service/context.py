@@ -111,7 +111,7 @@ class ContextRules:
         stored = self.store.chunks(brain_uid)
         if not stored:
             return index
-        drafts = [self._draft(c) for c in stored]
+        drafts = [c.draft for c in stored]
         vectors = np.zeros((len(stored), embedder.dimension), dtype=np.float32)
         stale = []
         for i, chunk in enumerate(stored):
@@ -123,21 +123,6 @@ class ContextRules:
             vectors[stale] = embedder.embed([drafts[i].index_text for i in stale])
         index.add(drafts, vectors)
         return index
-
-    @staticmethod
-    def _draft(chunk: StoredChunk) -> ChunkDraft:
-        return ChunkDraft(
-            record_id=chunk.record_id,
-            start=chunk.start,
-            end=chunk.end,
-            text=chunk.text,
-            index_text=chunk.index_text,
-            occurred_at=chunk.occurred_at,
-            speaker=chunk.speaker,
-            source_name=chunk.source_name,
-            trust=chunk.trust,
-            visibility=chunk.visibility,
-        )
 
     def prepare_evidence(self: Service, record: Record, text: SourceText) -> PreparedEvidence:
         source = record.source or {}
@@ -156,21 +141,7 @@ class ContextRules:
         """Inside the derivation transaction: store the chunks, then add them to the live index."""
         self.store.insert_chunks(
             [
-                StoredChunk(
-                    brain_uid=brain_uid,
-                    record_id=d.record_id,
-                    start=d.start,
-                    end=d.end,
-                    text=d.text,
-                    index_text=d.index_text,
-                    occurred_at=d.occurred_at,
-                    speaker=d.speaker,
-                    source_name=d.source_name,
-                    trust=d.trust,
-                    visibility=d.visibility,
-                    model=evidence.model,
-                    embedding=np.ascontiguousarray(v, dtype="<f4").tobytes(),
-                )
+                StoredChunk(brain_uid, d, evidence.model, np.ascontiguousarray(v, dtype="<f4").tobytes())
                 for d, v in zip(evidence.drafts, evidence.embeddings, strict=True)
             ]
         )

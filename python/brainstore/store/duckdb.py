@@ -43,6 +43,7 @@ import duckdb
 
 from brainstore.domain import (
     Brain,
+    ChunkDraft,
     Citation,
     IdempotentReply,
     MemoryRevision,
@@ -892,16 +893,16 @@ class DuckDBStore:
                 [
                     [
                         c.brain_uid,
-                        c.record_id,
-                        c.start,
-                        c.end,
-                        c.text,
-                        c.index_text,
-                        _ts(c.occurred_at),
-                        c.speaker,
-                        c.source_name,
-                        c.trust,
-                        c.visibility,
+                        c.draft.record_id,
+                        c.draft.start,
+                        c.draft.end,
+                        c.draft.text,
+                        c.draft.index_text,
+                        _ts(c.draft.occurred_at),
+                        c.draft.speaker,
+                        c.draft.source_name,
+                        c.draft.trust,
+                        c.draft.visibility,
                         c.model,
                         c.embedding,
                     ]
@@ -917,7 +918,12 @@ class DuckDBStore:
             [brain_uid],
         )
         return [
-            StoredChunk(r[0], r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10], r[11], bytes(r[12]))  # type: ignore[arg-type]
+            StoredChunk(
+                r[0],
+                ChunkDraft(r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10]),  # type: ignore[arg-type]
+                r[11],
+                bytes(r[12]),
+            )
             for r in rows
         ]
 

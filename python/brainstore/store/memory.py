@@ -321,6 +321,6 @@ class MemoryStore:
     def erase_chunks(self, brain_uid: str, record_id: str) -> int:
         with self._lock:
             held = self._chunks.get(brain_uid, ())
-            kept = tuple(c for c in held if c.record_id != record_id)
+            kept = tuple(c for c in held if c.draft.record_id != record_id)
             self._chunks[brain_uid] = kept
             return len(held) - len(kept)
