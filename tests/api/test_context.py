@@ -228,3 +228,25 @@ def test_invalid_context_requests(api: Api, body: dict[str, Any], field: str) ->
     api.brain()
     err = assert_error(api.post("/brains/b1/context", body), 400, "invalid_request_body")
     assert err["message"].startswith(f"{field}: ")
+
+
+def test_forgetting_removes_the_saved_index_files_that_held_the_text(tmp_path: Any) -> None:
+    from tests.conftest import open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    api.brain()
+    secret = "the vault code is 4471-zebra-kappa"
+    rec = api.remember("b1", secret).body["id"]
+    api.remember("b1", "an unrelated note about lunch")
+    assert service.worker.wait_idle()
+    service.save_indexes()
+    index_files = [p for p in (tmp_path / "index").rglob("*") if p.is_file()]
+    assert any(secret.encode() in p.read_bytes() for p in index_files)
+    api.delete(f"/brains/b1/records/{rec}")
+    leftovers = [p for p in (tmp_path / "index").rglob("*") if p.is_file()] if (tmp_path / "index").exists() else []
+    assert not any(secret.encode() in p.read_bytes() for p in leftovers)
+    assert rec not in {e["record_id"] for e in context(api, query="vault code")["evidence"]}
+    service.stop()  # saves the rebuilt index: still without the forgotten text
+    assert not any(secret.encode() in p.read_bytes() for p in (tmp_path / "index").rglob("*") if p.is_file())
+    service.store.close()
