@@ -20,7 +20,7 @@ and the one whose tokens are counted against the budget; it is the same string.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from brainstore import kernels
@@ -34,36 +34,14 @@ VISIBILITIES = ("local_only", "redacted_summary", "shareable")
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """A piece of a Record's source text, with what the ranking needs to know about it."""
+class Chunk(ChunkDraft):
+    """A draft the index has taken in: the same fields plus the id the kernels and hnswlib see."""
 
-    id: int  # process-unique, assigned by the index; the id the kernels and hnswlib see
-    record_id: str
-    start: int  # [start, end) into the Record's source text
-    end: int
-    text: str  # == source[start:end]
-    index_text: str  # text with speaker and day: what is indexed, embedded and cited
-    occurred_at: datetime
-    speaker: str | None
-    source_name: str | None
-    trust: str  # high | normal | low
-    visibility: str  # local_only | redacted_summary | shareable
+    id: int = field(kw_only=True)  # process-unique, assigned by the index
 
     @classmethod
     def from_draft(cls, chunk_id: int, draft: ChunkDraft) -> Chunk:
-        return cls(
-            chunk_id,
-            draft.record_id,
-            draft.start,
-            draft.end,
-            draft.text,
-            draft.index_text,
-            draft.occurred_at,
-            draft.speaker,
-            draft.source_name,
-            draft.trust,
-            draft.visibility,
-        )
+        return cls(**{f.name: getattr(draft, f.name) for f in fields(ChunkDraft)}, id=chunk_id)
 
 
 def format_day(when: datetime) -> str:
@@ -78,7 +56,7 @@ def index_text_for(text: str, *, speaker: str | None, source_name: str | None, o
     return f"{who} ({day}): {text}" if who else f"({day}) {text}"
 
 
-def cited_form(chunk: Chunk | ChunkDraft) -> str:
+def cited_form(chunk: ChunkDraft) -> str:
     """The text the Context returns for ``chunk``, whose tokens count against the budget."""
     return chunk.index_text
 

@@ -340,8 +340,8 @@ class BrainIndex:
             for row in meta["chunks"]:
                 (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok) = row
                 chunk = Chunk(
-                    int(cid), rid, int(start), int(end), text, itext,
-                    datetime.fromisoformat(when), speaker, source, trust, vis,
+                    rid, int(start), int(end), text, itext, datetime.fromisoformat(when), speaker, source, trust, vis,
+                    id=int(cid),
                 )  # fmt: skip
                 chunks.append(chunk)
                 index._chunks[chunk.id] = chunk

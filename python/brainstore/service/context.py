@@ -265,8 +265,7 @@ class ContextRules:
         context_id = new_id("ctx")
         namespace = principal.namespace
         if target is not None and not self._reached(brain, target):
-            future = self._completions.submit(self._assemble_when_reached, brain, namespace, context_id, request, target)
-            del future
+            self._completions.submit(self._assemble_when_reached, brain, namespace, context_id, request, target)
             pending = self._pending(brain, context_id, request, "waiting for derivation to reach Brain-Watermark")
             self._trace(namespace, brain, context_id, pending, None, 202)
             return Reply(202, pending, None)

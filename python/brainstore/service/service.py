@@ -83,7 +83,7 @@ class Service(MemoryRules, ContextRules):
         embedder: Embedder | None = None,
     ) -> None:
         self.store = store
-        self.config = config or Config(engine=store.kind if store.kind in ("duckdb", "memory") else "memory")
+        self.config = config or Config(engine=store.kind)
         self.secret = watermark_secret or secrets.token_bytes(32)
         self.clock = clock
         self.traces = TraceBuffer(self.config.trace_buffer)
@@ -271,7 +271,7 @@ class Service(MemoryRules, ContextRules):
     def check_correction(self, brain: Brain, memory_id: str) -> None:
         """A correction must name a live Memory of this Brain that is not already superseded."""
         memory = self.store.memory(brain.uid, memory_id) if self.store.schema_version() >= 2 else None
-        if memory is None or memory.status in ("deleted",):
+        if memory is None:  # an erased Memory leaves no row
             raise error("corrected_memory_not_found", f"content.corrects: no Memory {memory_id!r} in this Brain")
         if memory.status == "superseded":
             raise error(

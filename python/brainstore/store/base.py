@@ -6,7 +6,8 @@ Invariants every implementation keeps:
 - Every write that changes what a Brain holds takes the next value of that Brain's change sequence
   (``next_seq``), inside ``atomic()``; watermarks are positions in that sequence.
 - ``atomic()`` serializes writers and makes the writes inside it one transaction: all or nothing.
-- Reads never block on the writer's lock and see only committed data.
+- Reads never wait for the writer's lock and see only committed data. (DuckDBStore pauses them only
+  for the moment it swaps in a compacted file after an erase.)
 """
 
 from __future__ import annotations
