@@ -113,16 +113,19 @@ class LexicalIndex:
         """Forget documents; unknown ids are ignored."""
         self._index.remove(list(doc_ids))
 
-    def search(self, query: str, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    def search(
+        self, query: str, k: int, allowed: Sequence[int] | None = None, excluded: Sequence[int] = ()
+    ) -> list[tuple[int, float]]:
         """The ``k`` best ``(doc_id, score)`` pairs, score descending then id ascending.
 
-        ``allowed`` restricts results to those ids (an empty sequence allows nothing). Only
-        documents sharing a term with the query are returned, so fewer than ``k`` may come back.
+        ``allowed`` restricts results to those ids (an empty sequence allows nothing); ids in
+        ``excluded`` are never returned. Only documents sharing a term with the query are returned,
+        so fewer than ``k`` may come back.
         """
         if k <= 0:
             return []
         ids = None if allowed is None else list(allowed)
-        return self._index.search(query, min(k, _I64_MAX), ids)
+        return self._index.search(query, min(k, _I64_MAX), ids, list(excluded))
 
     def __len__(self) -> int:
         return len(self._index)

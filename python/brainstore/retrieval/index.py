@@ -17,7 +17,8 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -128,6 +129,8 @@ class BrainIndex:
         self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
         self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
         self._by_record: dict[str, list[int]] = {}
+        self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
+        self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
         self._lexical = kernels.LexicalIndex()
         self._hnsw = self._new_hnsw(_INITIAL_CAPACITY)
         self._capacity = _INITIAL_CAPACITY
@@ -174,11 +177,29 @@ class BrainIndex:
             self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
             self._lexical.add(ids, [c.index_text for c in chunks])
             for chunk, n in zip(chunks, tokens, strict=True):
-                self._chunks[chunk.id] = chunk
-                self._tokens[chunk.id] = n
-                self._ts[chunk.id] = chunk.occurred_at.timestamp()
-                self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
+                self._register(chunk, n)
         return chunks
+
+    def _register(self, chunk: Chunk, tokens: int) -> None:
+        self._chunks[chunk.id] = chunk
+        self._tokens[chunk.id] = tokens
+        self._ts[chunk.id] = chunk.occurred_at.timestamp()
+        self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
+        if chunk.speaker:
+            self._speakers[chunk.speaker.lower()] += 1
+        if chunk.visibility == "local_only":
+            self._local_only.add(chunk.id)
+
+    def _unregister(self, chunk_id: int) -> None:
+        chunk = self._chunks.pop(chunk_id)
+        del self._tokens[chunk_id]
+        del self._ts[chunk_id]
+        if chunk.speaker:
+            name = chunk.speaker.lower()
+            self._speakers[name] -= 1
+            if not self._speakers[name]:
+                del self._speakers[name]
+        self._local_only.discard(chunk_id)
 
     def remove_record(self, record_id: str) -> list[int]:
         """Forget every chunk of ``record_id`` in both lanes; returns their ids (empty if none)."""
@@ -189,9 +210,7 @@ class BrainIndex:
             self._lexical.remove(ids)
             for chunk_id in ids:
                 self._hnsw.mark_deleted(chunk_id)
-                del self._chunks[chunk_id]
-                del self._tokens[chunk_id]
-                del self._ts[chunk_id]
+                self._unregister(chunk_id)
             return list(ids)
 
     # ----------------------------------------------------------------------------------------- reads
@@ -211,6 +230,15 @@ class BrainIndex:
         """The chunk's ``occurred_at`` as a POSIX timestamp."""
         return self._ts[chunk_id]
 
+    def is_speaker(self, word: str) -> bool:
+        """Whether some live chunk was said by ``word`` (case-insensitive)."""
+        return word.lower() in self._speakers
+
+    def local_only(self) -> frozenset[int]:
+        """Ids of the live ``local_only`` chunks."""
+        with self._lock.read():
+            return frozenset(self._local_only)
+
     def record_chunks(self, record_id: str) -> list[int]:
         with self._lock.read():
             return list(self._by_record.get(record_id, ()))
@@ -221,25 +249,35 @@ class BrainIndex:
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self._chunks
 
-    def lexical(self, query: str, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        """The ``k`` best chunks by BM25 over ``index_text``, best first."""
+    def lexical(
+        self, query: str, k: int, allowed: Sequence[int] | None = None, excluded: Collection[int] = ()
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best chunks by BM25 over ``index_text``, best first, optionally only among
+        ``allowed`` ids and never one in ``excluded``."""
         with self._lock.read():
-            return self._lexical.search(query, k, allowed)
+            return self._lexical.search(query, k, allowed, list(excluded))
 
     def vector(
-        self, query_vec: np.ndarray, k: int, allowed: set[int] | None = None
+        self,
+        query_vec: np.ndarray,
+        k: int,
+        allowed: set[int] | None = None,
+        excluded: Collection[int] = frozenset(),
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks most similar (cosine) to ``query_vec``, best first, optionally only among
-        ``allowed`` ids."""
+        ``allowed`` ids and never one in ``excluded``."""
         query = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.dimension:
             raise ValueError(f"query vector has dimension {query.shape[0]}, expected {self.dimension}")
         with self._lock.read():
             if allowed is not None:
-                if len(allowed) <= _BRUTE_FORCE_MAX or len(allowed) <= k:
-                    return self._brute_force(query, [i for i in allowed if i in self._chunks], k)
-                allowed = allowed if isinstance(allowed, set) else set(allowed)
-                return self._graph(query, min(k, len(allowed)), allowed)
+                ids = [i for i in allowed if i in self._chunks and i not in excluded]
+                if len(ids) <= _BRUTE_FORCE_MAX or len(ids) <= k:
+                    return self._brute_force(query, ids, k)
+                return self._graph(query, min(k, len(ids)), set(ids).__contains__)
+            if excluded:
+                live = len(self._chunks) - sum(1 for i in excluded if i in self._chunks)
+                return self._graph(query, min(k, live), lambda i: i not in excluded)
             return self._graph(query, min(k, len(self._chunks)), None)
 
     def vectors(self, chunk_ids: Sequence[int]) -> np.ndarray:
@@ -250,18 +288,18 @@ class BrainIndex:
                 return np.zeros((0, self.dimension), dtype=np.float32)
             return np.asarray(self._hnsw.get_items(ids), dtype=np.float32)
 
-    def _graph(self, query: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+    def _graph(
+        self, query: np.ndarray, k: int, admits: Callable[[int], bool] | None
+    ) -> list[tuple[int, float]]:
         if k <= 0:
             return []
         try:
-            if allowed is None:
+            if admits is None:
                 labels, distances = self._hnsw.knn_query(query, k=k, num_threads=1)
             else:
-                labels, distances = self._hnsw.knn_query(
-                    query, k=k, num_threads=1, filter=allowed.__contains__
-                )
+                labels, distances = self._hnsw.knn_query(query, k=k, num_threads=1, filter=admits)
         except RuntimeError:  # the graph walk found fewer than k: score the candidates directly
-            ids = list(self._chunks) if allowed is None else [i for i in allowed if i in self._chunks]
+            ids = [i for i in self._chunks if admits is None or admits(i)]
             return self._brute_force(query, ids, k)
         return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
 
@@ -344,10 +382,7 @@ class BrainIndex:
                     id=int(cid),
                 )  # fmt: skip
                 chunks.append(chunk)
-                index._chunks[chunk.id] = chunk
-                index._tokens[chunk.id] = int(ntok)
-                index._ts[chunk.id] = chunk.occurred_at.timestamp()
-                index._by_record.setdefault(rid, []).append(chunk.id)
+                index._register(chunk, int(ntok))
             live = set(index._chunks)
             if len(live) != len(chunks):
                 return None

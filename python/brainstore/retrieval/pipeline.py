@@ -59,11 +59,11 @@ class RetrievalConfig:
     recency_half_life_days: float = 180.0
     duplicate_threshold: float = 0.9
     length_penalty: float = 0.0  # pack priority = score / tokens**length_penalty
-    speaker_boost: float = 0.2  # fused score * (1 + boost) when the query names the chunk's speaker
+    speaker_boost: float = 0.5  # fused score * (1 + boost) when the query names the chunk's speaker
     feedback_weight: float = 0.0  # vector pseudo-relevance feedback: q + w * mean(top feedback_docs)
     feedback_docs: int = 3
     vector_score_weight: float = 0.1  # fused score + w * cosine similarity (score-aware fusion)
-    lexical_score_weight: float = 0.05  # fused score + w * bm25 / best bm25
+    lexical_score_weight: float = 0.15  # fused score + w * bm25 / best bm25
     max_fused: int = 150  # fused candidates scored
     max_candidates: int = 150  # candidates kept after final scoring (and traced)
     next_factor: float = 1.0  # the following turn earns next_factor times what the preceding one does
@@ -266,10 +266,20 @@ def _query_words(query: str) -> list[str]:
     return _WORD.findall(query)
 
 
-def lexical_query(query: str) -> str:
-    """The query with question words and pronouns removed (names and content words kept); the whole
-    query when nothing would remain."""
-    kept = [w for w in _query_words(query) if w.lower().replace("\u2019", "'") not in _QUESTION_WORDS]
+def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: False) -> str:
+    """The query with question words, pronouns and speakers' names removed (other names and content
+    words kept); the whole query when nothing would remain.
+
+    A speaker's name is a poor BM25 term: it is in every chunk they said (the index text starts
+    with it) and in every greeting to them ("Hey Evan!"), so it ranks short chit-chat above the
+    content words' matches. The speaker boost of :func:`retrieve` is what prefers a named speaker.
+    """
+    kept = []
+    for word in _query_words(query):
+        low = word.lower().replace("\u2019", "'")
+        if low in _QUESTION_WORDS or is_speaker(low.removesuffix("'s")):
+            continue
+        kept.append(word)
     return " ".join(kept) if kept else query
 
 
@@ -315,6 +325,7 @@ def retrieve(
     budget_tokens: int,
     deadline: float,
     eligible: Callable[[Chunk], bool] | None = None,
+    excluded: frozenset[int] = frozenset(),
     now: datetime | None = None,
     k_lexical: int = 200,
     k_vector: int = 200,
@@ -332,9 +343,14 @@ def retrieve(
     lanes: list[dict] = []
     allowed_list: list[int] | None = None
     allowed_set: set[int] | None = None
+    admits: Callable[[int], bool] | None = None
     if eligible is not None:
-        allowed_list = [c.id for c in index.chunks() if eligible(c)]
+        allowed_list = [c.id for c in index.chunks() if eligible(c) and c.id not in excluded]
         allowed_set = set(allowed_list)
+        admits = allowed_set.__contains__
+        excluded = frozenset()
+    elif excluded:
+        admits = lambda chunk_id: chunk_id not in excluded  # noqa: E731
 
     # --- lanes
     ranked: list[list[int]] = []
@@ -354,16 +370,20 @@ def retrieve(
             {"name": name, "candidates": len(hits), "ms": (time.monotonic() - start) * 1e3, "cut": False}
         )
 
-    lex_query = lexical_query(query)
-    run_lane("lexical", lambda: index.lexical(lex_query, k_lexical, allowed_list), config.lexical_weight)
+    lex_query = lexical_query(query, index.is_speaker)
+    run_lane(
+        "lexical", lambda: index.lexical(lex_query, k_lexical, allowed_list, excluded), config.lexical_weight
+    )
     if callable(query_vec):  # the embedding was computing while the lexical lane ran
         query_vec = query_vec()
     if query_vec is not None:
-        run_lane("vector", lambda: index.vector(query_vec, k_vector, allowed_set), config.vector_weight)
+        run_lane(
+            "vector", lambda: index.vector(query_vec, k_vector, allowed_set, excluded), config.vector_weight
+        )
     for name, search, weight in extra_lanes:
         run_lane(
             name,
-            lambda search=search: [h for h in search() if allowed_set is None or h[0] in allowed_set],
+            lambda search=search: [h for h in search() if admits is None or admits(h[0])],
             weight,
         )
 
@@ -374,7 +394,9 @@ def retrieve(
         if len(top):
             q2 = np.asarray(query_vec, dtype=np.float32) + config.feedback_weight * top.mean(axis=0)
             q2 /= max(float(np.linalg.norm(q2)), 1e-9)
-            run_lane("feedback", lambda: index.vector(q2, k_vector, allowed_set), config.vector_weight)
+            run_lane(
+                "feedback", lambda: index.vector(q2, k_vector, allowed_set, excluded), config.vector_weight
+            )
             fused = kernels.rrf_fuse(ranked, weights, config.rrf_k)
     fused = fused[: config.max_fused]
 
@@ -417,7 +439,7 @@ def retrieve(
                     other is not None
                     and other.source_name == c.source_name
                     and abs(get_ts(other_id, 0.0) - ts) <= gap
-                    and (allowed_set is None or other_id in allowed_set)
+                    and (admits is None or admits(other_id))
                 ):
                     extra[other_id] = extra.get(other_id, 0.0) + w * s
         for other_id, bonus in extra.items():

@@ -363,11 +363,12 @@ class ContextRules:
         return context
 
     def _eligible(self: Service, request: dict[str, Any]) -> Any:
+        """The request's filter as a chunk predicate, or None without one (a hosted deployment's
+        local_only chunks are excluded by id instead: see ``_assemble``)."""
         flt = request["filter"]
         since, until, sources = flt.get("since"), flt.get("until"), flt.get("sources")
         source_set = set(sources) if sources is not None else None
-        hosted = self.config.hosted
-        if since is None and until is None and source_set is None and not hosted:
+        if since is None and until is None and source_set is None:
             return None
 
         def eligible(chunk: Chunk) -> bool:
@@ -375,7 +376,6 @@ class ContextRules:
                 (since is None or chunk.occurred_at >= since)
                 and (until is None or chunk.occurred_at <= until)
                 and (source_set is None or chunk.source_name in source_set)
-                and not (hosted and chunk.visibility == "local_only")
             )
 
         return eligible
@@ -405,6 +405,7 @@ class ContextRules:
             budget_tokens=max(evidence_budget, 0),
             deadline=deadline,
             eligible=self._eligible(request),
+            excluded=index.local_only() if self.config.hosted else frozenset(),
             now=at,
             extra_lanes=[
                 ("memory", lambda: self._memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)

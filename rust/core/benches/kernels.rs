@@ -114,10 +114,17 @@ fn bench_lexical(c: &mut Criterion) {
     let allowed: Vec<i64> = (0..10_000).step_by(7).collect();
     g.sample_size(50);
     g.bench_function("search_10k_k10", |b| {
-        b.iter(|| idx.search(black_box("alice paris museum coffee"), 10, None));
+        b.iter(|| idx.search(black_box("alice paris museum coffee"), 10, None, &[]));
     });
     g.bench_function("search_10k_k10_allowed_1in7", |b| {
-        b.iter(|| idx.search(black_box("alice paris museum coffee"), 10, Some(&allowed)));
+        b.iter(|| {
+            idx.search(
+                black_box("alice paris museum coffee"),
+                10,
+                Some(&allowed),
+                &[],
+            )
+        });
     });
     let top: Vec<String> = docs[..200].to_vec();
     g.bench_function("near_duplicates_200", |b| {

@@ -110,6 +110,7 @@ impl Inner {
         terms: &[String],
         k: usize,
         allowed: Option<&HashSet<i64>>,
+        excluded: &HashSet<i64>,
     ) -> Vec<(i64, f64)> {
         let n = self.docs.len() as f64;
         if k == 0 || self.docs.is_empty() {
@@ -140,20 +141,24 @@ impl Inner {
                 Some(set) if set.len() < postings.len() => {
                     for id in set {
                         if let Some(p) = postings.get(id) {
-                            add(*id, p);
+                            if !excluded.contains(id) {
+                                add(*id, p);
+                            }
                         }
                     }
                 }
                 Some(set) => {
                     for (id, p) in postings {
-                        if set.contains(id) {
+                        if set.contains(id) && !excluded.contains(id) {
                             add(*id, p);
                         }
                     }
                 }
                 None => {
                     for (id, p) in postings {
-                        add(*id, p);
+                        if !excluded.contains(id) {
+                            add(*id, p);
+                        }
                     }
                 }
             }
@@ -213,14 +218,23 @@ impl LexicalIndex {
         }
     }
 
-    /// The `k` best documents for `query`, optionally restricted to the ids in `allowed`.
-    pub fn search(&self, query: &str, k: usize, allowed: Option<&[i64]>) -> Vec<(i64, f64)> {
+    /// The `k` best documents for `query`, optionally restricted to the ids in `allowed`, never
+    /// one in `excluded`. An exclusion list stays short where an allow list would name nearly
+    /// every document (a hosted deployment hides only the few `local_only` chunks).
+    pub fn search(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&[i64]>,
+        excluded: &[i64],
+    ) -> Vec<(i64, f64)> {
         let terms = analyze(query);
         if terms.is_empty() {
             return Vec::new();
         }
         let allowed: Option<HashSet<i64>> = allowed.map(|a| a.iter().copied().collect());
-        self.read().search(&terms, k, allowed.as_ref())
+        let excluded: HashSet<i64> = excluded.iter().copied().collect();
+        self.read().search(&terms, k, allowed.as_ref(), &excluded)
     }
 
     /// Number of documents.
@@ -333,21 +347,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(idx.len(), 3);
-        let hits = idx.search("quantum", 10, None);
+        let hits = idx.search("quantum", 10, None, &[]);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0, 3);
         assert!(hits[0].1 > 0.0);
-        let cats = idx.search("cat", 10, None);
+        let cats = idx.search("cat", 10, None, &[]);
         assert_eq!(cats.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2, 1]);
-        assert_eq!(idx.search("cat", 10, Some(&[1])).len(), 1);
-        assert_eq!(idx.search("cat", 1, None).len(), 1);
-        assert!(idx.search("cat", 0, None).is_empty());
+        assert_eq!(idx.search("cat", 10, Some(&[1]), &[]).len(), 1);
+        assert_eq!(
+            idx.search("cat", 10, None, &[2])
+                .iter()
+                .map(|h| h.0)
+                .collect::<Vec<_>>(),
+            vec![1]
+        );
+        assert!(idx.search("cat", 10, Some(&[1]), &[1]).is_empty());
+        assert_eq!(idx.search("cat", 1, None, &[]).len(), 1);
+        assert!(idx.search("cat", 0, None, &[]).is_empty());
         idx.add(&[3], &["cat food"]).unwrap();
         assert_eq!(idx.len(), 3);
-        assert!(idx.search("quantum", 10, None).is_empty());
+        assert!(idx.search("quantum", 10, None, &[]).is_empty());
         idx.remove(&[1, 2, 3, 99]);
         assert!(idx.is_empty());
-        assert!(idx.search("cat", 10, None).is_empty());
+        assert!(idx.search("cat", 10, None, &[]).is_empty());
         assert!(idx.add(&[1], &["a", "b"]).is_err());
     }
 

@@ -115,11 +115,25 @@ proptest! {
         let ids: Vec<i64> = (0_i64..).take(texts.len()).collect();
         let target_id = ids[target];
         idx.add(&ids, &texts).unwrap();
-        let hits = idx.search("zyxwvut", 5, None);
+        let hits = idx.search("zyxwvut", 5, None, &[]);
         prop_assert_eq!(hits.first().map(|h| h.0), Some(target_id));
         idx.remove(&[target_id]);
-        prop_assert!(idx.search("zyxwvut", 5, None).is_empty());
+        prop_assert!(idx.search("zyxwvut", 5, None, &[]).is_empty());
         prop_assert_eq!(idx.len(), texts.len() - 1);
+    }
+
+    #[test]
+    fn lexical_exclusion_is_the_complement_filter(docs in prop::collection::vec("[a-e]{1,3}( [a-e]{1,3}){0,6}", 1..30),
+                                                  hidden in prop::collection::vec(any::<bool>(), 30),
+                                                  query in "[a-e]{1,3}( [a-e]{1,3}){0,2}") {
+        let idx = LexicalIndex::new();
+        let ids: Vec<i64> = (0_i64..).take(docs.len()).collect();
+        idx.add(&ids, &docs).unwrap();
+        let excluded: Vec<i64> = ids.iter().copied().filter(|&i| hidden[i as usize]).collect();
+        let allowed: Vec<i64> = ids.iter().copied().filter(|&i| !hidden[i as usize]).collect();
+        let by_exclusion = idx.search(&query, 10, None, &excluded);
+        prop_assert!(by_exclusion.iter().all(|h| !excluded.contains(&h.0)));
+        prop_assert_eq!(by_exclusion, idx.search(&query, 10, Some(&allowed), &[]));
     }
 
     #[test]

@@ -126,15 +126,18 @@ impl LexicalIndex {
         detached(py, || self.inner.remove(&doc_ids));
     }
 
-    #[pyo3(signature = (query, k, allowed = None))]
+    #[pyo3(signature = (query, k, allowed = None, excluded = Vec::new()))]
     fn search(
         &self,
         py: Python<'_>,
         query: String,
         k: usize,
         allowed: Option<Vec<i64>>,
+        excluded: Vec<i64>,
     ) -> Vec<(i64, f64)> {
-        detached(py, || self.inner.search(&query, k, allowed.as_deref()))
+        detached(py, || {
+            self.inner.search(&query, k, allowed.as_deref(), &excluded)
+        })
     }
 
     fn __len__(&self, py: Python<'_>) -> usize {
