@@ -64,15 +64,31 @@ def truncate_tokens(text: str, max_tokens: int) -> str:
     return _native.truncate_tokens(text, min(max_tokens, _I64_MAX))
 
 
-def pack(token_counts: Sequence[int], scores: Sequence[float], budget: int) -> list[int]:
+def pack(
+    token_counts: Sequence[int],
+    scores: Sequence[float],
+    budget: int,
+    *,
+    prev: Sequence[int] | None = None,
+    joined: Sequence[int] | None = None,
+) -> list[int]:
     """Indices of the items to include, in the order chosen (best score first).
 
     Greedy by score descending (NaN last, ties by lower index); an item that does not fit is
-    skipped and later, smaller items may still fit. The chosen counts never sum above
+    skipped and later, smaller items may still fit. The charged counts never sum above
     ``budget``; ``budget <= 0`` chooses nothing. GIL released.
+
+    Runs (both or neither): ``prev[i]`` is the item whose text item ``i`` directly follows (-1 for
+    none, each item followed by at most one); an item packed next to a chosen neighbour is charged
+    ``joined[i]`` (at most ``token_counts[i]``) instead of its full count, since it is rendered
+    under the neighbour's header.
     """
     clamped = max(0, min(budget, _I64_MAX))
-    return _native.pack(list(token_counts), list(scores), clamped)
+    if prev is None and joined is None:
+        return _native.pack(list(token_counts), list(scores), clamped)
+    if prev is None or joined is None:
+        raise ValueError("prev and joined go together")
+    return _native.pack(list(token_counts), list(scores), clamped, list(prev), list(joined))
 
 
 def encode_watermark(secret: bytes, brain_key: str, seq: int) -> str:

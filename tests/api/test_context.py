@@ -44,6 +44,32 @@ def context(api: Api, brain: str = "b1", **body: Any) -> dict[str, Any]:
     return r.body
 
 
+def test_consecutive_sentences_of_a_turn_come_back_as_one_exactly_cited_passage(api: Api, service: Service) -> None:
+    api.brain("b1", self_name="Dave")
+    text = (
+        "Restoring the old Mustang took me the whole winter in the garage.\n"
+        "The Mustang engine now purrs like new after the rebuild.   "
+        "Next spring I will drive it down the coast, maybe with Calvin along."
+    )
+    content = {"kind": "message", "text": text, "speaker": "Dave", "role": "user"}
+    rec = api.remember("b1", content, occurred_at="2023-10-04T10:00:00Z").body["id"]
+    api.remember("b1", {"kind": "message", "text": "Calvin played a show in Tokyo.", "speaker": "Calvin"})
+    assert service.worker.wait_idle()
+    ctx = context(api, query="Mustang engine restoring garage winter rebuild")
+    [item] = [e for e in ctx["evidence"] if e["record_id"] == rec]
+    citation = ctx["citations"][item["citation"]]
+    start, end = citation["span"]["start"], citation["span"]["end"]
+    assert item["span"] == citation["span"]
+    # one header, the sentences joined; the quote is the Record's own text, whitespace and all
+    assert item["text"].startswith("Dave (4 October 2023): Restoring the old Mustang")
+    assert item["text"].count("Dave (") == 1 and "The Mustang engine now purrs" in item["text"]
+    assert citation["quote"] == text[start:end] and "\n" in citation["quote"]
+    assert ctx["budget"]["tokens"]["used"] <= ctx["budget"]["tokens"]["limit"]
+    # each chunk is indexed once, the first Record of a Brain included
+    uid = service.store.get_brain("test:acme", "b1").uid
+    assert len(service.index_for(uid)) == service.store.count_chunks(uid) == 4
+
+
 def test_fast_context_is_cited_evidence_and_asserts_nothing(api: Api, service: Service) -> None:
     ids = seed(api, service)
     ctx = context(api, query="When did Caroline go to the LGBTQ support group?")

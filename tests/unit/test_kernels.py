@@ -91,6 +91,16 @@ def test_pack_rejects_bad_input() -> None:
         kernels.pack([1, 2], [1.0], 5)
     with pytest.raises(ValueError, match="negative"):
         kernels.pack([1, -1], [1.0, 1.0], 5)
+    with pytest.raises(ValueError, match="together"):
+        kernels.pack([1, 2], [1.0, 2.0], 5, prev=[-1, 0])
+    with pytest.raises(ValueError, match="runs"):
+        kernels.pack([1, 2], [1.0, 2.0], 5, prev=[-1, 0], joined=[1, 3])
+
+
+def test_pack_charges_a_run_member_its_joined_count() -> None:
+    # 1 follows 0: once 0 is in, 1 costs 3 instead of 10, so both fit 13
+    assert kernels.pack([10, 10], [0.9, 0.8], 13) == [0]
+    assert kernels.pack([10, 10], [0.9, 0.8], 13, prev=[-1, 0], joined=[4, 3]) == [0, 1]
 
 
 scores = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(0.5))

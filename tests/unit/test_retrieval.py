@@ -235,6 +235,30 @@ def test_excluded_ids_never_come_back_and_speakers_are_counted() -> None:
     assert index.local_only() == frozenset() and not index.is_speaker("dave")
 
 
+def test_packed_neighbours_become_one_passage_within_the_exact_budget() -> None:
+    from brainstore import kernels
+
+    text = (
+        "I restored an old Mustang in my garage this winter. The Mustang engine purrs now. "
+        "Next I want to learn pottery with my friends on weekends."
+    )
+    index = BrainIndex(DIM, MODEL)
+    drafts = drafts_for("r", text)
+    assert len(drafts) == 2
+    index.add(drafts, np.stack([unit(1), unit(2)]))
+    index.add(drafts_for("o", "The garage door is red."), unit(3)[None, :])
+    r = retrieve(index, "Mustang garage winter engine pottery", None, budget_tokens=500, deadline=far_deadline())
+    [passage] = [p for p in r.selected if p.chunk.record_id == "r"]
+    assert [c.text for c in passage.chunks] == [d.text for d in drafts]
+    assert passage.text == f"{drafts[0].index_text} {drafts[1].text}"
+    assert passage.tokens == kernels.token_count(passage.text)
+    assert r.tokens_used == sum(p.tokens for p in r.selected) <= 500
+    # a budget that fits only one sentence and its header never gets the pair
+    one = kernels.token_count(drafts[0].index_text)
+    r = retrieve(index, "Mustang garage winter engine pottery", None, budget_tokens=one, deadline=far_deadline())
+    assert all(len(p.chunks) == 1 for p in r.selected) and r.tokens_used <= one
+
+
 def test_save_load_round_trip(tmp_path: Path) -> None:
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping.", "c": "Pottery class!"},
                   {"a": 1, "b": 2, "c": 3})  # fmt: skip

@@ -15,7 +15,9 @@ Steps of :func:`retrieve`:
    low 0.8) and a small recency weight.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
 8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited form (speaker, day and
-   text: exactly what the Context returns), greedy by score, so the budget is never exceeded.
+   text: exactly what the Context returns), greedy by score. Consecutive chunks of one Record that
+   are both packed become one :class:`Passage` under one header, so the second is charged only its
+   text; the passages' exact counts are checked, so the budget is never exceeded.
 
 Deadline: each lane checks ``time.monotonic()`` before it starts; a lane that would start after the
 deadline is skipped and reported with ``cut: True``. Fusion, scoring and packing always run (they
@@ -41,7 +43,7 @@ from brainstore import kernels
 from .chunking import Chunk, cited_form
 from .index import BrainIndex
 
-__all__ = ["Candidate", "Retrieval", "RetrievalConfig", "content_terms", "lexical_query", "retrieve"]
+__all__ = ["Candidate", "Passage", "Retrieval", "RetrievalConfig", "content_terms", "lexical_query", "retrieve"]
 
 TRUST_MULTIPLIER = {"high": 1.1, "normal": 1.0, "low": 0.8}
 
@@ -82,8 +84,24 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Passage:
+    """Packed evidence as the Context returns it: one chunk, or consecutive chunks of one Record
+    packed together and rendered under one header (``"Caroline (8 May 2023): First. Second."``)."""
+
+    chunks: tuple[Chunk, ...]  # in text order
+    score: float  # the best member's
+    text: str  # the cited form, whose tokens count against the budget
+    tokens: int
+
+    @property
+    def chunk(self) -> Chunk:
+        """The first chunk: its Record, speaker and day are the whole passage's."""
+        return self.chunks[0]
+
+
+@dataclass(frozen=True)
 class Retrieval:
-    selected: list[Candidate]  # packed, in score order
+    selected: list[Passage]  # packed, in score order
     candidates: list[Candidate]  # every scored candidate, best first (for the trace)
     lanes: list[dict]  # {"name", "candidates", "ms", "cut"}
     tokens_used: int
@@ -306,11 +324,11 @@ def _stem(word: str) -> str:
     return word
 
 
-def _unknowns(terms: list[str], selected: list[Candidate]) -> list[str]:
-    """Terms whose stem occurs in no selected chunk's cited form."""
+def _unknowns(terms: list[str], selected: list[Passage]) -> list[str]:
+    """Terms whose stem occurs in no selected passage."""
     if not terms:
         return []
-    haystack = "\n".join(cited_form(c.chunk) for c in selected).lower()
+    haystack = "\n".join(p.text for p in selected).lower()
     return [t for t in terms if _stem(t) not in haystack]
 
 
@@ -489,8 +507,56 @@ def retrieve(
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:
         priority = [c.score for c in pool]
-    chosen = kernels.pack([c.tokens for c in pool], priority, budget_tokens)
-    chosen.sort(key=lambda i: (-pool[i].score, pool[i].chunk.id))
-    selected = [pool[i] for i in chosen]
-    used = sum(c.tokens for c in selected)
+    prev = _predecessors(index, pool)
+    # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
+    joined = [
+        min(n + 1, c.tokens) for n, c in zip(kernels.count_tokens([c.chunk.text for c in pool]), pool, strict=True)
+    ]
+    chosen = kernels.pack([c.tokens for c in pool], priority, budget_tokens, prev=prev, joined=joined)
+    selected = _passages(pool, prev, chosen)
+    # The charges were estimates for merged passages; the exact counts decide (BPE across a joining
+    # space practically never costs more, but the budget is a promise).
+    used = sum(p.tokens for p in selected)
+    while used > budget_tokens:
+        used -= selected.pop().tokens
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected))
+
+
+def _predecessors(index: BrainIndex, pool: list[Candidate]) -> list[int]:
+    """For each pool item, the pool index of the chunk right before it in the same Record (-1 if
+    that chunk is not in the pool). Redacted chunks stand alone: they are served as summaries."""
+    prev = [-1] * len(pool)
+    by_record: dict[str, list[int]] = {}
+    for i, c in enumerate(pool):
+        if c.chunk.visibility != "redacted_summary":
+            by_record.setdefault(c.chunk.record_id, []).append(i)
+    for record_id, members in by_record.items():
+        if len(members) < 2:
+            continue
+        siblings = [index.get(i) for i in index.record_chunks(record_id)]
+        in_order = sorted((c.start, c.id) for c in siblings if c is not None)
+        position = {chunk_id: k for k, (_, chunk_id) in enumerate(in_order)}
+        at = {position[pool[i].chunk.id]: i for i in members if pool[i].chunk.id in position}
+        for k, i in at.items():
+            prev[i] = at.get(k - 1, -1)
+    return prev
+
+
+def _passages(pool: list[Candidate], prev: list[int], chosen: list[int]) -> list[Passage]:
+    """The chosen pool items as passages (runs of consecutive chosen chunks merged), best first."""
+    picked = set(chosen)
+    follower = {p: i for i, p in enumerate(prev) if p >= 0 and i in picked}
+    out: list[Passage] = []
+    for i in chosen:
+        if prev[i] in picked:
+            continue  # inside a run that starts earlier
+        run = [pool[i]]
+        while (i := follower.get(i, -1)) >= 0:
+            run.append(pool[i])
+        if len(run) == 1:
+            out.append(Passage((run[0].chunk,), run[0].score, cited_form(run[0].chunk), run[0].tokens))
+            continue
+        text = " ".join([cited_form(run[0].chunk), *(c.chunk.text for c in run[1:])])
+        out.append(Passage(tuple(c.chunk for c in run), max(c.score for c in run), text, kernels.token_count(text)))
+    out.sort(key=lambda p: (-p.score, p.chunk.id))
+    return out

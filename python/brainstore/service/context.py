@@ -32,15 +32,15 @@ import jsonschema
 import numpy as np
 
 from brainstore import kernels
-from brainstore.derive import SourceText
+from brainstore.derive import SourceText, source_text
 from brainstore.domain import Brain, MemoryRevision, Principal, Record, StoredChunk
 from brainstore.errors import invalid
 from brainstore.ids import new_id
-from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, cited_form, format_day
+from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, format_day
 from brainstore.retrieval.embedder import Embedder, load_embedder
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
-from brainstore.retrieval.pipeline import Retrieval, lexical_query, retrieve
+from brainstore.retrieval.pipeline import Passage, Retrieval, lexical_query, retrieve
 from brainstore.service.memories import eligible_at
 from brainstore.service.views import memory_view, object_view, timestamp
 from brainstore.store.base import StoreFeature
@@ -139,15 +139,17 @@ class ContextRules:
 
     def index_evidence(self: Service, brain_uid: str, evidence: PreparedEvidence) -> None:
         """Inside the derivation transaction: store the chunks, then add them to the live index."""
+        # Taken before the insert: an index built from the store now must not already hold them.
+        index = self.index_for(brain_uid) if evidence.drafts else None
         self.store.insert_chunks(
             [
                 StoredChunk(brain_uid, d, evidence.model, np.ascontiguousarray(v, dtype="<f4").tobytes())
                 for d, v in zip(evidence.drafts, evidence.embeddings, strict=True)
             ]
         )
-        if evidence.drafts:
+        if index is not None:
             try:
-                self.index_for(brain_uid).add(evidence.drafts, evidence.embeddings)
+                index.add(evidence.drafts, evidence.embeddings)
             except Exception:
                 self._forget_index(brain_uid)  # rebuilt from the store on next use
                 raise
@@ -362,6 +364,21 @@ class ContextRules:
         self._trace(namespace, brain, context_id, context, retrieval, 200)
         return context
 
+    def _quote(self: Service, brain: Brain, passage: Passage) -> str | None:
+        """The exact Record text a passage covers, sentences and the whitespace between them; None
+        when its Record is gone. A one-chunk passage is its chunk's text; only a run of chunks reads
+        the Record, since chunks do not keep the whitespace between them."""
+        if len(passage.chunks) == 1:
+            return passage.chunk.text
+        record = self.store.get_record(brain.uid, passage.chunk.record_id)
+        if record is None:
+            return None
+        source = source_text(record.content, self_name=brain.self_name, occurred_at=record.occurred_at)
+        quote = source.text[passage.chunk.start : passage.chunks[-1].end]
+        if not (quote.startswith(passage.chunk.text) and quote.endswith(passage.chunks[-1].text)):
+            return None  # the Record no longer reads as it was chunked
+        return quote
+
     def _eligible(self: Service, request: dict[str, Any]) -> Any:
         """The request's filter as a chunk predicate, or None without one (a hosted deployment's
         local_only chunks are excluded by id instead: see ``_assemble``)."""
@@ -415,28 +432,26 @@ class ContextRules:
         citations: list[dict[str, Any]] = []
         evidence: list[dict[str, Any]] = []
         used = 0
-        for candidate in retrieval.selected:
-            chunk = candidate.chunk
-            redacted = chunk.visibility == "redacted_summary"
-            text = self._redacted(chunk) if redacted else cited_form(chunk)
-            quote = self._redacted(chunk) if redacted else chunk.text
+        for passage in retrieval.selected:
+            chunk, last = passage.chunk, passage.chunks[-1]
+            redacted = chunk.visibility == "redacted_summary"  # never part of a run
+            text = self._redacted(chunk) if redacted else passage.text
+            quote = self._redacted(chunk) if redacted else self._quote(brain, passage)
+            if quote is None:
+                continue  # its Record was forgotten while the Context was assembled
             # The pipeline packed by the cited form's token count; a redaction is counted anew.
-            used += kernels.token_count(text) if redacted else candidate.tokens
+            used += kernels.token_count(text) if redacted else passage.tokens
+            span = {"start": chunk.start, "end": last.end}
             citations.append(
-                {
-                    "id": f"c{len(citations) + 1}",
-                    "record_id": chunk.record_id,
-                    "span": {"start": chunk.start, "end": chunk.end},
-                    "quote": quote,
-                }
+                {"id": f"c{len(citations) + 1}", "record_id": chunk.record_id, "span": span, "quote": quote}
             )
             evidence.append(
                 {
                     "id": f"chk_{chunk.id}",
                     "record_id": chunk.record_id,
                     "text": text,
-                    "span": {"start": chunk.start, "end": chunk.end},
-                    "score": round(candidate.score, 6),
+                    "span": span,
+                    "score": round(passage.score, 6),
                     "occurred_at": timestamp(chunk.occurred_at),
                     "speaker": chunk.speaker,
                     "citation": len(citations) - 1,

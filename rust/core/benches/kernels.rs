@@ -77,7 +77,7 @@ fn bench_pack(c: &mut Criterion) {
     let trust = vec![1.0; scores.len()];
     let mut g = c.benchmark_group("pack");
     g.bench_function("pack_10k_items_budget_2000", |b| {
-        b.iter(|| pack(black_box(&counts), black_box(&scores), 2_000).unwrap());
+        b.iter(|| pack(black_box(&counts), black_box(&scores), 2_000, None).unwrap());
     });
     g.bench_function("final_scores_10k", |b| {
         b.iter(|| final_scores(black_box(&scores), &recency, &trust, 0.3).unwrap());

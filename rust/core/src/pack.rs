@@ -1,27 +1,85 @@
 //! Greedy packing of scored items into a token budget.
 //!
 //! Invariants:
-//! - The chosen items' token counts never sum above `budget` (sums are computed in `i128`, so
-//!   no overflow can let an item through).
+//! - The costs charged for the chosen items never sum above `budget` (sums are computed in
+//!   `i128`, so no overflow can let an item through).
 //! - Items are considered best score first ([`crate::score::cmp_desc`]: NaN last), ties by the
 //!   lower index; the output lists chosen indices in that order.
 //! - An item that does not fit is skipped and later, smaller items may still fit; this trades
 //!   strict rank order for filling the budget, which is what a context window wants.
 //! - `budget <= 0` chooses nothing; an item of 0 tokens always fits a positive budget.
+//!
+//! [`Runs`] describe items that continue one another (consecutive sentences of one message): an
+//! item packed next to an already chosen neighbour is rendered under that neighbour's header, so it
+//! is charged its `joined` count instead of its full count. The caller renders runs that way and
+//! checks the exact count of what it renders.
 
 use crate::error::{same_len, CoreError};
 use crate::score::cmp_desc;
+
+/// Which items continue which: `prev[i]` is the item whose text item `i` directly follows, or -1;
+/// `joined[i]` is what item `i` costs when packed next to a chosen neighbour, at most its full
+/// count. Every item is the `prev` of at most one other.
+#[derive(Debug, Clone, Copy)]
+pub struct Runs<'a> {
+    pub prev: &'a [i64],
+    pub joined: &'a [i64],
+}
+
+fn invalid(reason: &'static str) -> CoreError {
+    CoreError::InvalidArgument {
+        name: "runs",
+        reason,
+    }
+}
+
+/// Neighbour links of valid `runs`: (prev, next) per item, `usize::MAX` for none.
+fn links(runs: &Runs<'_>, token_counts: &[i64]) -> Result<(Vec<usize>, Vec<usize>), CoreError> {
+    let n = token_counts.len();
+    same_len("token_counts", n, "runs.prev", runs.prev.len())?;
+    same_len("token_counts", n, "runs.joined", runs.joined.len())?;
+    let mut prev = vec![usize::MAX; n];
+    let mut next = vec![usize::MAX; n];
+    for (i, &p) in runs.prev.iter().enumerate() {
+        if runs.joined[i] < 0 || runs.joined[i] > token_counts[i] {
+            return Err(invalid("joined counts must lie in 0..=token count"));
+        }
+        if p == -1 {
+            continue;
+        }
+        let p = usize::try_from(p).map_err(|_| invalid("prev must be -1 or an item index"))?;
+        if p >= n || p == i {
+            return Err(invalid("prev must be -1 or another item's index"));
+        }
+        if next[p] != usize::MAX {
+            return Err(invalid("an item is the prev of two items"));
+        }
+        prev[i] = p;
+        next[p] = i;
+    }
+    Ok((prev, next))
+}
 
 /// Chooses indices of items to include; see the module docs for the rules.
 ///
 /// # Errors
 /// [`CoreError::LengthMismatch`] when the slices differ in length;
-/// [`CoreError::NegativeTokenCount`] when a count is below zero.
-pub fn pack(token_counts: &[i64], scores: &[f64], budget: i64) -> Result<Vec<usize>, CoreError> {
+/// [`CoreError::NegativeTokenCount`] when a count is below zero;
+/// [`CoreError::InvalidArgument`] when `runs` is malformed.
+pub fn pack(
+    token_counts: &[i64],
+    scores: &[f64],
+    budget: i64,
+    runs: Option<Runs<'_>>,
+) -> Result<Vec<usize>, CoreError> {
     same_len("token_counts", token_counts.len(), "scores", scores.len())?;
     if let Some((index, &value)) = token_counts.iter().enumerate().find(|(_, c)| **c < 0) {
         return Err(CoreError::NegativeTokenCount { index, value });
     }
+    let (prev, next) = match &runs {
+        Some(r) => links(r, token_counts)?,
+        None => (Vec::new(), Vec::new()),
+    };
     if budget <= 0 {
         return Ok(Vec::new());
     }
@@ -29,13 +87,20 @@ pub fn pack(token_counts: &[i64], scores: &[f64], budget: i64) -> Result<Vec<usi
     // Stable sort keeps the lower index first among equal scores.
     order.sort_by(|&a, &b| cmp_desc(scores[a], scores[b]));
     let budget = i128::from(budget);
-    let any_free = token_counts.contains(&0);
+    let any_free = token_counts.contains(&0) || runs.is_some_and(|r| r.joined.contains(&0));
+    let mut picked = vec![false; token_counts.len()];
+    let is_picked = |picked: &[bool], j: usize| j != usize::MAX && picked[j];
     let mut used: i128 = 0;
     let mut chosen = Vec::new();
     for i in order {
-        let cost = i128::from(token_counts[i]);
+        let joins = runs.is_some() && (is_picked(&picked, prev[i]) || is_picked(&picked, next[i]));
+        let cost = i128::from(match runs {
+            Some(r) if joins => r.joined[i],
+            _ => token_counts[i],
+        });
         if used + cost <= budget {
             used += cost;
+            picked[i] = true;
             chosen.push(i);
             if used == budget && !any_free {
                 // Full, and no zero-cost item could still fit.
@@ -53,31 +118,31 @@ mod tests {
     #[test]
     fn greedy_skips_and_continues() {
         // Best item (1) fits, item 0 does not, item 2 still does.
-        let chosen = pack(&[8, 5, 3], &[0.5, 0.9, 0.1], 9).unwrap();
+        let chosen = pack(&[8, 5, 3], &[0.5, 0.9, 0.1], 9, None).unwrap();
         assert_eq!(chosen, vec![1, 2]);
     }
 
     #[test]
     fn ties_by_index_and_nan_last() {
-        let chosen = pack(&[1, 1, 1, 1], &[f64::NAN, 1.0, 1.0, -3.0], 10).unwrap();
+        let chosen = pack(&[1, 1, 1, 1], &[f64::NAN, 1.0, 1.0, -3.0], 10, None).unwrap();
         assert_eq!(chosen, vec![1, 2, 3, 0]);
     }
 
     #[test]
     fn empty_and_nonpositive_budget() {
-        assert!(pack(&[1], &[1.0], 0).unwrap().is_empty());
-        assert!(pack(&[1], &[1.0], -5).unwrap().is_empty());
-        assert!(pack(&[], &[], 10).unwrap().is_empty());
+        assert!(pack(&[1], &[1.0], 0, None).unwrap().is_empty());
+        assert!(pack(&[1], &[1.0], -5, None).unwrap().is_empty());
+        assert!(pack(&[], &[], 10, None).unwrap().is_empty());
     }
 
     #[test]
     fn errors() {
         assert!(matches!(
-            pack(&[1, 2], &[1.0], 5),
+            pack(&[1, 2], &[1.0], 5, None),
             Err(CoreError::LengthMismatch { .. })
         ));
         assert_eq!(
-            pack(&[1, -2], &[1.0, 2.0], 5),
+            pack(&[1, -2], &[1.0, 2.0], 5, None),
             Err(CoreError::NegativeTokenCount {
                 index: 1,
                 value: -2
@@ -86,8 +151,71 @@ mod tests {
     }
 
     #[test]
+    fn a_run_member_next_to_a_chosen_neighbour_pays_its_joined_count() {
+        // Items 0 and 1 are consecutive sentences (1 follows 0); 2 stands alone.
+        let runs = Runs {
+            prev: &[-1, 0, -1],
+            joined: &[6, 4, 7],
+        };
+        // Without runs only 0 (10) fits a budget of 15 besides nothing else of 10.
+        assert_eq!(
+            pack(&[10, 10, 10], &[0.9, 0.8, 0.7], 15, None).unwrap(),
+            vec![0]
+        );
+        // With them, 1 joins 0 for 4 tokens; 2 (10) no longer fits the remaining 1.
+        assert_eq!(
+            pack(&[10, 10, 10], &[0.9, 0.8, 0.7], 15, Some(runs)).unwrap(),
+            vec![0, 1]
+        );
+        // The neighbour may come later: 1 is chosen first at full price, then 0 joins it.
+        assert_eq!(
+            pack(&[10, 10, 10], &[0.8, 0.9, 0.7], 16, Some(runs)).unwrap(),
+            vec![1, 0]
+        );
+    }
+
+    #[test]
+    fn malformed_runs_are_rejected() {
+        let bad = |prev: &[i64], joined: &[i64]| {
+            pack(&[5, 5], &[1.0, 0.5], 10, Some(Runs { prev, joined })).unwrap_err()
+        };
+        assert!(matches!(
+            bad(&[-1, 0], &[5]),
+            CoreError::LengthMismatch { .. }
+        ));
+        assert!(matches!(
+            bad(&[-1, 0], &[6, 5]),
+            CoreError::InvalidArgument { .. }
+        ));
+        assert!(matches!(
+            bad(&[-1, 1], &[5, 5]),
+            CoreError::InvalidArgument { .. }
+        ));
+        assert!(matches!(
+            bad(&[-1, 7], &[5, 5]),
+            CoreError::InvalidArgument { .. }
+        ));
+        assert!(matches!(
+            bad(&[-2, 0], &[5, 5]),
+            CoreError::InvalidArgument { .. }
+        ));
+        assert!(matches!(
+            pack(
+                &[5, 5, 5],
+                &[1.0; 3],
+                10,
+                Some(Runs {
+                    prev: &[-1, 0, 0],
+                    joined: &[5, 5, 5]
+                })
+            ),
+            Err(CoreError::InvalidArgument { .. })
+        ));
+    }
+
+    #[test]
     fn huge_counts_do_not_overflow() {
-        let chosen = pack(&[i64::MAX, i64::MAX, 1], &[3.0, 2.0, 1.0], i64::MAX).unwrap();
+        let chosen = pack(&[i64::MAX, i64::MAX, 1], &[3.0, 2.0, 1.0], i64::MAX, None).unwrap();
         assert_eq!(chosen, vec![0]);
     }
 }

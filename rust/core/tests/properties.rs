@@ -2,7 +2,7 @@
 //! runs in seconds on a small machine.
 
 use brainstore_core::lexical::{near_duplicates, LexicalIndex};
-use brainstore_core::pack::pack;
+use brainstore_core::pack::{pack, Runs};
 use brainstore_core::score::{cmp_desc, rrf_fuse};
 use brainstore_core::{tokens, watermark};
 use proptest::prelude::*;
@@ -26,15 +26,44 @@ proptest! {
     #![proptest_config(config(256))]
 
     #[test]
+    fn pack_with_runs_charges_within_budget(
+        items in prop::collection::vec((1..80_i64, 0..100_u8, score(), any::<bool>()), 0..60),
+        budget in 1..1_500_i64,
+    ) {
+        // Items chain into runs where the flag is set (item i follows item i - 1).
+        let counts: Vec<i64> = items.iter().map(|t| t.0).collect();
+        let joined: Vec<i64> = items.iter().map(|t| t.0 * i64::from(t.1) / 100).collect();
+        let scores: Vec<f64> = items.iter().map(|t| t.2).collect();
+        let prev: Vec<i64> = items.iter().enumerate()
+            .map(|(i, t)| if t.3 && i > 0 { i64::try_from(i).unwrap() - 1 } else { -1 }).collect();
+        let runs = Runs { prev: &prev, joined: &joined };
+        let chosen = pack(&counts, &scores, budget, Some(runs)).unwrap();
+        // Replay the charges in the order chosen: joined only next to an earlier chosen neighbour.
+        let mut picked = vec![false; counts.len()];
+        let mut used = 0_i64;
+        for &i in &chosen {
+            let before = usize::try_from(prev[i]).is_ok_and(|p| picked[p]);
+            let after = i + 1 < counts.len() && prev[i + 1] == i64::try_from(i).unwrap() && picked[i + 1];
+            used += if before || after { joined[i] } else { counts[i] };
+            picked[i] = true;
+        }
+        prop_assert!(used <= budget);
+        // Runs whose joined count is the full count change nothing.
+        let flat = Runs { prev: &prev, joined: &counts };
+        prop_assert_eq!(pack(&counts, &scores, budget, Some(flat)).unwrap(),
+                        pack(&counts, &scores, budget, None).unwrap());
+    }
+
+    #[test]
     fn pack_never_exceeds_budget_and_is_deterministic(
         items in prop::collection::vec((0..500_i64, score()), 0..60),
         budget in -10..3_000_i64,
     ) {
         let (counts, scores): (Vec<i64>, Vec<f64>) = items.into_iter().unzip();
-        let chosen = pack(&counts, &scores, budget).unwrap();
+        let chosen = pack(&counts, &scores, budget, None).unwrap();
         let used: i64 = chosen.iter().map(|&i| counts[i]).sum();
         prop_assert!(used <= budget.max(0));
-        prop_assert_eq!(&chosen, &pack(&counts, &scores, budget).unwrap());
+        prop_assert_eq!(&chosen, &pack(&counts, &scores, budget, None).unwrap());
         let mut unique = chosen.clone();
         unique.sort_unstable();
         unique.dedup();

@@ -49,13 +49,29 @@ fn truncate_tokens(py: Python<'_>, text: String, max_tokens: usize) -> String {
 }
 
 #[pyfunction]
+#[pyo3(signature = (token_counts, scores, budget, prev = None, joined = None))]
 fn pack(
     py: Python<'_>,
     token_counts: Vec<i64>,
     scores: Vec<f64>,
     budget: i64,
+    prev: Option<Vec<i64>>,
+    joined: Option<Vec<i64>>,
 ) -> PyResult<Vec<usize>> {
-    detached(py, || packing::pack(&token_counts, &scores, budget)).map_err(to_py_err)
+    detached(py, || {
+        let runs = match (&prev, &joined) {
+            (Some(prev), Some(joined)) => Some(packing::Runs { prev, joined }),
+            (None, None) => None,
+            _ => {
+                return Err(CoreError::InvalidArgument {
+                    name: "runs",
+                    reason: "prev and joined go together",
+                })
+            }
+        };
+        packing::pack(&token_counts, &scores, budget, runs)
+    })
+    .map_err(to_py_err)
 }
 
 #[pyfunction]
