@@ -127,6 +127,8 @@ class BrainIndex:
         self._lock = _RWLock()
         self._chunks: dict[int, Chunk] = {}
         self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
+        self._joined: dict[int, int] = {}  # ... of its text alone after a joining space (in a passage)
+        self._before: dict[int, int | None] = {}  # the chunk right before it in its Record's text
         self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
@@ -166,6 +168,7 @@ class BrainIndex:
         vectors = self._check_vectors(embeddings, len(drafts))
         chunks = [Chunk.from_draft(i, d) for i, d in zip(_new_ids(len(drafts)), drafts, strict=True)]
         tokens = kernels.count_tokens([cited_form(c) for c in chunks])
+        joined = kernels.count_tokens([" " + c.text for c in chunks])
         ids = [c.id for c in chunks]
         with self._lock.write():
             live = len(self._chunks)
@@ -176,13 +179,23 @@ class BrainIndex:
                 self._capacity = capacity
             self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
             self._lexical.add(ids, [c.index_text for c in chunks])
-            for chunk, n in zip(chunks, tokens, strict=True):
-                self._register(chunk, n)
+            for chunk, n, j in zip(chunks, tokens, joined, strict=True):
+                self._register(chunk, n, j)
+            self._link({c.record_id for c in chunks})
         return chunks
 
-    def _register(self, chunk: Chunk, tokens: int) -> None:
+    def _link(self, record_ids: set[str]) -> None:
+        """Point each chunk of these Records at the chunk right before it in the Record's text."""
+        for record_id in record_ids:
+            ordered = sorted(self._by_record[record_id], key=lambda i: (self._chunks[i].start, i))
+            self._by_record[record_id] = ordered
+            for before, chunk_id in zip([None, *ordered], ordered, strict=False):
+                self._before[chunk_id] = before
+
+    def _register(self, chunk: Chunk, tokens: int, joined: int) -> None:
         self._chunks[chunk.id] = chunk
         self._tokens[chunk.id] = tokens
+        self._joined[chunk.id] = min(joined, tokens)
         self._ts[chunk.id] = chunk.occurred_at.timestamp()
         self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
         if chunk.speaker:
@@ -193,6 +206,8 @@ class BrainIndex:
     def _unregister(self, chunk_id: int) -> None:
         chunk = self._chunks.pop(chunk_id)
         del self._tokens[chunk_id]
+        del self._joined[chunk_id]
+        del self._before[chunk_id]
         del self._ts[chunk_id]
         if chunk.speaker:
             name = chunk.speaker.lower()
@@ -225,6 +240,15 @@ class BrainIndex:
     def tokens(self, chunk_id: int) -> int:
         """Token count of the chunk's cited form (what packing charges for it)."""
         return self._tokens[chunk_id]
+
+    def joined_tokens(self, chunk_id: int) -> int:
+        """Token count of the chunk's text after a joining space: what it adds to a passage that
+        already holds its neighbour (at most :meth:`tokens`)."""
+        return self._joined[chunk_id]
+
+    def before(self, chunk_id: int) -> int | None:
+        """The id of the chunk right before this one in its Record's text, if any."""
+        return self._before.get(chunk_id)
 
     def timestamp(self, chunk_id: int) -> float:
         """The chunk's ``occurred_at`` as a POSIX timestamp."""
@@ -375,6 +399,7 @@ class BrainIndex:
             hnsw.load_index(str(hnsw_path), max_elements=capacity, allow_replace_deleted=True)
             hnsw.set_ef(HNSW_EF_SEARCH)
             chunks: list[Chunk] = []
+            counts: list[int] = []
             for row in meta["chunks"]:
                 (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok) = row
                 chunk = Chunk(
@@ -382,7 +407,11 @@ class BrainIndex:
                     id=int(cid),
                 )  # fmt: skip
                 chunks.append(chunk)
-                index._register(chunk, int(ntok))
+                counts.append(int(ntok))
+            joined = kernels.count_tokens([" " + c.text for c in chunks])
+            for chunk, n, j in zip(chunks, counts, joined, strict=True):
+                index._register(chunk, n, j)
+            index._link(set(index._by_record))
             live = set(index._chunks)
             if len(live) != len(chunks):
                 return None

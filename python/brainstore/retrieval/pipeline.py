@@ -509,9 +509,7 @@ def retrieve(
         priority = [c.score for c in pool]
     prev = _predecessors(index, pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
-    joined = [
-        min(n + 1, c.tokens) for n, c in zip(kernels.count_tokens([c.chunk.text for c in pool]), pool, strict=True)
-    ]
+    joined = [index.joined_tokens(c.chunk.id) for c in pool]
     chosen = kernels.pack([c.tokens for c in pool], priority, budget_tokens, prev=prev, joined=joined)
     selected = _passages(pool, prev, chosen)
     # The charges were estimates for merged passages; the exact counts decide (BPE across a joining
@@ -525,20 +523,12 @@ def retrieve(
 def _predecessors(index: BrainIndex, pool: list[Candidate]) -> list[int]:
     """For each pool item, the pool index of the chunk right before it in the same Record (-1 if
     that chunk is not in the pool). Redacted chunks stand alone: they are served as summaries."""
+    position = {c.chunk.id: i for i, c in enumerate(pool) if c.chunk.visibility != "redacted_summary"}
     prev = [-1] * len(pool)
-    by_record: dict[str, list[int]] = {}
-    for i, c in enumerate(pool):
-        if c.chunk.visibility != "redacted_summary":
-            by_record.setdefault(c.chunk.record_id, []).append(i)
-    for record_id, members in by_record.items():
-        if len(members) < 2:
-            continue
-        siblings = [index.get(i) for i in index.record_chunks(record_id)]
-        in_order = sorted((c.start, c.id) for c in siblings if c is not None)
-        position = {chunk_id: k for k, (_, chunk_id) in enumerate(in_order)}
-        at = {position[pool[i].chunk.id]: i for i in members if pool[i].chunk.id in position}
-        for k, i in at.items():
-            prev[i] = at.get(k - 1, -1)
+    for chunk_id, i in position.items():
+        before = index.before(chunk_id)
+        if before is not None:
+            prev[i] = position.get(before, -1)
     return prev
 
 

@@ -52,7 +52,7 @@ FAST_MS = 250
 THOROUGH_SYNC_MS = 5000
 PENDING_WAIT_SECONDS = 120.0
 COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the budget is kept for them
-MEMORY_LANE_WEIGHT = 0.5  # the memory lane's weight in reciprocal-rank fusion
+MEMORY_LANE_WEIGHT = 0.25  # the memory lane's weight in reciprocal-rank fusion (LoCoMo: 0 to -0.5 points; it is for facts and corrections)
 MEMORY_LANE_K = 40
 
 
