@@ -276,3 +276,26 @@ def test_forgetting_removes_the_saved_index_files_that_held_the_text(tmp_path: A
     service.stop()  # saves the rebuilt index: still without the forgotten text
     assert not any(secret.encode() in p.read_bytes() for p in (tmp_path / "index").rglob("*") if p.is_file())
     service.store.close()
+
+
+def test_a_failed_embedding_is_retried_until_the_record_is_ready(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainstore.service import memories
+
+    monkeypatch.setattr(memories, "RETRY_DELAYS", (0.05,))
+    real, calls = service.prepare_evidence, []
+
+    def flaky(record: Any, text: Any) -> Any:
+        calls.append(record.id)
+        if len(calls) <= 2:
+            raise ConnectionError("embedding endpoint unreachable")
+        return real(record, text)
+
+    monkeypatch.setattr(service, "prepare_evidence", flaky)
+    api.brain("b1")
+    rec = api.remember("b1", "I keep bees on the roof.").body["id"]
+    assert service.worker.wait_idle(timeout=10)
+    assert len(calls) == 3
+    assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
+    assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]] == [rec]

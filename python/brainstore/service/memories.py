@@ -66,11 +66,18 @@ def eligible_at(memory: MemoryRevision, as_of: datetime | None) -> bool:
     return memory.valid_from <= as_of and (memory.valid_to is None or memory.valid_to > as_of)
 
 
+#: Seconds before a failed derivation is tried again (the last repeats): an embedding endpoint that
+#: is down must not leave Records processing until the next restart.
+RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+
+
 class DerivationWorker:
     """Drains the durable queue: Records in status processing and Memories pending re-derivation.
 
     The queue's durable form is the store itself; this in-process queue only wakes the thread. On start
     every Record still processing and every pending Memory is enqueued again, so a restart resumes.
+    A derivation that raises (an unreachable embedding endpoint, a store error) is tried again after
+    :data:`RETRY_DELAYS`, and stays pending meanwhile.
     """
 
     def __init__(self, service: Service) -> None:
@@ -79,6 +86,8 @@ class DerivationWorker:
         self._thread: threading.Thread | None = None
         self._idle = threading.Condition()
         self._pending = 0
+        self._failures: dict[tuple[str, str, str], int] = {}
+        self._retries: set[threading.Timer] = set()
 
     def start(self) -> None:
         if self._thread is not None:
@@ -98,6 +107,10 @@ class DerivationWorker:
         self._queue.put((kind, brain_uid, item_id))
 
     def stop(self) -> None:
+        with self._idle:
+            retries, self._retries = self._retries, set()
+        for timer in retries:
+            timer.cancel()  # the item is still processing/pending in the store: a restart resumes it
         if self._thread is not None:
             self._queue.put(None)
             self._thread.join(timeout=10)
@@ -119,11 +132,30 @@ class DerivationWorker:
                 else:
                     self.service.rederive_memory(brain_uid, item_id)
             except Exception:
-                log.exception("derivation of %s %s failed", kind, item_id)
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
+                failures = self._failures.get(item, 0)
+                self._failures[item] = failures + 1
+                delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
+                log.exception("derivation of %s %s failed; trying again in %.0f s", kind, item_id, delay)
+                self._retry_later(item, delay)
+                continue  # still pending
+            self._failures.pop(item, None)
+            with self._idle:
+                self._pending -= 1
+                self._idle.notify_all()
+
+    def _retry_later(self, item: tuple[str, str, str], delay: float) -> None:
+        def requeue() -> None:
+            with self._idle:
+                if timer not in self._retries:
+                    return  # stopped meanwhile
+                self._retries.discard(timer)
+            self._queue.put(item)
+
+        timer = threading.Timer(delay, requeue)
+        timer.daemon = True
+        with self._idle:
+            self._retries.add(timer)
+        timer.start()
 
 
 class MemoryRules:
