@@ -84,11 +84,13 @@ def pack(
     under the neighbour's header.
     """
     clamped = max(0, min(budget, _I64_MAX))
-    if prev is None and joined is None:
-        return _native.pack(list(token_counts), list(scores), clamped)
-    if prev is None or joined is None:
-        raise ValueError("prev and joined go together")
-    return _native.pack(list(token_counts), list(scores), clamped, list(prev), list(joined))
+    return _native.pack(
+        list(token_counts),
+        list(scores),
+        clamped,
+        None if prev is None else list(prev),
+        None if joined is None else list(joined),
+    )
 
 
 def encode_watermark(secret: bytes, brain_key: str, seq: int) -> str:

@@ -180,13 +180,17 @@ def test_add_checks_embedding_shape() -> None:
         index.add(drafts_for("a", "hello there"), np.zeros((1, DIM + 1), dtype=np.float32))
 
 
-def test_index_grows_past_initial_capacity() -> None:
+def random_index(n: int, seed: int) -> tuple[BrainIndex, list[Chunk], np.ndarray]:
+    """An index of ``n`` one-chunk notes with random unit vectors."""
     index = BrainIndex(DIM, MODEL)
-    rng = np.random.default_rng(0)
-    drafts = [d for i in range(1500) for d in drafts_for(f"r{i}", f"note {i} about topic{i % 7}")]
-    vectors = rng.standard_normal((len(drafts), DIM)).astype(np.float32)
+    drafts = [d for i in range(n) for d in drafts_for(f"r{i}", f"note {i} about topic{i % 7}")]
+    vectors = np.random.default_rng(seed).standard_normal((len(drafts), DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    chunks = index.add(drafts, vectors)
+    return index, index.add(drafts, vectors), vectors
+
+
+def test_index_grows_past_initial_capacity() -> None:
+    index, chunks, vectors = random_index(1500, seed=0)
     assert len(index) == 1500
     hits = index.vector(vectors[1234], 1)
     assert hits[0][0] == chunks[1234].id
@@ -371,6 +375,19 @@ def test_eligible_filter_is_applied_before_ranking() -> None:
     assert r.selected == [] and r.candidates == [] and r.tokens_used == 0
 
 
+def test_a_record_forgotten_while_the_lanes_run_is_left_out() -> None:
+    index, seeds = conversation_index()
+
+    def forget_t1() -> list[tuple[int, float]]:
+        index.remove_record("t1")  # as a concurrent forgetRecord would, after the first two lanes
+        return []
+
+    r = retrieve(index, "support group", unit(seeds["t1"]), budget_tokens=2000, deadline=far_deadline(),
+                 extra_lanes=[("memory", forget_t1, 1.0)])  # fmt: skip
+    assert r.selected and all(p.chunk.record_id != "t1" for p in r.selected)
+    assert all(c.chunk.record_id != "t1" for c in r.candidates)
+
+
 def test_deadline_cuts_a_lane() -> None:
     index, seeds = conversation_index()
     r = retrieve(index, "support group", unit(seeds["t1"]), budget_tokens=2000, deadline=time.monotonic() - 1)
@@ -419,12 +436,7 @@ def test_unknowns_are_terms_no_selected_chunk_has() -> None:
 
 
 def test_filtered_graph_search_on_a_large_allowed_set() -> None:
-    index = BrainIndex(DIM, MODEL)
-    rng = np.random.default_rng(1)
-    drafts = [d for i in range(3000) for d in drafts_for(f"r{i}", f"note {i}")]
-    vectors = rng.standard_normal((len(drafts), DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    chunks = index.add(drafts, vectors)
+    index, chunks, vectors = random_index(3000, seed=1)
     allowed = {c.id for n, c in enumerate(chunks) if n % 2 == 0}
     hits = index.vector(vectors[10], 20, allowed)
     assert len(hits) == 20 and all(i in allowed for i, _ in hits)

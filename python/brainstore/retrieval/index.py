@@ -237,22 +237,16 @@ class BrainIndex:
     def get(self, chunk_id: int) -> Chunk | None:
         return self._chunks.get(chunk_id)
 
-    def tokens(self, chunk_id: int) -> int:
-        """Token count of the chunk's cited form (what packing charges for it)."""
-        return self._tokens[chunk_id]
-
-    def joined_tokens(self, chunk_id: int) -> int:
-        """Token count of the chunk's text after a joining space: what it adds to a passage that
-        already holds its neighbour (at most :meth:`tokens`)."""
-        return self._joined[chunk_id]
+    def token_counts(self, chunk_id: int) -> tuple[int, int] | None:
+        """(the token count of the chunk's cited form, what packing charges for it alone; the count of
+        its text after a joining space, what it adds to a passage that already holds its neighbour),
+        or None once the chunk is gone."""
+        tokens, joined = self._tokens.get(chunk_id), self._joined.get(chunk_id)
+        return None if tokens is None or joined is None else (tokens, joined)
 
     def before(self, chunk_id: int) -> int | None:
         """The id of the chunk right before this one in its Record's text, if any."""
         return self._before.get(chunk_id)
-
-    def timestamp(self, chunk_id: int) -> float:
-        """The chunk's ``occurred_at`` as a POSIX timestamp."""
-        return self._ts[chunk_id]
 
     def is_speaker(self, word: str) -> bool:
         """Whether some live chunk was said by ``word`` (case-insensitive)."""

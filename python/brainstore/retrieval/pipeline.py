@@ -81,6 +81,7 @@ class Candidate:
     score: float
     lanes: dict[str, dict] = field(default_factory=dict)  # lane name -> {"rank", "score"}
     tokens: int = 0  # tokens of the chunk's cited form
+    joined: int = 0  # tokens it adds to a passage that holds its neighbour (BrainIndex.token_counts)
 
 
 @dataclass(frozen=True)
@@ -480,16 +481,18 @@ def retrieve(
     ranks: dict[str, dict[int, int]] = {
         name: {cid: r for r, (cid, _) in enumerate(hits)} for name, hits in lane_hits.items()
     }
-    tokens_of = index._tokens
     candidates = []
     for i in order:
         c = chunks[i]
+        counts = index.token_counts(c.id)
+        if counts is None:
+            continue  # its Record was forgotten since the lanes ran
         per_lane = {}
         for name, table in ranks.items():
             r = table.get(c.id)
             if r is not None:
                 per_lane[name] = {"rank": r, "score": lane_hits[name][r][1]}
-        candidates.append(Candidate(c, scores[i], per_lane, tokens_of[c.id]))
+        candidates.append(Candidate(c, scores[i], per_lane, *counts))
 
     # --- near-duplicates, packing
     # Only the head of the ranking can be packed: stop once it holds twice the budget (near-duplicate
@@ -509,7 +512,7 @@ def retrieve(
         priority = [c.score for c in pool]
     prev = _predecessors(index, pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
-    joined = [index.joined_tokens(c.chunk.id) for c in pool]
+    joined = [c.joined for c in pool]
     chosen = kernels.pack([c.tokens for c in pool], priority, budget_tokens, prev=prev, joined=joined)
     selected = _passages(pool, prev, chosen)
     # The charges were estimates for merged passages; the exact counts decide (BPE across a joining
