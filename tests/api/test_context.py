@@ -84,6 +84,23 @@ def test_fast_context_is_cited_evidence_and_asserts_nothing(api: Api, service: S
     assert 0 < ctx["budget"]["tokens"]["used"] <= ctx["budget"]["tokens"]["limit"] == 2000
 
 
+def test_a_period_the_query_names_lifts_what_was_said_in_it(api: Api, service: Service) -> None:
+    api.brain("b1", self_name="Caroline")
+    content = {"kind": "message", "text": "We adopted a puppy from the shelter.", "speaker": "Caroline", "role": "user"}
+    early = api.remember("b1", content, occurred_at="2023-03-10T10:00:00Z").body["id"]
+    late = api.remember("b1", content, occurred_at="2024-03-10T10:00:00Z").body["id"]
+    assert service.worker.wait_idle()
+
+    def first(query: str, **body: Any) -> str:
+        return context(api, query=query, **body)["evidence"][0]["record_id"]
+
+    assert first("What did Caroline adopt in March 2023?") == early
+    assert first("What did Caroline adopt in March 2024?") == late
+    # a relative period is resolved at as_of
+    assert first("What did Caroline adopt last month?", as_of="2023-04-15T00:00:00Z") == early
+    assert first("What did Caroline adopt last month?", as_of="2024-04-15T00:00:00Z") == late
+
+
 def test_a_miss_is_a_ready_context_with_an_explicit_unknown(api: Api) -> None:
     api.brain()
     ctx = context(api, query="What is Bob's favourite colour?")

@@ -348,6 +348,27 @@ def test_retrieve_finds_lexical_and_vector_matches() -> None:
     assert [c.score for c in r.selected] == sorted((c.score for c in r.selected), reverse=True)
 
 
+def test_a_named_period_lifts_what_was_said_in_it() -> None:
+    index = BrainIndex(DIM, MODEL)
+    # The same words said twice, a year apart: recency prefers the later, the query names the earlier.
+    for n, (rid, when) in enumerate([("early", T0), ("late", T0 + timedelta(days=365))]):
+        drafts = chunk_record(rid, msg("We adopted a puppy from the shelter.", when=when), source_name="chat",
+                              trust="normal", visibility="shareable")  # fmt: skip
+        index.add(drafts, unit(n)[None, :])
+    start = datetime(2023, 5, 1, tzinfo=UTC)
+    focus = [(start.timestamp(), (start + timedelta(days=31)).timestamp())]
+
+    def scores(**kw) -> dict[str, float]:
+        r = retrieve(index, "What did Caroline adopt?", unit(7), budget_tokens=2000, deadline=far_deadline(),
+                     now=T0 + timedelta(days=400), **kw)  # fmt: skip
+        return {c.chunk.record_id: c.score for c in r.candidates}
+
+    score, boosted = scores(), scores(focus=focus)
+    assert max(score, key=score.__getitem__) == "late"
+    assert boosted["late"] == score["late"] and boosted["early"] > score["early"]
+    assert max(boosted, key=boosted.__getitem__) == "early"
+
+
 @settings(deadline=None, max_examples=30)
 @given(st.integers(0, 400), st.sampled_from(["camping kids", "adoption", "sunrise painting", "zzz"]))
 def test_packing_never_exceeds_budget(budget: int, query: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brainstore.derive.timeexpr import find_time_expressions, render, resolve_span
+from brainstore.derive.timeexpr import find_time_expressions, named_periods, render, resolve_span
 
 UTC = timezone.utc  # noqa: UP017
 BASE = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
@@ -67,6 +67,22 @@ def test_no_time_keeps_occurred_at():
 def test_bounds(text, start, end):
     span = resolve_span(text, BASE)
     assert (span.valid_from, span.valid_to) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("query", "periods"),
+    [
+        ("Which hobby did Dave pick up in October 2023?", [(d(2023, 10, 1), d(2023, 11, 1))]),
+        ("What was James doing on March 16, 2022?", [(d(2022, 3, 16), d(2022, 3, 17))]),
+        ("What did we discuss last week?", [(d(2023, 5, 1), d(2023, 5, 8))]),
+        ("Where did she live from 2015 to 2018?", [(d(2015, 1, 1), d(2019, 1, 1))]),
+        ("How many pets did Andrew have as of September 2023?", []),
+        ("What has changed since May?", []),
+        ("When did Deborah go to a community meetup?", []),
+    ],
+)
+def test_named_periods_of_a_query(query, periods):
+    assert named_periods(query, BASE) == periods
 
 
 def test_spans_and_render():

@@ -5,10 +5,13 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
 - :class:`SourceText`, :class:`Assertion`, :class:`Extractor` (the provider protocol)
 - :func:`source_text` builds the SourceText for a stored content dict
 - :class:`RuleExtractor` ("rules-v1"), the deterministic offline default; :func:`default_extractor`
+- :func:`named_periods`: the periods a text names ("in October 2023", "last week"), for queries;
+  :func:`warm_up` loads the date parser ahead of the first request
 """
 
 from .extract import RuleExtractor, default_extractor, source_text
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
+from .timeexpr import named_periods, warm_up
 
 __all__ = [
     "SINGLE_VALUED",
@@ -17,5 +20,7 @@ __all__ = [
     "RuleExtractor",
     "SourceText",
     "default_extractor",
+    "named_periods",
     "source_text",
+    "warm_up",
 ]

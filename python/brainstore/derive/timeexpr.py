@@ -2,10 +2,11 @@
 
 A regex of time words finds candidate fragments ("yesterday", "last March", "in 2019", "since Monday",
 "two weeks ago", "5 May 2023", "from 2015 to 2018"). Only the matched fragment is resolved, never the
-whole text: the simple relative forms are computed here (they are exact, and dateparser either gets
-some wrong, "last March", or is slow to load); calendar dates written out ("5 May 2023", "May 5th",
-"the 5th of May", "3/4/2021") and anything else the regex admits go to ``dateparser`` with
-``RELATIVE_BASE`` = the moment of speech and ``PREFER_DATES_FROM`` = past.
+whole text: the relative forms and dates with a month name ("5 May 2023", "May 5th", "the 5th of
+May", "October 2023") are computed here (they are exact, and dateparser either gets some wrong, "last
+March", or costs a millisecond or two a call, and a fifth of a second to load, which a Context query
+cannot afford); numeric dates ("3/4/2021") and anything else the regex admits go to ``dateparser``
+with ``RELATIVE_BASE`` = the moment of speech and ``PREFER_DATES_FROM`` = past.
 
 Every resolved time is the *start* of the period the expression names (a day -> midnight, a week ->
 Monday, a month -> the 1st, a year -> 1 January, a season -> its first month), in the time zone of
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-__all__ = ["TimeExpr", "TimeSpan", "find_time_expressions", "render", "resolve_span"]
+__all__ = ["TimeExpr", "TimeSpan", "find_time_expressions", "named_periods", "render", "resolve_span", "warm_up"]
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -257,12 +258,45 @@ def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool
             return day0 + timedelta(days=ahead), "day", True
     except (ValueError, OverflowError, KeyError):
         return None
-    # written-out calendar dates: dateparser
+    if g in ("dmy", "mdy", "my"):
+        return _month_named_date(s, base)
+    # numeric dates: dateparser
     got = _dateparser(low, base.replace(tzinfo=None))
     if got is None:
         return None
     dt, period = got
-    return dt.replace(tzinfo=base.tzinfo), period, g in ("dmy", "mdy") and not re.search(_YEAR, s)
+    return dt.replace(tzinfo=base.tzinfo), period, False
+
+
+_MONTH_NAME_RE = re.compile(_MON)
+_DAY_RE = re.compile(r"(?<!\d)(\d{1,2})(?!\d)")
+
+
+def _month_named_date(fragment: str, base: datetime) -> tuple[datetime, str, bool] | None:
+    """ "16 March 2022", "March 16th", "the 5th of May", "October 2023": a day (or a month when no day
+    is written); without a year, the latest such date on or before ``base``'s day."""
+    month = _month_of(_MONTH_NAME_RE.search(fragment).group(0))  # type: ignore[union-attr]
+    year_match = re.search(_YEAR, fragment)
+    rest = fragment.replace(year_match.group(0), " ") if year_match else fragment
+    day_match = _DAY_RE.search(rest)
+    day = int(day_match.group(1)) if day_match else 1
+    period = "day" if day_match else "month"
+    today = _floor(base, "day").replace(tzinfo=None)
+    years = [int(year_match.group(0))] if year_match else range(today.year, today.year - 9, -1)
+    for year in years:
+        try:
+            when = datetime(year, month, day)
+        except ValueError:  # "31 April"; "29 February" in a common year
+            continue
+        if year_match or when <= today:
+            return when.replace(tzinfo=base.tzinfo), period, year_match is None
+    return None
+
+
+def warm_up() -> None:
+    """Load dateparser now: its first call takes about a fifth of a second, which must not land inside
+    a request (a Context whose query holds a numeric date)."""
+    _dateparser("3/4/2021", datetime(2000, 1, 1))
 
 
 @lru_cache(maxsize=4096)
@@ -353,6 +387,20 @@ def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
         taken.append((start, m.end()))
     out.sort(key=lambda e: e.start)
     return out
+
+
+def named_periods(text: str, base: datetime) -> list[tuple[datetime, datetime]]:
+    """[start, end) of each period ``text`` names outright ("in October 2023", "on 16 March 2022",
+    "from 2015 to 2018", "last week"), relative forms resolved against ``base``. Open bounds
+    ("since May", "until 2020", "as of June") name no period: they say where a span starts or ends,
+    not when the thing asked about happened."""
+    periods = []
+    for expr in find_time_expressions(text, base):
+        if expr.kind == "at":
+            periods.append((expr.when, _period_end(expr.when, expr.period)))
+        elif expr.kind == "range" and expr.until is not None:
+            periods.append((expr.when, expr.until))
+    return periods
 
 
 def resolve_span(text: str, occurred_at: datetime) -> TimeSpan:

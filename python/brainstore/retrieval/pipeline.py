@@ -11,6 +11,8 @@ Steps of :func:`retrieve`:
 5. Context spreading: a chunk also earns a share of the fused score of the chunks said right before
    and after it in the same conversation (a question is often answered by the turn that replies to
    the one that names the topic).
+   Chunks by a speaker the query names, and chunks said within a period the query names (``focus``),
+   are boosted.
 6. Final score: :func:`kernels.final_scores` with the trust multiplier (high 1.1, normal 1.0,
    low 0.8) and a small recency weight.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
@@ -70,6 +72,10 @@ class RetrievalConfig:
     max_candidates: int = 150  # candidates kept after final scoring (and traced)
     next_factor: float = 1.0  # the following turn earns next_factor times what the preceding one does
     neighbor_sources: int = 60  # only the best fused chunks spread score to their neighbours
+    time_boost: float = 1.0  # fused score * (1 + boost) for a chunk said within a period the query names
+    # An event is often told in the days after it ("last weekend we ..."), so a named period reaches
+    # this far past its end.
+    time_slack_days: float = 7.0
 
 
 DEFAULT_CONFIG = RetrievalConfig()
@@ -350,6 +356,7 @@ def retrieve(
     k_vector: int = 200,
     config: RetrievalConfig = DEFAULT_CONFIG,
     extra_lanes: Sequence[tuple[str, Callable[[], list[tuple[int, float]]], float]] = (),
+    focus: Sequence[tuple[float, float]] = (),
 ) -> Retrieval:
     """The evidence for ``query`` that fits ``budget_tokens`` (see the module docstring).
 
@@ -358,6 +365,8 @@ def retrieve(
     BM25 search overlap (both release the GIL). ``None`` (or a callable returning ``None``) skips the
     vector lane. ``extra_lanes`` are (name, search, weight) lanes of the caller (the memory lane):
     each search returns ranked (chunk id, score) pairs and is fused like the built-in lanes.
+    ``focus`` holds the periods the query names ("in October 2023", "last week"), as [start, end)
+    Unix seconds: chunks said within one (or ``time_slack_days`` after it) get the time boost.
     """
     lanes: list[dict] = []
     allowed_list: list[int] | None = None
@@ -428,6 +437,9 @@ def retrieve(
     lw = config.lexical_score_weight / (max(lex.values(), default=0.0) or 1.0)
     named = {w.lower() for w in _query_words(query)} if config.speaker_boost else set()
     boost = 1.0 + config.speaker_boost
+    time_boost = 1.0 + config.time_boost
+    slack = config.time_slack_days * 86400.0
+    focus = [(start, end + slack) for start, end in focus]
     chunks: list[Chunk] = []
     base: list[float] = []
     for chunk_id, s in fused:
@@ -438,6 +450,10 @@ def retrieve(
         s += (vw * v if v > 0 else 0.0) + lw * lex.get(chunk_id, 0.0)
         if c.speaker is not None and named and c.speaker.lower() in named:
             s *= boost
+        if focus:
+            said = get_ts(chunk_id, 0.0)
+            if any(start <= said < end for start, end in focus):
+                s *= time_boost
         chunks.append(c)
         base.append(s)
 

@@ -32,7 +32,7 @@ import jsonschema
 import numpy as np
 
 from brainstore import kernels
-from brainstore.derive import SourceText, source_text
+from brainstore.derive import SourceText, named_periods, source_text
 from brainstore.domain import Brain, MemoryRevision, Principal, Record, StoredChunk
 from brainstore.errors import invalid
 from brainstore.ids import new_id
@@ -399,6 +399,14 @@ class ContextRules:
 
         return eligible
 
+    @staticmethod
+    def _named_periods(query: str, at: datetime) -> list[tuple[float, float]]:
+        """The periods ``query`` names, as Unix seconds, relative forms ("last week") resolved at ``at``.
+        Resolved from the start of ``at``'s day: a day's queries then share the resolver's cache (a
+        written-out date otherwise costs a millisecond or two of dateparser per query)."""
+        day = at.replace(hour=0, minute=0, second=0, microsecond=0)
+        return [(start.timestamp(), end.timestamp()) for start, end in named_periods(query, day)]
+
     def _assemble(self: Service, brain: Brain, context_id: str, request: dict[str, Any]) -> tuple[dict[str, Any], Retrieval]:
         started = time.monotonic()
         ms_limit = self._ms_limit(request)
@@ -426,6 +434,7 @@ class ContextRules:
             eligible=self._eligible(request),
             excluded=index.local_only() if self.config.hosted else frozenset(),
             now=at,
+            focus=self._named_periods(request["query"], at),
             extra_lanes=[
                 ("memory", lambda: self._memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)
             ],

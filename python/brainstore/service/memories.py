@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from brainstore.derive import Assertion, Extractor, default_extractor, source_text
+from brainstore.derive import Assertion, Extractor, default_extractor, source_text, warm_up
 from brainstore.domain import Brain, Citation, MemoryRevision, Principal, Record
 from brainstore.errors import error, invalid
 from brainstore.ids import new_id
@@ -121,6 +121,7 @@ class DerivationWorker:
             return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout)
 
     def _run(self) -> None:
+        warm_up()  # here, off the request threads
         while True:
             item = self._queue.get()
             if item is None:
