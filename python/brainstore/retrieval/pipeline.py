@@ -345,7 +345,7 @@ def _unknowns(terms: list[str], selected: list[Passage]) -> list[str]:
 def retrieve(
     index: BrainIndex,
     query: str,
-    query_vec: np.ndarray | Callable[[], np.ndarray | None] | None,
+    query_vec: np.ndarray | None,
     *,
     budget_tokens: int,
     deadline: float,
@@ -360,11 +360,9 @@ def retrieve(
 ) -> Retrieval:
     """The evidence for ``query`` that fits ``budget_tokens`` (see the module docstring).
 
-    ``query_vec`` may be a callable returning the vector (e.g. ``future.result`` of an embedding
-    submitted to a thread pool): it is called after the lexical lane, so the query embedding and the
-    BM25 search overlap (both release the GIL). ``None`` (or a callable returning ``None``) skips the
-    vector lane. ``extra_lanes`` are (name, search, weight) lanes of the caller (the memory lane):
-    each search returns ranked (chunk id, score) pairs and is fused like the built-in lanes.
+    A ``query_vec`` of ``None`` skips the vector lane. ``extra_lanes`` are (name, search, weight)
+    lanes of the caller (the memory lane): each search returns ranked (chunk id, score) pairs and is
+    fused like the built-in lanes.
     ``focus`` holds the periods the query names ("in October 2023", "last week"), as [start, end)
     Unix seconds: chunks said within one (or ``time_slack_days`` after it) get the time boost.
     """
@@ -402,8 +400,6 @@ def retrieve(
     run_lane(
         "lexical", lambda: index.lexical(lex_query, k_lexical, allowed_list, excluded), config.lexical_weight
     )
-    if callable(query_vec):  # the embedding was computing while the lexical lane ran
-        query_vec = query_vec()
     if query_vec is not None:
         run_lane(
             "vector", lambda: index.vector(query_vec, k_vector, allowed_set, excluded), config.vector_weight
