@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from brainstore.derive import source_text
-from brainstore.retrieval.chunking import chunk_record
+from brainstore.retrieval.chunking import chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import retrieve
 
@@ -83,7 +83,7 @@ def _index(conversation: locomo.Conversation, embedder) -> BrainIndex:
             chunk_record(turn.dia_id, src, source_name="locomo", trust="normal", visibility="shareable")
         )
     index = BrainIndex(embedder.dimension, embedder.model_name)
-    vectors = _embed_cached(embedder, [d.index_text for d in drafts], f"chunks-{conversation.sample_id}")
+    vectors = _embed_cached(embedder, [embedding_text(d) for d in drafts], f"chunks-{conversation.sample_id}")
     index.add(drafts, vectors)
     return index
 

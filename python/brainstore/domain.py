@@ -116,7 +116,7 @@ class ChunkDraft:
     start: int  # [start, end) into the Record's source text
     end: int
     text: str  # == source[start:end]
-    index_text: str  # text with speaker and day: what is indexed, embedded and cited
+    index_text: str  # text with speaker and day: what the lexical lane indexes and the Context cites
     occurred_at: datetime
     speaker: str | None
     source_name: str | None

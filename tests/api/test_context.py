@@ -316,3 +316,18 @@ def test_a_failed_embedding_is_retried_until_the_record_is_ready(
     assert len(calls) == 3
     assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
     assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]] == [rec]
+
+
+def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder, embedded = service.embedder, []
+    real = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda texts: embedded.extend(texts) or real(texts))
+    api.brain("b1")
+    content = {"kind": "message", "text": "I keep bees on the roof.", "speaker": "Ann", "role": "user"}
+    rec = api.remember("b1", content, occurred_at="2023-05-08T10:00:00Z").body["id"]
+    assert service.worker.wait_idle()
+    assert embedded == ["Ann: I keep bees on the roof."]
+    [item] = context(api, query="bees roof")["evidence"]
+    assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."

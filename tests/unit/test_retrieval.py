@@ -17,7 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brainstore.derive import SourceText
-from brainstore.retrieval.chunking import MESSAGE_MAX_TOKENS, Chunk, ChunkDraft, chunk_record, cited_form
+from brainstore.retrieval.chunking import (
+    MESSAGE_MAX_TOKENS,
+    Chunk,
+    ChunkDraft,
+    chunk_record,
+    cited_form,
+    embedding_text,
+)
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import content_terms, lexical_query, retrieve
 
@@ -67,7 +74,18 @@ def test_message_is_one_chunk_with_speaker_and_day() -> None:
     assert text[d.start : d.end] == d.text == text.strip()
     assert d.index_text == f"Caroline (8 May 2023): {d.text}"
     assert cited_form(d) == d.index_text
+    assert embedding_text(d) == f"Caroline: {d.text}"  # the day is left to the lexical lane
     assert d.speaker == "Caroline" and d.occurred_at == T0 and d.record_id == "r1"
+
+
+def test_embedding_text_names_the_source_when_no_one_speaks() -> None:
+    [from_wiki] = chunk_record("r1", doc("Porto lies on the Douro."), source_name="wiki", trust="normal",
+                               visibility="shareable")  # fmt: skip
+    assert embedding_text(from_wiki) == "wiki: Porto lies on the Douro."
+    [anonymous] = chunk_record("r2", doc("Porto lies on the Douro."), source_name=None, trust="normal",
+                               visibility="shareable")  # fmt: skip
+    assert embedding_text(anonymous) == "Porto lies on the Douro."
+    assert anonymous.index_text == "(8 May 2023) Porto lies on the Douro."
 
 
 def test_blank_text_has_no_chunks() -> None:

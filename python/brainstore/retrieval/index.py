@@ -2,7 +2,7 @@
 same chunks, kept in step.
 
 A leaf module: it knows chunks, not Records, stores or services. The caller embeds
-``draft.index_text`` with the Brain's embedder and hands the vectors in; :meth:`BrainIndex.add` gives
+``embedding_text(draft)`` with the Brain's embedder and hands the vectors in; :meth:`BrainIndex.add` gives
 the chunks their ids. :meth:`BrainIndex.save` writes the hnsw graph and the chunk metadata;
 :meth:`BrainIndex.load` reads them back, or returns ``None`` when the files are missing, corrupt or
 were made with another embedding model (the caller then rebuilds from its stored embeddings).

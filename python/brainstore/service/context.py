@@ -36,7 +36,7 @@ from brainstore.derive import SourceText, named_periods, source_text
 from brainstore.domain import Brain, MemoryRevision, Principal, Record, StoredChunk
 from brainstore.errors import invalid
 from brainstore.ids import new_id
-from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, format_day
+from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, embedding_text, format_day
 from brainstore.retrieval.embedder import Embedder, load_embedder
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
@@ -120,7 +120,7 @@ class ContextRules:
             else:
                 stale.append(i)
         if stale:
-            vectors[stale] = embedder.embed([drafts[i].index_text for i in stale])
+            vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
         index.add(drafts, vectors)
         return index
 
@@ -134,7 +134,7 @@ class ContextRules:
             visibility=record.visibility,
         )
         embedder = self.embedder
-        vectors = embedder.embed([d.index_text for d in drafts])
+        vectors = embedder.embed([embedding_text(d) for d in drafts])
         return PreparedEvidence(record.id, drafts, vectors, embedder.model_name)
 
     def index_evidence(self: Service, brain_uid: str, evidence: PreparedEvidence) -> None:
