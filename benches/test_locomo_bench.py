@@ -21,12 +21,13 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from brainstore.derive import source_text
+from brainstore.derive import named_periods, source_text
 from brainstore.retrieval.chunking import chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import retrieve
@@ -100,10 +101,14 @@ def measure(conversations, embedder, sample_ids) -> dict[int, dict[str, float]]:
             embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}"
         )
         for (question, evidence), qvec in zip(questions, qvecs, strict=True):
+            # as the service does: the periods the question names, resolved now
+            periods = named_periods(question.question, datetime.now(UTC))
+            focus = [(start.timestamp(), end.timestamp()) for start, end in periods]
             for budget in BUDGETS:
                 result = retrieve(
-                    index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5
-                )
+                    index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
+                    focus=focus,
+                )  # fmt: skip
                 assert result.tokens_used <= budget
                 selected = {c.chunk.record_id for c in result.selected}
                 per[budget][question.category].append(locomo.score(selected, evidence))
