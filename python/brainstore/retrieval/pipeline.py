@@ -7,12 +7,11 @@ Steps of :func:`retrieve`:
 2. Lexical lane: BM25 (Rust) over ``index_text`` with the question words stripped from the query
    (names and content words kept).
 3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
-4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`).
+4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`). Chunks by a speaker the query
+   names, and chunks said within a period the query names (``focus``), are boosted.
 5. Context spreading: a chunk also earns a share of the fused score of the chunks said right before
    and after it in the same conversation (a question is often answered by the turn that replies to
    the one that names the topic).
-   Chunks by a speaker the query names, and chunks said within a period the query names (``focus``),
-   are boosted.
 6. Final score: :func:`kernels.final_scores` with the trust multiplier (high 1.1, normal 1.0,
    low 0.8) and a small recency weight.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).

@@ -401,8 +401,8 @@ class ContextRules:
     @staticmethod
     def _named_periods(query: str, at: datetime) -> list[tuple[float, float]]:
         """The periods ``query`` names, as Unix seconds, relative forms ("last week") resolved at ``at``.
-        Resolved from the start of ``at``'s day: a day's queries then share the resolver's cache (a
-        written-out date otherwise costs a millisecond or two of dateparser per query)."""
+        Resolved from the start of ``at``'s day: a day's queries then share dateparser's cache (a
+        numeric date, "3/4/2021", otherwise costs a millisecond or two per query)."""
         day = at.replace(hour=0, minute=0, second=0, microsecond=0)
         return [(start.timestamp(), end.timestamp()) for start, end in named_periods(query, day)]
 
