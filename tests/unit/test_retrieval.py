@@ -25,7 +25,7 @@ from brainstore.retrieval.chunking import (
     cited_form,
     embedding_text,
 )
-from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.index import BrainIndex, ChunkFilter, Selection
 from brainstore.retrieval.pipeline import content_terms, lexical_query, retrieve
 
 DIM = 16
@@ -224,7 +224,7 @@ def test_remove_record_removes_from_both_lanes() -> None:
     assert a_id not in index and index.get(a_id) is None and len(index) == 1
     assert [index.get(i).record_id for i, _ in index.lexical("puppy", 10)] == ["b"]
     assert all(i != a_id for i, _ in index.vector(unit(1), 10))
-    assert all(i != a_id for i, _ in index.vector(unit(1), 10, allowed={a_id, *index.record_chunks("b")}))
+    assert all(i != a_id for i, _ in index.vector(unit(1), 10, Selection([a_id, *index.record_chunks("b")])))
     # the freed slot is reused
     index.add(drafts_for("c", "A new puppy arrived."), unit(3)[None, :])
     assert len(index) == 2
@@ -233,10 +233,10 @@ def test_remove_record_removes_from_both_lanes() -> None:
 def test_vector_with_allowed_set() -> None:
     texts = {f"r{i}": f"turn {i}" for i in range(50)}
     index = build(texts, {f"r{i}": i for i in range(50)})
-    allowed = {c.id for c in index.chunks() if int(c.record_id[1:]) % 2 == 0}
+    allowed = Selection([c.id for c in index.chunks() if int(c.record_id[1:]) % 2 == 0])
     hits = index.vector(unit(3), 10, allowed)
     assert hits and all(i in allowed for i, _ in hits)
-    assert index.vector(unit(3), 10, set()) == []
+    assert index.vector(unit(3), 10, Selection([])) == []
     assert index.lexical("turn", 10, []) == []
 
 
@@ -402,16 +402,49 @@ def test_packing_never_exceeds_budget(budget: int, query: str) -> None:
 def test_eligible_filter_is_applied_before_ranking() -> None:
     index, seeds = conversation_index()
 
-    def only_melanie(chunk: Chunk) -> bool:
-        return chunk.speaker == "Melanie"
-
+    # the turns are 30 days apart from T0: t3 and t4 fall in [T0 + 50 days, T0 + 100 days]
+    window = ChunkFilter(since=(T0 + timedelta(days=50)).timestamp(), until=(T0 + timedelta(days=100)).timestamp())
     r = retrieve(index, "support group adoption camping", unit(seeds["t1"]), budget_tokens=2000,
-                 deadline=far_deadline(), eligible=only_melanie)  # fmt: skip
+                 deadline=far_deadline(), eligible=window)  # fmt: skip
     assert r.selected
-    assert all(c.chunk.speaker == "Melanie" for c in r.candidates)
+    assert {c.chunk.record_id for c in r.candidates} <= {"t3", "t4"}
     r = retrieve(index, "support group", unit(seeds["t1"]), budget_tokens=2000, deadline=far_deadline(),
-                 eligible=lambda c: False)  # fmt: skip
+                 eligible=ChunkFilter(sources=frozenset({"elsewhere"})))  # fmt: skip
     assert r.selected == [] and r.candidates == [] and r.tokens_used == 0
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["chat", "mail", None])), min_size=0, max_size=30),
+    st.one_of(st.none(), st.integers(0, 40)),
+    st.one_of(st.none(), st.integers(0, 40)),
+    st.one_of(st.none(), st.frozensets(st.sampled_from(["chat", "mail", "web"]))),
+    st.data(),
+)
+def test_select_admits_exactly_what_the_filter_says(records, since, until, sources, data) -> None:
+    index = BrainIndex(DIM, MODEL)
+    for n, (day, source) in enumerate(records):
+        drafts = chunk_record(f"r{n}", msg(f"turn {n}", when=T0 + timedelta(days=day)), source_name=source,
+                              trust="normal", visibility="shareable")  # fmt: skip
+        index.add(drafts, unit(n)[None, :])
+    live = index.chunks()
+    for gone in data.draw(st.lists(st.sampled_from([c.record_id for c in live]), max_size=3) if live else st.just([])):
+        index.remove_record(gone)  # the arrays follow removals
+    excluded = frozenset(c.id for c in index.chunks()[::3])
+    day = lambda d: None if d is None else (T0 + timedelta(days=d)).timestamp()  # noqa: E731
+    flt = ChunkFilter(since=day(since), until=day(until), sources=sources)
+    expected = {
+        c.id
+        for c in index.chunks()
+        if (since is None or c.occurred_at >= T0 + timedelta(days=since))
+        and (until is None or c.occurred_at <= T0 + timedelta(days=until))
+        and (sources is None or c.source_name in sources)
+        and c.id not in excluded
+    }
+    selection = index.select(flt, excluded)
+    assert set(selection.ids.tolist()) == expected and len(selection) == len(expected)
+    assert all(c.id in selection for c in index.chunks() if c.id in expected)
+    assert not any(c.id in selection for c in index.chunks() if c.id not in expected)
 
 
 def test_a_record_forgotten_while_the_lanes_run_is_left_out() -> None:
@@ -476,7 +509,7 @@ def test_unknowns_are_terms_no_selected_chunk_has() -> None:
 
 def test_filtered_graph_search_on_a_large_allowed_set() -> None:
     index, chunks, vectors = random_index(3000, seed=1)
-    allowed = {c.id for n, c in enumerate(chunks) if n % 2 == 0}
+    allowed = Selection([c.id for n, c in enumerate(chunks) if n % 2 == 0])
     hits = index.vector(vectors[10], 20, allowed)
     assert len(hits) == 20 and all(i in allowed for i, _ in hits)
     assert hits[0][0] == chunks[10].id

@@ -20,6 +20,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from brainstore import kernels
 
 from .chunking import Chunk, ChunkDraft, cited_form
 
-__all__ = ["BrainIndex"]
+__all__ = ["BrainIndex", "ChunkFilter", "Selection"]
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 100
@@ -42,6 +43,45 @@ _HNSW_FILE = "vectors.hnsw"
 # Below this many allowed ids a filtered vector search scores the allowed vectors directly instead of
 # walking the graph with a Python filter callback.
 _BRUTE_FORCE_MAX = 2048
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    """What a filtered Context may draw on: chunks said at or after ``since`` and at or before
+    ``until`` (POSIX seconds), from one of ``sources``; ``None`` leaves that condition out."""
+
+    since: float | None = None
+    until: float | None = None
+    sources: frozenset[str] | None = None
+
+
+class Selection:
+    """The chunk ids a filter admits: an id array for the lanes and a membership test for hnswlib's
+    filter callback and the pipeline, a bit mask over the ids' range (a Python set of 50,000 ids
+    takes milliseconds to build; the mask a fraction of one)."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self._offset = int(self.ids.min()) if len(self.ids) else 0
+        self._mask = np.zeros(int(self.ids.max()) - self._offset + 1 if len(self.ids) else 0, dtype=bool)
+        self._mask[self.ids - self._offset] = True
+
+    def __contains__(self, chunk_id: int) -> bool:
+        i = chunk_id - self._offset
+        return 0 <= i < len(self._mask) and bool(self._mask[i])
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Every live chunk's id, time and source as arrays, for :meth:`BrainIndex.select`."""
+
+    ids: np.ndarray  # int64
+    ts: np.ndarray  # float64, POSIX seconds
+    source: np.ndarray  # int32 code of the source name
+    source_codes: dict[str | None, int]
+
 
 # Chunk ids are unique in the process: every index draws new ids from this counter, and a loaded
 # index moves it past the ids it holds.
@@ -133,6 +173,7 @@ class BrainIndex:
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
         self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
+        self._columns: _Columns | None = None  # built on the first filtered search after a change
         self._lexical = kernels.LexicalIndex()
         self._hnsw = self._new_hnsw(_INITIAL_CAPACITY)
         self._capacity = _INITIAL_CAPACITY
@@ -193,6 +234,7 @@ class BrainIndex:
                 self._before[chunk_id] = before
 
     def _register(self, chunk: Chunk, tokens: int, joined: int) -> None:
+        self._columns = None
         self._chunks[chunk.id] = chunk
         self._tokens[chunk.id] = tokens
         self._joined[chunk.id] = min(joined, tokens)
@@ -204,6 +246,7 @@ class BrainIndex:
             self._local_only.add(chunk.id)
 
     def _unregister(self, chunk_id: int) -> None:
+        self._columns = None
         chunk = self._chunks.pop(chunk_id)
         del self._tokens[chunk_id]
         del self._joined[chunk_id]
@@ -267,6 +310,37 @@ class BrainIndex:
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self._chunks
 
+    def select(self, flt: ChunkFilter, excluded: Collection[int] = ()) -> Selection:
+        """The live chunks ``flt`` admits, less ``excluded``."""
+        with self._lock.read():
+            columns = self._columns
+            if columns is None:
+                columns = self._columns = self._build_columns()
+            keep = np.ones(len(columns.ids), dtype=bool)
+            if flt.since is not None:
+                keep &= columns.ts >= flt.since
+            if flt.until is not None:
+                keep &= columns.ts <= flt.until
+            if flt.sources is not None:
+                codes = [columns.source_codes[s] for s in flt.sources if s in columns.source_codes]
+                keep &= np.isin(columns.source, codes)
+            if excluded:
+                keep &= ~np.isin(columns.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+            return Selection(columns.ids[keep])
+
+    def _build_columns(self) -> _Columns:
+        n = len(self._ts)
+        codes: dict[str | None, int] = {}
+        chunks = self._chunks
+        return _Columns(
+            ids=np.fromiter(self._ts.keys(), dtype=np.int64, count=n),
+            ts=np.fromiter(self._ts.values(), dtype=np.float64, count=n),
+            source=np.fromiter(
+                (codes.setdefault(chunks[i].source_name, len(codes)) for i in self._ts), dtype=np.int32, count=n
+            ),
+            source_codes=codes,
+        )
+
     def lexical(
         self, query: str, k: int, allowed: Sequence[int] | None = None, excluded: Collection[int] = ()
     ) -> list[tuple[int, float]]:
@@ -279,20 +353,21 @@ class BrainIndex:
         self,
         query_vec: np.ndarray,
         k: int,
-        allowed: set[int] | None = None,
+        allowed: Selection | None = None,
         excluded: Collection[int] = frozenset(),
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks most similar (cosine) to ``query_vec``, best first, optionally only among
-        ``allowed`` ids and never one in ``excluded``."""
+        ``allowed`` ids (which :meth:`select` has already cleared of excluded ones), else never one
+        in ``excluded``."""
         query = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.dimension:
             raise ValueError(f"query vector has dimension {query.shape[0]}, expected {self.dimension}")
         with self._lock.read():
             if allowed is not None:
-                ids = [i for i in allowed if i in self._chunks and i not in excluded]
-                if len(ids) <= _BRUTE_FORCE_MAX or len(ids) <= k:
-                    return self._brute_force(query, ids, k)
-                return self._graph(query, min(k, len(ids)), set(ids).__contains__)
+                if len(allowed) <= _BRUTE_FORCE_MAX or len(allowed) <= k:
+                    live = [i for i in allowed.ids.tolist() if i in self._chunks]
+                    return self._brute_force(query, live, k)
+                return self._graph(query, min(k, len(allowed)), allowed.__contains__)
             if excluded:
                 live = len(self._chunks) - sum(1 for i in excluded if i in self._chunks)
                 return self._graph(query, min(k, live), lambda i: i not in excluded)

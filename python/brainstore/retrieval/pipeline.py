@@ -2,8 +2,9 @@
 
 Steps of :func:`retrieve`:
 
-1. ``eligible`` (since/until/sources/visibility, decided by the caller) is applied first: the allowed
-   chunk ids go to both lanes, so filtered-out chunks never take a rank.
+1. ``eligible`` (the request's since/until/sources, a :class:`ChunkFilter`) is applied first, over the
+   index's id, time and source arrays: the allowed chunk ids go to both lanes, so filtered-out chunks
+   never take a rank.
 2. Lexical lane: BM25 (Rust) over ``index_text`` with the question words stripped from the query
    (names and content words kept).
 3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
@@ -42,7 +43,7 @@ import numpy as np
 from brainstore import kernels
 
 from .chunking import Chunk, cited_form
-from .index import BrainIndex
+from .index import BrainIndex, ChunkFilter, Selection
 
 __all__ = ["Candidate", "Passage", "Retrieval", "RetrievalConfig", "content_terms", "lexical_query", "retrieve"]
 
@@ -348,7 +349,7 @@ def retrieve(
     *,
     budget_tokens: int,
     deadline: float,
-    eligible: Callable[[Chunk], bool] | None = None,
+    eligible: ChunkFilter | None = None,
     excluded: frozenset[int] = frozenset(),
     now: datetime | None = None,
     k_lexical: int = 200,
@@ -367,12 +368,12 @@ def retrieve(
     """
     lanes: list[dict] = []
     allowed_list: list[int] | None = None
-    allowed_set: set[int] | None = None
+    selection: Selection | None = None
     admits: Callable[[int], bool] | None = None
     if eligible is not None:
-        allowed_list = [c.id for c in index.chunks() if eligible(c) and c.id not in excluded]
-        allowed_set = set(allowed_list)
-        admits = allowed_set.__contains__
+        selection = index.select(eligible, excluded)
+        allowed_list = selection.ids.tolist()
+        admits = selection.__contains__
         excluded = frozenset()
     elif excluded:
         admits = lambda chunk_id: chunk_id not in excluded  # noqa: E731
@@ -401,7 +402,7 @@ def retrieve(
     )
     if query_vec is not None:
         run_lane(
-            "vector", lambda: index.vector(query_vec, k_vector, allowed_set, excluded), config.vector_weight
+            "vector", lambda: index.vector(query_vec, k_vector, selection, excluded), config.vector_weight
         )
     for name, search, weight in extra_lanes:
         run_lane(
@@ -418,7 +419,7 @@ def retrieve(
             q2 = np.asarray(query_vec, dtype=np.float32) + config.feedback_weight * top.mean(axis=0)
             q2 /= max(float(np.linalg.norm(q2)), 1e-9)
             run_lane(
-                "feedback", lambda: index.vector(q2, k_vector, allowed_set, excluded), config.vector_weight
+                "feedback", lambda: index.vector(q2, k_vector, selection, excluded), config.vector_weight
             )
             fused = kernels.rrf_fuse(ranked, weights, config.rrf_k)
     fused = fused[: config.max_fused]

@@ -38,7 +38,7 @@ from brainstore.errors import invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, embedding_text, format_day
 from brainstore.retrieval.embedder import Embedder, load_embedder
-from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.index import BrainIndex, ChunkFilter
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
 from brainstore.retrieval.pipeline import Passage, Retrieval, lexical_query, retrieve
 from brainstore.service.memories import eligible_at
@@ -380,23 +380,19 @@ class ContextRules:
             return None  # the Record no longer reads as it was chunked
         return quote
 
-    def _eligible(self: Service, request: dict[str, Any]) -> Any:
-        """The request's filter as a chunk predicate, or None without one (a hosted deployment's
-        local_only chunks are excluded by id instead: see ``_assemble``)."""
+    @staticmethod
+    def _eligible(request: dict[str, Any]) -> ChunkFilter | None:
+        """The request's filter, or None without one (a hosted deployment's local_only chunks are
+        excluded by id instead: see ``_assemble``)."""
         flt = request["filter"]
         since, until, sources = flt.get("since"), flt.get("until"), flt.get("sources")
-        source_set = set(sources) if sources is not None else None
-        if since is None and until is None and source_set is None:
+        if since is None and until is None and sources is None:
             return None
-
-        def eligible(chunk: Chunk) -> bool:
-            return (
-                (since is None or chunk.occurred_at >= since)
-                and (until is None or chunk.occurred_at <= until)
-                and (source_set is None or chunk.source_name in source_set)
-            )
-
-        return eligible
+        return ChunkFilter(
+            since=since.timestamp() if since is not None else None,
+            until=until.timestamp() if until is not None else None,
+            sources=frozenset(sources) if sources is not None else None,
+        )
 
     @staticmethod
     def _named_periods(query: str, at: datetime) -> list[tuple[float, float]]:
