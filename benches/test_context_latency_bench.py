@@ -27,7 +27,7 @@ import pytest
 
 from brainstore.derive import source_text
 from brainstore.retrieval.chunking import chunk_record
-from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.index import BrainIndex, ChunkFilter
 from brainstore.retrieval.pipeline import retrieve
 
 N_CHUNKS = 100_000
@@ -167,14 +167,19 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return float(np.percentile(arr, 50)), float(np.percentile(arr, 99))
 
 
-def _measure(index: BrainIndex, embedder, queries: list[str], *, k: int) -> dict[str, tuple[float, float]]:
+def _measure(
+    index: BrainIndex, embedder, queries: list[str], *, k: int, eligible: ChunkFilter | None = None
+) -> dict[str, tuple[float, float]]:
     """p50/p99 (ms) of embedding + retrieve, of retrieve alone, and of the embedding alone."""
     total, only, embed = [], [], []
     for q in queries:
         t0 = time.perf_counter()
         vec = embedder.embed_query(q)
         t1 = time.perf_counter()
-        result = retrieve(index, q, vec, budget_tokens=2000, deadline=time.monotonic() + 1, k_lexical=k, k_vector=k)
+        result = retrieve(
+            index, q, vec, budget_tokens=2000, deadline=time.monotonic() + 1, k_lexical=k, k_vector=k,
+            eligible=eligible,
+        )  # fmt: skip
         t2 = time.perf_counter()
         total.append(t2 - t0)
         only.append(t2 - t1)
@@ -202,6 +207,12 @@ def test_retrieve_latency_100k(big_index: BrainIndex, embedder) -> None:
             lines.append(f"  k={k:<3} {name:<15} {p50:6.2f} / {p99:6.2f}")
         if k == 200:
             headline = result["with embedding"]
+    # a filter that admits the later half of the Brain (filter.since at the median chunk time)
+    times = sorted(c.occurred_at for c in big_index.chunks())
+    since = times[len(times) // 2].timestamp()
+    result = _measure(big_index, embedder, queries, k=200, eligible=ChunkFilter(since=since))
+    p50, p99 = result["retrieve only"]
+    lines.append(f"  k=200 retrieve only, filter.since admitting half   {p50:6.2f} / {p99:6.2f}")
     print("\n" + "\n".join(lines))
     assert headline is not None
     p50, p99 = headline
