@@ -2,8 +2,8 @@
 same chunks, kept in step.
 
 A leaf module: it knows chunks, not Records, stores or services. The caller embeds
-``embedding_text(draft)`` with the Brain's embedder and hands the vectors in; :meth:`BrainIndex.add` gives
-the chunks their ids. :meth:`BrainIndex.save` writes the hnsw graph and the chunk metadata;
+``embedding_text(draft)`` with the Brain's embedder and hands the vectors in; :meth:`BrainIndex.add`
+gives the chunks their ids. :meth:`BrainIndex.save` writes the hnsw graph and the chunk metadata;
 :meth:`BrainIndex.load` reads them back, or returns ``None`` when the files are missing, corrupt or
 were made with another embedding model (the caller then rebuilds from its stored embeddings).
 
@@ -43,6 +43,7 @@ _HNSW_FILE = "vectors.hnsw"
 # Below this many allowed ids a filtered vector search scores the allowed vectors directly instead of
 # walking the graph with a Python filter callback.
 _BRUTE_FORCE_MAX = 2048
+
 
 @dataclass(frozen=True)
 class ChunkFilter:
