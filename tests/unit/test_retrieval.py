@@ -515,3 +515,21 @@ def test_filtered_graph_search_on_a_large_allowed_set() -> None:
     assert hits[0][0] == chunks[10].id
     hits = index.vector(vectors[11], 5, allowed)
     assert chunks[11].id not in {i for i, _ in hits}
+
+
+def test_select_keeps_up_across_batched_additions_and_removals(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "_COLUMN_BATCH", 3)
+    index = BrainIndex(DIM, MODEL)
+    for n in range(20):
+        drafts = chunk_record(f"r{n}", msg(f"turn {n}", when=T0 + timedelta(days=n)), source_name="chat",
+                              trust="normal", visibility="shareable")  # fmt: skip
+        index.add(drafts, unit(n)[None, :])
+        if n % 4 == 3:
+            index.remove_record(f"r{n - 1}")
+        if n == 10:
+            assert len(index.select(ChunkFilter())) == len(index)
+    since = ChunkFilter(since=(T0 + timedelta(days=8)).timestamp())
+    expected = {c.id for c in index.chunks() if c.occurred_at >= T0 + timedelta(days=8)}
+    assert set(index.select(since).ids.tolist()) == expected and len(expected) == 9
