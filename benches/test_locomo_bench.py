@@ -27,10 +27,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainstore.derive import named_periods, source_text
+from brainstore.derive import source_text
 from brainstore.retrieval.chunking import chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import retrieve
+from brainstore.service.context import query_periods
 
 from . import locomo
 
@@ -101,9 +102,7 @@ def measure(conversations, embedder, sample_ids) -> dict[int, dict[str, float]]:
             embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}"
         )
         for (question, evidence), qvec in zip(questions, qvecs, strict=True):
-            # as the service does: the periods the question names, resolved now
-            periods = named_periods(question.question, datetime.now(UTC))
-            focus = [(start.timestamp(), end.timestamp()) for start, end in periods]
+            focus = query_periods(question.question, datetime.now(UTC))  # as the service does
             for budget in BUDGETS:
                 result = retrieve(
                     index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,

@@ -58,8 +58,9 @@ class ChunkFilter:
 
 class Selection:
     """The chunk ids a filter admits: an id array for the lanes and a membership test for hnswlib's
-    filter callback and the pipeline, a bit mask over the ids' range (a Python set of 50,000 ids
-    takes milliseconds to build; the mask a fraction of one)."""
+    filter callback and the pipeline, a mask over the ids' range (for 50,000 ids a Python set took
+    1.7 ms to build, the mask 0.15 ms). Ids are unique in the process, so the range also spans ids of
+    other Brains created in between: one byte per id issued in that span."""
 
     def __init__(self, ids: np.ndarray) -> None:
         self.ids = np.asarray(ids, dtype=np.int64)

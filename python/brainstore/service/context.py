@@ -59,6 +59,14 @@ MEMORY_LANE_WEIGHT = 0.25
 MEMORY_LANE_K = 40
 
 
+def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
+    """The periods ``query`` names, as Unix seconds (``retrieve``'s ``focus``), relative forms ("last
+    week") resolved at ``at``. Resolved from the start of ``at``'s day: a day's queries then share
+    dateparser's cache (a numeric date, "3/4/2021", otherwise costs a millisecond or two per query)."""
+    day = at.replace(hour=0, minute=0, second=0, microsecond=0)
+    return [(start.timestamp(), end.timestamp()) for start, end in named_periods(query, day)]
+
+
 @dataclass(frozen=True)
 class PreparedEvidence:
     record_id: str
@@ -394,14 +402,6 @@ class ContextRules:
             sources=frozenset(sources) if sources is not None else None,
         )
 
-    @staticmethod
-    def _named_periods(query: str, at: datetime) -> list[tuple[float, float]]:
-        """The periods ``query`` names, as Unix seconds, relative forms ("last week") resolved at ``at``.
-        Resolved from the start of ``at``'s day: a day's queries then share dateparser's cache (a
-        numeric date, "3/4/2021", otherwise costs a millisecond or two per query)."""
-        day = at.replace(hour=0, minute=0, second=0, microsecond=0)
-        return [(start.timestamp(), end.timestamp()) for start, end in named_periods(query, day)]
-
     def _assemble(self: Service, brain: Brain, context_id: str, request: dict[str, Any]) -> tuple[dict[str, Any], Retrieval]:
         started = time.monotonic()
         ms_limit = self._ms_limit(request)
@@ -430,7 +430,7 @@ class ContextRules:
             eligible=self._eligible(request),
             excluded=index.local_only() if self.config.hosted else frozenset(),
             now=at,
-            focus=self._named_periods(request["query"], at),
+            focus=query_periods(request["query"], at),
             extra_lanes=[
                 ("memory", lambda: self._memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)
             ],
