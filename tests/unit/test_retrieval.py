@@ -257,6 +257,35 @@ def test_excluded_ids_never_come_back_and_speakers_are_counted() -> None:
     assert index.local_only() == frozenset() and not index.is_speaker("dave")
 
 
+def test_a_turn_lifts_the_two_turns_on_either_side_of_it_in_its_conversation() -> None:
+    long_turn = " ".join(f"Sentence {n} of a long reply that goes on and on about the weather." for n in range(4))
+    texts = {f"r{i}": f"Filler turn {i} says nothing here." for i in range(7)}
+    texts["r3"] = "Have you tried the new bakery downtown?"
+    texts["r2"] = texts["r4"] = long_turn  # several chunks each: spreading skips whole turns
+    index = build(texts)
+    assert len(index.record_chunks("r4")) > 1
+    result = retrieve(index, "bakery", None, budget_tokens=2000, deadline=far_deadline())
+    scores = {c.chunk.record_id: c.score for c in result.candidates}
+    assert set(scores) == {"r1", "r2", "r3", "r4", "r5"}  # r0 and r6 are three turns away
+    assert scores["r3"] > scores["r4"] > scores["r2"]  # a reply earns more than what came before
+    assert scores["r5"] > scores["r1"]
+
+
+def test_spreading_stays_in_its_conversation_and_session() -> None:
+    index = BrainIndex(DIM, MODEL)
+    turns = [
+        ("b1", "other chat", "Filler from another conversation.", T0),
+        ("a1", "chat", "Have you tried the new bakery downtown?", T0),
+        ("a2", "chat", "Not yet, is it good?", T0),
+        ("a3", "chat", "Filler said two days later.", T0 + timedelta(days=2)),
+    ]
+    for rid, source, text, when in turns:
+        drafts = chunk_record(rid, msg(text, when=when), source_name=source, trust="normal", visibility="shareable")
+        index.add(drafts, np.stack([unit(len(index.chunks()) + i) for i in range(len(drafts))]))
+    result = retrieve(index, "bakery", None, budget_tokens=2000, deadline=far_deadline())
+    assert {c.chunk.record_id for c in result.candidates} == {"a1", "a2"}
+
+
 def test_packed_neighbours_become_one_passage_within_the_exact_budget() -> None:
     from brainstore import kernels
 

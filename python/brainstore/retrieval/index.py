@@ -327,6 +327,14 @@ class BrainIndex:
         """The id of the chunk right before this one in its Record's text, if any."""
         return self._before.get(chunk_id)
 
+    def turn_ends(self, chunk_id: int) -> tuple[int, int]:
+        """The first and last chunk ids of the Record (the turn) ``chunk_id`` belongs to; the id twice
+        for a chunk that is gone. A Record's chunks take consecutive ids, so ``first - 1`` is the end
+        of the turn said before it and ``last + 1`` the start of the one after."""
+        chunk = self._chunks.get(chunk_id)
+        ids = self._by_record.get(chunk.record_id) if chunk is not None else None
+        return (ids[0], ids[-1]) if ids else (chunk_id, chunk_id)
+
     def is_speaker(self, word: str) -> bool:
         """Whether some live chunk was said by ``word`` (case-insensitive)."""
         return word.lower() in self._speakers

@@ -10,9 +10,10 @@ Steps of :func:`retrieve`:
 3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
 4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`). Chunks by a speaker the query
    names, and chunks said within a period the query names (``focus``), are boosted.
-5. Context spreading: a chunk also earns a share of the fused score of the chunks said right before
-   and after it in the same conversation (a question is often answered by the turn that replies to
-   the one that names the topic).
+5. Context spreading: a turn (a Record's chunks) also earns a share of the fused score of the turns
+   up to two before and after it in the same conversation and session, the following turns more
+   (a question is often answered by the reply to the turn that names the topic, or by the reply to
+   that reply). The share goes to the turn's chunk nearest the scoring one.
 6. Final score: :func:`kernels.final_scores` with the trust multiplier (high 1.1, normal 1.0,
    low 0.8) and a small recency weight.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
@@ -57,8 +58,9 @@ class RetrievalConfig:
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     rrf_k: float = 10.0
-    neighbor_weight: float = 0.3  # share of a neighbour's fused score a chunk earns
-    neighbor_gap_seconds: float = 3600.0  # chunks further apart in time are not neighbours
+    # share of a turn's fused score that the turns one, two, ... turns before and after it earn
+    neighbor_weights: tuple[float, ...] = (0.3, 0.3)
+    neighbor_gap_seconds: float = 3600.0  # turns further apart in time are not neighbours
     recency_weight: float = 0.05
     recency_half_life_days: float = 180.0
     duplicate_threshold: float = 0.9
@@ -70,8 +72,8 @@ class RetrievalConfig:
     lexical_score_weight: float = 0.15  # fused score + w * bm25 / best bm25
     max_fused: int = 150  # fused candidates scored
     max_candidates: int = 150  # candidates kept after final scoring (and traced)
-    next_factor: float = 1.0  # the following turn earns next_factor times what the preceding one does
-    neighbor_sources: int = 60  # only the best fused chunks spread score to their neighbours
+    next_factor: float = 1.3  # the following turns earn next_factor times what the preceding ones do
+    neighbor_sources: int = 60  # only the best fused chunks spread score to neighbouring turns
     time_boost: float = 1.0  # fused score * (1 + boost) for a chunk said within a period the query names
     # An event is often told in the days after it ("last weekend we ..."), so a named period reaches
     # this far past its end.
@@ -454,17 +456,20 @@ def retrieve(
         base.append(s)
 
     # --- context spreading to the neighbouring turns
-    if config.neighbor_weight > 0 and chunks:
+    if any(config.neighbor_weights) and chunks:
         position = {c.id: i for i, c in enumerate(chunks)}
         extra: dict[int, float] = {}
-        gap, weight, next_weight = (
-            config.neighbor_gap_seconds,
-            config.neighbor_weight,
-            config.neighbor_weight * config.next_factor,
-        )
+        gap = config.neighbor_gap_seconds
+        weights, next_factor = config.neighbor_weights, config.next_factor
+        turn_ends = index.turn_ends
         for c, s in zip(chunks[: config.neighbor_sources], base, strict=False):
             ts = get_ts(c.id, 0.0)
-            for other_id, w in ((c.id - 1, weight), (c.id + 1, next_weight)):
+            targets = []
+            before, after = turn_ends(c.id)
+            for weight in weights:
+                before, after = turn_ends(before)[0] - 1, turn_ends(after)[1] + 1
+                targets += ((before, weight), (after, weight * next_factor))
+            for other_id, w in targets:
                 other = get_chunk(other_id)
                 if (
                     other is not None
