@@ -205,6 +205,9 @@ class BrainIndex:
         self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
         self._joined: dict[int, int] = {}  # ... of its text alone after a joining space (in a passage)
         self._before: dict[int, int | None] = {}  # the chunk right before it in its Record's text
+        # The first and last chunk ids of its Record (its turn). A Record's chunks take consecutive
+        # ids, so first - 1 ends the turn added before it and last + 1 starts the one after.
+        self._turn: dict[int, tuple[int, int]] = {}
         self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
@@ -262,12 +265,15 @@ class BrainIndex:
         return chunks
 
     def _link(self, record_ids: set[str]) -> None:
-        """Point each chunk of these Records at the chunk right before it in the Record's text."""
+        """Point each chunk of these Records at the chunk right before it in the Record's text, and at
+        the Record's first and last chunk ids."""
         for record_id in record_ids:
             ordered = sorted(self._by_record[record_id], key=lambda i: (self._chunks[i].start, i))
             self._by_record[record_id] = ordered
+            turn = (min(ordered), max(ordered))
             for before, chunk_id in zip([None, *ordered], ordered, strict=False):
                 self._before[chunk_id] = before
+                self._turn[chunk_id] = turn
 
     def _register(self, chunk: Chunk, tokens: int, joined: int) -> None:
         self._chunks[chunk.id] = chunk
@@ -287,6 +293,7 @@ class BrainIndex:
         del self._tokens[chunk_id]
         del self._joined[chunk_id]
         del self._before[chunk_id]
+        del self._turn[chunk_id]
         del self._ts[chunk_id]
         if chunk.speaker:
             name = chunk.speaker.lower()
@@ -326,14 +333,6 @@ class BrainIndex:
     def before(self, chunk_id: int) -> int | None:
         """The id of the chunk right before this one in its Record's text, if any."""
         return self._before.get(chunk_id)
-
-    def turn_ends(self, chunk_id: int) -> tuple[int, int]:
-        """The first and last chunk ids of the Record (the turn) ``chunk_id`` belongs to; the id twice
-        for a chunk that is gone. A Record's chunks take consecutive ids, so ``first - 1`` is the end
-        of the turn said before it and ``last + 1`` the start of the one after."""
-        chunk = self._chunks.get(chunk_id)
-        ids = self._by_record.get(chunk.record_id) if chunk is not None else None
-        return (ids[0], ids[-1]) if ids else (chunk_id, chunk_id)
 
     def is_speaker(self, word: str) -> bool:
         """Whether some live chunk was said by ``word`` (case-insensitive)."""

@@ -73,7 +73,7 @@ class RetrievalConfig:
     max_fused: int = 150  # fused candidates scored
     max_candidates: int = 150  # candidates kept after final scoring (and traced)
     next_factor: float = 1.3  # the following turns earn next_factor times what the preceding ones do
-    neighbor_sources: int = 60  # only the best fused chunks spread score to neighbouring turns
+    neighbor_sources: int = 30  # only the best fused chunks spread score to neighbouring turns
     time_boost: float = 1.0  # fused score * (1 + boost) for a chunk said within a period the query names
     # An event is often told in the days after it ("last weekend we ..."), so a named period reaches
     # this far past its end.
@@ -459,25 +459,20 @@ def retrieve(
     if any(config.neighbor_weights) and chunks:
         position = {c.id: i for i, c in enumerate(chunks)}
         extra: dict[int, float] = {}
-        gap = config.neighbor_gap_seconds
-        weights, next_factor = config.neighbor_weights, config.next_factor
-        turn_ends = index.turn_ends
+        gap, weights = config.neighbor_gap_seconds, config.neighbor_weights
+        directions = ((0, -1, 1.0), (1, 1, config.next_factor))  # (end of the turn, step, factor)
+        turn_of = index._turn.get
         for c, s in zip(chunks[: config.neighbor_sources], base, strict=False):
-            ts = get_ts(c.id, 0.0)
-            targets = []
-            before, after = turn_ends(c.id)
-            for weight in weights:
-                before, after = turn_ends(before)[0] - 1, turn_ends(after)[1] + 1
-                targets += ((before, weight), (after, weight * next_factor))
-            for other_id, w in targets:
-                other = get_chunk(other_id)
-                if (
-                    other is not None
-                    and other.source_name == c.source_name
-                    and abs(get_ts(other_id, 0.0) - ts) <= gap
-                    and (admits is None or admits(other_id))
-                ):
-                    extra[other_id] = extra.get(other_id, 0.0) + w * s
+            ts, source, turn = get_ts(c.id, 0.0), c.source_name, turn_of(c.id, (c.id, c.id))
+            for end, step, factor in directions:
+                other_id = turn[end] + step
+                for weight in weights:  # one turn further each time, until the conversation breaks
+                    other = get_chunk(other_id)
+                    if other is None or other.source_name != source or abs(get_ts(other_id, 0.0) - ts) > gap:
+                        break
+                    if admits is None or admits(other_id):
+                        extra[other_id] = extra.get(other_id, 0.0) + weight * factor * s
+                    other_id = turn_of(other_id, (other_id, other_id))[end] + step
         for other_id, bonus in extra.items():
             i = position.get(other_id)
             if i is not None:
