@@ -164,6 +164,12 @@ def test_concurrent_calls_match_serial(onnx: OnnxEmbedder) -> None:
     np.testing.assert_allclose(np.stack(queries), expected, atol=2e-5)
 
 
+def test_pool_threads_spin_only_while_a_run_lasts(onnx: OnnxEmbedder) -> None:
+    options = onnx._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"  # no idle busy-wait
+
+
 def test_sha256_mismatch_refused(tmp_path: Path, onnx: OnnxEmbedder) -> None:
     with pytest.raises(EmbedderUnavailable, match="sha256"):
         OnnxEmbedder(expected_sha256="0" * 64)

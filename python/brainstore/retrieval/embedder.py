@@ -253,8 +253,11 @@ class OnnxEmbedder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only
-        # Idle pool threads would otherwise busy-wait and burn the cores of a shared server.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Pool threads spin between the many small parallel sections of one short query instead of
+        # sleeping and being woken (a query took 3.8-4.0 ms instead of 4.6-5.3), and stop spinning when
+        # the run ends: left spinning, they burned about 45 ms of a core after every query.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+        options.add_session_config_entry("session.force_spinning_stop", "1")
         try:
             return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf classes
