@@ -96,10 +96,12 @@ def _build(cache: Path) -> BrainIndex:
     vocab = _vocabulary(rng)
     start = datetime(2022, 1, 1, tzinfo=UTC)
     index = BrainIndex(DIM, MODEL)
-    batch = 5_000
-    for offset in range(0, N_CHUNKS, batch):
+    # A Record of 8-44 words makes one to a few sentence-sized chunks: Records are added until the
+    # Brain holds exactly N_CHUNKS chunks (the last Record's tail is left out).
+    built, i = 0, 0
+    while built < N_CHUNKS:
         drafts = []
-        for i in range(offset, offset + batch):
+        while built + len(drafts) < N_CHUNKS and len(drafts) < 5_000:
             words = _zipf_words(nrng, vocab, int(nrng.integers(8, 45)))
             when = start + timedelta(minutes=3 * i)
             src = source_text(
@@ -110,6 +112,9 @@ def _build(cache: Path) -> BrainIndex:
             drafts.extend(
                 chunk_record(f"rec-{i}", src, source_name="chat", trust="normal", visibility="shareable")
             )
+            i += 1
+        drafts = drafts[: N_CHUNKS - built]
+        built += len(drafts)
         vectors = nrng.standard_normal((len(drafts), DIM)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         index.add(drafts, vectors)
