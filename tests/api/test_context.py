@@ -68,6 +68,12 @@ def test_consecutive_sentences_of_a_turn_come_back_as_one_exactly_cited_passage(
     # each chunk is indexed once, the first Record of a Brain included
     uid = service.store.get_brain("test:acme", "b1").uid
     assert len(service.index_for(uid)) == service.store.count_chunks(uid) == 4
+    # an index rebuilt from the stored chunks quotes the same text (the whitespace comes from the
+    # Records, read once at the rebuild, not at each Context)
+    service._indexes.clear()
+    service._forget_index(uid)
+    rebuilt = context(api, query="Mustang engine restoring garage winter rebuild")
+    assert [c["quote"] for c in rebuilt["citations"]] == [c["quote"] for c in ctx["citations"]]
 
 
 def test_fast_context_is_cited_evidence_and_asserts_nothing(api: Api, service: Service) -> None:

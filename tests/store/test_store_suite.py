@@ -117,6 +117,18 @@ def test_record_status_is_appended_not_updated(store: Store) -> None:
     assert store.get_record("brn_2", "rec_1") is None  # another Brain never sees it
 
 
+def test_record_contents_are_read_together_within_one_brain(store: Store) -> None:
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    for rid in ("rec_1", "rec_2", "rec_3"):
+        record(store, rid)
+    record(store, "rec_9", uid="brn_2")
+    store.erase_record("brn_1", "rec_3")
+    got = store.record_contents("brn_1", ["rec_1", "rec_2", "rec_3", "rec_9", "rec_none"])
+    assert got == {rid: {"kind": "document", "text": f"text of {rid}"} for rid in ("rec_1", "rec_2")}
+    assert store.record_contents("brn_1", []) == {}
+
+
 def test_imported_records_are_found_by_source_and_external_id(store: Store) -> None:
     store.insert_brain(brain())
     record(store, "rec_1", origin="import", source={"name": "crm", "external_id": "42"})
@@ -203,6 +215,18 @@ def stored_chunk(record_id: str, start: int) -> StoredChunk:
         record_id, start, start + 5, "hello", "Alice (1 January 2024): hello", T0, "Alice", None, "normal", "shareable"
     )
     return StoredChunk("brn_1", draft, "model-a", bytes(range(16)))
+
+
+def test_chunks_come_back_in_the_order_their_records_were_sent(store: Store) -> None:
+    store.insert_brain(brain())
+    record(store, "rec_b")  # sent first, though its id sorts last
+    record(store, "rec_a")
+    store.insert_chunks([stored_chunk("rec_b", 0), stored_chunk("rec_b", 6), stored_chunk("rec_a", 0)])
+    assert [(c.draft.record_id, c.draft.start) for c in store.chunks("brn_1")] == [
+        ("rec_b", 0),
+        ("rec_b", 6),
+        ("rec_a", 0),
+    ]
 
 
 def test_chunks_round_trip_and_erase_by_record(store: Store) -> None:

@@ -24,6 +24,7 @@ from brainstore.retrieval.chunking import (
     chunk_record,
     cited_form,
     embedding_text,
+    leads,
 )
 from brainstore.retrieval.index import BrainIndex, ChunkFilter, Selection
 from brainstore.retrieval.pipeline import content_terms, lexical_query, retrieve
@@ -310,10 +311,37 @@ def test_packed_neighbours_become_one_passage_within_the_exact_budget() -> None:
     assert all(len(p.chunks) == 1 for p in r.selected) and r.tokens_used <= one
 
 
+def test_leads_spell_a_run_of_chunks_exactly_as_the_record_does() -> None:
+    text = (
+        "First one here, and it is long enough to fill most of a chunk by itself alone.\n\n"
+        "Second one follows.  Third one ends it all now, at last.\n"
+    ) * 3
+    drafts = drafts_for("r1", text)
+    assert len(drafts) > 3
+    found = leads(text, drafts)
+    assert found[0] == "" and all(lead is not None and not lead.strip() for lead in found)
+    assert {"\n", "  "} <= set(found)  # whatever whitespace the Record has between them
+    spelled = drafts[0].text + "".join(lead + d.text for lead, d in zip(found[1:], drafts[1:], strict=True))
+    assert spelled == text[drafts[0].start : drafts[-1].end]
+    assert leads(text.replace("Second", "Later"), drafts)[1] is None  # the text no longer reads so
+
+    index = BrainIndex(DIM, MODEL)
+    chunks = index.add(drafts, np.stack([unit(i) for i in range(len(drafts))]), found)
+    assert index.quote(chunks[1:3]) == text[drafts[1].start : drafts[2].end]
+    bare = BrainIndex(DIM, MODEL)
+    unknown = bare.add(drafts, np.stack([unit(i) for i in range(len(drafts))]))
+    assert bare.quote(unknown[:1]) == drafts[0].text and bare.quote(unknown[:2]) is None
+    index.remove_record("r1")
+    assert index.quote(chunks[1:3]) is None
+
+
 def test_save_load_round_trip(tmp_path: Path) -> None:
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping.", "c": "Pottery class!"},
                   {"a": 1, "b": 2, "c": 3})  # fmt: skip
     index.remove_record("c")
+    long_text = "We drove to the lake.  It rained all day long, so we stayed in the cabin and read books. " * 2
+    run = drafts_for("d", long_text)
+    index.add(run, np.stack([unit(10 + i) for i in range(len(run))]), leads(long_text, run))
     index.save(tmp_path)
     loaded = BrainIndex.load(tmp_path)
     assert loaded is not None
@@ -323,6 +351,8 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert [i for i, _ in loaded.vector(unit(2), 2)] == [i for i, _ in index.vector(unit(2), 2)]
     assert loaded.record_chunks("c") == []
     assert loaded.is_speaker("caroline")
+    d_chunks = sorted((c for c in loaded.chunks() if c.record_id == "d"), key=lambda c: c.start)
+    assert loaded.quote(d_chunks) == long_text[d_chunks[0].start : d_chunks[-1].end]
     # new ids never collide with loaded ones
     [new] = loaded.add(drafts_for("d", "Another one."), unit(4)[None, :])
     assert new.id not in {c.id for c in index.chunks()}

@@ -29,6 +29,7 @@ leaving the speaker out too lowered it to 0.823 / 0.876.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -36,7 +37,16 @@ from brainstore import kernels
 from brainstore.derive import SourceText
 from brainstore.domain import ChunkDraft
 
-__all__ = ["Chunk", "ChunkDraft", "chunk_record", "cited_form", "embedding_text", "format_day", "index_text_for"]
+__all__ = [
+    "Chunk",
+    "ChunkDraft",
+    "chunk_record",
+    "cited_form",
+    "embedding_text",
+    "format_day",
+    "index_text_for",
+    "leads",
+]
 
 TRUST_LEVELS = ("high", "normal", "low")
 MESSAGE_MAX_TOKENS = 25
@@ -166,6 +176,23 @@ def _split(
     for s, e in pieces:
         fine.extend(_split(text, s, e, max_tokens, rest))
     return _pack_spans(text, fine, max_tokens)
+
+
+def leads(text: str, drafts: Sequence[ChunkDraft]) -> list[str | None]:
+    """For drafts of one Record in text order, the whitespace between each and the one before it
+    (``""`` for the first): with the drafts' texts it spells a run of them exactly as the Record
+    does, so a Context can quote the run without reading the Record. ``None`` where ``text`` no
+    longer reads as the draft was cut."""
+    out: list[str | None] = []
+    previous_end: int | None = None
+    for draft in drafts:
+        if text[draft.start : draft.end] != draft.text:
+            out.append(None)
+        else:
+            gap = "" if previous_end is None else text[previous_end : draft.start]
+            out.append(gap if not gap.strip() else None)
+        previous_end = draft.end
+    return out
 
 
 def chunk_record(

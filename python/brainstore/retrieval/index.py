@@ -37,7 +37,7 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 100
 HNSW_EF_SEARCH = 64
 _INITIAL_CAPACITY = 1024
-_FORMAT = 1
+_FORMAT = 2  # 2: each chunk's lead
 _META_FILE = "chunks.json"
 _HNSW_FILE = "vectors.hnsw"
 # Below this many allowed ids a filtered vector search scores the allowed vectors directly instead of
@@ -209,6 +209,7 @@ class BrainIndex:
         # ids, so first - 1 ends the turn added before it and last + 1 starts the one after.
         self._turn: dict[int, tuple[int, int]] = {}
         self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
+        self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
         self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
@@ -239,12 +240,18 @@ class BrainIndex:
 
     # ---------------------------------------------------------------------------------------- writes
 
-    def add(self, drafts: Sequence[ChunkDraft], embeddings: np.ndarray) -> list[Chunk]:
-        """Index ``drafts`` with their embeddings (row i belongs to draft i); returns the chunks, ids
+    def add(
+        self, drafts: Sequence[ChunkDraft], embeddings: np.ndarray, leads: Sequence[str | None] | None = None
+    ) -> list[Chunk]:
+        """Index ``drafts`` with their embeddings (row i belongs to draft i) and the whitespace before
+        each in its Record (:func:`chunking.leads`; unknown when not given); returns the chunks, ids
         assigned, in input order."""
         drafts = list(drafts)
         if not drafts:
             return []
+        leads = list(leads) if leads is not None else [None] * len(drafts)
+        if len(leads) != len(drafts):
+            raise ValueError(f"expected {len(drafts)} leads, got {len(leads)}")
         vectors = self._check_vectors(embeddings, len(drafts))
         chunks = [Chunk.from_draft(i, d) for i, d in zip(_new_ids(len(drafts)), drafts, strict=True)]
         tokens = kernels.count_tokens([cited_form(c) for c in chunks])
@@ -259,8 +266,8 @@ class BrainIndex:
                 self._capacity = capacity
             self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
             self._lexical.add(ids, [c.index_text for c in chunks])
-            for chunk, n, j in zip(chunks, tokens, joined, strict=True):
-                self._register(chunk, n, j)
+            for chunk, n, j, lead in zip(chunks, tokens, joined, leads, strict=True):
+                self._register(chunk, n, j, lead)
             self._link({c.record_id for c in chunks})
         return chunks
 
@@ -275,8 +282,9 @@ class BrainIndex:
                 self._before[chunk_id] = before
                 self._turn[chunk_id] = turn
 
-    def _register(self, chunk: Chunk, tokens: int, joined: int) -> None:
+    def _register(self, chunk: Chunk, tokens: int, joined: int, lead: str | None) -> None:
         self._chunks[chunk.id] = chunk
+        self._lead[chunk.id] = lead
         self._tokens[chunk.id] = tokens
         self._joined[chunk.id] = min(joined, tokens)
         self._ts[chunk.id] = chunk.occurred_at.timestamp()
@@ -294,6 +302,7 @@ class BrainIndex:
         del self._joined[chunk_id]
         del self._before[chunk_id]
         del self._turn[chunk_id]
+        del self._lead[chunk_id]
         del self._ts[chunk_id]
         if chunk.speaker:
             name = chunk.speaker.lower()
@@ -333,6 +342,17 @@ class BrainIndex:
     def before(self, chunk_id: int) -> int | None:
         """The id of the chunk right before this one in its Record's text, if any."""
         return self._before.get(chunk_id)
+
+    def quote(self, run: Sequence[Chunk]) -> str | None:
+        """The exact Record text of consecutive chunks of one Record, in text order (the whitespace
+        between them included); None when a lead is unknown or a chunk is gone."""
+        parts = [run[0].text]
+        for chunk in run[1:]:
+            lead = self._lead.get(chunk.id)
+            if lead is None:
+                return None
+            parts += (lead, chunk.text)
+        return "".join(parts) if run[0].id in self._chunks else None
 
     def is_speaker(self, word: str) -> bool:
         """Whether some live chunk was said by ``word`` (case-insensitive)."""
@@ -463,6 +483,7 @@ class BrainIndex:
                         c.trust,
                         c.visibility,
                         self._tokens[c.id],
+                        self._lead[c.id],
                     ]
                     for c in self._chunks.values()
                 ],
@@ -497,17 +518,19 @@ class BrainIndex:
             hnsw.set_ef(HNSW_EF_SEARCH)
             chunks: list[Chunk] = []
             counts: list[int] = []
+            leads: list[str | None] = []
             for row in meta["chunks"]:
-                (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok) = row
+                (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok, lead) = row
                 chunk = Chunk(
                     rid, int(start), int(end), text, itext, datetime.fromisoformat(when), speaker, source, trust, vis,
                     id=int(cid),
                 )  # fmt: skip
                 chunks.append(chunk)
                 counts.append(int(ntok))
+                leads.append(lead)
             joined = kernels.count_tokens([" " + c.text for c in chunks])
-            for chunk, n, j in zip(chunks, counts, joined, strict=True):
-                index._register(chunk, n, j)
+            for chunk, n, j, lead in zip(chunks, counts, joined, leads, strict=True):
+                index._register(chunk, n, j, lead)
             index._link(set(index._by_record))
             live = set(index._chunks)
             if len(live) != len(chunks):

@@ -16,6 +16,7 @@ Rules kept here:
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import threading
 import time
@@ -36,7 +37,7 @@ from brainstore.derive import SourceText, named_periods, source_text
 from brainstore.domain import Brain, MemoryRevision, Principal, Record, StoredChunk
 from brainstore.errors import invalid
 from brainstore.ids import new_id
-from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, embedding_text, format_day
+from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, embedding_text, format_day, leads
 from brainstore.retrieval.embedder import Embedder, load_embedder
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
@@ -73,6 +74,7 @@ class PreparedEvidence:
     drafts: list[ChunkDraft]
     embeddings: np.ndarray
     model: str
+    leads: list[str | None]  # the whitespace before each draft in the Record (chunking.leads)
 
 
 class ContextRules:
@@ -130,8 +132,23 @@ class ContextRules:
                 stale.append(i)
         if stale:
             vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
-        index.add(drafts, vectors)
+        index.add(drafts, vectors, self._stored_leads(brain_uid, drafts))
         return index
+
+    def _stored_leads(self: Service, brain_uid: str, drafts: list[ChunkDraft]) -> list[str | None]:
+        """The leads of stored drafts (a Record's drafts together, in text order), from their Records'
+        texts read in one go: the chunks table does not keep the whitespace between chunks."""
+        contents = self.store.record_contents(brain_uid, sorted({d.record_id for d in drafts}))
+        out: list[str | None] = []
+        for record_id, group in itertools.groupby(drafts, key=lambda d: d.record_id):
+            run = list(group)
+            content = contents.get(record_id)
+            if content is None:
+                out += [None] * len(run)
+                continue
+            text = source_text(content, self_name=None, occurred_at=run[0].occurred_at).text
+            out += leads(text, run)
+        return out
 
     def prepare_evidence(self: Service, record: Record, text: SourceText) -> PreparedEvidence:
         source = record.source or {}
@@ -144,7 +161,7 @@ class ContextRules:
         )
         embedder = self.embedder
         vectors = embedder.embed([embedding_text(d) for d in drafts])
-        return PreparedEvidence(record.id, drafts, vectors, embedder.model_name)
+        return PreparedEvidence(record.id, drafts, vectors, embedder.model_name, leads(text.text, drafts))
 
     def index_evidence(self: Service, brain_uid: str, evidence: PreparedEvidence) -> None:
         """Inside the derivation transaction: store the chunks, then add them to the live index."""
@@ -158,7 +175,7 @@ class ContextRules:
         )
         if index is not None:
             try:
-                index.add(evidence.drafts, evidence.embeddings)
+                index.add(evidence.drafts, evidence.embeddings, evidence.leads)
             except Exception:
                 self._forget_index(brain_uid)  # rebuilt from the store on next use
                 raise
@@ -373,20 +390,11 @@ class ContextRules:
         self._trace(namespace, brain, context_id, context, retrieval, 200)
         return context
 
-    def _quote(self: Service, brain: Brain, passage: Passage) -> str | None:
+    @staticmethod
+    def _quote(index: BrainIndex, passage: Passage) -> str | None:
         """The exact Record text a passage covers, sentences and the whitespace between them; None
-        when its Record is gone. A one-chunk passage is its chunk's text; only a run of chunks reads
-        the Record, since chunks do not keep the whitespace between them."""
-        if len(passage.chunks) == 1:
-            return passage.chunk.text
-        record = self.store.get_record(brain.uid, passage.chunk.record_id)
-        if record is None:
-            return None
-        source = source_text(record.content, self_name=brain.self_name, occurred_at=record.occurred_at)
-        quote = source.text[passage.chunk.start : passage.chunks[-1].end]
-        if not (quote.startswith(passage.chunk.text) and quote.endswith(passage.chunks[-1].text)):
-            return None  # the Record no longer reads as it was chunked
-        return quote
+        when its Record is gone."""
+        return passage.chunk.text if len(passage.chunks) == 1 else index.quote(passage.chunks)
 
     @staticmethod
     def _eligible(request: dict[str, Any]) -> ChunkFilter | None:
@@ -443,7 +451,7 @@ class ContextRules:
             chunk, last = passage.chunk, passage.chunks[-1]
             redacted = chunk.visibility == "redacted_summary"  # never part of a run
             text = self._redacted(chunk) if redacted else passage.text
-            quote = self._redacted(chunk) if redacted else self._quote(brain, passage)
+            quote = self._redacted(chunk) if redacted else self._quote(index, passage)
             if quote is None:
                 continue  # its Record was forgotten while the Context was assembled
             # The pipeline packed by the cited form's token count; a redaction is counted anew.

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import IntEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
 
@@ -53,6 +53,11 @@ class Store(Protocol):
     # --- records ----------------------------------------------------------------------------------
     def insert_record(self, record: Record) -> None: ...
     def get_record(self, brain_uid: str, record_id: str) -> Record | None: ...
+    def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The content of each of ``record_ids`` that is a live Record of the Brain (others are left
+        out), in one read: an evidence index rebuilt from stored chunks takes the whitespace between
+        a Record's chunks from it."""
+        ...
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None: ...
     def append_record_status(
         self,

@@ -596,6 +596,15 @@ class DuckDBStore:
         )
         return self._record(rows[0]) if rows else None
 
+    def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not record_ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, content FROM records WHERE brain_uid = ? AND list_contains(?, id)",
+            [brain_uid, list(record_ids)],
+        )
+        return {id_: json.loads(content) for id_, content in rows}
+
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
         rows = self._rows(
             self._RECORD_SELECT
@@ -911,10 +920,13 @@ class DuckDBStore:
             )
 
     def chunks(self, brain_uid: str) -> list[StoredChunk]:
+        # In the order the Records were sent (their change sequence), as the index first took them in:
+        # neighbouring turns keep neighbouring ids in an index rebuilt from these rows.
         rows = self._rows(
-            "SELECT brain_uid, record_id, span_start, span_end, text, index_text, occurred_at, speaker, "
-            "source_name, trust, visibility, model, embedding FROM chunks WHERE brain_uid = ? "
-            "ORDER BY record_id, span_start",
+            "SELECT c.brain_uid, c.record_id, c.span_start, c.span_end, c.text, c.index_text, c.occurred_at, "
+            "c.speaker, c.source_name, c.trust, c.visibility, c.model, c.embedding "
+            "FROM chunks c LEFT JOIN records r ON r.id = c.record_id AND r.brain_uid = c.brain_uid "
+            "WHERE c.brain_uid = ? ORDER BY r.seq NULLS LAST, c.record_id, c.span_start",
             [brain_uid],
         )
         return [

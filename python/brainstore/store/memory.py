@@ -136,6 +136,11 @@ class MemoryStore:
             return None
         return self._with_status(record)
 
+    def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            found = [self._records.get(record_id) for record_id in record_ids]
+        return {r.id: r.content for r in found if r is not None and r.brain_uid == brain_uid}
+
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
         for record in list(self._records.values()):
             source = record.source or {}
