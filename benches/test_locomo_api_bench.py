@@ -7,7 +7,8 @@ score is the share of its evidence turns cited by the Context. Numbers are print
 pytest-benchmark's extra_info; nothing here is a timed assertion.
 
 Run: ``make bench`` or ``.venv/bin/python -m pytest benches/test_locomo_api_bench.py -s -p no:cacheprovider``
-(``LOCOMO_CONVERSATIONS=26,30`` limits the run).
+(``LOCOMO_CONVERSATIONS=26,30`` limits the run; ``LOCOMO_ENGINE=duckdb`` runs it on the DuckDB store in
+a temporary data directory instead of the memory store).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import statistics
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,6 +28,7 @@ from brainstore.api.app import create_app
 from brainstore.client import Client
 from brainstore.config import Config
 from brainstore.service import Service
+from brainstore.service.engine import build_service
 from brainstore.store.memory import MemoryStore
 
 KEY = "sk_test_bench_locomo0001"
@@ -54,15 +57,18 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
     return {"results": results, "ingest_s": ingest_s, "turns": len(conversation.turns), "latencies": latencies}
 
 
-def test_locomo_recall_through_the_api(benchmark: Any) -> None:
+def test_locomo_recall_through_the_api(benchmark: Any, tmp_path: Path) -> None:
     conversations = load_conversations()
     if not conversations:
         pytest.skip("LoCoMo data not present (../shared/data/locomo)")
     wanted = os.environ.get("LOCOMO_CONVERSATIONS")
     if wanted:
         conversations = [c for c in conversations if c.sample_id in wanted.split(",")]
-    service = Service(MemoryStore(), config=Config(engine="memory", rate_limit_per_minute=0))
-    service.start()
+    if os.environ.get("LOCOMO_ENGINE", "memory") == "duckdb":
+        service = build_service(Config(engine="duckdb", data_dir=tmp_path, rate_limit_per_minute=0))
+    else:
+        service = Service(MemoryStore(), config=Config(engine="memory", rate_limit_per_minute=0))
+        service.start()
     app = create_app(service)
     client = Client("http://bench/v1", KEY, transport=httpx.WSGITransport(app=app))
     per_conv: dict[str, dict[str, Any]] = {}
@@ -95,4 +101,5 @@ def test_locomo_recall_through_the_api(benchmark: Any) -> None:
     latencies = sorted(x for r in per_conv.values() for x in r["latencies"])
     lines.append(f"ingest: {turns} turns in {ingest:.1f} s ({turns / ingest:.0f} turns/s)")
     lines.append(f"server-side context ms: p50 {latencies[len(latencies) // 2]}, p99 {latencies[int(len(latencies) * 0.99)]}")
-    print("\nLoCoMo through the API\n" + "\n".join(lines))
+    engine = service.config.engine
+    print(f"\nLoCoMo through the API ({engine} store)\n" + "\n".join(lines))
