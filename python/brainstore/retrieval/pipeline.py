@@ -46,9 +46,21 @@ from brainstore import kernels
 from .chunking import Chunk, cited_form
 from .index import BrainIndex, ChunkFilter, Selection
 
-__all__ = ["Candidate", "Passage", "Retrieval", "RetrievalConfig", "content_terms", "lexical_query", "retrieve"]
+__all__ = [
+    "LANE_DEPTH",
+    "Candidate",
+    "Passage",
+    "Retrieval",
+    "RetrievalConfig",
+    "content_terms",
+    "lexical_query",
+    "retrieve",
+]
 
 TRUST_MULTIPLIER = {"high": 1.1, "normal": 1.0, "low": 0.8}
+# Candidates each lane returns. 150 found as much held-out LoCoMo evidence as 200 (0.890 / 0.935 of it
+# at 1,000 / 2,000 tokens against 0.894 / 0.935) for 0.6 ms less per Context on 100,000 chunks.
+LANE_DEPTH = 150
 
 
 @dataclass(frozen=True)
@@ -354,8 +366,8 @@ def retrieve(
     eligible: ChunkFilter | None = None,
     excluded: frozenset[int] = frozenset(),
     now: datetime | None = None,
-    k_lexical: int = 200,
-    k_vector: int = 200,
+    k_lexical: int = LANE_DEPTH,
+    k_vector: int = LANE_DEPTH,
     config: RetrievalConfig = DEFAULT_CONFIG,
     extra_lanes: Sequence[tuple[str, Callable[[], list[tuple[int, float]]], float]] = (),
     focus: Sequence[tuple[float, float]] = (),
