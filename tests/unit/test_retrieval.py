@@ -272,6 +272,19 @@ def test_a_turn_lifts_the_two_turns_on_either_side_of_it_in_its_conversation() -
     assert scores["r5"] > scores["r1"]
 
 
+def test_spreading_follows_the_brain_s_own_order_while_other_brains_take_ids_in_between() -> None:
+    index, other = BrainIndex(DIM, MODEL), BrainIndex(DIM, MODEL)
+    texts = ["Filler turn zero.", "Filler turn one.", "Have you tried the new bakery downtown?", "Not yet!", "Soon."]
+    for n, text in enumerate(texts):
+        index.add(drafts_for(f"r{n}", text), unit(n)[None, :])
+        other.add(drafts_for(f"x{n}", "Another Brain's turn."), unit(50 + n)[None, :])
+    result = retrieve(index, "bakery", None, budget_tokens=2000, deadline=far_deadline())
+    assert {c.chunk.record_id for c in result.candidates} == {"r0", "r1", "r2", "r3", "r4"}
+    index.remove_record("r3")  # the turns either side become neighbours
+    result = retrieve(index, "bakery", None, budget_tokens=2000, deadline=far_deadline())
+    assert {c.chunk.record_id for c in result.candidates} == {"r0", "r1", "r2", "r4"}
+
+
 def test_spreading_stays_in_its_conversation_and_session() -> None:
     index = BrainIndex(DIM, MODEL)
     turns = [

@@ -205,9 +205,13 @@ class BrainIndex:
         self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
         self._joined: dict[int, int] = {}  # ... of its text alone after a joining space (in a passage)
         self._before: dict[int, int | None] = {}  # the chunk right before it in its Record's text
-        # The first and last chunk ids of its Record (its turn). A Record's chunks take consecutive
-        # ids, so first - 1 ends the turn added before it and last + 1 starts the one after.
-        self._turn: dict[int, tuple[int, int]] = {}
+        self._turn: dict[int, tuple[int, int]] = {}  # the first and last chunk ids of its Record
+        # The chunks added right before and after it, a list in the order Records came in (the order
+        # of a conversation). Ids are unique in the process, so a Brain's ids are not consecutive
+        # while other Brains take ids in between: id - 1 is not the neighbour.
+        self._previous: dict[int, int | None] = {}
+        self._following: dict[int, int | None] = {}
+        self._newest: int | None = None
         self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
         self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
@@ -284,6 +288,10 @@ class BrainIndex:
 
     def _register(self, chunk: Chunk, tokens: int, joined: int, lead: str | None) -> None:
         self._chunks[chunk.id] = chunk
+        self._previous[chunk.id], self._following[chunk.id] = self._newest, None
+        if self._newest is not None:
+            self._following[self._newest] = chunk.id
+        self._newest = chunk.id
         self._lead[chunk.id] = lead
         self._tokens[chunk.id] = tokens
         self._joined[chunk.id] = min(joined, tokens)
@@ -303,6 +311,13 @@ class BrainIndex:
         del self._before[chunk_id]
         del self._turn[chunk_id]
         del self._lead[chunk_id]
+        previous, following = self._previous.pop(chunk_id), self._following.pop(chunk_id)
+        if previous is not None:
+            self._following[previous] = following
+        if following is not None:
+            self._previous[following] = previous
+        else:
+            self._newest = previous
         del self._ts[chunk_id]
         if chunk.speaker:
             name = chunk.speaker.lower()

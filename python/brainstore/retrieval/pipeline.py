@@ -472,19 +472,20 @@ def retrieve(
         position = {c.id: i for i, c in enumerate(chunks)}
         extra: dict[int, float] = {}
         gap, weights = config.neighbor_gap_seconds, config.neighbor_weights
-        directions = ((0, -1, 1.0), (1, 1, config.next_factor))  # (end of the turn, step, factor)
+        # (the end of the turn to walk from, the step to the next turn that way, the factor)
+        directions = ((0, index._previous.get, 1.0), (1, index._following.get, config.next_factor))
         turn_of = index._turn.get
         for c, s in zip(chunks[: config.neighbor_sources], base, strict=False):
             ts, source, turn = get_ts(c.id, 0.0), c.source_name, turn_of(c.id, (c.id, c.id))
             for end, step, factor in directions:
-                other_id = turn[end] + step
+                other_id = step(turn[end])
                 for weight in weights:  # one turn further each time, until the conversation breaks
-                    other = get_chunk(other_id)
+                    other = get_chunk(other_id)  # type: ignore[arg-type]
                     if other is None or other.source_name != source or abs(get_ts(other_id, 0.0) - ts) > gap:
                         break
                     if admits is None or admits(other_id):
                         extra[other_id] = extra.get(other_id, 0.0) + weight * factor * s
-                    other_id = turn_of(other_id, (other_id, other_id))[end] + step
+                    other_id = step(turn_of(other_id, (other_id, other_id))[end])
         for other_id, bonus in extra.items():
             i = position.get(other_id)
             if i is not None:
