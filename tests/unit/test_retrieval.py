@@ -587,6 +587,23 @@ def test_filtered_graph_search_on_a_large_allowed_set() -> None:
     assert hits[0][0] == chunks[10].id
     hits = index.vector(vectors[11], 5, allowed)
     assert chunks[11].id not in {i for i, _ in hits}
+    exact = sorted(
+        ((float(vectors[n] @ vectors[11]), c.id) for n, c in enumerate(chunks) if c.id in allowed), reverse=True
+    )
+    assert [i for i, _ in hits] == [i for _, i in exact[:5]]
+
+
+def test_filtered_search_when_the_filter_shuns_the_query_s_neighbourhood() -> None:
+    # Nothing near the query is admitted: the filtered graph walk must go far for its answer, which
+    # holds only admitted chunks, best first.
+    index, chunks, vectors = random_index(6000, seed=2)
+    similarity = vectors @ vectors[0]
+    far = Selection([c.id for c, sim in zip(chunks, similarity, strict=True) if sim < np.median(similarity)])
+    hits = index.vector(vectors[0], 50, far)
+    assert len(hits) == 50 and all(i in far for i, _ in hits)
+    assert [score for _, score in hits] == sorted((score for _, score in hits), reverse=True)
+    best_far = max(float(sim) for c, sim in zip(chunks, similarity, strict=True) if c.id in far)
+    assert hits[0][1] == pytest.approx(best_far, abs=1e-5)
 
 
 def test_select_keeps_up_across_batched_additions_and_removals(monkeypatch: pytest.MonkeyPatch) -> None:
