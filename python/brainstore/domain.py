@@ -73,6 +73,10 @@ class IdempotentReply:
     body: dict[str, Any]
     watermark: str | None
     created_at: datetime
+    # What the reply describes, so that erasing it erases the reply (which quotes it): the Brain
+    # (None only for replies stored before schema 4) and the resource the write made (a Record id).
+    brain_uid: str | None = None
+    resource_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class MemoryRevision:
     single_valued: bool = False
     negated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str = ""  # the assertion's identity (service.planner): revisions that say the same thing share it
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,17 @@ from typing import Any
 import duckdb
 import pytest
 
-from brainstore.domain import Brain, ChunkDraft, Citation, MemoryRevision, ObjectVersion, Record, StoredChunk
-from brainstore.store.duckdb import DuckDBStore
+from brainstore.domain import (
+    Brain,
+    ChunkDraft,
+    Citation,
+    IdempotentReply,
+    MemoryRevision,
+    ObjectVersion,
+    Record,
+    StoredChunk,
+)
+from brainstore.store.duckdb import DuckDBStore, migrations
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 MAIN, OTHER = "brn_main", "brn_secret"
@@ -63,7 +72,11 @@ def chunk(uid: str, rid: str, start: int, body: str) -> StoredChunk:
     return StoredChunk(uid, draft, "model-a", bytes(random.Random(start).randrange(256) for _ in range(64)))
 
 
-PLACES = ("erase_record", "erase_memory", "erase_chunks", "erase_brain")
+PLACES = ("erase_record", "erase_memory", "erase_chunks", "erase_brain", "erase_idempotent")
+
+
+def reply(uid: str, key: str, body: str, resource: str | None) -> IdempotentReply:
+    return IdempotentReply("test:acme", f"rememberRecord:{uid}", key, "fp", 202, {"text": body}, None, T0, uid, resource)
 
 
 def populate(store: DuckDBStore, secret: str, rnd: random.Random, places: tuple[str, ...] = PLACES) -> None:
@@ -104,12 +117,15 @@ def populate(store: DuckDBStore, secret: str, rnd: random.Random, places: tuple[
             chunk(MAIN, "rec_secret", 500, padded("erase_chunks")),
         ]
     )
+    store.put_idempotent(reply(MAIN, "k-secret", padded("erase_idempotent"), "rec_secret"))
+    store.put_idempotent(reply(MAIN, "k-other", text(rnd), "rec_0001"))
     # A whole Brain holding it everywhere.
     store.insert_record(rec("rec_other", OTHER, padded("erase_brain"), 1))
     store.insert_memory_revision(mem("mem_other", OTHER, 1, padded("erase_brain"), 2, "rec_other"), "fpo")
     store.insert_chunks([chunk(OTHER, "rec_other", 0, padded("erase_brain"))])
     bio = {"bio": padded("erase_brain")}
     store.insert_object_version(ObjectVersion("obj_2", OTHER, "profile", "x", 1, bio, "api", T0, 3))
+    store.put_idempotent(reply(OTHER, "k-brain", padded("erase_brain"), "rec_other"))
     for _ in range(3):
         store.next_seq(OTHER)
 
@@ -128,6 +144,7 @@ ERASES: dict[str, tuple[Callable[[DuckDBStore], Any], str, set[str]]] = {
         {"memory_revisions", "memory_links"},
     ),
     "erase_chunks": (lambda s: s.erase_chunks(MAIN, "rec_secret"), "rec_secret", {"chunks"}),
+    "erase_idempotent": (lambda s: s.erase_idempotent(MAIN, "rec_secret"), "rec_secret", {"idempotency"}),
 }
 SKIP = {"memory_tombstones", "changes"}  # erase_memory adds a content-free tombstone and takes a seq
 
@@ -187,7 +204,7 @@ def test_erased_content_leaves_every_file(tmp_path: Path, method: str, how: str)
 
     after = dump(path)
     assert after.keys() == before.keys()
-    assert after["schema_migrations"] == before["schema_migrations"] and len(after["schema_migrations"]) == 3
+    assert after["schema_migrations"] == before["schema_migrations"] and len(after["schema_migrations"]) == len(migrations())
     for table, rows in before.items():
         if table in SKIP:
             continue
@@ -232,8 +249,9 @@ def test_erase_inside_an_outer_transaction_purges_after_its_commit(tmp_path: Pat
         assert not store.dirty
         assert store.get_record(MAIN, "rec_secret") is None
         assert store.get_record(MAIN, "rec_0001") is not None
-        # The memory still quoting it is the service's to erase; it is the only place left.
+        # The memory and the reply still quoting it are the service's to erase: the only places left.
         store.erase_memory(MAIN, "mem_secret", seq=store.next_seq(MAIN), at=T0)
+        store.erase_idempotent(MAIN, "rec_secret")  # the reply of the write that made the Record
         store.erase_brain(OTHER)
         assert files_holding(tmp_path, secret) == []
     finally:
@@ -249,6 +267,7 @@ def test_debounced_purge(tmp_path: Path) -> None:
         store.erase_chunks(MAIN, "rec_secret")
         store.erase_record(MAIN, "rec_secret")
         store.erase_memory(MAIN, "mem_secret", seq=store.next_seq(MAIN), at=T0)
+        store.erase_idempotent(MAIN, "rec_secret")
         store.erase_brain(OTHER)
         assert store.dirty  # not before purge_delay
         while store.dirty and time.monotonic() - started < 10:

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -120,13 +121,13 @@ class DuckDBStore:
         if purge_delay < 0:
             raise ValueError("purge_delay must be >= 0")
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.purge_delay = float(purge_delay)
         self._tmp = self.path.with_name(self.path.name + ".compact")
         self._backup = self.path.with_name(self.path.name + ".precompact")
         self._marker = self.path.with_name(self.path.name + ".purge")
         self._recover_files()
-        self._conn = duckdb.connect(str(self.path))
+        self._conn = self._connect()
         self._generation = 0  # bumped whenever _conn is replaced: cursors of an older one are stale
         self._local = threading.local()
         self._write_lock = threading.RLock()
@@ -143,6 +144,8 @@ class DuckDBStore:
         self._stopping = False
         self._closed = False
         self._purger: threading.Thread | None = None
+        # The committed end of each Brain's change sequence (a transaction's own advance is in
+        # ``self._local.seqs`` until it commits, when one row per Brain records it).
         self._seq_cache: dict[str, int] = {}
         self._schema: int | None = None
         self._exec(
@@ -168,6 +171,21 @@ class DuckDBStore:
                 _remove(leftover)
 
     # --- plumbing ---------------------------------------------------------------------------------
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        """Open the file and keep it (and its WAL) readable by this user only: it holds every
+        tenant's text."""
+        conn = duckdb.connect(str(self.path))
+        self._private_files()
+        return conn
+
+    def _private_files(self) -> None:
+        for path in (self.path, Path(f"{self.path}.wal")):
+            try:
+                if path.stat().st_mode & 0o077:
+                    path.chmod(0o600)
+            except OSError:  # not there (no WAL yet), or vanished meanwhile
+                pass
+
     @contextmanager
     def _shared(self) -> Iterator[None]:
         """Enter the gate for one store call (re-entrant per thread); waits only while a compaction swaps."""
@@ -244,24 +262,29 @@ class DuckDBStore:
             local.depth += 1
             if outermost:
                 local.erased = False
+                local.seqs = {}
                 cursor.execute("BEGIN TRANSACTION")
             try:
                 yield
                 if outermost:
                     purge = local.erased
+                    if local.seqs:
+                        cursor.executemany("INSERT INTO changes VALUES (?, ?)", [list(i) for i in local.seqs.items()])
                     if purge:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
+                    self._seq_cache.update(local.seqs)
+                    self._private_files()  # a WAL the commit created
             except BaseException:
                 purge = False
                 if outermost:
                     cursor.execute("ROLLBACK")
-                    self._seq_cache.clear()
                 raise
             finally:
                 local.depth -= 1
                 if outermost:
                     local.erased = False
+                    local.seqs = {}
         if purge:
             self._after_erase()
 
@@ -409,15 +432,15 @@ class DuckDBStore:
             os.replace(self._tmp, self.path)
             _fsync_dir(self.path.parent)
         except BaseException:
-            self._conn = duckdb.connect(str(self.path))
+            self._conn = self._connect()
             raise
         try:
-            self._conn = duckdb.connect(str(self.path))
+            self._conn = self._connect()
         except BaseException:
             log.exception("the compacted copy of %s did not open; putting the old file back", self.path)
             os.replace(self._backup, self.path)
             _fsync_dir(self.path.parent)
-            self._conn = duckdb.connect(str(self.path))
+            self._conn = self._connect()
             raise
         _remove(self._backup)
         _fsync_dir(self.path.parent)
@@ -472,18 +495,31 @@ class DuckDBStore:
     def next_seq(self, brain_uid: str) -> int:
         with self.atomic():
             seq = self.current_seq(brain_uid) + 1
-            self._cur().execute("INSERT INTO changes VALUES (?, ?)", [brain_uid, seq])
-            self._seq_cache[brain_uid] = seq
+            self._local.seqs[brain_uid] = seq
             return seq
 
     def current_seq(self, brain_uid: str) -> int:
+        pending = getattr(self._local, "seqs", None)
+        if pending and brain_uid in pending:  # this thread's open transaction
+            return int(pending[brain_uid])
         cached = self._seq_cache.get(brain_uid)
         if cached is not None:
             return cached
-        row = self._rows("SELECT coalesce(max(seq), 0) FROM changes WHERE brain_uid = ?", [brain_uid])
-        return int(row[0][0])
+        with self._write_lock:  # not while a transaction that advances it is committing
+            cached = self._seq_cache.get(brain_uid)
+            if cached is None:
+                row = self._rows("SELECT coalesce(max(seq), 0) FROM changes WHERE brain_uid = ?", [brain_uid])
+                cached = self._seq_cache[brain_uid] = int(row[0][0])
+            return cached
 
     # --- brains -----------------------------------------------------------------------------------
+    def lock_brain(self, brain_uid: str) -> bool:
+        # One writing process, writers serialized by the write lock the caller's atomic() holds:
+        # erase_brain cannot commit until this transaction ends.
+        with self.atomic():
+            row = self._cur().execute("SELECT count(*) FROM brains WHERE uid = ?", [brain_uid]).fetchone()
+            return bool(row and row[0])
+
     def insert_brain(self, brain: Brain) -> None:
         self._exec(
             "INSERT INTO brains VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -528,6 +564,8 @@ class DuckDBStore:
                 )[0][0],
             }
             tables = ["records", "record_events", "object_versions", "changes"]
+            if self.schema_version() >= 4:
+                tables.append("idempotency")
             if self.schema_version() >= 2:
                 tables += ["memory_revisions", "memory_links", "memory_tombstones"]
             if self.schema_version() >= 3:
@@ -536,6 +574,7 @@ class DuckDBStore:
                 self._cur().execute(f"DELETE FROM {table} WHERE brain_uid = ?", [brain_uid])
             self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
             self._seq_cache.pop(brain_uid, None)
+            self._local.seqs.pop(brain_uid, None)
             # Deleted rows must not linger in the file: the commit schedules a compaction.
             self._erased()
         return {k: int(v) for k, v in counts.items()}
@@ -607,6 +646,16 @@ class DuckDBStore:
             [list(record_ids), brain_uid],
         )
         return {id_: json.loads(content) for id_, content in rows}
+
+    def record_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:
+        if not record_ids:
+            return {}
+        rows = self._rows(
+            "SELECT r.id, r.visibility FROM records r "
+            "JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS id) wanted ON wanted.id = r.id WHERE r.brain_uid = ?",
+            [list(record_ids), brain_uid],
+        )
+        return {id_: visibility for id_, visibility in rows}
 
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
         rows = self._rows(
@@ -695,30 +744,47 @@ class DuckDBStore:
 
     # --- idempotency ------------------------------------------------------------------------------
     def get_idempotent(self, namespace: str, scope: str, key: str) -> IdempotentReply | None:
+        keyed = ", brain_uid, resource_id" if self.schema_version() >= 4 else ", NULL, NULL"
         rows = self._rows(
-            "SELECT namespace, scope, key, fingerprint, status, body, watermark, created_at FROM idempotency "
-            "WHERE namespace = ? AND scope = ? AND key = ?",
+            "SELECT namespace, scope, key, fingerprint, status, body, watermark, created_at" + keyed
+            + " FROM idempotency WHERE namespace = ? AND scope = ? AND key = ?",
             [namespace, scope, key],
         )
         if not rows:
             return None
-        ns, sc, k, fingerprint, status, body, watermark, created_at = rows[0]
-        return IdempotentReply(ns, sc, k, fingerprint, status, json.loads(body), watermark, _utc(created_at))  # type: ignore[arg-type]
+        ns, sc, k, fingerprint, status, body, watermark, created_at, brain_uid, resource_id = rows[0]
+        return IdempotentReply(
+            ns, sc, k, fingerprint, status, json.loads(body), watermark, _utc(created_at), brain_uid, resource_id  # type: ignore[arg-type]
+        )
 
     def put_idempotent(self, reply: IdempotentReply) -> None:
-        self._exec(
-            "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                reply.namespace,
-                reply.scope,
-                reply.key,
-                reply.fingerprint,
-                reply.status,
-                _json(reply.body),
-                reply.watermark,
-                _ts(reply.created_at),
-            ],
-        )
+        row = [
+            reply.namespace,
+            reply.scope,
+            reply.key,
+            reply.fingerprint,
+            reply.status,
+            _json(reply.body),
+            reply.watermark,
+            _ts(reply.created_at),
+        ]
+        if self.schema_version() >= 4:
+            self._exec("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [*row, reply.brain_uid, reply.resource_id])
+        else:
+            self._exec("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+
+    def erase_idempotent(self, brain_uid: str, resource_id: str | None = None) -> int:
+        if self.schema_version() < 4:
+            return 0
+        where, params = "brain_uid = ?", [brain_uid]
+        if resource_id is not None:
+            where, params = where + " AND resource_id = ?", [*params, resource_id]
+        with self.atomic():
+            count = int(self._rows(f"SELECT count(*) FROM idempotency WHERE {where}", params)[0][0])
+            if count:
+                self._cur().execute(f"DELETE FROM idempotency WHERE {where}", params)
+                self._erased()
+            return count
 
     # --- memories ---------------------------------------------------------------------------------
     @staticmethod
@@ -744,6 +810,7 @@ class DuckDBStore:
             negated,
             extra,
         ) = row[:19]
+        fingerprint = row[19] if len(row) > 19 else ""
         return MemoryRevision(
             memory_id=memory_id,
             brain_uid=uid,
@@ -764,41 +831,56 @@ class DuckDBStore:
             single_valued=single_valued,
             negated=negated,
             extra=json.loads(extra),
+            fingerprint=fingerprint or "",
         )
 
-    def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
-        r = revision
-        citations = [{"record_id": c.record_id, "start": c.start, "end": c.end, "quote": c.quote} for c in r.citations]
+    @staticmethod
+    def _citations_json(citations: Sequence[Citation]) -> str:
+        return _json([{"record_id": c.record_id, "start": c.start, "end": c.end, "quote": c.quote} for c in citations])
+
+    def insert_memory_revisions(self, revisions: Sequence[MemoryRevision]) -> None:
+        if not revisions:
+            return
+        rows = [
+            [
+                r.memory_id,
+                r.brain_uid,
+                r.version,
+                r.fingerprint,
+                r.statement,
+                r.subject,
+                r.subject.casefold(),
+                r.owner,
+                r.attribute,
+                r.value,
+                _ts(r.valid_from),
+                _ts(r.valid_to),
+                _ts(r.recorded_at),
+                r.status,
+                self._citations_json(r.citations),
+                r.supersedes,
+                r.superseded_by,
+                r.seq,
+                r.single_valued,
+                r.negated,
+                _json(r.extra),
+            ]
+            for r in revisions
+        ]
+        links = [
+            [r.brain_uid, r.memory_id, r.version, rid]
+            for r in revisions
+            for rid in sorted({c.record_id for c in r.citations})
+        ]
         with self.atomic():
-            self._cur().execute(
-                "INSERT INTO memory_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    r.memory_id,
-                    r.brain_uid,
-                    r.version,
-                    fingerprint,
-                    r.statement,
-                    r.subject,
-                    r.subject.casefold(),
-                    r.owner,
-                    r.attribute,
-                    r.value,
-                    _ts(r.valid_from),
-                    _ts(r.valid_to),
-                    _ts(r.recorded_at),
-                    r.status,
-                    _json(citations),
-                    r.supersedes,
-                    r.superseded_by,
-                    r.seq,
-                    r.single_valued,
-                    r.negated,
-                    _json(r.extra),
-                ],
+            self._cur().executemany(
+                "INSERT INTO memory_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
             )
-            links = [[r.brain_uid, r.memory_id, r.version, rid] for rid in sorted({c.record_id for c in r.citations})]
             if links:
                 self._cur().executemany("INSERT INTO memory_links VALUES (?, ?, ?, ?)", links)
+
+    def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
+        self.insert_memory_revisions([replace(revision, fingerprint=fingerprint)])
 
     def _current(
         self,
@@ -819,7 +901,7 @@ class DuckDBStore:
 
     def memory(self, brain_uid: str, memory_id: str) -> MemoryRevision | None:
         rows = self._rows(
-            f"SELECT {_MEMORY_COLUMNS} FROM memory_revisions WHERE brain_uid = ? AND memory_id = ? "
+            f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = ? AND memory_id = ? "
             "ORDER BY version DESC LIMIT 1",
             [brain_uid, memory_id],
         )
@@ -827,7 +909,8 @@ class DuckDBStore:
 
     def memory_revisions(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         rows = self._rows(
-            f"SELECT {_MEMORY_COLUMNS} FROM memory_revisions WHERE brain_uid = ? AND memory_id = ? ORDER BY version",
+            f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = ? AND memory_id = ? "
+            "ORDER BY version",
             [brain_uid, memory_id],
         )
         return [self._memory(r) for r in rows]
@@ -865,6 +948,21 @@ class DuckDBStore:
             [record_id],
             "ORDER BY memory_id",
             among=("SELECT memory_id FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]),
+        )
+
+    def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
+        # The id inside extra (conflicts_with, closed_by) is matched as text: a superset, which the
+        # caller narrows.
+        return self._current(
+            brain_uid,
+            "superseded_by = ? OR contains(extra, ?)",
+            [memory_id, memory_id],
+            "ORDER BY memory_id",
+            among=(
+                "SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND "
+                "(superseded_by = ? OR contains(extra, ?))",
+                [brain_uid, memory_id, memory_id],
+            ),
         )
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -923,6 +1021,35 @@ class DuckDBStore:
             )
             self._cur().execute(
                 "INSERT OR REPLACE INTO memory_tombstones VALUES (?, ?, ?, ?)", [memory_id, brain_uid, seq, _ts(at)]
+            )
+            self._erased()
+
+    def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
+        with self.atomic():
+            rows = self._rows(
+                "SELECT r.memory_id, r.version, r.citations FROM memory_revisions r "
+                "JOIN memory_links l ON l.memory_id = r.memory_id AND l.version = r.version "
+                "WHERE l.brain_uid = ? AND l.record_id = ?",
+                [brain_uid, record_id],
+            )
+            if not rows:
+                return
+            for memory_id, version, raw in rows:
+                kept = [c for c in json.loads(raw) if c["record_id"] != record_id]
+                if kept:
+                    self._cur().execute(
+                        "UPDATE memory_revisions SET citations = ? WHERE memory_id = ? AND version = ?",
+                        [_json(kept), memory_id, version],
+                    )
+                else:  # a state the erased Record alone supported: nothing of it may remain
+                    self._cur().execute(
+                        "DELETE FROM memory_revisions WHERE memory_id = ? AND version = ?", [memory_id, version]
+                    )
+                    self._cur().execute(
+                        "DELETE FROM memory_links WHERE memory_id = ? AND version = ?", [memory_id, version]
+                    )
+            self._cur().execute(
+                "DELETE FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]
             )
             self._erased()
 

@@ -1,14 +1,19 @@
-"""MemoryStore: the in-memory conformance store. Same protocol and invariants as the DuckDB store.
+"""MemoryStore: the in-memory conformance store. Same protocol and invariants as the database stores.
 
-Rows live in append-only lists guarded by one lock; ``atomic()`` snapshots the lists so a failure inside
-it leaves nothing half-written, which is what a database transaction gives the other store.
+Every call holds one lock, and ``atomic()`` holds it for the whole transaction, so a reader never sees
+a transaction's writes before it ends. A failure inside ``atomic()`` undoes its writes from an undo log
+(each write records how to take itself back), which is what a database's rollback gives the others:
+all or nothing, at a cost proportional to the transaction, not to the store.
+
+Rows are held in dicts keyed the way they are looked up; the secondary indexes (by fingerprint, by
+attribute, by cited Record) hold every Memory id that ever matched, and reads check the Memory's
+current revision, so an index never has to be corrected when a revision changes a key.
 """
 
 from __future__ import annotations
 
-import copy
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -17,6 +22,8 @@ from typing import Any
 from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
 from brainstore.store.base import StoreFeature
 
+_ABSENT = object()
+
 
 class MemoryStore:
     kind = "memory"
@@ -24,18 +31,41 @@ class MemoryStore:
     def __init__(self, schema_version: int = max(StoreFeature)) -> None:
         self._schema = schema_version
         self._lock = threading.RLock()
-        self._depth = 0
+        self._undo: list[Callable[[], None]] | None = None
         self._brains: dict[str, Brain] = {}
         self._changes: dict[str, int] = {}
         self._records: dict[str, Record] = {}
-        # record_id -> status events, oldest first; the last one is the Record's state
-        # Values are tuples, replaced and never mutated, so atomic() can snapshot with shallow copies.
+        # record_id -> status events (status, error, memory_ids, seq), oldest first; the last is current
         self._record_events: dict[str, tuple[tuple[str, dict[str, str] | None, tuple[str, ...], int], ...]] = {}
-        self._objects: list[ObjectVersion] = []
+        self._brain_records: dict[str, dict[str, None]] = {}
+        self._objects: dict[tuple[str, str, str], tuple[ObjectVersion, ...]] = {}
         self._idempotent: dict[tuple[str, str, str], IdempotentReply] = {}
-        self._revisions: list[tuple[MemoryRevision, str]] = []
+        self._history: dict[str, tuple[MemoryRevision, ...]] = {}  # memory_id -> revisions by version
+        self._brain_memories: dict[str, dict[str, None]] = {}
+        self._by_fingerprint: dict[tuple[str, str], dict[str, None]] = {}
+        self._by_attribute: dict[tuple[str, str, str], dict[str, None]] = {}
+        self._by_record: dict[tuple[str, str], dict[str, None]] = {}
         self._tombstones: dict[str, tuple[str, int]] = {}  # memory_id -> (brain_uid, seq)
-        self._chunks: dict[str, tuple[StoredChunk, ...]] = {}  # brain_uid -> chunks, replaced not mutated
+        self._chunks: dict[str, list[StoredChunk]] = {}
+
+    # --- plumbing -------------------------------------------------------------------------------------
+    def _set(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        old = table.get(key, _ABSENT)
+        table[key] = value
+        if self._undo is not None:
+            self._undo.append(lambda: table.pop(key) if old is _ABSENT else table.__setitem__(key, old))
+
+    def _del(self, table: dict[Any, Any], key: Any) -> None:
+        old = table.pop(key, _ABSENT)
+        if old is not _ABSENT and self._undo is not None:
+            self._undo.append(lambda: table.__setitem__(key, old))
+
+    def _index(self, table: dict[Any, dict[str, None]], key: Any, member: str) -> None:
+        members = table.get(key)
+        if members is None:
+            self._set(table, key, {member: None})
+        elif member not in members:
+            self._set(members, member, None)
 
     # --- schema -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -49,79 +79,82 @@ class MemoryStore:
     def close(self) -> None:
         pass
 
-    _STATE = (
-        "_brains",
-        "_changes",
-        "_records",
-        "_record_events",
-        "_objects",
-        "_idempotent",
-        "_revisions",
-        "_tombstones",
-        "_chunks",
-    )
-
     @contextmanager
     def atomic(self) -> Iterator[None]:
         with self._lock:
-            self._depth += 1
-            saved: dict[str, Any] | None = None
-            if self._depth == 1:
-                saved = {name: copy.copy(getattr(self, name)) for name in self._STATE}
+            outermost = self._undo is None
+            if outermost:
+                self._undo = []
             try:
                 yield
             except BaseException:
-                if saved is not None:
-                    for name, value in saved.items():
-                        setattr(self, name, value)
+                if outermost:
+                    undo, self._undo = self._undo or [], None
+                    for step in reversed(undo):
+                        step()
                 raise
-            finally:
-                self._depth -= 1
+            else:
+                if outermost:
+                    self._undo = None
 
     # --- change sequence --------------------------------------------------------------------------
     def next_seq(self, brain_uid: str) -> int:
         with self._lock:
             seq = self._changes.get(brain_uid, 0) + 1
-            self._changes[brain_uid] = seq
+            self._set(self._changes, brain_uid, seq)
             return seq
 
     def current_seq(self, brain_uid: str) -> int:
-        return self._changes.get(brain_uid, 0)
+        with self._lock:
+            return self._changes.get(brain_uid, 0)
 
     # --- brains -----------------------------------------------------------------------------------
+    def lock_brain(self, brain_uid: str) -> bool:
+        with self._lock:  # the caller's atomic() holds it: erase_brain cannot run until it ends
+            return brain_uid in self._brains
+
     def insert_brain(self, brain: Brain) -> None:
         with self._lock:
-            self._brains[brain.uid] = brain
+            self._set(self._brains, brain.uid, brain)
 
     def get_brain(self, namespace: str, brain_id: str) -> Brain | None:
-        for brain in list(self._brains.values()):
-            if brain.namespace == namespace and brain.id == brain_id:
-                return brain
-        return None
+        with self._lock:
+            return next((b for b in self._brains.values() if b.namespace == namespace and b.id == brain_id), None)
 
     def brain_by_uid(self, brain_uid: str) -> Brain | None:
-        return self._brains.get(brain_uid)
+        with self._lock:
+            return self._brains.get(brain_uid)
 
     def erase_brain(self, brain_uid: str) -> dict[str, int]:
-        with self._lock:
-            records = [r for r in self._records.values() if r.brain_uid == brain_uid]
-            memory_ids = {rev.memory_id for rev, _ in self._revisions if rev.brain_uid == brain_uid}
-            object_keys = {(o.type, o.key) for o in self._objects if o.brain_uid == brain_uid}
-            self._records = {k: r for k, r in self._records.items() if r.brain_uid != brain_uid}
-            for record in records:
-                self._record_events.pop(record.id, None)
-            self._objects = [o for o in self._objects if o.brain_uid != brain_uid]
-            self._revisions = [(r, f) for r, f in self._revisions if r.brain_uid != brain_uid]
-            self._tombstones = {k: v for k, v in self._tombstones.items() if v[0] != brain_uid}
-            self._chunks.pop(brain_uid, None)
-            self._brains.pop(brain_uid, None)
-            self._changes.pop(brain_uid, None)
-            return {"records": len(records), "memories": len(memory_ids), "objects": len(object_keys)}
+        with self.atomic():
+            record_ids = list(self._brain_records.get(brain_uid, ()))
+            memory_ids = list(self._brain_memories.get(brain_uid, ()))
+            object_keys = [k for k in self._objects if k[0] == brain_uid]
+            for record_id in record_ids:
+                self._del(self._records, record_id)
+                self._del(self._record_events, record_id)
+            self._del(self._brain_records, brain_uid)
+            for key in object_keys:
+                self._del(self._objects, key)
+            for memory_id in memory_ids:
+                self._del(self._history, memory_id)
+            self._del(self._brain_memories, brain_uid)
+            for table in (self._by_fingerprint, self._by_attribute, self._by_record):
+                for key in [k for k in table if k[0] == brain_uid]:
+                    self._del(table, key)
+            for memory_id in [m for m, (uid, _) in self._tombstones.items() if uid == brain_uid]:
+                self._del(self._tombstones, memory_id)
+            self._del(self._chunks, brain_uid)
+            self._del(self._brains, brain_uid)
+            self._del(self._changes, brain_uid)
+            self.erase_idempotent(brain_uid)
+            return {"records": len(record_ids), "memories": len(memory_ids), "objects": len(object_keys)}
 
     # --- records ----------------------------------------------------------------------------------
     def insert_record(self, record: Record) -> None:
         with self._lock:
-            self._records[record.id] = record
+            self._set(self._records, record.id, record)
+            self._index(self._brain_records, record.brain_uid, record.id)
 
     def _with_status(self, record: Record) -> Record:
         events = self._record_events.get(record.id)
@@ -131,26 +164,33 @@ class MemoryStore:
         return replace(record, status=status, error=error, memory_ids=memory_ids)
 
     def get_record(self, brain_uid: str, record_id: str) -> Record | None:
-        record = self._records.get(record_id)
-        if record is None or record.brain_uid != brain_uid:
-            return None
-        return self._with_status(record)
+        with self._lock:
+            record = self._records.get(record_id)
+            if record is None or record.brain_uid != brain_uid:
+                return None
+            return self._with_status(record)
 
     def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         with self._lock:
             found = [self._records.get(record_id) for record_id in record_ids]
         return {r.id: r.content for r in found if r is not None and r.brain_uid == brain_uid}
 
+    def record_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:
+        with self._lock:
+            found = [self._records.get(record_id) for record_id in record_ids]
+        return {r.id: r.visibility for r in found if r is not None and r.brain_uid == brain_uid}
+
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
-        for record in list(self._records.values()):
-            source = record.source or {}
-            if (
-                record.brain_uid == brain_uid
-                and record.origin == "import"
-                and source.get("name") == source_name
-                and source.get("external_id") == external_id
-            ):
-                return self._with_status(record)
+        with self._lock:
+            for record_id in self._brain_records.get(brain_uid, ()):
+                record = self._records[record_id]
+                source = record.source or {}
+                if (
+                    record.origin == "import"
+                    and source.get("name") == source_name
+                    and source.get("external_id") == external_id
+                ):
+                    return self._with_status(record)
         return None
 
     def append_record_status(
@@ -165,7 +205,7 @@ class MemoryStore:
     ) -> None:
         with self._lock:
             events = self._record_events.get(record_id, ())
-            self._record_events[record_id] = (*events, (status, error, tuple(memory_ids), seq))
+            self._set(self._record_events, record_id, (*events, (status, error, tuple(memory_ids), seq)))
 
     def records_in_status(self, status: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -175,96 +215,117 @@ class MemoryStore:
 
     def list_records(self, brain_uid: str) -> list[Record]:
         with self._lock:
-            found = [self._with_status(r) for r in self._records.values() if r.brain_uid == brain_uid]
+            found = [self._with_status(self._records[r]) for r in self._brain_records.get(brain_uid, ())]
         return sorted(found, key=lambda r: r.seq)
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self._lock:
             record = self._records.get(record_id)
             if record is not None and record.brain_uid == brain_uid:
-                del self._records[record_id]
-                self._record_events.pop(record_id, None)
+                self._del(self._records, record_id)
+                self._del(self._record_events, record_id)
+                self._del(self._brain_records.get(brain_uid, {}), record_id)
 
     # --- objects ----------------------------------------------------------------------------------
     def latest_object(self, brain_uid: str, type_: str, key: str) -> ObjectVersion | None:
-        found = [o for o in list(self._objects) if (o.brain_uid, o.type, o.key) == (brain_uid, type_, key)]
-        return max(found, key=lambda o: o.version) if found else None
+        with self._lock:
+            versions = self._objects.get((brain_uid, type_, key))
+        return versions[-1] if versions else None
 
     def insert_object_version(self, version: ObjectVersion) -> None:
         with self._lock:
-            self._objects.append(version)
+            key = (version.brain_uid, version.type, version.key)
+            self._set(self._objects, key, (*self._objects.get(key, ()), version))
 
     def list_objects(self, brain_uid: str) -> list[ObjectVersion]:
-        latest: dict[tuple[str, str], ObjectVersion] = {}
-        for o in list(self._objects):
-            if o.brain_uid == brain_uid and (
-                (o.type, o.key) not in latest or latest[(o.type, o.key)].version < o.version
-            ):
-                latest[(o.type, o.key)] = o
-        return sorted(latest.values(), key=lambda o: (o.type, o.key))
+        with self._lock:
+            latest = [v[-1] for k, v in self._objects.items() if k[0] == brain_uid]
+        return sorted(latest, key=lambda o: (o.type, o.key))
 
     # --- idempotency ------------------------------------------------------------------------------
     def get_idempotent(self, namespace: str, scope: str, key: str) -> IdempotentReply | None:
-        return self._idempotent.get((namespace, scope, key))
+        with self._lock:
+            return self._idempotent.get((namespace, scope, key))
 
     def put_idempotent(self, reply: IdempotentReply) -> None:
         with self._lock:
-            self._idempotent[(reply.namespace, reply.scope, reply.key)] = reply
+            self._set(self._idempotent, (reply.namespace, reply.scope, reply.key), reply)
+
+    def erase_idempotent(self, brain_uid: str, resource_id: str | None = None) -> int:
+        with self._lock:
+            doomed = [
+                k
+                for k, r in self._idempotent.items()
+                if r.brain_uid == brain_uid and (resource_id is None or r.resource_id == resource_id)
+            ]
+            for key in doomed:
+                self._del(self._idempotent, key)
+            return len(doomed)
 
     # --- memories ---------------------------------------------------------------------------------
-    def _current(self, brain_uid: str) -> dict[str, tuple[MemoryRevision, str]]:
-        current: dict[str, tuple[MemoryRevision, str]] = {}
-        for rev, fingerprint in list(self._revisions):
-            if rev.brain_uid == brain_uid:
-                held = current.get(rev.memory_id)
-                if held is None or held[0].version < rev.version:
-                    current[rev.memory_id] = (rev, fingerprint)
-        return current
+    def _head(self, memory_id: str) -> MemoryRevision | None:
+        history = self._history.get(memory_id)
+        return history[-1] if history else None
+
+    def _heads(self, brain_uid: str, ids: Any) -> list[MemoryRevision]:
+        heads = (self._head(m) for m in ids)
+        return sorted((h for h in heads if h is not None and h.brain_uid == brain_uid), key=lambda r: r.memory_id)
+
+    def insert_memory_revisions(self, revisions: Sequence[MemoryRevision]) -> None:
+        with self._lock:
+            for r in revisions:
+                history = self._history.get(r.memory_id, ())
+                self._set(self._history, r.memory_id, tuple(sorted((*history, r), key=lambda x: x.version)))
+                self._index(self._brain_memories, r.brain_uid, r.memory_id)
+                self._index(self._by_fingerprint, (r.brain_uid, r.fingerprint), r.memory_id)
+                if r.attribute:
+                    self._index(self._by_attribute, (r.brain_uid, r.subject.casefold(), r.attribute), r.memory_id)
+                for c in r.citations:
+                    self._index(self._by_record, (r.brain_uid, c.record_id), r.memory_id)
 
     def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
-        with self._lock:
-            self._revisions.append((revision, fingerprint))
+        self.insert_memory_revisions([replace(revision, fingerprint=fingerprint)])
 
     def memory(self, brain_uid: str, memory_id: str) -> MemoryRevision | None:
-        held = self._current(brain_uid).get(memory_id)
-        return held[0] if held else None
+        with self._lock:
+            head = self._head(memory_id)
+        return head if head is not None and head.brain_uid == brain_uid else None
 
     def memory_revisions(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
-        revs = [r for r, _ in list(self._revisions) if r.brain_uid == brain_uid and r.memory_id == memory_id]
-        return sorted(revs, key=lambda r: r.version)
+        with self._lock:
+            return [r for r in self._history.get(memory_id, ()) if r.brain_uid == brain_uid]
 
     def memories_by_fingerprint(self, brain_uid: str, fingerprint: str) -> list[MemoryRevision]:
-        return sorted(
-            (r for r, f in self._current(brain_uid).values() if f == fingerprint), key=lambda r: r.memory_id
-        )
+        with self._lock:
+            found = self._heads(brain_uid, list(self._by_fingerprint.get((brain_uid, fingerprint), ())))
+        return [m for m in found if m.fingerprint == fingerprint]
 
     def memories_by_attribute(self, brain_uid: str, subject: str, attribute: str) -> list[MemoryRevision]:
-        subject_key = subject.casefold()
-        return sorted(
-            (
-                r
-                for r, _ in self._current(brain_uid).values()
-                if r.attribute == attribute and r.subject.casefold() == subject_key
-            ),
-            key=lambda r: r.memory_id,
-        )
+        key = subject.casefold()
+        with self._lock:
+            found = self._heads(brain_uid, list(self._by_attribute.get((brain_uid, key, attribute), ())))
+        return [m for m in found if m.attribute == attribute and m.subject.casefold() == key]
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
-        return sorted(
-            (
-                r
-                for r, _ in self._current(brain_uid).values()
-                if any(c.record_id == record_id for c in r.citations)
-            ),
-            key=lambda r: r.memory_id,
-        )
+        with self._lock:
+            found = self._heads(brain_uid, list(self._by_record.get((brain_uid, record_id), ())))
+        return [m for m in found if any(c.record_id == record_id for c in m.citations)]
+
+    def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
+        with self._lock:
+            found = self._heads(brain_uid, list(self._brain_memories.get(brain_uid, ())))
+        return [
+            m
+            for m in found
+            if m.superseded_by == memory_id
+            or memory_id in m.extra.get("conflicts_with", ())
+            or m.extra.get("closed_by") == memory_id
+        ]
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
-        uids = {r.brain_uid for r, _ in list(self._revisions)}
-        found = []
-        for uid in uids:
-            found.extend(r for r, _ in self._current(uid).values() if r.status == status)
-        found.sort(key=lambda r: r.seq)
+        with self._lock:
+            heads = [h[-1] for h in self._history.values() if h]
+        found = sorted((r for r in heads if r.status == status), key=lambda r: r.seq)
         return [(r.brain_uid, r.memory_id) for r in found]
 
     def list_memories(
@@ -278,54 +339,82 @@ class MemoryStore:
     ) -> list[MemoryRevision]:
         found = [
             r
-            for r, _ in self._current(brain_uid).values()
+            for r in self.all_memories(brain_uid)
             if r.status in ("active", "superseded")
             and (after_id is None or r.memory_id > after_id)
             and (subject is None or r.subject.casefold() == subject.casefold())
             and (owner is None or (r.owner or "").casefold() == owner.casefold())
         ]
-        found.sort(key=lambda r: r.memory_id)
         return found[:limit]
 
     def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
-        return sorted((r for r, _ in self._current(brain_uid).values()), key=lambda r: r.memory_id)
+        with self._lock:
+            return self._heads(brain_uid, list(self._brain_memories.get(brain_uid, ())))
 
     def memory_changes(
         self, brain_uid: str, after_seq: int, limit: int
     ) -> list[tuple[int, str, MemoryRevision | None]]:
         changes: list[tuple[int, str, MemoryRevision | None]] = [
-            (r.seq, r.memory_id, r) for r, _ in self._current(brain_uid).values() if r.seq > after_seq
+            (r.seq, r.memory_id, r) for r in self.all_memories(brain_uid) if r.seq > after_seq
         ]
-        changes.extend(
-            (seq, memory_id, None)
-            for memory_id, (uid, seq) in list(self._tombstones.items())
-            if uid == brain_uid and seq > after_seq
-        )
+        with self._lock:
+            changes.extend(
+                (seq, memory_id, None)
+                for memory_id, (uid, seq) in self._tombstones.items()
+                if uid == brain_uid and seq > after_seq
+            )
         changes.sort(key=lambda c: (c[0], c[1]))
         return changes[:limit]
 
     def erase_memory(self, brain_uid: str, memory_id: str, *, seq: int, at: datetime) -> None:
         with self._lock:
-            self._revisions = [
-                (r, f) for r, f in self._revisions if not (r.brain_uid == brain_uid and r.memory_id == memory_id)
-            ]
-            self._tombstones[memory_id] = (brain_uid, seq)
+            head = self._head(memory_id)
+            if head is None or head.brain_uid != brain_uid:
+                return
+            self._del(self._history, memory_id)
+            self._del(self._brain_memories.get(brain_uid, {}), memory_id)
+            self._set(self._tombstones, memory_id, (brain_uid, seq))
+
+    def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
+        with self._lock:
+            for memory_id in list(self._by_record.get((brain_uid, record_id), ())):
+                history = self._history.get(memory_id)
+                if not history:
+                    continue
+                kept = []
+                for revision in history:
+                    citations = tuple(c for c in revision.citations if c.record_id != record_id)
+                    if citations:
+                        kept.append(replace(revision, citations=citations))
+                if kept:
+                    self._set(self._history, memory_id, tuple(kept))
+                else:
+                    self._del(self._history, memory_id)
+            self._del(self._by_record, (brain_uid, record_id))
 
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
         with self._lock:
             for chunk in chunks:
-                self._chunks[chunk.brain_uid] = (*self._chunks.get(chunk.brain_uid, ()), chunk)
+                held = self._chunks.get(chunk.brain_uid)
+                if held is None:
+                    held = []
+                    self._set(self._chunks, chunk.brain_uid, held)
+                held.append(chunk)
+                if self._undo is not None:
+                    self._undo.append(held.pop)
 
     def chunks(self, brain_uid: str) -> list[StoredChunk]:
-        return list(self._chunks.get(brain_uid, ()))
+        with self._lock:
+            return list(self._chunks.get(brain_uid, ()))
 
     def count_chunks(self, brain_uid: str) -> int:
-        return len(self._chunks.get(brain_uid, ()))
+        with self._lock:
+            return len(self._chunks.get(brain_uid, ()))
 
     def erase_chunks(self, brain_uid: str, record_id: str) -> int:
         with self._lock:
-            held = self._chunks.get(brain_uid, ())
-            kept = tuple(c for c in held if c.draft.record_id != record_id)
-            self._chunks[brain_uid] = kept
+            held = self._chunks.get(brain_uid, [])
+            kept = [c for c in held if c.draft.record_id != record_id]
+            self._set(self._chunks, brain_uid, kept)
             return len(held) - len(kept)
