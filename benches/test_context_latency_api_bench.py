@@ -35,7 +35,7 @@ def test_fast_context_latency_through_the_app(big_index: BrainIndex, benchmark: 
     assert app.simulate_post("/v1/brains", json={"id": "big"}, headers=headers).status_code == 201
     brain = service.store.get_brain("test:bench", "big")
     assert brain is not None
-    service._indexes[brain.uid] = big_index  # the cached 100k index stands in for derived Records
+    service.evidence._indexes[brain.uid] = big_index  # the cached 100k index stands in for derived Records
     queries = _queries()
     for query in queries[:20]:  # warm-up
         app.simulate_post("/v1/brains/big/context", json={"query": query}, headers=headers)

@@ -25,10 +25,10 @@ import pytest
 
 from benches.locomo import HELD_OUT, TUNING, load_conversations, score, scored_questions
 from brainstore.api.app import create_app
+from brainstore.app import build_service
 from brainstore.client import Client
 from brainstore.config import Config
 from brainstore.service import Service
-from brainstore.service.engine import build_service
 from brainstore.store.memory import MemoryStore
 
 KEY = "sk_test_bench_locomo0001"
@@ -44,7 +44,7 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
         content = {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"}
         rec = client.remember_record(brain, content, occurred_at=turn.occurred_at.isoformat().replace("+00:00", "Z"))
         record_turn[rec["id"]] = turn.dia_id
-    assert service.worker.wait_idle(timeout=600)
+    assert service.wait_idle(timeout=600)
     ingest_s = time.perf_counter() - started
     results: dict[int, list[tuple[int, float]]] = defaultdict(list)
     latencies: list[float] = []

@@ -56,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
                 self.cfg.set("control_socket_disable", True)
 
         def load(self) -> Any:
-            from brainstore.api.app import get_app
+            from brainstore.app import get_app
 
             return get_app()
 
@@ -120,9 +120,9 @@ def _mcp(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from brainstore.app import DataDirectoryInUse, build_service
     from brainstore.errors import BrainstoreError
     from brainstore.importer import import_principal, import_records
-    from brainstore.service.engine import DataDirectoryInUse, build_service
 
     path = Path(args.file)
     try:
@@ -153,7 +153,7 @@ def _import(args: argparse.Namespace) -> int:
         for number, reason in report.invalid:
             print(f"{path}:{number}: {reason}", file=sys.stderr)
         print(report.summary())
-        if report.imported and not service.worker.wait_idle(timeout=args.derive_timeout):
+        if report.imported and not service.wait_idle(timeout=args.derive_timeout):
             print(
                 "derivation is still running; the remaining Records stay processing and resume when the "
                 "server starts",

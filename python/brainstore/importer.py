@@ -26,6 +26,7 @@ from brainstore.auth.keys import ALL_SCOPES
 from brainstore.domain import Principal
 from brainstore.errors import BrainstoreError, invalid
 from brainstore.service import Service
+from brainstore.service.common import resolve_brain
 
 LINE_FIELDS = ("external_id", "content", "occurred_at", "visibility")
 
@@ -82,7 +83,7 @@ def import_records(
 ) -> ImportReport:
     """Import every line; ``progress`` (a tqdm bar, optional) is advanced once per line."""
     validation.string(source_name, "source", max_length=500)
-    brain = service.brain(principal, brain_id)  # brain_not_found before reading anything
+    brain = resolve_brain(service.store, principal, brain_id)  # brain_not_found before reading anything
     report = ImportReport()
     for number, text in enumerate(lines, start=1):
         if progress is not None:

@@ -70,7 +70,7 @@ def test_no_memory_is_the_selfs_unless_the_self_said_it(conversation: list[tuple
         else:
             content.update(role="other", speaker=speaker)
         speaker_of[api.remember("b1", content).body["id"]] = speaker
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     page = api.get("/brains/b1/memories", params={"limit": "500"}).body["data"]
     for memory in page:
         speakers = {speaker_of[c["record_id"]] for c in memory["citations"]}

@@ -106,7 +106,7 @@ def test_invalid_records_are_refused_and_nothing_is_stored(
 def test_records_become_ready(api: Api, service: Service) -> None:
     api.brain("b1", self_name="Alice")
     rec = api.remember("b1", {"kind": "message", "text": "I live in Lisbon.", "role": "user"}).body["id"]
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     got = api.get(f"/brains/b1/records/{rec}").body
     assert got["status"] == "ready"
     assert got["memory_ids"] and all(m.startswith("mem_") for m in got["memory_ids"])

@@ -34,7 +34,7 @@ def seed(api: Api, service: Service, brain: str = "b1", **record: Any) -> list[s
         content = {"kind": "message", "text": text, "speaker": speaker, "role": role}
         source = {"name": "chat" if speaker == "Caroline" else "forum"}
         ids.append(api.remember(brain, content, occurred_at=at, source=source, **record).body["id"])
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     return ids
 
 
@@ -54,7 +54,7 @@ def test_consecutive_sentences_of_a_turn_come_back_as_one_exactly_cited_passage(
     content = {"kind": "message", "text": text, "speaker": "Dave", "role": "user"}
     rec = api.remember("b1", content, occurred_at="2023-10-04T10:00:00Z").body["id"]
     api.remember("b1", {"kind": "message", "text": "Calvin played a show in Tokyo.", "speaker": "Calvin"})
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     ctx = context(api, query="Mustang engine restoring garage winter rebuild")
     [item] = [e for e in ctx["evidence"] if e["record_id"] == rec]
     citation = ctx["citations"][item["citation"]]
@@ -67,11 +67,10 @@ def test_consecutive_sentences_of_a_turn_come_back_as_one_exactly_cited_passage(
     assert ctx["budget"]["tokens"]["used"] <= ctx["budget"]["tokens"]["limit"]
     # each chunk is indexed once, the first Record of a Brain included
     uid = service.store.get_brain("test:acme", "b1").uid
-    assert len(service.index_for(uid)) == service.store.count_chunks(uid) == 4
+    assert len(service.evidence.index(uid)) == service.store.count_chunks(uid) == 4
     # an index rebuilt from the stored chunks quotes the same text (the whitespace comes from the
     # Records, read once at the rebuild, not at each Context)
-    service._indexes.clear()
-    service._forget_index(uid)
+    service.evidence.drop(uid)
     rebuilt = context(api, query="Mustang engine restoring garage winter rebuild")
     assert [c["quote"] for c in rebuilt["citations"]] == [c["quote"] for c in ctx["citations"]]
 
@@ -95,7 +94,7 @@ def test_a_period_the_query_names_lifts_what_was_said_in_it(api: Api, service: S
     content = {"kind": "message", "text": "We adopted a puppy from the shelter.", "speaker": "Caroline", "role": "user"}
     early = api.remember("b1", content, occurred_at="2023-03-10T10:00:00Z").body["id"]
     late = api.remember("b1", content, occurred_at="2024-03-10T10:00:00Z").body["id"]
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
 
     def first(query: str, **body: Any) -> str:
         return context(api, query=query, **body)["evidence"][0]["record_id"]
@@ -151,7 +150,7 @@ def test_as_of_applies_to_memories(api: Api, service: Service) -> None:
     api.brain("b1", self_name="Ann")
     api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."}, occurred_at="2020-01-01T00:00:00Z")
     api.remember("b1", {"kind": "message", "role": "user", "text": "I moved to Porto in 2022."}, occurred_at="2022-06-01T00:00:00Z")
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     then = context(api, query="Where does Ann live? Lisbon Porto", include=["evidence", "memories"], as_of="2021-01-01T00:00:00Z")
     assert [m for m in then["memories"] if "Lisbon" in m["statement"]]
     assert not [m for m in then["memories"] if "Porto" in m["statement"]]
@@ -159,7 +158,7 @@ def test_as_of_applies_to_memories(api: Api, service: Service) -> None:
 
 def test_read_your_writes_with_brain_watermark(api: Api, service: Service) -> None:
     api.brain()
-    service.worker.stop()  # derivation held: the watermark cannot be reached yet
+    service.derivation.stop()  # derivation held: the watermark cannot be reached yet
     write = api.post("/brains/b1/records", {"content": "The launch code is zebra."})
     watermark = write.header("Brain-Watermark")
     pending = api.post("/brains/b1/context", {"query": "launch code"}, headers={"Brain-Watermark": watermark})
@@ -210,7 +209,7 @@ def test_thorough_composes_an_extractive_cited_answer(api: Api, service: Service
 def test_schema_yields_structured_or_unavailable(api: Api, service: Service) -> None:
     api.brain("b1", self_name="Ann")
     api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."})
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     ok = context(api, query="where", schema={"type": "object", "properties": {"lives_in": {"type": "string"}}})
     assert ok["structured"]["status"] == "ready" and ok["structured"]["value"] == {"lives_in": "lisbon"}
     bad = context(api, query="where", schema={"type": "object", "properties": {"x": {"type": 12}}})
@@ -232,12 +231,11 @@ def test_hosted_omits_local_only_and_redacts_redacted_summary(tmp_path: Any) -> 
     local = Service(MemoryStore(), config=Config(engine="memory"))
     local.start()
     hosted = Service(local.store, config=Config(engine="memory", deployment="hosted", key_registry=registry))
-    hosted._indexes = local._indexes  # one engine, two deployments: they share the evidence index
     local_api, hosted_api = Api(create_app(local)), Api(create_app(hosted), key=raw)
     local_api.brain()
     private = local_api.remember("b1", "The vault code is 4471.", visibility="local_only").body["id"]
     summary = local_api.remember("b1", "The vault manager is Dana.", visibility="redacted_summary").body["id"]
-    assert local.worker.wait_idle()
+    assert local.wait_idle()
     ctx = context(hosted_api, query="vault code manager")
     assert private not in {e["record_id"] for e in ctx["evidence"]}
     redacted = [e for e in ctx["evidence"] if e["record_id"] == summary]
@@ -288,8 +286,8 @@ def test_forgetting_removes_the_saved_index_files_that_held_the_text(tmp_path: A
     secret = "the vault code is 4471-zebra-kappa"
     rec = api.remember("b1", secret).body["id"]
     api.remember("b1", "an unrelated note about lunch")
-    assert service.worker.wait_idle()
-    service.save_indexes()
+    assert service.wait_idle()
+    service.evidence.save()
     index_files = [p for p in (tmp_path / "index").rglob("*") if p.is_file()]
     assert any(secret.encode() in p.read_bytes() for p in index_files)
     api.delete(f"/brains/b1/records/{rec}")
@@ -304,21 +302,21 @@ def test_forgetting_removes_the_saved_index_files_that_held_the_text(tmp_path: A
 def test_a_failed_embedding_is_retried_until_the_record_is_ready(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brainstore.service import memories
+    from brainstore.service import derivation
 
-    monkeypatch.setattr(memories, "RETRY_DELAYS", (0.05,))
-    real, calls = service.prepare_evidence, []
+    monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.05,))
+    real, calls = service.evidence.embed, []
 
-    def flaky(record: Any, text: Any) -> Any:
-        calls.append(record.id)
+    def flaky(texts: Any) -> Any:
+        calls.append(list(texts))
         if len(calls) <= 2:
             raise ConnectionError("embedding endpoint unreachable")
-        return real(record, text)
+        return real(texts)
 
-    monkeypatch.setattr(service, "prepare_evidence", flaky)
+    monkeypatch.setattr(service.evidence, "embed", flaky)
     api.brain("b1")
     rec = api.remember("b1", "I keep bees on the roof.").body["id"]
-    assert service.worker.wait_idle(timeout=10)
+    assert service.wait_idle(timeout=10)
     assert len(calls) == 3
     assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
     assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]] == [rec]
@@ -327,13 +325,13 @@ def test_a_failed_embedding_is_retried_until_the_record_is_ready(
 def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder, embedded = service.embedder, []
+    embedder, embedded = service.evidence.embedder, []
     real = embedder.embed
     monkeypatch.setattr(embedder, "embed", lambda texts: embedded.extend(texts) or real(texts))
     api.brain("b1")
     content = {"kind": "message", "text": "I keep bees on the roof.", "speaker": "Ann", "role": "user"}
     rec = api.remember("b1", content, occurred_at="2023-05-08T10:00:00Z").body["id"]
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     assert embedded == ["Ann: I keep bees on the roof."]
     [item] = context(api, query="bees roof")["evidence"]
     assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."

@@ -14,7 +14,7 @@ from tests.conftest import Api, assert_error
 def say(api: Api, service: Service, text: str, at: str, *, brain: str = "alice", **content: Any) -> dict[str, Any]:
     body = {"kind": "message", "role": "user", "text": text, **content}
     rec = api.remember(brain, body, occurred_at=at).body
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     return api.get(f"/brains/{brain}/records/{rec['id']}").body
 
 
@@ -73,7 +73,7 @@ def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service
     say(alice, service, "You should try yoga. You mentioned you like hiking.", "2024-01-01T10:01:00Z", role="assistant")
     alice.remember("alice", {"kind": "document", "text": "Bob said he likes tea."})
     say(alice, service, "I love painting.", "2024-01-01T10:02:00Z", speaker="Carol", role="other")
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     everything = memories(alice)
     sushi = only(everything, "sushi")
     assert sushi["owner"] != "Alice" and "sister" in sushi["subject"]
@@ -89,7 +89,7 @@ def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service:
     fix = alice.remember(
         "alice", {"kind": "correction", "corrects": wrong, "text": "Actually I live in Porto."}
     ).body
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     old = alice.get(f"/brains/alice/memories/{wrong}").body
     assert old["status"] == "superseded" and old["superseded_by"] and old["valid_to"] is not None
     new = alice.get(f"/brains/alice/memories/{old['superseded_by']}").body
@@ -118,7 +118,7 @@ def test_disagreeing_sources_are_both_kept_as_conflicts(alice: Api, service: Ser
             source={"name": source},
             occurred_at="2024-01-01T00:00:00Z",
         )
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     lisbon, madrid = only(memories(alice), "Lisbon"), only(memories(alice), "Madrid")
     assert lisbon["status"] == madrid["status"] == "active"
     assert madrid["id"] in lisbon["conflicts_with"] and lisbon["id"] in madrid["conflicts_with"]
@@ -141,14 +141,14 @@ def test_forgetting_shared_evidence_rederives_and_forgetting_all_deletes(alice: 
     solo = say(alice, service, "I love jazz.", "2024-02-02T10:00:00Z")
     shared = a["memory_ids"][0]
 
-    service.worker.stop()  # hold re-derivation so the pending state is observable
+    service.derivation.stop()  # hold re-derivation so the pending state is observable
     receipt = alice.delete(f"/brains/alice/records/{a['id']}").body
     assert receipt["rederiving"]["memories"] == 1 and receipt["deleted"]["memories"] == 0
     assert_error(alice.get(f"/brains/alice/memories/{shared}"), 404, "memory_pending_rederivation")
     assert shared not in [m["id"] for m in memories(alice)]
 
     service.start()  # resumes the pending re-derivation from the store
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     rederived = alice.get(f"/brains/alice/memories/{shared}").body
     assert [c["record_id"] for c in rederived["citations"]] == [b["id"]]
 
@@ -181,10 +181,10 @@ def test_delta_sync_replays_into_the_full_read(alice: Api, service: Service) -> 
     sync()
     say(alice, service, "I moved to Porto last March.", "2024-05-08T10:00:00Z")
     alice.remember("alice", {"kind": "correction", "corrects": first["memory_ids"][1], "text": "I work at Globex."})
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     sync()
     alice.delete(f"/brains/alice/records/{first['id']}")
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     sync()
     full = {m["id"]: m for m in alice.get("/brains/alice/memories", params={"limit": "500"}).body["data"]}
     assert replica == full

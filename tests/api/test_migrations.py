@@ -31,7 +31,7 @@ def test_routes_needing_newer_tables_answer_501_until_migrated(tmp_path: Path) -
     service.start()  # resumes the Record left processing
     api = Api(create_app(service))
     assert api.get("/brains/b1/memories").status == 200
-    assert service.worker.wait_idle()
+    assert service.wait_idle()
     assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
     service.stop()
     store.close()

@@ -183,8 +183,12 @@ def test_query_parameters_are_read_knobs_or_view_params() -> None:
         ("getProfile", "/brains/{brain_id}/profile"),
         ("listTraces", "/brains/{brain_id}/traces"),
     ):
-        (limit,) = [p["schema"] for p in all_parameters("GET", path, operation(op_id)) if p["in"] == "query"]
+        (limit,) = [
+            p["schema"] for p in all_parameters("GET", path, operation(op_id)) if p["in"] == "query" and p["name"] == "limit"
+        ]
         assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 100, 20)
+    traces = {p["name"] for p in all_parameters("GET", "/brains/{brain_id}/traces", operation("listTraces")) if p["in"] == "query"}
+    assert traces == {"limit", "cursor"}  # a page that says has_more gives the cursor to read it
 
 
 def test_context_request_fields_are_the_query_and_the_seven_read_knobs() -> None:

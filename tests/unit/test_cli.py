@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from brainstore import cli
+from brainstore.app import build_service
 from brainstore.config import Config
-from brainstore.service.engine import build_service
 from brainstore.store.duckdb import DuckDBStore
 
 ROOT = Path(__file__).resolve().parents[2]

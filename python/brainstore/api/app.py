@@ -1,9 +1,9 @@
-"""The Falcon WSGI app. ``create_app`` for tests, ``get_app`` for gunicorn (built inside the worker)."""
+"""The Falcon WSGI app: ``create_app(service, config)``. The served application is composed in
+:mod:`brainstore.app` (``get_app``), which hands this module a built service."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import falcon
 
@@ -48,21 +48,3 @@ def create_app(service: Service, config: Config | None = None) -> falcon.App:
     for path, cls in routed.items():
         app.add_route(BASE_PATH + path, cls(service))
     return app
-
-
-_app: Any = None
-
-
-def get_app() -> Any:
-    """The gunicorn entry point: configuration, store and worker are built here, after the fork.
-
-    /v1 is the Falcon app; /mcp (hosted MCP, streamable HTTP) is mounted beside it in this process.
-    """
-    global _app
-    if _app is None:
-        from brainstore.mcp.hosted import mount_mcp
-        from brainstore.service.engine import build_service
-
-        config = Config.from_env()
-        _app = mount_mcp(create_app(build_service(config), config), config)
-    return _app

@@ -25,7 +25,14 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("forgetBrain", "DELETE", "/brains/{brain_id}", "records:write"),
     Operation("getProfile", "GET", "/brains/{brain_id}/profile", "memories:read", {"limit": "integer"}, (20, 1, 100)),
     Operation("createContext", "POST", "/brains/{brain_id}/context", "context:read"),
-    Operation("listTraces", "GET", "/brains/{brain_id}/traces", "context:read", {"limit": "integer"}, (20, 1, 100)),
+    Operation(
+        "listTraces",
+        "GET",
+        "/brains/{brain_id}/traces",
+        "context:read",
+        {"limit": "integer", "cursor": "string"},
+        (20, 1, 100),
+    ),
     Operation("getTrace", "GET", "/brains/{brain_id}/traces/{trace_id}", "context:read"),
     Operation(
         "listMemories",

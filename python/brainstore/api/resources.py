@@ -11,9 +11,8 @@ import falcon
 from brainstore.api import validation
 from brainstore.api.contract import BY_ID, Operation
 from brainstore.errors import error, invalid
-from brainstore.service import MISSING, Reply, Service
+from brainstore.service import MISSING, Reply, Service, fingerprint
 from brainstore.service.context import context_frames
-from brainstore.service.service import fingerprint
 
 MAX_BODY = 1024 * 1024
 
@@ -227,7 +226,12 @@ class Traces(Resource):
     operation_ids = ("listTraces",)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
-        send(resp, self.service.list_traces(req.context.principal, brain_id, limit=self.limit(req)))
+        send(
+            resp,
+            self.service.list_traces(
+                req.context.principal, brain_id, limit=self.limit(req), cursor=req.get_param("cursor")
+            ),
+        )
 
 
 class Trace(Resource):

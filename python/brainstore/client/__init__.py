@@ -349,9 +349,10 @@ class Client:
 
     # ------------------------------------------------------------------ traces
 
-    def list_traces(self, brain_id: str, *, limit: int | None = None) -> dict[str, Any]:
-        """listTraces: GET /brains/{brain_id}/traces -> 200 TracePage, newest first."""
-        return self._call("listTraces", {"brain_id": brain_id}, params={"limit": limit})
+    def list_traces(self, brain_id: str, *, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+        """listTraces: GET /brains/{brain_id}/traces -> 200 TracePage, newest first (send a page's
+        next_cursor back as cursor for the next, older page)."""
+        return self._call("listTraces", {"brain_id": brain_id}, params={"limit": limit, "cursor": cursor})
 
     def get_trace(self, brain_id: str, trace_id: str) -> dict[str, Any]:
         """getTrace: GET /brains/{brain_id}/traces/{trace_id} (a ctx_ id or a failed request's trc_ id)."""

@@ -157,7 +157,7 @@ def hosted_app() -> WSGIApp:
     Reads the same BRAINSTORE_* configuration as ``get_app()``; a no-op wrapper if get_app() already
     mounts MCP.
     """
-    from brainstore.api.app import get_app
+    from brainstore.app import get_app
 
     app: Any = get_app()
     if isinstance(app, McpMount):

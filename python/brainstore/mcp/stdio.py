@@ -110,8 +110,8 @@ def run(settings: StdioSettings) -> int:
         client = Client(settings.url, settings.key or "")
     else:
         from brainstore.api.app import create_app
+        from brainstore.app import DataDirectoryInUse, build_service
         from brainstore.config import Config
-        from brainstore.service.engine import DataDirectoryInUse, build_service
 
         config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
         try:

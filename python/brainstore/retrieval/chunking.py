@@ -46,6 +46,7 @@ __all__ = [
     "format_day",
     "index_text_for",
     "leads",
+    "redaction",
 ]
 
 TRUST_LEVELS = ("high", "normal", "low")
@@ -83,8 +84,16 @@ def embedding_text(chunk: ChunkDraft) -> str:
     return f"{who}: {chunk.text}" if who else chunk.text
 
 
+def redaction(who: str | None, when: datetime) -> str:
+    """What a ``redacted_summary`` Record is served as: who recorded something, and the day."""
+    return f"[redacted summary: {who or 'a source'} recorded something on {format_day(when)}]"
+
+
 def cited_form(chunk: ChunkDraft) -> str:
-    """The text the Context returns for ``chunk``, whose tokens count against the budget."""
+    """The text the Context returns for ``chunk``, whose tokens count against the budget: for a
+    ``redacted_summary`` chunk its redaction, never its words."""
+    if chunk.visibility == "redacted_summary":
+        return redaction(chunk.speaker or chunk.source_name, chunk.occurred_at)
     return chunk.index_text
 
 

@@ -1,5 +1,6 @@
 """The spec's rules, written once. ``Service(store)`` is an engine: MemoryStore or DuckDBStore behind it."""
 
-from brainstore.service.service import MISSING, Reply, Service
+from brainstore.service.common import MISSING, Reply, fingerprint
+from brainstore.service.service import Service
 
-__all__ = ["MISSING", "Reply", "Service"]
+__all__ = ["MISSING", "Reply", "Service", "fingerprint"]

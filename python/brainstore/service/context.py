@@ -1,63 +1,71 @@
-"""Context: the evidence index's life cycle and createContext, fast and thorough.
+"""Contexts: createContext, fast and thorough, and the Contexts that wait for a Brain-Watermark.
 
 Rules kept here:
-- A Record is indexed (chunked, embedded, stored, added to both lanes) inside the transaction that marks
-  it ready, so "ready" implies "findable"; forgetting it removes its chunks from the store and from
-  both lanes at once, and deletes the on-disk index files, which held its text.
 - fast never composes: it returns cited evidence and asserts nothing; its one model call is the query
-  embedding. thorough composes an extractive answer from the cited evidence.
-- Every evidence item and every component points at a citation, every citation at a rec_ id; what
-  the budget admits is counted with the real tokenizer and never exceeds budget.tokens.
-- A miss is a ready Context with no evidence and an explicit unknown, never an error.
-- filter.since/until/sources are enforced; subjects/owner/sensitivity_lte are recorded only.
-- On a hosted deployment local_only evidence is silently absent; redacted_summary evidence is served
-  only as a redacted summary.
+  embedding. thorough composes an extractive answer from the served, cited evidence.
+- The evidence window is selected whether or not evidence is returned: ``include: [memories]`` gets the
+  Memories whose whole lineage lies inside it.
+- ONE ledger: every served component (evidence, memories, objects, profile, structured, answer) is
+  counted on the text actually served (redactions included) with the real tokenizer, in that order of
+  priority, and ``budget.tokens.used`` never exceeds ``budget.tokens.limit``. ``unknowns`` are computed
+  on served text only (a redacted Record never tells whether it holds a word).
+- A miss is a ready Context with no evidence and an explicit unknown, never an error; time that ran out
+  is said as such.
+- filter.since/until/sources are enforced on evidence and on the Profile; subjects/owner/sensitivity_lte
+  are recorded only. Visibility applies through :mod:`brainstore.service.visibility`.
+- With a Brain-Watermark the Context is at or after it, or a 202 pending Context completed in the
+  background once derivation reaches it (read with getTrace). Waiting holds no thread; completions are
+  scheduled fairly across namespaces, so one tenant's waiting Contexts never make another's answer 202.
 """
 
 from __future__ import annotations
 
-import itertools
-import shutil
+import json
+import logging
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonschema
-import numpy as np
 
 from brainstore import kernels
-from brainstore.derive import SourceText, named_periods, source_text
-from brainstore.domain import Brain, MemoryRevision, Principal, Record, StoredChunk
+from brainstore.derive import named_periods
+from brainstore.domain import Brain, MemoryRevision, Principal
 from brainstore.errors import invalid
 from brainstore.ids import new_id
-from brainstore.retrieval.chunking import Chunk, ChunkDraft, chunk_record, embedding_text, format_day, leads
-from brainstore.retrieval.embedder import Embedder, load_embedder
+from brainstore.retrieval.chunking import format_day
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
-from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
-from brainstore.retrieval.pipeline import Passage, Retrieval, lexical_query, retrieve
-from brainstore.service.memories import eligible_at
-from brainstore.service.views import memory_view, object_view, timestamp
-from brainstore.store.base import StoreFeature
+from brainstore.retrieval.pipeline import Passage, Retrieval, content_terms, retrieve
+from brainstore.service.answer import Composer, ExtractiveComposer, ServedPassage
+from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain
+from brainstore.service.derivation import Derivation
+from brainstore.service.evidence import EvidenceIndexes
+from brainstore.service.fair import FairExecutor, NamespaceBusy
+from brainstore.service.memories import MemoryReads, eligible_at
+from brainstore.service.traces import Traces
+from brainstore.service.views import object_view, timestamp
+from brainstore.service.visibility import Visibility
+from brainstore.store.base import Store, StoreFeature
 
-if TYPE_CHECKING:
-    from brainstore.service.service import Reply, Service
+log = logging.getLogger("brainstore.context")
 
 FAST_MS = 250
 THOROUGH_SYNC_MS = 5000
 PENDING_WAIT_SECONDS = 120.0
+# With a Brain-Watermark not yet reached, the request waits this share of its ms budget (at most
+# MAX_SYNC_WAIT seconds) for derivation before it answers 202: a write is usually derived in tens of
+# milliseconds, so a client reading its own write right away mostly gets a 200.
+SYNC_WAIT_SHARE = 0.6
+MAX_SYNC_WAIT = 2.0
 COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the budget is kept for them
 # The memory lane's weight in reciprocal-rank fusion. On LoCoMo it measured 0 to -0.3 points (weights
 # 0.1 and 0.25 against 0, through the API); it is kept small for the facts and corrections LoCoMo does
 # not exercise.
 MEMORY_LANE_WEIGHT = 0.25
-MEMORY_LANE_K = 40
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -68,261 +76,204 @@ def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
     return [(start.timestamp(), end.timestamp()) for start, end in named_periods(query, day)]
 
 
-@dataclass(frozen=True)
-class PreparedEvidence:
-    record_id: str
-    drafts: list[ChunkDraft]
-    embeddings: np.ndarray
-    model: str
-    leads: list[str | None]  # the whitespace before each draft in the Record (chunking.leads)
+class Ledger:
+    """The one token budget of a Context: what is charged is what is served."""
 
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
 
-class ContextRules:
-    """Mixed into Service; owns the per-Brain evidence indexes and createContext."""
-
-    def _init_context(self: Service, embedder: Embedder | None) -> None:
-        self._embedder = embedder
-        self._embedder_lock = threading.Lock()
-        self._indexes: dict[str, BrainIndex] = {}
-        self._memory_lanes: dict[str, MemoryLane] = {}
-        self._index_lock = threading.RLock()
-        self._completions = ThreadPoolExecutor(max_workers=2, thread_name_prefix="brainstore-context")
-
-    # --- embedder and indexes ---------------------------------------------------------------------
     @property
-    def embedder(self: Service) -> Embedder:
-        if self._embedder is None:
-            with self._embedder_lock:
-                if self._embedder is None:
-                    self._embedder = load_embedder(self.config.embedder)
-        return self._embedder
+    def remaining(self) -> int:
+        return self.limit - self.used
 
-    def _index_dir(self: Service, brain_uid: str) -> Path | None:
-        if self.store.kind != "duckdb":
-            return None
-        return self.config.data_dir / "index" / brain_uid
+    def charge(self, *texts: str) -> bool:
+        """Charge ``texts`` together, all or nothing; False (nothing charged) when they do not fit."""
+        cost = sum(kernels.count_tokens(list(texts))) if texts else 0
+        if cost > self.remaining:
+            return False
+        self.used += cost
+        return True
 
-    def index_for(self: Service, brain_uid: str) -> BrainIndex:
-        with self._index_lock:
-            held = self._indexes.get(brain_uid)
-            if held is not None:
-                return held
-            model = self.embedder.model_name
-            directory = self._index_dir(brain_uid)
-            index = BrainIndex.load(directory, model) if directory is not None else None
-            if index is None or len(index) != self.store.count_chunks(brain_uid):
-                index = self._rebuild_index(brain_uid)
-            self._indexes[brain_uid] = index
-            return index
+    def charge_counted(self, tokens: int) -> bool:
+        if tokens > self.remaining:
+            return False
+        self.used += tokens
+        return True
 
-    def _rebuild_index(self: Service, brain_uid: str) -> BrainIndex:
-        """From the stored chunks; chunks embedded by another model are embedded again."""
-        embedder = self.embedder
-        index = BrainIndex(embedder.dimension, embedder.model_name)
-        stored = self.store.chunks(brain_uid)
-        if not stored:
-            return index
-        drafts = [c.draft for c in stored]
-        vectors = np.zeros((len(stored), embedder.dimension), dtype=np.float32)
-        stale = []
-        for i, chunk in enumerate(stored):
-            if chunk.model == embedder.model_name and len(chunk.embedding) == 4 * embedder.dimension:
-                vectors[i] = np.frombuffer(chunk.embedding, dtype=np.float32)
-            else:
-                stale.append(i)
-        if stale:
-            vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
-        index.add(drafts, vectors, self._stored_leads(brain_uid, drafts))
-        return index
+    def fits(self, text: str) -> bool:
+        return kernels.token_count(text) <= self.remaining
 
-    def _stored_leads(self: Service, brain_uid: str, drafts: list[ChunkDraft]) -> list[str | None]:
-        """The leads of stored drafts (a Record's drafts together, in text order), from their Records'
-        texts read in one go: the chunks table does not keep the whitespace between chunks."""
-        contents = self.store.record_contents(brain_uid, sorted({d.record_id for d in drafts}))
-        out: list[str | None] = []
-        for record_id, group in itertools.groupby(drafts, key=lambda d: d.record_id):
-            run = list(group)
-            content = contents.get(record_id)
-            if content is None:
-                out += [None] * len(run)
-                continue
-            text = source_text(content, self_name=None, occurred_at=run[0].occurred_at).text
-            out += leads(text, run)
-        return out
 
-    def prepare_evidence(self: Service, record: Record, text: SourceText) -> PreparedEvidence:
-        source = record.source or {}
-        drafts = chunk_record(
-            record.id,
-            text,
-            source_name=source.get("name"),
-            trust=source.get("trust", "normal"),
-            visibility=record.visibility,
-        )
-        embedder = self.embedder
-        vectors = embedder.embed([embedding_text(d) for d in drafts])
-        return PreparedEvidence(record.id, drafts, vectors, embedder.model_name, leads(text.text, drafts))
+@dataclass
+class _Waiter:
+    brain: Brain
+    namespace: str
+    context_id: str
+    request: dict[str, Any]
+    target: int
+    deadline: float
+    reached: threading.Event = field(default_factory=threading.Event)
+    claimed: bool = False  # by the request thread (answered inline) or by the background completion
 
-    def index_evidence(self: Service, brain_uid: str, evidence: PreparedEvidence) -> None:
-        """Inside the derivation transaction: store the chunks, then add them to the live index."""
-        # Taken before the insert: an index built from the store now must not already hold them.
-        index = self.index_for(brain_uid) if evidence.drafts else None
-        self.store.insert_chunks(
-            [
-                StoredChunk(brain_uid, d, evidence.model, np.ascontiguousarray(v, dtype="<f4").tobytes())
-                for d, v in zip(evidence.drafts, evidence.embeddings, strict=True)
-            ]
-        )
-        if index is not None:
-            try:
-                index.add(evidence.drafts, evidence.embeddings, evidence.leads)
-            except Exception:
-                self._forget_index(brain_uid)  # rebuilt from the store on next use
-                raise
 
-    # --- the memory lane -------------------------------------------------------------------------
-    def memory_lane(self: Service, brain_uid: str) -> MemoryLane:
-        with self._index_lock:
-            lane = self._memory_lanes.get(brain_uid)
-            if lane is None:
-                lane = MemoryLane()
-                for memory in self.store.all_memories(brain_uid):
-                    self._lane_apply(lane, memory)
-                self._memory_lanes[brain_uid] = lane
-            return lane
-
-    @staticmethod
-    def _lane_apply(lane: MemoryLane, memory: MemoryRevision) -> None:
-        if memory.status != "active" or not memory.citations:
-            lane.remove(memory.memory_id)
-            return
-        lane.upsert(
-            LaneEntry(
-                memory.memory_id,
-                tuple(dict.fromkeys(c.record_id for c in memory.citations)),
-                memory.valid_from.timestamp(),
-                memory.valid_to.timestamp() if memory.valid_to else None,
-            ),
-            memory.statement,
-        )
-
-    def memory_lane_changed(self: Service, memory: MemoryRevision) -> None:
-        lane = self._memory_lanes.get(memory.brain_uid)
-        if lane is not None:  # an unbuilt lane is built from the store when first needed
-            self._lane_apply(lane, memory)
-
-    def memory_lane_erased(self: Service, brain_uid: str, memory_id: str) -> None:
-        lane = self._memory_lanes.get(brain_uid)
-        if lane is not None:
-            lane.remove(memory_id)
-
-    @contextmanager
-    def memory_lane_guard(self: Service, brain_uid: str) -> Iterator[None]:
-        """Around a transaction that writes Memories: if it rolls back, the lane is rebuilt later."""
-        try:
-            yield
-        except BaseException:
-            with self._index_lock:
-                self._memory_lanes.pop(brain_uid, None)
-            raise
-
-    def _memory_hits(self: Service, brain_uid: str, index: BrainIndex, query: str, at: datetime) -> list[tuple[int, float]]:
-        hits: list[tuple[int, float]] = []
-        seen: set[int] = set()
-        for entry, score in self.memory_lane(brain_uid).search(lexical_query(query), MEMORY_LANE_K, at.timestamp()):
-            for record_id in entry.record_ids:
-                for chunk_id in index.record_chunks(record_id):
-                    if chunk_id not in seen:
-                        seen.add(chunk_id)
-                        hits.append((chunk_id, score))
-        return hits
-
-    def _forget_index(self: Service, brain_uid: str) -> None:
-        with self._index_lock:
-            self._indexes.pop(brain_uid, None)
-            self._memory_lanes.pop(brain_uid, None)
-        directory = self._index_dir(brain_uid)
-        if directory is not None and directory.exists():
-            shutil.rmtree(directory, ignore_errors=True)
-
-    def unindex_record(self: Service, brain_uid: str, record_id: str) -> int:
-        if self.store.schema_version() < StoreFeature.CHUNKS:
-            return 0
-        removed = self.store.erase_chunks(brain_uid, record_id)
-        with self._index_lock:
-            held = self._indexes.get(brain_uid)
-            if held is not None:
-                held.remove_record(record_id)
-        directory = self._index_dir(brain_uid)
-        if removed and directory is not None and directory.exists():
-            # The saved files hold the forgotten text; they are rebuilt from the store when needed.
-            shutil.rmtree(directory, ignore_errors=True)
-        return removed
-
-    def erase_brain_evidence(self: Service, brain_uid: str) -> int:
-        count = self.store.count_chunks(brain_uid) if self.store.schema_version() >= StoreFeature.CHUNKS else 0
-        self._forget_index(brain_uid)
-        return count
-
-    def save_indexes(self: Service) -> None:
-        with self._index_lock:
-            held = dict(self._indexes)
-        for brain_uid, index in held.items():
-            directory = self._index_dir(brain_uid)
-            if directory is not None and len(index):
-                index.save(directory)
-
-    # --- createContext ----------------------------------------------------------------------------
-    def create_context(
-        self: Service,
-        principal: Principal,
-        brain_id: str,
-        request: dict[str, Any],
+class Contexts:
+    def __init__(
+        self,
+        store: Store,
         *,
-        watermark: str | None,
-    ) -> Reply:
-        from brainstore.service.service import Reply
+        evidence: EvidenceIndexes,
+        derivation: Derivation,
+        memories: MemoryReads,
+        traces: Traces,
+        watermarks: Watermarks,
+        visibility: Visibility,
+        clock: Clock,
+        purposes: tuple[str, ...],
+        composer: Composer | None = None,
+    ) -> None:
+        self.store = store
+        self.evidence = evidence
+        self.derivation = derivation
+        self.memories = memories
+        self.traces = traces
+        self.watermarks = watermarks
+        self.visibility = visibility
+        self.clock = clock
+        self.purposes = purposes
+        self.composer: Composer = composer or ExtractiveComposer(content_terms)
+        self._completions: FairExecutor | None = None
+        self._waiters: dict[str, list[_Waiter]] = {}
+        self._waiters_lock = threading.Lock()
+        self._sweeper: threading.Thread | None = None
+        self._stopping = threading.Event()
 
-        brain = self.brain(principal, brain_id)
-        self.require(StoreFeature.CHUNKS)
-        if request["purpose"] not in self.config.purposes:
+    # --- lifecycle -----------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._completions is None:
+            self._completions = FairExecutor(2, name="brainstore-context")
+            self._stopping.clear()
+            self._sweeper = threading.Thread(target=self._sweep, name="brainstore-context-sweep", daemon=True)
+            self._sweeper.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=5)
+            self._sweeper = None
+        if self._completions is not None:
+            self._completions.shutdown()
+            self._completions = None
+
+    @property
+    def completions(self) -> FairExecutor:
+        if self._completions is None:
+            self.start()
+        assert self._completions is not None
+        return self._completions
+
+    # --- createContext ---------------------------------------------------------------------------------
+    def create_context(
+        self, principal: Principal, brain_id: str, request: dict[str, Any], *, watermark: str | None
+    ) -> Reply:
+        brain = resolve_brain(self.store, principal, brain_id)
+        require(self.store, StoreFeature.CHUNKS)
+        if request["purpose"] not in self.purposes:
             raise invalid(
-                "purpose", f"unknown policy {request['purpose']!r}; configured: {', '.join(self.config.purposes)}"
+                "purpose", f"unknown policy {request['purpose']!r}; configured: {', '.join(self.purposes)}"
             )
-        target = self.read_watermark(brain, watermark, "Brain-Watermark") if watermark is not None else None
+        target = self.watermarks.read(brain, watermark, "Brain-Watermark") if watermark is not None else None
         context_id = new_id("ctx")
         namespace = principal.namespace
+        started = time.monotonic()
+        ms_limit = self._ms_limit(request)
         if target is not None and not self._reached(brain, target):
-            self._completions.submit(self._assemble_when_reached, brain, namespace, context_id, request, target)
-            pending = self._pending(brain, context_id, request, "waiting for derivation to reach Brain-Watermark")
-            self._trace(namespace, brain, context_id, pending, None, 202)
-            return Reply(202, pending, None)
-        if request["mode"] == "thorough":
-            future = self._completions.submit(self._assemble_and_trace, brain, namespace, context_id, request)
+            waiter = _Waiter(brain, namespace, context_id, request, target, time.monotonic() + PENDING_WAIT_SECONDS)
+            self._register(waiter)
+            waiter.reached.wait(min(ms_limit / 1000 * SYNC_WAIT_SHARE, MAX_SYNC_WAIT))
+            if not self._claim(waiter, inline=True):
+                pending = self._pending(brain, context_id, request, "waiting for derivation to reach Brain-Watermark")
+                self._trace(namespace, brain, context_id, pending, None, 202)
+                return Reply(202, pending, None)
+        if request["mode"] == "thorough" and ms_limit > THOROUGH_SYNC_MS:
+            future = self.completions.submit(
+                namespace, lambda: self._assemble_and_trace(brain, namespace, context_id, request, started)
+            )
             try:
-                context = future.result(timeout=THOROUGH_SYNC_MS / 1000)
+                return Reply(200, future.result(timeout=THOROUGH_SYNC_MS / 1000), None)
             except FutureTimeout:
                 pending = self._pending(brain, context_id, request, "past the synchronous budget; read it with getTrace")
                 self._trace(namespace, brain, context_id, pending, None, 202)
                 return Reply(202, pending, None)
-            return Reply(200, context, None)
-        return Reply(200, self._assemble_and_trace(brain, namespace, context_id, request), None)
+        return Reply(200, self._assemble_and_trace(brain, namespace, context_id, request, started), None)
 
-    def _reached(self: Service, brain: Brain, target: int) -> bool:
-        return not any(
-            uid == brain.uid and (r := self.store.get_record(uid, rid)) is not None and r.seq <= target
-            for uid, rid in self.store.records_in_status("processing")
-        )
+    def _reached(self, brain: Brain, target: int) -> bool:
+        if self.derivation.pending_through(brain.uid, target):
+            return False
+        self.evidence.settled(brain.uid)
+        return True
 
-    def _assemble_when_reached(
-        self: Service, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], target: int
-    ) -> None:
-        deadline = time.monotonic() + PENDING_WAIT_SECONDS
-        while not self._reached(brain, target) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self._assemble_and_trace(brain, namespace, context_id, request)
+    # --- waiting for a watermark -----------------------------------------------------------------------
+    def _register(self, waiter: _Waiter) -> None:
+        with self._waiters_lock:
+            self._waiters.setdefault(waiter.brain.uid, []).append(waiter)
+        if self._reached(waiter.brain, waiter.target):  # reached between the check and the registration
+            waiter.reached.set()
 
-    def _pending(self: Service, brain: Brain, context_id: str, request: dict[str, Any], reason: str) -> dict[str, Any]:
+    def _claim(self, waiter: _Waiter, *, inline: bool) -> bool:
+        """Whoever claims a reached waiter first assembles it; True when it is this caller's."""
+        with self._waiters_lock:
+            if waiter.claimed or (inline and not waiter.reached.is_set()):
+                return False  # taken already, or not reached in time: it completes in the background
+            waiter.claimed = True
+            held = self._waiters.get(waiter.brain.uid, [])
+            if waiter in held:
+                held.remove(waiter)
+                if not held:
+                    del self._waiters[waiter.brain.uid]
+            return True
+
+    def on_applied(self, brain_uids: set[str]) -> None:
+        """Called by derivation after it applied work of these Brains: wake what now may go on."""
+        with self._waiters_lock:
+            waiting = [w for uid in brain_uids for w in self._waiters.get(uid, ())]
+        for waiter in waiting:
+            if not waiter.reached.is_set() and self._reached(waiter.brain, waiter.target):
+                waiter.reached.set()
+                self._complete_later(waiter)
+
+    def _complete_later(self, waiter: _Waiter, *, expired: bool = False) -> None:
+        # The request thread may still be waiting for it: give it the moment to claim it first.
+        def complete() -> None:
+            if not self._claim(waiter, inline=False):
+                return
+            if expired:
+                pending = self._pending(
+                    waiter.brain,
+                    waiter.context_id,
+                    waiter.request,
+                    f"derivation did not reach the Brain-Watermark within {PENDING_WAIT_SECONDS:.0f} s; "
+                    "send the Context again",
+                )
+                self._trace(waiter.namespace, waiter.brain, waiter.context_id, pending, None, 202)
+                return
+            self._assemble_and_trace(waiter.brain, waiter.namespace, waiter.context_id, waiter.request, time.monotonic())
+
+        try:
+            self.completions.submit(waiter.namespace, complete)
+        except (NamespaceBusy, RuntimeError):
+            log.warning("context completion of %s dropped: its namespace has too many waiting", waiter.context_id)
+
+    def _sweep(self) -> None:
+        while not self._stopping.wait(0.5):
+            now = time.monotonic()
+            with self._waiters_lock:
+                expired = [w for ws in self._waiters.values() for w in ws if w.deadline <= now and not w.claimed]
+            for waiter in expired:
+                self._complete_later(waiter, expired=True)
+
+    # --- shapes ------------------------------------------------------------------------------------------
+    def _pending(self, brain: Brain, context_id: str, request: dict[str, Any], reason: str) -> dict[str, Any]:
         return {
             "id": context_id,
             "object": "context",
@@ -331,7 +282,7 @@ class ContextRules:
             "reason": reason,
             "mode": request["mode"],
             "purpose": request["purpose"],
-            "watermark": self.watermark(brain),
+            "watermark": self.watermarks.issue(brain),
             "evidence": [],
             "citations": [],
             "unknowns": [],
@@ -346,13 +297,14 @@ class ContextRules:
         return int(request["budget_ms"] or (FAST_MS if request["mode"] == "fast" else THOROUGH_SYNC_MS))
 
     def _trace(
-        self: Service,
+        self,
         namespace: str,
         brain: Brain,
         context_id: str,
         context: dict[str, Any],
         retrieval: Retrieval | None,
         status: int,
+        record_ids: frozenset[str] = frozenset(),
     ) -> None:
         self.traces.add(
             context_id,
@@ -368,12 +320,7 @@ class ContextRules:
                 "error": None,
                 "lanes": retrieval.lanes if retrieval else [],
                 "scores": [
-                    {
-                        "chunk_id": str(c.chunk.id),
-                        "record_id": c.chunk.record_id,
-                        "lanes": c.lanes,
-                        "final": c.score,
-                    }
+                    {"chunk_id": str(c.chunk.id), "record_id": c.chunk.record_id, "lanes": c.lanes, "final": c.score}
                     for c in (retrieval.candidates[:100] if retrieval else [])
                 ],
                 "citations": context.get("citations", []),
@@ -381,25 +328,20 @@ class ContextRules:
                 "cost": context.get("cost"),
                 "context": context,
             },
+            # the trace names these Records (scores) and quotes some of them: forgetting one drops it
+            record_ids=record_ids | frozenset(c.chunk.record_id for c in (retrieval.candidates[:100] if retrieval else [])),
         )
 
     def _assemble_and_trace(
-        self: Service, brain: Brain, namespace: str, context_id: str, request: dict[str, Any]
+        self, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], started: float
     ) -> dict[str, Any]:
-        context, retrieval = self._assemble(brain, context_id, request)
-        self._trace(namespace, brain, context_id, context, retrieval, 200)
+        context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
+        self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids)
         return context
 
-    @staticmethod
-    def _quote(index: BrainIndex, passage: Passage) -> str | None:
-        """The exact Record text a passage covers, sentences and the whitespace between them; None
-        when its Record is gone."""
-        return passage.chunk.text if len(passage.chunks) == 1 else index.quote(passage.chunks)
-
+    # --- assembly ------------------------------------------------------------------------------------------
     @staticmethod
     def _eligible(request: dict[str, Any]) -> ChunkFilter | None:
-        """The request's filter, or None without one (a hosted deployment's local_only chunks are
-        excluded by id instead: see ``_assemble``)."""
         flt = request["filter"]
         since, until, sources = flt.get("since"), flt.get("until"), flt.get("sources")
         if since is None and until is None and sources is None:
@@ -410,69 +352,94 @@ class ContextRules:
             sources=frozenset(sources) if sources is not None else None,
         )
 
-    def _assemble(self: Service, brain: Brain, context_id: str, request: dict[str, Any]) -> tuple[dict[str, Any], Retrieval]:
-        started = time.monotonic()
+    @staticmethod
+    def _admitted(index: BrainIndex, flt: ChunkFilter | None) -> Callable[[str], bool]:
+        """Whether a Record passes the request's filter, judged by its chunks in the index."""
+        if flt is None:
+            return lambda record_id: True
+
+        def admits(record_id: str) -> bool:
+            for chunk_id in index.record_chunks(record_id)[:1]:
+                chunk = index.get(chunk_id)
+                if chunk is None:
+                    return False
+                ts = chunk.occurred_at.timestamp()
+                return (
+                    (flt.since is None or ts >= flt.since)
+                    and (flt.until is None or ts <= flt.until)
+                    and (flt.sources is None or chunk.source_name in flt.sources)
+                )
+            return False
+
+        return admits
+
+    def _assemble(
+        self, brain: Brain, context_id: str, request: dict[str, Any], started: float
+    ) -> tuple[dict[str, Any], Retrieval, frozenset[str]]:
         ms_limit = self._ms_limit(request)
         deadline = started + ms_limit / 1000
-        watermark = self.watermark(brain)
+        watermark = self.watermarks.issue(brain)
         include = request["include"]
-        budget = request["budget_tokens"]
-        wants_components = any(i in include for i in ("memories", "objects", "profile"))
-        evidence_budget = budget - (budget // COMPONENT_SHARE if wants_components else 0)
-        if "evidence" not in include:
-            evidence_budget = 0
+        ledger = Ledger(request["budget_tokens"])
+        wants_components = any(i in include for i in ("memories", "objects", "profile")) or request["schema"] is not None
+        window_budget = ledger.limit - (ledger.limit // COMPONENT_SHARE if wants_components else 0)
 
-        index = self.index_for(brain.uid)
+        index = self.evidence.index(brain.uid)
         # On the request's own thread: handing it to a pool thread to overlap with the lexical lane
-        # measured about 2 ms slower at the median on 2 cores (the lexical lane takes well under a
-        # millisecond, and the hand-off and the threads' contention for the cores cost more).
-        embedding = self.embedder.embed_query(request["query"]) if len(index) else None
+        # measured about 2 ms slower at the median on 2 cores.
+        embedding = self.evidence.embed_query(request["query"]) if len(index) else None
         as_of = request["as_of"]
         at = as_of or self.clock()
+        flt = self._eligible(request)
         retrieval = retrieve(
             index,
             request["query"],
             embedding,
-            budget_tokens=max(evidence_budget, 0),
+            budget_tokens=max(window_budget, 0),
             deadline=deadline,
-            eligible=self._eligible(request),
-            excluded=index.local_only() if self.config.hosted else frozenset(),
+            eligible=flt,
+            excluded=index.local_only() if self.visibility.hosted else frozenset(),
             now=at,
             focus=query_periods(request["query"], at),
             extra_lanes=[
-                ("memory", lambda: self._memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)
+                ("memory", lambda: self.evidence.memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)
             ],
         )
+        # The evidence window: what the budget selected, whether or not evidence is returned.
+        window: list[tuple[Passage, str, str]] = []  # (passage, served text, quote)
+        for passage in retrieval.selected:
+            redacted = passage.chunk.visibility == "redacted_summary"
+            quote = passage.text if redacted else self._quote(index, passage)
+            if quote is None:
+                continue  # its Record was forgotten while the Context was assembled
+            window.append((passage, passage.text, quote))
+        window_records = {p.chunk.record_id for p, _, _ in window}
 
         citations: list[dict[str, Any]] = []
         evidence: list[dict[str, Any]] = []
-        used = 0
-        for passage in retrieval.selected:
-            chunk, last = passage.chunk, passage.chunks[-1]
-            redacted = chunk.visibility == "redacted_summary"  # never part of a run
-            text = self._redacted(chunk) if redacted else passage.text
-            quote = self._redacted(chunk) if redacted else self._quote(index, passage)
-            if quote is None:
-                continue  # its Record was forgotten while the Context was assembled
-            # The pipeline packed by the cited form's token count; a redaction is counted anew.
-            used += kernels.token_count(text) if redacted else passage.tokens
-            span = {"start": chunk.start, "end": last.end}
-            citations.append(
-                {"id": f"c{len(citations) + 1}", "record_id": chunk.record_id, "span": span, "quote": quote}
-            )
-            evidence.append(
-                {
-                    "id": f"chk_{chunk.id}",
-                    "record_id": chunk.record_id,
-                    "text": text,
-                    "span": span,
-                    "score": round(passage.score, 6),
-                    "occurred_at": timestamp(chunk.occurred_at),
-                    "speaker": chunk.speaker,
-                    "citation": len(citations) - 1,
-                    "redacted": redacted,
-                }
-            )
+        served_texts: list[str] = []
+        if "evidence" in include:
+            for passage, text, quote in window:
+                if not ledger.charge_counted(passage.tokens):
+                    continue
+                chunk, last = passage.chunk, passage.chunks[-1]
+                redacted = chunk.visibility == "redacted_summary"
+                span = {"start": chunk.start, "end": last.end}
+                citations.append({"id": f"c{len(citations) + 1}", "record_id": chunk.record_id, "span": span, "quote": quote})
+                evidence.append(
+                    {
+                        "id": f"chk_{chunk.id}",
+                        "record_id": chunk.record_id,
+                        "text": text,
+                        "span": span,
+                        "score": round(passage.score, 6),
+                        "occurred_at": timestamp(chunk.occurred_at),
+                        "speaker": chunk.speaker,
+                        "citation": len(citations) - 1,
+                        "redacted": redacted,
+                    }
+                )
+                served_texts.append(text)
 
         context: dict[str, Any] = {
             "id": context_id,
@@ -496,50 +463,44 @@ class ContextRules:
             "structured": None,
             "answer": None,
         }
-        remaining = budget - used
-        window = {c["record_id"] for c in citations}
-        eligible_memories = []
-        if wants_components or request["schema"] is not None:
-            eligible_memories = [
+        quoted: set[str] = set(window_records) if "evidence" in include else set()
+        eligible: list[MemoryRevision] = []
+        if wants_components:
+            eligible = [
                 m
                 for m in self.store.all_memories(brain.uid)
-                if m.status == "active" and m.citations and eligible_at(m, as_of or self.clock())
+                if m.status == "active" and m.citations and eligible_at(m, at)
             ]
+
+        def charge_memory(view: dict[str, Any]) -> bool:
+            """A Memory's statement, and the quotes of its citations that are not already served."""
+            served = "\n".join(served_texts)
+            quotes = [c["quote"] for c in view["citations"] if c["quote"] not in served]
+            return ledger.charge(view["statement"], *quotes)
+
         if "memories" in include:
-            for memory in eligible_memories:
-                if not {c.record_id for c in memory.citations} <= window:
-                    continue  # its complete lineage must lie inside the selected evidence window
-                cost = kernels.token_count(memory.statement)
-                if cost > remaining:
-                    continue
-                remaining -= cost
-                view = memory_view(memory)
-                view["in_conflict"] = bool(view["conflicts_with"])
-                context["memories"].append(view)
+            in_window = [m for m in eligible if {c.record_id for c in m.citations} <= window_records]
+            for memory, view in self.memories.served(brain, in_window):
+                if charge_memory(view):
+                    view["in_conflict"] = bool(view["conflicts_with"])
+                    context["memories"].append(view)
+                    served_texts.append(view["statement"])
+                    quoted.update(c.record_id for c in memory.citations)
         if "objects" in include:
             for obj in self.store.list_objects(brain.uid):
                 view = object_view(obj)
-                cost = kernels.token_count(f"{obj.type}/{obj.key}: {obj.value}")
-                if cost > remaining:
-                    continue
-                remaining -= cost
-                context["objects"].append(view)
+                if ledger.charge(f"{obj.type}/{obj.key}: ", json.dumps(obj.value, ensure_ascii=False)):
+                    context["objects"].append(view)
+                    served_texts.append(json.dumps(obj.value, ensure_ascii=False))
         if "profile" in include:
+            admitted = self._admitted(index, flt)
             lines = []
-            for memory in eligible_memories:
-                if brain.self_name and (memory.owner or "").casefold() == brain.self_name.casefold():
-                    cost = kernels.token_count(memory.statement)
-                    if cost > remaining:
-                        continue
-                    remaining -= cost
-                    lines.append(
-                        {
-                            "memory_id": memory.memory_id,
-                            "statement": memory.statement,
-                            "attribute": memory.attribute,
-                            "citations": memory_view(memory)["citations"],
-                        }
-                    )
+            for line in self.memories.profile_lines(brain, eligible):
+                line["citations"] = [c for c in line["citations"] if admitted(c["record_id"])]
+                if line["citations"] and charge_memory(line):
+                    lines.append(line)
+                    served_texts.append(line["statement"])
+                    quoted.update(c["record_id"] for c in line["citations"])
             context["profile"] = {
                 "object": "profile",
                 "brain_id": brain.id,
@@ -548,51 +509,97 @@ class ContextRules:
                 "has_more": False,
             }
         if request["schema"] is not None:
-            context["structured"] = self._structured(request["schema"], eligible_memories, brain)
+            context["structured"] = self._structured(request["schema"], eligible, brain, ledger)
+        cost_embeddings = 1 if embedding is not None else 0
         if request["mode"] == "thorough" and evidence:
-            context["answer"] = self._compose(evidence, citations)
+            answer = self._compose(request["query"], window, evidence, citations, ledger, embedding)
+            if answer is not None:
+                context["answer"] = answer
+                served_texts.append(answer["text"])
+                cost_embeddings += 1 if embedding is not None else 0
 
-        if not evidence:
-            context["unknowns"] = [
+        cut = [lane["name"] for lane in retrieval.lanes if lane.get("cut")]
+        unknowns: list[dict[str, Any]] = []
+        if cut:
+            unknowns.append(
                 {
                     "question": request["query"],
-                    "reason": "no eligible evidence was found; this does not mean it is false",
+                    "reason": f"the ms budget ({ms_limit} ms) ran out before the {', '.join(cut)} lane(s) ran; "
+                    "a larger budget.ms may find more",
                 }
-            ]
+            )
+        if not window:
+            if not cut:
+                unknowns.append(
+                    {"question": request["query"], "reason": "no eligible evidence was found; this does not mean it is false"}
+                )
         else:
-            context["unknowns"] = [
-                {"term": term, "reason": "no selected evidence mentions it"} for term in retrieval.unknowns
+            served = "\n".join(served_texts).lower()
+            unknowns += [
+                {"term": term, "reason": "no selected evidence mentions it"}
+                for term in content_terms(request["query"])
+                if _stemmed(term) not in served
             ]
-        # The contract's ms.used is a number: whole milliseconds would report 10.9 ms as 10.
+        context["unknowns"] = unknowns
         elapsed = round((time.monotonic() - started) * 1000, 2)
         context["budget"] = {
-            "tokens": {"limit": budget, "used": budget - remaining, "tokenizer": kernels.TOKENIZER_NAME},
-            "ms": {"limit": ms_limit, "used": elapsed, "cut_lanes": [lane["name"] for lane in retrieval.lanes if lane.get("cut")]},
+            "tokens": {"limit": ledger.limit, "used": ledger.used, "tokenizer": kernels.TOKENIZER_NAME},
+            "ms": {"limit": ms_limit, "used": elapsed, "cut_lanes": cut},
         }
-        embedded = 1 if embedding is not None else 0
-        context["cost"] = {"model_calls": embedded, "embedding_calls": embedded, "generative_calls": 0}
-        return context, retrieval
+        context["cost"] = {"model_calls": cost_embeddings, "embedding_calls": cost_embeddings, "generative_calls": 0}
+        return context, retrieval, frozenset(quoted)
 
     @staticmethod
     def _jsonable(value: Any) -> Any:
         return timestamp(value) if isinstance(value, datetime) else value
 
     @staticmethod
-    def _redacted(chunk: Chunk) -> str:
-        who = chunk.speaker or chunk.source_name or "a source"
-        return f"[redacted summary: {who} recorded something on {format_day(chunk.occurred_at)}]"
+    def _quote(index: BrainIndex, passage: Passage) -> str | None:
+        """The exact Record text a passage covers, sentences and the whitespace between them; None
+        when its Record is gone."""
+        return passage.chunk.text if len(passage.chunks) == 1 else index.quote(passage.chunks)
 
-    @staticmethod
-    def _compose(evidence: list[dict[str, Any]], citations: list[dict[str, Any]]) -> dict[str, Any]:
-        """The extractive composer: the best cited evidence, quoted, each with its citation."""
-        parts, used = [], []
-        for item in evidence[:3]:
-            citation = citations[item["citation"]]
-            parts.append(f"{item['text']} [{citation['id']}]")
-            used.append(citation["id"])
-        return {"text": " ".join(parts), "citations": used, "composer": "extractive"}
+    def _compose(
+        self,
+        query: str,
+        window: list[tuple[Passage, str, str]],
+        evidence: list[dict[str, Any]],
+        citations: list[dict[str, Any]],
+        ledger: Ledger,
+        embedding: Any,
+    ) -> dict[str, Any] | None:
+        by_record_chunk = {item["id"]: item for item in evidence}
+        passages = []
+        for passage, text, _ in window:
+            item = by_record_chunk.get(f"chk_{passage.chunk.id}")
+            if item is None:
+                continue
+            chunk = passage.chunk
+            header = f"{chunk.speaker or chunk.source_name or 'a source'} ({format_day(chunk.occurred_at)})"
+            body = text.split(": ", 1)[1] if text.startswith(header) else text
+            passages.append(
+                ServedPassage(
+                    header,
+                    body,
+                    citations[item["citation"]]["id"],
+                    (chunk.occurred_at.timestamp(), chunk.id),
+                    redacted=item["redacted"],
+                )
+            )
+        answer = self.composer.compose(
+            query,
+            passages,
+            fits=ledger.fits,
+            query_vector=embedding,
+            embed=self.evidence.embed if embedding is not None else None,
+        )
+        if answer is None or not ledger.charge(answer.text):
+            return None
+        return {"text": answer.text, "citations": answer.citations, "composer": answer.composer}
 
-    def _structured(self: Service, schema: dict[str, Any], memories: list[Any], brain: Brain) -> dict[str, Any]:
+    def _structured(
+        self, schema: dict[str, Any], memories: list[MemoryRevision], brain: Brain, ledger: Ledger
+    ) -> dict[str, Any]:
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as exc:
@@ -607,8 +614,9 @@ class ContextRules:
         value: dict[str, Any] = {}
         cited: dict[str, list[str]] = {}
         self_name = (brain.self_name or "").casefold()
+        served = {m.memory_id for m, _ in self.memories.served(brain, memories)}
         for name, spec in properties.items():
-            matches = [m for m in memories if m.attribute == name and m.value]
+            matches = [m for m in memories if m.attribute == name and m.value and m.memory_id in served]
             matches.sort(key=lambda m: ((m.owner or "").casefold() != self_name, -m.valid_from.timestamp()))
             if not matches:
                 continue
@@ -621,12 +629,18 @@ class ContextRules:
         try:
             jsonschema.validate(value, schema)
         except jsonschema.ValidationError as exc:
-            return {
-                "status": "unavailable",
-                "value": None,
-                "reason": f"the cited Memories do not satisfy the schema: {exc.message}",
-            }
+            return {"status": "unavailable", "value": None, "reason": f"the cited Memories do not satisfy the schema: {exc.message}"}
+        if not ledger.charge(json.dumps(value, ensure_ascii=False)):
+            return {"status": "unavailable", "value": None, "reason": "budget.tokens: no room left for the structured value"}
         return {"status": "ready", "value": value, "reason": None, "memory_ids": cited}
+
+
+def _stemmed(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ies", "es", "s", "ing", "ed"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
 
 
 def context_frames(context: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -1,62 +1,48 @@
-"""Memories: derivation from Records, dedupe, corrections, conflicts, deletion cascade and reads.
+"""Memory reads: listMemories (full and delta), getMemory, the Profile and the Census.
 
-Rules kept here (and only here):
-- One Memory per distinct assertion. The same assertion from several Records is ONE Memory whose
-  citations name every supporting Record (a new revision adds the citation).
-- A correction supersedes the Memory it names: a new revision closes it (valid_to, superseded_by) and the
-  new active Memory cites the correction and names what it supersedes.
-- A single-valued attribute stated with a change ("moved to") closes the older value's validity; stated
-  without one, the two values conflict: both stay active and name each other in conflicts_with.
-- Forgetting a Record erases Memories it alone supported and puts the others in pending re-derivation
-  (invisible to every read) until they are re-derived from the surviving Records.
-- Every change takes the Brain's next change sequence number, which is what watermarks point at.
+Every Memory leaves through :class:`~brainstore.service.visibility.Visibility`: citations of Records this
+deployment may not serve are left out, redacted quotes are replaced, and a Memory none of whose Records
+may be read is not served at all (it is treated as absent; in a delta read it is listed in ``deleted``
+so a mirror drops any copy). Pending Memories (re-derivation in progress) are excluded everywhere.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
+import binascii
 import json
-import logging
-import queue
-import threading
-from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from brainstore.derive import Assertion, Extractor, default_extractor, source_text, warm_up
-from brainstore.domain import Brain, Citation, MemoryRevision, Principal, Record
+from brainstore.domain import Brain, MemoryRevision, Principal
 from brainstore.errors import error, invalid
-from brainstore.ids import new_id
-from brainstore.service.views import citation_view, memory_view, timestamp
-from brainstore.store.base import StoreFeature
+from brainstore.service.common import Watermarks, require, resolve_brain
+from brainstore.service.views import timestamp
+from brainstore.service.visibility import Visibility
+from brainstore.store.base import Store, StoreFeature
 
-if TYPE_CHECKING:
-    from brainstore.service.service import Service
-
-log = logging.getLogger("brainstore.derivation")
+_CURSOR_MAX = 200
 
 
-def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
-    if assertion.attribute:
-        identity = ["attr", subject.casefold(), assertion.attribute, (assertion.value or "").casefold(), assertion.negated]
-    else:
-        identity = ["text", " ".join(assertion.statement.casefold().split()).rstrip(".")]
-    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
-
-
-def _encode_cursor(memory_id: str) -> str:
+def encode_cursor(memory_id: str) -> str:
     return base64.urlsafe_b64encode(json.dumps({"after": memory_id}).encode()).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str) -> str:
+def decode_cursor(cursor: str) -> str:
+    """The Memory id a cursor continues after; anything but the exact shape this endpoint issues is
+    invalid (never nested JSON, never another type)."""
     try:
+        if len(cursor) > _CURSOR_MAX:
+            raise ValueError
         padded = cursor + "=" * (-len(cursor) % 4)
-        after = json.loads(base64.urlsafe_b64decode(padded.encode()))["after"]
-        if not isinstance(after, str) or not after.startswith("mem_"):
+        decoded = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        if not isinstance(decoded, dict) or set(decoded) != {"after"}:
+            raise ValueError
+        after = decoded["after"]
+        if not isinstance(after, str) or not after.startswith("mem_") or not after.isascii():
             raise ValueError
         return after
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, TypeError, UnicodeError, binascii.Error, RecursionError):
         raise invalid("cursor", "is not a cursor this endpoint issued") from None
 
 
@@ -66,355 +52,35 @@ def eligible_at(memory: MemoryRevision, as_of: datetime | None) -> bool:
     return memory.valid_from <= as_of and (memory.valid_to is None or memory.valid_to > as_of)
 
 
-#: Seconds before a failed derivation is tried again (the last repeats): an embedding endpoint that
-#: is down must not leave Records processing until the next restart.
-RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+def record_ids_of(memories: list[MemoryRevision]) -> list[str]:
+    return list(dict.fromkeys(c.record_id for m in memories for c in m.citations))
 
 
-class DerivationWorker:
-    """Drains the durable queue: Records in status processing and Memories pending re-derivation.
+class MemoryReads:
+    def __init__(self, store: Store, *, visibility: Visibility, watermarks: Watermarks) -> None:
+        self.store = store
+        self.visibility = visibility
+        self.watermarks = watermarks
 
-    The queue's durable form is the store itself; this in-process queue only wakes the thread. On start
-    every Record still processing and every pending Memory is enqueued again, so a restart resumes.
-    A derivation that raises (an unreachable embedding endpoint, a store error) is tried again after
-    :data:`RETRY_DELAYS`, and stays pending meanwhile.
-    """
-
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self._queue: queue.Queue[tuple[str, str, str] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._idle = threading.Condition()
-        self._pending = 0
-        self._failures: dict[tuple[str, str, str], int] = {}
-        self._retries: set[threading.Timer] = set()
-
-    def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
-        self._thread.start()
-        if self.service.store.schema_version() >= StoreFeature.CORE:
-            for brain_uid, record_id in self.service.store.records_in_status("processing"):
-                self.put("record", brain_uid, record_id)
-        if self.service.store.schema_version() >= StoreFeature.MEMORIES:
-            for brain_uid, memory_id in self.service.store.memories_in_status("pending"):
-                self.put("memory", brain_uid, memory_id)
-
-    def put(self, kind: str, brain_uid: str, item_id: str) -> None:
-        with self._idle:
-            self._pending += 1
-        self._queue.put((kind, brain_uid, item_id))
-
-    def stop(self) -> None:
-        with self._idle:
-            retries, self._retries = self._retries, set()
-        for timer in retries:
-            timer.cancel()  # the item is still processing/pending in the store: a restart resumes it
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout=10)
-            self._thread = None
-
-    def wait_idle(self, timeout: float = 30.0) -> bool:
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout)
-
-    def _run(self) -> None:
-        warm_up()  # here, off the request threads
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            kind, brain_uid, item_id = item
-            try:
-                if kind == "record":
-                    self.service.derive_record(brain_uid, item_id)
-                else:
-                    self.service.rederive_memory(brain_uid, item_id)
-            except Exception:
-                failures = self._failures.get(item, 0)
-                self._failures[item] = failures + 1
-                delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
-                log.exception("derivation of %s %s failed; trying again in %.0f s", kind, item_id, delay)
-                self._retry_later(item, delay)
-                continue  # still pending
-            self._failures.pop(item, None)
-            with self._idle:
-                self._pending -= 1
-                self._idle.notify_all()
-
-    def _retry_later(self, item: tuple[str, str, str], delay: float) -> None:
-        def requeue() -> None:
-            with self._idle:
-                if timer not in self._retries:
-                    return  # stopped meanwhile
-                self._retries.discard(timer)
-            self._queue.put(item)
-
-        timer = threading.Timer(delay, requeue)
-        timer.daemon = True
-        with self._idle:
-            self._retries.add(timer)
-        timer.start()
-
-
-class MemoryRules:
-    """Mixed into Service; uses its store, clock, brain() and watermark()."""
-
-    extractor: Extractor
-    worker: DerivationWorker
-
-    def _init_memories(self: Service, extractor: Extractor | None) -> None:
-        self.extractor = extractor or default_extractor()
-        self.worker = DerivationWorker(self)
-        self.on_record_queued = lambda brain_uid, record_id: self.worker.put("record", brain_uid, record_id)
-
-    def start(self: Service) -> None:
-        self.worker.start()
-
-    def stop(self: Service) -> None:
-        self.worker.stop()
-        self.save_indexes()
-
-    # --- derivation -------------------------------------------------------------------------------
-    def derive_record(self: Service, brain_uid: str, record_id: str) -> None:
-        record = self.store.get_record(brain_uid, record_id)
-        if record is None or record.status != "processing":
-            return  # forgotten meanwhile, or already derived: nothing is derived twice
-        if self.store.schema_version() < max(StoreFeature):
-            return  # stays processing until the operator migrates; resumed on the next start
-        self_name = self.self_name(brain_uid)
-        try:
-            text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
-            assertions = self.extractor.extract(text, self_name=self_name)
-        except Exception as exc:
-            log.exception("extraction failed for %s", record_id)
-            with self.store.atomic():
-                seq = self.store.next_seq(brain_uid)
-                self.store.append_record_status(
-                    brain_uid,
-                    record_id,
-                    "failed",
-                    seq=seq,
-                    error={"code": "extraction_failed", "message": f"{type(exc).__name__}: {exc}"[:500]},
+    def served(self, brain: Brain, memories: list[MemoryRevision]) -> list[tuple[MemoryRevision, dict[str, Any]]]:
+        """The Memories this deployment may serve, each with its served view (one store read)."""
+        if not memories:
+            return []
+        visibilities = self.store.record_visibilities(brain.uid, record_ids_of(memories))
+        out = []
+        for memory in memories:
+            if not memory.citations:
+                raise error(
+                    "memory_without_lineage",
+                    f"memory_id: {memory.memory_id} has no supporting Record; it is never served uncited",
                 )
-            return
-        # Chunking and embedding are the slow part: done before taking the write lock.
-        evidence = self.prepare_evidence(record, text)
-        with self.memory_lane_guard(brain_uid), self.store.atomic():
-            current = self.store.get_record(brain_uid, record_id)
-            if current is None or current.status != "processing":
-                return  # forgotten or derived while the evidence was being embedded
-            memory_ids: list[str] = []
-            corrects = record.content.get("corrects") if record.content.get("kind") == "correction" else None
-            if corrects and not assertions:
-                assertions = [self._whole_text_assertion(record, text.text, self_name)]
-            for assertion in assertions:
-                memory_id = self._apply_assertion(brain_uid, record, text.text, assertion, corrects)
-                if memory_id not in memory_ids:
-                    memory_ids.append(memory_id)
-            self.index_evidence(brain_uid, evidence)
-            seq = self.store.next_seq(brain_uid)
-            self.store.append_record_status(brain_uid, record_id, "ready", seq=seq, memory_ids=memory_ids)
-
-    def _whole_text_assertion(self: Service, record: Record, text: str, self_name: str | None) -> Assertion:
-        subject = self_name or "unknown"
-        return Assertion(
-            statement=text.strip(),
-            subject=subject,
-            owner=self_name,
-            attribute=None,
-            value=None,
-            single_valued=False,
-            change=True,
-            negated=False,
-            valid_from=record.occurred_at,
-            valid_to=None,
-            span=(0, len(text)),
-        )
-
-    def _apply_assertion(
-        self: Service,
-        brain_uid: str,
-        record: Record,
-        text: str,
-        assertion: Assertion,
-        corrects: str | None,
-    ) -> str:
-        now = self.clock()
-        start, end = assertion.span
-        citation = Citation(record.id, start, end, text[start:end])
-        fingerprint = assertion_fingerprint(assertion.subject, assertion)
-        if corrects is None:
-            for held in self.store.memories_by_fingerprint(brain_uid, fingerprint):
-                if held.status == "active":
-                    if any(c.record_id == record.id for c in held.citations):
-                        return held.memory_id
-                    self._revise(held, fingerprint, citations=(*held.citations, citation))
-                    return held.memory_id
-        memory_id = new_id("mem")
-        conflicts: list[str] = []
-        supersedes = None
-        valid_from = assertion.valid_from
-        if corrects is not None:
-            corrected = self.store.memory(brain_uid, corrects)
-            if corrected is not None and corrected.status == "active":
-                supersedes = corrected.memory_id
-                self._revise(
-                    corrected,
-                    None,
-                    status="superseded",
-                    superseded_by=memory_id,
-                    valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
-                )
-        if assertion.attribute and assertion.single_valued:
-            for other in self.store.memories_by_attribute(brain_uid, assertion.subject, assertion.attribute):
-                if other.status != "active" or other.memory_id == supersedes:
-                    continue
-                if (other.value or "").casefold() == (assertion.value or "").casefold() and other.negated == assertion.negated:
-                    continue
-                if other.valid_to is not None and other.valid_to <= valid_from:
-                    continue  # already over before this one starts: history, not disagreement
-                if assertion.change and other.valid_from <= valid_from:
-                    self._revise(other, None, valid_to=valid_from)  # the world changed: close the old value
-                    continue
-                conflicts.append(other.memory_id)
-                self._revise(
-                    other,
-                    None,
-                    extra={**other.extra, "conflicts_with": sorted({*other.extra.get("conflicts_with", []), memory_id})},
-                )
-        seq = self.store.next_seq(brain_uid)
-        self._write_revision(
-            MemoryRevision(
-                memory_id=memory_id,
-                brain_uid=brain_uid,
-                version=1,
-                statement=assertion.statement,
-                subject=assertion.subject,
-                owner=assertion.owner,
-                attribute=assertion.attribute,
-                value=assertion.value,
-                valid_from=valid_from,
-                valid_to=assertion.valid_to,
-                recorded_at=now,
-                status="active",
-                citations=(citation,),
-                supersedes=supersedes,
-                superseded_by=None,
-                seq=seq,
-                single_valued=assertion.single_valued,
-                negated=assertion.negated,
-                extra={"conflicts_with": conflicts} if conflicts else {},
-            ),
-            fingerprint,
-        )
-        return memory_id
-
-    def _revise(self: Service, memory: MemoryRevision, fingerprint: str | None, **changes: Any) -> MemoryRevision:
-        """Append the next revision of ``memory`` with ``changes``; nothing is updated in place."""
-        seq = self.store.next_seq(memory.brain_uid)
-        revised = replace(memory, version=memory.version + 1, recorded_at=self.clock(), seq=seq, **changes)
-        if fingerprint is None:
-            fingerprint = self._fingerprint_of(revised)
-        self._write_revision(revised, fingerprint)
-        return revised
-
-    def _write_revision(self: Service, revision: MemoryRevision, fingerprint: str) -> None:
-        self.store.insert_memory_revision(revision, fingerprint)
-        self.memory_lane_changed(revision)
-
-    def _erase_memory(self: Service, brain_uid: str, memory_id: str, at: datetime) -> None:
-        self.store.erase_memory(brain_uid, memory_id, seq=self.store.next_seq(brain_uid), at=at)
-        self.memory_lane_erased(brain_uid, memory_id)
-
-    @staticmethod
-    def _fingerprint_of(memory: MemoryRevision) -> str:
-        return memory.extra.get("fingerprint") or assertion_fingerprint(
-            memory.subject,
-            Assertion(
-                statement=memory.statement,
-                subject=memory.subject,
-                owner=memory.owner,
-                attribute=memory.attribute,
-                value=memory.value,
-                single_valued=memory.single_valued,
-                change=False,
-                negated=memory.negated,
-                valid_from=memory.valid_from,
-                valid_to=memory.valid_to,
-                span=(0, 0),
-            ),
-        )
-
-    # --- deletion ---------------------------------------------------------------------------------
-    def _cascade_record_deletion(self: Service, brain: Brain, record: Record, seq: int) -> dict[str, int]:
-        counts = {"memories": 0, "rederiving": 0, "chunks": self.unindex_record(brain.uid, record.id)}
-        if self.store.schema_version() < StoreFeature.MEMORIES:
-            return counts
-        now = self.clock()
-        for memory in self.store.memories_citing(brain.uid, record.id):
-            survivors = tuple(c for c in memory.citations if c.record_id != record.id)
-            if not survivors:
-                self._erase_memory(brain.uid, memory.memory_id, now)
-                counts["memories"] += 1
-            else:
-                self._revise(memory, None, status="pending", citations=survivors)
-                counts["rederiving"] += 1
-                self.worker.put("memory", brain.uid, memory.memory_id)
-        return counts
-
-    def rederive_memory(self: Service, brain_uid: str, memory_id: str) -> None:
-        with self.memory_lane_guard(brain_uid), self.store.atomic():
-            memory = self.store.memory(brain_uid, memory_id)
-            if memory is None or memory.status != "pending":
-                return
-            fingerprint = self._fingerprint_of(memory)
-            self_name = self.self_name(brain_uid)
-            citations: list[Citation] = []
-            statement = None
-            for record_id in dict.fromkeys(c.record_id for c in memory.citations):
-                record = self.store.get_record(brain_uid, record_id)
-                if record is None:
-                    continue
-                text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
-                for assertion in self.extractor.extract(text, self_name=self_name):
-                    if assertion_fingerprint(assertion.subject, assertion) == fingerprint:
-                        start, end = assertion.span
-                        citations.append(Citation(record.id, start, end, text.text[start:end]))
-                        statement = statement or assertion.statement
-                        break
-                else:
-                    # The extractor no longer finds it there (a changed extractor): keep the stored span.
-                    citations.extend(c for c in memory.citations if c.record_id == record_id)
-            if not citations:
-                self._erase_memory(brain_uid, memory_id, self.clock())
-                return
-            status = "superseded" if memory.superseded_by else "active"
-            self._revise(
-                memory,
-                fingerprint,
-                status=status,
-                citations=tuple(citations),
-                statement=statement or memory.statement,
-            )
-
-    # --- reads ------------------------------------------------------------------------------------
-    def self_name(self: Service, brain_uid: str) -> str | None:
-        brain = self.store.brain_by_uid(brain_uid)
-        return brain.self_name if brain else None
-
-    def _served(self: Service, memory: MemoryRevision) -> dict[str, Any]:
-        if not memory.citations:
-            raise error(
-                "memory_without_lineage",
-                f"memory_id: {memory.memory_id} has no supporting Record; it is never served uncited",
-            )
-        return memory_view(memory)
+            view = self.visibility.memory(memory, visibilities)
+            if view is not None:
+                out.append((memory, view))
+        return out
 
     def list_memories(
-        self: Service,
+        self,
         principal: Principal,
         brain_id: str,
         *,
@@ -430,49 +96,49 @@ class MemoryRules:
                 "conflicting_parameters",
                 "since_watermark, cursor: a delta read (since_watermark) takes no cursor; send one or the other",
             )
-        brain = self.brain(principal, brain_id)
-        self.require(StoreFeature.MEMORIES)
+        brain = resolve_brain(self.store, principal, brain_id)
+        require(self.store, StoreFeature.MEMORIES)
         if since_watermark is not None:
-            after = self.read_watermark(brain, since_watermark)
+            after = self.watermarks.read(brain, since_watermark)
             return self._delta(brain, after, subject, owner, as_of, limit)
         seq = self.store.current_seq(brain.uid)
-        after_id = _decode_cursor(cursor) if cursor is not None else None
-        rows: list[MemoryRevision] = []
+        after_id = decode_cursor(cursor) if cursor is not None else None
+        rows: list[dict[str, Any]] = []
+        last_id: str | None = None
         scan_after = after_id
-        # as_of is applied after the store's page; keep reading until a page is full or the end.
+        # as_of and visibility apply after the store's page; read on until a page is full or the end.
         while len(rows) <= limit:
             page = self.store.list_memories(brain.uid, after_id=scan_after, limit=limit + 1, subject=subject, owner=owner)
-            rows.extend(m for m in page if eligible_at(m, as_of))
+            for memory, view in self.served(brain, [m for m in page if eligible_at(m, as_of)]):
+                rows.append(view)
+                if len(rows) <= limit:
+                    last_id = memory.memory_id
             if len(page) < limit + 1:
                 break
             scan_after = page[-1].memory_id
         has_more = len(rows) > limit
-        rows = rows[:limit]
         return {
             "object": "list",
-            "data": [self._served(m) for m in rows],
+            "data": rows[:limit],
             "has_more": has_more,
-            "next_cursor": _encode_cursor(rows[-1].memory_id) if has_more else None,
-            "watermark": self.watermark(brain, seq),
+            "next_cursor": encode_cursor(last_id) if has_more and last_id else None,
+            "watermark": self.watermarks.issue(brain, seq),
             "deleted": [],
         }
 
     def _delta(
-        self: Service,
-        brain: Brain,
-        after: int,
-        subject: str | None,
-        owner: str | None,
-        as_of: datetime | None,
-        limit: int,
+        self, brain: Brain, after: int, subject: str | None, owner: str | None, as_of: datetime | None, limit: int
     ) -> dict[str, Any]:
         seq_now = self.store.current_seq(brain.uid)
         changes = self.store.memory_changes(brain.uid, after, limit + 1)
         has_more = len(changes) > limit
         changes = changes[:limit]
+        live = [m for _, _, m in changes if m is not None and m.status in ("active", "superseded")]
+        views = {m.memory_id: view for m, view in self.served(brain, live)}
         data, deleted = [], []
         for _, memory_id, memory in changes:
-            if memory is None or memory.status not in ("active", "superseded"):
+            view = views.get(memory_id)
+            if memory is None or view is None:  # erased, pending, or not servable here: drop any copy
                 deleted.append(memory_id)
                 continue
             if subject is not None and memory.subject.casefold() != subject.casefold():
@@ -481,20 +147,20 @@ class MemoryRules:
                 continue
             if not eligible_at(memory, as_of):
                 continue
-            data.append(self._served(memory))
+            data.append(view)
         boundary = changes[-1][0] if has_more else seq_now
         return {
             "object": "list",
             "data": data,
             "has_more": has_more,
             "next_cursor": None,
-            "watermark": self.watermark(brain, boundary),
+            "watermark": self.watermarks.issue(brain, boundary),
             "deleted": deleted,
         }
 
-    def get_memory(self: Service, principal: Principal, brain_id: str, memory_id: str) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
-        self.require(StoreFeature.MEMORIES)
+    def get_memory(self, principal: Principal, brain_id: str, memory_id: str) -> dict[str, Any]:
+        brain = resolve_brain(self.store, principal, brain_id)
+        require(self.store, StoreFeature.MEMORIES)
         memory = self.store.memory(brain.uid, memory_id)
         if memory is None:
             raise error(
@@ -506,28 +172,41 @@ class MemoryRules:
                 "memory_pending_rederivation",
                 f"memory_id: {memory_id} lost part of its evidence and is being re-derived",
             )
-        body = self._served(memory)
-        body["revisions"] = [
-            {
-                "version": r.version,
-                "statement": r.statement,
-                "valid_from": timestamp(r.valid_from),
-                "valid_to": timestamp(r.valid_to),
-                "recorded_at": timestamp(r.recorded_at),
-                "status": r.status,
-                "citations": [citation_view(c) for c in r.citations],
-            }
-            for r in self.store.memory_revisions(brain.uid, memory_id)
-            if r.status != "pending"
-        ]
+        revisions = [r for r in self.store.memory_revisions(brain.uid, memory_id) if r.status != "pending"]
+        record_ids = record_ids_of([memory, *revisions])
+        visibilities = self.store.record_visibilities(brain.uid, record_ids)
+        served = self.served(brain, [memory])
+        if not served:
+            raise error(
+                "local_only_record",
+                f"memory_id: {memory_id} rests only on local_only Records, which cannot be read here",
+            )
+        body = served[0][1]
+        body["revisions"] = []
+        for r in revisions:
+            view = self.visibility.memory(r, visibilities)
+            if view is None:
+                continue  # a state resting only on Records this deployment may not serve
+            body["revisions"].append(
+                {
+                    "version": r.version,
+                    "statement": view["statement"],
+                    "valid_from": timestamp(r.valid_from),
+                    "valid_to": timestamp(r.valid_to),
+                    "recorded_at": timestamp(r.recorded_at),
+                    "status": r.status,
+                    "citations": view["citations"],
+                }
+            )
         evidence = []
-        for c in memory.citations:
-            record = self.store.get_record(brain.uid, c.record_id)
-            if record is None or (record.visibility == "local_only" and self.config.hosted):
+        records = {c.record_id for c in memory.citations}
+        for citation in body["citations"]:
+            record = self.store.get_record(brain.uid, citation["record_id"]) if citation["record_id"] in records else None
+            if record is None:
                 continue
             evidence.append(
                 {
-                    **citation_view(c),
+                    **citation,
                     "occurred_at": timestamp(record.occurred_at),
                     "visibility": record.visibility,
                     "source": record.source,
@@ -536,26 +215,30 @@ class MemoryRules:
         body["evidence"] = evidence
         return body
 
-    def get_profile(self: Service, principal: Principal, brain_id: str, *, limit: int) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
-        self.require(StoreFeature.MEMORIES)
-        lines = []
-        if brain.self_name:
-            for memory in self.store.all_memories(brain.uid):
-                if (
-                    memory.status == "active"
-                    and memory.valid_to is None
-                    and memory.citations
-                    and (memory.owner or "").casefold() == brain.self_name.casefold()
-                ):
-                    lines.append(
-                        {
-                            "memory_id": memory.memory_id,
-                            "statement": memory.statement,
-                            "attribute": memory.attribute,
-                            "citations": [citation_view(c) for c in memory.citations],
-                        }
-                    )
+    def profile_lines(self, brain: Brain, memories: list[MemoryRevision]) -> list[dict[str, Any]]:
+        """The self card: current, active Memories the self owns, as served."""
+        if not brain.self_name:
+            return []
+        me = brain.self_name.casefold()
+        own = [
+            m
+            for m in memories
+            if m.status == "active" and m.valid_to is None and m.citations and (m.owner or "").casefold() == me
+        ]
+        return [
+            {
+                "memory_id": memory.memory_id,
+                "statement": view["statement"],
+                "attribute": view["attribute"],
+                "citations": view["citations"],
+            }
+            for memory, view in self.served(brain, own)
+        ]
+
+    def get_profile(self, principal: Principal, brain_id: str, *, limit: int) -> dict[str, Any]:
+        brain = resolve_brain(self.store, principal, brain_id)
+        require(self.store, StoreFeature.MEMORIES)
+        lines = self.profile_lines(brain, self.store.all_memories(brain.uid))
         return {
             "object": "profile",
             "brain_id": brain.id,
@@ -564,14 +247,21 @@ class MemoryRules:
             "has_more": len(lines) > limit,
         }
 
-    def get_census(self: Service, principal: Principal, brain_id: str) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
-        self.require(StoreFeature.MEMORIES)
+    def get_census(self, principal: Principal, brain_id: str) -> dict[str, Any]:
+        brain = resolve_brain(self.store, principal, brain_id)
+        require(self.store, StoreFeature.MEMORIES)
         records = self.store.list_records(brain.uid)
-        memories = [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")]
+        memories = [
+            m for m, _ in self.served(brain, [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")])
+        ]
+        live = {m.memory_id for m in memories}
         failed = [r.id for r in records if r.status == "failed"]
         low_trust = [r.id for r in records if (r.source or {}).get("trust") == "low"]
-        conflicts = [m.memory_id for m in memories if m.status == "active" and m.extra.get("conflicts_with")]
+        conflicts = [
+            m.memory_id
+            for m in memories
+            if m.status == "active" and any(other in live for other in m.extra.get("conflicts_with", ()))
+        ]
         duplicates = [m.memory_id for m in memories if len({c.record_id for c in m.citations}) > 1]
         unattributed = [m.memory_id for m in memories if m.owner is None]
         noise = [

@@ -1,379 +1,172 @@
-"""Service: Brains, Records, Objects, idempotent replies and watermarks, over one Store.
+"""Service: the engine's one face, over components that own what they hold.
 
-Methods take validated values, enforce the spec's rules, and return contract-shaped dicts (or a
-:class:`Reply` for writes, which carry a status and a Brain-Watermark). They raise
-:class:`brainstore.errors.BrainstoreError` with the spec's codes and never know about HTTP.
+``Service(store)`` is an engine (the in-memory conformance engine over a MemoryStore, the database
+engine over a DuckDBStore). It builds its components and passes each what it needs; it holds no rule
+of its own:
+
+- :class:`~brainstore.service.writes.Writes`: Brains, Records, Objects, idempotency and erasure
+- :class:`~brainstore.service.derivation.Derivation`: the fair, batched worker over the memory rules
+- :class:`~brainstore.service.evidence.EvidenceIndexes`: every Brain's indexes and the embedder
+- :class:`~brainstore.service.memories.MemoryReads`: listMemories, getMemory, Profile, Census
+- :class:`~brainstore.service.context.Contexts`: createContext and the Contexts that wait
+- :class:`~brainstore.service.traces.Traces`: the bounded, per-namespace trace buffers
+
+Methods take validated values and return contract-shaped dicts (or a :class:`Reply` for writes). They
+raise :class:`brainstore.errors.BrainstoreError` with the spec's codes and never know about HTTP.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from brainstore import kernels
 from brainstore.config import Config
-from brainstore.derive import Extractor
-from brainstore.domain import Brain, IdempotentReply, ObjectVersion, Principal, Record
+from brainstore.derive import Extractor, default_extractor
+from brainstore.domain import Principal
 from brainstore.errors import error
 from brainstore.ids import new_id
 from brainstore.retrieval.embedder import Embedder
-from brainstore.service.context import ContextRules
-from brainstore.service.memories import MemoryRules
-from brainstore.service.traces import TraceBuffer
-from brainstore.service.views import brain_view, object_view, record_view
-from brainstore.store.base import Store, StoreFeature
+from brainstore.service.common import Clock, Watermarks, resolve_brain, utcnow
+from brainstore.service.context import Contexts
+from brainstore.service.derivation import Derivation
+from brainstore.service.evidence import EvidenceIndexes
+from brainstore.service.memories import MemoryReads
+from brainstore.service.planner import MemoryRules
+from brainstore.service.traces import Traces
+from brainstore.service.views import brain_view
+from brainstore.service.visibility import Visibility
+from brainstore.service.writes import Writes
+from brainstore.store.base import Store
 
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()  # if_version absent, as opposed to if_version: null
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    body: dict[str, Any]
-    watermark: str | None
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def fingerprint(payload: Any) -> str:
-    """The identity of a request body for Idempotency-Key comparison: canonical JSON, hashed."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def load_or_create_secret(data_dir: Path | None) -> bytes:
-    """The watermark HMAC key. Kept in the data directory so watermarks survive a restart."""
-    if data_dir is None:
-        return secrets.token_bytes(32)
-    path = data_dir / "watermark.secret"
-    if path.exists():
-        return bytes.fromhex(path.read_text().strip())
-    data_dir.mkdir(parents=True, exist_ok=True)
-    value = secrets.token_bytes(32)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(value.hex())
-    tmp.chmod(0o600)
-    tmp.replace(path)
-    return value
-
-
-class Service(MemoryRules, ContextRules):
+class Service:
     def __init__(
         self,
         store: Store,
         *,
         config: Config | None = None,
         watermark_secret: bytes | None = None,
-        clock: Callable[[], datetime] = utcnow,
+        clock: Clock = utcnow,
         extractor: Extractor | None = None,
         embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.config = config or Config(engine=store.kind)
-        self.secret = watermark_secret or secrets.token_bytes(32)
         self.clock = clock
-        self.traces = TraceBuffer(self.config.trace_buffer)
-        # Called with (brain_uid, record_id) after a Record is committed: wakes the derivation worker.
-        self.on_record_queued: Callable[[str, str], None] | None = None
-        self._init_memories(extractor)
-        self._init_context(embedder)
-
-    # --- shared rules -----------------------------------------------------------------------------
-    def require(self, feature: StoreFeature) -> None:
-        if self.store.schema_version() < feature:
-            raise error(
-                "not_implemented",
-                f"this engine's schema lacks {feature.name.lower()} (schema {self.store.schema_version()}, "
-                f"needs {int(feature)}); the operator must run `brainstore migrate`",
-            )
-
-    def brain(self, principal: Principal, brain_id: str) -> Brain:
-        self.require(StoreFeature.CORE)
-        brain = self.store.get_brain(principal.namespace, brain_id)
-        if brain is None:
-            raise error("brain_not_found", f"brain_id: no Brain {brain_id!r} in this project")
-        return brain
-
-    def watermark(self, brain: Brain, seq: int | None = None) -> str:
-        return kernels.encode_watermark(
-            self.secret, brain.uid, self.store.current_seq(brain.uid) if seq is None else seq
+        self.watermarks = Watermarks(store, watermark_secret or secrets.token_bytes(32))
+        self.visibility = Visibility(hosted=self.config.hosted)
+        self.traces = Traces(self.config.trace_buffer)
+        self.evidence = EvidenceIndexes(
+            store,
+            index_root=self.config.data_dir / "index" if store.kind != "memory" else None,
+            embedder=embedder,
+            embedder_spec=self.config.embedder,
         )
+        self.rules = MemoryRules(clock, new_id)
+        self.memories = MemoryReads(store, visibility=self.visibility, watermarks=self.watermarks)
+        self.derivation = Derivation(
+            store,
+            self.evidence,
+            self.rules,
+            extractor or default_extractor(),
+            namespace_of=self._namespace_of,
+        )
+        self.writes = Writes(
+            store,
+            hosted=self.config.hosted,
+            clock=clock,
+            watermarks=self.watermarks,
+            evidence=self.evidence,
+            derivation=self.derivation,
+            rules=self.rules,
+            traces=self.traces,
+        )
+        self.contexts = Contexts(
+            store,
+            evidence=self.evidence,
+            derivation=self.derivation,
+            memories=self.memories,
+            traces=self.traces,
+            watermarks=self.watermarks,
+            visibility=self.visibility,
+            clock=clock,
+            purposes=self.config.purposes,
+        )
+        self.derivation.on_applied = self.contexts.on_applied
+        self._namespaces: dict[str, str] = {}
 
-    def read_watermark(self, brain: Brain, token: str, field: str = "since_watermark") -> int:
-        seq = kernels.decode_watermark(self.secret, brain.uid, token)
-        if seq is None or seq > self.store.current_seq(brain.uid):
-            raise error(
-                "invalid_watermark",
-                f"{field}: not a watermark this engine issued for Brain {brain.id!r}",
-            )
-        return seq
+    def _namespace_of(self, brain_uid: str) -> str | None:
+        held = self._namespaces.get(brain_uid)
+        if held is None:
+            brain = self.store.brain_by_uid(brain_uid)
+            if brain is None:
+                return None
+            held = self._namespaces[brain_uid] = brain.namespace
+        return held
 
-    def _idempotent(
-        self,
-        principal: Principal,
-        operation: str,
-        brain_id: str,
-        key: str | None,
-        request_fingerprint: str,
-        write: Callable[[], Reply],
-    ) -> Reply:
-        """Run ``write`` once per Idempotency-Key; a replay returns the original reply.
+    # --- lifecycle -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.contexts.start()
+        self.derivation.start()
 
-        The reply is stored in the same transaction as the write, so a crash cannot leave a write
-        without its reply (a retry would duplicate it) or a reply without its write.
-        """
-        if key is None:
-            with self.store.atomic():
-                return write()
-        scope = f"{operation}:{brain_id}"
-        with self.store.atomic():
-            held = self.store.get_idempotent(principal.namespace, scope, key)
-            if held is not None:
-                if held.fingerprint != request_fingerprint:
-                    raise error(
-                        "idempotency_conflict",
-                        f"Idempotency-Key: {key!r} was used with different content for {operation}",
-                    )
-                return Reply(held.status, held.body, held.watermark)
-            reply = write()
-            self.store.put_idempotent(
-                IdempotentReply(
-                    principal.namespace,
-                    scope,
-                    key,
-                    request_fingerprint,
-                    reply.status,
-                    reply.body,
-                    reply.watermark,
-                    self.clock(),
-                )
-            )
-            return reply
+    def stop(self) -> None:
+        self.derivation.stop()
+        self.contexts.stop()
+        self.evidence.save()
 
-    # --- brains -----------------------------------------------------------------------------------
-    def create_brain(
-        self,
-        principal: Principal,
-        brain_id: str,
-        *,
-        name: str | None,
-        self_entity: dict[str, str] | None,
-        idempotency_key: str | None = None,
-        request_fingerprint: str = "",
-    ) -> Reply:
-        self.require(StoreFeature.CORE)
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Until every queued derivation is done (tests, import, benches)."""
+        return self.derivation.wait_idle(timeout)
 
-        def write() -> Reply:
-            if self.store.get_brain(principal.namespace, brain_id) is not None:
-                raise error("brain_exists", f"id: a Brain {brain_id!r} already exists in this project")
-            brain = Brain(
-                uid=new_id("brn"),
-                namespace=principal.namespace,
-                id=brain_id,
-                name=name,
-                self_type=self_entity["type"] if self_entity else None,
-                self_name=self_entity["name"] if self_entity else None,
-                created_at=self.clock(),
-            )
-            self.store.insert_brain(brain)
-            seq = self.store.next_seq(brain.uid)
-            return Reply(201, brain_view(brain), self.watermark(brain, seq))
-
-        # The Brain id is part of the body here, so the key's scope is the whole project.
-        return self._idempotent(principal, "createBrain", "", idempotency_key, request_fingerprint, write)
+    # --- brains, records, objects ----------------------------------------------------------------------
+    def create_brain(self, principal: Principal, brain_id: str, **kw: Any) -> Any:
+        return self.writes.create_brain(principal, brain_id, **kw)
 
     def get_brain(self, principal: Principal, brain_id: str) -> dict[str, Any]:
-        return brain_view(self.brain(principal, brain_id))
+        return brain_view(resolve_brain(self.store, principal, brain_id))
 
-    def forget_brain(self, principal: Principal, brain_id: str) -> Reply:
-        brain = self.brain(principal, brain_id)
-        chunks = self.erase_brain_evidence(brain.uid)
-        counts = self.store.erase_brain(brain.uid)
-        counts["chunks"] = chunks
-        self.traces.clear(principal.namespace, brain.id)
-        body = {
-            "object": "deletion_receipt",
-            "id": brain.id,
-            "deleted": {
-                "records": counts.get("records", 0),
-                "memories": counts.get("memories", 0),
-                "objects": counts.get("objects", 0),
-                "chunks": counts.get("chunks", 0),
-            },
-            "rederiving": {"memories": 0},
-            "watermark": None,
-        }
-        return Reply(200, body, None)
+    def forget_brain(self, principal: Principal, brain_id: str) -> Any:
+        return self.writes.forget_brain(principal, brain_id)
 
-    # --- records ----------------------------------------------------------------------------------
-    def remember_record(
-        self,
-        principal: Principal,
-        brain_id: str,
-        *,
-        content: dict[str, Any],
-        source: dict[str, Any] | None,
-        visibility: str,
-        occurred_at: datetime | None,
-        idempotency_key: str | None = None,
-        request_fingerprint: str = "",
-        origin: str = "api",
-    ) -> Reply:
-        brain = self.brain(principal, brain_id)
-        if visibility == "local_only" and self.config.hosted:
-            raise error(
-                "local_only_record",
-                "visibility: local_only Records cannot be written to a hosted deployment; nothing was stored",
-            )
-        if content["kind"] == "correction":
-            self.check_correction(brain, content["corrects"])
-
-        def write() -> Reply:
-            if content["kind"] == "correction":
-                self.check_correction(brain, content["corrects"])  # again, inside the write lock
-            now = self.clock()
-            seq = self.store.next_seq(brain.uid)
-            record = Record(
-                id=new_id("rec"),
-                brain_uid=brain.uid,
-                content=content,
-                source=source,
-                visibility=visibility,
-                occurred_at=occurred_at or now,
-                created_at=now,
-                origin=origin,
-                seq=seq,
-            )
-            self.store.insert_record(record)
-            return Reply(202, record_view(record), self.watermark(brain, seq))
-
-        reply = self._idempotent(
-            principal, "rememberRecord", brain_id, idempotency_key, request_fingerprint, write
-        )
-        if self.on_record_queued is not None:
-            self.on_record_queued(brain.uid, reply.body["id"])
-        return reply
-
-    def check_correction(self, brain: Brain, memory_id: str) -> None:
-        """A correction must name a live Memory of this Brain that is not already superseded."""
-        memory = self.store.memory(brain.uid, memory_id) if self.store.schema_version() >= 2 else None
-        if memory is None:  # an erased Memory leaves no row
-            raise error("corrected_memory_not_found", f"content.corrects: no Memory {memory_id!r} in this Brain")
-        if memory.status == "superseded":
-            raise error(
-                "correction_conflict",
-                f"content.corrects: Memory {memory_id!r} is already superseded by {memory.superseded_by}",
-            )
+    def remember_record(self, principal: Principal, brain_id: str, **kw: Any) -> Any:
+        return self.writes.remember_record(principal, brain_id, **kw)
 
     def get_record(self, principal: Principal, brain_id: str, record_id: str) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
-        record = self.store.get_record(brain.uid, record_id)
-        if record is None:
-            raise error("record_not_found", f"record_id: no Record {record_id!r} in Brain {brain_id!r}")
-        if record.visibility == "local_only" and self.config.hosted:
-            raise error("local_only_record", f"record_id: {record_id!r} is local_only and cannot be read here")
-        return record_view(record)
+        return self.writes.get_record(principal, brain_id, record_id)
 
-    def forget_record(self, principal: Principal, brain_id: str, record_id: str) -> Reply:
-        brain = self.brain(principal, brain_id)
-        with self.memory_lane_guard(brain.uid), self.store.atomic():
-            record = self.store.get_record(brain.uid, record_id)
-            if record is None:
-                raise error("record_not_found", f"record_id: no Record {record_id!r} in Brain {brain_id!r}")
-            if record.origin == "import":
-                raise error(
-                    "record_not_erasable",
-                    f"record_id: {record_id!r} was reconciled from external source "
-                    f"{(record.source or {}).get('name')!r}; erase it at its source",
-                )
-            seq = self.store.next_seq(brain.uid)
-            cascade = self._cascade_record_deletion(brain, record, seq)
-            self.store.erase_record(brain.uid, record_id)
-        body = {
-            "object": "deletion_receipt",
-            "id": record_id,
-            "deleted": {
-                "records": 1,
-                "memories": cascade.get("memories", 0),
-                "objects": 0,
-                "chunks": cascade.get("chunks", 0),
-            },
-            "rederiving": {"memories": cascade.get("rederiving", 0)},
-            "watermark": self.watermark(brain),
-        }
-        return Reply(200, body, body["watermark"])
+    def forget_record(self, principal: Principal, brain_id: str, record_id: str) -> Any:
+        return self.writes.forget_record(principal, brain_id, record_id)
 
-    # --- objects ----------------------------------------------------------------------------------
-    def accept_object(
-        self,
-        principal: Principal,
-        brain_id: str,
-        *,
-        type_: str,
-        key: str,
-        value: Any,
-        if_version: int | Any | None = MISSING,
-        idempotency_key: str | None = None,
-        request_fingerprint: str = "",
-    ) -> Reply:
-        brain = self.brain(principal, brain_id)
-
-        def write() -> Reply:
-            current = self.store.latest_object(brain.uid, type_, key)
-            current_version = current.version if current else 0
-            if if_version is not MISSING and if_version is not None and if_version != current_version:
-                raise error(
-                    "stale_version",
-                    f"if_version: {if_version} does not match the current version {current_version} "
-                    f"of {type_}/{key}",
-                    current_version=current_version,
-                )
-            seq = self.store.next_seq(brain.uid)
-            version = ObjectVersion(
-                id=current.id if current else new_id("obj"),
-                brain_uid=brain.uid,
-                type=type_,
-                key=key,
-                version=current_version + 1,
-                value=value,
-                accepted_by=principal.key_label,
-                created_at=self.clock(),
-                seq=seq,
-            )
-            self.store.insert_object_version(version)
-            return Reply(201, object_view(version), self.watermark(brain, seq))
-
-        return self._idempotent(principal, "acceptObject", brain_id, idempotency_key, request_fingerprint, write)
+    def accept_object(self, principal: Principal, brain_id: str, **kw: Any) -> Any:
+        return self.writes.accept_object(principal, brain_id, **kw)
 
     def get_object(self, principal: Principal, brain_id: str, type_: str, key: str) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
-        current = self.store.latest_object(brain.uid, type_, key)
-        if current is None:
-            raise error("object_not_found", f"object_key: no Object {type_}/{key} in Brain {brain_id!r}")
-        return object_view(current)
+        return self.writes.get_object(principal, brain_id, type_, key)
 
-    # --- traces -----------------------------------------------------------------------------------
-    def list_traces(self, principal: Principal, brain_id: str, *, limit: int) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
-        found, has_more = self.traces.newest(principal.namespace, brain.id, limit)
-        return {"object": "list", "data": found, "has_more": has_more, "next_cursor": None}
+    # --- reads -------------------------------------------------------------------------------------------
+    def list_memories(self, principal: Principal, brain_id: str, **kw: Any) -> dict[str, Any]:
+        return self.memories.list_memories(principal, brain_id, **kw)
+
+    def get_memory(self, principal: Principal, brain_id: str, memory_id: str) -> dict[str, Any]:
+        return self.memories.get_memory(principal, brain_id, memory_id)
+
+    def get_profile(self, principal: Principal, brain_id: str, *, limit: int) -> dict[str, Any]:
+        return self.memories.get_profile(principal, brain_id, limit=limit)
+
+    def get_census(self, principal: Principal, brain_id: str) -> dict[str, Any]:
+        return self.memories.get_census(principal, brain_id)
+
+    def create_context(self, principal: Principal, brain_id: str, request: dict[str, Any], *, watermark: str | None) -> Any:
+        return self.contexts.create_context(principal, brain_id, request, watermark=watermark)
+
+    # --- traces -----------------------------------------------------------------------------------------
+    def list_traces(self, principal: Principal, brain_id: str, *, limit: int, cursor: str | None = None) -> dict[str, Any]:
+        brain = resolve_brain(self.store, principal, brain_id)
+        found, next_cursor = self.traces.page(principal.namespace, brain.id, limit, cursor)
+        return {"object": "list", "data": found, "has_more": next_cursor is not None, "next_cursor": next_cursor}
 
     def get_trace(self, principal: Principal, brain_id: str, trace_id: str) -> dict[str, Any]:
-        brain = self.brain(principal, brain_id)
+        brain = resolve_brain(self.store, principal, brain_id)
         trace = self.traces.get(trace_id, principal.namespace, brain.id)
         if trace is None:
             raise error("trace_not_found", f"trace_id: {trace_id!r} is not in the recent trace buffer")

@@ -1,0 +1,77 @@
+"""The composition root: configuration in, a served application out. Only gunicorn (``get_app``), the
+CLI and tests import it; api and mcp receive a built service and never build one.
+
+``get_app()`` is gunicorn's entry point: configuration, store and worker threads are built inside the
+worker process, after the fork (a DuckDB file admits one process, and threads do not survive a fork).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from brainstore.config import Config
+from brainstore.service import Service
+from brainstore.service.common import load_or_create_secret
+from brainstore.store.base import Store, StoreFeature
+
+log = logging.getLogger("brainstore.app")
+
+
+class DataDirectoryInUse(RuntimeError):
+    """Another process (a running `brainstore serve`) holds the DuckDB file of this data directory."""
+
+
+def open_store(config: Config, *, migrate: bool | None = None) -> Store:
+    if config.engine == "memory":
+        from brainstore.store.memory import MemoryStore
+
+        return MemoryStore()
+    from brainstore.store.duckdb import DuckDBStore
+
+    config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        store = DuckDBStore(config.data_dir / "brainstore.duckdb")
+    except Exception as exc:  # duckdb.IOException: "Could not set lock on file ..."
+        if "lock" in str(exc).lower():
+            raise DataDirectoryInUse(f"{config.data_dir}/brainstore.duckdb is in use by another process") from exc
+        raise
+    fresh = store.schema_version() == 0
+    if migrate or (migrate is None and config.migrate_on_start and fresh):
+        store.migrate()
+    elif store.schema_version() < max(StoreFeature):
+        log.warning(
+            "schema %s is behind %s: routes that need newer tables answer 501 until `brainstore migrate` runs",
+            store.schema_version(),
+            int(max(StoreFeature)),
+        )
+    return store
+
+
+def build_service(config: Config) -> Service:
+    """A started engine: its store, its components and their worker threads."""
+    store = open_store(config)
+    secret = load_or_create_secret(config.data_dir if config.engine == "duckdb" else None)
+    service = Service(store, config=config, watermark_secret=secret)
+    service.start()
+    return service
+
+
+def build_wsgi(service: Service, config: Config) -> Any:
+    """/v1 (the Falcon app) and /mcp (hosted MCP, streamable HTTP) beside it, in one WSGI callable."""
+    from brainstore.api.app import create_app
+    from brainstore.mcp.hosted import mount_mcp
+
+    return mount_mcp(create_app(service, config), config)
+
+
+_app: Any = None
+
+
+def get_app() -> Any:
+    """The gunicorn entry point (``brainstore.app:get_app()``)."""
+    global _app
+    if _app is None:
+        config = Config.from_env()
+        _app = build_wsgi(build_service(config), config)
+    return _app

@@ -1,0 +1,462 @@
+"""Derivation: Records in status processing become Memories and indexed evidence, fairly and in batches.
+
+The durable queue is the store itself (Records processing, Memories pending); this component keeps the
+in-process schedule. On start every Record still processing and every pending Memory is queued again,
+so a restart (or kill -9 after any 202) resumes where it stopped.
+
+How a batch runs:
+1. Take work round robin across namespaces (project and environment), one job per namespace in turn,
+   bounded by count and by the text it will embed: one tenant's backlog waits its turn behind another
+   tenant's single Record instead of in front of it.
+2. Extract assertions and cut chunks (no I/O), then embed every chunk the batch selected in ONE call. A
+   long document is embedded in slices over several batches (its job goes back to the head of its
+   namespace's queue), so it never holds the worker for more than one batch at a time.
+3. Apply every finished Record in ONE transaction: each Brain is resolved inside it (a Brain erased
+   meanwhile takes its Records with it), the memory rules plan the revisions, chunks and statuses are
+   written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
+4. Tell the waiting Contexts which Brains moved.
+
+A failure of the embedder or the store leaves the work queued and retries it with backoff; an
+extraction failure marks that Record failed. Nothing is derived twice: a Record is re-read inside the
+transaction and skipped unless still processing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from brainstore.derive import Assertion, Extractor, SourceText, source_text, warm_up
+from brainstore.domain import MemoryRevision, Record
+from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
+from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
+from brainstore.service.planner import MemoryRules, MemoryState
+from brainstore.store.base import Store, StoreFeature
+
+log = logging.getLogger("brainstore.derivation")
+
+#: Seconds before failed work is tried again (the last repeats): an embedding endpoint that is down
+#: must not leave Records processing until the next restart.
+RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+BATCH_RECORDS = 64
+# Characters of chunk text one batch embeds at most: about 0.3 s of the offline model on 2 cores, the
+# longest a quiet tenant's Record waits behind another tenant's work already in the batch.
+BATCH_CHARS = 12_000
+
+
+class StoreLoader:
+    """The memory rules' view of one Brain in the store (inside the applying transaction)."""
+
+    def __init__(self, store: Store, brain_uid: str) -> None:
+        self.store = store
+        self.brain_uid = brain_uid
+
+    def memory(self, memory_id: str) -> MemoryRevision | None:
+        return self.store.memory(self.brain_uid, memory_id)
+
+    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
+        return self.store.memories_by_fingerprint(self.brain_uid, fingerprint)
+
+    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]:
+        return self.store.memories_by_attribute(self.brain_uid, subject, attribute)
+
+    def citing(self, record_id: str) -> list[MemoryRevision]:
+        return self.store.memories_citing(self.brain_uid, record_id)
+
+    def referencing(self, memory_id: str) -> list[MemoryRevision]:
+        return self.store.memories_referencing(self.brain_uid, memory_id)
+
+
+def memory_state(store: Store, brain_uid: str) -> MemoryState:
+    return MemoryState(brain_uid, StoreLoader(store, brain_uid), lambda: store.next_seq(brain_uid))
+
+
+def write_plan(store: Store, state: MemoryState, at: Any) -> None:
+    """Inside the transaction: the plan's revisions, then its erasures (which remove every revision)."""
+    store.insert_memory_revisions(state.plan.revisions)
+    for memory_id, seq in state.plan.erased:
+        store.erase_memory(state.brain_uid, memory_id, seq=seq, at=at)
+
+
+@dataclass(eq=False)
+class Job:
+    kind: str  # record | memory
+    namespace: str
+    brain_uid: str
+    item_id: str
+    seq: int = 0  # a Record's change sequence (0 when unknown: it then holds back every watermark)
+    failures: int = 0
+    # a Record's derivation in progress
+    record: Record | None = None
+    text: SourceText | None = None
+    assertions: list[Assertion] | None = None
+    drafts: list[ChunkDraft] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def embedded(self) -> int:
+        return sum(len(v) for v in self.vectors)
+
+    @property
+    def ready(self) -> bool:
+        return self.kind == "memory" or (self.assertions is not None and self.embedded == len(self.drafts))
+
+    def cost(self) -> int:
+        if self.kind == "memory":
+            return 0
+        if self.record is None:
+            return len(str(self.item_id)) + 200  # unknown until loaded: a turn's worth
+        return sum(len(d.text) for d in self.drafts[self.embedded :])
+
+
+class FairQueue:
+    """Jobs per namespace, taken round robin; a namespace's jobs keep their order."""
+
+    def __init__(self) -> None:
+        self._queues: OrderedDict[str, deque[Job]] = OrderedDict()
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def put(self, job: Job, *, front: bool = False) -> None:
+        with self._cond:
+            queue = self._queues.get(job.namespace)
+            if queue is None:
+                queue = self._queues[job.namespace] = deque()
+            if front:
+                queue.appendleft(job)
+            else:
+                queue.append(job)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def take(self, max_jobs: int, max_chars: int) -> list[Job] | None:
+        """A batch, round robin across namespaces; None once closed. Blocks while there is nothing."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._closed or any(self._queues.values()))
+            if self._closed:
+                return None
+            batch: list[Job] = []
+            chars = 0
+            while len(batch) < max_jobs and self._queues:
+                progressed = False
+                for namespace in list(self._queues):
+                    queue = self._queues[namespace]
+                    if not queue:
+                        del self._queues[namespace]
+                        continue
+                    if batch and chars + min(queue[0].cost(), max_chars) > max_chars:
+                        continue
+                    job = queue.popleft()
+                    batch.append(job)
+                    chars += job.cost()
+                    progressed = True
+                    # the namespace just served goes to the back of the rotation
+                    self._queues.move_to_end(namespace)
+                    if not queue:
+                        del self._queues[namespace]
+                    break
+                if not progressed or len(batch) >= max_jobs or chars >= max_chars:
+                    break
+            return batch
+
+
+class Derivation:
+    def __init__(
+        self,
+        store: Store,
+        evidence: EvidenceIndexes,
+        rules: MemoryRules,
+        extractor: Extractor,
+        *,
+        namespace_of: Callable[[str], str | None],
+        on_applied: Callable[[set[str]], None] = lambda brains: None,
+    ) -> None:
+        self.store = store
+        self.evidence = evidence
+        self.rules = rules
+        self.extractor = extractor
+        self.namespace_of = namespace_of
+        self.on_applied = on_applied
+        self._queue = FairQueue()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Condition()
+        self._pending = 0
+        self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
+        self._retries: set[threading.Timer] = set()
+        self._stopping = False
+
+    # --- lifecycle --------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stopping = False
+        self._queue = FairQueue()
+        with self._idle:  # the store is the durable queue: everything still to do is read back below
+            self._pending = 0
+            self._queued_records.clear()
+        self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
+        self._thread.start()
+        if self.store.schema_version() >= StoreFeature.CORE:
+            for brain_uid, record_id in self.store.records_in_status("processing"):
+                self.put_record(brain_uid, record_id)
+        if self.store.schema_version() >= StoreFeature.MEMORIES:
+            for brain_uid, memory_id in self.store.memories_in_status("pending"):
+                self.put_memory(brain_uid, memory_id)
+
+    def stop(self) -> None:
+        with self._idle:
+            self._stopping = True
+            retries, self._retries = self._retries, set()
+        for timer in retries:
+            timer.cancel()  # still processing/pending in the store: a restart resumes it
+        if self._thread is not None:
+            self._queue.close()
+            self._thread.join(timeout=30)
+            self._thread = None
+        with self._idle:
+            self._pending = 0
+            self._queued_records.clear()
+            self._idle.notify_all()
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout)
+
+    # --- queueing ---------------------------------------------------------------------------------------
+    def _namespace(self, brain_uid: str) -> str:
+        return self.namespace_of(brain_uid) or "?"
+
+    def put_record(self, brain_uid: str, record_id: str, seq: int = 0) -> None:
+        with self._idle:
+            self._queued_records.setdefault(brain_uid, {})[record_id] = seq  # holds back its watermark
+            if self._thread is None:
+                return  # stopped: the Record stays processing in the store, and start() queues it
+            self._pending += 1
+        self._queue.put(Job("record", self._namespace(brain_uid), brain_uid, record_id, seq))
+
+    def put_memory(self, brain_uid: str, memory_id: str) -> None:
+        if self._thread is None:
+            return  # stopped: the Memory stays pending in the store, and start() queues it
+        with self._idle:
+            self._pending += 1
+        self._queue.put(Job("memory", self._namespace(brain_uid), brain_uid, memory_id))
+
+    def pending_through(self, brain_uid: str, seq: int) -> bool:
+        """Whether a Record of the Brain written at or before ``seq`` is still being derived."""
+        with self._idle:
+            return any(s <= seq for s in self._queued_records.get(brain_uid, {}).values())
+
+    def _done(self, job: Job) -> None:
+        with self._idle:
+            self._pending -= 1
+            if job.kind == "record":
+                held = self._queued_records.get(job.brain_uid)
+                if held is not None:
+                    held.pop(job.item_id, None)
+                    if not held:
+                        del self._queued_records[job.brain_uid]
+            self._idle.notify_all()
+
+    # --- the worker ---------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        warm_up()  # here, off the request threads
+        while True:
+            batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS)
+            if batch is None:
+                return
+            try:
+                self._process(batch)
+            except Exception:  # a bug must not kill the worker: retry each job on its own
+                log.exception("a derivation batch failed; retrying its work")
+                for job in batch:
+                    self._retry_later(job)
+
+    def _process(self, batch: list[Job]) -> None:
+        jobs = [job for job in batch if self._load(job)]
+        self._embed(jobs)
+        finished = [job for job in jobs if job.ready]
+        for job in jobs:
+            if not job.ready:
+                self._queue.put(job, front=True)  # the rest of a long document, next time around
+        if not finished:
+            return
+        try:
+            self._apply(finished)
+        except Exception:
+            if len(finished) == 1:
+                raise
+            log.warning("applying a batch of %d failed; applying its Records one by one", len(finished))
+            for job in finished:
+                try:
+                    self._apply([job])
+                except Exception:
+                    log.exception("derivation of %s %s failed", job.kind, job.item_id)
+                    self._retry_later(job)
+
+    def _load(self, job: Job) -> bool:
+        """Read and extract a Record job once; False when there is nothing (more) to do for it."""
+        if job.kind == "memory" or job.record is not None:
+            return True
+        if self.store.schema_version() < max(StoreFeature):
+            self._done(job)  # stays processing until the operator migrates; resumed on the next start
+            return False
+        record = self.store.get_record(job.brain_uid, job.item_id)
+        if record is None or record.status != "processing":
+            self._done(job)  # forgotten meanwhile, or already derived
+            return False
+        brain = self.store.brain_by_uid(job.brain_uid)
+        self_name = brain.self_name if brain else None
+        try:
+            text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
+            assertions = self.extractor.extract(text, self_name=self_name)
+            drafts = draft_chunks(record, text)
+        except Exception as exc:
+            log.exception("extraction failed for %s", job.item_id)
+            self._fail(job, exc)
+            return False
+        job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
+        return True
+
+    def _fail(self, job: Job, exc: Exception) -> None:
+        with self.evidence.mutating([job.brain_uid]), self.store.atomic():
+            if self.store.lock_brain(job.brain_uid):
+                current = self.store.get_record(job.brain_uid, job.item_id)
+                if current is not None and current.status == "processing":
+                    self.store.append_record_status(
+                        job.brain_uid,
+                        job.item_id,
+                        "failed",
+                        seq=self.store.next_seq(job.brain_uid),
+                        error={"code": "extraction_failed", "message": f"{type(exc).__name__}: {exc}"[:500]},
+                    )
+        self._done(job)
+        self.on_applied({job.brain_uid})
+
+    def _embed(self, jobs: list[Job]) -> None:
+        """One embedding call for the slices this batch takes (every job gets at least one chunk)."""
+        wanted: list[tuple[Job, int]] = []
+        chars = 0
+        for job in jobs:
+            if job.kind != "record":
+                continue
+            start = job.embedded
+            take = 0
+            for draft in job.drafts[start:]:
+                if take and chars + len(draft.text) > BATCH_CHARS:
+                    break
+                take += 1
+                chars += len(draft.text)
+            if take:
+                wanted.append((job, take))
+        if not wanted:
+            return
+        texts = [embedding_text(d) for job, n in wanted for d in job.drafts[job.embedded : job.embedded + n]]
+        vectors = self.evidence.embed(texts)
+        at = 0
+        for job, n in wanted:
+            job.vectors.append(vectors[at : at + n])
+            at += n
+
+    def _apply(self, jobs: Sequence[Job]) -> None:
+        by_brain: dict[str, list[Job]] = {}
+        for job in jobs:
+            by_brain.setdefault(job.brain_uid, []).append(job)
+        applied: dict[str, tuple[list[PreparedEvidence], MemoryState]] = {}
+        requeue: list[tuple[str, str]] = []
+        with self.evidence.mutating(by_brain), self.store.atomic():
+            now = self.rules.clock()
+            for brain_uid, brain_jobs in by_brain.items():
+                if not self.store.lock_brain(brain_uid):
+                    continue  # erased meanwhile: its Records went with it
+                state = memory_state(self.store, brain_uid)
+                evidence: list[PreparedEvidence] = []
+                for job in brain_jobs:
+                    if job.kind == "memory":
+                        self._rederive(state, job.item_id)
+                    else:
+                        prepared = self._derive(state, job)
+                        if prepared is not None:
+                            evidence.append(prepared)
+                write_plan(self.store, state, now)
+                requeue.extend((brain_uid, m) for m in state.plan.rederive)
+                applied[brain_uid] = (evidence, state)
+            # after the commit (leaving the with-block) the indexes follow
+        for brain_uid, (evidence, state) in applied.items():
+            self.evidence.apply(
+                brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased]
+            )
+        for job in jobs:
+            self._done(job)
+        for brain_uid, memory_id in requeue:
+            self.put_memory(brain_uid, memory_id)
+        self.on_applied(set(by_brain))
+
+    def _derive(self, state: MemoryState, job: Job) -> PreparedEvidence | None:
+        assert job.record is not None and job.text is not None and job.assertions is not None
+        current = self.store.get_record(job.brain_uid, job.item_id)
+        if current is None or current.status != "processing":
+            return None  # forgotten or derived while it was being embedded
+        record, text = job.record, job.text
+        corrects = record.content.get("corrects") if record.content.get("kind") == "correction" else None
+        assertions = list(job.assertions)
+        if corrects and not assertions:
+            corrected = state.get(corrects)
+            if corrected is not None:
+                assertions = [self.rules.retraction(corrected, record.id, text.text, record.occurred_at)]
+        memory_ids: list[str] = []
+        for assertion in assertions:
+            memory_id = self.rules.apply(state, record.id, text.text, assertion, corrects)
+            if memory_id not in memory_ids:
+                memory_ids.append(memory_id)
+        vectors = np.concatenate(job.vectors) if job.vectors else np.zeros((0, 1), dtype=np.float32)
+        prepared = PreparedEvidence(record.id, job.drafts, vectors, self.evidence.embedder.model_name, leads(text.text, job.drafts))
+        self.store.insert_chunks(prepared.stored(job.brain_uid))
+        self.store.append_record_status(
+            job.brain_uid, record.id, "ready", seq=self.store.next_seq(job.brain_uid), memory_ids=memory_ids
+        )
+        return prepared
+
+    def _rederive(self, state: MemoryState, memory_id: str) -> None:
+        memory = state.get(memory_id)
+        if memory is None or memory.status != "pending":
+            return
+        brain = self.store.brain_by_uid(state.brain_uid)
+        self_name = brain.self_name if brain else None
+        record_ids = list(dict.fromkeys(c.record_id for c in memory.citations))
+        contents = self.store.record_contents(state.brain_uid, record_ids)
+        sources = []
+        for record_id in record_ids:
+            record = self.store.get_record(state.brain_uid, record_id) if record_id in contents else None
+            if record is not None:
+                sources.append((record_id, source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)))
+        self.rules.rederive(state, memory, sources, self.extractor, self_name)
+
+    def _retry_later(self, job: Job) -> None:
+        delay = RETRY_DELAYS[min(job.failures, len(RETRY_DELAYS) - 1)]
+        job.failures += 1
+        log.warning("derivation of %s %s is retried in %.0f s", job.kind, job.item_id, delay)
+
+        def requeue() -> None:
+            with self._idle:
+                if timer not in self._retries or self._stopping:
+                    return
+                self._retries.discard(timer)
+            self._queue.put(job)
+
+        timer = threading.Timer(delay, requeue)
+        timer.daemon = True
+        with self._idle:
+            if self._stopping:
+                return
+            self._retries.add(timer)
+        timer.start()

@@ -1,0 +1,298 @@
+"""Evidence indexes: every Brain's chunk index (BM25 + hnswlib) and memory lane, and the embedder.
+
+The indexes are a cache of the store: the store holds every chunk with its embedding, and an index is
+rebuilt from it (or loaded from its saved files when they match) the first time a Brain is searched.
+
+Invariants:
+- An index changes only after the transaction that stored its change has committed (:meth:`apply`
+  runs after commit, :meth:`forget_record` after the erase), so a rolled-back write is never served
+  and a retried one is never added twice (a Record already in the index is skipped).
+- Changes are serialized with :meth:`mutating`: a writer holds it across its transaction and the index
+  update, so a delete can never slip between a commit and its index update and leave an erased
+  Record's chunks behind.
+- "ready implies findable": a writer marks the Brains it is applying before it commits
+  (:meth:`mutating`); a reader that has seen a Record ready passes :meth:`settled` before it searches.
+- Saved index files hold Record text: a forget removes them (rebuilt from the store when next needed).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from brainstore.derive import SourceText, source_text
+from brainstore.domain import MemoryRevision, Record, StoredChunk
+from brainstore.retrieval.chunking import ChunkDraft, chunk_record, embedding_text, leads
+from brainstore.retrieval.embedder import Embedder, load_embedder
+from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
+from brainstore.retrieval.pipeline import lexical_query
+from brainstore.store.base import Store, StoreFeature
+
+MEMORY_LANE_K = 40
+
+
+@dataclass(frozen=True)
+class PreparedEvidence:
+    """A Record's chunks and their embeddings, made before its transaction (no store access)."""
+
+    record_id: str
+    drafts: list[ChunkDraft]
+    embeddings: np.ndarray
+    model: str
+    leads: list[str | None]  # the whitespace before each draft in the Record (chunking.leads)
+
+    def stored(self, brain_uid: str) -> list[StoredChunk]:
+        return [
+            StoredChunk(brain_uid, d, self.model, np.ascontiguousarray(v, dtype="<f4").tobytes())
+            for d, v in zip(self.drafts, self.embeddings, strict=True)
+        ]
+
+
+def draft_chunks(record: Record, text: SourceText) -> list[ChunkDraft]:
+    source = record.source or {}
+    return chunk_record(
+        record.id, text, source_name=source.get("name"), trust=source.get("trust", "normal"), visibility=record.visibility
+    )
+
+
+class EvidenceIndexes:
+    def __init__(self, store: Store, *, index_root: Path | None, embedder: Embedder | None = None, embedder_spec: str | None = None) -> None:
+        self.store = store
+        self.index_root = index_root
+        self._embedder = embedder
+        self._embedder_spec = embedder_spec
+        self._embedder_lock = threading.Lock()
+        self._indexes: dict[str, BrainIndex] = {}
+        self._lanes: dict[str, MemoryLane] = {}
+        self._lock = threading.RLock()  # the two dicts above
+        self._mutation = threading.RLock()
+        self._applying: Counter[str] = Counter()
+        self._settled = threading.Condition(threading.Lock())
+
+    # --- the embedder ---------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            with self._embedder_lock:
+                if self._embedder is None:
+                    self._embedder = load_embedder(self._embedder_spec)
+        return self._embedder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.embed(list(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embedder.embed_query(text)
+
+    # --- serializing changes --------------------------------------------------------------------------
+    @contextmanager
+    def mutating(self, brain_uids: Iterable[str] = ()) -> Iterator[None]:
+        """Held by a writer across its transaction and its index update (see the module docstring)."""
+        uids = list(dict.fromkeys(brain_uids))
+        with self._mutation:
+            with self._settled:
+                self._applying.update(uids)
+            try:
+                yield
+            finally:
+                with self._settled:
+                    self._applying.subtract(uids)
+                    self._applying += Counter()  # drop zero counts
+                    self._settled.notify_all()
+
+    def settled(self, brain_uid: str, timeout: float = 30.0) -> None:
+        """Wait until no committed change of the Brain is still on its way into the index."""
+        with self._settled:
+            self._settled.wait_for(lambda: not self._applying[brain_uid], timeout=timeout)
+
+    # --- the chunk index --------------------------------------------------------------------------------
+    def _index_dir(self, brain_uid: str) -> Path | None:
+        return None if self.index_root is None else self.index_root / brain_uid
+
+    def index(self, brain_uid: str) -> BrainIndex:
+        with self._lock:
+            held = self._indexes.get(brain_uid)
+            if held is not None:
+                return held
+        with self._mutation:  # a rebuild reads the store: no change may land meanwhile
+            with self._lock:
+                held = self._indexes.get(brain_uid)
+                if held is not None:
+                    return held
+            index = self._load_or_rebuild(brain_uid)
+            with self._lock:
+                self._indexes[brain_uid] = index
+            return index
+
+    def _load_or_rebuild(self, brain_uid: str) -> BrainIndex:
+        model = self.embedder.model_name
+        directory = self._index_dir(brain_uid)
+        count = self.store.count_chunks(brain_uid) if self.store.schema_version() >= StoreFeature.CHUNKS else 0
+        index = BrainIndex.load(directory, model) if directory is not None and count else None
+        if index is None or len(index) != count:
+            index = self._rebuild(brain_uid)
+        return index
+
+    def _rebuild(self, brain_uid: str) -> BrainIndex:
+        """From the stored chunks; chunks embedded by another model are embedded again."""
+        embedder = self.embedder
+        index = BrainIndex(embedder.dimension, embedder.model_name)
+        if self.store.schema_version() < StoreFeature.CHUNKS:
+            return index
+        stored = self.store.chunks(brain_uid)
+        if not stored:
+            return index
+        drafts = [c.draft for c in stored]
+        vectors = np.zeros((len(stored), embedder.dimension), dtype=np.float32)
+        stale = []
+        for i, chunk in enumerate(stored):
+            if chunk.model == embedder.model_name and len(chunk.embedding) == 4 * embedder.dimension:
+                vectors[i] = np.frombuffer(chunk.embedding, dtype=np.float32)
+            else:
+                stale.append(i)
+        if stale:
+            vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
+        index.add(drafts, vectors, self._stored_leads(brain_uid, drafts))
+        return index
+
+    def _stored_leads(self, brain_uid: str, drafts: list[ChunkDraft]) -> list[str | None]:
+        """The leads of stored drafts (a Record's drafts together, in text order), from their Records'
+        texts read in one go: the chunks table does not keep the whitespace between chunks."""
+        contents = self.store.record_contents(brain_uid, sorted({d.record_id for d in drafts}))
+        out: list[str | None] = []
+        for record_id, group in itertools.groupby(drafts, key=lambda d: d.record_id):
+            run = list(group)
+            content = contents.get(record_id)
+            if content is None:
+                out += [None] * len(run)
+                continue
+            text = source_text(content, self_name=None, occurred_at=run[0].occurred_at).text
+            out += leads(text, run)
+        return out
+
+    def prepare(self, items: Sequence[tuple[Record, SourceText]]) -> list[PreparedEvidence]:
+        """Chunk and embed several Records in ONE embedding call (no store access)."""
+        drafts = [draft_chunks(record, text) for record, text in items]
+        texts = [embedding_text(d) for ds in drafts for d in ds]
+        embedder = self.embedder
+        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension), dtype=np.float32)
+        out, at = [], 0
+        for (record, text), ds in zip(items, drafts, strict=True):
+            out.append(PreparedEvidence(record.id, ds, vectors[at : at + len(ds)], embedder.model_name, leads(text.text, ds)))
+            at += len(ds)
+        return out
+
+    def apply(self, brain_uid: str, evidence: Sequence[PreparedEvidence], memories: Sequence[MemoryRevision], erased: Sequence[str]) -> None:
+        """After a commit: add its Records' chunks and Memory changes to the Brain's live indexes.
+
+        A Brain being written gets its index now (built from the store, which has the chunks already,
+        so none is added twice), not at its first Context; an unbuilt memory lane is built from the
+        store when first searched.
+        """
+        index = self.index(brain_uid) if any(e.drafts for e in evidence) else None
+        with self._lock:
+            lane = self._lanes.get(brain_uid)
+        if index is not None:
+            fresh = [e for e in evidence if e.drafts and not index.record_chunks(e.record_id)]
+            if fresh:
+                try:
+                    index.add(
+                        [d for e in fresh for d in e.drafts],
+                        np.concatenate([e.embeddings for e in fresh]),
+                        [lead for e in fresh for lead in e.leads],
+                    )
+                except Exception:
+                    self.drop(brain_uid)  # rebuilt from the store on next use
+                    raise
+        if lane is not None:
+            for memory in memories:
+                self._lane_apply(lane, memory)
+            for memory_id in erased:
+                lane.remove(memory_id)
+
+    # --- the memory lane ---------------------------------------------------------------------------------
+    def memory_lane(self, brain_uid: str) -> MemoryLane:
+        with self._lock:
+            lane = self._lanes.get(brain_uid)
+            if lane is not None:
+                return lane
+        with self._mutation:
+            with self._lock:
+                lane = self._lanes.get(brain_uid)
+                if lane is not None:
+                    return lane
+            lane = MemoryLane()
+            if self.store.schema_version() >= StoreFeature.MEMORIES:
+                for memory in self.store.all_memories(brain_uid):
+                    self._lane_apply(lane, memory)
+            with self._lock:
+                self._lanes[brain_uid] = lane
+            return lane
+
+    @staticmethod
+    def _lane_apply(lane: MemoryLane, memory: MemoryRevision) -> None:
+        if memory.status != "active" or not memory.citations:
+            lane.remove(memory.memory_id)
+            return
+        lane.upsert(
+            LaneEntry(
+                memory.memory_id,
+                tuple(dict.fromkeys(c.record_id for c in memory.citations)),
+                memory.valid_from.timestamp(),
+                memory.valid_to.timestamp() if memory.valid_to else None,
+            ),
+            memory.statement,
+        )
+
+    def memory_hits(self, brain_uid: str, index: BrainIndex, query: str, at: datetime) -> list[tuple[int, float]]:
+        """The memory lane as a chunk lane: the chunks of the Records that matching Memories cite."""
+        hits: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        for entry, score in self.memory_lane(brain_uid).search(lexical_query(query), MEMORY_LANE_K, at.timestamp()):
+            for record_id in entry.record_ids:
+                for chunk_id in index.record_chunks(record_id):
+                    if chunk_id not in seen:
+                        seen.add(chunk_id)
+                        hits.append((chunk_id, score))
+        return hits
+
+    # --- forgetting -------------------------------------------------------------------------------------
+    def forget_record(self, brain_uid: str, record_id: str) -> None:
+        """After the erase committed: the Record's chunks leave the live index and its saved files."""
+        with self._lock:
+            held = self._indexes.get(brain_uid)
+        removed = held.remove_record(record_id) if held is not None else []
+        directory = self._index_dir(brain_uid)
+        if directory is not None and directory.exists() and (removed or held is None):
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def drop(self, brain_uid: str) -> None:
+        """Forget a Brain's indexes in memory and on disk (erased, or to be rebuilt from the store)."""
+        with self._lock:
+            self._indexes.pop(brain_uid, None)
+            self._lanes.pop(brain_uid, None)
+        directory = self._index_dir(brain_uid)
+        if directory is not None and directory.exists():
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def drop_lane(self, brain_uid: str) -> None:
+        with self._lock:
+            self._lanes.pop(brain_uid, None)
+
+    def save(self) -> None:
+        with self._lock:
+            held = dict(self._indexes)
+        for brain_uid, index in held.items():
+            directory = self._index_dir(brain_uid)
+            if directory is not None and len(index):
+                index.save(directory)

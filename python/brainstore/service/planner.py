@@ -1,0 +1,393 @@
+"""The memory rules: how assertions, corrections and erasures change a Brain's Memories.
+
+The rules work on a :class:`MemoryState`, an overlay over the Memories they read: every revision they
+decide on is appended to the state's plan and is visible to the rules that follow (two Records of one
+batch that say the same thing make ONE Memory). The rules do no I/O of their own; the state loads the
+Memories they ask for through a :class:`MemoryLoader` (the store, inside the transaction that applies
+the plan, or a dict in tests) and allocates change sequence numbers through a callable.
+
+Rules kept here, and only here:
+- One Memory per distinct assertion. The same assertion from several Records is ONE Memory whose
+  citations name every supporting Record, as long as they agree: an assertion that states another time
+  for it, or that says it corrects something ("actually ..., not ..."), never becomes its support.
+  A corrective one supersedes it; one that only disagrees on the time is kept as a marked conflict.
+- A correction Record supersedes the Memory it names: a new revision closes it (valid_to, superseded_by)
+  and the new active Memory cites the correction and names what it supersedes. A correction with no
+  statement of its own retracts the Memory.
+- A single-valued attribute stated with a change ("moved to") closes the older value's validity; stated
+  without one, the two values conflict: both stay active and name each other in conflicts_with. The same
+  attribute and value with the opposite polarity ("I love coffee" / "I hate coffee") closes the older
+  when a change is stated and conflicts otherwise.
+- Whatever a Memory did to others is undone when it is erased: Memories it superseded are restored,
+  Memories it closed are reopened, and it leaves every conflicts_with list.
+- Forgetting a Record erases the Memories it alone supported and puts the others in pending
+  re-derivation; re-derivation keeps only what the surviving Records support (citations, statement,
+  valid_from).
+- Every change takes the Brain's next change sequence number, which is what watermarks point at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+from brainstore.derive import Assertion, Extractor, SourceText
+from brainstore.domain import Citation, MemoryRevision
+
+
+def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
+    if assertion.attribute:
+        identity = ["attr", subject.casefold(), assertion.attribute, (assertion.value or "").casefold(), assertion.negated]
+    else:
+        identity = ["text", " ".join(assertion.statement.casefold().split()).rstrip(".")]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+
+
+def revision_fingerprint(memory: MemoryRevision) -> str:
+    """A stored revision's fingerprint (revisions written before fingerprints were kept recompute it)."""
+    return memory.fingerprint or assertion_fingerprint(memory.subject, as_assertion(memory))
+
+
+def as_assertion(memory: MemoryRevision) -> Assertion:
+    return Assertion(
+        statement=memory.statement,
+        subject=memory.subject,
+        owner=memory.owner,
+        attribute=memory.attribute,
+        value=memory.value,
+        single_valued=memory.single_valued,
+        change=False,
+        negated=memory.negated,
+        valid_from=memory.valid_from,
+        valid_to=memory.valid_to,
+        span=(0, 0),
+    )
+
+
+def _stated(assertion: Assertion, name: str) -> bool:
+    """Additive Assertion fields (an extractor that predates them reads as False)."""
+    return bool(getattr(assertion, name, False))
+
+
+def _stash_valid_to(memory: MemoryRevision) -> dict[str, Any]:
+    """``memory.extra`` plus its current valid_to, for when another Memory closes it: erasing that
+    one puts this valid_to back."""
+    return {**memory.extra, "valid_to_before": memory.valid_to.isoformat() if memory.valid_to else None}
+
+
+def _restored_valid_to(extra: dict[str, Any]) -> datetime | None:
+    held = extra.pop("valid_to_before", None)
+    return datetime.fromisoformat(held) if held else None
+
+
+def same_time(a: datetime, b: datetime) -> bool:
+    """Whether two stated times name the same period, at the coarsest grain a text names (a month)."""
+    return (a.year, a.month) == (b.year, b.month)
+
+
+class MemoryLoader(Protocol):
+    """What the rules may read: current revisions (the newest of each Memory), by what they need."""
+
+    def memory(self, memory_id: str) -> MemoryRevision | None: ...
+    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]: ...
+    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]: ...
+    def citing(self, record_id: str) -> list[MemoryRevision]: ...
+    def referencing(self, memory_id: str) -> list[MemoryRevision]: ...
+
+
+@dataclass
+class MemoryPlan:
+    """The writes a batch of rules decided on, in order."""
+
+    revisions: list[MemoryRevision] = field(default_factory=list)
+    erased: list[tuple[str, int]] = field(default_factory=list)  # (memory_id, seq)
+    rederive: list[str] = field(default_factory=list)  # memory ids placed in pending re-derivation
+
+    def __bool__(self) -> bool:
+        return bool(self.revisions or self.erased)
+
+
+class MemoryState:
+    """The Memories of one Brain as the rules see them: loaded on demand, overlaid with the plan."""
+
+    def __init__(self, brain_uid: str, loader: MemoryLoader, next_seq: Callable[[], int]) -> None:
+        self.brain_uid = brain_uid
+        self.loader = loader
+        self.next_seq = next_seq
+        self.plan = MemoryPlan()
+        self._current: dict[str, MemoryRevision | None] = {}  # memory_id -> newest (None: erased)
+
+    def _seen(self, found: Iterable[MemoryRevision]) -> list[MemoryRevision]:
+        out = []
+        for memory in found:
+            held = self._current.setdefault(memory.memory_id, memory)
+            if held is not None:
+                out.append(held)
+        return out
+
+    def _matching(self, found: Iterable[MemoryRevision], keep: Callable[[MemoryRevision], bool]) -> list[MemoryRevision]:
+        """Loaded matches overlaid with the plan's, newest state of each, ordered by id."""
+        merged = {m.memory_id: m for m in self._seen(found)}
+        for memory in self._current.values():
+            if memory is not None:
+                merged[memory.memory_id] = memory
+        return sorted((m for m in merged.values() if keep(m)), key=lambda m: m.memory_id)
+
+    def get(self, memory_id: str) -> MemoryRevision | None:
+        if memory_id not in self._current:
+            self._current[memory_id] = self.loader.memory(memory_id)
+        return self._current[memory_id]
+
+    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
+        return self._matching(self.loader.by_fingerprint(fingerprint), lambda m: m.fingerprint == fingerprint)
+
+    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]:
+        key = subject.casefold()
+        return self._matching(
+            self.loader.by_attribute(subject, attribute),
+            lambda m: m.attribute == attribute and m.subject.casefold() == key,
+        )
+
+    def citing(self, record_id: str) -> list[MemoryRevision]:
+        return self._matching(
+            self.loader.citing(record_id), lambda m: any(c.record_id == record_id for c in m.citations)
+        )
+
+    def referencing(self, memory_id: str) -> list[MemoryRevision]:
+        return self._matching(
+            self.loader.referencing(memory_id),
+            lambda m: m.superseded_by == memory_id
+            or memory_id in m.extra.get("conflicts_with", ())
+            or m.extra.get("closed_by") == memory_id,
+        )
+
+    def write(self, revision: MemoryRevision) -> MemoryRevision:
+        self._current[revision.memory_id] = revision
+        self.plan.revisions.append(revision)
+        return revision
+
+    def revise(self, memory: MemoryRevision, at: datetime, **changes: Any) -> MemoryRevision:
+        """Append the next revision of ``memory`` with ``changes``; nothing is updated in place."""
+        current = self.get(memory.memory_id) or memory
+        return self.write(replace(current, version=current.version + 1, recorded_at=at, seq=self.next_seq(), **changes))
+
+    def erase(self, memory_id: str) -> None:
+        self._current[memory_id] = None
+        self.plan.erased.append((memory_id, self.next_seq()))
+
+
+class MemoryRules:
+    """The rules of the module docstring, over a :class:`MemoryState`."""
+
+    def __init__(self, clock: Callable[[], datetime], new_id: Callable[[str], str]) -> None:
+        self.clock = clock
+        self.new_id = new_id
+
+    # --- deriving ------------------------------------------------------------------------------------
+    def apply(
+        self,
+        state: MemoryState,
+        record_id: str,
+        text: str,
+        assertion: Assertion,
+        corrects: str | None = None,
+    ) -> str:
+        """Fold one assertion of a Record into the Brain's Memories; returns the Memory id it supports."""
+        now = self.clock()
+        start, end = assertion.span
+        citation = Citation(record_id, start, end, text[start:end])
+        fingerprint = assertion_fingerprint(assertion.subject, assertion)
+        time_stated = _stated(assertion, "time_stated")
+        disputed: list[MemoryRevision] = []
+        if corrects is None:
+            for held in state.by_fingerprint(fingerprint):
+                if held.status != "active":
+                    continue
+                if any(c.record_id == record_id for c in held.citations):
+                    return held.memory_id
+                agrees = not (
+                    time_stated
+                    and held.extra.get("time_stated")
+                    and not same_time(held.valid_from, assertion.valid_from)
+                )
+                if agrees and not _stated(assertion, "corrective"):
+                    state.revise(held, now, citations=(*held.citations, citation))
+                    return held.memory_id
+                disputed.append(held)
+        memory_id = self.new_id("mem")
+        conflicts: list[str] = []
+        supersedes = None
+        valid_from = assertion.valid_from
+        targets = [state.get(corrects)] if corrects is not None else []
+        if _stated(assertion, "corrective"):
+            targets += disputed  # "actually ..., not ...": the new statement replaces the held one
+            disputed = []
+        for corrected in targets:
+            if corrected is not None and corrected.status == "active":
+                supersedes = supersedes or corrected.memory_id
+                state.revise(
+                    corrected,
+                    now,
+                    status="superseded",
+                    superseded_by=memory_id,
+                    valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
+                    extra=_stash_valid_to(corrected),
+                )
+        for held in disputed:  # the same assertion at another time: both kept, each naming the other
+            conflicts.append(held.memory_id)
+            self._add_conflict(state, held, memory_id, now)
+        if assertion.attribute:
+            for other in state.by_attribute(assertion.subject, assertion.attribute):
+                if other.status != "active" or other.memory_id == supersedes or other.memory_id in conflicts:
+                    continue
+                same_value = (other.value or "").casefold() == (assertion.value or "").casefold()
+                if same_value and other.negated == assertion.negated:
+                    continue
+                if not assertion.single_valued and not same_value:
+                    continue  # many values at once (likes coffee, likes tea): no disagreement
+                if other.valid_to is not None and other.valid_to <= valid_from:
+                    continue  # already over before this one starts: history, not disagreement
+                if assertion.change and other.valid_from <= valid_from:
+                    # the world changed: close the old value, and remember why, so erasing this
+                    # Memory reopens it
+                    state.revise(
+                        other, now, valid_to=valid_from, extra={**_stash_valid_to(other), "closed_by": memory_id}
+                    )
+                    continue
+                conflicts.append(other.memory_id)
+                self._add_conflict(state, other, memory_id, now)
+        extra: dict[str, Any] = {}
+        if conflicts:
+            extra["conflicts_with"] = conflicts
+        if time_stated:
+            extra["time_stated"] = True
+        state.write(
+            MemoryRevision(
+                memory_id=memory_id,
+                brain_uid=state.brain_uid,
+                version=1,
+                statement=assertion.statement,
+                subject=assertion.subject,
+                owner=assertion.owner,
+                attribute=assertion.attribute,
+                value=assertion.value,
+                valid_from=valid_from,
+                valid_to=assertion.valid_to,
+                recorded_at=now,
+                status="active",
+                citations=(citation,),
+                supersedes=supersedes,
+                superseded_by=None,
+                seq=state.next_seq(),
+                single_valued=assertion.single_valued,
+                negated=assertion.negated,
+                extra=extra,
+                fingerprint=fingerprint,
+            )
+        )
+        return memory_id
+
+    @staticmethod
+    def _add_conflict(state: MemoryState, memory: MemoryRevision, other_id: str, at: datetime) -> None:
+        names = sorted({*memory.extra.get("conflicts_with", []), other_id})
+        state.revise(memory, at, extra={**memory.extra, "conflicts_with": names})
+
+    def retraction(self, corrected: MemoryRevision, record_id: str, text: str, occurred_at: datetime) -> Assertion:
+        """A correction with no statement of its own: the corrected Memory, negated, cited to it."""
+        statement = corrected.statement.rstrip(". ")
+        return Assertion(
+            statement=f"Not so: {statement}.",
+            subject=corrected.subject,
+            owner=corrected.owner,
+            attribute=corrected.attribute,
+            value=corrected.value,
+            single_valued=corrected.single_valued,
+            change=True,
+            negated=not corrected.negated,
+            valid_from=occurred_at,
+            valid_to=None,
+            span=(0, len(text)),
+        )
+
+    # --- erasing ---------------------------------------------------------------------------------------
+    def erase(self, state: MemoryState, memory_id: str) -> None:
+        """Erase a Memory and undo what it did to others (see the module docstring)."""
+        now = self.clock()
+        state.erase(memory_id)
+        for other in state.referencing(memory_id):
+            if other.memory_id == memory_id:
+                continue
+            changes: dict[str, Any] = {}
+            extra = dict(other.extra)
+            if memory_id in extra.get("conflicts_with", ()):
+                remaining = [m for m in extra["conflicts_with"] if m != memory_id]
+                if remaining:
+                    extra["conflicts_with"] = remaining
+                else:
+                    del extra["conflicts_with"]
+            if extra.get("closed_by") == memory_id:
+                del extra["closed_by"]
+                changes["valid_to"] = _restored_valid_to(extra)
+            if other.superseded_by == memory_id:
+                changes.update(status="active", superseded_by=None, valid_to=_restored_valid_to(extra))
+            if extra != other.extra or changes:
+                state.revise(other, now, extra=extra, **changes)
+
+    def forget_record(self, state: MemoryState, record_id: str) -> dict[str, int]:
+        """The cascade of forgetting a Record: erased or pending re-derivation, by what survives."""
+        counts = {"memories": 0, "rederiving": 0}
+        now = self.clock()
+        for memory in state.citing(record_id):
+            survivors = tuple(c for c in memory.citations if c.record_id != record_id)
+            if not survivors:
+                self.erase(state, memory.memory_id)
+                counts["memories"] += 1
+            else:
+                state.revise(memory, now, status="pending", citations=survivors)
+                state.plan.rederive.append(memory.memory_id)
+                counts["rederiving"] += 1
+        return counts
+
+    def rederive(
+        self,
+        state: MemoryState,
+        memory: MemoryRevision,
+        sources: Sequence[tuple[str, SourceText]],
+        extractor: Extractor,
+        self_name: str | None,
+    ) -> None:
+        """Re-derive a pending Memory from the surviving Records ``sources`` ((record id, text))."""
+        fingerprint = revision_fingerprint(memory)
+        citations: list[Citation] = []
+        statement: str | None = None
+        valid_from: datetime | None = None
+        for record_id, text in sources:
+            for assertion in extractor.extract(text, self_name=self_name):
+                if assertion_fingerprint(assertion.subject, assertion) == fingerprint:
+                    start, end = assertion.span
+                    citations.append(Citation(record_id, start, end, text.text[start:end]))
+                    statement = statement or assertion.statement
+                    valid_from = assertion.valid_from if valid_from is None else min(valid_from, assertion.valid_from)
+                    break
+            else:
+                # The extractor no longer finds it there (it changed since): keep the stored span.
+                kept = [c for c in memory.citations if c.record_id == record_id]
+                citations.extend(kept)
+                if kept:
+                    valid_from = text.occurred_at if valid_from is None else min(valid_from, text.occurred_at)
+        if not citations:
+            self.erase(state, memory.memory_id)
+            return
+        state.revise(
+            memory,
+            self.clock(),
+            status="superseded" if memory.superseded_by else "active",
+            citations=tuple(citations),
+            statement=statement or memory.statement,
+            valid_from=valid_from or memory.valid_from,
+            fingerprint=fingerprint,
+        )

@@ -1,0 +1,77 @@
+"""Visibility, decided once for every read path.
+
+A Record's visibility is fixed when it is written:
+- ``shareable``: served as it is.
+- ``redacted_summary``: its words are never served. Evidence, citation quotes and every Memory that
+  rests on it alone are served as a redaction naming who recorded something and when.
+- ``local_only``: on a hosted deployment it is absent from every read path (evidence, citations,
+  Memories, the Profile, structured values, listMemories, getMemory); getRecord answers
+  local_only_record. A Memory that also rests on served Records is served with those citations only.
+
+Every component that returns user text asks this module, so there is one rule and one place to read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from brainstore.domain import Citation, MemoryRevision
+from brainstore.retrieval.chunking import redaction
+from brainstore.service.views import citation_view, memory_view
+
+LOCAL_ONLY = "local_only"
+REDACTED = "redacted_summary"
+SHAREABLE = "shareable"
+
+
+@dataclass(frozen=True)
+class Visibility:
+    hosted: bool
+
+    def withheld(self, visibility: str | None) -> bool:
+        """Absent from this deployment's read paths. An unknown Record (None: erased) is withheld too."""
+        return visibility is None or (self.hosted and visibility == LOCAL_ONLY)
+
+    @staticmethod
+    def redacted(visibility: str | None) -> bool:
+        return visibility == REDACTED
+
+    def citations(
+        self, citations: tuple[Citation, ...], visibilities: Mapping[str, str]
+    ) -> list[dict[str, Any]]:
+        """The citations a reader may see: withheld Records left out, redacted quotes replaced."""
+        out = []
+        for c in citations:
+            vis = visibilities.get(c.record_id)
+            if self.withheld(vis):
+                continue
+            view = citation_view(c)
+            if self.redacted(vis):
+                view["quote"] = "[redacted]"
+                view["redacted"] = True
+            out.append(view)
+        return out
+
+    def memory(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> dict[str, Any] | None:
+        """The Memory as this deployment serves it, or None when none of its Records may be read.
+
+        A Memory resting only on redacted Records says only that something was recorded: its
+        statement and value came from words that are never served.
+        """
+        citations = self.citations(memory.citations, visibilities)
+        if not citations:
+            return None
+        view = memory_view(memory)
+        view["citations"] = citations
+        if all(c.get("redacted") for c in citations):
+            view["statement"] = redaction(memory.subject, memory.valid_from)
+            view["attribute"] = None
+            view["redacted"] = True
+        return view
+
+    def statement(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> str | None:
+        """The text a reader is served for ``memory`` (None when it is withheld)."""
+        view = self.memory(memory, visibilities)
+        return None if view is None else view["statement"]
