@@ -236,3 +236,106 @@ def test_chunks_round_trip_and_erase_by_record(store: Store) -> None:
     assert store.erase_chunks("brn_1", "rec_1") == 2
     assert [c.draft.record_id for c in store.chunks("brn_1")] == ["rec_2"]
     assert store.count_chunks("brn_2") == 0
+
+
+def test_lock_brain_says_whether_the_brain_still_exists(store: Store) -> None:
+    store.insert_brain(brain())
+    with store.atomic():
+        assert store.lock_brain("brn_1")
+        assert not store.lock_brain("brn_gone")
+    store.erase_brain("brn_1")
+    with store.atomic():
+        assert not store.lock_brain("brn_1")
+
+
+def test_change_sequence_advances_inside_a_transaction_and_rolls_back_with_it(store: Store) -> None:
+    store.next_seq("brn_1")
+    with store.atomic():
+        assert [store.next_seq("brn_1") for _ in range(3)] == [2, 3, 4]
+        assert store.current_seq("brn_1") == 4  # the transaction sees its own advance
+    assert store.current_seq("brn_1") == 4
+    with pytest.raises(RuntimeError), store.atomic():
+        store.next_seq("brn_1")
+        raise RuntimeError("boom")
+    assert store.current_seq("brn_1") == 4
+    assert store.next_seq("brn_1") == 5
+
+
+def test_record_visibilities_are_read_together_within_one_brain(store: Store) -> None:
+    store.insert_brain(brain())
+    record(store, "rec_1")
+    store.insert_record(
+        Record("rec_2", "brn_1", {"kind": "document", "text": "x"}, None, "local_only", T0, T0, "api", store.next_seq("brn_1"))
+    )
+    record(store, "rec_9", uid="brn_2")
+    got = store.record_visibilities("brn_1", ["rec_1", "rec_2", "rec_9", "rec_none"])
+    assert got == {"rec_1": "shareable", "rec_2": "local_only"}
+    assert store.record_visibilities("brn_1", []) == {}
+
+
+def test_idempotent_replies_are_erased_with_what_they_describe(store: Store) -> None:
+    store.insert_brain(brain())
+    made = IdempotentReply("test:acme", "op:b1", "k1", "fp", 202, {"id": "rec_1"}, None, T0, "brn_1", "rec_1")
+    other = IdempotentReply("test:acme", "op:b1", "k2", "fp", 202, {"id": "rec_2"}, None, T0, "brn_1", "rec_2")
+    elsewhere = IdempotentReply("test:acme", "op:b2", "k3", "fp", 202, {"id": "rec_3"}, None, T0, "brn_2", "rec_3")
+    for reply in (made, other, elsewhere):
+        store.put_idempotent(reply)
+    assert store.get_idempotent("test:acme", "op:b1", "k1") == made
+    assert store.erase_idempotent("brn_1", "rec_1") == 1
+    assert store.get_idempotent("test:acme", "op:b1", "k1") is None
+    assert store.get_idempotent("test:acme", "op:b1", "k2") == other
+    store.erase_brain("brn_1")
+    assert store.get_idempotent("test:acme", "op:b1", "k2") is None
+    assert store.get_idempotent("test:acme", "op:b2", "k3") == elsewhere
+
+
+def test_revisions_are_inserted_together_with_their_fingerprints(store: Store) -> None:
+    from dataclasses import replace
+
+    revs = [replace(revision("mem_a", 1, 1), fingerprint="fp_a"), replace(revision("mem_b", 1, 2), fingerprint="fp_b")]
+    store.insert_memory_revisions(revs)
+    assert [m.fingerprint for m in store.all_memories("brn_1")] == ["fp_a", "fp_b"]
+    assert store.memories_by_fingerprint("brn_1", "fp_b") == [revs[1]]
+    assert store.memory("brn_1", "mem_a") == revs[0]
+    with pytest.raises(RuntimeError), store.atomic():
+        store.insert_memory_revisions([replace(revision("mem_c", 1, 3), fingerprint="fp_c")])
+        raise RuntimeError("boom")
+    assert store.memory("brn_1", "mem_c") is None
+
+
+def test_memories_referencing_one_are_found(store: Store) -> None:
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [
+            replace(revision("mem_a", 1, 1), status="superseded", superseded_by="mem_x", fingerprint="a"),
+            replace(revision("mem_b", 1, 2), extra={"conflicts_with": ["mem_x"]}, fingerprint="b"),
+            replace(revision("mem_c", 1, 3), extra={"closed_by": "mem_x"}, fingerprint="c"),
+            replace(revision("mem_d", 1, 4), extra={"conflicts_with": ["mem_y"]}, fingerprint="d"),
+            replace(revision("mem_e", 1, 5), extra={"conflicts_with": ["mem_x"]}, fingerprint="e"),
+            replace(revision("mem_e", 2, 6), fingerprint="e"),  # no longer: the current revision counts
+        ]
+    )
+    found = {m.memory_id for m in store.memories_referencing("brn_1", "mem_x")}
+    assert {"mem_a", "mem_b", "mem_c"} <= found and "mem_d" not in found
+    for memory in store.memories_referencing("brn_1", "mem_x"):  # a superset is allowed; every one current
+        assert memory == store.memory("brn_1", memory.memory_id)
+
+
+def test_erasing_a_records_citations_scrubs_every_revision(store: Store) -> None:
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [
+            replace(revision("mem_a", 1, 1, cites=("rec_gone",)), fingerprint="a"),
+            replace(revision("mem_a", 2, 2, cites=("rec_gone", "rec_kept")), fingerprint="a"),
+            replace(revision("mem_a", 3, 3, cites=("rec_kept",)), fingerprint="a"),
+            replace(revision("mem_b", 1, 4, cites=("rec_kept",)), fingerprint="b"),
+        ]
+    )
+    store.erase_record_citations("brn_1", "rec_gone")
+    history = store.memory_revisions("brn_1", "mem_a")
+    assert [r.version for r in history] == [2, 3]  # version 1 rested on the erased Record alone
+    assert all(c.record_id == "rec_kept" for r in history for c in r.citations)
+    assert store.memories_citing("brn_1", "rec_gone") == []
+    assert [m.memory_id for m in store.memories_citing("brn_1", "rec_kept")] == ["mem_a", "mem_b"]
