@@ -335,3 +335,56 @@ def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     assert embedded == ["Ann: I keep bees on the roof."]
     [item] = context(api, query="bees roof")["evidence"]
     assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."
+
+
+def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_them_once(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from brainstore.service import derivation
+
+    monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.3,))
+    real, failed = service.store.append_record_status, threading.Event()
+
+    def fail_once(*args: Any, **kwargs: Any) -> Any:
+        if args[2] == "ready" and not failed.is_set():
+            failed.set()
+            raise RuntimeError("the disk is full")  # inside the derivation's transaction
+        return real(*args, **kwargs)
+
+    api.brain("b1")
+    api.remember("b1", "an unrelated note about lunch")  # the Brain's index exists before the failure
+    assert service.wait_idle()
+    monkeypatch.setattr(service.store, "append_record_status", fail_once)
+    rec = api.remember("b1", "I keep bees on the roof.").body["id"]
+    assert failed.wait(10)
+    # Rolled back: the Record is still processing and none of its chunks is served.
+    assert api.get(f"/brains/b1/records/{rec}").body["status"] == "processing"
+    assert rec not in {e["record_id"] for e in context(api, query="bees roof")["evidence"]}
+    assert service.wait_idle(timeout=10)
+    assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
+    uid = service.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    assert len(service.evidence.index(uid)) == service.store.count_chunks(uid)
+    assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]].count(rec) == 1
+
+
+def test_contexts_waiting_on_a_watermark_never_make_another_tenants_context_pending(
+    api: Api, service: Service
+) -> None:
+    from tests.conftest import OTHER_PROJECT_KEY
+
+    other = Api(api.app, key=OTHER_PROJECT_KEY)
+    api.brain("b1")
+    other.brain("b2")
+    other.remember("b2", "I keep bees on the roof.")
+    assert service.wait_idle()
+    service.derivation.stop()  # nothing more is derived: the first tenant's watermarks stay unreached
+    watermark = api.post("/brains/b1/records", {"content": "The launch code is zebra."}).header("Brain-Watermark")
+    for _ in range(8):
+        waiting = api.post("/brains/b1/context", {"query": "launch code"}, headers={"Brain-Watermark": watermark})
+        assert waiting.status == 202
+    answered = other.post("/brains/b2/context", {"query": "bees", "mode": "thorough"})
+    assert answered.status == 200 and answered.body["evidence"]
+    service.start()
+    assert service.wait_idle()

@@ -26,6 +26,7 @@ from brainstore import kernels
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"'\u201d\u2019)\]]*|\n|$)")
 _WORD = re.compile(r"[^\W_]+")
 MAX_SENTENCES = 6
+RELEVANCE_SHARE = 0.6
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,11 @@ class ExtractiveComposer:
             similarity = vectors @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
             scores = [s + 2.0 * float(sim) for s, sim in zip(scores, similarity, strict=True)]
         ranked = sorted(range(n), key=lambda i: -scores[i])
+        # Only the sentences that answer: those scoring close to the best one (a sentence that merely
+        # sits in a retrieved passage is evidence, not an answer).
+        floor = scores[ranked[0]] * RELEVANCE_SHARE if scores[ranked[0]] > 0 else float("inf")
         chosen: list[int] = []
-        for i in ranked[:MAX_SENTENCES]:
+        for i in [r for r in ranked[:MAX_SENTENCES] if r == ranked[0] or scores[r] >= floor]:
             trial = self._render(passages, sentences, [*chosen, i])
             if fits(trial[0]):
                 chosen.append(i)

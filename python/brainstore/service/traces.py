@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import base64
+import binascii
 import itertools
 import threading
 from collections import OrderedDict
@@ -71,10 +72,10 @@ def _cursor(seq: int) -> str:
 def _read_cursor(cursor: str) -> int:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-        if not raw.startswith("t") or not raw[1:].isdigit() or len(raw) > 24:
-            raise ValueError
+        if not raw.startswith("t") or not raw[1:].isdigit() or len(raw) > 24 or _cursor(int(raw[1:])) != cursor:
+            raise ValueError  # only the exact form this endpoint issues
         return int(raw[1:])
-    except (ValueError, UnicodeError):
+    except (ValueError, UnicodeError, binascii.Error):
         raise invalid("cursor", "is not a cursor this endpoint issued") from None
 
 

@@ -1,0 +1,146 @@
+"""One ledger for every served component, the evidence window behind memories, filters on the Profile,
+true unknowns, and the thorough answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brainstore import kernels
+from brainstore.service import Service
+from tests.conftest import Api
+
+TURNS = [
+    ("2024-03-01T09:00:00Z", "chat", "I started learning the cello last week."),
+    ("2024-03-02T09:00:00Z", "chat", "I moved to Lisbon in February."),
+    ("2024-03-03T09:00:00Z", "email", "I work at Acme as an engineer."),
+    ("2024-03-04T09:00:00Z", "email", "My sister Maria lives in Porto and loves sushi."),
+]
+
+
+@pytest.fixture
+def alice(api: Api, service: Service) -> Api:
+    api.brain("alice", self_name="Alice")
+    for at, source, text in TURNS:
+        api.remember("alice", {"kind": "message", "role": "user", "text": text}, occurred_at=at, source={"name": source})
+    api.post("/brains/alice/objects", {"type": "pref", "key": "theme", "value": {"mode": "dark", "font": "serif"}})
+    assert service.wait_idle()
+    return api
+
+
+def ctx(api: Api, **body: Any) -> dict[str, Any]:
+    r = api.post("/brains/alice/context", body)
+    assert r.status == 200, r.body
+    return r.body
+
+
+def served_tokens(context: dict[str, Any]) -> int:
+    """What the ledger must have charged: the tokens of everything served (at most; statements and
+    quotes are charged, and a quote already served as evidence only once)."""
+    texts = [e["text"] for e in context["evidence"]]
+    texts += [m["statement"] for m in context["memories"]]
+    texts += [line["statement"] for line in (context["profile"] or {}).get("lines", [])]
+    if context["answer"]:
+        texts.append(context["answer"]["text"])
+    if context["structured"] and context["structured"]["status"] == "ready":
+        texts.append(json.dumps(context["structured"]["value"], ensure_ascii=False))
+    return sum(kernels.count_tokens(texts)) if texts else 0
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    tokens=st.integers(min_value=1, max_value=400),
+    include=st.lists(st.sampled_from(["evidence", "memories", "objects", "profile"]), max_size=4, unique=True),
+    mode=st.sampled_from(["fast", "thorough"]),
+    schema=st.booleans(),
+)
+def test_every_served_component_is_in_the_one_ledger(
+    alice: Api, tokens: int, include: list[str], mode: str, schema: bool
+) -> None:
+    body: dict[str, Any] = {"query": "Where does Alice live and what does she play?", "mode": mode, "budget": {"tokens": tokens}}
+    if include:
+        body["include"] = include
+    if schema:
+        body["schema"] = {"type": "object", "properties": {"lives_in": {"type": "string"}}}
+    context = ctx(alice, **body)
+    used = context["budget"]["tokens"]["used"]
+    assert used <= tokens
+    assert served_tokens(context) <= used or not context["evidence"]
+
+
+def test_a_thorough_answer_fits_the_budget_and_is_counted(alice: Api) -> None:
+    context = ctx(alice, query="What instrument is Alice learning?", mode="thorough", budget={"tokens": 50})
+    used = context["budget"]["tokens"]["used"]
+    assert used <= 50
+    if context["answer"]:
+        assert kernels.token_count(context["answer"]["text"]) + sum(
+            kernels.count_tokens([e["text"] for e in context["evidence"]])
+        ) <= used
+
+
+def test_a_structured_value_is_served_only_within_the_budget(alice: Api) -> None:
+    schema = {"type": "object", "properties": {"lives_in": {"type": "string"}}}
+    tiny = ctx(alice, query="Where does Alice live?", schema=schema, budget={"tokens": 1})
+    assert tiny["budget"]["tokens"]["used"] <= 1
+    assert tiny["structured"]["status"] == "unavailable" or tiny["structured"]["value"] in ({}, None)
+
+
+def test_memories_without_evidence_come_from_the_evidence_window(alice: Api) -> None:
+    with_evidence = ctx(alice, query="Where did Alice move?", include=["evidence", "memories"])
+    only_memories = ctx(alice, query="Where did Alice move?", include=["memories"])
+    assert only_memories["evidence"] == [] and only_memories["citations"] == []
+    assert only_memories["memories"], only_memories
+    assert {m["id"] for m in only_memories["memories"]} >= {m["id"] for m in with_evidence["memories"]}
+    assert not any("no eligible evidence" in u.get("reason", "") for u in only_memories["unknowns"])
+
+
+def test_filters_apply_to_the_profile(alice: Api) -> None:
+    everything = ctx(alice, query="Alice", include=["profile"])
+    assert everything["profile"]["lines"]
+    emails = ctx(alice, query="Alice", include=["profile"], filter={"sources": ["email"]})
+    assert emails["profile"]["lines"]
+    assert len(emails["profile"]["lines"]) < len(everything["profile"]["lines"])
+    nothing = ctx(alice, query="Alice", include=["evidence", "profile"], filter={"sources": ["nope"]})
+    assert nothing["evidence"] == [] and nothing["profile"]["lines"] == []
+    early = ctx(alice, query="Alice", include=["profile"], filter={"until": "2024-03-01T23:59:59Z"})
+    assert all("cello" in line["statement"] for line in early["profile"]["lines"]) and early["profile"]["lines"]
+
+
+def test_a_budget_that_runs_out_says_so(alice: Api) -> None:
+    context = ctx(alice, query="Where does Alice live?", budget={"ms": 1})
+    if context["budget"]["ms"]["cut_lanes"]:
+        reasons = " ".join(u.get("reason", "") for u in context["unknowns"])
+        assert "ran out" in reasons and "no eligible evidence was found" not in reasons
+
+
+def test_the_thorough_answer_is_composed_sentences_each_cited(alice: Api) -> None:
+    context = ctx(alice, query="Which instrument did Alice start learning?", mode="thorough")
+    answer = context["answer"]
+    assert answer is not None and answer["composer"] == "extractive"
+    assert "cello" in answer["text"]
+    assert "Porto" not in answer["text"] and "Acme" not in answer["text"]  # evidence, not the answer
+    cited = {c["id"] for c in context["citations"]}
+    assert answer["citations"] and set(answer["citations"]) <= cited
+    for citation_id in answer["citations"]:
+        assert f"[{citation_id}]" in answer["text"]
+    # one header per passage, never the same header twice in a row
+    assert answer["text"].count("Alice (") == len(answer["citations"])
+
+
+def test_trace_pages_carry_the_cursor_they_announce(alice: Api) -> None:
+    ids = [ctx(alice, query=f"question {i}")["id"] for i in range(5)]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params = {"limit": "2", **({"cursor": cursor} if cursor else {})}
+        page = alice.get("/brains/alice/traces", params=params).body
+        assert page["has_more"] == (page["next_cursor"] is not None)
+        seen += [t["id"] for t in page["data"]]
+        if not page["has_more"]:
+            break
+        cursor = page["next_cursor"]
+    assert [i for i in seen if i.startswith("ctx_")] == list(reversed(ids))

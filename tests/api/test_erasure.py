@@ -1,0 +1,157 @@
+"""Deletes that really delete, on every engine: nothing a forgotten Record or Brain said survives in a
+reply, a trace, an index, a Memory's history or the data directory, and no write outlives a forgetBrain."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from brainstore.api.app import create_app
+from brainstore.service import Service
+from tests.conftest import Api, assert_error, open_engine
+
+SECRET = "the vault code is 4471-zebra-kappa"
+
+
+def files_holding(root: Path, needle: str) -> list[str]:
+    return [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def test_a_replay_after_forget_record_never_returns_the_forgotten_text(api: Api, service: Service) -> None:
+    api.brain()
+    headers = {"Idempotency-Key": "once"}
+    first = api.post("/brains/b1/records", {"content": SECRET}, headers=headers)
+    assert first.status == 202
+    assert service.wait_idle()
+    assert api.delete(f"/brains/b1/records/{first.body['id']}").status == 200
+    replay = api.post("/brains/b1/records", {"content": SECRET}, headers=headers)
+    # The stored reply went with the Record: the replay is a new write, never the old body.
+    assert replay.status == 202 and replay.body["id"] != first.body["id"]
+    assert_error(api.get(f"/brains/b1/records/{first.body['id']}"), 404, "record_not_found")
+
+
+def test_a_replay_after_forget_brain_never_answers_for_the_erased_brain(api: Api) -> None:
+    headers = {"Idempotency-Key": "make-b1"}
+    assert api.post("/brains", {"id": "b1", "name": SECRET}, headers=headers).status == 201
+    api.delete("/brains/b1")
+    assert_error(api.get("/brains/b1"), 404, "brain_not_found")
+    replay = api.post("/brains", {"id": "b1", "name": SECRET}, headers=headers)
+    assert replay.status == 201  # made again, not a reply for a Brain that no longer exists
+    assert api.get("/brains/b1").status == 200
+
+
+def test_traces_do_not_outlive_the_records_they_quote(api: Api, service: Service) -> None:
+    api.brain()
+    rec = api.remember("b1", SECRET).body["id"]
+    api.remember("b1", "an unrelated note about lunch")
+    assert service.wait_idle()
+    ctx = api.post("/brains/b1/context", {"query": "vault code"}).body
+    assert SECRET in str(api.get(f"/brains/b1/traces/{ctx['id']}").body)
+    lunch = api.post("/brains/b1/context", {"query": "lunch note", "budget": {"tokens": 12}}).body
+    lunch_trace = api.get(f"/brains/b1/traces/{lunch['id']}").body
+    api.delete(f"/brains/b1/records/{rec}")
+    assert_error(api.get(f"/brains/b1/traces/{ctx['id']}"), 404, "trace_not_found")
+    listed = api.get("/brains/b1/traces", params={"limit": "100"}).body
+    assert SECRET not in str(listed)
+    kept = {t["id"] for t in listed["data"]}
+    assert ctx["id"] not in kept
+    if rec not in str(lunch_trace):  # a trace that never named the forgotten Record stays
+        assert lunch["id"] in kept
+    # Another Brain's traces are untouched by it.
+    api.brain("b2")
+    api.remember("b2", SECRET)
+    assert service.wait_idle()
+    elsewhere = api.post("/brains/b2/context", {"query": "vault code"}).body
+    rec1 = api.remember("b1", "one more note").body["id"]
+    assert service.wait_idle()
+    api.delete(f"/brains/b1/records/{rec1}")
+    assert api.get(f"/brains/b2/traces/{elsewhere['id']}").status == 200
+
+
+def race_writes_with_forget_brain(service: Service) -> None:
+    api = Api(create_app(service))
+    api.brain("b1", self_name="Alice")
+    uid = service.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    answers: list[int] = []
+    start = threading.Barrier(3)
+
+    def write(kind: str) -> None:
+        start.wait()
+        for i in range(15):
+            if kind == "record":
+                r = api.post("/brains/b1/records", {"content": f"I moved to Oslo in {2000 + i}."})
+            else:
+                r = api.post("/brains/b1/objects", {"type": "pref", "key": "k", "value": i})
+            answers.append(r.status)
+
+    threads = [threading.Thread(target=write, args=(kind,)) for kind in ("record", "object")]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    assert api.delete("/brains/b1").status == 200
+    for thread in threads:
+        thread.join()
+    assert service.wait_idle()
+    assert set(answers) <= {201, 202, 404}
+    assert api.get("/brains/b1").status == 404
+    # Whatever landed before the delete went with it; nothing landed after it.
+    assert service.store.list_records(uid) == []
+    assert service.store.list_objects(uid) == []
+    assert service.store.all_memories(uid) == []
+    assert service.store.count_chunks(uid) == 0
+    assert service.store.current_seq(uid) == 0
+
+
+def test_a_write_racing_forget_brain_lands_before_it_or_finds_the_brain_gone(engine_kind: str, tmp_path: Path) -> None:
+    for attempt in range(5):
+        service = open_engine(engine_kind, tmp_path / f"run{attempt}")
+        try:
+            race_writes_with_forget_brain(service)
+        finally:
+            service.stop()
+            service.store.close()
+
+
+def test_forgetting_leaves_no_byte_of_the_text_in_the_data_directory(tmp_path: Path) -> None:
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    try:
+        api.brain("b1", self_name="Alice")
+        headers = {"Idempotency-Key": "secret-write"}
+        content = {"kind": "message", "role": "user", "text": f"I told Sam that {SECRET}."}
+        rec = api.post("/brains/b1/records", {"content": content}, headers=headers).body["id"]
+        other = api.remember("b1", "I had soup for lunch.").body["id"]
+        assert service.wait_idle()
+        api.post("/brains/b1/context", {"query": "vault code", "include": ["evidence", "memories", "profile"]})
+        service.evidence.save()
+        assert files_holding(tmp_path, SECRET)  # it was there: the search below means something
+        assert api.delete(f"/brains/b1/records/{rec}").status == 200
+        service.store.compact()  # the store's own purge, run now instead of after its delay
+        assert files_holding(tmp_path, SECRET) == []
+        assert SECRET not in str(api.get("/brains/b1/traces", params={"limit": "100"}).body)
+        assert api.get(f"/brains/b1/records/{other}").status == 200
+    finally:
+        service.stop()  # saves the indexes again: still without the forgotten text
+        service.store.close()
+    assert files_holding(tmp_path, SECRET) == []
+
+
+def test_forgetting_one_of_two_supporting_records_leaves_no_trace_of_it_in_the_memory(api: Api, service: Service) -> None:
+    api.brain("alice", self_name="Alice")
+
+    def say(text: str, at: str) -> dict[str, Any]:
+        rec = api.remember("alice", {"kind": "message", "role": "user", "text": text}, occurred_at=at).body
+        assert service.wait_idle()
+        return api.get(f"/brains/alice/records/{rec['id']}").body
+
+    first = say("I work at Acme.", "2023-01-01T10:00:00Z")
+    second = say("I work at Acme.", "2024-02-01T10:00:00Z")
+    memory_id = first["memory_ids"][0]
+    assert second["memory_ids"] == [memory_id]
+    api.delete(f"/brains/alice/records/{first['id']}")
+    assert service.wait_idle()
+    memory = api.get(f"/brains/alice/memories/{memory_id}").body
+    assert first["id"] not in str(memory)  # not in citations, evidence, nor any revision
+    assert memory["valid_from"].startswith("2024-02-01")  # from the surviving Record, not the erased one
+    assert all(c["record_id"] == second["id"] for r in memory["revisions"] for c in r["citations"])

@@ -1,0 +1,196 @@
+"""The memory rules, on an in-memory loader: agreement, contradiction, correction, change, erasure."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from brainstore.derive import Assertion
+from brainstore.domain import MemoryRevision
+from brainstore.service.planner import MemoryRules, MemoryState
+
+T = datetime(2026, 3, 10, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Said(Assertion):
+    """An assertion with the fields an extractor may add (time stated in the text, corrective)."""
+
+    time_stated: bool = False
+    corrective: bool = False
+
+
+def said(
+    statement: str,
+    *,
+    attribute: str | None = "lives_in",
+    value: str | None = "lisbon",
+    at: datetime = T,
+    change: bool = False,
+    negated: bool = False,
+    single: bool = True,
+    **extra: bool,
+) -> Said:
+    return Said(
+        statement=statement,
+        subject="Alice",
+        owner="Alice",
+        attribute=attribute,
+        value=value,
+        single_valued=single,
+        change=change,
+        negated=negated,
+        valid_from=at,
+        valid_to=None,
+        span=(0, len(statement)),
+        **extra,
+    )
+
+
+class Loader:
+    """The store's reads, over what the plans of earlier steps wrote."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, MemoryRevision] = {}
+
+    def memory(self, memory_id: str) -> MemoryRevision | None:
+        return self.current.get(memory_id)
+
+    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
+        return [m for m in self.current.values() if m.fingerprint == fingerprint]
+
+    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]:
+        return [m for m in self.current.values() if m.attribute == attribute]
+
+    def citing(self, record_id: str) -> list[MemoryRevision]:
+        return [m for m in self.current.values() if any(c.record_id == record_id for c in m.citations)]
+
+    def referencing(self, memory_id: str) -> list[MemoryRevision]:
+        return list(self.current.values())
+
+
+class World:
+    def __init__(self) -> None:
+        self.loader = Loader()
+        ids = itertools.count(1)
+        self.rules = MemoryRules(lambda: T, lambda prefix: f"{prefix}_{next(ids):03d}")
+        self.seq = itertools.count(1)
+
+    def state(self) -> MemoryState:
+        return MemoryState("brn_1", self.loader, lambda: next(self.seq))
+
+    def commit(self, state: MemoryState) -> None:
+        for revision in state.plan.revisions:
+            self.loader.current[revision.memory_id] = revision
+        for memory_id, _ in state.plan.erased:
+            self.loader.current.pop(memory_id, None)
+
+    def say(self, record_id: str, assertion: Said, corrects: str | None = None) -> str:
+        state = self.state()
+        memory_id = self.rules.apply(state, record_id, assertion.statement, assertion, corrects)
+        self.commit(state)
+        return memory_id
+
+    def forget(self, record_id: str) -> dict[str, int]:
+        state = self.state()
+        counts = self.rules.forget_record(state, record_id)
+        self.commit(state)
+        return counts
+
+    def __getitem__(self, memory_id: str) -> MemoryRevision:
+        return self.loader.current[memory_id]
+
+
+def test_the_same_assertion_twice_is_one_memory_with_both_citations() -> None:
+    world = World()
+    first = world.say("rec_1", said("Alice lives in Lisbon."))
+    assert world.say("rec_2", said("Alice lives in Lisbon.")) == first
+    assert [c.record_id for c in world[first].citations] == ["rec_1", "rec_2"]
+
+
+def test_one_batch_sees_its_own_writes() -> None:
+    world = World()
+    state = world.state()
+    a = world.rules.apply(state, "rec_1", "x", said("Alice lives in Lisbon."))
+    b = world.rules.apply(state, "rec_2", "x", said("Alice lives in Lisbon."))
+    assert a == b and len({r.memory_id for r in state.plan.revisions}) == 1
+
+
+def test_a_corrective_statement_supersedes_instead_of_supporting() -> None:
+    world = World()
+    march = world.say("rec_1", said("Alice moved to Lisbon in March 2026.", at=datetime(2026, 3, 1, tzinfo=UTC), time_stated=True))
+    april = world.say(
+        "rec_2",
+        said("Alice moved to Lisbon in April 2026.", at=datetime(2026, 4, 1, tzinfo=UTC), time_stated=True, corrective=True),
+    )
+    assert april != march
+    assert world[march].status == "superseded" and world[march].superseded_by == april
+    assert [c.record_id for c in world[march].citations] == ["rec_1"]  # never its support
+    assert world[april].supersedes == march
+
+
+def test_another_stated_time_without_a_correction_is_a_marked_conflict() -> None:
+    world = World()
+    march = world.say("rec_1", said("Alice moved to Lisbon in March.", at=datetime(2026, 3, 1, tzinfo=UTC), time_stated=True))
+    april = world.say("rec_2", said("Alice moved to Lisbon in April.", at=datetime(2026, 4, 1, tzinfo=UTC), time_stated=True))
+    assert april != march
+    assert world[march].status == world[april].status == "active"
+    assert world[march].extra["conflicts_with"] == [april] and world[april].extra["conflicts_with"] == [march]
+
+
+def test_the_same_time_stated_again_is_support() -> None:
+    world = World()
+    first = world.say("rec_1", said("Alice moved to Lisbon in March.", at=datetime(2026, 3, 1, tzinfo=UTC), time_stated=True))
+    again = world.say("rec_2", said("Alice moved to Lisbon on 16 March.", at=datetime(2026, 3, 16, tzinfo=UTC), time_stated=True))
+    assert again == first
+
+
+def test_opposite_polarity_on_the_same_value_conflicts_or_closes() -> None:
+    world = World()
+    love = world.say("rec_1", said("Alice loves coffee.", attribute="likes", value="coffee", single=False))
+    hate = world.say("rec_2", said("Alice hates coffee.", attribute="likes", value="coffee", single=False, negated=True))
+    assert world[love].extra["conflicts_with"] == [hate]
+    tea = world.say("rec_3", said("Alice likes tea.", attribute="likes", value="tea", single=False))
+    assert "conflicts_with" not in world[tea].extra  # liking many things is no disagreement
+    stopped = world.say(
+        "rec_4", said("Alice stopped liking tea.", attribute="likes", value="tea", single=False, negated=True, change=True)
+    )
+    assert world[tea].valid_to == T and world[tea].extra["closed_by"] == stopped
+
+
+def test_erasing_a_correction_restores_what_it_superseded() -> None:
+    world = World()
+    wrong = world.say("rec_1", said("Alice lives in Lisbon."))
+    fixed = world.say("rec_2", said("Alice lives in Porto.", value="porto"), corrects=wrong)
+    assert world[wrong].status == "superseded"
+    assert world.forget("rec_2") == {"memories": 1, "rederiving": 0}
+    restored = world[wrong]
+    assert restored.status == "active" and restored.superseded_by is None and restored.valid_to is None
+    assert fixed not in world.loader.current
+
+
+def test_erasing_a_change_reopens_what_it_closed_and_leaves_every_conflict_list() -> None:
+    world = World()
+    lisbon = world.say("rec_1", said("Alice lives in Lisbon.", at=datetime(2025, 1, 1, tzinfo=UTC)))
+    porto = world.say("rec_2", said("Alice moved to Porto.", value="porto", change=True))
+    assert world[lisbon].valid_to == T
+    madrid = world.say("rec_3", said("Alice lives in Madrid.", value="madrid"))
+    assert madrid in world[porto].extra["conflicts_with"]
+    world.forget("rec_3")
+    assert "conflicts_with" not in world[porto].extra
+    world.forget("rec_2")
+    assert world[lisbon].valid_to is None and "closed_by" not in world[lisbon].extra
+
+
+def test_forgetting_a_record_erases_what_it_alone_supported_and_rederives_the_rest() -> None:
+    world = World()
+    shared = world.say("rec_1", said("Alice works at Acme.", attribute="works_at", value="acme"))
+    world.say("rec_2", said("Alice works at Acme.", attribute="works_at", value="acme"))
+    solo = world.say("rec_3", said("Alice loves jazz.", attribute="likes", value="jazz", single=False))
+    state = world.state()
+    assert world.rules.forget_record(state, "rec_1") == {"memories": 0, "rederiving": 1}
+    assert state.plan.rederive == [shared]
+    world.commit(state)
+    assert world[shared].status == "pending" and [c.record_id for c in world[shared].citations] == ["rec_2"]
+    assert world.forget("rec_3") == {"memories": 1, "rederiving": 0} and solo not in world.loader.current

@@ -1,0 +1,78 @@
+"""Traces are held per namespace, bounded in count and size, and erased with what they cite."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from brainstore.errors import BrainstoreError
+from brainstore.service.traces import Traces, estimated_size
+
+
+def trace(i: int, text: str = "") -> dict[str, object]:
+    return {"id": f"ctx_{i}", "object": "trace", "context": {"evidence": [{"text": text}]}}
+
+
+def test_one_namespace_never_evicts_another() -> None:
+    traces = Traces(3)
+    traces.add("ctx_keep", "test:quiet", "b1", trace(0))
+    for i in range(1000):
+        traces.add(f"ctx_{i}", "test:noisy", "b1", trace(i))
+    assert traces.get("ctx_keep", "test:quiet", "b1") is not None
+    page, _ = traces.page("test:noisy", "b1", 100)
+    assert [t["id"] for t in page] == ["ctx_999", "ctx_998", "ctx_997"]
+
+
+def test_requests_without_a_namespace_are_not_held() -> None:
+    traces = Traces(2)
+    traces.add("ctx_keep", "test:acme", "b1", trace(0))
+    for i in range(50):
+        traces.add(f"trc_{i}", None, None, {"id": f"trc_{i}"})  # a 401 before any key was valid
+    assert traces.get("ctx_keep", "test:acme", "b1") is not None
+
+
+def test_size_bounds_a_trace_and_a_namespace() -> None:
+    traces = Traces(1000, trace_bytes=2_000, namespace_bytes=10_000)
+    traces.add("ctx_big", "test:acme", "b1", {"id": "ctx_big", "scores": ["x" * 50] * 100, "context": {"t": "y" * 5000}})
+    held = traces.get("ctx_big", "test:acme", "b1")
+    assert held is not None and held.get("truncated") and estimated_size(held) <= 2_000
+    for i in range(100):
+        traces.add(f"ctx_{i}", "test:acme", "b1", trace(i, "z" * 1500))
+    page, _ = traces.page("test:acme", "b1", 100)
+    assert sum(estimated_size(t) for t in page) <= 10_000 and page[0]["id"] == "ctx_99"
+
+
+def test_forgetting_a_record_drops_the_traces_that_cite_it() -> None:
+    traces = Traces(10)
+    traces.add("ctx_a", "test:acme", "b1", trace(1), frozenset({"rec_1"}))
+    traces.add("ctx_b", "test:acme", "b1", trace(2), frozenset({"rec_2"}))
+    traces.add("ctx_c", "test:acme", "b2", trace(3), frozenset({"rec_1"}))
+    traces.erase_record("test:acme", "b1", "rec_1")
+    assert traces.get("ctx_a", "test:acme", "b1") is None
+    assert traces.get("ctx_b", "test:acme", "b1") is not None
+    assert traces.get("ctx_c", "test:acme", "b2") is not None
+    traces.erase_brain("test:acme", "b1")
+    assert traces.get("ctx_b", "test:acme", "b1") is None
+
+
+@given(st.integers(min_value=1, max_value=30), st.integers(min_value=1, max_value=7))
+def test_paging_visits_every_trace_once_newest_first(count: int, limit: int) -> None:
+    traces = Traces(100)
+    for i in range(count):
+        traces.add(f"ctx_{i}", "test:acme", "b1", trace(i))
+        traces.add(f"ctx_other_{i}", "test:acme", "b2", trace(i))
+    seen, cursor = [], None
+    while True:
+        page, cursor = traces.page("test:acme", "b1", limit, cursor)
+        seen += [t["id"] for t in page]
+        if cursor is None:
+            break
+    assert seen == [f"ctx_{i}" for i in reversed(range(count))]
+
+
+@pytest.mark.parametrize("cursor", ["", "!!", "dDE=x", "eyJhZnRlciI6IDF9", "dA", "t" * 100])
+def test_a_cursor_not_issued_here_is_refused(cursor: str) -> None:
+    with pytest.raises(BrainstoreError) as raised:
+        Traces(5).page("test:acme", "b1", 5, cursor)
+    assert raised.value.code == "invalid_request_body"
