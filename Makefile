@@ -40,10 +40,11 @@ test-rust:
 test-python:
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint: setup ## formatting and lints, Rust and Python
+lint: setup ## formatting and lints, Rust and Python, and the import contracts of the layers
 	cargo fmt --all --check
 	cargo clippy --release --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 bench: setup ## benchmarks: pytest-benchmark (Python) and criterion (Rust kernels)
 	$(PY) -m pytest benches --benchmark-enable --benchmark-only -p no:cacheprovider

@@ -65,6 +65,28 @@ def build_wsgi(service: Service, config: Config) -> Any:
     return mount_mcp(create_app(service, config), config)
 
 
+def embedded_client(settings: Any, base_url: str, key: str) -> tuple[Any, Any]:
+    """The stdio MCP server's embedded engine: a started service on the settings' data directory and
+    a Client that calls its /v1 in-process; returns the client and what stops the engine."""
+    import httpx
+
+    from brainstore.api.app import create_app
+    from brainstore.client import Client
+    from brainstore.mcp.stdio import DataDirectoryBusy
+
+    config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
+    try:
+        service = build_service(config)
+    except DataDirectoryInUse as exc:
+        raise DataDirectoryBusy(str(exc)) from exc
+
+    def stop() -> None:
+        service.stop()
+        service.store.close()
+
+    return Client(base_url, key, transport=httpx.WSGITransport(app=create_app(service, config))), stop
+
+
 _app: Any = None
 
 

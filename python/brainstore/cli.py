@@ -101,6 +101,7 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    from brainstore.app import embedded_client
     from brainstore.mcp.stdio import StdioSettings, run
 
     return run(
@@ -113,7 +114,8 @@ def _mcp(args: argparse.Namespace) -> int:
             data_dir=Path(args.data_dir),
             self_name=args.self_name,
             docs_base=_env("DOCS_BASE", "https://docs.brainstore.dev"),
-        )
+        ),
+        embedded=embedded_client,
     )
 
 

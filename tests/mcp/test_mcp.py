@@ -229,7 +229,7 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hosted]:
             "4",
             "--bind",
             f"127.0.0.1:{port}",
-            "brainstore.mcp.hosted:hosted_app()",
+            "brainstore.app:get_app()",
         ],
         env=env,
         cwd=ROOT,

@@ -149,17 +149,3 @@ class McpMount:
 def mount_mcp(app: falcon.App, config: Config) -> McpMount:
     """Serve hosted MCP at /mcp next to the Falcon app: call inside the worker (after the fork)."""
     return McpMount(app, config)
-
-
-def hosted_app() -> WSGIApp:
-    """A gunicorn app factory serving /v1 and /mcp: ``gunicorn 'brainstore.mcp.hosted:hosted_app()'``.
-
-    Reads the same BRAINSTORE_* configuration as ``get_app()``; a no-op wrapper if get_app() already
-    mounts MCP.
-    """
-    from brainstore.app import get_app
-
-    app: Any = get_app()
-    if isinstance(app, McpMount):
-        return app
-    return mount_mcp(app, Config.from_env())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,16 @@ def check_identity(settings: StdioSettings) -> None:
             )
 
 
-def run(settings: StdioSettings) -> int:
+class DataDirectoryBusy(RuntimeError):
+    """Embedded mode cannot open the data directory: a running server holds it."""
+
+
+# Builds the embedded engine (the composition root lends it, see brainstore.app.embedded_client):
+# (settings, base_url, key) -> the Client on it and a callable that stops it.
+Embedded = Callable[[StdioSettings, str, str], tuple[Any, Callable[[], None]]]
+
+
+def run(settings: StdioSettings, *, embedded: Embedded | None = None) -> int:
     """Serve MCP on stdin/stdout until the client closes it. Returns the process exit code."""
     try:
         check_identity(settings)
@@ -97,26 +107,21 @@ def run(settings: StdioSettings) -> int:
 
     import logging
 
-    import httpx
-
     # Request lines from the client library would be noise on the agent's stderr log.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
     from brainstore.client import Client
     from brainstore.mcp.server import FixedBinding, build_server
 
-    service = None
+    stop: Callable[[], None] = lambda: None  # noqa: E731
     if settings.url:
         client = Client(settings.url, settings.key or "")
     else:
-        from brainstore.api.app import create_app
-        from brainstore.app import DataDirectoryInUse, build_service
-        from brainstore.config import Config
-
-        config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
+        if embedded is None:
+            raise ValueError("embedded mode needs the engine factory (brainstore.app.embedded_client)")
         try:
-            service = build_service(config)
-        except DataDirectoryInUse:
+            client, stop = embedded(settings, EMBEDDED_BASE_URL, local_key(settings.project))
+        except DataDirectoryBusy:
             print(
                 f"brainstore mcp: {settings.data_dir}/brainstore.duckdb is in use (is `brainstore serve` "
                 "running on it?). Embedded mode is only for when no server runs: pass --url and --key to "
@@ -124,16 +129,10 @@ def run(settings: StdioSettings) -> int:
                 file=sys.stderr,
             )
             return 2
-        app = create_app(service, config)
-        client = Client(
-            EMBEDDED_BASE_URL, local_key(settings.project), transport=httpx.WSGITransport(app=app)
-        )
     binding = FixedBinding(client, settings.brain, create_brain=True, self_name=settings.self_name)
     try:
         build_server(binding).run("stdio")
     finally:
         client.close()
-        if service is not None:
-            service.stop()
-            service.store.close()
+        stop()
     return 0
