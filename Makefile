@@ -4,6 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8080
 PYTEST_ARGS ?=
+LOAD_SECONDS ?= 60
+LOAD_USERS ?= 8
+# locust gets its own virtualenv: it registers a pytest plugin (gevent) that must never load into
+# the test suite, and it is a tool of this target, not a dependency of brainstore.
+LOAD_VENV := $(VENV)/load-tools
 # hnswlib compiles from source; without this it adds -march=native and the build is tied to one CPU.
 export HNSWLIB_NO_NATIVE := 1
 # Its distance kernels use AVX only when compiled for it: AVX2 and FMA (x86-64 server CPUs since 2013,
@@ -11,7 +16,7 @@ export HNSWLIB_NO_NATIVE := 1
 # 1.08 ms (medians). setuptools passes CPPFLAGS, not CFLAGS, to hnswlib's C++ compile.
 HNSWLIB_SIMD := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo -mavx2 -mfma)
 
-.PHONY: help setup serve test test-rust test-python lint bench clean
+.PHONY: help setup serve test test-rust test-python lint bench load clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,6 +54,13 @@ lint: setup ## formatting and lints, Rust and Python, and the import contracts o
 bench: setup ## benchmarks: pytest-benchmark (Python) and criterion (Rust kernels)
 	$(PY) -m pytest benches --benchmark-enable --benchmark-only -p no:cacheprovider
 	cargo bench -p brainstore-core
+
+$(LOAD_VENV)/bin/locust:
+	python3 -m venv $(LOAD_VENV)
+	$(LOAD_VENV)/bin/pip install -q "locust>=2.40,<3"
+
+load: setup $(LOAD_VENV)/bin/locust ## load test: mixed workload on a real server for LOAD_SECONDS (60), then no Record lost
+	$(PY) benches/load/run.py --seconds $(LOAD_SECONDS) --users $(LOAD_USERS) --locust $(LOAD_VENV)/bin/locust
 
 clean: ## remove the virtualenv and build output
 	rm -rf $(VENV) target

@@ -8,6 +8,8 @@ worker process, after the fork (a DuckDB file admits one process, and threads do
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from brainstore.config import Config
@@ -65,26 +67,43 @@ def build_wsgi(service: Service, config: Config) -> Any:
     return mount_mcp(create_app(service, config), config)
 
 
-def embedded_client(settings: Any, base_url: str, key: str) -> tuple[Any, Any]:
-    """The stdio MCP server's embedded engine: a started service on the settings' data directory and
-    a Client that calls its /v1 in-process; returns the client and what stops the engine."""
+EMBEDDED_BASE_URL = "http://embedded/v1"
+
+
+@contextmanager
+def embedded_client(
+    config: Config, key: str, *, base_url: str = EMBEDDED_BASE_URL, timeout: float | None = None
+) -> Iterator[Any]:
+    """A started engine on ``config`` and a Client that calls its /v1 in-process (the same contract a
+    server answers); the engine stops when the block ends. DataDirectoryInUse while a server holds it."""
     import httpx
 
     from brainstore.api.app import create_app
     from brainstore.client import Client
-    from brainstore.mcp.stdio import DataDirectoryBusy
 
-    config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
+    service = build_service(config)
     try:
-        service = build_service(config)
-    except DataDirectoryInUse as exc:
-        raise DataDirectoryBusy(str(exc)) from exc
-
-    def stop() -> None:
+        transport = httpx.WSGITransport(app=create_app(service, config))
+        options = {} if timeout is None else {"timeout": timeout}
+        with Client(base_url, key, transport=transport, **options) as client:
+            yield client
+    finally:
         service.stop()
         service.store.close()
 
-    return Client(base_url, key, transport=httpx.WSGITransport(app=create_app(service, config))), stop
+
+def stdio_engine(settings: Any, base_url: str, key: str) -> tuple[Any, Callable[[], None]]:
+    """The stdio MCP server's embedded engine (see :func:`embedded_client`): the client and what
+    stops it."""
+    from brainstore.mcp.stdio import DataDirectoryBusy
+
+    config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
+    stack = ExitStack()
+    try:
+        client = stack.enter_context(embedded_client(config, key, base_url=base_url))
+    except DataDirectoryInUse as exc:
+        raise DataDirectoryBusy(str(exc)) from exc
+    return client, stack.close
 
 
 _app: Any = None

@@ -1,4 +1,4 @@
-"""``brainstore serve | migrate | keys | mcp | import``: every serve flag also reads a BRAINSTORE_* variable."""
+"""``brainstore serve | migrate | keys | mcp | import | bench``: every serve flag also reads a BRAINSTORE_* variable."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from brainstore.app import embedded_client
+    from brainstore.app import stdio_engine
     from brainstore.mcp.stdio import StdioSettings, run
 
     return run(
@@ -115,7 +115,7 @@ def _mcp(args: argparse.Namespace) -> int:
             self_name=args.self_name,
             docs_base=_env("DOCS_BASE", "https://docs.brainstore.dev"),
         ),
-        embedded=embedded_client,
+        embedded=stdio_engine,
     )
 
 
@@ -168,6 +168,12 @@ def _import(args: argparse.Namespace) -> int:
         service.stop()
         service.store.close()
     return 1 if report.invalid else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from brainstore.bench.command import run
+
+    return run(args)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -231,6 +237,17 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--create-brain", action="store_true", help="create the Brain if it does not exist")
     imp.add_argument("--derive-timeout", type=float, default=60.0, help="seconds to wait for derivation")
     imp.set_defaults(run=_import)
+
+    bench = sub.add_parser(
+        "bench",
+        help="measure evidence recall, tokens and latency per Context budget",
+        description="Creates a Brain per LoCoMo conversation (prefix-<id>-<random>), posts its turns, asks "
+        "every question at every budget and mode, reports, and forgets the Brains it created.",
+    )
+    from brainstore.bench.arguments import add_arguments
+
+    add_arguments(bench, _env)
+    bench.set_defaults(run=_bench)
     return root
 
 

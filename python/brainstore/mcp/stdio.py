@@ -91,7 +91,7 @@ class DataDirectoryBusy(RuntimeError):
     """Embedded mode cannot open the data directory: a running server holds it."""
 
 
-# Builds the embedded engine (the composition root lends it, see brainstore.app.embedded_client):
+# Builds the embedded engine (the composition root lends it: brainstore.app.stdio_engine):
 # (settings, base_url, key) -> the Client on it and a callable that stops it.
 Embedded = Callable[[StdioSettings, str, str], tuple[Any, Callable[[], None]]]
 
@@ -118,7 +118,7 @@ def run(settings: StdioSettings, *, embedded: Embedded | None = None) -> int:
         client = Client(settings.url, settings.key or "")
     else:
         if embedded is None:
-            raise ValueError("embedded mode needs the engine factory (brainstore.app.embedded_client)")
+            raise ValueError("embedded mode needs the engine factory (brainstore.app.stdio_engine)")
         try:
             client, stop = embedded(settings, EMBEDDED_BASE_URL, local_key(settings.project))
         except DataDirectoryBusy:
