@@ -216,6 +216,9 @@ def test_validation_reasons() -> None:
     assert compiled.validate({"name": "é" * 3}) == []  # lengths count characters, not bytes
     assert compiled.validate({"name": True})[0] == "value.name: true is not of type string"
     assert compiled.validate([]) == ["value: array is not of type object"]
+    # Values JSON cannot carry are reasons, not exceptions.
+    assert compile_schema({"type": "string"}).validate(10**5000) == ["value: a number is not of type string"]
+    assert compile_schema({"type": "number"}).validate(float("nan")) == ["value: float is not of type number"]
 
 
 def test_validation_is_iterative_and_capped() -> None:

@@ -454,7 +454,10 @@ def _show(value: Any) -> str:
     kind = _type_of(value)
     if kind in ("array", "object") or kind is None:
         return kind or type(value).__name__
-    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except ValueError:  # an integer too long to print
+        return "a number"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
