@@ -12,9 +12,10 @@ Invariants the rest of the code relies on:
 - :func:`decode_watermark` never raises for a ``str`` token; anything not minted by
   :func:`encode_watermark` with the same secret and brain key gives ``None``.
 - Orderings are deterministic: scores descending (NaN last), ties by the lower id or index.
+- :class:`Pattern` matches in time linear in the text, whatever the pattern (no backtracking).
 
 Caller mistakes (parallel sequences of different lengths, negative token counts, an empty
-secret, out-of-range arguments) raise :class:`ValueError`.
+secret, out-of-range arguments, a refused pattern) raise :class:`ValueError`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from collections.abc import Sequence
 from brainstore import _native
 
 __all__ = [
+    "MAX_PATTERN_CHARS",
     "TOKENIZER_NAME",
     "LexicalIndex",
+    "Pattern",
     "count_tokens",
     "decode_watermark",
     "encode_watermark",
@@ -38,6 +41,8 @@ __all__ = [
 ]
 
 TOKENIZER_NAME: str = _native.TOKENIZER_NAME
+#: The longest :class:`Pattern` source accepted, in characters.
+MAX_PATTERN_CHARS: int = _native.MAX_PATTERN_CHARS
 
 _I64_MAX = 2**63 - 1
 _U64_LIMIT = 2**64
@@ -175,3 +180,45 @@ def near_duplicates(texts: Sequence[str], threshold: float = 0.9) -> list[int]:
     ``threshold`` must be within [0, 1]. GIL released.
     """
     return _native.near_duplicates(list(texts), threshold)
+
+
+class Pattern:
+    """A JSON Schema ``pattern``: an ECMA-262 regular expression, compiled once, matched in linear time.
+
+    Semantics are JSON Schema's: an unanchored search (``Pattern("b").is_match("abc")`` is true;
+    anchor with ``^`` and ``$``). ``\\d``, ``\\w`` and ``\\b`` are ASCII and ``.`` stops at line
+    terminators, as in ECMA-262. Matching runs on finite automata, so ``^(a+)+$`` against 50,000
+    ``a`` and a ``b`` takes about 0.1 ms instead of never finishing.
+
+    Raises :class:`ValueError` naming the reason when the source is refused: longer than
+    :data:`MAX_PATTERN_CHARS`, not ECMA-262 syntax, a feature a finite automaton lacks
+    (backreferences, lookahead, lookbehind) or inline flags, nested too deep, or too large once
+    compiled (``((a{100}){100}){100}``). Thread-safe; compiling and matching release the GIL. A
+    ``str`` holding lone surrogates is matched as if they were replacement characters (U+FFFD).
+    """
+
+    __slots__ = ("_pattern",)
+
+    def __init__(self, source: str) -> None:
+        if not isinstance(source, str):
+            raise ValueError(f"invalid pattern: must be a string, not {type(source).__name__}")
+        if len(source) > MAX_PATTERN_CHARS:
+            # Checked here too so a huge string is never copied into Rust only to be refused.
+            raise ValueError(f"invalid pattern: longer than {MAX_PATTERN_CHARS} characters ({len(source)})")
+        self._pattern = _native.Pattern(source)
+
+    @property
+    def source(self) -> str:
+        """The pattern as given."""
+        return self._pattern.source
+
+    def is_match(self, text: str) -> bool:
+        """Whether the pattern occurs anywhere in ``text``."""
+        return self._pattern.is_match(text)
+
+    def matches(self, texts: Sequence[str]) -> list[bool]:
+        """:meth:`is_match` of each text, in input order, in one native call."""
+        return self._pattern.matches(list(texts))
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.source!r})"

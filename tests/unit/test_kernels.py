@@ -312,3 +312,107 @@ def test_near_duplicates() -> None:
     assert kernels.near_duplicates([]) == []
     with pytest.raises(ValueError):
         kernels.near_duplicates(texts, threshold=1.5)
+
+
+# --- pattern ----------------------------------------------------------------------------------
+
+
+def test_pattern_is_an_unanchored_ecma_search() -> None:
+    assert kernels.Pattern("b").is_match("abc")
+    assert not kernels.Pattern("^b").is_match("abc")
+    assert kernels.Pattern("^[A-Z]{2}-\\d{3}$").is_match("AB-123")
+    assert not kernels.Pattern("^\\d$").is_match("\u0663")  # \d is ASCII in ECMA-262
+    assert not kernels.Pattern("^.$").is_match("\n")
+    assert kernels.Pattern("^(?<y>\\d{4})-(?:0[1-9]|1[0-2])$").is_match("2024-11")
+    assert kernels.Pattern("x").source == "x"
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("(a)\\1", "backreferences"),
+        ("(?<n>a)\\k<n>", "backreferences"),
+        ("a(?=b)", "lookahead"),
+        ("(?<!a)b", "lookbehind"),
+        ("(?i)abc", "inline flags"),
+        ("a**", "nothing to repeat"),
+        ("[abc", "unclosed"),
+        ("((a{100}){100}){100}", "compiles to more than"),
+        ("a" * (kernels.MAX_PATTERN_CHARS + 1), "longer than 256"),
+    ],
+)
+def test_pattern_refusals_name_the_reason(source: str, reason: str) -> None:
+    with pytest.raises(ValueError, match="invalid pattern") as caught:
+        kernels.Pattern(source)
+    assert reason in str(caught.value)
+
+
+def test_catastrophic_pattern_finishes() -> None:
+    # On a backtracking engine (Python's re, the jsonschema library) this never finishes: 23
+    # characters took 0.7 s and each more doubles it. Here it is linear in the text, about 0.1 ms
+    # measured; 2 s is a bound no loaded CI machine misses, and the only timing check, because a
+    # regression to backtracking would not take seconds but forever.
+    import time
+
+    pattern = kernels.Pattern("^(a+)+$")
+    text = "a" * 50_000 + "b"
+    started = time.perf_counter()
+    assert pattern.matches([text, text[:-1]]) == [False, True]
+    assert time.perf_counter() - started < 2.0
+
+
+def test_pattern_never_raises_for_a_str() -> None:
+    pattern = kernels.Pattern("^a\ufffd+b$")
+    assert pattern.is_match("a\ud800b")  # a lone surrogate is matched as replacement characters
+    assert pattern.matches(["a\udfffb", "ab"]) == [True, False]
+
+
+def test_pattern_shared_between_threads() -> None:
+    pattern = kernels.Pattern("^[a-z]+@[a-z]+\\.[a-z]{2,}$")
+    texts = [f"user{i}@example.com" if i % 3 else f"user@example{i % 7}.org" for i in range(3000)]
+    expected = pattern.matches(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(result == expected for result in pool.map(lambda _: pattern.matches(texts), range(8)))
+
+
+_ATOM = st.sampled_from(["a", "b", ".", "[ab]", "[^a]", "\\d", "\\w", "1"])
+
+
+@st.composite
+def _regex(draw: st.DrawFn, depth: int = 3) -> str:
+    if depth == 0 or draw(st.booleans()):
+        return draw(_ATOM)
+    kind = draw(st.sampled_from(["concat", "alt", "star", "plus", "opt", "count", "anchor"]))
+    inner = draw(_regex(depth - 1))
+    if kind == "concat":
+        return f"(?:{inner})(?:{draw(_regex(depth - 1))})"
+    if kind == "alt":
+        return f"(?:{inner}|{draw(_regex(depth - 1))})"
+    if kind == "count":
+        low = draw(st.integers(0, 3))
+        return f"(?:{inner}){{{low},{low + draw(st.integers(0, 2))}}}"
+    if kind == "anchor":
+        return f"^{inner}$"
+    return f"(?:{inner}){dict(star='*', plus='+', opt='?')[kind]}"
+
+
+@KERNELS
+@given(_regex(), st.lists(st.text(alphabet="ab1_ -", max_size=8), min_size=1, max_size=6))
+def test_pattern_agrees_with_python_re_on_short_ascii(source: str, texts: list[str]) -> None:
+    # Python's backtracking re is a fine reference on short texts without line terminators, where
+    # its ASCII classes and ECMA-262's agree.
+    import re
+
+    reference = re.compile(source, re.ASCII)
+    assert kernels.Pattern(source).matches(texts) == [reference.search(t) is not None for t in texts]
+
+
+@KERNELS
+@given(st.text(max_size=80), st.text(max_size=40))
+def test_arbitrary_patterns_compile_or_raise_value_error(source: str, text: str) -> None:
+    try:
+        pattern = kernels.Pattern(source)
+    except ValueError as exc:
+        assert str(exc).startswith("invalid pattern: ")
+        return
+    assert pattern.matches([text]) == [pattern.is_match(text)]

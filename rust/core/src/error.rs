@@ -1,7 +1,7 @@
 //! The one error type of `brainstore-core`.
 //!
 //! Every fallible kernel returns [`CoreError`]. The variants describe caller mistakes (inputs
-//! of mismatched lengths, out-of-range arguments); the kernels have no I/O and no internal
+//! of mismatched lengths, out-of-range arguments, refused patterns); the kernels have no I/O and no internal
 //! failure modes. `rust/py` maps each variant to a Python exception in one function.
 
 /// A caller error detected by a kernel.
@@ -24,6 +24,10 @@ pub enum CoreError {
         name: &'static str,
         reason: &'static str,
     },
+    /// A `pattern` the linear-time engine refuses: too long, too large once compiled, or using
+    /// a feature it lacks (backreferences, lookaround). `reason` says which, for the caller.
+    #[error("invalid pattern: {reason}")]
+    InvalidPattern { reason: String },
 }
 
 /// Checks that two parallel slices have the same length.

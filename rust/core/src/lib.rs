@@ -9,10 +9,12 @@
 //! - [`score`]: final scores (recency, trust) and reciprocal-rank fusion.
 //! - [`lexical`]: BM25 inverted index and near-duplicate detection.
 //! - [`watermark`]: signed, versioned change-sequence tokens.
+//! - [`pattern`]: JSON Schema `pattern`s (ECMA-262 flavour), bounded and matched in linear time.
 
 pub mod error;
 pub mod lexical;
 pub mod pack;
+pub mod pattern;
 pub mod score;
 pub mod tokens;
 pub mod watermark;

@@ -3,9 +3,11 @@
 
 use brainstore_core::lexical::{near_duplicates, LexicalIndex};
 use brainstore_core::pack::{pack, Runs};
+use brainstore_core::pattern::Pattern;
 use brainstore_core::score::{cmp_desc, rrf_fuse};
 use brainstore_core::{tokens, watermark};
 use proptest::prelude::*;
+use std::collections::BTreeSet;
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
@@ -174,5 +176,141 @@ proptest! {
             prop_assert!(dups.contains(&i));
         }
         prop_assert!(dups.iter().all(|&i| i > 0));
+    }
+}
+
+/// A regular expression over a small alphabet, rendered in ECMA-262 syntax and matched by a
+/// reference that computes the set of end positions directly from the definition.
+#[derive(Debug, Clone)]
+enum Re {
+    Char(char),
+    Any,
+    Class(Vec<char>, bool),
+    Start,
+    End,
+    Concat(Vec<Re>),
+    Alt(Box<Re>, Box<Re>),
+    Star(Box<Re>),
+    Plus(Box<Re>),
+    Opt(Box<Re>),
+}
+
+impl Re {
+    fn render(&self) -> String {
+        match self {
+            Re::Char(c) => c.to_string(),
+            Re::Any => ".".to_owned(),
+            Re::Class(chars, negated) => {
+                format!(
+                    "[{}{}]",
+                    if *negated { "^" } else { "" },
+                    chars.iter().collect::<String>()
+                )
+            }
+            Re::Start => "^".to_owned(),
+            Re::End => "$".to_owned(),
+            Re::Concat(parts) => parts.iter().fold(String::new(), |mut out, p| {
+                out.push_str("(?:");
+                out.push_str(&p.render());
+                out.push(')');
+                out
+            }),
+            Re::Alt(a, b) => format!("(?:{})|(?:{})", a.render(), b.render()),
+            Re::Star(inner) => format!("(?:{})*", inner.render()),
+            Re::Plus(inner) => format!("(?:{})+", inner.render()),
+            Re::Opt(inner) => format!("(?:{})?", inner.render()),
+        }
+    }
+
+    /// Every position reachable after matching `self` from any position in `from`.
+    fn ends(&self, text: &[char], from: &BTreeSet<usize>) -> BTreeSet<usize> {
+        let step = |ok: &dyn Fn(char) -> bool| -> BTreeSet<usize> {
+            from.iter()
+                .filter(|&&i| i < text.len() && ok(text[i]))
+                .map(|&i| i + 1)
+                .collect()
+        };
+        match self {
+            Re::Char(c) => step(&|x| x == *c),
+            Re::Any => step(&|x| x != '\n'),
+            Re::Class(chars, negated) => step(&|x| chars.contains(&x) != *negated),
+            Re::Start => from.iter().copied().filter(|&i| i == 0).collect(),
+            Re::End => from.iter().copied().filter(|&i| i == text.len()).collect(),
+            Re::Concat(parts) => parts.iter().fold(from.clone(), |at, p| p.ends(text, &at)),
+            Re::Alt(a, b) => a
+                .ends(text, from)
+                .union(&b.ends(text, from))
+                .copied()
+                .collect(),
+            Re::Opt(inner) => inner.ends(text, from).union(from).copied().collect(),
+            Re::Star(inner) => {
+                let mut reached = from.clone();
+                let mut frontier = from.clone();
+                while !frontier.is_empty() {
+                    let next: BTreeSet<usize> = inner
+                        .ends(text, &frontier)
+                        .difference(&reached)
+                        .copied()
+                        .collect();
+                    reached.extend(next.iter().copied());
+                    frontier = next;
+                }
+                reached
+            }
+            Re::Plus(inner) => Re::Star(inner.clone()).ends(text, &inner.ends(text, from)),
+        }
+    }
+
+    /// JSON Schema semantics: the pattern occurs somewhere in the text.
+    fn search(&self, text: &str) -> bool {
+        let chars: Vec<char> = text.chars().collect();
+        let starts: BTreeSet<usize> = (0..=chars.len()).collect();
+        !self.ends(&chars, &starts).is_empty()
+    }
+}
+
+fn regex_ast() -> impl Strategy<Value = Re> {
+    let letter = prop::sample::select(vec!['a', 'b']);
+    let leaf = prop_oneof![
+        4 => letter.prop_map(Re::Char),
+        1 => Just(Re::Any),
+        1 => (prop::collection::vec(prop::sample::select(vec!['a', 'b', 'c']), 1..3), any::<bool>())
+            .prop_map(|(chars, negated)| Re::Class(chars, negated)),
+        1 => Just(Re::Start),
+        1 => Just(Re::End),
+    ];
+    leaf.prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 1..4).prop_map(Re::Concat),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| Re::Alt(Box::new(a), Box::new(b))),
+            inner.clone().prop_map(|r| Re::Star(Box::new(r))),
+            inner.clone().prop_map(|r| Re::Plus(Box::new(r))),
+            inner.prop_map(|r| Re::Opt(Box::new(r))),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    #[test]
+    fn pattern_agrees_with_the_reference(re in regex_ast(),
+                                         texts in prop::collection::vec("[abc\n]{0,8}", 1..6)) {
+        let rendered = re.render();
+        prop_assume!(rendered.chars().count() <= brainstore_core::pattern::MAX_PATTERN_CHARS);
+        let pattern = Pattern::new(&rendered).unwrap();
+        let expected: Vec<bool> = texts.iter().map(|t| re.search(t)).collect();
+        prop_assert_eq!(pattern.matches(&texts), expected, "pattern {}", rendered);
+    }
+
+    #[test]
+    fn arbitrary_patterns_never_panic(source in prop_oneof![
+        ".{0,300}",
+        r"[()\[\]{}*+?|^$\\.,:=!<>0-9a-dpPkuxcbBdDwWsS&~-]{0,64}",
+    ], text in ".{0,40}") {
+        if let Ok(pattern) = Pattern::new(&source) {
+            let _ = pattern.is_match(&text);
+            prop_assert_eq!(pattern.matches(&[text.as_str()]), vec![pattern.is_match(&text)]);
+        }
     }
 }

@@ -12,19 +12,27 @@
     reason = "owned arguments can cross into `detached`"
 )]
 
-use brainstore_core::{lexical, pack as packing, score, tokens, watermark, CoreError};
+use brainstore_core::{lexical, pack as packing, pattern, score, tokens, watermark, CoreError};
 use pyo3::exceptions::PyValueError;
 use pyo3::marker::Ungil;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-/// Every core error is a caller mistake (bad lengths or ranges), hence `ValueError`.
+/// Every core error is a caller mistake (bad lengths or ranges, a refused pattern), hence
+/// `ValueError`.
 fn to_py_err(err: CoreError) -> PyErr {
     match err {
         CoreError::LengthMismatch { .. }
         | CoreError::NegativeTokenCount { .. }
-        | CoreError::InvalidArgument { .. } => PyValueError::new_err(err.to_string()),
+        | CoreError::InvalidArgument { .. }
+        | CoreError::InvalidPattern { .. } => PyValueError::new_err(err.to_string()),
     }
+}
+
+/// A Python `str` as Rust text. Lone surrogates (which `str` allows and UTF-8 cannot hold)
+/// become replacement characters (U+FFFD), so a match never raises for a `str`.
+fn lossy(text: &Bound<'_, PyString>) -> String {
+    text.to_string_lossy().into_owned()
 }
 
 /// Runs `work` with the GIL released, so other Python threads run meanwhile. Inputs must
@@ -162,10 +170,44 @@ impl LexicalIndex {
     }
 }
 
+/// A JSON Schema `pattern`, compiled once; `frozen` and `Sync`, so threads share it freely.
+#[pyclass(frozen, module = "brainstore._native")]
+struct Pattern {
+    inner: pattern::Pattern,
+}
+
+#[pymethods]
+impl Pattern {
+    /// Compiling is bounded (length, nesting, compiled size) but not free, so it too runs with
+    /// the GIL released.
+    #[new]
+    fn new(py: Python<'_>, source: String) -> PyResult<Self> {
+        detached(py, || pattern::Pattern::new(&source))
+            .map(|inner| Self { inner })
+            .map_err(to_py_err)
+    }
+
+    #[getter]
+    fn source(&self) -> &str {
+        self.inner.as_str()
+    }
+
+    fn is_match(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> bool {
+        let text = lossy(text);
+        detached(py, || self.inner.is_match(&text))
+    }
+
+    fn matches(&self, py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> Vec<bool> {
+        let texts: Vec<String> = texts.iter().map(lossy).collect();
+        detached(py, || self.inner.matches(&texts))
+    }
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TOKENIZER_NAME", tokens::TOKENIZER_NAME)?;
+    m.add("MAX_PATTERN_CHARS", pattern::MAX_PATTERN_CHARS)?;
     m.add_function(wrap_pyfunction!(token_count, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(truncate_tokens, m)?)?;
@@ -176,5 +218,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(final_scores, m)?)?;
     m.add_function(wrap_pyfunction!(near_duplicates, m)?)?;
     m.add_class::<LexicalIndex>()?;
+    m.add_class::<Pattern>()?;
     Ok(())
 }

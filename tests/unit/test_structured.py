@@ -1,0 +1,553 @@
+"""Structured context (brainstore.service.structured): the safe JSON Schema subset and filling it
+from cited facts. The real embedder is used where filling quality is measured; unit tests of the
+rules use a fake ``embed`` whose similarities are chosen by the test."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore.derive import RuleExtractor, SourceText
+from brainstore.service.structured import (
+    LIMITS,
+    SIMILARITY_THRESHOLD,
+    Fact,
+    SchemaRefused,
+    StructuredSchema,
+    compile_schema,
+    fill,
+)
+
+OBJ = {"type": "object"}
+
+
+def refusal(raw: Any) -> str:
+    with pytest.raises(SchemaRefused) as caught:
+        compile_schema(raw)
+    assert caught.value.reason == str(caught.value)
+    return caught.value.reason
+
+
+def schema(**properties: Any) -> StructuredSchema:
+    return compile_schema({"type": "object", "properties": properties})
+
+
+# --- the subset -------------------------------------------------------------------------------
+
+
+def test_the_documented_subset_compiles() -> None:
+    compiled = compile_schema(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "profile",
+            "description": "who the user is",
+            "type": "object",
+            "required": ["city"],
+            "additionalProperties": False,
+            "properties": {
+                "city": {"type": "string", "minLength": 1, "maxLength": 80, "examples": ["Lisbon"]},
+                "age": {"type": ["integer", "null"], "minimum": 0, "exclusiveMaximum": 150, "default": None},
+                "score": {"type": "number", "maximum": 1, "exclusiveMinimum": 0, "$comment": "a ratio"},
+                "pets": {"type": "array", "items": {"$ref": "#/$defs/pet"}, "minItems": 1, "maxItems": 5},
+                "diet": {"enum": ["vegan", "vegetarian", "omnivore"]},
+                "kind": {"const": "person"},
+                "zip": {"type": "string", "pattern": "^\\d{4}-\\d{3}$", "format": "postal-code"},
+                "legacy": {"$ref": "#/definitions/flag"},
+            },
+            "$defs": {"pet": {"type": "string", "title": "a pet's kind"}},
+            "definitions": {"flag": {"type": "boolean"}},
+        }
+    )
+    good = {"city": "Lisbon", "age": 34, "score": 0.5, "pets": ["cat"], "diet": "vegan", "kind": "person",
+            "zip": "1000-001", "legacy": True}  # fmt: skip
+    assert compiled.validate(good) == []
+    assert compiled.validate({**good, "age": None}) == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "named"),
+    [
+        ({"$ref": "http://127.0.0.1:9/x"}, "$ref: only local references"),
+        ({"$ref": "file:///etc/passwd"}, "never fetched"),
+        ({"properties": {"x": {"$ref": "https://example.com/s.json#/a"}}}, "schema.properties.x.$ref"),
+        ({"$ref": "#anchor"}, "anchor"),
+        ({"$ref": "#/$defs/missing"}, "points at nothing"),
+        ({"$ref": 3}, "$ref: must be a string"),
+        ({"$id": "https://example.com/s"}, "schema.$id: not supported"),
+        ({"$dynamicRef": "#meta"}, "$dynamicRef"),
+        ({"$anchor": "a"}, "$anchor"),
+        ({"allOf": [OBJ]}, "keyword 'allOf' is not supported"),
+        ({"properties": {"x": {"formatt": "date"}}}, "schema.properties.x: keyword 'formatt'"),
+        ({"$schema": "http://evil.example/schema"}, "not a known JSON Schema draft URI"),
+        ({"$schema": {}}, "not a known JSON Schema draft URI"),
+        (
+            {"properties": {"x": {"$schema": "https://json-schema.org/draft/2020-12/schema"}}},
+            "only at the root",
+        ),
+        ({"type": "text"}, "schema.type: must be one of"),
+        ({"type": []}, "schema.type"),
+        ({"type": ["string", "string"]}, "twice"),
+        ({"properties": {"x": {"type": 12}}}, "schema.properties.x.type"),
+        ({"items": [OBJ]}, "tuple validation"),
+        ({"additionalProperties": OBJ}, "only true or false"),
+        ({"maximum": 3, "exclusiveMaximum": True}, "draft-04 boolean form"),
+        ({"minLength": -1}, "non-negative integer"),
+        ({"minItems": True}, "non-negative integer"),
+        ({"enum": []}, "non-empty array"),
+        ({"required": ["a", "a"]}, "distinct"),
+        ({"pattern": "(a)\\1"}, "schema.pattern: invalid pattern: backreferences"),
+        ({"pattern": "(?<=a)b"}, "lookbehind"),
+        ({"pattern": 5}, "pattern: must be a string"),
+        ({"description": 5}, "description: must be a string"),
+        ({"examples": "x"}, "examples: must be an array"),
+        ("string", "must be an object or a boolean"),
+        ({"minimum": float("nan")}, "finite"),
+    ],
+)
+def test_refusals_name_the_keyword_or_limit(raw: Any, named: str) -> None:
+    assert named in refusal(raw)
+
+
+def test_limits_are_refused_not_truncated() -> None:
+    assert "larger than 16384 bytes" in refusal({"description": "x" * 17_000})
+    props = {f"p{i}": {"type": "string"} for i in range(LIMITS.properties + 1)}
+    assert "more than 64 properties" in refusal({"properties": props})
+    assert "more than 64 values" in refusal({"enum": list(range(65))})
+    many = {f"p{i}": {"type": "string", "pattern": "a"} for i in range(LIMITS.patterns + 1)}
+    assert "more than 16 patterns" in refusal({"properties": many})
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(LIMITS.schema_depth):
+        deep = {"type": "object", "properties": {"x": deep}}
+    assert "nested deeper than 8 levels" in refusal(deep)
+    assert "nested deeper than 32 levels" in refusal({"default": json.loads("[" * 40 + "]" * 40)})
+    # Deeper than Python's recursion limit: refused by the iterative walk, not a RecursionError.
+    very_deep: Any = []
+    for _ in range(100_000):
+        very_deep = [very_deep]
+    assert "nested deeper" in refusal({"default": very_deep})
+
+
+def test_ref_cycles_and_chains_are_refused() -> None:
+    assert "reference cycle" in refusal({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})
+    assert "reference cycle" in refusal({"properties": {"self": {"$ref": "#"}}})
+    tree = {
+        "$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}},
+        "$ref": "#/$defs/node",
+    }
+    assert "reference cycle" in refusal(tree)
+    chain = {
+        "$defs": {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(10)} | {"d10": {"type": "string"}}
+    }
+    assert "more than 8 references in a chain" in refusal(chain)
+    # A definition shared by many properties is compiled once (no blow-up), and ~0 / ~1 escapes work.
+    shared = {"$defs": {"a/b~c": {"type": "string"}}, "type": "object",
+              "properties": {f"p{i}": {"$ref": "#/$defs/a~1b~0c"} for i in range(60)}}  # fmt: skip
+    assert compile_schema(shared).validate({"p1": 3}) == ["value.p1: 3 is not of type string"]
+
+
+def test_nothing_is_fetched_or_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forbidden(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("compile_schema reached outside")
+
+    monkeypatch.setattr(socket.socket, "connect", forbidden)
+    monkeypatch.setattr(urllib.request, "urlopen", forbidden)
+    monkeypatch.setattr("builtins.open", forbidden)
+    for ref in ("http://127.0.0.1:1/x", "file:///etc/passwd", "/etc/passwd", "s.json", "urn:x"):
+        assert "only local references" in refusal({"$ref": ref})
+
+
+def test_hostile_pattern_validates_in_linear_time() -> None:
+    # The reported attack: ^(a+)+$ on a backtracking engine took 0.7 s at 23 characters and
+    # doubled with each one. The kernel is linear (about 0.1 ms here); 2 s is only a generous
+    # bound for a loaded machine, the one timing check.
+    compiled = schema(x={"type": "string", "pattern": "^(a+)+$"})
+    started = time.perf_counter()
+    reasons = compiled.validate({"x": "a" * 50_000 + "b"})
+    assert time.perf_counter() - started < 2.0
+    assert reasons == ["value.x: does not match the pattern '^(a+)+$'"]
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def test_validation_reasons() -> None:
+    compiled = compile_schema(
+        {
+            "type": "object",
+            "required": ["name"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "minLength": 2, "maxLength": 3},
+                "n": {"type": "integer", "minimum": 1, "exclusiveMaximum": 5},
+                "tags": {"type": "array", "items": {"enum": ["a", 1]}, "maxItems": 2},
+                "code": {"type": "string", "pattern": "[0-9]"},
+                "fixed": {"const": {"k": [1, 2]}},
+                "nothing": False,
+                "anything": True,
+            },
+        }
+    )
+    assert compiled.validate({"name": "abc", "n": 4.0, "tags": ["a", 1.0], "code": "x9y",
+                              "fixed": {"k": [1.0, 2]}, "anything": [None]}) == []  # fmt: skip
+    reasons = compiled.validate({"n": 5, "tags": ["b", True, 1], "code": "xyz", "fixed": {"k": [2, 1]},
+                                 "nothing": 0, "extra": 1})  # fmt: skip
+    assert sorted(reasons) == sorted(
+        [
+            "value: required property 'name' is missing",
+            "value.n: not less than 5",
+            "value.tags: more than 2 items",
+            'value.tags[0]: "b" is not one of the enum values',
+            "value.tags[1]: true is not one of the enum values",
+            "value.code: does not match the pattern '[0-9]'",
+            "value.fixed: object is not the const value",
+            "value.nothing: no value is allowed here (schema false)",
+            "value: property 'extra' is not allowed",
+        ]
+    )
+    assert compiled.validate({"name": "é" * 3}) == []  # lengths count characters, not bytes
+    assert compiled.validate({"name": True})[0] == "value.name: true is not of type string"
+    assert compiled.validate([]) == ["value: array is not of type object"]
+    # Values JSON cannot carry are reasons, not exceptions.
+    assert compile_schema({"type": "string"}).validate(10**5000) == ["value: a number is not of type string"]
+    assert compile_schema({"type": "number"}).validate(float("nan")) == ["value: float is not of type number"]
+
+
+def test_validation_is_iterative_and_capped() -> None:
+    compiled = compile_schema({"type": "array", "items": {"type": "array"}})
+    deep: Any = []
+    for _ in range(200_000):
+        deep = [deep]
+    assert compiled.validate(deep) == []
+    many = compile_schema({"type": "array", "items": {"type": "string"}})
+    assert len(many.validate(list(range(10_000)))) == LIMITS.reasons
+
+
+# --- hostile input: anything JSON -------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
+    max_leaves=40,
+)
+KEYWORDS = st.sampled_from(
+    ["type", "properties", "required", "additionalProperties", "items", "enum", "const", "minLength", "maxLength",
+     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "pattern", "$ref",
+     "$defs", "definitions", "title", "description", "$schema", "$id", "allOf", "x"]
+)  # fmt: skip
+VALUES = st.sampled_from(
+    ["string", "object", "array", "integer", ["string", "null"], "#", "#/$defs/a", "#/properties/a", "http://x/",
+     "^(a+)+$", "(a)\\1", "[", 0, -1, 3, 1.5, True, False, None, [], ["a"]]
+)  # fmt: skip
+SCHEMAS = st.recursive(
+    st.booleans() | st.dictionaries(KEYWORDS, VALUES, max_size=4),
+    lambda children: st.dictionaries(
+        KEYWORDS,
+        children | VALUES | st.dictionaries(st.sampled_from(["a", "b", "city"]), children, max_size=3),
+        max_size=5,
+    ),
+    max_leaves=30,
+)
+
+
+def fake_embed(texts: list[str]) -> np.ndarray:
+    rng = np.random.default_rng(len(texts))
+    vectors = rng.normal(size=(len(texts), 8)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@settings(deadline=None)
+@given(st.one_of(JSON, SCHEMAS), JSON)
+def test_any_json_compiles_or_is_refused_and_never_raises_otherwise(raw: Any, value: Any) -> None:
+    try:
+        compiled = compile_schema(raw)
+    except SchemaRefused as refused:
+        assert refused.reason.startswith("schema")
+        return
+    assert all(isinstance(r, str) for r in compiled.validate(value))
+    facts = [Fact("I moved to Lisbon and play the cello.", "s1", "lives_in", "lisbon", True, 1.0)]
+    try:
+        result = fill(compiled, facts, fake_embed)
+    except SchemaRefused as refused:
+        assert "root must be an object schema" in refused.reason
+        return
+    assert compiled.validate(result.value) == [] or result.missing_required
+
+
+# --- filling: the rules, with a fake embedder -------------------------------------------------
+
+CONCEPTS = {
+    "instrument": 0, "cello": 0, "violin": 0, "piano": 0,
+    "city": 1, "lisbon": 1, "porto": 1,
+    "pet name": 2, "luna": 2,
+    "children": 3, "kids": 3,
+    "car": 4, "tesla": 4,
+}  # fmt: skip
+
+
+class ConceptEmbed:
+    """Texts that name a concept share an axis (similarity 1); others get their own axis (0)."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), 64 + len(texts)), dtype=np.float32)
+        for i, text in enumerate(texts):
+            key = text.split(":")[0].lower()
+            axis = next((a for word, a in CONCEPTS.items() if word == key or word in key.split()), None)
+            out[i, axis if axis is not None else 64 + i] = 1.0
+        return out
+
+
+def fact(text: str, source: str, *, attribute: str | None = None, value: str | None = None,
+         mine: bool = True, day: int = 0, negated: bool = False) -> Fact:  # fmt: skip
+    return Fact(text, source, attribute, value, mine, float(day * 86_400), negated)
+
+
+def test_attribute_first_recased_from_the_text_and_newest() -> None:
+    facts = [
+        fact("Ann moved to Lisbon.", "m2", attribute="lives_in", value="lisbon", day=2),
+        fact("Ann lives in Porto.", "m1", attribute="lives_in", value="porto", day=1),
+        fact("Ann works at ACME Corp.", "m3", attribute="works_at", value="acme corp"),
+    ]
+    embed = ConceptEmbed()
+    result = fill(
+        schema(city={"type": "string"}, employer={"type": "string"}, job={"type": "string"}), facts, embed
+    )
+    assert result.value == {"city": "Lisbon", "employer": "ACME Corp"}
+    assert result.provenance == {"city": ["m2"], "employer": ["m3"]}
+    assert result.unfilled == ["job"]
+    assert len(embed.calls) == 1  # job was looked for among the phrases, in one call
+
+
+def test_phrases_fill_only_what_a_fact_supports() -> None:
+    facts = [fact("Ann started learning the cello.", "m1"), fact("Ann moved to Lisbon.", "m2", day=1)]
+    embed = ConceptEmbed()
+    result = fill(schema(instrument={"type": "string"}, city={"type": "string"}, car={"type": "string"}),
+                  facts, embed, self_name="Ann")  # fmt: skip
+    assert result.value == {"instrument": "cello", "city": "Lisbon"}
+    assert result.provenance == {"instrument": ["m1"], "city": ["m2"]}
+    assert result.unfilled == ["car"]
+    assert len(embed.calls) == 1
+    assert "Ann" not in embed.calls[0] and "ann" not in embed.calls[0]
+
+
+def test_no_embedding_when_nothing_needs_it() -> None:
+    embed = ConceptEmbed()
+    facts = [fact("Ann lives in Lisbon.", "m1", attribute="lives_in", value="lisbon")]
+    assert fill(schema(city={"type": "string"}), facts, embed).value == {"city": "Lisbon"}
+    assert fill(schema(car={"type": "string"}), [], embed).unfilled == ["car"]
+    assert embed.calls == []
+
+
+def test_the_selfs_facts_win_and_others_are_a_fallback_only_without_them() -> None:
+    theirs = fact("Ann's brother plays the violin.", "m1", mine=False, day=3)
+    mine = fact("Ann plays the piano.", "m2", day=1)
+    compiled = schema(instrument={"type": "string"})
+    assert fill(compiled, [theirs, mine], ConceptEmbed()).value == {"instrument": "piano"}
+    assert fill(compiled, [theirs], ConceptEmbed()).value == {"instrument": "violin"}
+    assert fill(compiled, [theirs, fact("Ann moved to Porto.", "m3")], ConceptEmbed()).unfilled == [
+        "instrument"
+    ]
+
+
+def test_negated_facts_never_supply_a_value() -> None:
+    facts = [fact("Ann no longer lives in Porto.", "m1", attribute="lives_in", value="porto", negated=True)]
+    assert fill(schema(city={"type": "string"}), facts, ConceptEmbed()).unfilled == ["city"]
+
+
+def test_values_respect_the_property_schema() -> None:
+    facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]
+    assert fill(schema(city={"type": "string", "maxLength": 3}), facts, ConceptEmbed()).unfilled == ["city"]
+    assert fill(schema(city={"type": "string", "pattern": "^P"}), facts, ConceptEmbed()).unfilled == ["city"]
+    assert fill(schema(city={"enum": ["Lisbon", "Porto"]}), facts, ConceptEmbed()).value == {"city": "Lisbon"}
+    assert fill(schema(city={"enum": ["Porto"]}), facts, ConceptEmbed()).unfilled == ["city"]
+    assert fill(schema(city={"type": "integer"}), facts, ConceptEmbed()).unfilled == ["city"]
+
+
+def test_numbers_booleans_names_and_arrays() -> None:
+    facts = [
+        fact("Ann has two kids and a cat named Luna.", "m1", day=3),
+        fact("Ann is 34 years old.", "m2", attribute="age", value="34", day=2),
+        fact("Ann is not married.", "m3", day=1, negated=True),
+        fact("Ann is vegan.", "m4", day=0),
+        fact("Ann likes jazz.", "m5", attribute="likes", value="jazz"),
+        fact("Ann likes hiking.", "m6", attribute="likes", value="hiking", day=1),
+    ]
+    compiled = schema(
+        children={"type": "integer"},
+        age={"type": "integer", "minimum": 0},
+        married={"type": "boolean"},
+        is_vegan={"type": "boolean"},
+        is_smoker={"type": "boolean"},
+        pet_name={"type": "string"},
+        hobbies={"type": "array", "items": {"type": "string"}},
+    )
+    result = fill(compiled, facts, ConceptEmbed())
+    assert result.value == {"children": 2, "age": 34, "married": False, "is_vegan": True, "pet_name": "Luna",
+                            "hobbies": ["hiking", "jazz"]}  # fmt: skip
+    assert result.provenance["hobbies"] == ["m6", "m5"]
+    assert result.unfilled == ["is_smoker"]
+
+
+def test_nested_objects_and_required() -> None:
+    facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]
+    compiled = compile_schema(
+        {
+            "type": "object",
+            "required": ["home", "age"],
+            "properties": {
+                "home": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "work": {"type": "object", "required": ["employer"],
+                         "properties": {"employer": {"type": "string"}, "city": {"type": "string"}}},
+                "age": {"type": "integer"},
+            },
+        }
+    )  # fmt: skip
+    result = fill(compiled, facts, ConceptEmbed())
+    # work.city could be filled, but work without its required employer would be invalid.
+    assert result.value == {"home": {"city": "Lisbon"}}
+    assert result.provenance == {"home.city": ["m1"]}
+    assert result.unfilled == ["work.employer", "work.city", "age"]
+    assert result.missing_required == ["age"]
+
+
+def test_root_must_be_an_object_with_properties() -> None:
+    for raw in ({"type": "string"}, {"type": "object"}, True):
+        with pytest.raises(SchemaRefused, match="root must be an object schema"):
+            fill(compile_schema(raw), [], ConceptEmbed())
+    ref_root = compile_schema(
+        {"$ref": "#/$defs/p", "$defs": {"p": {"type": "object", "properties": {"city": {}}}}}
+    )
+    facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]
+    assert fill(ref_root, facts, ConceptEmbed()).value == {"city": "Lisbon"}
+
+
+# --- filling with the real embedder: measured examples ----------------------------------------
+
+STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+ARR = {"type": "array", "items": {"type": "string"}}
+DIET = {"type": "string", "enum": ["vegan", "vegetarian", "omnivore"]}
+
+# (the self's statements, another speaker's, properties, acceptable values per property; a property
+# missing from the last is one no statement supports). TUNE chose SIMILARITY_THRESHOLD; HELD_OUT
+# was written at the same time and is reported separately (docs/structured.md).
+TUNE = [
+    (["I started learning the cello", "I moved to Lisbon"], [], {"instrument": STR, "city": STR},
+     {"instrument": {"cello"}, "city": {"Lisbon"}}),
+    (["I work at Google as a software engineer.", "I'm 34 years old.", "I adopted a golden retriever last spring."], [],
+     {"employer": STR, "age": INT, "pet": STR}, {"employer": {"Google"}, "age": {34}, "pet": {"golden retriever", "retriever", "dog"}}),
+    (["I drive a Tesla Model 3.", "I play tennis every Sunday.", "I speak Portuguese and Spanish."], [],
+     {"car": STR, "sport": STR, "languages": ARR},
+     {"car": {"Tesla Model 3", "Tesla", "Tesla Model"}, "sport": {"tennis"},
+      "languages": {("Portuguese", "Spanish"), ("Spanish", "Portuguese"), ("Portuguese",), ("Spanish",)}}),
+    (["I studied at Harvard.", "My favourite color is blue.", "I have two kids."], [],
+     {"university": STR, "favorite_color": STR, "children": INT}, {"university": {"Harvard"}, "favorite_color": {"blue"}, "children": {2}}),
+    (["I'm vegan.", "I live in Berlin."], [], {"is_vegan": BOOL, "diet": DIET, "city": STR},
+     {"is_vegan": {True}, "diet": {"vegan"}, "city": {"Berlin"}}),
+    (["I started learning the cello"], [], {"pet": STR, "car": STR, "employer": STR}, {}),
+    (["I used to live in Porto.", "Last year INT moved to Lisbon."], [], {"city": STR}, {"city": {"Lisbon"}}),
+    (["I like jazz."], ["My brother plays the drums."], {"instrument": STR, "music_genre": STR}, {"music_genre": {"jazz"}}),
+    (["I'm reading Dune right now.", "I have a cat named Luna."], [], {"book": STR, "pet_name": STR},
+     {"book": {"Dune"}, "pet_name": {"Luna"}}),
+    (["I don't have any pets.", "I'm not married."], [], {"has_pets": BOOL, "married": BOOL}, {"has_pets": {False}, "married": {False}}),
+]  # fmt: skip
+HELD_OUT = [
+    (["I took up the violin last month.", "I relocated to Toronto in March."], [], {"instrument": STR, "city": STR},
+     {"instrument": {"violin"}, "city": {"Toronto"}}),
+    (["I work for Spotify.", "I'm a data scientist.", "I turned 29 in May."], [], {"company": STR, "job": STR, "age": INT},
+     {"company": {"Spotify"}, "job": {"data scientist"}, "age": {29}}),
+    (["I have a parrot named Kiwi.", "I ride a Vespa to work."], [], {"pet_name": STR, "vehicle": STR},
+     {"pet_name": {"Kiwi"}, "vehicle": {"Vespa"}}),
+    (["I play basketball on weekends.", "I speak French."], [], {"sport": STR, "language": STR},
+     {"sport": {"basketball"}, "language": {"French"}}),
+    (["I'm vegetarian.", "I grew up in Dublin."], [], {"diet": DIET, "hometown": STR},
+     {"diet": {"vegetarian"}, "hometown": {"Dublin"}}),
+    (["I love hiking and painting."], [], {"hobbies": ARR},
+     {"hobbies": {("hiking",), ("hiking", "painting"), ("painting", "hiking")}}),
+    (["I took up the violin last month."], [], {"employer": STR, "car": STR, "university": STR}, {}),
+    (["I'm studying at MIT.", "I have three sisters."], [], {"school": STR, "siblings": INT}, {"school": {"MIT"}, "siblings": {3}}),
+    (["My wife Sarah is a doctor.", "I live in Austin."], [], {"city": STR, "spouse": STR}, {"city": {"Austin"}, "spouse": {"Sarah"}}),
+    (["I drink green tea every morning.", "I'm allergic to peanuts."], [], {"favorite_drink": STR, "allergy": STR},
+     {"favorite_drink": {"green tea", "tea"}, "allergy": {"peanuts"}}),
+]  # fmt: skip
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def conversation_facts(mine: list[str], others: list[str]) -> list[Fact]:
+    """What a Context would hand over: each turn as evidence, and the Memories derived from it."""
+    extractor, facts, n = RuleExtractor(), [], 0
+    for speaker, texts in (("Ann", mine), ("Bob", others)):
+        for text in texts:
+            n += 1
+            source = SourceText(
+                text, "message", speaker, "user" if speaker == "Ann" else "other", T0 + timedelta(days=n)
+            )
+            facts.append(Fact(text, f"rec_{n}", None, None, speaker == "Ann", source.occurred_at.timestamp()))
+            for a in extractor.extract(source, self_name="Ann"):
+                facts.append(Fact(a.statement, f"mem_{n}", a.attribute, a.value, (a.owner or "").casefold() == "ann",
+                                  a.valid_from.timestamp(), a.negated))  # fmt: skip
+    return facts
+
+
+def score(examples: list[Any], embed: Any) -> tuple[int, int, int, int]:
+    """(correct, wrong fills, misses, properties): a miss leaves a supported property unfilled."""
+    correct = wrong = missed = total = 0
+    for mine, others, properties, expected in examples:
+        result = fill(schema(**properties), conversation_facts(mine, others), embed, self_name="Ann")
+        for name in properties:
+            total += 1
+            got, want = result.value.get(name), expected.get(name)
+            if got is None:
+                correct, missed = correct + (want is None), missed + (want is not None)
+            elif want is not None and (tuple(got) if isinstance(got, list) else got) in want:
+                correct += 1
+                assert result.provenance[name]
+            else:
+                wrong += 1
+    return correct, wrong, missed, total
+
+
+@pytest.fixture(scope="module")
+def embed() -> Any:
+    from brainstore.retrieval.embedder import load_embedder
+
+    return load_embedder("onnx").embed
+
+
+def test_the_reported_example_is_filled_with_its_sources(embed: Any) -> None:
+    facts = conversation_facts(["I started learning the cello", "I moved to Lisbon"], [])
+    result = fill(
+        schema(instrument={"type": "string"}, city={"type": "string"}), facts, embed, self_name="Ann"
+    )
+    assert result.value == {"instrument": "cello", "city": "Lisbon"}
+    assert result.provenance["city"] == ["mem_2"]  # the Memory's attribute, before any phrase
+    assert result.provenance["instrument"] in (["rec_1"], ["mem_1"])
+    assert result.unfilled == []
+
+
+def test_measured_accuracy_holds(embed: Any) -> None:
+    # Measured when SIMILARITY_THRESHOLD (0.42) was chosen: tune 23/24 correct, held-out 17/21,
+    # neither with a wrong fill (misses only). A wrong value is worse than none: no wrong fills.
+    assert SIMILARITY_THRESHOLD == 0.42
+    correct, wrong, _, total = score(TUNE, embed)
+    assert (correct, wrong, total) == (23, 0, 24)
+    correct, wrong, _, total = score(HELD_OUT, embed)
+    assert (correct, wrong, total) == (17, 0, 21)
