@@ -211,7 +211,7 @@ def test_schema_yields_structured_or_unavailable(api: Api, service: Service) -> 
     api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."})
     assert service.wait_idle()
     ok = context(api, query="where", schema={"type": "object", "properties": {"lives_in": {"type": "string"}}})
-    assert ok["structured"]["status"] == "ready" and ok["structured"]["value"] == {"lives_in": "lisbon"}
+    assert ok["structured"]["status"] == "ready" and ok["structured"]["value"] == {"lives_in": "Lisbon"}
     bad = context(api, query="where", schema={"type": "object", "properties": {"x": {"type": 12}}})
     assert bad["structured"]["status"] == "unavailable" and bad["structured"]["reason"]
     unmet = context(api, query="where", schema={"type": "object", "required": ["age"], "properties": {"age": {"type": "integer"}}})

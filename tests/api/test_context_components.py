@@ -144,3 +144,34 @@ def test_trace_pages_carry_the_cursor_they_announce(alice: Api) -> None:
             break
         cursor = page["next_cursor"]
     assert [i for i in seen if i.startswith("ctx_")] == list(reversed(ids))
+
+
+def test_a_schema_is_filled_from_cited_material_each_value_with_its_source(alice: Api) -> None:
+    schema = {"type": "object", "properties": {"instrument": {"type": "string"}, "city": {"type": "string"}}}
+    context = ctx(alice, query="What does Alice play and where does she live?", schema=schema)
+    structured = context["structured"]
+    assert structured["status"] == "ready", structured
+    assert structured["value"] == {"instrument": "cello", "city": "Lisbon"}
+    citation_ids = {c["id"] for c in context["citations"]}
+    for name in ("instrument", "city"):
+        sources = structured.get("citations", {}).get(name, []) + structured.get("memory_ids", {}).get(name, [])
+        assert sources, name
+        assert all(s in citation_ids or s.startswith("mem_") for s in sources)
+    unfilled = ctx(alice, query="Alice", schema={"type": "object", "properties": {"blood_type": {"type": "string"}}})
+    assert "blood_type" in {u.get("term") for u in unfilled["unknowns"]}
+
+
+def test_a_hostile_pattern_runs_in_linear_time_and_nothing_is_fetched(alice: Api, tmp_path: Any) -> None:
+    import time
+
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"type": "object", "properties": {"leak": {"const": "the registry"}}}')
+    evil = {"type": "object", "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}}}
+    started = time.monotonic()
+    context = ctx(alice, query="a" * 40 + "b", schema=evil)
+    assert time.monotonic() - started < 5  # a backtracking engine takes ages here; this one, ms
+    assert context["structured"]["status"] in ("ready", "unavailable")
+    for ref in ("http://127.0.0.1:9/x", f"file://{secret}", "other.json#/x"):
+        refused = ctx(alice, query="Alice", schema={"type": "object", "properties": {"x": {"$ref": ref}}})
+        assert refused["structured"]["status"] == "unavailable" and "$ref" in refused["structured"]["reason"]
+        assert "registry" not in json.dumps(refused)

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import jsonschema
-
 from brainstore import kernels
 from brainstore.derive import named_periods
 from brainstore.domain import Brain, MemoryRevision, Principal
@@ -46,6 +44,7 @@ from brainstore.service.derivation import Derivation
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.memories import MemoryReads, eligible_at
+from brainstore.service.structured import Fact, SchemaRefused, compile_schema, fill
 from brainstore.service.traces import Traces
 from brainstore.service.views import object_view, timestamp
 from brainstore.service.visibility import Visibility
@@ -508,9 +507,16 @@ class Contexts:
                 "lines": lines,
                 "has_more": False,
             }
-        if request["schema"] is not None:
-            context["structured"] = self._structured(request["schema"], eligible, brain, ledger)
         cost_embeddings = 1 if embedding is not None else 0
+        unfilled: list[str] = []
+        if request["schema"] is not None:
+            structured, unfilled, embedded = self._structured(
+                request["schema"], brain, eligible, window_records, evidence, citations, ledger, deadline
+            )
+            context["structured"] = structured
+            cost_embeddings += embedded
+            if structured["status"] == "ready":
+                served_texts.append(json.dumps(structured["value"], ensure_ascii=False))
         if request["mode"] == "thorough" and evidence:
             answer = self._compose(request["query"], window, evidence, citations, ledger, embedding)
             if answer is not None:
@@ -540,6 +546,9 @@ class Contexts:
                 for term in content_terms(request["query"])
                 if _stemmed(term) not in served
             ]
+        unknowns += [
+            {"term": name, "reason": "no cited evidence or Memory gives this property of the schema"} for name in unfilled
+        ]
         context["unknowns"] = unknowns
         elapsed = round((time.monotonic() - started) * 1000, 2)
         context["budget"] = {
@@ -597,42 +606,99 @@ class Contexts:
             return None
         return {"text": answer.text, "citations": answer.citations, "composer": answer.composer}
 
+    # Phrase mining embeds a fact's candidate phrases: with less time than this left, a schema is
+    # filled from the Memories' attributes alone (they need no model call).
+    STRUCTURED_MIN_MS = 60
+
     def _structured(
-        self, schema: dict[str, Any], memories: list[MemoryRevision], brain: Brain, ledger: Ledger
-    ) -> dict[str, Any]:
+        self,
+        raw: dict[str, Any],
+        brain: Brain,
+        eligible: list[MemoryRevision],
+        window_records: set[str],
+        evidence: list[dict[str, Any]],
+        citations: list[dict[str, Any]],
+        ledger: Ledger,
+        deadline: float,
+    ) -> tuple[dict[str, Any], list[str], int]:
+        """The structured component, the schema properties nothing filled (for unknowns), and the
+        embedding calls it made. Filled only from served, cited material: the Memories this reader
+        may see (with their citations) and, when evidence is served, its passages (by citation id)."""
         try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            return {"status": "unavailable", "value": None, "reason": f"schema: not a valid JSON Schema ({exc.message})"}
-        properties = schema.get("properties")
-        if schema.get("type") != "object" or not isinstance(properties, dict) or not properties:
-            return {
-                "status": "unavailable",
-                "value": None,
-                "reason": "schema: only object schemas with properties can be filled from Memories",
-            }
-        value: dict[str, Any] = {}
-        cited: dict[str, list[str]] = {}
-        self_name = (brain.self_name or "").casefold()
-        served = {m.memory_id for m, _ in self.memories.served(brain, memories)}
-        for name, spec in properties.items():
-            matches = [m for m in memories if m.attribute == name and m.value and m.memory_id in served]
-            matches.sort(key=lambda m: ((m.owner or "").casefold() != self_name, -m.valid_from.timestamp()))
-            if not matches:
-                continue
-            if isinstance(spec, dict) and spec.get("type") == "array":
-                value[name] = [m.value for m in matches]
-                cited[name] = [m.memory_id for m in matches]
-            else:
-                value[name] = matches[0].value
-                cited[name] = [matches[0].memory_id]
+            schema = compile_schema(raw)
+        except SchemaRefused as exc:
+            return {"status": "unavailable", "value": None, "reason": exc.reason}, [], 0
+        me = (brain.self_name or "").casefold()
+        facts: list[Fact] = []
+        memory_of: dict[str, MemoryRevision] = {}
+        for memory, view in self.memories.served(brain, eligible):
+            if view.get("redacted"):
+                continue  # its words are not served, so no value may come from them
+            if memory.attribute is None and not {c.record_id for c in memory.citations} <= window_records:
+                continue  # free text outside the window: not this question's material
+            memory_of[memory.memory_id] = memory
+            facts.append(
+                Fact(
+                    text=memory.statement,
+                    source=memory.memory_id,
+                    attribute=memory.attribute,
+                    value=memory.value,
+                    owner_is_self=bool(me) and (memory.owner or "").casefold() == me,
+                    valid_from=memory.valid_from.timestamp(),
+                    negated=memory.negated,
+                )
+            )
+        if time.monotonic() * 1000 < deadline * 1000 - self.STRUCTURED_MIN_MS:
+            for item in evidence:
+                if item["redacted"]:
+                    continue
+                body = item["text"].split(": ", 1)[-1]
+                speaker = (item.get("speaker") or "").casefold()
+                when = datetime.fromisoformat(item["occurred_at"].replace("Z", "+00:00")).timestamp()
+                facts.append(
+                    Fact(body, citations[item["citation"]]["id"], owner_is_self=bool(me) and speaker == me, valid_from=when)
+                )
+            text_facts = True
+        else:
+            facts = [f for f in facts if f.attribute is not None]
+            text_facts = False
+        calls = 0
+
+        def embed(texts: list[str]) -> Any:
+            nonlocal calls
+            calls += 1
+            return self.evidence.embed(texts)
+
         try:
-            jsonschema.validate(value, schema)
-        except jsonschema.ValidationError as exc:
-            return {"status": "unavailable", "value": None, "reason": f"the cited Memories do not satisfy the schema: {exc.message}"}
-        if not ledger.charge(json.dumps(value, ensure_ascii=False)):
-            return {"status": "unavailable", "value": None, "reason": "budget.tokens: no room left for the structured value"}
-        return {"status": "ready", "value": value, "reason": None, "memory_ids": cited}
+            result = fill(schema, facts, embed, self_name=brain.self_name)
+        except SchemaRefused as exc:
+            return {"status": "unavailable", "value": None, "reason": exc.reason}, [], calls
+        if result.missing_required:
+            reason = f"schema: no cited evidence or Memory gives the required {', '.join(result.missing_required)}"
+            if not text_facts:
+                reason += " (the ms budget left no time to read the evidence)"
+            return {"status": "unavailable", "value": None, "reason": reason}, result.unfilled, calls
+        if not ledger.charge(json.dumps(result.value, ensure_ascii=False)):
+            return (
+                {"status": "unavailable", "value": None, "reason": "budget.tokens: no room left for the structured value"},
+                [],
+                calls,
+            )
+        cited = {
+            path: [s for s in sources if not s.startswith("mem_")] for path, sources in result.provenance.items()
+        }
+        memory_ids = {path: [s for s in sources if s in memory_of] for path, sources in result.provenance.items()}
+        return (
+            {
+                "status": "ready",
+                "value": result.value,
+                "reason": None,
+                "citations": {path: ids for path, ids in cited.items() if ids},
+                "memory_ids": {path: ids for path, ids in memory_ids.items() if ids},
+            },
+            result.unfilled,
+            calls,
+        )
 
 
 def _stemmed(word: str) -> str:
