@@ -1,0 +1,237 @@
+"""Ingestion as a client sees it: Records/s from the first POST to all of them ready, through a real
+`brainstore serve` on loopback, beside the embedder's own batched throughput on the same texts (the
+floor no server on these cores can beat), and the fairness of derivation across tenants.
+
+Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory]`` or through
+pytest-benchmark (benches/test_ingest_bench.py). LoCoMo turns come from /work/shared/data/locomo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from brainstore.bench.loader import load_conversations
+
+DATA = Path("/work/shared/data/locomo")
+KEY = "sk_test_ingest_bench0001"
+QUIET_KEY = "sk_test_quiet_bench0002"
+
+
+def turns(limit: int) -> list[tuple[str, str, str]]:
+    """(speaker, occurred_at, text) of LoCoMo turns in conversation order, across conversations."""
+    out = []
+    for conversation in load_conversations(DATA):
+        for turn in conversation.turns:
+            out.append((turn.speaker, turn.occurred_at.isoformat(), turn.text))
+            if len(out) == limit:
+                return out
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve(engine: str, *, threads: int = 8) -> Iterator[str]:
+    """A `brainstore serve` on a free loopback port and a fresh data directory; its /v1 URL."""
+    with tempfile.TemporaryDirectory() as data:
+        port = free_port()
+        env = {**os.environ, "HOME": data, "BRAINSTORE_RATE_LIMIT": "0"}
+        cmd = [sys.executable, "-m", "brainstore.cli", "serve", "--port", str(port), "--engine", engine,
+               "--data-dir", data, "--threads", str(threads)]  # fmt: skip
+        log = open(Path(data) / "server.log", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env, start_new_session=True)
+        base = f"http://127.0.0.1:{port}/v1"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    httpx.get(base + "/brains/x", timeout=1)
+                    break
+                except httpx.TransportError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError((Path(data) / "server.log").read_text()[-2000:]) from None
+                    time.sleep(0.2)
+            yield base
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            log.close()
+
+
+def post_all(base: str, key: str, brain: str, items: list[dict], clients: int) -> list[tuple[str, float]]:
+    """POST every item with ``clients`` threads; (record id, time acknowledged) of each."""
+    acked: list[tuple[str, float]] = []
+    lock = threading.Lock()
+    queue = list(reversed(items))
+
+    def work() -> None:
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    body = queue.pop()
+                r = http.post(f"/brains/{brain}/records", json=body)
+                r.raise_for_status()
+                with lock:
+                    acked.append((r.json()["id"], time.monotonic()))
+
+    threads = [threading.Thread(target=work) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return acked
+
+
+def wait_ready(base: str, key: str, brain: str, ids: list[str], timeout: float = 1800) -> dict[str, float]:
+    """Poll until every Record is ready; when each was first seen ready (monotonic)."""
+    ready: dict[str, float] = {}
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+        pending = list(ids)
+        while pending and time.monotonic() < deadline:
+            still = []
+            for rid in pending:
+                status = http.get(f"/brains/{brain}/records/{rid}").json()["status"]
+                if status in ("ready", "failed"):
+                    ready[rid] = time.monotonic()
+                else:
+                    still.append(rid)
+            pending = still
+            if pending:
+                time.sleep(0.05)
+    if len(ready) != len(ids):
+        raise RuntimeError(f"{len(ids) - len(ready)} Records not ready after {timeout}s")
+    return ready
+
+
+def message(speaker: str, at: str, text: str) -> dict:
+    return {"content": {"kind": "message", "text": text, "speaker": speaker, "role": "user"}, "occurred_at": at}
+
+
+@dataclass
+class Throughput:
+    engine: str
+    records: int
+    accepted_per_s: float
+    ready_per_s: float
+
+
+def throughput(engine: str, items: list[tuple[str, str, str]], clients: int = 8) -> Throughput:
+    with serve(engine) as base:
+        httpx.post(base + "/brains", json={"id": "b1", "self": {"type": "person", "name": items[0][0]}},
+                   headers={"Authorization": f"Bearer {KEY}"}).raise_for_status()  # fmt: skip
+        start = time.monotonic()
+        acked = post_all(base, KEY, "b1", [message(*t) for t in items], clients)
+        accepted = time.monotonic()
+        wait_ready(base, KEY, "b1", [rid for rid, _ in acked])
+        done = time.monotonic()
+    return Throughput(engine, len(items), len(items) / (accepted - start), len(items) / (done - start))
+
+
+def embedder_floor(items: list[tuple[str, str, str]], batch: int = 64) -> float:
+    """Texts/s of the offline embedder alone on the chunks these turns make, in batches."""
+    from brainstore.derive import source_text
+    from brainstore.domain import Record
+    from brainstore.retrieval.chunking import embedding_text
+    from brainstore.retrieval.embedder import load_embedder
+    from brainstore.service.evidence import draft_chunks
+    from datetime import datetime
+
+    embedder = load_embedder()
+    texts = []
+    for speaker, at, text in items:
+        content = {"kind": "message", "text": text, "speaker": speaker, "role": "user"}
+        when = datetime.fromisoformat(at)
+        record = Record("rec_x", "brn_x", content, None, "shareable", when, when, "api", 0)
+        texts += [embedding_text(d) for d in draft_chunks(record, source_text(content, self_name=None, occurred_at=when))]
+    embedder.embed(texts[:batch])  # warm
+    start = time.monotonic()
+    for i in range(0, len(texts), batch):
+        embedder.embed(texts[i : i + batch])
+    return len(items) / (time.monotonic() - start)
+
+
+@dataclass
+class Fairness:
+    engine: str
+    quiet_p50_s: float
+    quiet_max_s: float
+    samples: int
+
+
+def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, doc_chars: int = 150_000) -> Fairness:
+    """A quiet tenant's one-sentence Records, sent every 0.5 s while another tenant bulk-loads ``bulk``
+    turns and ``documents`` long documents: seconds from POST to ready, p50 and max."""
+    text = " ".join(t for _, _, t in bulk)
+    doc = (text * (doc_chars // max(len(text), 1) + 1))[:doc_chars]
+    with serve(engine) as base:
+        for key, brain in ((KEY, "bulk"), (QUIET_KEY, "quiet")):
+            httpx.post(base + "/brains", json={"id": brain}, headers={"Authorization": f"Bearer {key}"}).raise_for_status()
+        loader = threading.Thread(
+            target=post_all,
+            args=(base, KEY, "bulk", [{"content": doc} for _ in range(documents)] + [message(*t) for t in bulk], 8),
+        )
+        loader.start()
+        waits: list[float] = []
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {QUIET_KEY}"}, timeout=60) as http:
+            time.sleep(1.0)  # the bulk load is under way
+            while loader.is_alive() or len(waits) < 5:
+                sent = time.monotonic()
+                rid = http.post("/brains/quiet/records", json={"content": "I had tea with Sam today."}).json()["id"]
+                while http.get(f"/brains/quiet/records/{rid}").json()["status"] != "ready":
+                    time.sleep(0.02)
+                waits.append(time.monotonic() - sent)
+                time.sleep(0.5)
+                if len(waits) >= 200:
+                    break
+        loader.join()
+    return Fairness(engine, statistics.median(waits), max(waits), len(waits))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--engines", default="duckdb,memory")
+    parser.add_argument("--fairness", action="store_true")
+    args = parser.parse_args()
+    items = turns(args.records)
+    floor = embedder_floor(items)
+    print(f"embedder floor: {floor:.1f} Records/s ({len(items)} LoCoMo turns, batches of 64)")
+    for engine in args.engines.split(","):
+        result = throughput(engine, items)
+        print(
+            f"{engine}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
+            f"({result.ready_per_s / floor:.2f} of the floor)"
+        )
+    if args.fairness:
+        for engine in args.engines.split(","):
+            f = fairness(engine, items)
+            print(f"{engine} fairness: quiet tenant ready in p50 {f.quiet_p50_s:.2f} s, max {f.quiet_max_s:.2f} s ({f.samples} samples)")
+
+
+if __name__ == "__main__":
+    main()
