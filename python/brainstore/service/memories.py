@@ -52,11 +52,15 @@ def _encode_cursor(memory_id: str) -> str:
 def _decode_cursor(cursor: str) -> str:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        after = json.loads(base64.urlsafe_b64decode(padded.encode()))["after"]
-        if not isinstance(after, str) or not after.startswith("mem_"):
+        decoded = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        # Exactly the shape _encode_cursor writes: {"after": "mem_..."}, nothing nested.
+        if not isinstance(decoded, dict) or set(decoded) != {"after"}:
+            raise ValueError
+        after = decoded["after"]
+        if not isinstance(after, str) or not after.startswith("mem_") or not after.isascii():
             raise ValueError
         return after
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise invalid("cursor", "is not a cursor this endpoint issued") from None
 
 
