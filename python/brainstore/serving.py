@@ -279,6 +279,14 @@ class BufferingWorker(ThreadWorker):
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
     def _on_readable(self, conn: Connection, _sock: Any) -> None:
+        # An exception escaping a poller callback would end the worker, and every connection with it.
+        try:
+            self._read(conn)
+        except Exception:
+            self.log.exception("Error reading a request: closing the connection")
+            self._drop(conn)
+
+    def _read(self, conn: Connection) -> None:
         try:
             data = conn.sock.recv(RECV_SIZE)
         except (BlockingIOError, InterruptedError):
@@ -349,6 +357,13 @@ class BufferingWorker(ThreadWorker):
             keepalive = bool(fs.result()) if not fs.cancelled() else False
         except Exception:
             keepalive = False
+        try:
+            self._after_response(conn, keepalive)
+        except Exception:
+            self.log.exception("Error after a response: closing the connection")
+            self._drop(conn)
+
+    def _after_response(self, conn: Connection, keepalive: bool) -> None:
         if keepalive and self.alive:
             try:
                 conn.sock.setblocking(False)

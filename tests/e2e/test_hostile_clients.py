@@ -163,6 +163,46 @@ def test_an_idle_connection_is_closed_and_a_new_one_is_served(edge: Server) -> N
     assert httpx.get(edge.base_url + "/brains/b1", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
 
 
+def test_clients_that_do_not_read_their_responses_hold_a_thread_only_until_the_write_timeout(
+    edge: Server,
+) -> None:
+    # A ~900 KB Object, asked for 20 times in a row by each of 4 clients (as many as the server has
+    # threads) that never read: far more than the socket buffers hold, so every thread blocks writing.
+    big = {"type": "t", "key": "big", "value": "v" * 900_000}
+    auth = {"Authorization": f"Bearer {KEY}"}
+    assert httpx.post(edge.base_url + "/brains/b1/objects", json=big, headers=auth).status_code == 201
+    request = b"GET /v1/brains/b1/objects/t/big HTTP/1.1\r\nHost: x\r\n" + AUTH + b"\r\n"
+    readers = []
+    opened = time.monotonic()
+    for _ in range(4):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", edge.port))
+        sock.sendall(request * 20)
+        readers.append(sock)
+    try:
+        time.sleep(1.0)
+        started = time.monotonic()
+        # Answered once the blocked writes give up: within the write bound, not never.
+        reply = httpx.get(edge.base_url + "/brains/b1", headers=auth, timeout=CLIENT_TIMEOUT * 3)
+        assert reply.status_code == 200
+        assert time.monotonic() - started <= CLIENT_TIMEOUT + 2.0
+        # Start reading only once every blocked write has given up (reading earlier lets it finish).
+        time.sleep(max(0.0, opened + CLIENT_TIMEOUT + 2.0 - time.monotonic()))
+        for sock in readers:  # the server gave up on each of them: the stream ends early
+            sock.settimeout(CLIENT_TIMEOUT + 5)
+            received = 0
+            try:
+                while chunk := sock.recv(1 << 20):
+                    received += len(chunk)
+            except ConnectionResetError:
+                pass
+            assert received < 20 * 900_000
+    finally:
+        for sock in readers:
+            sock.close()
+
+
 # --- what gunicorn refuses before routing ----------------------------------------------------------
 @pytest.mark.parametrize(
     "request_bytes",
