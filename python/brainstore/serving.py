@@ -37,6 +37,7 @@ import socket
 import time
 from concurrent.futures import Future
 from functools import partial
+from http import HTTPStatus
 from typing import Any
 
 import falcon
@@ -218,6 +219,7 @@ class Connection:
         self.request: bytes = b""
         self.parser: Any = None
         self.continue_sent = False
+        self.idle = False  # kept alive with nothing read yet of its next request
         self.draining = False
         self.drained = 0
 
@@ -301,8 +303,9 @@ class BufferingWorker(ThreadWorker):
         if not data:
             self._drop(conn)
             return
-        if not conn.buf and conn.framing.head_end is None:
+        if conn.idle:
             # The first byte of a kept-alive connection's next request: the head deadline starts.
+            conn.idle = False
             conn.deadline = time.monotonic() + self.client_timeout
         conn.buf += data
         if self._complete(conn):
@@ -372,7 +375,8 @@ class BufferingWorker(ThreadWorker):
                 conn.close()
                 return
             conn.next_request()
-            conn.deadline = time.monotonic() + (self.client_timeout if conn.buf else self.cfg.keepalive)
+            conn.idle = not conn.buf
+            conn.deadline = time.monotonic() + (self.cfg.keepalive if conn.idle else self.client_timeout)
             self._wait_for_request(conn)
         else:
             self._drain_then_close(conn)
@@ -389,7 +393,7 @@ class BufferingWorker(ThreadWorker):
     def _cap_keepalive(self, deadline: float) -> None:
         """Stopping: idle connections (nothing read of a next request) close by ``deadline``."""
         for conn in self.connections:
-            if not conn.buf and not conn.draining:
+            if conn.idle:
                 conn.deadline = min(conn.deadline, deadline)
 
     # --- a pool thread: parse from memory, run the app, write -------------------------------------
@@ -447,10 +451,9 @@ class BufferingWorker(ThreadWorker):
 
     def _write_error(self, sock: socket.socket, exc: BrainstoreError) -> None:
         body = json.dumps(error_body(exc, new_id("trc"), self._docs_base)).encode()
-        reason = "Bad Request" if exc.status == 400 else "Internal Server Error"
         head = (
-            f"HTTP/1.1 {exc.status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
+            f"HTTP/1.1 {exc.status} {HTTPStatus(exc.status).phrase}\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
         sock.sendall(head + body)
 

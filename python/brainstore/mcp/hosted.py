@@ -30,6 +30,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from http import HTTPStatus
 from types import SimpleNamespace
 from typing import Any
 
@@ -61,7 +62,7 @@ Exchange = tuple[int, list[tuple[bytes, bytes]], bytes]
 class KeyBinding:
     """Per tool call: a Client on the in-process API with the caller's key, and the key's bound Brain."""
 
-    def __init__(self, api: falcon.App) -> None:
+    def __init__(self, api: WSGIApp) -> None:
         self.transport = httpx.WSGITransport(app=api)
 
     @contextmanager
@@ -94,7 +95,7 @@ class McpMount:
         registry = KeyRegistry(config.key_registry) if config.key_registry is not None else None
         # The same authenticate() the /v1 pipeline runs: one place decides what a valid key is.
         self._pipeline = Pipeline(SimpleNamespace(registry=registry))
-        self.server = build_server(KeyBinding(api))  # type: ignore[arg-type]
+        self.server = build_server(KeyBinding(api))
         self.asgi = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
@@ -135,7 +136,7 @@ class McpMount:
         self, status: int, body: bytes, start_response: Callable[..., Any], headers: Iterable[tuple[str, str]] = ()
     ) -> list[bytes]:
         start_response(
-            f"{status} {_REASONS.get(status, 'Error')}",
+            f"{status} {HTTPStatus(status).phrase}",
             [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers],
         )
         return [body]
@@ -234,20 +235,6 @@ class McpMount:
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             return self._respond(200, json.dumps(reply).encode(), start_response)
         return self._refuse(exc, start_response)
-
-
-_REASONS = {
-    200: "OK",
-    202: "Accepted",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    406: "Not Acceptable",
-    415: "Unsupported Media Type",
-    500: "Internal Server Error",
-}
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
