@@ -154,12 +154,13 @@ def throughput(engine: str, items: list[tuple[str, str, str]], clients: int = 8)
 
 def embedder_floor(items: list[tuple[str, str, str]], batch: int = 64) -> float:
     """Texts/s of the offline embedder alone on the chunks these turns make, in batches."""
+    from datetime import datetime
+
     from brainstore.derive import source_text
     from brainstore.domain import Record
     from brainstore.retrieval.chunking import embedding_text
     from brainstore.retrieval.embedder import load_embedder
     from brainstore.service.evidence import draft_chunks
-    from datetime import datetime
 
     embedder = load_embedder()
     texts = []

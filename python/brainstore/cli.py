@@ -34,6 +34,9 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"brainstore serve: {exc}", file=sys.stderr)
         return 2
+    if args.client_timeout <= 0:
+        print("brainstore serve: --client-timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
     if config.key_registry is None:
         print(
             "WARNING: no key registry configured: any well-formed sk_<env>_<project>_<secret> key is accepted "
@@ -42,13 +45,20 @@ def _serve(args: argparse.Namespace) -> int:
         )
     from gunicorn.app.base import BaseApplication
 
+    from brainstore.serving import BufferingWorker
+
     class Server(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             # One worker: a DuckDB file admits one read-write process; threads give concurrency.
             self.cfg.set("bind", f"{config.host}:{config.port}")
             self.cfg.set("workers", 1)
-            self.cfg.set("worker_class", "gthread")
+            # gthread behind a front that reads whole requests on the main loop: slow clients hold
+            # no thread (brainstore/serving.py).
+            self.cfg.set("worker_class", BufferingWorker.configured(args.client_timeout))
             self.cfg.set("threads", config.threads)
+            # Idle kept-alive connections wait on the poller, not on a thread: keep them longer than
+            # a proxy's upstream keepalive_timeout, so the proxy never reuses one being closed.
+            self.cfg.set("keepalive", 20)
             self.cfg.set("timeout", 120)
             self.cfg.set("graceful_timeout", 10)
             self.cfg.set("accesslog", None)
@@ -188,6 +198,13 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--deployment", choices=("local", "hosted"), default=_env("DEPLOYMENT", "local"))
     serve.add_argument("--key-registry", default=_env("KEY_REGISTRY", None))
     serve.add_argument("--threads", type=int, default=int(_env("THREADS", 8)))
+    serve.add_argument(
+        "--client-timeout",
+        type=float,
+        default=float(_env("CLIENT_TIMEOUT", 10)),
+        help="seconds a client has to send a request's head, the base of its body's deadline, and the "
+        "bound of one response write (default 10)",
+    )
     serve.set_defaults(run=_serve)
 
     migrate = sub.add_parser("migrate", help="apply pending schema updates to the DuckDB store")

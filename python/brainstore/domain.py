@@ -14,7 +14,7 @@ class Principal:
     env: str
     project: str
     scopes: frozenset[str]
-    key_label: str  # sk_<env>_<project>…last4: never the secret
+    key_label: str  # the key's id, key_<sha256[:12]> (shown as accepted_by): never any part of the secret
     key_hash: str
     bound_brain: str | None = None
 

@@ -22,8 +22,9 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, data_dir: Path, *args: str, engine: str = "duckdb") -> None:
+    def __init__(self, data_dir: Path, *args: str, engine: str = "duckdb", env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
+        self.env = env or {}
         self.args = args
         self.engine = engine
         self.port = free_port()
@@ -41,7 +42,7 @@ class Server:
             "--port", str(self.port), "--engine", self.engine,
             "--data-dir", str(self.data_dir), "--threads", "4", *self.args,
         ]  # fmt: skip
-        env = {**os.environ, "HOME": str(self.data_dir)}
+        env = {**os.environ, "HOME": str(self.data_dir), **self.env}
         with self.log.open("ab") as log:
             # Its own session, so a kill reaches gunicorn's worker too.
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env, start_new_session=True)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,11 @@ def test_stdio_documented_config_lists_tools_remembers_and_reads_profile(tmp_pat
             assert accepted["version"] == 1
             got = _ok(await client.call_tool("get_object", {"type": "prefs", "key": "drink"}))
             assert got["value"] == {"is": "tea"}
+            # true is not 1: refused with the API's validation error, and nothing is written.
+            flag = {"type": "prefs", "key": "drink", "value": "x", "if_version": True}
+            refused = _error_of(await client.call_tool("accept_object", flag))
+            assert refused["code"] == "invalid_request_body" and refused["message"].startswith("if_version: ")
+            assert _ok(await client.call_tool("get_object", {"type": "prefs", "key": "drink"}))["version"] == 1
 
             # Failures are tool errors carrying the API's Error body.
             missing = _error_of(await client.call_tool("get_memory", {"memory_id": "mem_nope"}))
@@ -217,21 +223,10 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hosted]:
         BRAINSTORE_DEPLOYMENT="hosted",
         BRAINSTORE_KEY_REGISTRY=str(registry),
     )
+    # `brainstore serve` mounts /mcp next to /v1: the deployment the docs describe.
     server = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "--no-control-socket",
-            "--workers",
-            "1",
-            "--worker-class",
-            "gthread",
-            "--threads",
-            "4",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "brainstore.app:get_app()",
-        ],
-        env=env,
+        [str(BIN / "brainstore"), "serve", "--port", str(port), "--threads", "4"],
+        env={**env, "HOME": str(data)},
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -338,6 +333,9 @@ def test_stdio_against_a_running_server_with_url_and_key(hosted: Hosted, tmp_pat
             assert _error_of(await client.call_tool("get_object", {"type": "prefs", "key": "pin"}))[
                 "code"
             ] == ("object_not_found")
+            flag = {"type": "prefs", "key": "flag", "value": 1, "if_version": True}
+            refused = _error_of(await client.call_tool("accept_object", flag))
+            assert refused["code"] == "invalid_request_body" and refused["message"].startswith("if_version: ")
 
     anyio.run(session)
     assert not (tmp_path / "brainstore-data").exists()  # nothing embedded
@@ -370,3 +368,22 @@ def test_stdio_url_mode_refuses_a_key_of_another_project() -> None:
     body = json.loads(done.stderr.strip().splitlines()[-1])
     validate_schema("Error", body)
     assert body["code"] == "mcp_identity_unconfigured" and "globex" in body["message"]
+
+
+@pytest.mark.slow
+def test_hosted_get_and_delete_hold_no_thread(hosted: Hosted) -> None:
+    # In stateless mode GET was the SDK's SSE listening stream: it never ended, and 8 of them took
+    # every thread. Now each is answered at once, many more than the 4 threads, in parallel.
+    headers = {"Authorization": f"Bearer {hosted.bound}", "Accept": "text/event-stream"}
+
+    def call(method: str) -> httpx.Response:
+        return httpx.request(method, f"{hosted.base}/mcp", headers=headers, timeout=10)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        replies = list(pool.map(call, ["GET"] * 12 + ["DELETE"] * 4))
+    for reply in replies:
+        assert reply.status_code == 405 and reply.headers["allow"] == "POST"
+        body = reply.json()
+        validate_schema("Error", body)
+        assert body["code"] == "http_405"
+    assert hosted.v1("GET", "/brains/alice", hosted.bound).status_code == 200

@@ -36,7 +36,7 @@ class Pipeline:
             env=key.env,
             project=key.project,
             scopes=frozenset(scopes),
-            key_label=key.label,
+            key_label=key.id,
             key_hash=key.sha256,
             bound_brain=bound,
         )
@@ -62,6 +62,7 @@ class Pipeline:
                     + (f"; accepted: {', '.join(operation.query)}" if operation.query else "; it takes none"),
                 )
         if brain_id is not None and (
-            not SLUG.match(brain_id) or (principal.bound_brain is not None and principal.bound_brain != brain_id)
+            not SLUG.fullmatch(brain_id) or (principal.bound_brain is not None and principal.bound_brain != brain_id)
         ):
             raise error("brain_not_found", f"brain_id: no Brain {brain_id!r} in this project")
+

@@ -18,24 +18,41 @@ MAX_BODY = 1024 * 1024
 
 
 def read_json(req: falcon.Request) -> Any:
-    """The JSON body: media type first (unsupported_media_type), then size and syntax."""
+    """The JSON body: media type first (unsupported_media_type), then size and syntax.
+
+    A chunked body (Transfer-Encoding, no Content-Length) is read to its end, still bounded. The
+    parse is strict (:func:`validation.parse_json`): depth, NaN, lone surrogates.
+    """
     media = (req.content_type or "").split(";")[0].strip().lower()
     if media and media != "application/json" and not media.endswith("+json"):
         raise error("unsupported_media_type", f"Content-Type: {media!r} is not JSON; send application/json")
     length = req.content_length
     if length is not None and length > MAX_BODY:
         raise invalid("body", f"must be at most {MAX_BODY} bytes")
-    raw = req.bounded_stream.read(MAX_BODY + 1)
+    if length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
+        raw = _read_bounded(req.stream)
+    else:
+        raw = req.bounded_stream.read(MAX_BODY + 1)
     if len(raw) > MAX_BODY:
         raise invalid("body", f"must be at most {MAX_BODY} bytes")
     if not raw.strip():
         raise invalid("body", "is required: send a JSON object")
     if not media:
         raise error("unsupported_media_type", "Content-Type: missing; send application/json")
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise invalid("body", "is not valid JSON") from None
+    return validation.parse_json(raw)
+
+
+def _read_bounded(stream: Any) -> bytes:
+    """Read to the end, or one byte past MAX_BODY: the server's input decodes the chunks."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= MAX_BODY:
+        part = stream.read(MAX_BODY + 1 - size)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def send(resp: falcon.Response, body: Any, status: int = 200) -> None:
@@ -70,7 +87,11 @@ class Brains(Resource):
         body = validation.brain_create(raw)
         principal = req.context.principal
         if principal.bound_brain is not None and principal.bound_brain != body["id"]:
-            raise error("missing_scope", f"Authorization: this key is bound to Brain {principal.bound_brain!r}")
+            raise error(
+                "missing_scope",
+                f"Authorization: this key's scope records:write covers only Brain {principal.bound_brain!r}, "
+                f"the Brain it is bound to; creating Brain {body['id']!r} needs an unbound key with records:write",
+            )
         req.context.brain_id = None
         send_reply(
             resp,

@@ -6,16 +6,24 @@ invalid_request_body except an unknown content kind, which the spec names unknow
 
 from __future__ import annotations
 
+import json
+import math
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from brainstore.errors import error, invalid
 
-SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
-)
+# Patterns are applied with fullmatch: ``$`` also matches before a trailing newline, so "alice\n"
+# would otherwise pass as a Slug and name a Brain distinct from "alice".
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+#: A UTF-16 surrogate code point alone: JSON's \uD800 escapes and percent-decoded CESU-8 produce one,
+#: and no UTF-8 encoder (the response serializer, DuckDB, the tokenizer) accepts it.
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: Deepest nesting of arrays and objects accepted in any JSON body: far beyond any contract shape,
+#: far below the recursion limit of anything that walks a value (serializers, fingerprints).
+MAX_DEPTH = 64
 KINDS = ("message", "document", "event", "fact", "correction")
 ROLES = ("user", "assistant", "system", "other")
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")
@@ -39,8 +47,76 @@ def reject_unknown(body: dict[str, Any], allowed: tuple[str, ...], prefix: str =
             raise invalid(f"{prefix}{name}", f"unknown field; allowed: {', '.join(allowed)}")
 
 
+def has_surrogate(text: str) -> bool:
+    return SURROGATE.search(text) is not None
+
+
+class _NotJson(ValueError):
+    """A value Python's json would accept but JSON does not have: the reason is the message."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses to inf
+        raise _NotJson("a number is out of range of a double")
+    return value
+
+
+def parse_json(raw: bytes, field: str = "body") -> Any:
+    """Strict JSON: no NaN or Infinity, finite numbers, at most MAX_DEPTH levels, no lone surrogates.
+
+    Python's json accepts all of these (and raises RecursionError on deep nesting); each would
+    otherwise fail later as a 500, or be stored and break every read that serializes it.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise invalid(field, f"nests arrays or objects deeper than {MAX_DEPTH} levels") from None
+    except _NotJson as exc:
+        raise invalid(field, f"is not valid JSON: {exc}") from None
+    except (ValueError, UnicodeDecodeError):
+        raise invalid(field, "is not valid JSON") from None
+    check_json_value(value, field)
+    return value
+
+
+def _path(field: str, parts: tuple[str | int, ...]) -> str:
+    """``a.b[3]`` for a member of the body, ``field.a`` below another field; cut to stay readable."""
+    text = "" if field == "body" and parts and isinstance(parts[0], str) else field
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def check_json_value(value: Any, field: str = "body") -> None:
+    """Depth and lone surrogates of a parsed value, iteratively (no recursion to exhaust).
+
+    The message names the offending member: ``value.items[3]: ...``.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, parts = stack.pop()
+        if isinstance(item, str):
+            if has_surrogate(item):
+                raise invalid(_path(field, parts), "contains a lone UTF-16 surrogate (\\ud800-\\udfff)")
+        elif isinstance(item, dict | list):
+            if len(parts) >= MAX_DEPTH:
+                raise invalid(_path(field, parts), f"nests arrays or objects deeper than {MAX_DEPTH} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if has_surrogate(key):
+                        raise invalid(field, "contains a member name with a lone UTF-16 surrogate")
+                    stack.append((child, (*parts, key)))
+            else:
+                stack.extend((child, (*parts, index)) for index, child in enumerate(item))
+
+
 def slug(value: Any, field: str) -> str:
-    if not _is_str(value) or not SLUG.match(value):
+    if not _is_str(value) or not SLUG.fullmatch(value):
         raise invalid(field, "must be a Slug: 1-64 letters, digits, '_', '-', '.', starting with a letter or digit")
     return value
 
@@ -56,16 +132,23 @@ def string(value: Any, field: str, *, max_length: int = 1000, allow_empty: bool 
 
 
 def timestamp(value: Any, field: str) -> datetime:
-    if not _is_str(value) or not RFC3339.match(value):
+    if not _is_str(value) or not RFC3339.fullmatch(value):
         raise invalid(field, "must be an RFC 3339 date-time with a time zone, e.g. 2024-05-01T12:00:00Z")
     text = value.replace("z", "Z").replace("Z", "+00:00")
     fraction = re.search(r"\.(\d+)", text)
     if fraction and len(fraction.group(1)) > 6:  # Python keeps microseconds; drop finer digits
         text = text.replace(fraction.group(0), "." + fraction.group(1)[:6])
     try:
-        return datetime.fromisoformat(text)
+        parsed = datetime.fromisoformat(text)
     except ValueError:
         raise invalid(field, "is not a valid calendar date-time") from None
+    try:
+        # 9999-12-31T23:59:59-23:59 is a valid date-time whose UTC instant is in year 10000: every
+        # comparison or conversion downstream would overflow.
+        parsed.astimezone(UTC)
+    except OverflowError:
+        raise invalid(field, "is out of range: in UTC it must fall between 0001-01-01 and 9999-12-31") from None
+    return parsed
 
 
 def integer(value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:

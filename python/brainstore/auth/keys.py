@@ -30,12 +30,21 @@ class ParsedKey:
         return self.raw[-4:]
 
     @property
-    def label(self) -> str:
-        return f"{self.prefix}…{self.last4}"
-
-    @property
     def sha256(self) -> str:
         return hashlib.sha256(self.raw.encode()).hexdigest()
+
+    @property
+    def id(self) -> str:
+        """``key_<sha256[:12]>``: the registry's id of this key, derivable without a registry.
+
+        This is what the API shows of a key (an Object's accepted_by): it reveals nothing of the
+        secret, unlike its last characters.
+        """
+        return key_id(self.sha256)
+
+
+def key_id(sha256: str) -> str:
+    return f"key_{sha256[:12]}"
 
 
 def parse_authorization(header: str | None) -> ParsedKey:

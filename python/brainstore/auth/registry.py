@@ -116,7 +116,7 @@ class KeyRegistry:
         raw = generate_key(env, project)
         parsed = parse_key(raw)
         entry = {
-            "id": f"key_{parsed.sha256[:12]}",
+            "id": parsed.id,
             "sha256": parsed.sha256,
             "prefix": parsed.prefix,
             "last4": parsed.last4,

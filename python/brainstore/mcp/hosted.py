@@ -1,8 +1,8 @@
 """Hosted MCP: streamable HTTP at ``/mcp``, served by the gunicorn process next to ``/v1``.
 
 The MCP SDK's HTTP transport is ASGI and our API is WSGI, so :func:`mount_mcp` returns a WSGI callable
-that sends ``/mcp`` to the SDK app through ``a2wsgi`` (on one event loop thread owned by this worker)
-and everything else to the Falcon app unchanged.
+that sends ``/mcp`` to the SDK app (on one event loop thread owned by this worker) and everything else
+to the Falcon app unchanged.
 
 Invariants:
 - Authentication happens here, before the MCP app sees the request, with the same key rules as /v1
@@ -13,43 +13,56 @@ Invariants:
   the store.
 - The bound Brain reaches the tools in the ``X-Brainstore-Brain`` header, which is always overwritten
   here: a client cannot choose it.
-- Stateless, JSON-response mode: each POST is answered by one JSON body, so a gthread worker thread is
-  held only for the duration of a call and no per-session state lives in the process.
+- Stateless, JSON-response mode: only POST has a purpose. GET (the SSE listening stream, which would
+  hold a thread forever) and DELETE (sessions) are 405 http_405 with ``Allow: POST``; any other path
+  under /mcp is 404 http_404. The body is read and checked here, as strictly as a /v1 body.
+- A gunicorn thread waits at most ``call_timeout`` seconds for one MCP call. A tool call that overruns
+  is answered with a tool error carrying an internal_error Error body (the call may still complete:
+  re-read before retrying a write); anything else that overruns is a 500 internal_error.
+- Every HTTP failure under /mcp, the SDK's own included, is the spec's Error body.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from http import HTTPStatus
 from types import SimpleNamespace
 from typing import Any
 
 import falcon
 import httpx
 
-from brainstore.api.errors import error_body
+from brainstore.api.errors import error_body, from_falcon
 from brainstore.api.middleware import Pipeline
+from brainstore.api.resources import MAX_BODY
+from brainstore.api.validation import parse_json
 from brainstore.auth.registry import KeyRegistry
 from brainstore.client import Client
 from brainstore.config import Config
-from brainstore.errors import BrainstoreError, error
+from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.ids import new_id
 
 MCP_PATH = "/mcp"
 BRAIN_HEADER = "x-brainstore-brain"
 _BRAIN_ENVIRON = "HTTP_X_BRAINSTORE_BRAIN"
 INTERNAL_BASE_URL = "http://internal/v1"
+#: Longest a gunicorn thread waits for one MCP call: a thorough Context's synchronous budget is 5 s,
+#: so this is slack for a slow machine, not a budget any call is expected to need.
+CALL_TIMEOUT = 30.0
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Exchange = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 
 class KeyBinding:
     """Per tool call: a Client on the in-process API with the caller's key, and the key's bound Brain."""
 
-    def __init__(self, api: falcon.App) -> None:
+    def __init__(self, api: WSGIApp) -> None:
         self.transport = httpx.WSGITransport(app=api)
 
     @contextmanager
@@ -71,19 +84,19 @@ class KeyBinding:
 class McpMount:
     """The WSGI callable gunicorn serves: /mcp to MCP (after authentication), the rest to Falcon."""
 
-    def __init__(self, api: falcon.App, config: Config) -> None:
-        from a2wsgi import ASGIMiddleware
+    def __init__(self, api: WSGIApp, config: Config, *, call_timeout: float = CALL_TIMEOUT) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from brainstore.mcp.server import build_server
 
         self.api = api
         self.config = config
+        self.call_timeout = call_timeout
         registry = KeyRegistry(config.key_registry) if config.key_registry is not None else None
         # The same authenticate() the /v1 pipeline runs: one place decides what a valid key is.
         self._pipeline = Pipeline(SimpleNamespace(registry=registry))
         self.server = build_server(KeyBinding(api))
-        asgi = self.server.streamable_http_app(
+        self.asgi = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
             json_response=True,
@@ -100,10 +113,9 @@ class McpMount:
         self._running = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
         if not self._started.wait(timeout=10):
             raise RuntimeError("the MCP session manager did not start")
-        self.mcp = ASGIMiddleware(asgi, loop=self._loop)  # type: ignore[arg-type]
 
     async def _serve(self) -> None:
-        # The session manager's task group must live on the loop a2wsgi runs requests on.
+        # The session manager's task group must live on the loop the requests run on.
         self._stopped = asyncio.Event()
         async with self.server.session_manager.run():
             self._started.set()
@@ -117,15 +129,26 @@ class McpMount:
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
+            if not self._thread.is_alive():
+                self._loop.close()
 
-    def _refuse(self, exc: BrainstoreError, start_response: Callable[..., Any]) -> list[bytes]:
+    def _respond(
+        self, status: int, body: bytes, start_response: Callable[..., Any], headers: Iterable[tuple[str, str]] = ()
+    ) -> list[bytes]:
+        start_response(
+            f"{status} {HTTPStatus(status).phrase}",
+            [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers],
+        )
+        return [body]
+
+    def _refuse(
+        self, exc: BrainstoreError, start_response: Callable[..., Any], headers: Iterable[tuple[str, str]] = ()
+    ) -> list[bytes]:
         payload = json.dumps(error_body(exc, new_id("trc"), self.config.docs_base)).encode()
-        status = f"{exc.status} {'Unauthorized' if exc.status == 401 else 'Forbidden' if exc.status == 403 else 'Error'}"
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
+        extra = list(headers)
         if exc.status == 401:
-            headers.append(("WWW-Authenticate", 'Bearer realm="brainstore"'))
-        start_response(status, headers)
-        return [payload]
+            extra.append(("WWW-Authenticate", 'Bearer realm="brainstore"'))
+        return self._respond(exc.status, payload, start_response, extra)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -140,10 +163,150 @@ class McpMount:
                     "Authorization: hosted MCP needs a key bound to one Brain "
                     "(brainstore keys create --project P --brain B); this key is not bound",
                 )
+            if path.rstrip("/") != MCP_PATH:
+                raise from_falcon(falcon.HTTPNotFound())
+            if environ.get("REQUEST_METHOD") != "POST":
+                return self._refuse(
+                    from_falcon(falcon.HTTPMethodNotAllowed(["POST"])), start_response, [("Allow", "POST")]
+                )
+            body = _read_body(environ)
+            message = parse_json(body)
         except BrainstoreError as exc:
             return self._refuse(exc, start_response)
         environ[_BRAIN_ENVIRON] = principal.bound_brain
-        return self.mcp(environ, start_response)
+        future = asyncio.run_coroutine_threadsafe(self._exchange(_scope(environ, body), body), self._loop)
+        try:
+            status, headers, payload = future.result(timeout=self.call_timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return self._overrun(message, start_response)
+        if status >= 400:
+            return self._refuse(_sdk_failure(status, payload), start_response)
+        return self._respond(
+            status,
+            payload,
+            start_response,
+            [
+                (name.decode("latin-1"), value.decode("latin-1"))
+                for name, value in headers
+                if name.lower() not in (b"content-type", b"content-length")
+            ],
+        )
+
+    async def _exchange(self, scope: dict[str, Any], body: bytes) -> Exchange:
+        """One request through the SDK's ASGI app, the whole response collected (JSON mode)."""
+        finished = asyncio.Event()
+        delivered = False
+        status, headers, chunks = 500, [], []
+
+        async def receive() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await finished.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(event: dict[str, Any]) -> None:
+            nonlocal status, headers
+            if event["type"] == "http.response.start":
+                status, headers = event["status"], list(event.get("headers", []))
+            elif event["type"] == "http.response.body":
+                chunks.append(event.get("body", b""))
+                if not event.get("more_body", False):
+                    finished.set()
+
+        try:
+            await self.asgi(scope, receive, send)
+        finally:
+            finished.set()
+        return status, headers, b"".join(chunks)
+
+    def _overrun(self, message: Any, start_response: Callable[..., Any]) -> list[bytes]:
+        exc = error(
+            "internal_error",
+            f"the MCP call did not finish within {self.call_timeout:g} s; it may still complete: "
+            "re-read before retrying a write",
+        )
+        if isinstance(message, dict) and message.get("method") == "tools/call" and "id" in message:
+            from brainstore.mcp.server import tool_error
+
+            result = tool_error(error_body(exc, new_id("trc"), self.config.docs_base))
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            return self._respond(200, json.dumps(reply).encode(), start_response)
+        return self._refuse(exc, start_response)
+
+
+def _read_body(environ: dict[str, Any]) -> bytes:
+    """The request body, bounded like /v1's: media type first, then size (chunked bodies too)."""
+    media = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
+    if media != "application/json":
+        shown = repr(media) if media else "missing"
+        raise error("unsupported_media_type", f"Content-Type: {shown}; MCP messages are application/json")
+    stream = environ["wsgi.input"]
+    length_text = environ.get("CONTENT_LENGTH") or ""
+    if length_text:
+        if not length_text.isdigit() or int(length_text) > MAX_BODY:
+            raise invalid("body", f"must be at most {MAX_BODY} bytes")
+        body = stream.read(int(length_text))
+    elif "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        parts, size = [], 0
+        while size <= MAX_BODY:
+            part = stream.read(MAX_BODY + 1 - size)
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        body = b"".join(parts)
+    else:
+        body = b""
+    if len(body) > MAX_BODY:
+        raise invalid("body", f"must be at most {MAX_BODY} bytes")
+    if not body.strip():
+        raise invalid("body", "is required: send a JSON-RPC 2.0 message")
+    return body
+
+
+def _scope(environ: dict[str, Any], body: bytes) -> dict[str, Any]:
+    """The ASGI scope of a WSGI request whose body has been read (it is re-sent with its length)."""
+    headers = [
+        (key[5:].lower().replace("_", "-").encode("latin-1"), value.encode("latin-1"))
+        for key, value in environ.items()
+        if key.startswith("HTTP_") and key not in ("HTTP_CONTENT_LENGTH", "HTTP_TRANSFER_ENCODING")
+    ]
+    headers.append((b"content-type", environ["CONTENT_TYPE"].encode("latin-1")))
+    headers.append((b"content-length", str(len(body)).encode()))
+    server = (environ.get("SERVER_NAME", "localhost"), int(environ.get("SERVER_PORT") or 80))
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": environ.get("SERVER_PROTOCOL", "HTTP/1.1").split("/")[-1],
+        "method": "POST",
+        "scheme": environ.get("wsgi.url_scheme", "http"),
+        "path": MCP_PATH,
+        "raw_path": MCP_PATH.encode(),
+        "query_string": environ.get("QUERY_STRING", "").encode("latin-1"),
+        "root_path": "",
+        "headers": headers,
+        "server": server,
+        "client": (environ.get("REMOTE_ADDR", ""), int(environ.get("REMOTE_PORT") or 0)),
+        "extensions": {},
+    }
+
+
+def _sdk_failure(status: int, payload: bytes) -> BrainstoreError:
+    """The SDK answers failures with JSON-RPC text of its own; the caller gets the spec's body."""
+    if status == 400:
+        # JSON syntax was checked before the SDK saw the body: what it refuses is the message's shape.
+        reason = "is not a JSON-RPC 2.0 message this server accepts"
+        try:
+            sdk_message = str(json.loads(payload)["error"]["message"]).split(":")[0]
+        except (ValueError, KeyError, TypeError):
+            sdk_message = ""
+        if sdk_message and sdk_message != "Validation error":
+            reason += f" ({sdk_message[:80]})"
+        return invalid("body", reason)
+    return from_falcon(falcon.HTTPError(status))
 
 
 def mount_mcp(app: falcon.App, config: Config) -> McpMount:

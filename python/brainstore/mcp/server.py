@@ -8,6 +8,9 @@ Invariants:
   ``structured_content``. A failure is a tool error (``is_error``) carrying the spec's Error body.
 - The Brain is fixed per connection (stdio: ``--brain``; hosted: the key's bound Brain); no tool takes a
   brain id, so a model cannot reach another Brain.
+- Arguments are typed strictly (a boolean is not an integer) and an argument that fails validation is
+  a tool error carrying the Error body ``invalid_request_body`` with a ``<field>: <reason>`` message,
+  like the API's own validation, never the validator's text.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from typing import Annotated, Any, Literal, Protocol
 
 import httpx
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from brainstore.api.validation import check_json_value
 from brainstore.client import Client
-from brainstore.errors import BrainstoreError, error
+from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.ids import new_id
 
 INSTRUCTIONS = """\
@@ -105,6 +110,11 @@ def _json_result(body: dict[str, Any], *, is_error: bool = False) -> CallToolRes
     )
 
 
+def tool_error(body: dict[str, Any]) -> dict[str, Any]:
+    """A tool error carrying ``body`` as the JSON-RPC ``result`` of a tools/call, for a transport."""
+    return _json_result(body, is_error=True).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def _run(binding: Binding, ctx: Context, call: Callable[[Client, str], dict[str, Any]]) -> CallToolResult:
     try:
         with binding.open(ctx) as (client, brain):
@@ -119,8 +129,46 @@ def _run(binding: Binding, ctx: Context, call: Callable[[Client, str], dict[str,
         return _json_result(_error_body(unreachable), is_error=True)
 
 
+def _argument_error(exc: ValidationError) -> BrainstoreError:
+    """The first failure as ``<argument>: <reason>``; union-branch names in the location are dropped."""
+    first = exc.errors()[0]
+    loc = first["loc"]
+    field = str(loc[0]) + "".join(f"[{part}]" for part in loc[1:] if isinstance(part, int)) if loc else "arguments"
+    if first["type"] == "missing":
+        reason = "is required"
+    elif first["type"] in ("int_type", "int_parsing", "int_from_float"):
+        reason = "must be an integer (a boolean is refused)"
+    else:
+        message = str(first["msg"])
+        reason = "must be" + message[len("Input should be") :] if message.startswith("Input should be") else message
+    return invalid(field, reason)
+
+
+class BrainstoreMCP(MCPServer):
+    """MCPServer whose argument failures are the spec's Error body, like every other tool failure."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        try:
+            # Strings reach the API's JSON and the store: the API's own rule (no lone surrogates,
+            # bounded depth) applies before anything is sent.
+            check_json_value(arguments)
+        except BrainstoreError as exc:
+            return _json_result(_error_body(exc), is_error=True)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _json_result(_error_body(_argument_error(exc.__cause__)), is_error=True)
+
+
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+#: Integers are strict: JSON true is not 1 (the API refuses a boolean if_version; so does the tool).
+Integer = Annotated[int | None, Field(strict=True)]
 
 Timestamp = Annotated[
     str | None,
@@ -131,7 +179,7 @@ Timestamp = Annotated[
 def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
     """An MCPServer whose tools act on ``binding``'s Brain through the HTTP API."""
     # WARNING: the SDK configures root logging at this level if nothing else has (INFO is per-call noise).
-    server = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = BrainstoreMCP(name, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=WRITE)
     def remember(
@@ -181,7 +229,7 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         ctx: Context,
         query: Annotated[str, Field(description="The question or task you need memory for, in words.")],
         budget_tokens: Annotated[
-            int | None, Field(description="Most tokens the evidence may use (1-100000, default 2000).")
+            Integer, Field(description="Most tokens the evidence may use (1-100000, default 2000).")
         ] = None,
         include: Annotated[
             list[Literal["evidence", "memories", "objects", "profile"]] | None,
@@ -241,7 +289,7 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
             str | None, Field(description="A page's watermark: return only what changed since (delta read).")
         ] = None,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
-        limit: Annotated[int | None, Field(description="Page size, 1-500 (default 50).")] = None,
+        limit: Annotated[Integer, Field(description="Page size, 1-500 (default 50).")] = None,
     ) -> CallToolResult:
         """List this Brain's Memories, each with its citations (listMemories).
 
@@ -269,7 +317,7 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         key: Annotated[str, Field(description="Object key within the type, a slug.")],
         value: Annotated[Any, Field(description="The whole new value (any JSON); it replaces the old one.")],
         if_version: Annotated[
-            int | None,
+            Integer,
             Field(description="Write only if the current version is this one (0: only if absent)."),
         ] = None,
     ) -> CallToolResult:
@@ -319,7 +367,7 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
     @server.tool(annotations=READ)
     def get_profile(
         ctx: Context,
-        limit: Annotated[int | None, Field(description="Most lines to return, 1-100 (default 20).")] = None,
+        limit: Annotated[Integer, Field(description="Most lines to return, 1-100 (default 20).")] = None,
     ) -> CallToolResult:
         """Read the Brain owner's profile: current, cited statements about them (getProfile).
 

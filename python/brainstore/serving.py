@@ -1,0 +1,459 @@
+"""The gunicorn worker of ``brainstore serve``: gthread behind a front that buffers whole requests.
+
+gunicorn's gthread worker hands a connection to a pool thread as soon as it is readable, and the
+thread then reads the head and the body from a blocking socket: a client that sends one byte every
+few seconds holds that thread for as long as it likes, and a few such clients hold them all. Here the
+main loop (gunicorn's poller) reads every request without blocking into a buffer, and only a complete
+request (head and body, pipelined keep-alive requests included) is handed to the thread pool, which
+parses it from memory. A thread never waits on a client to send.
+
+Guarantees, per connection:
+- The head must be complete within ``client_timeout`` seconds of the connection opening (or, on a
+  kept-alive connection, of the next request's first byte), and at most :data:`MAX_HEAD` bytes.
+- The body must be complete within ``client_timeout`` seconds plus its length at
+  :data:`MIN_BODY_RATE` bytes a second after the head, and at most ``MAX_BODY`` bytes (chunked
+  bodies too, and at most twice that with their framing). A declared length over the limit is
+  refused before the body is read.
+- A connection idle between requests is closed after gunicorn's ``keepalive`` seconds.
+- A thread writing a response to a client that does not read gives up after ``client_timeout``
+  seconds for any one write.
+- A connection that misses a deadline is closed without a reply. Everything refused before routing
+  (a malformed request line or header, a head over the limit, a bad chunk) is answered with the
+  spec's Error body, ``http_400`` with its generic message, or ``invalid_request_body`` for a body
+  over the limit; a failure of the worker itself is ``internal_error``. Never gunicorn's HTML.
+- Closing after an error half-closes the socket and drains what the client still sends on the main
+  loop, bounded in time and bytes, so the reply is not cut off by a reset and no thread lingers.
+
+Plain HTTP/1.x only: TLS and HTTP/2 are the reverse proxy's (see docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import selectors
+import socket
+import time
+from concurrent.futures import Future
+from functools import partial
+from http import HTTPStatus
+from typing import Any
+
+import falcon
+from gunicorn import http
+from gunicorn.http.errors import (
+    ConfigurationProblem,
+    InvalidResponseHeader,
+    InvalidResponseHeaderName,
+    NoMoreData,
+    ParseException,
+)
+from gunicorn.workers.gthread import ThreadWorker
+
+from brainstore.api.errors import error_body, from_falcon
+from brainstore.api.resources import MAX_BODY
+from brainstore.config import Config
+from brainstore.errors import BrainstoreError, invalid
+from brainstore.ids import new_id
+
+#: Largest request head (request line and headers). gunicorn's own per-line and per-field limits
+#: still apply when the head is parsed; this bounds what a connection may make the front buffer.
+MAX_HEAD = 64 * 1024
+#: Slowest body accepted, in bytes a second, on top of the base ``client_timeout``: 1 MiB may take
+#: 16 s more. A legitimate client, or a proxy relaying one, sends far faster.
+MIN_BODY_RATE = 64 * 1024
+#: Most raw bytes of one chunked request: the body limit, plus chunk framing of up to the same size.
+MAX_CHUNKED_RAW = MAX_HEAD + 2 * MAX_BODY
+#: How long a closing connection is drained on the main loop, and how much is read.
+DRAIN_SECONDS = 1.0
+DRAIN_BYTES = 64 * 1024
+#: Deadlines are checked at most this often (seconds): closing late by this much is fine.
+SWEEP_INTERVAL = 0.1
+RECV_SIZE = 64 * 1024
+
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+class Framing:
+    """Where the request at the front of a buffer ends, decided incrementally as bytes arrive.
+
+    :meth:`advance` returns the length of the complete request, or None while more is needed. It
+    sets ``refusal`` when the request must be refused without reading further (a head or body over
+    its limit), and ``unsure`` when the framing is broken (a bare LF, Content-Length with chunked,
+    a bad chunk): the request is then what was read so far, the parser's error or a generic
+    http_400 is the reply, and the connection closes. For a well-formed request it decides exactly
+    what gunicorn's parser decides, and the thread checks that the parser consumed every byte.
+    """
+
+    def __init__(self) -> None:
+        self.head_end: int | None = None  # index just past the blank line
+        self.length: int | None = None  # Content-Length of the body
+        self.chunked = False
+        self.expects_continue = False
+        self.refusal: BrainstoreError | None = None
+        self.unsure = False
+        self._scanned = 0
+        self._chunk_pos = 0  # where the next chunk-size line starts
+        self._decoded = 0  # body bytes of the complete chunks so far
+
+    def advance(self, buf: bytearray) -> int | None:
+        if self.head_end is None and not self._find_head(buf):
+            return None
+        if self.refusal is not None or self.unsure:
+            return self.head_end
+        assert self.head_end is not None
+        if self.chunked:
+            return self._chunks(buf)
+        end = self.head_end + (self.length or 0)
+        return end if len(buf) >= end else None
+
+    @property
+    def wants_body(self) -> bool:
+        return self.chunked or bool(self.length)
+
+    def _find_head(self, buf: bytearray) -> bool:
+        index = buf.find(b"\r\n\r\n", max(0, self._scanned - 3))
+        if index < 0:
+            self._scanned = len(buf)
+            if len(buf) > MAX_HEAD:
+                self.head_end = len(buf)
+                self.refusal = from_falcon(falcon.HTTPBadRequest())
+                return True
+            if buf.count(b"\n") != buf.count(b"\r\n"):
+                # A bare LF: the parser refuses it at once, so do not wait for a blank line.
+                self.head_end, self.unsure = len(buf), True
+                return True
+            return False
+        self.head_end = index + 4
+        if self.head_end > MAX_HEAD:
+            self.refusal = from_falcon(falcon.HTTPBadRequest())
+            return True
+        self._read_head(bytes(buf[: self.head_end]))
+        return True
+
+    def _read_head(self, head: bytes) -> None:
+        lengths: list[bytes] = []
+        codings: list[bytes] = []
+        for line in head.split(b"\r\n")[1:]:
+            name, colon, value = line.partition(b":")
+            if not colon:
+                continue  # the request line after one leading CRLF, or the blank line
+            name, value = name.strip().lower(), value.strip(b" \t")
+            if name == b"content-length":
+                lengths.append(value)
+            elif name == b"transfer-encoding":
+                codings.extend(c.strip().lower() for c in value.split(b","))
+            elif name == b"expect":
+                self.expects_continue = value.lower() == b"100-continue"
+        if codings:
+            # Both framings at once, or a coding other than a final chunked: the parser refuses.
+            if lengths or codings[-1] != b"chunked":
+                self.unsure = True
+                return
+            self.chunked = True
+            self._chunk_pos = self.head_end or 0
+            return
+        if not lengths:
+            self.length = 0
+            return
+        if len(set(lengths)) != 1 or not lengths[0].isdigit():
+            self.unsure = True
+            return
+        self.length = int(lengths[0])
+        if self.length > MAX_BODY:
+            self.refusal = invalid("body", f"must be at most {MAX_BODY} bytes")
+
+    def _chunks(self, buf: bytearray) -> int | None:
+        while True:
+            pos = self._chunk_pos
+            line_end = buf.find(b"\r\n", pos)
+            if line_end < 0:
+                if len(buf) - pos > 4096:
+                    return self._malformed(buf)
+                return None
+            size_text = bytes(buf[pos:line_end]).split(b";", 1)[0].rstrip(b" \t")
+            if not size_text or len(size_text) > 16 or not set(size_text) <= _HEX:
+                return self._malformed(buf)
+            size = int(size_text, 16)
+            if size == 0:
+                if buf[line_end + 2 : line_end + 4] == b"\r\n":
+                    return line_end + 4
+                trailers_end = buf.find(b"\r\n\r\n", line_end + 2)
+                if trailers_end >= 0:
+                    return trailers_end + 4
+                if len(buf) > MAX_CHUNKED_RAW:
+                    return self._malformed(buf)
+                return None
+            if self._decoded + size > MAX_BODY:
+                self.refusal = invalid("body", f"must be at most {MAX_BODY} bytes")
+                return len(buf)
+            chunk_end = line_end + 2 + size + 2
+            if len(buf) < chunk_end:
+                return None
+            if buf[chunk_end - 2 : chunk_end] != b"\r\n":
+                return self._malformed(buf)
+            self._decoded += size
+            self._chunk_pos = chunk_end
+            if chunk_end > MAX_CHUNKED_RAW:
+                self.refusal = invalid("body", f"must be at most {MAX_BODY} bytes")
+                return len(buf)
+
+    def _malformed(self, buf: bytearray) -> int:
+        # The parser reads the same bytes and raises the precise error, which becomes the reply.
+        self.unsure = True
+        return len(buf)
+
+
+class Connection:
+    """One client connection: its socket, what has been read of the next request, and a deadline."""
+
+    def __init__(self, sock: socket.socket, client: Any, server: Any) -> None:
+        self.sock = sock
+        self.client = client
+        self.server = server
+        self.buf = bytearray()
+        self.framing = Framing()
+        self.deadline = 0.0
+        self.request: bytes = b""
+        self.parser: Any = None
+        self.continue_sent = False
+        self.idle = False  # kept alive with nothing read yet of its next request
+        self.draining = False
+        self.drained = 0
+
+    def next_request(self) -> None:
+        self.framing = Framing()
+        self.continue_sent = False
+        self.request = b""
+        self.parser = None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class BufferingWorker(ThreadWorker):
+    """gthread whose threads only ever see complete requests (see the module docstring)."""
+
+    #: Seconds for a head, the base of a body's deadline, and the bound of one response write.
+    client_timeout = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.connections: dict[Connection, None] = {}  # waiting on the poller: reading or draining
+        self._next_sweep = 0.0
+        self._docs_base = "https://docs.brainstore.dev"
+
+    @classmethod
+    def configured(cls, client_timeout: float) -> type[BufferingWorker]:
+        """A subclass with these settings, for gunicorn's ``worker_class``."""
+        return type(cls.__name__, (cls,), {"client_timeout": float(client_timeout)})
+
+    def init_process(self) -> None:
+        if self.cfg.is_ssl:
+            raise RuntimeError("BufferingWorker serves plain HTTP: terminate TLS in the reverse proxy")
+        # The CLI validated the configuration; a bad one is reported by the app itself.
+        with contextlib.suppress(ValueError):
+            self._docs_base = Config.from_env().docs_base
+        super().init_process()
+
+    # --- the main loop: accept, read, hand over ---------------------------------------------------
+    def accept(self, listener: socket.socket) -> None:
+        try:
+            sock, client = listener.accept()
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        self.nr_conns += 1
+        sock.setblocking(False)
+        conn = Connection(sock, client, listener.getsockname())
+        conn.deadline = time.monotonic() + self.client_timeout
+        self._wait_for_request(conn)
+
+    def _wait_for_request(self, conn: Connection) -> None:
+        if self._complete(conn):
+            self.enqueue_req(conn)
+            return
+        self.connections[conn] = None
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
+
+    def _on_readable(self, conn: Connection, _sock: Any) -> None:
+        # An exception escaping a poller callback would end the worker, and every connection with it.
+        try:
+            self._read(conn)
+        except Exception:
+            self.log.exception("Error reading a request: closing the connection")
+            self._drop(conn)
+
+    def _read(self, conn: Connection) -> None:
+        try:
+            data = conn.sock.recv(RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if conn.draining:
+            conn.drained += len(data)
+            if not data or conn.drained >= DRAIN_BYTES:
+                self._drop(conn)
+            return
+        if not data:
+            self._drop(conn)
+            return
+        if conn.idle:
+            # The first byte of a kept-alive connection's next request: the head deadline starts.
+            conn.idle = False
+            conn.deadline = time.monotonic() + self.client_timeout
+        conn.buf += data
+        if self._complete(conn):
+            self._unwatch(conn)
+            self.enqueue_req(conn)
+
+    def _complete(self, conn: Connection) -> bool:
+        """Whether the request at the front of the buffer is complete: then it is ``conn.request``."""
+        framing = conn.framing
+        had_head = framing.head_end is not None
+        end = framing.advance(conn.buf)
+        if not had_head and framing.head_end is not None and framing.refusal is None:
+            body_seconds = (framing.length or (MAX_BODY if framing.chunked else 0)) / MIN_BODY_RATE
+            conn.deadline = time.monotonic() + self.client_timeout + body_seconds
+        if end is None:
+            if framing.expects_continue and framing.wants_body and not conn.continue_sent:
+                conn.continue_sent = True
+                with contextlib.suppress(OSError):
+                    conn.sock.send(_CONTINUE)  # a few bytes into an empty send buffer
+            return False
+        conn.request = bytes(conn.buf[:end])
+        del conn.buf[:end]
+        return True
+
+    def _unwatch(self, conn: Connection) -> None:
+        self.connections.pop(conn, None)
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self.poller.unregister(conn.sock)
+
+    def _drop(self, conn: Connection) -> None:
+        self._unwatch(conn)
+        self.nr_conns -= 1
+        conn.close()
+
+    def _drain_then_close(self, conn: Connection) -> None:
+        """Half-close and read what the client still sends, on the poller, briefly."""
+        try:
+            conn.sock.setblocking(False)
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self.nr_conns -= 1
+            conn.close()
+            return
+        conn.draining = True
+        conn.deadline = time.monotonic() + DRAIN_SECONDS
+        self.connections[conn] = None
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
+
+    def finish_request(self, conn: Connection, fs: Future[Any]) -> None:  # type: ignore[override]
+        """Back on the main loop after a thread answered: next request, or close."""
+        try:
+            keepalive = bool(fs.result()) if not fs.cancelled() else False
+        except Exception:
+            keepalive = False
+        try:
+            self._after_response(conn, keepalive)
+        except Exception:
+            self.log.exception("Error after a response: closing the connection")
+            self._drop(conn)
+
+    def _after_response(self, conn: Connection, keepalive: bool) -> None:
+        if keepalive and self.alive:
+            try:
+                conn.sock.setblocking(False)
+            except OSError:
+                self.nr_conns -= 1
+                conn.close()
+                return
+            conn.next_request()
+            conn.idle = not conn.buf
+            conn.deadline = time.monotonic() + (self.cfg.keepalive if conn.idle else self.client_timeout)
+            self._wait_for_request(conn)
+        else:
+            self._drain_then_close(conn)
+
+    def murder_keepalived(self, force: bool = False) -> None:
+        """Close every waiting connection past its deadline (all of them when forced)."""
+        now = time.monotonic()
+        if not force and now < self._next_sweep:
+            return
+        self._next_sweep = now + SWEEP_INTERVAL
+        for conn in [c for c in self.connections if force or c.deadline <= now]:
+            self._drop(conn)
+
+    def _cap_keepalive(self, deadline: float) -> None:
+        """Stopping: idle connections (nothing read of a next request) close by ``deadline``."""
+        for conn in self.connections:
+            if conn.idle:
+                conn.deadline = min(conn.deadline, deadline)
+
+    # --- a pool thread: parse from memory, run the app, write -------------------------------------
+    def handle(self, conn: Connection) -> bool:  # type: ignore[override]
+        req = None
+        try:
+            conn.sock.setblocking(True)
+            conn.sock.settimeout(self.client_timeout)
+            if conn.framing.refusal is not None:
+                self._write_error(conn.sock, conn.framing.refusal)
+                return False
+            # The parser reads the buffered request, never the socket: it cannot block on the client.
+            conn.parser = http.get_parser(self.cfg, [conn.request], conn.client)
+            req = next(conn.parser)
+            if conn.framing.unsure:
+                # The parser took the head, but the body's framing is broken (a bad chunk): the app
+                # would fail reading it. Refused here, before routing, like a bad head.
+                self._write_error(conn.sock, from_falcon(falcon.HTTPBadRequest()))
+                return False
+            # The front already answered an Expect: 100-continue while it read the body.
+            req._expected_100_continue = False
+            if not self.handle_request(req, conn):
+                return False
+            if not conn.parser.finish_body():
+                return False
+            # A request the parser ended earlier than the front did leaves bytes unread: the next
+            # request's start is then unknown, so the connection closes.
+            return not conn.parser.unreader.buf.getvalue()
+        except (NoMoreData, StopIteration):
+            return False
+        except TimeoutError:
+            self.log.debug("A client did not read its response in %.0f s: closing", self.client_timeout)
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN):
+                self.log.exception("Socket error processing request.")
+            return False
+        except Exception as exc:
+            self.handle_error(req, conn.sock, conn.client, exc)
+            return False
+
+    def handle_error(self, req: Any, client: socket.socket, addr: Any, exc: BaseException) -> None:
+        """gunicorn's refusals and failures as the spec's Error body, never its HTML page."""
+        client_error = isinstance(exc, ParseException) and not isinstance(
+            exc, InvalidResponseHeader | InvalidResponseHeaderName | ConfigurationProblem
+        )
+        if client_error:
+            self.log.warning("Invalid request from ip=%s: %s", (addr or ("",))[0], exc)
+            refusal = from_falcon(falcon.HTTPBadRequest())
+        else:
+            self.log.exception("Error handling request")
+            refusal = from_falcon(falcon.HTTPInternalServerError())
+        with contextlib.suppress(OSError):
+            self._write_error(client, refusal)
+
+    def _write_error(self, sock: socket.socket, exc: BrainstoreError) -> None:
+        body = json.dumps(error_body(exc, new_id("trc"), self._docs_base)).encode()
+        head = (
+            f"HTTP/1.1 {exc.status} {HTTPStatus(exc.status).phrase}\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        sock.sendall(head + body)
+

@@ -1,0 +1,241 @@
+"""The hosted /mcp mount as a WSGI app (no server): methods, paths, bodies, the SDK's failures, overruns.
+
+Every HTTP failure under /mcp is the spec's Error body, and a call never holds the calling thread
+longer than the mount's call_timeout. The tools' argument validation is the API's too.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client as McpClient
+
+from brainstore.api.app import create_app
+from brainstore.auth.registry import KeyRegistry
+from brainstore.client import Client
+from brainstore.config import Config
+from brainstore.mcp.hosted import McpMount
+from brainstore.mcp.server import FixedBinding, build_server
+from brainstore.service import Service
+from brainstore.store.memory import MemoryStore
+from tests.contract.openapi import validate_schema
+
+ACCEPT = "application/json, text/event-stream"
+
+
+class Mounted:
+    def __init__(self, mount: McpMount, bound: str, gate: threading.Event) -> None:
+        self.mount, self.bound, self.gate = mount, bound, gate
+        self.http = httpx.Client(transport=httpx.WSGITransport(app=mount), base_url="http://mcp.test")
+
+    def post(self, body: Any = None, *, raw: bytes | None = None, **headers: str) -> httpx.Response:
+        sent = {"Authorization": f"Bearer {self.bound}", "Accept": ACCEPT, "Content-Type": "application/json"}
+        sent.update({k.replace("_", "-"): v for k, v in headers.items()})
+        content = raw if raw is not None else json.dumps(body).encode()
+        return self.http.post("/mcp", content=content, headers=sent)
+
+    def call(self, name: str, arguments: dict[str, Any], request_id: int = 1) -> httpx.Response:
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+        return self.post(message)
+
+
+@pytest.fixture
+def mounted(tmp_path: Path) -> Iterator[Mounted]:
+    registry = tmp_path / "keys.json"
+    bound, _ = KeyRegistry(registry).create("test", "acme", brain="alice")
+    config = Config(engine="memory", key_registry=registry)
+    service = Service(MemoryStore(), config=config)
+    service.start()
+    api = create_app(service)
+    gate = threading.Event()
+    gate.set()
+
+    def gated_api(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        gate.wait()  # a test clears the gate to make the API (and so a tool call) hang
+        return api(environ, start_response)
+
+    mount = McpMount(gated_api, config, call_timeout=1.0)
+    mounted = Mounted(mount, bound, gate)
+    assert mounted.http.post(
+        "/v1/brains", json={"id": "alice"}, headers={"Authorization": f"Bearer {bound}"}
+    ).status_code == 201
+    yield mounted
+    gate.set()
+    mounted.http.close()
+    mount.close()
+    service.stop()
+
+
+def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    validate_schema("Error", body)
+    assert body["code"] == code
+    return body
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH", "OPTIONS"])
+def test_only_post_has_a_purpose_in_stateless_mode(mounted: Mounted, method: str) -> None:
+    started = time.monotonic()
+    response = mounted.http.request(
+        method, "/mcp", headers={"Authorization": f"Bearer {mounted.bound}", "Accept": "text/event-stream"}
+    )
+    error_of(response, 405, "http_405")
+    assert response.headers["allow"] == "POST"
+    assert time.monotonic() - started < mounted.mount.call_timeout  # never the SDK's endless stream
+
+
+def test_unknown_paths_under_mcp_are_http_404(mounted: Mounted) -> None:
+    headers = {"Authorization": f"Bearer {mounted.bound}"}
+    for path in ("/mcp/x", "/mcp/sessions/1", "/mcp/"):
+        if path == "/mcp/":
+            continue  # a trailing slash is /mcp
+        error_of(mounted.http.post(path, json={}, headers=headers), 404, "http_404")
+
+
+def test_authentication_comes_first(mounted: Mounted) -> None:
+    error_of(mounted.http.get("/mcp"), 401, "invalid_api_key")
+    error_of(mounted.http.post("/mcp/x", json={}), 401, "invalid_api_key")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "raw", "status", "code", "message"),
+    [
+        ("text/plain", b"{}", 415, "unsupported_media_type", "Content-Type: "),
+        ("", b"{}", 415, "unsupported_media_type", "Content-Type: "),
+        ("application/json", b"", 400, "invalid_request_body", "body: is required"),
+        ("application/json", b"{not json", 400, "invalid_request_body", "body: is not valid JSON"),
+        ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": NaN}', 400, "invalid_request_body", "body: "),
+        ("application/json", b"[" * 100_000, 400, "invalid_request_body", "body: nests"),
+        ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": "x\\ud800"}', 400, "invalid_request_body", "method: "),
+        ("application/json", b'{"a": 1}', 400, "invalid_request_body", "body: is not a JSON-RPC 2.0 message"),
+        ("application/json", b"[1, 2]", 400, "invalid_request_body", "body: is not a JSON-RPC 2.0 message"),
+    ],
+)
+def test_bad_bodies_are_error_bodies(
+    mounted: Mounted, content_type: str, raw: bytes, status: int, code: str, message: str
+) -> None:
+    body = error_of(mounted.post(raw=raw, Content_Type=content_type), status, code)
+    assert body["message"].startswith(message)
+
+
+def test_the_sdks_own_refusals_become_error_bodies(mounted: Mounted) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    error_of(mounted.post(message, Accept="text/html"), 406, "http_406")
+
+
+def test_a_body_over_the_limit_is_refused(mounted: Mounted) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "x" * (1024 * 1024)}}
+    body = error_of(mounted.post(message), 400, "invalid_request_body")
+    assert body["message"].startswith("body: must be at most")
+
+
+def test_calls_notifications_and_tools_still_work(mounted: Mounted) -> None:
+    listed = mounted.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == 8
+    notified = mounted.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert notified.status_code == 202
+    profile = mounted.call("get_profile", {})
+    assert profile.status_code == 200
+    assert profile.json()["result"]["structuredContent"]["brain_id"] == "alice"
+
+
+def test_a_tool_call_that_overruns_is_a_tool_error_and_frees_the_thread(mounted: Mounted) -> None:
+    mounted.gate.clear()
+    started = time.monotonic()
+    response = mounted.call("get_profile", {}, request_id=7)
+    elapsed = time.monotonic() - started
+    mounted.gate.set()
+    assert elapsed < mounted.mount.call_timeout + 1.0
+    assert response.status_code == 200
+    reply = response.json()
+    assert reply["id"] == 7 and reply["result"]["isError"] is True
+    error = reply["result"]["structuredContent"]
+    validate_schema("Error", error)
+    assert error["code"] == "internal_error" and "did not finish within" in error["message"]
+    # The mount is still serving.
+    assert mounted.call("get_profile", {}).json()["result"]["isError"] is False
+
+
+def test_any_other_call_that_overruns_is_a_500_error_body(mounted: Mounted, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    original = mounted.mount.asgi
+
+    async def stuck(scope: Any, receive: Any, send: Any) -> None:
+        await anyio.to_thread.run_sync(release.wait)
+        await original(scope, receive, send)
+
+    monkeypatch.setattr(mounted.mount, "asgi", stuck)
+    try:
+        response = mounted.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    finally:
+        release.set()
+    error_of(response, 500, "internal_error")
+
+
+# --- tool arguments: strict, and refused with the API's Error body ---------------------------------
+@pytest.fixture
+def tools(tmp_path: Path) -> Iterator[McpClient]:
+    service = Service(MemoryStore(), config=Config(engine="memory"))
+    service.start()
+    client = Client("http://internal/v1", "sk_test_acme_tools", transport=httpx.WSGITransport(app=create_app(service)))
+    yield McpClient(build_server(FixedBinding(client, "alice")))
+    service.stop()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("accept_object", {"type": "t", "key": "k", "value": 1, "if_version": True}, "if_version"),
+        ("accept_object", {"type": "t", "key": "k", "value": 1, "if_version": False}, "if_version"),
+        ("accept_object", {"type": "t", "key": "k", "value": 1, "if_version": 1.5}, "if_version"),
+        ("accept_object", {"type": "t", "key": "k", "value": 1, "if_version": "one"}, "if_version"),
+        ("accept_object", {"type": "t", "key": "k"}, "value"),
+        ("list_memories", {"limit": True}, "limit"),
+        ("get_profile", {"limit": True}, "limit"),
+        ("context", {"query": "x", "budget_tokens": True}, "budget_tokens"),
+        ("context", {"query": "x", "mode": "slow"}, "mode"),
+        ("context", {"query": "x", "include": ["evidence", "nope"]}, "include[1]"),
+        ("remember", {"content": "x\ud800"}, "content"),
+        ("accept_object", {"type": "t", "key": "k", "value": {"deep": [[["\udfff"]]]}}, "value.deep[0][0][0]"),
+    ],
+)
+def test_invalid_arguments_are_invalid_request_body_error_bodies(
+    tools: McpClient, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    async def session() -> Any:
+        async with tools as client:
+            result = await client.call_tool(tool, arguments)
+            after = await client.call_tool("get_object", {"type": "t", "key": "k"})
+            return result, after
+
+    result, after = anyio.run(session)
+    assert result.is_error
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content
+    validate_schema("Error", body)
+    assert body["code"] == "invalid_request_body"
+    assert body["message"].startswith(f"{field}: "), body["message"]
+    assert json.loads(after.content[0].text)["code"] == "object_not_found"  # nothing was written
+
+
+def test_integer_arguments_still_accept_integers(tools: McpClient) -> None:
+    async def session() -> Any:
+        async with tools as client:
+            first = await client.call_tool("accept_object", {"type": "t", "key": "k", "value": 1, "if_version": 0})
+            second = await client.call_tool("accept_object", {"type": "t", "key": "k", "value": 2, "if_version": 1})
+            page = await client.call_tool("list_memories", {"limit": 5})
+            return first, second, page
+
+    first, second, page = anyio.run(session)
+    assert not first.is_error and not second.is_error and not page.is_error
+    assert json.loads(second.content[0].text)["version"] == 2
