@@ -107,12 +107,27 @@ def stdio_engine(settings: Any, base_url: str, key: str) -> tuple[Any, Callable[
 
 
 _app: Any = None
+_service: Service | None = None
 
 
 def get_app() -> Any:
     """The gunicorn entry point (``brainstore.app:get_app()``)."""
-    global _app
+    global _app, _service
     if _app is None:
         config = Config.from_env()
-        _app = build_wsgi(build_service(config), config)
+        _service = build_service(config)
+        _app = build_wsgi(_service, config)
     return _app
+
+
+def shutdown() -> None:
+    """When the worker exits (gunicorn's worker_exit): stop derivation between batches (what is not
+    derived stays processing in the store and resumes on the next start), save the indexes, close the
+    store. Without it the process would end with threads inside native code."""
+    global _app, _service
+    service, _service, _app = _service, None, None
+    if service is not None:
+        try:
+            service.stop()
+        finally:
+            service.store.close()

@@ -17,6 +17,12 @@ def _env(name: str, default: Any) -> Any:
     return os.environ.get(f"BRAINSTORE_{name}", default)
 
 
+def _worker_exit(server: Any, worker: Any) -> None:
+    from brainstore.app import shutdown
+
+    shutdown()
+
+
 def _serve(args: argparse.Namespace) -> int:
     env = {
         "BRAINSTORE_ENGINE": args.engine,
@@ -64,6 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
             self.cfg.set("accesslog", None)
             if "control_socket_disable" in self.cfg.settings:
                 self.cfg.set("control_socket_disable", True)
+            self.cfg.set("worker_exit", _worker_exit)
 
         def load(self) -> Any:
             from brainstore.app import get_app

@@ -70,3 +70,21 @@ def test_hosted_refuses_to_start_without_a_registry(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "key registry" in result.stderr
+
+
+def test_sigterm_during_derivation_stops_cleanly_and_the_rest_resumes(tmp_path: Path) -> None:
+    srv = Server(tmp_path / "data").start()
+    with Client(srv.base_url, KEY) as client:
+        client.create_brain("b1")
+        ids = [client.remember_record("b1", f"I planted {i} tulips in the garden today.")["id"] for i in range(60)]
+    assert srv.proc is not None
+    srv.stop()  # SIGTERM while most of them are still being derived
+    log = srv.log.read_text(errors="replace")
+    assert srv.proc.returncode == 0, log[-3000:]
+    assert "terminate called" not in log and "Traceback" not in log, log[-3000:]
+    srv = Server(tmp_path / "data").start()
+    try:
+        with Client(srv.base_url, KEY) as client:
+            assert all(wait_ready(client, "b1", record_id)["status"] == "ready" for record_id in ids)
+    finally:
+        srv.stop()
