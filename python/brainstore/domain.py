@@ -51,6 +51,18 @@ class Record:
 
 
 @dataclass(frozen=True)
+class RecordStatus:
+    """One status event of a Record: what ``Record.status`` (and error, memory_ids) become."""
+
+    brain_uid: str
+    record_id: str
+    status: str  # ready | failed
+    seq: int
+    error: dict[str, str] | None = None
+    memory_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ObjectVersion:
     id: str
     brain_uid: str

@@ -345,18 +345,18 @@ def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_
     from brainstore.service import derivation
 
     monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.3,))
-    real, failed = service.store.append_record_status, threading.Event()
+    real, failed = service.store.append_record_statuses, threading.Event()
 
-    def fail_once(*args: Any, **kwargs: Any) -> Any:
-        if args[2] == "ready" and not failed.is_set():
+    def fail_once(events: Any) -> Any:
+        if any(e.status == "ready" for e in events) and not failed.is_set():
             failed.set()
             raise RuntimeError("the disk is full")  # inside the derivation's transaction
-        return real(*args, **kwargs)
+        return real(events)
 
     api.brain("b1")
     api.remember("b1", "an unrelated note about lunch")  # the Brain's index exists before the failure
     assert service.wait_idle()
-    monkeypatch.setattr(service.store, "append_record_status", fail_once)
+    monkeypatch.setattr(service.store, "append_record_statuses", fail_once)
     rec = api.remember("b1", "I keep bees on the roof.").body["id"]
     assert failed.wait(10)
     # Rolled back: the Record is still processing and none of its chunks is served.

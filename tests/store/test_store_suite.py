@@ -159,8 +159,11 @@ def test_memory_revisions_current_state_and_changes(store: Store) -> None:
     store.insert_memory_revision(revision("mem_a", 2, 3, status="superseded"), "fp_a")
     assert store.memory("brn_1", "mem_a").version == 2  # type: ignore[union-attr]
     assert [r.version for r in store.memory_revisions("brn_1", "mem_a")] == [1, 2]
-    assert [m.memory_id for m in store.memories_by_fingerprint("brn_1", "fp_b")] == ["mem_b"]
-    assert [m.memory_id for m in store.memories_by_attribute("brn_1", "alice", "lives_in")] == ["mem_a", "mem_b"]
+    assert [m.memory_id for m in store.memories_by_fingerprints("brn_1", ["fp_b"])] == ["mem_b"]
+    assert [m.memory_id for m in store.memories_by_fingerprints("brn_1", ["fp_a", "fp_b", "nope"])] == ["mem_a", "mem_b"]
+    assert store.memories_by_fingerprints("brn_1", []) == []
+    assert [m.memory_id for m in store.memories_by_attributes("brn_1", [("alice", "lives_in")])] == ["mem_a", "mem_b"]
+    assert store.memories_by_attributes("brn_1", [("Bob", "lives_in"), ("alice", "works_at")]) == []
     assert [m.memory_id for m in store.memories_citing("brn_1", "rec_2")] == ["mem_b"]
     assert [m.memory_id for m in store.list_memories("brn_1", after_id=None, limit=10)] == ["mem_a", "mem_b"]
     assert [m.memory_id for m in store.list_memories("brn_1", after_id="mem_a", limit=10)] == ["mem_b"]
@@ -295,7 +298,7 @@ def test_revisions_are_inserted_together_with_their_fingerprints(store: Store) -
     revs = [replace(revision("mem_a", 1, 1), fingerprint="fp_a"), replace(revision("mem_b", 1, 2), fingerprint="fp_b")]
     store.insert_memory_revisions(revs)
     assert [m.fingerprint for m in store.all_memories("brn_1")] == ["fp_a", "fp_b"]
-    assert store.memories_by_fingerprint("brn_1", "fp_b") == [revs[1]]
+    assert store.memories_by_fingerprints("brn_1", ["fp_b"]) == [revs[1]]
     assert store.memory("brn_1", "mem_a") == revs[0]
     with pytest.raises(RuntimeError), store.atomic():
         store.insert_memory_revisions([replace(revision("mem_c", 1, 3), fingerprint="fp_c")])
@@ -339,3 +342,24 @@ def test_erasing_a_records_citations_scrubs_every_revision(store: Store) -> None
     assert all(c.record_id == "rec_kept" for r in history for c in r.citations)
     assert store.memories_citing("brn_1", "rec_gone") == []
     assert [m.memory_id for m in store.memories_citing("brn_1", "rec_kept")] == ["mem_a", "mem_b"]
+
+
+def test_records_and_their_statuses_are_read_and_written_together(store: Store) -> None:
+    from brainstore.domain import RecordStatus
+
+    store.insert_brain(brain())
+    for rid in ("rec_1", "rec_2", "rec_3"):
+        record(store, rid)
+    record(store, "rec_9", uid="brn_2")
+    store.append_record_statuses(
+        [
+            RecordStatus("brn_1", "rec_1", "ready", store.next_seq("brn_1"), None, ("mem_a", "mem_b")),
+            RecordStatus("brn_1", "rec_2", "failed", store.next_seq("brn_1"), {"code": "x", "message": "y"}),
+        ]
+    )
+    got = store.records("brn_1", ["rec_1", "rec_2", "rec_3", "rec_9", "rec_none"])
+    assert sorted(got) == ["rec_1", "rec_2", "rec_3"]
+    assert (got["rec_1"].status, got["rec_1"].memory_ids) == ("ready", ("mem_a", "mem_b"))
+    assert (got["rec_2"].status, got["rec_2"].error) == ("failed", {"code": "x", "message": "y"})
+    assert got["rec_3"].status == "processing" and got["rec_3"] == store.get_record("brn_1", "rec_3")
+    assert store.records("brn_1", []) == {}

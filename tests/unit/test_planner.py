@@ -57,11 +57,11 @@ class Loader:
     def memory(self, memory_id: str) -> MemoryRevision | None:
         return self.current.get(memory_id)
 
-    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
-        return [m for m in self.current.values() if m.fingerprint == fingerprint]
+    def by_fingerprints(self, fingerprints: list[str]) -> list[MemoryRevision]:
+        return [m for m in self.current.values() if m.fingerprint in fingerprints]
 
-    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]:
-        return [m for m in self.current.values() if m.attribute == attribute]
+    def by_attributes(self, keys: list[tuple[str, str]]) -> list[MemoryRevision]:
+        return [m for m in self.current.values() if (m.subject.casefold(), m.attribute) in keys]
 
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return [m for m in self.current.values() if any(c.record_id == record_id for c in m.citations)]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from brainstore.derive import Assertion, Extractor, SourceText, source_text, warm_up
-from brainstore.domain import MemoryRevision, Record
+from brainstore.domain import MemoryRevision, Record, RecordStatus, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
 from brainstore.service.planner import MemoryRules, MemoryState
@@ -60,11 +60,11 @@ class StoreLoader:
     def memory(self, memory_id: str) -> MemoryRevision | None:
         return self.store.memory(self.brain_uid, memory_id)
 
-    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
-        return self.store.memories_by_fingerprint(self.brain_uid, fingerprint)
+    def by_fingerprints(self, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+        return self.store.memories_by_fingerprints(self.brain_uid, fingerprints)
 
-    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]:
-        return self.store.memories_by_attribute(self.brain_uid, subject, attribute)
+    def by_attributes(self, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+        return self.store.memories_by_attributes(self.brain_uid, keys)
 
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return self.store.memories_citing(self.brain_uid, record_id)
@@ -194,6 +194,7 @@ class Derivation:
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
         self._retries: set[threading.Timer] = set()
         self._stopping = False
+        self._self_names: dict[str, str | None] = {}
 
     # --- lifecycle --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -282,7 +283,7 @@ class Derivation:
                     self._retry_later(job)
 
     def _process(self, batch: list[Job]) -> None:
-        jobs = [job for job in batch if self._load(job)]
+        jobs = self._load(batch)
         self._embed(jobs)
         finished = [job for job in jobs if job.ready]
         for job in jobs:
@@ -303,29 +304,45 @@ class Derivation:
                     log.exception("derivation of %s %s failed", job.kind, job.item_id)
                     self._retry_later(job)
 
-    def _load(self, job: Job) -> bool:
-        """Read and extract a Record job once; False when there is nothing (more) to do for it."""
-        if job.kind == "memory" or job.record is not None:
-            return True
+    def _self_name(self, brain_uid: str) -> str | None:
+        """A Brain's self never changes once created: read it once."""
+        if brain_uid not in self._self_names:
+            brain = self.store.brain_by_uid(brain_uid)
+            self._self_names[brain_uid] = brain.self_name if brain else None
+        return self._self_names[brain_uid]
+
+    def _load(self, batch: list[Job]) -> list[Job]:
+        """Read (one read per Brain) and extract the batch's Record jobs not read yet; the jobs with
+        something (left) to do."""
         if self.store.schema_version() < max(StoreFeature):
-            self._done(job)  # stays processing until the operator migrates; resumed on the next start
-            return False
-        record = self.store.get_record(job.brain_uid, job.item_id)
-        if record is None or record.status != "processing":
-            self._done(job)  # forgotten meanwhile, or already derived
-            return False
-        brain = self.store.brain_by_uid(job.brain_uid)
-        self_name = brain.self_name if brain else None
-        try:
-            text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
-            assertions = self.extractor.extract(text, self_name=self_name)
-            drafts = draft_chunks(record, text)
-        except Exception as exc:
-            log.exception("extraction failed for %s", job.item_id)
-            self._fail(job, exc)
-            return False
-        job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
-        return True
+            for job in batch:
+                self._done(job)  # stays processing until the operator migrates; resumed on the next start
+            return []
+        fresh: dict[str, list[Job]] = {}
+        for job in batch:
+            if job.kind == "record" and job.record is None:
+                fresh.setdefault(job.brain_uid, []).append(job)
+        dropped: set[int] = set()
+        for brain_uid, jobs in fresh.items():
+            records = self.store.records(brain_uid, [job.item_id for job in jobs])
+            self_name = self._self_name(brain_uid)
+            for job in jobs:
+                record = records.get(job.item_id)
+                if record is None or record.status != "processing":
+                    self._done(job)  # forgotten meanwhile, or already derived
+                    dropped.add(id(job))
+                    continue
+                try:
+                    text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
+                    assertions = self.extractor.extract(text, self_name=self_name)
+                    drafts = draft_chunks(record, text)
+                except Exception as exc:
+                    log.exception("extraction failed for %s", job.item_id)
+                    self._fail(job, exc)
+                    dropped.add(id(job))
+                    continue
+                job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
+        return [job for job in batch if id(job) not in dropped]
 
     def _fail(self, job: Job, exc: Exception) -> None:
         with self.evidence.mutating([job.brain_uid]), self.store.atomic():
@@ -375,21 +392,32 @@ class Derivation:
         requeue: list[tuple[str, str]] = []
         with self.evidence.mutating(by_brain), self.store.atomic():
             now = self.rules.clock()
+            statuses: list[RecordStatus] = []
+            chunks: list[StoredChunk] = []
             for brain_uid, brain_jobs in by_brain.items():
                 if not self.store.lock_brain(brain_uid):
                     continue  # erased meanwhile: its Records went with it
+                records = [job for job in brain_jobs if job.kind == "record"]
+                current = self.store.records(brain_uid, [job.item_id for job in records])
+                live = [job for job in records if (r := current.get(job.item_id)) is not None and r.status == "processing"]
                 state = memory_state(self.store, brain_uid)
+                state.prefetch(a for job in live for a in job.assertions or ())
                 evidence: list[PreparedEvidence] = []
                 for job in brain_jobs:
                     if job.kind == "memory":
                         self._rederive(state, job.item_id)
-                    else:
-                        prepared = self._derive(state, job)
-                        if prepared is not None:
-                            evidence.append(prepared)
+                    elif job in live:
+                        prepared, memory_ids = self._derive(state, job)
+                        evidence.append(prepared)
+                        chunks += prepared.stored(brain_uid)
+                        statuses.append(
+                            RecordStatus(brain_uid, job.item_id, "ready", self.store.next_seq(brain_uid), None, tuple(memory_ids))
+                        )
                 write_plan(self.store, state, now)
                 requeue.extend((brain_uid, m) for m in state.plan.rederive)
                 applied[brain_uid] = (evidence, state)
+            self.store.insert_chunks(chunks)
+            self.store.append_record_statuses(statuses)
             # after the commit (leaving the with-block) the indexes follow
         for brain_uid, (evidence, state) in applied.items():
             self.evidence.apply(
@@ -401,11 +429,9 @@ class Derivation:
             self.put_memory(brain_uid, memory_id)
         self.on_applied(set(by_brain))
 
-    def _derive(self, state: MemoryState, job: Job) -> PreparedEvidence | None:
+    def _derive(self, state: MemoryState, job: Job) -> tuple[PreparedEvidence, list[str]]:
+        """One Record's assertions folded into the Brain's Memories; its chunks, and the Memory ids."""
         assert job.record is not None and job.text is not None and job.assertions is not None
-        current = self.store.get_record(job.brain_uid, job.item_id)
-        if current is None or current.status != "processing":
-            return None  # forgotten or derived while it was being embedded
         record, text = job.record, job.text
         corrects = record.content.get("corrects") if record.content.get("kind") == "correction" else None
         assertions = list(job.assertions)
@@ -420,25 +446,20 @@ class Derivation:
                 memory_ids.append(memory_id)
         vectors = np.concatenate(job.vectors) if job.vectors else np.zeros((0, 1), dtype=np.float32)
         prepared = PreparedEvidence(record.id, job.drafts, vectors, self.evidence.embedder.model_name, leads(text.text, job.drafts))
-        self.store.insert_chunks(prepared.stored(job.brain_uid))
-        self.store.append_record_status(
-            job.brain_uid, record.id, "ready", seq=self.store.next_seq(job.brain_uid), memory_ids=memory_ids
-        )
-        return prepared
+        return prepared, memory_ids
 
     def _rederive(self, state: MemoryState, memory_id: str) -> None:
         memory = state.get(memory_id)
         if memory is None or memory.status != "pending":
             return
-        brain = self.store.brain_by_uid(state.brain_uid)
-        self_name = brain.self_name if brain else None
+        self_name = self._self_name(state.brain_uid)
         record_ids = list(dict.fromkeys(c.record_id for c in memory.citations))
-        contents = self.store.record_contents(state.brain_uid, record_ids)
-        sources = []
-        for record_id in record_ids:
-            record = self.store.get_record(state.brain_uid, record_id) if record_id in contents else None
-            if record is not None:
-                sources.append((record_id, source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)))
+        records = self.store.records(state.brain_uid, record_ids)
+        sources = [
+            (rid, source_text(records[rid].content, self_name=self_name, occurred_at=records[rid].occurred_at))
+            for rid in record_ids
+            if rid in records
+        ]
         self.rules.rederive(state, memory, sources, self.extractor, self_name)
 
     def _retry_later(self, job: Job) -> None:

@@ -93,8 +93,8 @@ class MemoryLoader(Protocol):
     """What the rules may read: current revisions (the newest of each Memory), by what they need."""
 
     def memory(self, memory_id: str) -> MemoryRevision | None: ...
-    def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]: ...
-    def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]: ...
+    def by_fingerprints(self, fingerprints: Sequence[str]) -> list[MemoryRevision]: ...
+    def by_attributes(self, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]: ...
     def citing(self, record_id: str) -> list[MemoryRevision]: ...
     def referencing(self, memory_id: str) -> list[MemoryRevision]: ...
 
@@ -120,6 +120,32 @@ class MemoryState:
         self.next_seq = next_seq
         self.plan = MemoryPlan()
         self._current: dict[str, MemoryRevision | None] = {}  # memory_id -> newest (None: erased)
+        # What has been read from the loader already: every Memory matching these is in _current.
+        self._fingerprints: set[str] = set()
+        self._attributes: set[tuple[str, str]] = set()
+
+    def prefetch(self, assertions: Iterable[Assertion]) -> None:
+        """Read every Memory that ``assertions`` may touch (same fingerprint, same subject and
+        attribute) in two reads instead of two per assertion."""
+        fingerprints, keys = set(), set()
+        for assertion in assertions:
+            fingerprints.add(assertion_fingerprint(assertion.subject, assertion))
+            if assertion.attribute:
+                keys.add((assertion.subject.casefold(), assertion.attribute))
+        self._load_fingerprints(fingerprints)
+        self._load_attributes(keys)
+
+    def _load_fingerprints(self, fingerprints: set[str]) -> None:
+        missing = fingerprints - self._fingerprints
+        if missing:
+            self._seen(self.loader.by_fingerprints(sorted(missing)))
+            self._fingerprints |= missing
+
+    def _load_attributes(self, keys: set[tuple[str, str]]) -> None:
+        missing = keys - self._attributes
+        if missing:
+            self._seen(self.loader.by_attributes(sorted(missing)))
+            self._attributes |= missing
 
     def _seen(self, found: Iterable[MemoryRevision]) -> list[MemoryRevision]:
         out = []
@@ -143,14 +169,13 @@ class MemoryState:
         return self._current[memory_id]
 
     def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
-        return self._matching(self.loader.by_fingerprint(fingerprint), lambda m: m.fingerprint == fingerprint)
+        self._load_fingerprints({fingerprint})
+        return self._matching((), lambda m: m.fingerprint == fingerprint)
 
     def by_attribute(self, subject: str, attribute: str) -> list[MemoryRevision]:
         key = subject.casefold()
-        return self._matching(
-            self.loader.by_attribute(subject, attribute),
-            lambda m: m.attribute == attribute and m.subject.casefold() == key,
-        )
+        self._load_attributes({(key, attribute)})
+        return self._matching((), lambda m: m.attribute == attribute and m.subject.casefold() == key)
 
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return self._matching(

@@ -32,6 +32,7 @@ from brainstore.service.common import (
 )
 from brainstore.service.derivation import Derivation, memory_state, write_plan
 from brainstore.service.evidence import EvidenceIndexes
+from brainstore.service.group import GroupCommit
 from brainstore.service.planner import MemoryRules
 from brainstore.service.traces import Traces
 from brainstore.service.views import brain_view, object_view, record_view
@@ -59,6 +60,7 @@ class Writes:
         self.derivation = derivation
         self.rules = rules
         self.traces = traces
+        self.group = GroupCommit(store)
 
     # --- idempotency ------------------------------------------------------------------------------------
     def _idempotent(
@@ -75,9 +77,10 @@ class Writes:
         ``write`` returns the reply, the Brain it wrote under and the resource it made, which key the
         stored reply so that erasing them erases it. The reply is stored in the same transaction as
         the write: a crash cannot leave a write without its reply (a retry would duplicate it) or a
-        reply without its write.
+        reply without its write. Concurrent writes share one commit (:class:`GroupCommit`).
         """
-        with self.store.atomic():
+
+        def once() -> Reply:
             if key is not None:
                 held = self.store.get_idempotent(principal.namespace, scope, key)
                 if held is not None:
@@ -104,6 +107,8 @@ class Writes:
                     )
                 )
             return reply
+
+        return self.group.run(once)
 
     def _locked(self, brain: Brain) -> None:
         """Inside the write's transaction: the Brain still exists, and stays until it commits."""
@@ -212,7 +217,8 @@ class Writes:
             principal, f"rememberRecord:{brain_id}", idempotency_key, request_fingerprint, "rememberRecord", write
         )
         if made:  # not for a replay: that Record is queued (or derived) already
-            self.derivation.put_record(brain.uid, made[0].id, made[0].seq)
+            record = made[-1]  # (the last attempt: a group that failed as a whole wrote it again alone)
+            self.derivation.put_record(brain.uid, record.id, record.seq)
         return reply
 
     def check_correction(self, brain: Brain, memory_id: str) -> None:

@@ -50,6 +50,7 @@ from brainstore.domain import (
     MemoryRevision,
     ObjectVersion,
     Record,
+    RecordStatus,
     StoredChunk,
 )
 
@@ -62,6 +63,18 @@ _CURRENT = f"""
     SELECT {_MEMORY_COLUMNS}, fingerprint, subject_key FROM memory_revisions WHERE brain_uid = ? {{among}}
     QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY version DESC) = 1
 """
+
+
+# Column types of the tables written in bulk (see DuckDBStore._insert), in table order.
+_CHUNK_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "INTEGER", "VARCHAR", "VARCHAR", "TIMESTAMP", "VARCHAR", "VARCHAR",
+                "VARCHAR", "VARCHAR", "VARCHAR", "BLOB")  # fmt: skip
+_REVISION_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
+                   "VARCHAR", "TIMESTAMP", "TIMESTAMP", "TIMESTAMP", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
+                   "BIGINT", "BOOLEAN", "BOOLEAN", "VARCHAR")  # fmt: skip
+_LINK_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR")
+_EVENT_TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR")
+# Joins a (subject, attribute) pair into one comparable key; the unit separator never occurs in text.
+_KEY_SEP = "\x1f"
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -147,6 +160,11 @@ class DuckDBStore:
         # The committed end of each Brain's change sequence (a transaction's own advance is in
         # ``self._local.seqs`` until it commits, when one row per Brain records it).
         self._seq_cache: dict[str, int] = {}
+        # Brains never change once created, so reads of them are cached; erase_brain drops its entries
+        # again after its commit (a reader may have cached the Brain meanwhile).
+        self._brains: dict[tuple[str, str], Brain] = {}
+        self._brains_by_uid: dict[str, Brain] = {}
+        self._brain_erasures = 0  # a read that overlapped an erase's commit caches nothing
         self._schema: int | None = None
         self._exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -248,6 +266,17 @@ class DuckDBStore:
         with self.atomic():
             self._cur().execute(sql, params)
 
+    def _insert(self, table: str, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert ``rows`` in ONE statement: each column goes in as a list and is unnested. A
+        statement costs about a millisecond however small, and executemany runs one per row (1,000
+        chunk rows: 560 ms by executemany, 115 ms this way)."""
+        if not rows:
+            return
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        select = ", ".join(f"unnest(?::{t}[])" for t in types)
+        with self.atomic():
+            self._cur().execute(f"INSERT INTO {table} SELECT {select}", columns)
+
     def _erased(self) -> None:
         """Called inside an erase's transaction: its commit makes the store dirty."""
         self._local.erased = True
@@ -263,6 +292,7 @@ class DuckDBStore:
             if outermost:
                 local.erased = False
                 local.seqs = {}
+                local.erased_brains = []
                 cursor.execute("BEGIN TRANSACTION")
             try:
                 yield
@@ -274,6 +304,8 @@ class DuckDBStore:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
                     self._seq_cache.update(local.seqs)
+                    for uid in local.erased_brains:
+                        self._forget_brain(uid)
                     self._private_files()  # a WAL the commit created
             except BaseException:
                 purge = False
@@ -535,19 +567,32 @@ class DuckDBStore:
         )
 
     def _brain(self, where: str, params: Sequence[Any]) -> Brain | None:
+        erasures = self._brain_erasures
         rows = self._rows(
             f"SELECT uid, namespace, id, name, self_type, self_name, created_at FROM brains WHERE {where}", params
         )
         if not rows:
             return None
         uid, ns, id_, name, self_type, self_name, created_at = rows[0]
-        return Brain(uid, ns, id_, name, self_type, self_name, _utc(created_at))  # type: ignore[arg-type]
+        brain = Brain(uid, ns, id_, name, self_type, self_name, _utc(created_at))  # type: ignore[arg-type]
+        # Only what is committed, and only if no erase committed since the read began.
+        if not getattr(self._local, "depth", 0) and erasures == self._brain_erasures:
+            self._brains[(ns, id_)] = self._brains_by_uid[uid] = brain
+        return brain
+
+    def _forget_brain(self, brain_uid: str) -> None:
+        self._brain_erasures += 1
+        brain = self._brains_by_uid.pop(brain_uid, None)
+        if brain is not None:
+            self._brains.pop((brain.namespace, brain.id), None)
 
     def get_brain(self, namespace: str, brain_id: str) -> Brain | None:
-        return self._brain("namespace = ? AND id = ?", [namespace, brain_id])
+        held = self._brains.get((namespace, brain_id))
+        return held if held is not None else self._brain("namespace = ? AND id = ?", [namespace, brain_id])
 
     def brain_by_uid(self, brain_uid: str) -> Brain | None:
-        return self._brain("uid = ?", [brain_uid])
+        held = self._brains_by_uid.get(brain_uid)
+        return held if held is not None else self._brain("uid = ?", [brain_uid])
 
     def erase_brain(self, brain_uid: str) -> dict[str, int]:
         with self.atomic():
@@ -575,6 +620,8 @@ class DuckDBStore:
             self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
             self._seq_cache.pop(brain_uid, None)
             self._local.seqs.pop(brain_uid, None)
+            self._forget_brain(brain_uid)
+            self._local.erased_brains.append(brain_uid)
             # Deleted rows must not linger in the file: the commit schedules a compaction.
             self._erased()
         return {k: int(v) for k, v in counts.items()}
@@ -635,6 +682,19 @@ class DuckDBStore:
         )
         return self._record(rows[0]) if rows else None
 
+    def records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record]:
+        if not record_ids:
+            return {}
+        wanted = sorted(set(record_ids))
+        rows = self._rows(
+            self._RECORD_SELECT.replace(
+                "SELECT * FROM record_events", "SELECT * FROM record_events WHERE list_contains(?::VARCHAR[], record_id)"
+            )
+            + " WHERE r.brain_uid = ? AND list_contains(?::VARCHAR[], r.id)",
+            [wanted, brain_uid, wanted],
+        )
+        return {row[0]: self._record(row) for row in rows}
+
     def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not record_ids:
             return {}
@@ -675,9 +735,16 @@ class DuckDBStore:
         error: dict[str, str] | None = None,
         memory_ids: Sequence[str] = (),
     ) -> None:
-        self._exec(
-            "INSERT INTO record_events VALUES (?, ?, ?, ?, ?, ?)",
-            [record_id, brain_uid, seq, status, _json(error) if error else None, _json(list(memory_ids))],
+        self.append_record_statuses([RecordStatus(brain_uid, record_id, status, seq, error, tuple(memory_ids))])
+
+    def append_record_statuses(self, events: Sequence[RecordStatus]) -> None:
+        self._insert(
+            "record_events",
+            _EVENT_TYPES,
+            [
+                [e.record_id, e.brain_uid, e.seq, e.status, _json(e.error) if e.error else None, _json(list(e.memory_ids))]
+                for e in events
+            ],
         )
 
     def records_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -873,11 +940,8 @@ class DuckDBStore:
             for rid in sorted({c.record_id for c in r.citations})
         ]
         with self.atomic():
-            self._cur().executemany(
-                "INSERT INTO memory_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-            )
-            if links:
-                self._cur().executemany("INSERT INTO memory_links VALUES (?, ?, ?, ?)", links)
+            self._insert("memory_revisions", _REVISION_TYPES, rows)
+            self._insert("memory_links", _LINK_TYPES, links)
 
     def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
         self.insert_memory_revisions([replace(revision, fingerprint=fingerprint)])
@@ -915,29 +979,32 @@ class DuckDBStore:
         )
         return [self._memory(r) for r in rows]
 
-    def memories_by_fingerprint(self, brain_uid: str, fingerprint: str) -> list[MemoryRevision]:
+    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+        if not fingerprints:
+            return []
+        wanted = sorted(set(fingerprints))
         return self._current(
             brain_uid,
-            "fingerprint = ?",
-            [fingerprint],
+            "list_contains(?::VARCHAR[], fingerprint)",
+            [wanted],
             "ORDER BY memory_id",
             among=(
-                "SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND fingerprint = ?",
-                [brain_uid, fingerprint],
+                "SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND list_contains(?::VARCHAR[], fingerprint)",
+                [brain_uid, wanted],
             ),
         )
 
-    def memories_by_attribute(self, brain_uid: str, subject: str, attribute: str) -> list[MemoryRevision]:
-        key = [subject.casefold(), attribute]
+    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+        if not keys:
+            return []
+        wanted = sorted({f"{subject.casefold()}{_KEY_SEP}{attribute}" for subject, attribute in keys})
+        match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
         return self._current(
             brain_uid,
-            "subject_key = ? AND attribute = ?",
-            key,
+            match,
+            [wanted],
             "ORDER BY memory_id",
-            among=(
-                "SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND subject_key = ? AND attribute = ?",
-                [brain_uid, *key],
-            ),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND {match}", [brain_uid, wanted]),
         )
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
@@ -1055,30 +1122,28 @@ class DuckDBStore:
 
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
-        if not chunks:
-            return
-        with self.atomic():
-            self._cur().executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._insert(
+            "chunks",
+            _CHUNK_TYPES,
+            [
                 [
-                    [
-                        c.brain_uid,
-                        c.draft.record_id,
-                        c.draft.start,
-                        c.draft.end,
-                        c.draft.text,
-                        c.draft.index_text,
-                        _ts(c.draft.occurred_at),
-                        c.draft.speaker,
-                        c.draft.source_name,
-                        c.draft.trust,
-                        c.draft.visibility,
-                        c.model,
-                        c.embedding,
-                    ]
-                    for c in chunks
-                ],
-            )
+                    c.brain_uid,
+                    c.draft.record_id,
+                    c.draft.start,
+                    c.draft.end,
+                    c.draft.text,
+                    c.draft.index_text,
+                    _ts(c.draft.occurred_at),
+                    c.draft.speaker,
+                    c.draft.source_name,
+                    c.draft.trust,
+                    c.draft.visibility,
+                    c.model,
+                    c.embedding,
+                ]
+                for c in chunks
+            ],
+        )
 
     def chunks(self, brain_uid: str) -> list[StoredChunk]:
         # In the order the Records were sent (their change sequence), as the live index took them in:

@@ -19,7 +19,15 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from brainstore.domain import Brain, IdempotentReply, MemoryRevision, ObjectVersion, Record, StoredChunk
+from brainstore.domain import (
+    Brain,
+    IdempotentReply,
+    MemoryRevision,
+    ObjectVersion,
+    Record,
+    RecordStatus,
+    StoredChunk,
+)
 from brainstore.store.base import StoreFeature
 
 _ABSENT = object()
@@ -170,6 +178,11 @@ class MemoryStore:
                 return None
             return self._with_status(record)
 
+    def records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record]:
+        with self._lock:
+            found = [self._records.get(record_id) for record_id in record_ids]
+            return {r.id: self._with_status(r) for r in found if r is not None and r.brain_uid == brain_uid}
+
     def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         with self._lock:
             found = [self._records.get(record_id) for record_id in record_ids]
@@ -203,9 +216,13 @@ class MemoryStore:
         error: dict[str, str] | None = None,
         memory_ids: Sequence[str] = (),
     ) -> None:
+        self.append_record_statuses([RecordStatus(brain_uid, record_id, status, seq, error, tuple(memory_ids))])
+
+    def append_record_statuses(self, events: Sequence[RecordStatus]) -> None:
         with self._lock:
-            events = self._record_events.get(record_id, ())
-            self._set(self._record_events, record_id, (*events, (status, error, tuple(memory_ids), seq)))
+            for e in events:
+                held = self._record_events.get(e.record_id, ())
+                self._set(self._record_events, e.record_id, (*held, (e.status, e.error, tuple(e.memory_ids), e.seq)))
 
     def records_in_status(self, status: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -295,16 +312,19 @@ class MemoryStore:
         with self._lock:
             return [r for r in self._history.get(memory_id, ()) if r.brain_uid == brain_uid]
 
-    def memories_by_fingerprint(self, brain_uid: str, fingerprint: str) -> list[MemoryRevision]:
+    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+        wanted = set(fingerprints)
         with self._lock:
-            found = self._heads(brain_uid, list(self._by_fingerprint.get((brain_uid, fingerprint), ())))
-        return [m for m in found if m.fingerprint == fingerprint]
+            ids = {m for fp in wanted for m in self._by_fingerprint.get((brain_uid, fp), ())}
+            found = self._heads(brain_uid, ids)
+        return [m for m in found if m.fingerprint in wanted]
 
-    def memories_by_attribute(self, brain_uid: str, subject: str, attribute: str) -> list[MemoryRevision]:
-        key = subject.casefold()
+    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+        wanted = {(subject.casefold(), attribute) for subject, attribute in keys}
         with self._lock:
-            found = self._heads(brain_uid, list(self._by_attribute.get((brain_uid, key, attribute), ())))
-        return [m for m in found if m.attribute == attribute and m.subject.casefold() == key]
+            ids = {m for subject, attr in wanted for m in self._by_attribute.get((brain_uid, subject, attr), ())}
+            found = self._heads(brain_uid, ids)
+        return [m for m in found if (m.subject.casefold(), m.attribute) in wanted]
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
         with self._lock:

@@ -1,0 +1,85 @@
+"""Group commit: concurrent writes share one transaction, and "a 202 means committed" still holds.
+
+A write waits at most for the transaction that was already committing when it arrived, then goes in
+the next one with every write that arrived meanwhile (the leader/follower scheme of database logs):
+an idle server commits each write at once, a busy one pays one commit for many. Each write still
+answers for itself: a write that raises a BrainstoreError (a check before it wrote anything) fails
+alone; if the shared transaction fails, every write of the group is tried again in a transaction of
+its own, so one bad write never fails another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from brainstore.errors import BrainstoreError
+from brainstore.store.base import Store
+
+T = TypeVar("T")
+# Writes in one transaction at most: bounds how long the write lock is held.
+MAX_GROUP = 64
+
+
+@dataclass(eq=False)
+class _Slot(Generic[T]):
+    write: Callable[[], T]
+    done: bool = False
+    result: Any = None
+    error: BaseException | None = None
+
+
+class GroupCommit:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cond = threading.Condition()
+        self._pending: list[_Slot[Any]] = []
+        self._committing = False
+
+    def run(self, write: Callable[[], T]) -> T:
+        """Run ``write`` inside a transaction shared with concurrent writes; returns once committed.
+
+        ``write`` must check before it writes: a BrainstoreError it raises must leave nothing behind
+        in the shared transaction.
+        """
+        slot: _Slot[T] = _Slot(write)
+        with self._cond:
+            self._pending.append(slot)
+            while self._committing and not slot.done:
+                self._cond.wait()
+            if not slot.done:  # nobody is committing: lead the next group, this write included
+                self._committing = True
+                group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+        if not slot.done:
+            try:
+                self._commit(group)
+            finally:
+                with self._cond:
+                    self._committing = False
+                    self._cond.notify_all()
+        if slot.error is not None:
+            raise slot.error
+        return slot.result  # type: ignore[no-any-return]
+
+    def _commit(self, group: list[_Slot[Any]]) -> None:
+        try:
+            with self.store.atomic():
+                for slot in group:
+                    try:
+                        slot.result = slot.write()
+                    except BrainstoreError as exc:
+                        slot.error = exc
+        except BaseException:
+            # The shared transaction failed as a whole: each write again, alone.
+            for slot in group:
+                slot.result, slot.error = None, None
+                try:
+                    with self.store.atomic():
+                        slot.result = slot.write()
+                except BaseException as exc:  # the caller of this write gets it
+                    slot.error = exc
+        finally:
+            for slot in group:
+                slot.done = True

@@ -1,0 +1,71 @@
+"""Concurrent writes share commits, and each still answers for itself."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from brainstore.errors import error
+from brainstore.service.group import GroupCommit
+from brainstore.store.memory import MemoryStore
+
+
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.transactions = 0
+        self.fail_next_commit = False
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        outermost = self._undo is None
+        with super().atomic():
+            yield
+            if outermost:
+                self.transactions += 1
+                if self.fail_next_commit:
+                    self.fail_next_commit = False
+                    raise RuntimeError("the disk is full")
+
+
+def test_concurrent_writes_share_commits_and_each_gets_its_own_answer() -> None:
+    store = CountingStore()
+    group = GroupCommit(store)
+    results: dict[int, object] = {}
+    gate = threading.Barrier(17)
+
+    def write(i: int) -> None:
+        gate.wait()
+
+        def body() -> int:
+            if i % 4 == 0:
+                raise error("brain_not_found", f"brain_id: b{i}")  # checked before writing anything
+            store.next_seq(f"brn_{i}")
+            time.sleep(0.02)  # a commit that takes a while: others arrive meanwhile
+            return i * 10
+
+        try:
+            results[i] = group.run(body)
+        except Exception as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    gate.wait()
+    for t in threads:
+        t.join()
+    assert all(results[i] == i * 10 for i in range(16) if i % 4)
+    assert all(getattr(results[i], "code", None) == "brain_not_found" for i in range(16) if i % 4 == 0)
+    assert all(store.current_seq(f"brn_{i}") == (1 if i % 4 else 0) for i in range(16))
+    assert store.transactions < 16  # some writes shared a commit
+
+
+def test_a_failed_shared_commit_retries_each_write_alone() -> None:
+    store = CountingStore()
+    group = GroupCommit(store)
+    store.fail_next_commit = True
+    assert group.run(lambda: store.next_seq("brn_1")) == 1  # the group failed; the write alone succeeded
+    assert store.current_seq("brn_1") == 1
