@@ -21,17 +21,21 @@ from brainstore.domain import (
 from brainstore.store.base import Store
 from brainstore.store.duckdb import DuckDBStore
 from brainstore.store.memory import MemoryStore
+from brainstore.store.postgres import PostgresStore
+from tests.conftest import ENGINES
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["memory", "duckdb"])
+@pytest.fixture(params=ENGINES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "memory":
         s: Store = MemoryStore()
-    else:
+    elif request.param == "duckdb":
         s = DuckDBStore(tmp_path / "s.duckdb")
         s.migrate()  # type: ignore[attr-defined]
+    else:
+        s = PostgresStore(request.getfixturevalue("postgres_url"))  # a copy of a migrated database
     yield s
     s.close()
 
