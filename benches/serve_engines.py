@@ -176,6 +176,8 @@ def main() -> None:
                     got: dict[str, Any] = ingest(server.base, "bulk", bulk, args.clients)
                     ingest(server.base, "small", small, args.clients)
                     got |= context_latency(server.base, "small", queries)
+                    if database:  # the pools keep what they grew to (idle connections close after 10 min)
+                        got["connections"] = pg.connections(database)
                 finally:
                     server.stop()
                     if database:
@@ -183,7 +185,8 @@ def main() -> None:
                 print(
                     f"{label}: {got['ready_per_s']:.1f} Records/s ready ({got['ready_s']:.0f} s; "
                     f"{got['accepted_per_s']:.0f}/s accepted); Context wall p50 {got['wall_p50']:.1f} ms, "
-                    f"p99 {got['wall_p99']:.1f} ms (server p50 {got['server_p50']:.1f}, p99 {got['server_p99']:.1f})",
+                    f"p99 {got['wall_p99']:.1f} ms (server p50 {got['server_p50']:.1f}, p99 {got['server_p99']:.1f})"
+                    + (f"; {got['connections']} connections open" if "connections" in got else ""),
                     flush=True,
                 )
     finally:

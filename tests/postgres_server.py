@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 from brainstore.store.postgres import PostgresStore
 
@@ -108,11 +108,6 @@ class PostgresServer:
     def url(self, dbname: str) -> str:
         return make_conninfo(self.admin_url, dbname=dbname)
 
-    @property
-    def host_port(self) -> tuple[str, int]:
-        params = conninfo_to_dict(self.admin_url)
-        return str(params.get("host", "localhost")), int(params.get("port", 5432))
-
     def database(self, *, migrated: bool = True) -> str:
         """A new database (a copy of the migrated template, or empty); its name."""
         with self._lock:
@@ -125,10 +120,10 @@ class PostgresServer:
         with self._lock:
             self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-    @property
-    def data_directory(self) -> Path | None:
-        """The cluster's directory when this run started it (tests read its files)."""
-        return None if self._owned is None else self._owned[1] / "data"
+    def connections(self, name: str) -> int:
+        with self._lock:
+            row = self._admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name]).fetchone()
+        return int(row[0]) if row else 0
 
     def stop(self) -> None:
         try:

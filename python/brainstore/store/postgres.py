@@ -153,7 +153,11 @@ class PostgresStore:
             open=False,
             name="brainstore",
         )
-        self._pool.open(wait=True, timeout=connect_timeout)
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except BaseException:
+            self._pool.close()
+            raise
         self._local = threading.local()
         self._schema: int | None = None
         self._schema_read = 0.0
@@ -187,8 +191,9 @@ class PostgresStore:
         return rows[0][0] if rows else None
 
     def _exec(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        with self.atomic():
-            self._local.conn.execute(sql, params)
+        """One statement: in the thread's transaction, else autocommitted (atomic by itself)."""
+        with self._conn() as conn:
+            conn.execute(sql, params)
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self.atomic(), self._local.conn.cursor() as cursor:
@@ -341,14 +346,13 @@ class PostgresStore:
 
     # --- change sequence --------------------------------------------------------------------------
     def next_seq(self, brain_uid: str) -> int:
-        with self.atomic():
-            return int(
-                self._one(
-                    "INSERT INTO brain_sequences AS s VALUES (%s, 1) "
-                    "ON CONFLICT (brain_uid) DO UPDATE SET seq = s.seq + 1 RETURNING seq",
-                    [brain_uid],
-                )
+        return int(
+            self._one(
+                "INSERT INTO brain_sequences AS s VALUES (%s, 1) "
+                "ON CONFLICT (brain_uid) DO UPDATE SET seq = s.seq + 1 RETURNING seq",
+                [brain_uid],
             )
+        )
 
     def current_seq(self, brain_uid: str) -> int:
         seq = self._one("SELECT seq FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
