@@ -136,6 +136,29 @@ def test_vacuum_is_debounced_off_the_request_path(postgres_url: str) -> None:
         store.close()
 
 
+def test_the_store_is_dirty_until_a_vacuum_that_began_after_every_erase_has_finished(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, purge_delay=3600)
+    try:
+        for n in (1, 2):
+            store.insert_record(rec(f"rec_{n}", MAIN, "body", n))
+        store.erase_record(MAIN, "rec_1")
+        assert store.dirty
+        with psycopg.connect(postgres_url) as blocker:  # holds off VACUUM of records, not deletes
+            blocker.execute("LOCK TABLE records IN SHARE UPDATE EXCLUSIVE MODE")
+            vacuum = threading.Thread(target=store.vacuum)
+            vacuum.start()
+            time.sleep(0.5)
+            assert vacuum.is_alive() and store.dirty  # still running
+            store.erase_record(MAIN, "rec_2")  # commits while that VACUUM waits: it needs another
+            blocker.rollback()
+        vacuum.join(timeout=60)
+        assert store.dirty
+        store.vacuum()
+        assert not store.dirty
+    finally:
+        store.close()
+
+
 def test_purge_delay_zero_vacuums_before_the_erase_returns_and_only_after_commit(postgres_url: str) -> None:
     secret = make_secret(random.Random(3))
     store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0)

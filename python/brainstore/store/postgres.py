@@ -163,7 +163,10 @@ class PostgresStore:
         self._schema_read = 0.0
         # Purge (VACUUM) scheduling.
         self._purge = threading.Condition(threading.Lock())
-        self._dirty: set[str] = set()
+        # table -> the erase generation that last left dead tuples in it; a VACUUM clears the tables
+        # no erase touched after it started.
+        self._dirty: dict[str, int] = {}
+        self._erases = 0
         self._first_erase: float | None = None
         self._due: float | None = None
         self._failures = 0
@@ -223,7 +226,8 @@ class PostgresStore:
     # --- purge ------------------------------------------------------------------------------------
     def _after_erase(self, tables: set[str]) -> None:
         with self._purge:
-            self._dirty |= tables
+            self._erases += 1
+            self._dirty.update(dict.fromkeys(tables, self._erases))
         if self.purge_delay == 0:
             try:
                 self.vacuum()
@@ -272,24 +276,23 @@ class PostgresStore:
 
     def vacuum(self) -> None:
         """VACUUM the tables erases touched since the last one: their dead tuples are removed (see the
-        module docstring for what that does and does not reach). Raises on failure, staying dirty."""
+        module docstring for what that does and does not reach). Dirty until it has finished; raises on
+        failure, staying dirty."""
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("vacuum() cannot run inside atomic()")
         with self._purge:
-            tables, self._dirty = self._dirty, set()
+            tables, upto = sorted(self._dirty), self._erases
             self._first_erase = None
             self._due = None
         if not tables:
             return
-        try:
-            with self._pool.connection() as conn:
-                # The names come from this module, never from input.
-                conn.execute("VACUUM " + ", ".join(sorted(tables)))
-        except BaseException:
-            with self._purge:
-                self._dirty |= tables
-            raise
+        with self._pool.connection() as conn:
+            # The names come from this module, never from input.
+            conn.execute("VACUUM " + ", ".join(tables))
         with self._purge:
+            for table in tables:
+                if self._dirty.get(table, upto + 1) <= upto:
+                    del self._dirty[table]
             self._failures = 0
 
     def close(self) -> None:
