@@ -24,8 +24,9 @@ workers, machines) may write at once:
   numbers are taken in commit order, never reused after a rollback (the increment rolls back with it),
   and ``current_seq`` (a plain read) sees exactly the committed end. This counter is the one row updated
   in place: it holds a Brain uid and a number, no content, so its old versions reveal nothing. (Two more
-  updates are erasures: ``erase_record_citations`` rewrites revisions without the erased Record's
-  quotes, and a Memory's tombstone is replaced by a later one; neither writes content.)
+  updates serve erasure: ``erase_record_citations`` rewrites revisions without the erased Record's
+  citations, leaving the old versions to the VACUUM, and a Memory's content-free tombstone is replaced
+  by a later one.)
 
 Schema changes are numbered SQL files in migrations_postgres/ with the same versions as DuckDB's
 (``StoreFeature``), applied by ``migrate()`` under an advisory lock, so workers that start together on
