@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server for the tests: one per run, a fresh database per test.
 
-``BRAINSTORE_TEST_DATABASE_URL`` (a role that may CREATE DATABASE) uses a running server instead.
+``BRAINSTORE_TEST_DATABASE_URL`` uses a running server instead: a superuser's URL (the tests create
+databases, and the erasure tests read pages with the pageinspect extension).
 Otherwise the server binaries (Debian's ``postgresql`` package: /usr/lib/postgresql/<version>/bin) start
 a cluster in a temporary directory on a free loopback port, without durability (fsync off: a test
 database is thrown away). PostgreSQL refuses to run as root, so as root the cluster belongs to the
