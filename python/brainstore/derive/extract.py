@@ -646,10 +646,12 @@ class RuleExtractor:
     def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
         if source.triple is not None:
             return self._fact(source, self_name)
-        out = _Run(source, self_name).run()
-        if source.kind == "event" and not out:
-            return self._event(source, self_name)
-        return out
+        if source.kind == "event":
+            # "name: text": the text may read as clauses of its own ("Alice upgraded to Pro")
+            head = source.text.find(": ")
+            out = _Run(source, self_name).run(head + 2) if head >= 0 else []
+            return out or self._event(source, self_name)
+        return _Run(source, self_name).run()
 
     def _fact(self, source: SourceText, self_name: str | None) -> list[Assertion]:
         subject, predicate, value = source.triple  # type: ignore[misc]
@@ -671,7 +673,7 @@ class RuleExtractor:
         start, end = _trim(text, 0, len(text))
         if end <= start:
             return []
-        statement = _sentence_case(f"{subject} {_fact_predicate(pred)} {value.strip()}".strip())
+        statement = _sentence_case(f"{subject} {_fact_predicate(pred)} {value.strip()}".replace(" 's ", "'s "))
         val = value.strip().lower() or None
         return [
             Assertion(
@@ -886,22 +888,25 @@ class _Run:
         return self.addressee or "the addressee"
 
     # ---- driver
-    def run(self) -> list[Assertion]:
+    def run(self, start: int = 0) -> list[Assertion]:
+        """Read the text from ``start`` (an event's text after its name)."""
         text = self.text
-        if not text.strip():
+        if not text[start:].strip():
             return []
-        sentences = _split_sentences(text)
+        sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
         self.addressee = self._message_addressee(sentences)
         quotes = self._quotes()
         for s, e in sentences:
-            pos = s
+            pos, after_quote = s, False
             for q in quotes:
                 if q.end <= s or q.start >= e:
                     continue
-                if q.start > pos:
+                if q.start > pos and not after_quote:
                     self._sentence(pos, q.start)
-                pos = max(pos, q.end)
-            if pos < e:
+                pos, after_quote = max(pos, q.end), True
+            rest = text[pos:e].lstrip(" ,;:")
+            # what follows a quotation in its sentence ("... 'I quit' and left") continues the frame
+            if pos < e and not (after_quote and not rest[:1].isupper()):
                 self._sentence(pos, e)
             self._note_names(s, e)
         for q in quotes:
@@ -1028,7 +1033,7 @@ class _Run:
                 prev = None
                 continue
             front, ss = self._front(cs, ce)
-            subj = self._subject(ss, ce, prev if conj else None)
+            subj = self._subject(ss, ce, prev if conj else None, conj=conj)
             if subj is None:
                 prev = None
                 continue
@@ -1130,7 +1135,7 @@ class _Run:
         return [c for c in out if c[1] > c[0]]
 
     # ---- subjects
-    def _subject(self, cs: int, ce: int, prev: _Subject | None) -> _Subject | None:
+    def _subject(self, cs: int, ce: int, prev: _Subject | None, *, conj: bool = False) -> _Subject | None:
         words = _words(self.text, cs, ce)
         if not words:
             return None
@@ -1175,7 +1180,7 @@ class _Run:
             return self._pronoun_subject(words)
         if low in DROP_SUBJECTS:
             return None
-        implicit = self._implicit(words)
+        implicit = None if conj else self._implicit(words)
         if implicit is not None:
             return implicit
         # "Tom and I got divorced", "Sam and me went hiking"
@@ -1230,7 +1235,8 @@ class _Run:
             return None
         verb = words[i][0].lower()
         # a person takes a singular verb: "Books have", "Pets make", "Strong support helps" are no names
-        if verb not in _FINITE and not (verb in _VERB_FORMS and verb not in _VERB_BASE_SET):
+        past = len(verb) > 4 and verb.endswith("ed")  # "Alice upgraded ...": any verb's past
+        if verb not in _FINITE and not past and not (verb in _VERB_FORMS and verb not in _VERB_BASE_SET):
             return False
         if verb in ("have", "are", "were", "do", "don't", "aren't", "weren't", "haven't") and i == 1:
             return False
@@ -1310,11 +1316,10 @@ class _Run:
             if tok in (",", ";", ":", "-", "!", ".") or tok in ("who", "which", "when", "if", "because"):
                 return None
             before = words[k - 1][0].lower()
-            if before.endswith("'s") and k > 1 and tok in _AFTER_IS:
+            if before.endswith("'s") and tok in _AFTER_IS:
                 # "Painting's a fun way to ...": the 's is "is" (or "has" before "been")
                 np = self.text[words[0][1] : words[k - 1][2] - 2]
-                shown = self._rewrite_simple(np)
-                shown = shown if is_name_token(np.split()[0]) and np.split()[0] not in _ARTICLES else shown[:1].lower() + shown[1:]
+                shown = _common_case(self._rewrite_simple(np))
                 pre = "has" if tok in ("been", "got", "gotten") else "is"
                 if before.removesuffix("'s") in _VAGUE_HEADS:
                     return None
@@ -1340,8 +1345,7 @@ class _Run:
             if subject is None:
                 return None
             return _Subject(subject, self.me_owner(), subject, words[j - 1][2], person=False, kind="np")
-        shown = self._rewrite_simple(np)
-        shown = shown if is_name_token(np.split()[0]) and np.split()[0] not in _ARTICLES else shown[:1].lower() + shown[1:]
+        shown = _common_case(self._rewrite_simple(np))
         subject = shown
         return _Subject(subject, None, shown, words[j - 1][2], person=False, kind="np")
 
@@ -1508,8 +1512,8 @@ class _Run:
                     return
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif evaluative:
-                if _bare(pred_exp) or (SECOND & clause_words and _bare(pred_exp, 2)):
-                    return  # "The love around you is awesome": praise, not a fact
+                if _bare(f"{subj.display} {pred_exp}", 3):
+                    return  # "The love around you is awesome", "Books have such an awesome power"
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif subj.kind == "np":
                 subj = _frame(subj, subj.subject, self.me_owner(), "says")
@@ -1678,7 +1682,7 @@ class _Run:
             rep: str | None = None
             if pos == ps and tok.startswith("'") and subj.prefix:
                 rep = ""
-            elif pos == ps and subj.implicit and tok[:1].isupper() and tok != "I" and not is_name_token(tok):
+            elif pos == ps and subj.implicit and tok[:1].isupper() and tok != "I":
                 rep = tok[:1].lower() + tok[1:]  # "Busy with studies" -> "Tim is busy with studies"
             elif low in ("me", "myself"):
                 rep = me
@@ -1796,6 +1800,14 @@ _COMMON_NOUNS = {
     "psychology", "philosophy", "medicine", "law", "politics", "culture", "language", "kids", "children",
     "pets", "dogs", "cats", "books", "movies", "games", "people", "friends", "parents", "everyone",
 }  # fmt: skip
+
+
+def _common_case(np: str) -> str:
+    """ "Dance floors" -> "dance floors", "The office" -> "the office"; "New York" stays a name."""
+    words = np.split()
+    if len(words) > 1 and is_name_token(words[0]) and is_name_token(words[1]) and words[0] not in _ARTICLES:
+        return np
+    return np[:1].lower() + np[1:] if words and words[0] != "I" else np
 
 
 def _is_gerund(tok: str) -> bool:
