@@ -933,7 +933,10 @@ class _Run:
                     voice = self._resolve_third() if len(set(self.persons)) else None
                 elif is_name_token(who.split()[0]):
                     voice = who
-            out.append(_Quote(m.start(), m.end(), (m.start(group), m.end(group)), voice))
+            inner = (m.start(group), m.end(group))
+            if voice is None and not ({w.lower() for w, _, _ in _words(self.text, *inner)} & (_PERSONAL | FIRST_PL)):
+                continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
+            out.append(_Quote(m.start(), m.end(), inner, voice))
         return out
 
     def _note_names(self, s: int, e: int) -> None:
@@ -1116,6 +1119,8 @@ class _Run:
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
             if conj and first.lower() in _VERB_BASE_SET and "to" in left[-6:]:
                 continue  # "the chance to share my story and give others hope": one infinitive
+            if conj and conj.lower() == "so" and first.lower() in DROP_SUBJECTS - {"it", "it's", "that", "that's", "this", "they", "they're", "there", "there's"}:
+                continue  # "I've heard so many great things": "so" is an adverb here
             if conj:
                 starts_subject = first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {
                     "my",
@@ -1257,8 +1262,11 @@ class _Run:
         opinion = (len(toks) > 3 and toks[1] in ("is", "was", "'s")) or w0.lower() in ("it's", "that's")
         if not (mine or opinion):
             return None
+        prefix = _contraction_prefix(w0)
+        if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
+            prefix = "has"  # "It's been a significant part of my life"
         return _Subject(self.me(), self.me_owner(), w0[:1].upper() + w0[1:].lower().replace("'s", ""), e0,
-                        _contraction_prefix(w0), kind="it")
+                        prefix, kind="it")
 
     def _implicit(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """A human speaker's clause without a subject is the speaker's: "Been tweaking a recipe",
@@ -1275,6 +1283,8 @@ class _Run:
             return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
         if tok in ("gonna", "going"):
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
+        if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
+            return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
         if tok in IRREGULAR_PAST and tok not in ("let", "put", "set", "cut", "hit", "read", "cost", "quit", "hurt", "shut", "upset"):
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if tok.endswith("ed") and len(tok) > 4 and tok in _VERB_FORMS and tok not in _IMPLICIT_STATE:
@@ -1324,14 +1334,18 @@ class _Run:
                 if before.removesuffix("'s") in _VAGUE_HEADS:
                     return None
                 return _Subject(shown, None, shown, words[k - 1][2], pre, person=False, kind="np")
-            plural = before.endswith("s") and len(before) > 3 and not before.endswith(("ss", "'s", "us", "is"))
+            plural = (before.endswith("s") and len(before) > 3 and not before.endswith(("ss", "'s", "us", "is"))) or (
+                k > 2 and words[k - 2][0].lower() in ("and", "&")  # "Creativity and family keep me ..."
+            )
             if tok in _FINITE or (tok in _VERB_BASE_SET and plural):
-                if k > 1 and words[k - 1][0].lower() in ("i", "we", "you", "they", "he", "she"):
+                if k > 1 and _agrees(before, tok):
                     continue  # "The screenplay I sent in ...": a relative clause inside the subject
                 j = k
                 break
         if j is None:
             return None
+        while j > 1 and words[j - 1][0].lower() in ADVERBS | {"sure", "really", "definitely", "probably", "truly"}:
+            j -= 1  # "Life sure can be a roller coaster"
         np_words = words[:j]
         if np_words[-1][0].lower().removesuffix("'s") in _VAGUE_HEADS:
             return None  # "A lot's been going on", "Everything is great": nothing to hold on to
@@ -1800,6 +1814,17 @@ _COMMON_NOUNS = {
     "psychology", "philosophy", "medicine", "law", "politics", "culture", "language", "kids", "children",
     "pets", "dogs", "cats", "books", "movies", "games", "people", "friends", "parents", "everyone",
 }  # fmt: skip
+
+
+def _agrees(pronoun: str, verb: str) -> bool:
+    """Whether ``pronoun verb`` is a subject and its verb ("I sent", "you are"), not "like you is"."""
+    if pronoun == "i":
+        return verb not in ("is", "are", "has", "does", "was") and not (verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET)
+    if pronoun in ("we", "you", "they"):
+        return verb not in ("is", "am", "has", "does", "was") and not (verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET)
+    if pronoun in ("he", "she"):
+        return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
+    return False
 
 
 def _common_case(np: str) -> str:
