@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -531,19 +532,16 @@ def _norm(s: str) -> str:
     return s.replace("\u2019", "'")
 
 
+_CONTRACTIONS = re.compile(r"\b(?:can't|won't|cannot)\b|n't\b|'(?:m|re|ve|ll|d)\b", re.I)
+_EXPANDED = {"can't": "can not", "won't": "will not", "cannot": "can not", "n't": " not", "'m": " am",
+             "'re": " are", "'ve": " have", "'ll": " will", "'d": " would"}  # fmt: skip
+
+
 def _expand(s: str) -> str:
     """Contractions expanded, same text otherwise (for attribute matching only; offsets are not kept)."""
-    s = _norm(s)
-    s = re.sub(r"\b(can)'t\b", r"\1 not", s, flags=re.I)
-    s = re.sub(r"\bwon't\b", "will not", s, flags=re.I)
-    s = re.sub(r"n't\b", " not", s, flags=re.I)
-    s = re.sub(r"\bcannot\b", "can not", s, flags=re.I)
-    s = re.sub(r"'m\b", " am", s)
-    s = re.sub(r"'re\b", " are", s)
-    s = re.sub(r"'ve\b", " have", s)
-    s = re.sub(r"'ll\b", " will", s)
-    s = re.sub(r"'d\b", " would", s)
-    return s
+    if "'" not in s and "\u2019" not in s and "annot" not in s:
+        return s
+    return _CONTRACTIONS.sub(lambda m: _EXPANDED.get(m.group(0).lower(), m.group(0)), _norm(s))
 
 
 def _split_sentences(text: str) -> list[tuple[int, int]]:
@@ -874,6 +872,19 @@ class _Run:
         self.corrective = False  # the sentence being read corrects something
         self.out: list[Assertion] = []
         self.statements: set[str] = set()
+        # the text's tokens, once: clauses and subjects look at them many times
+        self.tokens = _words(self.text, 0, len(self.text))
+        self.token_starts = [t[1] for t in self.tokens]
+
+    def words(self, s: int, e: int) -> list[tuple[str, int, int]]:
+        """The tokens inside [s, e)."""
+        i = bisect_left(self.token_starts, s)
+        out = []
+        for tok in self.tokens[i:]:
+            if tok[2] > e:
+                break
+            out.append(tok)
+        return out
 
     # ---- who is "I", "you"
     def me(self) -> str:
@@ -934,7 +945,7 @@ class _Run:
                 elif is_name_token(who.split()[0]):
                     voice = who
             inner = (m.start(group), m.end(group))
-            if voice is None and not ({w.lower() for w, _, _ in _words(self.text, *inner)} & (_PERSONAL | FIRST_PL)):
+            if voice is None and not ({w.lower() for w, _, _ in self.words(*inner)} & (_PERSONAL | FIRST_PL)):
                 continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
             out.append(_Quote(m.start(), m.end(), inner, voice))
         return out
@@ -942,7 +953,7 @@ class _Run:
     def _note_names(self, s: int, e: int) -> None:
         """Remember who was named, for a later "he"/"she": a capitalised word after a place preposition
         ("in Toronto", "at Acme") is a place or an organisation, not a person."""
-        words = _words(self.text, s, e)
+        words = self.words(s, e)
         for i, (w, _, _) in enumerate(words):
             base = w.removesuffix("'s")
             if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS:
@@ -1041,7 +1052,7 @@ class _Run:
                 prev = None
                 continue
             subj.front = front
-            inner = {t.lower() for t, _, _ in _words(text, subj.pred_start, ce)}
+            inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
             subj.sole = not (
                 inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"})
             )
@@ -1088,7 +1099,7 @@ class _Run:
                 after = pos + first.end
                 comma = re.match(r"\s*,?\s*", text[after:ce])
                 nxt = after + (comma.end() if comma else 0)
-                rest = _words(text, nxt, min(ce, nxt + 30))
+                rest = self.words(nxt, min(ce, nxt + 30))
                 if rest and (rest[0][0].lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {"my", "our", "me", "the", "a", "an", "this", "his", "her", "their"} or is_name_token(rest[0][0])):
                     front = (pos, after)
                     pos = nxt
@@ -1102,12 +1113,12 @@ class _Run:
         out: list[tuple[int, int, bool]] = []
         cur, conj_flag = s, False
         for m in _SPLIT.finditer(text, s, e):
-            right = _words(text, m.end(), min(e, m.end() + 60))
+            right = self.words(m.end(), min(e, m.end() + 60))
             if not right:
                 continue
             conj = m.group("conj")
             first = right[0][0]
-            left = [t.lower() for t, _, _ in _words(text, cur, m.start())]
+            left = [t.lower() for t, _, _ in self.words(cur, m.start())]
             if (
                 conj
                 and conj.lower() == "and"
@@ -1141,7 +1152,7 @@ class _Run:
 
     # ---- subjects
     def _subject(self, cs: int, ce: int, prev: _Subject | None, *, conj: bool = False) -> _Subject | None:
-        words = _words(self.text, cs, ce)
+        words = self.words(cs, ce)
         if not words:
             return None
         w0, s0, e0 = words[0]
@@ -1193,7 +1204,7 @@ class _Run:
         if together is not None:
             return together
         # a name: "Bob likes tea", "Bob Smith's sister lives in Paris", "Bob said he likes tea"
-        if is_name_token(w0) and low not in ADVERBS and low not in MODALS and low not in _COMMON_NOUNS:
+        if is_name_token(w0) and low not in ADVERBS and low not in MODALS and low.removesuffix("'s") not in _COMMON_NOUNS:
             named = self._named(words, s0)
             if named is not False:
                 return named
@@ -1326,7 +1337,7 @@ class _Run:
             if tok in (",", ";", ":", "-", "!", ".") or tok in ("who", "which", "when", "if", "because"):
                 return None
             before = words[k - 1][0].lower()
-            if before.endswith("'s") and tok in _AFTER_IS:
+            if before.endswith("'s") and (tok in _AFTER_IS or _EVALUATIVE.fullmatch(tok)):
                 # "Painting's a fun way to ...": the 's is "is" (or "has" before "been")
                 np = self.text[words[0][1] : words[k - 1][2] - 2]
                 shown = _common_case(self._rewrite_simple(np))
@@ -1504,8 +1515,12 @@ class _Run:
         pred_exp = re.sub(r"^(?:s|m|re|ve|ll|d)\s+", "", pred_exp) if not subj.prefix else pred_exp
         if _MODAL_HEAD.match(pred_exp) and subj.kind not in ("it",):
             return  # "I could try", "you should go": what might be is no fact
-        clause_words = {w.lower() for w, _, _ in _words(text, cs, ce)}
-        mentions_me = bool(clause_words & _PERSONAL) and subj.kind in ("np", "it", "name") and self.human
+        clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
+        after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
+        mentions_me = self.human and (
+            (bool(clause_words & _PERSONAL) and subj.kind in ("np", "it", "name"))
+            or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
+        )
         evaluative = bool(_EVALUATIVE.search(pred_exp))
         # who the statement is about and whose it is (attribution.py)
         if subj.kind == "you":
@@ -1514,6 +1529,12 @@ class _Run:
             if evaluative:
                 if self.addressee is None or not self.human:
                     return  # praise of nobody we know
+                subj = _frame(subj, self.me(), self.me_owner(), "thinks")
+        elif subj.kind in ("relative", "mine") and self.human and self.voice is None and (mentions_me or evaluative):
+            # "My family motivates me": the speaker's experience; "My family is awesome": their view
+            if mentions_me:
+                subj = replace(subj, owner=self.me_owner())
+            elif not _bare(f"{subj.display} {pred_exp}", 2):
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
         elif subj.kind in ("np", "it", "name") and self.human and self.voice is None:
             if mentions_me:
@@ -1837,7 +1858,8 @@ def _common_case(np: str) -> str:
 
 def _is_gerund(tok: str) -> bool:
     low = tok.lower()
-    return len(low) > 4 and low.endswith("ing") and low not in ("thing", "nothing", "something", "anything",
+    stem = low[:-3]
+    return len(low) > 4 and low.endswith("ing") and any(c in "aeiouy" for c in stem) and low not in ("thing", "nothing", "something", "anything",
                                                              "everything", "morning", "evening", "during",
                                                              "spring", "string", "ceiling", "wedding",
                                                              "building", "king", "ring", "sibling", "darling")
