@@ -1,10 +1,13 @@
-"""The default, deterministic, offline extractor ("rules-v1"): Record text -> atomic Assertions.
+"""The default, deterministic, offline extractor ("rules-v2"): Record text -> atomic Assertions.
 
-Pipeline per SourceText: split sentences (exact offsets) -> drop questions, greetings, thanks and filler
--> strip leading interjections and vocatives ("Hey Mel!", "..., Caroline!") -> split coordinated clauses
-where safe -> find the clause's subject and owner (see attribution.py) -> rewrite it as a self-contained
-third-person statement (pronouns and relative times resolved) -> read an attribute/value, negation and
-change -> resolve valid_from/valid_to from the clause's time expressions (timeexpr.py).
+Pipeline per SourceText: split sentences (exact offsets; quotations are read as their speaker's) -> drop
+questions, greetings, thanks, filler, wishes and hypotheticals -> strip leading interjections, vocatives,
+connectives and fronted times ("Hey Mel!", "That's why", "Last weekend") -> split coordinated clauses
+where safe -> find the clause's subject and owner (see attribution.py) -> drop praise and clauses with
+nothing in them -> rewrite it as a self-contained third-person statement (pronouns and relative times
+resolved) -> read an attribute/value, negation and change -> resolve valid_from/valid_to from the
+clause's time expressions and tense (timeexpr.py), and say whether the text stated them and whether the
+clause corrects something said before.
 
 Nothing here raises on arbitrary text; an unparseable clause yields no assertion rather than a guess.
 """
@@ -191,7 +194,8 @@ _VERB_BASES = [
     "sleep", "smile", "solve", "sort", "start", "stop", "struggle", "surf", "sew", "take", "talk",
     "tend", "thank", "throw", "touch", "tour", "trust", "understand", "upload", "vote", "wait", "wake",
     "want", "wash", "welcome", "wonder", "worry", "cycle", "bike", "vape", "smoke", "brew", "adore",
-    "admire", "appreciate", "value", "cherish", "treasure", "recommend", "suggest", "sing",
+    "admire", "appreciate", "value", "cherish", "treasure", "recommend", "suggest", "sing", "cheer",
+    "greet", "visit", "hug", "support", "thrive", "grow", "wander", "explore", "inspire", "keep",
 ]
 _VERB_FORMS: set[str] = set(IRREGULAR_PAST) | {"is", "are", "am", "was", "were", "has", "had", "does", "did"}
 for _b in _VERB_BASES:
@@ -828,6 +832,7 @@ _IMPLICIT_STATE = {
     "getting", "going", "doing", "taking", "making", "reading", "writing", "painting", "training",
     "loving", "enjoying", "starting", "heading", "spending", "focusing", "preparing", "saving",
 }  # fmt: skip
+_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated"}
 _IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
                   "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
 _QUOTE = re.compile(
@@ -1294,6 +1299,9 @@ class _Run:
             return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
         if tok in ("gonna", "going"):
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
+        if tok in _FEELING_VERBS and k + 1 < len(words) and words[k + 1][0].lower() not in _PRONOUN_VALUES:
+            # "Love experimenting with spices.", "Appreciate the support": a feeling, not an order
+            return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
         if tok in IRREGULAR_PAST and tok not in ("let", "put", "set", "cut", "hit", "read", "cost", "quit", "hurt", "shut", "upset"):
@@ -1444,7 +1452,13 @@ class _Run:
                 return None
         # "my [adj] noun [noun]'s? ..." up to the verb
         j = 1
-        while j < len(words) and j < 6 and not _is_verb(words[j][0]) and words[j][0] not in (",", "-"):
+        while (
+            j < len(words)
+            and j < 6
+            and not _is_verb(words[j][0])
+            and words[j][0] not in (",", "-")
+            and not (j > 1 and words[j][0].lower() in ADVERBS)  # "my turtles always cheer me up"
+        ):
             j += 1
         if j >= len(words) or j == 1:
             return None
@@ -1717,8 +1731,10 @@ class _Run:
             rep: str | None = None
             if pos == ps and tok.startswith("'") and subj.prefix:
                 rep = ""
-            elif pos == ps and subj.implicit and tok[:1].isupper() and tok != "I":
+            elif pos == ps and subj.implicit and (tok[:1].isupper() or need_conj) and tok != "I":
                 rep = tok[:1].lower() + tok[1:]  # "Busy with studies" -> "Tim is busy with studies"
+                if need_conj:
+                    rep, need_conj = conjugate_3sg(rep), False  # "Love experimenting" -> "Tim loves ..."
             elif low in ("me", "myself"):
                 rep = me
             elif low in ("my", "mine"):
@@ -1750,8 +1766,8 @@ class _Run:
             elif low == "wanna":
                 rep = "want to"
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
-                if low in ADVERBS or low in ("not", "no", "longer"):
-                    pass
+                if low in ADVERBS or low in ("not", "no", "longer") or (len(low) > 4 and low.endswith("ly")):
+                    pass  # "typically", "really": the verb comes next
                 else:
                     rep = conjugate_3sg(tok)
                     need_conj = False
