@@ -508,6 +508,25 @@ def test_opinions_and_reports_are_the_speakers():
     assert (d.subject, d.owner, d.statement) == ("the office", None, "The office is closed on Mondays.")
 
 
+def test_they_is_the_speakers_people_just_named():
+    _, b = run(msg("I took my kids to the zoo. They loved the lions.", speaker="Bob"))
+    assert (b.subject, b.statement) == ("Bob's kids", "Bob's kids loved the lions.")
+    c = run(msg("My friends, family and mentors are my rocks - they motivate me.", speaker="Bob"))[-1]
+    assert (c.subject, c.owner, c.statement) == (
+        "Bob's friends, family and mentors", "Bob", "Bob's friends, family and mentors motivate Bob."
+    )
+    # nobody named, or two groups: "they" stays unknown
+    assert run(msg("They loved the lions.", speaker="Bob")) == []
+    assert len(run(msg("My kids met my parents. They loved the lions.", speaker="Bob"))) == 1
+
+
+def test_a_tag_question_leaves_its_statement():
+    a = one(msg("Gardening makes my weekends so much calmer, right?", speaker="Bob"))
+    assert (a.owner, a.statement) == ("Bob", "Gardening makes Bob's weekends so much calmer.")
+    assert run(msg("Do you like tea?", speaker="Bob")) == []
+    assert run(msg("Gardening makes my weekends calmer, or does it?", speaker="Bob")) == []
+
+
 # ---- rule 8: changes, negation, corrections
 
 

@@ -845,6 +845,19 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_SUBJECT_OPENERS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {
+    "my", "our", "me", "the", "a", "an", "this", "his", "her", "their", "they", "they're", "they've", "it",
+    "it's", "that", "that's", "these", "those",
+}  # fmt: skip
+_TAG_QUESTION = re.compile(
+    r",\s*(?:right|huh|eh|yeah|you\s+know|don['\u2019]t\s+you\s+think|isn['\u2019]t\s+it|aren['\u2019]t\s+they"
+    r"|don['\u2019]t\s+you|didn['\u2019]t\s+you|wasn['\u2019]t\s+it|isn['\u2019]t\s+that\s+so)\s*[?!.]*\s*$",
+    re.I,
+)
+_GROUP_NOUNS = {"kids", "children", "friends", "parents", "family", "siblings", "sisters", "brothers",
+                "grandparents", "colleagues", "coworkers", "co-workers", "mentors", "folks", "fam",
+                "cousins", "students", "classmates", "teammates", "neighbors", "neighbours", "roommates",
+                "daughters", "sons", "pets", "dogs", "cats", "in-laws"}  # fmt: skip
 _PLACE_PREP = {"in", "at", "to", "from", "near", "into", "around", "across", "through", "visit", "visited",
                "visiting", "of", "for", "by", "on", "via", "toward", "towards"}  # fmt: skip
 
@@ -874,6 +887,9 @@ class _Run:
         self.others: set[str] = set()  # other capitalised words named so far (places, things, orgs)
         self.addressee: str | None = None
         self.voice: str | None = None  # inside a quotation: who is speaking
+        # the speaker's people named in this or the previous sentence ("my kids"), for "they"
+        self.group: str | None = None
+        self._groups_seen: list[str] = []
         self.corrective = False  # the sentence being read corrects something
         self.out: list[Assertion] = []
         self.statements: set[str] = set()
@@ -922,6 +938,11 @@ class _Run:
                 pos, after_quote = max(pos, q.end), True
             rest = text[pos:e].lstrip(" ,;:")
             # what follows a quotation in its sentence ("... 'I quit' and left") continues the frame
+            # "they" may be the speaker's people named in this sentence or the one before
+            before, self._groups_seen = self._groups_seen, []
+            self._note_groups(s, e)
+            groups = set(before) | set(self._groups_seen)
+            self.group = next(iter(groups)) if len(groups) == 1 else None
             if pos < e and not (after_quote and not rest[:1].isupper()):
                 self._sentence(pos, e)
             self._note_names(s, e)
@@ -970,6 +991,26 @@ class _Run:
                 self.others.add(base)
             elif base not in self.persons:
                 self.persons.append(base)
+    def _note_groups(self, s: int, e: int) -> None:
+        """The speaker's people named in [s, e) ("my kids", "my friends, family and mentors")."""
+        if self.voice is not None:
+            return
+        words = self.words(s, e)
+        for i, (w, _, _) in enumerate(words[:-1]):
+            if w.lower() != "my":
+                continue
+            k = i + 1
+            while (
+                k < len(words)
+                and k < i + 8
+                and (words[k][0].isalpha() or words[k][0] == ",")
+                and words[k][0].lower() not in _VERB_FORMS
+                and words[k][0].lower() not in (_NP_NEVER - {"and"}) | {"the", "a", "an", "my", "our"}
+            ):
+                k += 1
+            phrase = [t for t, _, _ in words[i + 1 : k]]
+            if phrase and phrase[-1].lower() in _GROUP_NOUNS and phrase[-1] != ",":
+                self._groups_seen.append(f"{self.me()}'s {' '.join(phrase).replace(' ,', ',')}")
         for i, (w, _, _) in enumerate(words[:-1]):
             # "my grandma ... She gave it to me": a relative the speaker named is someone "she" can be
             noun = words[i + 1][0].lower()
@@ -1012,6 +1053,11 @@ class _Run:
         if e <= s:
             return
         raw = text[s:e]
+        tag = _TAG_QUESTION.search(raw)
+        if tag is not None:
+            # "It's wild how small things matter, right?": a statement asking to be agreed with
+            e = s + tag.start()
+            raw = text[s:e]
         tail = text[e : e + 4]
         if tail.lstrip(".!\u2026\"')").startswith("?") or raw.endswith("?"):
             return
@@ -1105,7 +1151,7 @@ class _Run:
                 comma = re.match(r"\s*,?\s*", text[after:ce])
                 nxt = after + (comma.end() if comma else 0)
                 rest = self.words(nxt, min(ce, nxt + 30))
-                if rest and (rest[0][0].lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {"my", "our", "me", "the", "a", "an", "this", "his", "her", "their"} or is_name_token(rest[0][0])):
+                if rest and (rest[0][0].lower() in _SUBJECT_OPENERS or is_name_token(rest[0][0])):
                     front = (pos, after)
                     pos = nxt
                     continue
@@ -1188,6 +1234,11 @@ class _Run:
             if who is None:
                 return None
             return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0), kind="name")
+        if low in ("they", "they're", "they've", "they'll") and self.group is not None and not self.assistant:
+            # "My friends and mentors are my rocks - they motivate me": the speaker's people, just named
+            pre = {"they're": "are", "they've": "have", "they'll": "will"}.get(low, "")
+            owner = self.group if self.me_owner() else None
+            return _Subject(self.group, owner, self.group, e0, pre, kind="relative")
         if self.assistant and any(
             t.lower() in FIRST_SG | FIRST_PL | SECOND | {"my", "me", "our", "us", "your", "yours"}
             for t, _, _ in words
@@ -1601,7 +1652,9 @@ class _Run:
         statement = self._statement(subj, cs, ce, exprs)
         if not statement:
             return
-        state = attr is not None and not (found is not None and found[3])
+        # a state the past tense says is over ("I lived in Oslo"); liking something in the past
+        # ("they loved the lions") is how an experience went, not a taste that ended
+        state = attr is not None and attr != "likes" and not (found is not None and found[3])
         valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
         single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
         self._append(
