@@ -508,6 +508,13 @@ def test_opinions_and_reports_are_the_speakers():
     assert (d.subject, d.owner, d.statement) == ("the office", None, "The office is closed on Mondays.")
 
 
+def test_a_dash_before_a_list_elaborates_the_clause():
+    a = one(msg("I faced all kinds of hurdles - tech stuff, workplace stuff.", speaker="Bob"))
+    assert a.statement == "Bob faced all kinds of hurdles - tech stuff, workplace stuff."
+    # a dash before a clause of its own still splits
+    assert len(run(msg("I went to Lisbon - it rained every day.", speaker="Bob"))) >= 1
+
+
 def test_they_is_the_speakers_people_just_named():
     _, b = run(msg("I took my kids to the zoo. They loved the lions.", speaker="Bob"))
     assert (b.subject, b.statement) == ("Bob's kids", "Bob's kids loved the lions.")

@@ -845,6 +845,7 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_CLAUSE_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+")
 _SUBJECT_OPENERS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {
     "my", "our", "me", "the", "a", "an", "this", "his", "her", "their", "they", "they're", "they've", "it",
     "it's", "that", "that's", "these", "those",
@@ -1168,6 +1169,13 @@ class _Run:
             if not right:
                 continue
             conj = m.group("conj")
+            if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
+                # "I faced all kinds of hurdles - tech stuff, workplace stuff": a dash before a list
+                # with no verb of its own elaborates the clause, it starts none
+                upto = _CLAUSE_END.search(text, m.end(), e)
+                tail = self.words(m.end(), upto.start() if upto else e)
+                if tail and not any(t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail):
+                    continue
             first = right[0][0]
             left = [t.lower() for t, _, _ in self.words(cur, m.start())]
             if (
