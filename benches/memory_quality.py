@@ -131,7 +131,9 @@ def _raw_objects(root: Path) -> list[tuple[str, dict[str, Any]]]:
                 if name.endswith(".json") and "locomo10_v2/" in name:
                     out.append((Path(name).stem, json.loads(zf.read(name))))
                 elif name.endswith("locomo10.json"):
-                    out.extend((str(o.get("sample_id", i)), o) for i, o in enumerate(json.loads(zf.read(name))))
+                    out.extend(
+                        (str(o.get("sample_id", i)), o) for i, o in enumerate(json.loads(zf.read(name)))
+                    )
         return out
     data = json.loads(root.read_text(encoding="utf-8"))
     if isinstance(data, list):
@@ -145,7 +147,9 @@ def _observation_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return nested if isinstance(nested, dict) else obj
 
 
-def load_observations(conversations: Sequence[Conversation], root: Path = DEFAULT_ROOT) -> dict[str, list[Observation]]:
+def load_observations(
+    conversations: Sequence[Conversation], root: Path = DEFAULT_ROOT
+) -> dict[str, list[Observation]]:
     """Each conversation's observations whose evidence names at least one of its turns."""
     by_id = {c.sample_id: c for c in conversations}
     out: dict[str, list[Observation]] = {}
@@ -156,7 +160,9 @@ def load_observations(conversations: Sequence[Conversation], root: Path = DEFAUL
             continue
         observations: list[Observation] = []
         for key, value in _observation_fields(obj).items():
-            if not (key.startswith("session_") and key.endswith("_observation")) or not isinstance(value, dict):
+            if not (key.startswith("session_") and key.endswith("_observation")) or not isinstance(
+                value, dict
+            ):
                 continue
             for speaker, items in value.items():
                 for item in items or ():
@@ -173,7 +179,9 @@ def load_observations(conversations: Sequence[Conversation], root: Path = DEFAUL
 # ---------------------------------------------------------------------------------------- ingestion
 
 
-def ingest(client: Any, conversation: Conversation, *, poll_s: float = 0.02, timeout_s: float = 900.0) -> Ingested:
+def ingest(
+    client: Any, conversation: Conversation, *, poll_s: float = 0.02, timeout_s: float = 900.0
+) -> Ingested:
     """Post every turn through the API, wait until each Record is ready, read every Memory."""
     brain = f"quality-{conversation.sample_id}"
     client.create_brain(brain, self={"type": "person", "name": conversation.speakers[0]})
@@ -181,7 +189,9 @@ def ingest(client: Any, conversation: Conversation, *, poll_s: float = 0.02, tim
     started = time.perf_counter()
     for turn in conversation.turns:
         content = {"kind": "message", "text": turn.text, "speaker": turn.speaker}
-        rec = client.remember_record(brain, content, occurred_at=turn.occurred_at.isoformat().replace("+00:00", "Z"))
+        rec = client.remember_record(
+            brain, content, occurred_at=turn.occurred_at.isoformat().replace("+00:00", "Z")
+        )
         record_turn[rec["id"]] = turn.dia_id
     deadline = time.monotonic() + timeout_s
     # Derivation runs in order, so polling the Records in order mostly finds them ready at once.
@@ -207,7 +217,9 @@ def extractor_times(conversation: Conversation) -> list[float]:
     for turn in conversation.turns:
         content = {"kind": "message", "text": turn.text, "speaker": turn.speaker}
         started = time.perf_counter()
-        extractor.extract(source_text(content, self_name=self_name, occurred_at=turn.occurred_at), self_name=self_name)
+        extractor.extract(
+            source_text(content, self_name=self_name, occurred_at=turn.occurred_at), self_name=self_name
+        )
         times.append((time.perf_counter() - started) * 1000)
     return times
 
@@ -232,7 +244,10 @@ def score(
     examples: int = 0,
 ) -> ConversationQuality:
     memories = ingested.memories
-    sims = _normalised(embedder, [o.text for o in observations]) @ _normalised(embedder, [m["statement"] for m in memories]).T
+    sims = (
+        _normalised(embedder, [o.text for o in observations])
+        @ _normalised(embedder, [m["statement"] for m in memories]).T
+    )
     turns_of = [{ingested.record_turn.get(c["record_id"]) for c in m["citations"]} for m in memories]
     by_turn: dict[str, list[int]] = {}
     for j, turns in enumerate(turns_of):
@@ -250,7 +265,9 @@ def score(
                 right += 1
         elif len(misses) < examples:
             best = max(candidates, key=lambda j: sims[i, j], default=None)
-            near = f"{memories[best]['statement']!r} ({sims[i, best]:.2f})" if best is not None else "no Memory"
+            near = (
+                f"{memories[best]['statement']!r} ({sims[i, best]:.2f})" if best is not None else "no Memory"
+            )
             misses.append(f"{sorted(o.evidence)} {o.text!r} -> {near}")
     names = {s.casefold(): s for s in speakers}
     owned = mis = 0
@@ -318,11 +335,25 @@ def table(rows: Sequence[ConversationQuality]) -> str:
 # --------------------------------------------------------------------------------------------- runs
 
 
-def run(client: Any, conversations: Sequence[Conversation], observations: dict[str, list[Observation]], embedder: Any, *, examples: int = 0) -> list[ConversationQuality]:
+def run(
+    client: Any,
+    conversations: Sequence[Conversation],
+    observations: dict[str, list[Observation]],
+    embedder: Any,
+    *,
+    examples: int = 0,
+) -> list[ConversationQuality]:
     rows = []
     for conversation in conversations:
         ingested = ingest(client, conversation)
-        row = score(conversation.sample_id, observations.get(conversation.sample_id, []), ingested, conversation.speakers, embedder, examples=examples)
+        row = score(
+            conversation.sample_id,
+            observations.get(conversation.sample_id, []),
+            ingested,
+            conversation.speakers,
+            embedder,
+            examples=examples,
+        )
         row.extract_ms = extractor_times(conversation)
         rows.append(row)
     return rows
@@ -356,8 +387,12 @@ def measure(wanted: Sequence[str] | None = None, *, examples: int = 0) -> list[C
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", help="comma-separated sample ids, or 'tuning' / 'held-out' (default: all)")
-    parser.add_argument("--examples", type=int, default=0, help="print this many misses and misattributions per conversation")
+    parser.add_argument(
+        "--conversations", help="comma-separated sample ids, or 'tuning' / 'held-out' (default: all)"
+    )
+    parser.add_argument(
+        "--examples", type=int, default=0, help="print this many misses and misattributions per conversation"
+    )
     args = parser.parse_args(argv)
     wanted: Sequence[str] | None = None
     if args.conversations == "tuning":

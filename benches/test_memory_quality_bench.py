@@ -38,10 +38,14 @@ def test_memory_quality_through_the_api(benchmark: Any) -> None:
         mems = sum(r.memories for r in part)
         benchmark.extra_info[f"coverage_{label}"] = round(sum(r.covered for r in part) / obs, 4)
         benchmark.extra_info[f"right_owner_{label}"] = round(sum(r.right_owner for r in part) / obs, 4)
-        benchmark.extra_info[f"misattribution_{label}"] = round(sum(r.misattributed for r in part) / max(owned, 1), 4)
+        benchmark.extra_info[f"misattribution_{label}"] = round(
+            sum(r.misattributed for r in part) / max(owned, 1), 4
+        )
         benchmark.extra_info[f"precision_{label}"] = round(sum(r.matching for r in part) / max(mems, 1), 4)
         benchmark.extra_info[f"memories_per_turn_{label}"] = round(mems / sum(r.turns for r in part), 3)
-        benchmark.extra_info[f"extract_ms_median_{label}"] = round(statistics.median(x for r in part for x in r.extract_ms), 4)
+        benchmark.extra_info[f"extract_ms_median_{label}"] = round(
+            statistics.median(x for r in part for x in r.extract_ms), 4
+        )
     print("\nMemory quality on LoCoMo observations (memory engine, through the API)\n" + table(rows))
     for r in rows:
         for text in r.misses:

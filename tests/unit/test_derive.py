@@ -230,7 +230,12 @@ def test_second_person_unknown_addressee():
 def test_second_person_is_never_the_addressees_own():
     # what Bob says of Carol is Bob's claim: never Carol's own (spec guarantee 5)
     a = one(msg("Carol, you live in Lisbon now!", speaker="Bob"))
-    assert (a.subject, a.owner, a.statement, a.attribute) == ("Carol", None, "Carol lives in Lisbon now.", "lives_in")
+    assert (a.subject, a.owner, a.statement, a.attribute) == (
+        "Carol",
+        None,
+        "Carol lives in Lisbon now.",
+        "lives_in",
+    )
     # a judgement of the addressee is the speaker's view, owned by the speaker
     b = one(msg("Wow Carol, you're so brave to speak up for the trans community.", speaker="Bob"))
     assert (b.subject, b.owner) == ("Bob", "Bob")
@@ -303,7 +308,12 @@ def test_he_resolves_only_when_unambiguous():
     assert (c.subject, c.statement) == ("Bob", "Bob lives in Paris.")
     # across the sentences of one Record, a person named as an object
     _met, chef = run(msg("I met Sam last week. He is a chef in Toronto.", role="user"))
-    assert (chef.subject, chef.attribute, chef.value, chef.statement) == ("Sam", "job", "chef", "Sam is a chef in Toronto.")
+    assert (chef.subject, chef.attribute, chef.value, chef.statement) == (
+        "Sam",
+        "job",
+        "chef",
+        "Sam is a chef in Toronto.",
+    )
     out = run({"kind": "document", "text": "Bob met Carl. He lives in Paris."})
     assert all(x.subject != "Bob" or "Paris" not in x.statement for x in out)
     assert run({"kind": "document", "text": "He lives in Paris. They like tea. It was great."}) == []
@@ -381,7 +391,11 @@ def test_ranges_and_until():
     # "used to" is the past, not a denial: the job is over, since when the text does not say
     b = one("I used to work at Google until 2020.")
     assert (b.attribute, b.value, b.negated, b.change) == ("works_at", "google", False, True)
-    assert (b.valid_from, b.valid_to, b.time_stated) == (UNKNOWN_START, datetime(2021, 1, 1, tzinfo=UTC), True)
+    assert (b.valid_from, b.valid_to, b.time_stated) == (
+        UNKNOWN_START,
+        datetime(2021, 1, 1, tzinfo=UTC),
+        True,
+    )
 
 
 def test_since():
@@ -446,7 +460,12 @@ def test_triples_read_as_english():
 def test_quoted_speech_is_the_quoted_persons():
     a = one(msg("Emma said: 'I hate cats.'", role="user"))
     assert (a.statement, a.subject, a.owner, a.attribute, a.value, a.negated) == (
-        "Emma hates cats.", "Emma", "Emma", "likes", "cats", True
+        "Emma hates cats.",
+        "Emma",
+        "Emma",
+        "likes",
+        "cats",
+        True,
     )
     b = one(msg('My sister told me, "I love Porto."', role="user"))
     assert (b.subject, b.statement) == ("Alice's sister", "Alice's sister loves Porto.")
@@ -485,7 +504,11 @@ def test_about_the_speaker_when_the_speaker_is_in_it():
     a = one(msg("Pottery is a huge part of my life.", speaker="Bob"))
     assert (a.subject, a.owner, a.statement) == ("Bob", "Bob", "Pottery is a huge part of Bob's life.")
     b = one(msg("The support group has made me feel accepted.", speaker="Bob"))
-    assert (b.subject, b.owner, b.statement) == ("Bob", "Bob", "The support group has made Bob feel accepted.")
+    assert (b.subject, b.owner, b.statement) == (
+        "Bob",
+        "Bob",
+        "The support group has made Bob feel accepted.",
+    )
     c = one(msg("Painting's a fun way to express my feelings.", speaker="Bob"))
     assert (c.owner, c.statement) == ("Bob", "Painting is a fun way to express Bob's feelings.")
     # a named person stays the subject; the speaker vouches for it
@@ -496,10 +519,16 @@ def test_about_the_speaker_when_the_speaker_is_in_it():
 def test_opinions_and_reports_are_the_speakers():
     a = one(msg("Talking about inclusivity and acceptance is crucial.", speaker="Bob"))
     assert (a.subject, a.owner, a.statement) == (
-        "Bob", "Bob", "Bob thinks talking about inclusivity and acceptance is crucial."
+        "Bob",
+        "Bob",
+        "Bob thinks talking about inclusivity and acceptance is crucial.",
     )
     b = one(msg("Dance floors help avoid injuries.", speaker="Bob"))
-    assert (b.subject, b.owner, b.statement) == ("dance floors", "Bob", "Bob says dance floors help avoid injuries.")
+    assert (b.subject, b.owner, b.statement) == (
+        "dance floors",
+        "Bob",
+        "Bob says dance floors help avoid injuries.",
+    )
     # a capitalised common noun taking a plural verb is no person
     c = one(msg("Books have such a power to change lives.", speaker="Bob"))
     assert c.owner == "Bob" and c.subject != "Books"
@@ -520,7 +549,9 @@ def test_they_is_the_speakers_people_just_named():
     assert (b.subject, b.statement) == ("Bob's kids", "Bob's kids loved the lions.")
     c = run(msg("My friends, family and mentors are my rocks - they motivate me.", speaker="Bob"))[-1]
     assert (c.subject, c.owner, c.statement) == (
-        "Bob's friends, family and mentors", "Bob", "Bob's friends, family and mentors motivate Bob."
+        "Bob's friends, family and mentors",
+        "Bob",
+        "Bob's friends, family and mentors motivate Bob.",
     )
     # nobody named, or two groups: "they" stays unknown
     assert run(msg("They loved the lions.", speaker="Bob")) == []
@@ -539,14 +570,24 @@ def test_a_tag_question_leaves_its_statement():
 
 def test_a_new_job_closes_the_old_one():
     left, joined = run("I left Stripe in April and joined Spotify.", when=JUNE)
-    assert (joined.attribute, joined.value, joined.change, joined.single_valued) == ("works_at", "spotify", True, True)
+    assert (joined.attribute, joined.value, joined.change, joined.single_valued) == (
+        "works_at",
+        "spotify",
+        True,
+        True,
+    )
     assert left.statement == "Alice left Stripe in April 2024." and left.change
 
 
 def test_divorced_together():
     a = one("Tom and I got divorced in May.", when=JUNE)
     assert (a.subject, a.owner, a.attribute, a.value, a.negated, a.change) == (
-        "Alice", "Alice", "married_to", "tom", True, True
+        "Alice",
+        "Alice",
+        "married_to",
+        "tom",
+        True,
+        True,
     )
     assert a.statement == "Alice and Tom got divorced in May 2024."
     assert (a.valid_from, a.time_stated) == (datetime(2024, 5, 1, tzinfo=UTC), True)
@@ -557,7 +598,11 @@ def test_divorced_together():
 def test_text_fact_about_an_attribute():
     a = one({"kind": "fact", "text": "Alice's blood type is O negative."})
     assert (a.subject, a.owner, a.attribute, a.value, a.single_valued) == (
-        "Alice", "Alice", "blood_type", "o negative", True
+        "Alice",
+        "Alice",
+        "blood_type",
+        "o negative",
+        True,
     )
     assert a.statement == "Alice's blood type is O negative."
     b = one({"kind": "fact", "text": "Bob's hobbies are chess and go."})
@@ -625,7 +670,11 @@ def test_corrective_and_stated_time():
     assert (b.corrective, b.time_stated, b.valid_from) == (False, True, datetime(2024, 3, 1, tzinfo=UTC))
     c = one("I moved to Lisbon.", when=JUNE)
     assert (c.corrective, c.time_stated, c.valid_from) == (False, False, JUNE)
-    for text in ("I meant Porto, I live in Porto.", "I live in Porto rather than Lisbon.", "I live in Porto, not Lisbon."):
+    for text in (
+        "I meant Porto, I live in Porto.",
+        "I live in Porto rather than Lisbon.",
+        "I live in Porto, not Lisbon.",
+    ):
         assert all(x.corrective for x in run(text)), text
 
 
@@ -638,11 +687,26 @@ def test_corrective_and_stated_time():
         ("I will be in Paris until June 20.", None, JUNE, datetime(2024, 6, 21, tzinfo=UTC)),
         ("I fly to Tokyo on October 10.", None, datetime(2024, 10, 10, tzinfo=UTC), None),
         ("I flew to Tokyo on October 10.", None, datetime(2023, 10, 10, tzinfo=UTC), None),
-        ("We lived in Lisbon from May to July 2022.", "lives_in", datetime(2022, 5, 1, tzinfo=UTC), datetime(2022, 8, 1, tzinfo=UTC)),
+        (
+            "We lived in Lisbon from May to July 2022.",
+            "lives_in",
+            datetime(2022, 5, 1, tzinfo=UTC),
+            datetime(2022, 8, 1, tzinfo=UTC),
+        ),
         ("I lived in Oslo until 2020.", "lives_in", UNKNOWN_START, datetime(2021, 1, 1, tzinfo=UTC)),
         ("I used to live in Dublin.", "lives_in", UNKNOWN_START, JUNE),
-        ("I lived in Tokyo in the 90s.", "lives_in", datetime(1990, 1, 1, tzinfo=UTC), datetime(2000, 1, 1, tzinfo=UTC)),
-        ("I lived in Rome in 2019.", "lives_in", datetime(2019, 1, 1, tzinfo=UTC), datetime(2020, 1, 1, tzinfo=UTC)),
+        (
+            "I lived in Tokyo in the 90s.",
+            "lives_in",
+            datetime(1990, 1, 1, tzinfo=UTC),
+            datetime(2000, 1, 1, tzinfo=UTC),
+        ),
+        (
+            "I lived in Rome in 2019.",
+            "lives_in",
+            datetime(2019, 1, 1, tzinfo=UTC),
+            datetime(2020, 1, 1, tzinfo=UTC),
+        ),
         ("I live in Rome.", "lives_in", JUNE, None),
         ("I moved to Rome in 2019.", "lives_in", datetime(2019, 1, 1, tzinfo=UTC), None),
         ("I've been vegan for three years.", None, datetime(2021, 6, 10, tzinfo=UTC), None),
@@ -753,7 +817,10 @@ def test_fact_subject_never_the_self_unless_named():
 LOCOMO = next(
     (
         root / "locomo10_v2" / "26.json"
-        for root in (Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo", Path("/work/shared/data/locomo"))
+        for root in (
+            Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo",
+            Path("/work/shared/data/locomo"),
+        )
         if (root / "locomo10_v2" / "26.json").exists()
     ),
     Path("/nonexistent"),

@@ -139,7 +139,11 @@ def test_a_past_state_is_over(text, start, end):
 
 
 def test_stated_or_defaulted():
-    assert resolve(find_time_expressions("I moved to Lisbon in April", JUNE), JUNE) == (d(2024, 4, 1), None, True)
+    assert resolve(find_time_expressions("I moved to Lisbon in April", JUNE), JUNE) == (
+        d(2024, 4, 1),
+        None,
+        True,
+    )
     assert resolve(find_time_expressions("I moved to Lisbon", JUNE), JUNE) == (JUNE, None, False)
     recurring = find_time_expressions("every Saturday", JUNE)
     assert [e.kind for e in recurring] == ["recurring"] and resolve(recurring, JUNE) == (JUNE, None, False)

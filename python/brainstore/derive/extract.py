@@ -174,28 +174,241 @@ _VERB_BASES = [
     "practice",
     "practise",
     "train",
-    "matter", "mean", "inspire", "remind", "bring", "calm", "motivate", "refresh", "fill", "allow",
-    "cause", "affect", "show", "let", "put", "set", "hold", "feed", "lead", "sound", "smell", "taste",
-    "love", "miss", "hope", "wish", "fly", "shine", "fit", "suit", "beat", "cost", "pay", "last",
-    "happen", "seem", "appear", "become", "remain", "stand", "sit", "lie", "rise", "fall", "break",
-    "hurt", "heal", "save", "spend", "waste", "enjoy", "relax", "encourage", "amaze", "surprise",
-    "excite", "scare", "worry", "bother", "annoy", "please", "comfort", "push", "pull", "drive",
-    "shape", "guide", "teach", "connect", "unite", "bond", "share", "reflect", "represent", "symbolize",
-    "include", "involve", "require", "deserve", "rock", "suck", "rule", "work", "add", "ask", "answer",
-    "agree", "apply", "arrive", "bake", "borrow", "care", "catch", "check", "choose", "clean", "climb",
-    "compete", "cover", "cry", "cut", "deal", "design", "develop", "die", "draw", "dream", "dress",
-    "earn", "end", "explore", "face", "fail", "fight", "find", "fix", "follow", "forget", "gain",
-    "garden", "grab", "hang", "hear", "hit", "hug", "hunt", "improve", "invite", "jog", "join", "jump",
-    "kick", "kiss", "knit", "laugh", "launch", "lend", "lift", "light", "live", "lock", "manage",
-    "mark", "meditate", "mention", "mix", "notice", "offer", "order", "organize", "own", "pack",
-    "pass", "perform", "pick", "pray", "prepare", "print", "promise", "protect", "prove", "publish",
-    "reach", "realize", "receive", "record", "recover", "release", "rent", "repair", "rest", "ring",
-    "sail", "score", "search", "send", "serve", "shoot", "shop", "shout", "sign", "ski", "skip",
-    "sleep", "smile", "solve", "sort", "start", "stop", "struggle", "surf", "sew", "take", "talk",
-    "tend", "thank", "throw", "touch", "tour", "trust", "understand", "upload", "vote", "wait", "wake",
-    "want", "wash", "welcome", "wonder", "worry", "cycle", "bike", "vape", "smoke", "brew", "adore",
-    "admire", "appreciate", "value", "cherish", "treasure", "recommend", "suggest", "sing", "cheer",
-    "greet", "visit", "hug", "support", "thrive", "grow", "wander", "explore", "inspire", "keep",
+    "matter",
+    "mean",
+    "inspire",
+    "remind",
+    "bring",
+    "calm",
+    "motivate",
+    "refresh",
+    "fill",
+    "allow",
+    "cause",
+    "affect",
+    "show",
+    "let",
+    "put",
+    "set",
+    "hold",
+    "feed",
+    "lead",
+    "sound",
+    "smell",
+    "taste",
+    "love",
+    "miss",
+    "hope",
+    "wish",
+    "fly",
+    "shine",
+    "fit",
+    "suit",
+    "beat",
+    "cost",
+    "pay",
+    "last",
+    "happen",
+    "seem",
+    "appear",
+    "become",
+    "remain",
+    "stand",
+    "sit",
+    "lie",
+    "rise",
+    "fall",
+    "break",
+    "hurt",
+    "heal",
+    "save",
+    "spend",
+    "waste",
+    "enjoy",
+    "relax",
+    "encourage",
+    "amaze",
+    "surprise",
+    "excite",
+    "scare",
+    "worry",
+    "bother",
+    "annoy",
+    "please",
+    "comfort",
+    "push",
+    "pull",
+    "drive",
+    "shape",
+    "guide",
+    "teach",
+    "connect",
+    "unite",
+    "bond",
+    "share",
+    "reflect",
+    "represent",
+    "symbolize",
+    "include",
+    "involve",
+    "require",
+    "deserve",
+    "rock",
+    "suck",
+    "rule",
+    "work",
+    "add",
+    "ask",
+    "answer",
+    "agree",
+    "apply",
+    "arrive",
+    "bake",
+    "borrow",
+    "care",
+    "catch",
+    "check",
+    "choose",
+    "clean",
+    "climb",
+    "compete",
+    "cover",
+    "cry",
+    "cut",
+    "deal",
+    "design",
+    "develop",
+    "die",
+    "draw",
+    "dream",
+    "dress",
+    "earn",
+    "end",
+    "explore",
+    "face",
+    "fail",
+    "fight",
+    "find",
+    "fix",
+    "follow",
+    "forget",
+    "gain",
+    "garden",
+    "grab",
+    "hang",
+    "hear",
+    "hit",
+    "hug",
+    "hunt",
+    "improve",
+    "invite",
+    "jog",
+    "join",
+    "jump",
+    "kick",
+    "kiss",
+    "knit",
+    "laugh",
+    "launch",
+    "lend",
+    "lift",
+    "light",
+    "live",
+    "lock",
+    "manage",
+    "mark",
+    "meditate",
+    "mention",
+    "mix",
+    "notice",
+    "offer",
+    "order",
+    "organize",
+    "own",
+    "pack",
+    "pass",
+    "perform",
+    "pick",
+    "pray",
+    "prepare",
+    "print",
+    "promise",
+    "protect",
+    "prove",
+    "publish",
+    "reach",
+    "realize",
+    "receive",
+    "record",
+    "recover",
+    "release",
+    "rent",
+    "repair",
+    "rest",
+    "ring",
+    "sail",
+    "score",
+    "search",
+    "send",
+    "serve",
+    "shoot",
+    "shop",
+    "shout",
+    "sign",
+    "ski",
+    "skip",
+    "sleep",
+    "smile",
+    "solve",
+    "sort",
+    "start",
+    "stop",
+    "struggle",
+    "surf",
+    "sew",
+    "take",
+    "talk",
+    "tend",
+    "thank",
+    "throw",
+    "touch",
+    "tour",
+    "trust",
+    "understand",
+    "upload",
+    "vote",
+    "wait",
+    "wake",
+    "want",
+    "wash",
+    "welcome",
+    "wonder",
+    "worry",
+    "cycle",
+    "bike",
+    "vape",
+    "smoke",
+    "brew",
+    "adore",
+    "admire",
+    "appreciate",
+    "value",
+    "cherish",
+    "treasure",
+    "recommend",
+    "suggest",
+    "sing",
+    "cheer",
+    "greet",
+    "visit",
+    "hug",
+    "support",
+    "thrive",
+    "grow",
+    "wander",
+    "explore",
+    "inspire",
+    "keep",
 ]
 _VERB_FORMS: set[str] = set(IRREGULAR_PAST) | {"is", "are", "am", "was", "were", "has", "had", "does", "did"}
 for _b in _VERB_BASES:
@@ -675,7 +888,9 @@ class RuleExtractor:
         start, end = _trim(text, 0, len(text))
         if end <= start:
             return []
-        statement = _sentence_case(f"{subject} {_fact_predicate(pred)} {value.strip()}".replace(" 's ", "'s "))
+        statement = _sentence_case(
+            f"{subject} {_fact_predicate(pred)} {value.strip()}".replace(" 's ", "'s ")
+        )
         val = value.strip().lower() or None
         return [
             Assertion(
@@ -706,7 +921,9 @@ class RuleExtractor:
         when = source.occurred_at
         return [
             Assertion(
-                statement=_sentence_case(f"Event on {when.day} {calendar.month_name[when.month]} {when.year}: {body}"),
+                statement=_sentence_case(
+                    f"Event on {when.day} {calendar.month_name[when.month]} {when.year}: {body}"
+                ),
                 subject=self_name or "the user",
                 owner=None,
                 attribute=None,
@@ -845,7 +1062,9 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
-_CLAUSE_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+")
+_CLAUSE_END = re.compile(
+    r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
+)
 _SUBJECT_OPENERS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {
     "my", "our", "me", "the", "a", "an", "this", "his", "her", "their", "they", "they're", "they've", "it",
     "it's", "that", "that's", "these", "those",
@@ -883,7 +1102,9 @@ class _Run:
         self.is_self = bool(self.speaker and self_name and self.speaker.casefold() == self_name.casefold())
         self.anon = "the author" if source.kind in ("document", "event", "fact") else "the speaker"
         # a person's turn in a conversation: opinions and dropped subjects are theirs
-        self.human = source.kind in ("message", "correction") and self.speaker is not None and not self.assistant
+        self.human = (
+            source.kind in ("message", "correction") and self.speaker is not None and not self.assistant
+        )
         self.persons: list[str] = []  # people named so far, in order (for "he"/"she")
         self.others: set[str] = set()  # other capitalised words named so far (places, things, orgs)
         self.addressee: str | None = None
@@ -966,7 +1187,9 @@ class _Run:
             if frame is not None:
                 who = frame.group("who")
                 if who.lower().startswith("my "):
-                    voice = f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
+                    voice = (
+                        f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
+                    )
                 elif who.lower() in ("he", "she"):
                     voice = self._resolve_third() if len(set(self.persons)) else None
                 elif is_name_token(who.split()[0]):
@@ -988,10 +1211,15 @@ class _Run:
             if base in (self.speaker, self.self_name, self.addressee):
                 continue
             prev = words[i - 1][0].lower()
-            if prev in _PLACE_PREP or prev == "," or (i > 1 and is_name_token(words[i - 1][0]) and words[i - 2][0].lower() in _PLACE_PREP):
+            if (
+                prev in _PLACE_PREP
+                or prev == ","
+                or (i > 1 and is_name_token(words[i - 1][0]) and words[i - 2][0].lower() in _PLACE_PREP)
+            ):
                 self.others.add(base)
             elif base not in self.persons:
                 self.persons.append(base)
+
     def _note_groups(self, s: int, e: int) -> None:
         """The speaker's people named in [s, e) ("my kids", "my friends, family and mentors")."""
         if self.voice is not None:
@@ -1143,11 +1371,19 @@ class _Run:
             if m and m.end() < ce:
                 pos = m.end()
                 continue
-            lead = re.match(r"(?:(?:back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?", text[pos:ce], re.I)
+            lead = re.match(
+                r"(?:(?:back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
+                text[pos:ce],
+                re.I,
+            )
             probe = text[pos : min(ce, pos + 40)]
             exprs = find_time_expressions(probe, self.src.occurred_at)
             first = exprs[0] if exprs else None
-            if first is not None and first.start <= (lead.end() if lead else 0) and first.kind in ("at", "since", "range"):
+            if (
+                first is not None
+                and first.start <= (lead.end() if lead else 0)
+                and first.kind in ("at", "since", "range")
+            ):
                 after = pos + first.end
                 comma = re.match(r"\s*,?\s*", text[after:ce])
                 nxt = after + (comma.end() if comma else 0)
@@ -1174,7 +1410,9 @@ class _Run:
                 # with no verb of its own elaborates the clause, it starts none
                 upto = _CLAUSE_END.search(text, m.end(), e)
                 tail = self.words(m.end(), upto.start() if upto else e)
-                if tail and not any(t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail):
+                if tail and not any(
+                    t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail
+                ):
                     continue
             first = right[0][0]
             left = [t.lower() for t, _, _ in self.words(cur, m.start())]
@@ -1183,13 +1421,23 @@ class _Run:
                 and conj.lower() == "and"
                 and not (
                     any(t in _FINITE for t in left)
-                    or (left and left[0] in FIRST_SG | FIRST_PL | SECOND | {"they"} and any(t in _VERB_FORMS for t in left[1:]))
+                    or (
+                        left
+                        and left[0] in FIRST_SG | FIRST_PL | SECOND | {"they"}
+                        and any(t in _VERB_FORMS for t in left[1:])
+                    )
                 )
             ):
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
             if conj and first.lower() in _VERB_BASE_SET and "to" in left[-6:]:
                 continue  # "the chance to share my story and give others hope": one infinitive
-            if conj and conj.lower() == "so" and first.lower() in DROP_SUBJECTS - {"it", "it's", "that", "that's", "this", "they", "they're", "there", "there's"}:
+            if (
+                conj
+                and conj.lower() == "so"
+                and first.lower()
+                in DROP_SUBJECTS
+                - {"it", "it's", "that", "that's", "this", "they", "they're", "there", "there's"}
+            ):
                 continue  # "I've heard so many great things": "so" is an adverb here
             if conj:
                 starts_subject = first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {
@@ -1221,7 +1469,9 @@ class _Run:
         if first_person and low != "me":
             if self.assistant:
                 return None
-            return _Subject(self.me(), self.me_owner(), self.me(), e0, _contraction_prefix(w0), conj=True, kind="me")
+            return _Subject(
+                self.me(), self.me_owner(), self.me(), e0, _contraction_prefix(w0), conj=True, kind="me"
+            )
         if low in ("my", "me", "our") or first_person:
             if self.assistant:
                 return None
@@ -1253,9 +1503,17 @@ class _Run:
         ):
             return None
         # a verb-initial clause after "and"/"but" inherits the previous subject
-        if prev is not None and prev.person and prev.sole and low not in MODALS and (low in _VERB_FORMS or _is_gerund(w0)):
+        if (
+            prev is not None
+            and prev.person
+            and prev.sole
+            and low not in MODALS
+            and (low in _VERB_FORMS or _is_gerund(w0))
+        ):
             pre = "is" if _is_gerund(w0) and prev.kind == "me" and not prev.prefix else ""
-            return _Subject(prev.subject, prev.owner, prev.display, s0, pre, conj=prev.conj and not pre, kind=prev.kind)
+            return _Subject(
+                prev.subject, prev.owner, prev.display, s0, pre, conj=prev.conj and not pre, kind=prev.kind
+            )
         if low in ("it", "it's", "this", "that", "that's", "this's") and not self.assistant:
             return self._pronoun_subject(words)
         if low in DROP_SUBJECTS:
@@ -1268,7 +1526,12 @@ class _Run:
         if together is not None:
             return together
         # a name: "Bob likes tea", "Bob Smith's sister lives in Paris", "Bob said he likes tea"
-        if is_name_token(w0) and low not in ADVERBS and low not in MODALS and low.removesuffix("'s") not in _COMMON_NOUNS:
+        if (
+            is_name_token(w0)
+            and low not in ADVERBS
+            and low not in MODALS
+            and low.removesuffix("'s") not in _COMMON_NOUNS
+        ):
             named = self._named(words, s0)
             if named is not False:
                 return named
@@ -1300,7 +1563,9 @@ class _Run:
                 return None
             attr_words = [w.lower() for w, _, _ in words[i:j]]
             attr = "_".join(attr_words)
-            plural = attr_words[-1] in _MULTI_NOUNS or (attr_words[-1].endswith("s") and not attr_words[-1].endswith("ss"))
+            plural = attr_words[-1] in _MULTI_NOUNS or (
+                attr_words[-1].endswith("s") and not attr_words[-1].endswith("ss")
+            )
             attr = _ATTR_ALIASES.get(attr, attr)
             return _Subject(
                 base,
@@ -1324,7 +1589,9 @@ class _Run:
             return False
         if name not in self.persons:
             self.persons.append(name)
-        return self._reported(words, i, name) or _Subject(name, self._third_owner(name), name, name_end, kind="name")
+        return self._reported(words, i, name) or _Subject(
+            name, self._third_owner(name), name, name_end, kind="name"
+        )
 
     def _pronoun_subject(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "It makes me feel ..." and "It's important to ...": about the speaker, or the speaker's view.
@@ -1340,8 +1607,14 @@ class _Run:
         prefix = _contraction_prefix(w0)
         if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
             prefix = "has"  # "It's been a significant part of my life"
-        return _Subject(self.me(), self.me_owner(), w0[:1].upper() + w0[1:].lower().replace("'s", ""), e0,
-                        prefix, kind="it")
+        return _Subject(
+            self.me(),
+            self.me_owner(),
+            w0[:1].upper() + w0[1:].lower().replace("'s", ""),
+            e0,
+            prefix,
+            kind="it",
+        )
 
     def _implicit(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """A human speaker's clause without a subject is the speaker's: "Been tweaking a recipe",
@@ -1363,7 +1636,19 @@ class _Run:
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
-        if tok in IRREGULAR_PAST and tok not in ("let", "put", "set", "cut", "hit", "read", "cost", "quit", "hurt", "shut", "upset"):
+        if tok in IRREGULAR_PAST and tok not in (
+            "let",
+            "put",
+            "set",
+            "cut",
+            "hit",
+            "read",
+            "cost",
+            "quit",
+            "hurt",
+            "shut",
+            "upset",
+        ):
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if tok.endswith("ed") and len(tok) > 4 and tok in _VERB_FORMS and tok not in _IMPLICIT_STATE:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
@@ -1371,7 +1656,8 @@ class _Run:
             if _is_gerund(words[k][0]) and any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
                 return None  # "Meeting new people can be ...": the gerund phrase is the subject
             if tok in ("so", "really", "super", "still", "now", "in") and not (
-                k + 1 < len(words) and (words[k + 1][0].lower() in _IMPLICIT_STATE or _is_gerund(words[k + 1][0]))
+                k + 1 < len(words)
+                and (words[k + 1][0].lower() in _IMPLICIT_STATE or _is_gerund(words[k + 1][0]))
             ):
                 return None
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
@@ -1389,7 +1675,9 @@ class _Run:
                 return None
             me = self.me()
             shown = self._rewrite_simple(other)
-            return _Subject(me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown)
+            return _Subject(
+                me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown
+            )
         return None
 
     def _noun_phrase(self, words: list[tuple[str, int, int]]) -> _Subject | None:
@@ -1412,7 +1700,9 @@ class _Run:
                 if before.removesuffix("'s") in _VAGUE_HEADS:
                     return None
                 return _Subject(shown, None, shown, words[k - 1][2], pre, person=False, kind="np")
-            plural = (before.endswith("s") and len(before) > 3 and not before.endswith(("ss", "'s", "us", "is"))) or (
+            plural = (
+                before.endswith("s") and len(before) > 3 and not before.endswith(("ss", "'s", "us", "is"))
+            ) or (
                 k > 2 and words[k - 2][0].lower() in ("and", "&")  # "Creativity and family keep me ..."
             )
             if tok in _FINITE or (tok in _VERB_BASE_SET and plural):
@@ -1422,7 +1712,13 @@ class _Run:
                 break
         if j is None:
             return None
-        while j > 1 and words[j - 1][0].lower() in ADVERBS | {"sure", "really", "definitely", "probably", "truly"}:
+        while j > 1 and words[j - 1][0].lower() in ADVERBS | {
+            "sure",
+            "really",
+            "definitely",
+            "probably",
+            "truly",
+        }:
             j -= 1  # "Life sure can be a roller coaster"
         np_words = words[:j]
         if np_words[-1][0].lower().removesuffix("'s") in _VAGUE_HEADS:
@@ -1450,8 +1746,10 @@ class _Run:
         head = (base or who).casefold()
         if self.addressee and head == self.addressee.casefold() and self.voice is None:
             return None
-        if self.self_name and head == self.self_name.casefold() and not (
-            (self.is_self and self.voice is None) or self.src.kind == "fact"
+        if (
+            self.self_name
+            and head == self.self_name.casefold()
+            and not ((self.is_self and self.voice is None) or self.src.kind == "fact")
         ):
             return None
         return who
@@ -1530,7 +1828,9 @@ class _Run:
             pre = _contraction_prefix(verb)
         if low == "our":
             subject = f"{me}'s {np}"
-            return _Subject(subject, owner, subject, words[j - 1][2], person=np_low[-1] in PERSON_NOUNS, kind="np")
+            return _Subject(
+                subject, owner, subject, words[j - 1][2], person=np_low[-1] in PERSON_NOUNS, kind="np"
+            )
         if any(w in PERSON_NOUNS for w in np_low):
             # "my sister", "my best friend", "my dog's name": about that person (or pet), never the speaker
             k = next(i for i, w in enumerate(np_low) if w in PERSON_NOUNS)
@@ -1547,7 +1847,13 @@ class _Run:
             if np_low[k] in ("husband", "wife", "spouse", "hubby") and k == len(np_low) - 1:
                 attr = "married_to?"
             return _Subject(
-                subject, subject if owner else None, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr, kind="relative"
+                subject,
+                subject if owner else None,
+                f"{me}'s {np}",
+                words[j - 1][2],
+                pre,
+                self_attr=attr,
+                kind="relative",
             )
         head = np_low[-1]
         if head in SELF_NOUNS or np_low[0] in ("favorite", "favourite", "fave"):
@@ -1603,7 +1909,12 @@ class _Run:
                 if self.addressee is None or not self.human:
                     return  # praise of nobody we know
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
-        elif subj.kind in ("relative", "mine") and self.human and self.voice is None and (mentions_me or evaluative):
+        elif (
+            subj.kind in ("relative", "mine")
+            and self.human
+            and self.voice is None
+            and (mentions_me or evaluative)
+        ):
             # "My family motivates me": the speaker's experience; "My family is awesome": their view
             if mentions_me:
                 subj = replace(subj, owner=self.me_owner())
@@ -1629,7 +1940,10 @@ class _Run:
             return
         tense = tense_of(pred_exp)
         exprs = find_time_expressions(
-            text[cs:ce], self.src.occurred_at, future=looks_ahead(pred_exp, tense), bounds_ahead=tense not in ("past", "perfect")
+            text[cs:ce],
+            self.src.occurred_at,
+            future=looks_ahead(pred_exp, tense),
+            bounds_ahead=tense not in ("past", "perfect"),
         )
         attr = value = None
         negated = change = False
@@ -1697,7 +2011,9 @@ class _Run:
         off = len(pred) - len(head)
         if partner and re.match(_PRE + r"(?:got\s+|get\s+|getting\s+)?(?:married|engaged)\b", head, re.I):
             return "married_to", partner.lower(), False, True, off
-        if partner and re.match(_PRE + r"(?:got\s+|get\s+|getting\s+)?(?:divorced|separated|broke\s+up)\b", head, re.I):
+        if partner and re.match(
+            _PRE + r"(?:got\s+|get\s+|getting\s+)?(?:divorced|separated|broke\s+up)\b", head, re.I
+        ):
             return "married_to", partner.lower(), True, True, off
         for pat in _PATTERNS:
             m = pat.regex.match(head)
@@ -1708,7 +2024,11 @@ class _Run:
                 continue
             if pat.attribute == "likes" and (
                 re.match(r"^(?:would|could|might)\b", head, re.I)
-                or re.match(r"^(?:is|are|am|was|were|be|been|feels?|felt|looks?|seems?)\s+(?:\w+\s+)?like\b", head, re.I)
+                or re.match(
+                    r"^(?:is|are|am|was|were|be|been|feels?|felt|looks?|seems?)\s+(?:\w+\s+)?like\b",
+                    head,
+                    re.I,
+                )
             ):
                 continue  # "I'd like a coffee", "It's like a reminder": neither is a liking
             val = _clean_value(raw, pat.place)
@@ -1718,11 +2038,17 @@ class _Run:
                 val = m.group("v").lower()
             if pat.attribute == "does":
                 verb = m.group("h").lower()
-                base = _HABIT_FORMS.get(verb) or _HABIT_FORMS.get(verb.removesuffix("es")) or _HABIT_FORMS.get(verb.removesuffix("s"))
+                base = (
+                    _HABIT_FORMS.get(verb)
+                    or _HABIT_FORMS.get(verb.removesuffix("es"))
+                    or _HABIT_FORMS.get(verb.removesuffix("s"))
+                )
                 if base is None:
                     continue
                 obj = _clean_value(raw, False) if raw.strip() else ""
-                if obj and (obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")):
+                if obj and (
+                    obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")
+                ):
                     continue
                 val = f"{_gerund(base)} {obj}".strip()
             if (
@@ -1756,7 +2082,9 @@ class _Run:
     @staticmethod
     def _contentful(pred: str) -> bool:
         words = re.findall(r"[a-z]+", pred.lower())
-        content = [w for w in words if w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS]
+        content = [
+            w for w in words if w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS
+        ]
         return any(w not in _VAGUE for w in content)
 
     def _statement(self, subj: _Subject, cs: int, ce: int, exprs: list[Any]) -> str:
@@ -1770,7 +2098,9 @@ class _Run:
         pos = ps
         need_conj = subj.conj and not subj.prefix
         front = subj.front
-        rel = [(x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and x.kind not in ("range",)]
+        rel = [
+            (x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and x.kind not in ("range",)
+        ]
         toks = list(_TOK.finditer(text, ps, ce))
         skip_until = -1
         inner_conj = inner_need = False
@@ -1917,9 +2247,13 @@ _COMMON_NOUNS = {
 def _agrees(pronoun: str, verb: str) -> bool:
     """Whether ``pronoun verb`` is a subject and its verb ("I sent", "you are"), not "like you is"."""
     if pronoun == "i":
-        return verb not in ("is", "are", "has", "does", "was") and not (verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET)
+        return verb not in ("is", "are", "has", "does", "was") and not (
+            verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET
+        )
     if pronoun in ("we", "you", "they"):
-        return verb not in ("is", "am", "has", "does", "was") and not (verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET)
+        return verb not in ("is", "am", "has", "does", "was") and not (
+            verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET
+        )
     if pronoun in ("he", "she"):
         return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
     return False
@@ -1936,17 +2270,40 @@ def _common_case(np: str) -> str:
 def _is_gerund(tok: str) -> bool:
     low = tok.lower()
     stem = low[:-3]
-    return len(low) > 4 and low.endswith("ing") and any(c in "aeiouy" for c in stem) and low not in ("thing", "nothing", "something", "anything",
-                                                             "everything", "morning", "evening", "during",
-                                                             "spring", "string", "ceiling", "wedding",
-                                                             "building", "king", "ring", "sibling", "darling")
+    return (
+        len(low) > 4
+        and low.endswith("ing")
+        and any(c in "aeiouy" for c in stem)
+        and low
+        not in (
+            "thing",
+            "nothing",
+            "something",
+            "anything",
+            "everything",
+            "morning",
+            "evening",
+            "during",
+            "spring",
+            "string",
+            "ceiling",
+            "wedding",
+            "building",
+            "king",
+            "ring",
+            "sibling",
+            "darling",
+        )
+    )
 
 
 def _bare(pred: str, threshold: int = 2) -> bool:
     """Praise or a reaction with nothing else in it: fewer than ``threshold`` words that are not
     judgement, intensifiers, pronouns or function words ("is doing amazing", "has got guts")."""
     words = re.findall(r"[a-z]+", pred.lower())
-    content = [w for w in words if w not in _INTENSIFIERS and not _EVALUATIVE.fullmatch(w) and w not in ADVERBS]
+    content = [
+        w for w in words if w not in _INTENSIFIERS and not _EVALUATIVE.fullmatch(w) and w not in ADVERBS
+    ]
     return len(content) < threshold
 
 

@@ -221,7 +221,9 @@ def _month_of(token: str) -> int:
     return _MONTHS[token.lower().rstrip(".")]
 
 
-def _resolve_atom(m: re.Match[str], base: datetime, future: bool = False) -> tuple[datetime, str, bool] | None:
+def _resolve_atom(
+    m: re.Match[str], base: datetime, future: bool = False
+) -> tuple[datetime, str, bool] | None:
     """(start of period, period, relative?) for one matched atom; None when it cannot be resolved.
     ``future``: a date without a year (and a bare weekday) is the next one, not the latest."""
     g = m.lastgroup
@@ -344,7 +346,9 @@ def _decade(low: str, base: datetime) -> datetime:
     return datetime(max(year, 1), 1, 1, tzinfo=base.tzinfo)
 
 
-def _month_named_date(fragment: str, base: datetime, future: bool = False) -> tuple[datetime, str, bool] | None:
+def _month_named_date(
+    fragment: str, base: datetime, future: bool = False
+) -> tuple[datetime, str, bool] | None:
     """ "16 March 2022", "March 16th", "the 5th of May", "October 2023": a day (or a month when no day
     is written); without a year, the latest such date on or before ``base``'s day (``future``: the
     earliest on or after it; a month named without a day counts from the month ``base`` is in)."""
@@ -517,7 +521,9 @@ def find_time_expressions(
             else:
                 kind = "since"
         yearless = relative and m.lastgroup in _YEARLESS
-        out.append(TimeExpr(start, m.end(), text[start : m.end()], kind, when, period, until, relative, yearless))
+        out.append(
+            TimeExpr(start, m.end(), text[start : m.end()], kind, when, period, until, relative, yearless)
+        )
         taken.append((start, m.end()))
     out.sort(key=lambda e: e.start)
     return out
@@ -549,7 +555,21 @@ _PERFECT_RE = re.compile(
     r"(?:been|had|done|gone|seen|known|lived|worked|[a-z]+ed|[a-z]+en)\b)"
 )
 _PAST_AUX = {"was", "were", "did", "didn't", "wasn't", "weren't", "had", "hadn't", "used"}
-_PRESENT_AUX = {"am", "is", "are", "'m", "'re", "'s", "im", "do", "does", "don't", "doesn't", "isn't", "aren't"}
+_PRESENT_AUX = {
+    "am",
+    "is",
+    "are",
+    "'m",
+    "'re",
+    "'s",
+    "im",
+    "do",
+    "does",
+    "don't",
+    "doesn't",
+    "isn't",
+    "aren't",
+}
 _IRREGULAR_PAST = {
     "went", "got", "made", "took", "saw", "came", "ran", "met", "left", "began", "bought", "brought",
     "thought", "felt", "found", "gave", "heard", "kept", "knew", "lost", "paid", "said", "sent", "sat",
@@ -558,8 +578,25 @@ _IRREGULAR_PAST = {
     "built", "caught", "drew", "fought", "held", "led", "meant", "broke", "hid", "hit", "moved", "lived",
 }  # fmt: skip
 # "-ed" words that are adjectives far more often than past verbs after a subject ("I'm excited")
-_ED_ADJECTIVES = {"excited", "interested", "tired", "bored", "scared", "worried", "married", "engaged", "pleased",
-                  "stressed", "overwhelmed", "inspired", "motivated", "obsessed", "amazed", "thrilled", "blessed"}
+_ED_ADJECTIVES = {
+    "excited",
+    "interested",
+    "tired",
+    "bored",
+    "scared",
+    "worried",
+    "married",
+    "engaged",
+    "pleased",
+    "stressed",
+    "overwhelmed",
+    "inspired",
+    "motivated",
+    "obsessed",
+    "amazed",
+    "thrilled",
+    "blessed",
+}
 _TOKEN_RE = re.compile(r"[A-Za-z']+|\S")
 
 
