@@ -657,6 +657,17 @@ def test_habits_change_and_end(text, negated, change, past):
     assert (a.valid_to is not None) == past
 
 
+def test_a_thing_done_once_or_gotten_is_no_ended_state():
+    pet = one("I got a puppy last week.", when=JUNE)
+    assert (pet.attribute, pet.value, pet.valid_to) == ("has_pet", "puppy", None)
+    once = one("I got to teach a class yesterday.", when=JUNE)
+    assert once.attribute is None and once.valid_to is None
+    # a denied alternative is no denial of the clause, nor a correction of something else
+    happy = one("I'm happy, not sad.")
+    assert not happy.negated
+    assert not one("I use coconut oil instead of butter.").corrective
+
+
 def test_quit_smoking():
     a = one("I quit smoking.")
     assert (a.attribute, a.value, a.negated, a.change) == ("does", "smoking", True, True)

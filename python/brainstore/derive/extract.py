@@ -977,9 +977,15 @@ _FACT_PREDICATES = {
 # Corrections of something said before: "Actually I moved in April, not March", "I meant Porto".
 _CORRECTIVE = re.compile(
     r"^\W*(?:actually|correction|to\s+be\s+clear|scratch\s+that|sorry,?\s+i\s+meant)\b"
-    r"|\b(?:i\s+meant|rather\s+than|instead\s+of|i\s+was\s+wrong|let\s+me\s+correct|not\s+true\s+that"
+    r"|\b(?:i\s+meant|rather\s+than|i\s+was\s+wrong|let\s+me\s+correct|not\s+true\s+that"
     r"|(?:that|it)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|true|correct)))\b"
-    r"|,\s*(?:and\s+)?not\s+(?:in\s+|on\s+|at\s+)?[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s*[.!]?\s*$",
+    r"|,\s*(?:and\s+)?not\s+(?!(?:just|only|even|sure|bad|too|that|always|much|many|really|quite|yet|ever|all)\b)"
+    r"(?:in\s+|on\s+|at\s+)?[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s*[.!]?\s*$",
+    re.I,
+)
+_DENIED_ALTERNATIVE = re.compile(r",\s*(?:and\s+)?not\s+[^,;]*$", re.I)
+_ACQUIRED = re.compile(
+    r"\b(?:got|gotten|adopted|bought|received|became|turned|joined|started|began|moved|married|divorced)\b",
     re.I,
 )
 # A denial with nothing of its own: "No, that's wrong.", "Not true.", "That is incorrect".
@@ -1965,7 +1971,9 @@ class _Run:
             negated = negated or (bool(_NEG.search(pre_value)) and not _NEG_EXCEPT.search(pred_exp))
         else:
             attr = value = None
-            negated = bool(_NEG.search(pred_exp)) and not _NEG_EXCEPT.search(pred_exp)
+            # "I'm happy, not sad": the denied alternative is no denial of the clause
+            affirmed = _DENIED_ALTERNATIVE.sub("", pred_exp)
+            negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
             if not self._contentful(pred_exp):
                 return
         change = change or bool(_CHANGE.search(pred_exp))
@@ -1976,7 +1984,15 @@ class _Run:
             return
         # a state the past tense says is over ("I lived in Oslo"); liking something in the past
         # ("they loved the lions") is how an experience went, not a taste that ended
-        state = attr is not None and attr != "likes" and not (found is not None and found[3])
+        habit_once = found is not None and not found[3] and not re.search(r"\bused\s+to\b", pred_exp, re.I)
+        if attr == "does" and tense == "past" and habit_once:
+            attr = value = None  # "I got to teach a class": a thing done once, not a habit
+        state = (
+            attr is not None
+            and attr != "likes"
+            and not (found is not None and found[3])
+            and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
+        )
         valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
         single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
         self._append(
@@ -2045,7 +2061,7 @@ class _Run:
                 )
                 if base is None:
                     continue
-                obj = _clean_value(raw, False) if raw.strip() else ""
+                obj = _clean_value(raw, True) if raw.strip() else ""
                 if obj and (
                     obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")
                 ):
