@@ -983,6 +983,11 @@ _CORRECTIVE = re.compile(
     r"(?:in\s+|on\s+|at\s+)?[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s*[.!]?\s*$",
     re.I,
 )
+_ADVICE = re.compile(
+    r"^\s*(?:(?:really|definitely|always|totally|just|also)\s+)*(?:can|could|should|must|might|may|need\s+to|have\s+to"
+    r"|got\s+to|gotta|ought\s+to|will\s+(?:love|like|enjoy))\b",
+    re.I,
+)
 _DENIED_ALTERNATIVE = re.compile(r",\s*(?:and\s+)?not\s+[^,;]*$", re.I)
 _ACQUIRED = re.compile(
     r"\b(?:got|gotten|adopted|bought|received|became|turned|joined|started|began|moved|married|divorced)\b",
@@ -1342,8 +1347,8 @@ class _Run:
             subj.sole = not (
                 inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"})
             )
-            self._emit(subj, cs, ce)
-            prev = subj
+            # a clause that only might be ("I could try X and see Y") passes that on to the next
+            prev = subj if self._emit(subj, cs, ce) else None
 
     def _retraction(self, s: int, e: int) -> None:
         me = self.me()
@@ -1890,16 +1895,18 @@ class _Run:
         return out
 
     # ---- statements and attributes
-    def _emit(self, subj: _Subject, cs: int, ce: int) -> None:
+    def _emit(self, subj: _Subject, cs: int, ce: int) -> bool:
+        """Append the clause's Assertion, if it makes one. False: the clause is a possibility or advice
+        (a verb joined to it by "and" shares that)."""
         text = self.text
         ps = subj.pred_start
         pred_raw = text[ps:ce]
         if not pred_raw.strip() and not subj.prefix:
-            return
+            return True
         pred_exp = _expand((subj.prefix + " " if subj.prefix else "") + pred_raw.strip().lstrip("'"))
         pred_exp = re.sub(r"^(?:s|m|re|ve|ll|d)\s+", "", pred_exp) if not subj.prefix else pred_exp
         if _MODAL_HEAD.match(pred_exp) and subj.kind not in ("it",):
-            return  # "I could try", "you should go": what might be is no fact
+            return False  # "I could try", "you should go": what might be is no fact
         clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
         mentions_me = self.human and (
@@ -1909,11 +1916,13 @@ class _Run:
         evaluative = bool(_EVALUATIVE.search(pred_exp))
         # who the statement is about and whose it is (attribution.py)
         if subj.kind == "you":
+            if _ADVICE.match(pred_exp):
+                return False  # "You can use coconut oil": advice, no fact
             if _bare(pred_exp):
-                return  # "You've got guts!": praise or a reaction, nothing to remember
+                return True  # "You've got guts!": praise or a reaction, nothing to remember
             if evaluative:
                 if self.addressee is None or not self.human:
-                    return  # praise of nobody we know
+                    return True  # praise of nobody we know
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
         elif (
             subj.kind in ("relative", "mine")
@@ -1934,16 +1943,16 @@ class _Run:
                 subj = replace(subj, subject=subject, owner=self.me_owner())
             elif subj.kind == "it":
                 if not evaluative or _bare(pred_exp):
-                    return
+                    return True
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif evaluative:
                 if _bare(f"{subj.display} {pred_exp}", 3):
-                    return  # "The love around you is awesome", "Books have such an awesome power"
+                    return True  # "The love around you is awesome", "Books have such an awesome power"
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif subj.kind == "np":
                 subj = _frame(subj, subj.subject, self.me_owner(), "says")
         elif subj.kind == "it":
-            return
+            return True
         tense = tense_of(pred_exp)
         exprs = find_time_expressions(
             text[cs:ce],
@@ -1975,13 +1984,13 @@ class _Run:
             affirmed = _DENIED_ALTERNATIVE.sub("", pred_exp)
             negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
             if not self._contentful(pred_exp):
-                return
+                return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
-            return
+            return True
         statement = self._statement(subj, cs, ce, exprs)
         if not statement:
-            return
+            return True
         # a state the past tense says is over ("I lived in Oslo"); liking something in the past
         # ("they loved the lions") is how an experience went, not a taste that ended
         habit_once = found is not None and not found[3] and not re.search(r"\bused\s+to\b", pred_exp, re.I)
@@ -2012,6 +2021,7 @@ class _Run:
                 corrective=self.corrective,
             )
         )
+        return True
 
     def _append(self, assertion: Assertion) -> None:
         key = assertion.statement.casefold()
