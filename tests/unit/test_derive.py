@@ -154,6 +154,13 @@ def test_my_sister_is_not_me():
     assert (a.attribute, a.value) == ("likes", "sushi")
 
 
+def test_a_named_relative_is_that_person_and_he_refers_to_them():
+    visited, chef = run("My friend Sam visited. He is a chef in Toronto.")
+    assert (visited.statement, visited.subject, visited.owner) == ("Alice's friend Sam visited.", "Sam", "Sam")
+    assert (chef.statement, chef.subject, chef.owner) == ("Sam is a chef in Toronto.", "Sam", "Sam")
+    assert (chef.attribute, chef.value) == ("job", "chef")
+
+
 def test_my_sister_and_i():
     a = one("My sister and I went to Paris last summer.")
     assert a.subject == "Alice" and a.owner == "Alice"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from brainstore.derive import Assertion
@@ -11,14 +10,6 @@ from brainstore.domain import MemoryRevision
 from brainstore.service.planner import MemoryRules, MemoryState
 
 T = datetime(2026, 3, 10, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Said(Assertion):
-    """An assertion with the fields an extractor may add (time stated in the text, corrective)."""
-
-    time_stated: bool = False
-    corrective: bool = False
 
 
 def said(
@@ -30,9 +21,10 @@ def said(
     change: bool = False,
     negated: bool = False,
     single: bool = True,
+    until: datetime | None = None,
     **extra: bool,
-) -> Said:
-    return Said(
+) -> Assertion:
+    return Assertion(
         statement=statement,
         subject="Alice",
         owner="Alice",
@@ -42,7 +34,7 @@ def said(
         change=change,
         negated=negated,
         valid_from=at,
-        valid_to=None,
+        valid_to=until,
         span=(0, len(statement)),
         **extra,
     )
@@ -86,7 +78,7 @@ class World:
         for memory_id, _ in state.plan.erased:
             self.loader.current.pop(memory_id, None)
 
-    def say(self, record_id: str, assertion: Said, corrects: str | None = None) -> str:
+    def say(self, record_id: str, assertion: Assertion, corrects: str | None = None) -> str:
         state = self.state()
         memory_id = self.rules.apply(state, record_id, assertion.statement, assertion, corrects)
         self.commit(state)
@@ -157,6 +149,29 @@ def test_opposite_polarity_on_the_same_value_conflicts_or_closes() -> None:
         "rec_4", said("Alice stopped liking tea.", attribute="likes", value="tea", single=False, negated=True, change=True)
     )
     assert world[tea].valid_to == T and world[tea].extra["closed_by"] == stopped
+
+
+def test_a_value_already_over_is_history_beside_the_current_one() -> None:
+    world = World()
+    seattle = world.say("rec_1", said("Alice lives in Seattle.", value="seattle"))
+    # "I lived in Tokyo in the 90s": over long before; "I used to live in Dublin": over by when said
+    tokyo = world.say(
+        "rec_2",
+        said("Alice lived in Tokyo in the 90s.", value="tokyo", at=datetime(1990, 1, 1, tzinfo=UTC),
+             until=datetime(2000, 1, 1, tzinfo=UTC), time_stated=True),
+    )  # fmt: skip
+    dublin = world.say(
+        "rec_3", said("Alice used to live in Dublin.", value="dublin", at=datetime.min.replace(tzinfo=UTC), until=T, change=True)
+    )
+    for memory_id in (seattle, tokyo, dublin):
+        assert world[memory_id].status == "active" and "conflicts_with" not in world[memory_id].extra
+    assert world[seattle].valid_to is None
+    # a stated end after the current value began is a real disagreement
+    oslo = world.say(
+        "rec_4", said("Alice lived in Oslo until 2030.", value="oslo", at=datetime(2020, 1, 1, tzinfo=UTC),
+                      until=datetime(2030, 1, 1, tzinfo=UTC), time_stated=True),
+    )  # fmt: skip
+    assert seattle in world[oslo].extra["conflicts_with"]
 
 
 def test_erasing_a_correction_restores_what_it_superseded() -> None:

@@ -1254,7 +1254,9 @@ class _Run:
         for i, (w, _, _) in enumerate(words[:-1]):
             # "my grandma ... She gave it to me": a relative the speaker named is someone "she" can be
             noun = words[i + 1][0].lower()
-            if w.lower() == "my" and noun in PERSON_NOUNS and not noun.endswith("s") and self.voice is None:
+            # "my friend Sam": the name is the person, and _note_names has it already
+            named = i + 2 < len(words) and is_name_token(words[i + 2][0].removesuffix("'s"))
+            if w.lower() == "my" and noun in PERSON_NOUNS and not noun.endswith("s") and self.voice is None and not named:
                 who = f"{self.me()}'s {noun}"
                 if who not in self.persons:
                     self.persons.append(who)
@@ -1846,6 +1848,13 @@ class _Run:
             # "my sister", "my best friend", "my dog's name": about that person (or pet), never the speaker
             k = next(i for i, w in enumerate(np_low) if w in PERSON_NOUNS)
             noun = " ".join(w.removesuffix("'s") for w in np_words[: k + 1])
+            named = np_words[k + 1 :]
+            if named and not np_words[k].endswith("'s") and all(is_name_token(w.removesuffix("'s")) for w in named):
+                # "my friend Sam visited": an apposition, so the fact is Sam's, told by the speaker
+                name = " ".join(w.removesuffix("'s") for w in named)
+                return _Subject(
+                    name, name if owner else None, f"{me}'s {np}", words[j - 1][2], pre, kind="relative"
+                )
             subject = f"{me}'s {noun}"
             attr = None
             if k + 1 < len(np_low) and np_words[k].endswith("'s"):

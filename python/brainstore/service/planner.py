@@ -283,6 +283,12 @@ class MemoryRules:
                     continue  # many values at once (likes coffee, likes tea): no disagreement
                 if other.valid_to is not None and other.valid_to <= valid_from:
                     continue  # already over before this one starts: history, not disagreement
+                if assertion.valid_to is not None and (
+                    assertion.valid_to <= other.valid_from or not assertion.time_stated
+                ):
+                    # over before the other began ("in the 90s"), or over at a time the text leaves
+                    # open ("I used to live in Dublin": only before it was said): history too
+                    continue
                 if assertion.change and other.valid_from <= valid_from:
                     # the world changed: close the old value, and remember why, so erasing this
                     # Memory reopens it
