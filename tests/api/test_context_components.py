@@ -98,6 +98,17 @@ def test_memories_without_evidence_come_from_the_evidence_window(alice: Api) -> 
     assert not any("no eligible evidence" in u.get("reason", "") for u in only_memories["unknowns"])
 
 
+def test_a_memory_said_twice_word_for_word_is_in_the_window_with_one_of_the_two(alice: Api, service: Service) -> None:
+    alice.remember("alice", {"kind": "message", "role": "user", "text": "I moved to Lisbon in February."},
+                   occurred_at="2024-03-05T09:00:00Z")  # fmt: skip
+    assert service.wait_idle()
+    context = ctx(alice, query="Where did Alice move?", include=["evidence", "memories"])
+    served = {e["record_id"] for e in context["evidence"] if "Lisbon" in e["text"]}
+    assert len(served) == 1  # the duplicate is not packed twice
+    lisbon = [m for m in context["memories"] if "Lisbon" in m["statement"]]
+    assert len(lisbon) == 1 and len(lisbon[0]["citations"]) == 2
+
+
 def test_filters_apply_to_the_profile(alice: Api) -> None:
     everything = ctx(alice, query="Alice", include=["profile"])
     assert everything["profile"]["lines"]

@@ -116,6 +116,14 @@ class _Waiter:
     claimed: bool = False  # by the request thread (answered inline) or by the background completion
 
 
+def _lineage_in(memory: MemoryRevision, window_records: set[str]) -> bool:
+    """Whether a Memory's whole lineage is in the evidence window. A citation of a Record outside it
+    still counts when it quotes verbatim what a citation inside it quotes: the same words said twice
+    (the window keeps one of two exact duplicates), not more material."""
+    inside = {c.quote for c in memory.citations if c.record_id in window_records}
+    return bool(inside) and all(c.record_id in window_records or c.quote in inside for c in memory.citations)
+
+
 class Contexts:
     def __init__(
         self,
@@ -478,7 +486,7 @@ class Contexts:
             return ledger.charge(view["statement"], *quotes)
 
         if "memories" in include:
-            in_window = [m for m in eligible if {c.record_id for c in m.citations} <= window_records]
+            in_window = [m for m in eligible if _lineage_in(m, window_records)]
             for memory, view in self.memories.served(brain, in_window):
                 if charge_memory(view):
                     view["in_conflict"] = bool(view["conflicts_with"])
@@ -634,7 +642,7 @@ class Contexts:
         for memory, view in self.memories.served(brain, eligible):
             if view.get("redacted"):
                 continue  # its words are not served, so no value may come from them
-            if memory.attribute is None and not {c.record_id for c in memory.citations} <= window_records:
+            if memory.attribute is None and not _lineage_in(memory, window_records):
                 continue  # free text outside the window: not this question's material
             memory_of[memory.memory_id] = memory
             facts.append(
