@@ -125,6 +125,20 @@ def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service:
     assert alice.get("/brains/alice/census").body["counts"]["records"] == before
 
 
+def test_forgetting_a_correction_restores_what_it_superseded(alice: Api, service: Service) -> None:
+    wrong = say(alice, service, "I live in Lisbon.", "2024-01-01T10:00:00Z")["memory_ids"][0]
+    fix = alice.remember("alice", {"kind": "correction", "corrects": wrong, "text": "Actually I live in Porto."}).body
+    assert service.wait_idle()
+    porto = alice.get(f"/brains/alice/memories/{wrong}").body["superseded_by"]
+    assert alice.delete(f"/brains/alice/records/{fix['id']}").status == 200
+    assert service.wait_idle()
+    restored = alice.get(f"/brains/alice/memories/{wrong}").body
+    assert restored["status"] == "active" and restored["superseded_by"] is None and restored["valid_to"] is None
+    assert alice.get(f"/brains/alice/memories/{porto}").status == 404
+    again = alice.post("/brains/alice/records", {"content": {"kind": "correction", "corrects": wrong, "text": "I live in Madrid."}})
+    assert again.status == 202, again.body  # the fact can be fixed again
+
+
 def test_a_contradicting_message_never_becomes_support(alice: Api, service: Service) -> None:
     march = say(alice, service, "I moved to Lisbon in March 2026.", "2026-05-02T10:00:00Z")["memory_ids"][0]
     fix = say(alice, service, "Actually I moved to Lisbon in April, not March.", "2026-05-03T10:00:00Z")
