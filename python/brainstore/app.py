@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from brainstore.config import Config
+from brainstore.config import Config, extractor_settings
 from brainstore.derive import Extractor, default_extractor
 from brainstore.service import Service
 from brainstore.service.common import load_or_create_secret
@@ -201,7 +201,9 @@ def stdio_engine(settings: Any, base_url: str, key: str) -> tuple[Any, Callable[
     stops it."""
     from brainstore.mcp.stdio import DataDirectoryBusy
 
-    config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
+    config = Config(
+        engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base, **extractor_settings()
+    )
     stack = ExitStack()
     try:
         client = stack.enter_context(embedded_client(config, key, base_url=base_url))

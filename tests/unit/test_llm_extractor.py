@@ -9,8 +9,11 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import httpx
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from brainstore import cli
 from brainstore.app import build_extractor
@@ -92,7 +95,7 @@ def test_a_proposal_cites_its_quote_verbatim_and_a_hallucinated_quote_is_dropped
     assert kept.owner == "Melanie" and kept.subject == "Melanie"
     assert kept.attribute == "did_activity" and kept.value == "charity race"
     assert kept.valid_from == datetime(2024, 5, 4, tzinfo=UTC) and kept.time_stated
-    assert ext.cost() == {"model_calls": 1, "dropped_unquoted": 2, "reassigned": 0}
+    assert ext.cost() == {"model_calls": 1, "dropped_unquoted": 2, "gated": 0}
 
 
 def test_the_attribution_gate_never_lets_the_model_give_the_self_what_another_speaker_said(
@@ -107,7 +110,7 @@ def test_the_attribution_gate_never_lets_the_model_give_the_self_what_another_sp
     brave, race = ext.extract(said(MELANIE), self_name="Caroline")
     assert brave.subject == "Caroline" and brave.owner is None  # nobody vouches for it as her own
     assert race.owner == "Melanie"  # the speaker's own, spelled as the Record spells her
-    assert ext.cost()["reassigned"] == 1
+    assert ext.cost()["gated"] == 1
 
 
 def test_assistant_turns_say_nothing_about_the_user_and_own_nothing(model: FakeModel) -> None:
@@ -230,3 +233,44 @@ def test_configuration_picks_the_extractor_and_keeps_the_key_out_of_sight(model:
         flags = {flag for action in commands.choices[command]._actions for flag in action.option_strings}
         assert {"--extractor", "--llm-base-url", "--llm-model"} <= flags
         assert not [flag for flag in flags if "api-key" in flag or "llm-key" in flag]
+
+
+_SPEAKERS = st.sampled_from(["Melanie", "Caroline", None, "assistant"])
+
+
+@given(
+    text=st.text(min_size=1, max_size=80),
+    picks=st.lists(
+        st.tuples(
+            st.one_of(st.tuples(st.integers(0, 80), st.integers(0, 80)), st.text(min_size=1, max_size=12)),
+            _SPEAKERS,
+        ),
+        max_size=6,
+    ),
+    speaker=_SPEAKERS,
+)
+def test_whatever_the_model_answers_every_kept_memory_quotes_the_record_and_only_its_speaker_owns_it(
+    text: str, picks: list[tuple[tuple[int, int] | str, str | None]], speaker: str | None
+) -> None:
+    proposals = []
+    for quote_pick, owner in picks:
+        if isinstance(quote_pick, tuple):  # a real slice of the text (maybe empty or blank)
+            a, b = sorted(quote_pick)
+            quote = text[a:b] or "x"
+        else:  # anything at all: usually not in the text
+            quote = quote_pick
+        proposals.append(proposal(quote, "Someone did something.", owner or "Someone", owner))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        content = json.dumps({"memories": proposals})
+        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": content}}]})
+
+    role = "assistant" if speaker == "assistant" else ("user" if speaker else None)
+    ext = LLMExtractor("http://model.test/v1", "m", transport=httpx.MockTransport(answer))
+    source = SourceText(text, "message" if speaker else "document", speaker, role, AT)
+    for kept in ext.extract(source, self_name="Caroline"):
+        start, end = kept.span
+        assert 0 <= start < end <= len(text)
+        assert text[start:end].strip() == text[start:end] and text[start:end]
+        assert any(p["quote"].strip() == text[start:end] for p in proposals)
+        assert kept.owner is None or (kept.owner == speaker and role == "user")

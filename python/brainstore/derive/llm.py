@@ -174,7 +174,7 @@ class LLMExtractor:
         self._lock = threading.Lock()
         self.model_calls = 0  # HTTP attempts, retries included: the cost of derivation
         self.dropped_unquoted = 0  # proposals whose quote is not in the Record
-        self.reassigned = 0  # proposals whose owner the attribution gate took away
+        self.gated = 0  # proposals the attribution gate dropped or took the owner from
 
     def close(self) -> None:
         self._client.close()
@@ -184,7 +184,7 @@ class LLMExtractor:
             return {
                 "model_calls": self.model_calls,
                 "dropped_unquoted": self.dropped_unquoted,
-                "reassigned": self.reassigned,
+                "gated": self.gated,
             }
 
     def _count(self, field: str, n: int = 1) -> None:
@@ -211,10 +211,10 @@ class LLMExtractor:
             return None
         keep, owner = gate_owner(source, item.get("owner"), source.text[span[0] : span[1]])
         if not keep:
-            self._count("reassigned")
+            self._count("gated")
             return None
         if owner is None and item.get("owner") is not None:
-            self._count("reassigned")
+            self._count("gated")
         valid_from = _timestamp(item.get("valid_from"), source.occurred_at)
         valid_to = _timestamp(item.get("valid_to"), source.occurred_at)
         if valid_to is not None and valid_from is not None and valid_to <= valid_from:
