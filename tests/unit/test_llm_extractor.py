@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import jsonschema
@@ -274,3 +278,17 @@ def test_whatever_the_model_answers_every_kept_memory_quotes_the_record_and_only
         assert text[start:end].strip() == text[start:end] and text[start:end]
         assert any(p["quote"].strip() == text[start:end] for p in proposals)
         assert kept.owner is None or (kept.owner == speaker and role == "user")
+
+
+def test_serve_refuses_an_llm_extractor_without_an_endpoint(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", "serve", "--extractor", "llm", "--data-dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "--llm-base-url and --llm-model" in done.stderr
