@@ -17,8 +17,8 @@ How a batch runs:
 4. Tell the waiting Contexts which Brains moved.
 
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
-queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is derived twice: a Record is re-read inside the
-transaction and skipped unless still processing.
+queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
+derived twice: a Record is re-read inside the transaction and skipped unless still processing.
 """
 
 from __future__ import annotations
@@ -503,10 +503,11 @@ class Derivation:
         applied by the same rules as a fresh Record's. Records, chunks and Objects stay as they are.
 
         User corrections stay: correction Records are not re-derived, and a Memory a correction
-        superseded keeps its citation (and what the extractor finds again of it stays under the
-        correction instead of coming back). A failed Record goes back to processing for the worker
-        (it has no chunks yet); one still processing is the worker's already. Extraction runs before
-        the transaction and may raise (ExtractorUnavailable ...): nothing is written then.
+        superseded keeps its citation, and what the extractor reads again from the same words (same
+        fingerprint, or an overlapping span) stays under the correction instead of coming back.
+        A failed Record goes back to processing for the worker (it has no chunks yet); one still
+        processing is the worker's already. Extraction runs before the transaction and may raise
+        (ExtractorUnavailable ...): nothing is written then.
         Returns counts: records (re-derived), requeued (failed ones sent back), skipped."""
         counts = {"records": 0, "requeued": 0, "skipped": 0}
         self_name = self._self_name(brain_uid)
