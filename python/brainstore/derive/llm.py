@@ -127,8 +127,8 @@ def _proposals(content: str) -> list[dict[str, Any]]:
         if not isinstance(item, dict):
             raise ValueError("a memory is not an object")
         for key in _STRINGS:
-            if not isinstance(item.get(key), str) or not item[key].strip():
-                raise ValueError(f"memories[].{key}: must be a non-empty string")
+            if not isinstance(item.get(key), str):
+                raise ValueError(f"memories[].{key}: must be a string")
         for key in _OPTIONAL_STRINGS:
             if item.get(key) is not None and not isinstance(item[key], str):
                 raise ValueError(f"memories[].{key}: must be a string or null")
@@ -205,6 +205,8 @@ class LLMExtractor:
         return out
 
     def _assertion(self, source: SourceText, item: dict[str, Any]) -> Assertion | None:
+        if not item["statement"].strip() or not item["subject"].strip():
+            return None  # well-formed, but nothing to remember
         span = locate(source.text, item["quote"])
         if span is None:
             self._count("dropped_unquoted")
