@@ -7,12 +7,16 @@ worker process, after the fork (a DuckDB file admits one process, and threads do
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
-from brainstore.config import Config
+from brainstore.config import Config, extractor_settings
+from brainstore.derive import Extractor, default_extractor
 from brainstore.service import Service
 from brainstore.service.common import load_or_create_secret
 from brainstore.store.base import Store, StoreFeature
@@ -58,13 +62,105 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
     return store
 
 
+def build_extractor(config: Config) -> Extractor:
+    """The configured extractor: the offline rules unless ``extractor`` is ``llm``."""
+    if config.extractor == "llm":
+        from brainstore.derive.llm import LLMExtractor
+
+        assert config.llm_base_url and config.llm_model  # Config checks both
+        return LLMExtractor(
+            config.llm_base_url,
+            config.llm_model,
+            api_key=config.llm_api_key,
+            timeout=config.llm_timeout,
+            max_retries=config.llm_max_retries,
+        )
+    return default_extractor()
+
+
 def build_service(config: Config) -> Service:
     """A started engine: its store, its components and their worker threads."""
     store = open_store(config)
     secret = load_or_create_secret(config.data_dir if config.engine != "memory" else None)
-    service = Service(store, config=config, watermark_secret=secret)
+    service = Service(store, config=config, watermark_secret=secret, extractor=build_extractor(config))
     service.start()
     return service
+
+
+#: Records re-derived per transaction, and between two saves of the progress.
+REDERIVE_BATCH = 32
+
+
+def _progress_path(config: Config, brain_uid: str) -> Path | None:
+    # The memory engine lives and dies with the process: nothing to resume.
+    return None if config.engine == "memory" else config.data_dir / "rederive" / f"{brain_uid}.json"
+
+
+def _read_progress(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.exists():
+        return {}
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        log.warning("%s is unreadable: the Brain is re-derived from its first Record", path)
+        return {}
+    return held if isinstance(held, dict) else {}
+
+
+def _write_progress(path: Path | None, progress: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(progress), encoding="utf-8")
+    os.replace(partial, path)  # a crash leaves the old progress or the new, never half of one
+
+
+def rederive_brains(
+    service: Service,
+    config: Config,
+    brain_uids: Iterable[str],
+    *,
+    restart: bool = False,
+    report: Callable[[str], None] = lambda line: None,
+) -> dict[str, int]:
+    """Derive every Record of each Brain again with the service's extractor (``brainstore rederive``).
+
+    Resumable: after each batch of Records the Brain's progress (extractor name, the change sequence
+    of the last Record done) is saved in ``<data dir>/rederive/<brain uid>.json``; a run with the same
+    extractor continues after it, and skips a Brain it finished. Another extractor (or ``restart``)
+    starts the Brain over. Records written meanwhile by a server are derived with the extractor the
+    server runs, so finishing once is enough."""
+    extractor = service.derivation.extractor.name
+    totals = {"brains": 0, "records": 0, "requeued": 0, "skipped": 0}
+    for brain_uid in brain_uids:
+        brain = service.store.brain_by_uid(brain_uid)
+        if brain is None:
+            continue
+        label = f"{brain.namespace}/{brain.id}"
+        path = _progress_path(config, brain_uid)
+        held = {} if restart else _read_progress(path)
+        if held.get("extractor") != extractor:
+            held = {}
+        if held.get("done"):
+            report(f"{label}: already re-derived with {extractor}")
+            continue
+        cursor = int(held.get("seq", 0))
+        pending = [(r.id, r.seq) for r in service.store.list_records(brain_uid) if r.seq > cursor]
+        done = 0
+        for start in range(0, len(pending), REDERIVE_BATCH):
+            batch = pending[start : start + REDERIVE_BATCH]
+            counts = service.derivation.rederive_records(brain_uid, [record_id for record_id, _ in batch])
+            for key, value in counts.items():
+                totals[key] += value
+            cursor = batch[-1][1]  # list_records is in change-sequence order
+            done += len(batch)
+            _write_progress(path, {"extractor": extractor, "seq": cursor, "done": False})
+            report(f"{label}: {done}/{len(pending)} Records")
+        _write_progress(path, {"extractor": extractor, "seq": cursor, "done": True})
+        totals["brains"] += 1
+        report(f"{label}: done")
+    return totals
 
 
 def build_wsgi(service: Service, config: Config) -> Any:
@@ -105,7 +201,9 @@ def stdio_engine(settings: Any, base_url: str, key: str) -> tuple[Any, Callable[
     stops it."""
     from brainstore.mcp.stdio import DataDirectoryBusy
 
-    config = Config(engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base)
+    config = Config(
+        engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base, **extractor_settings()
+    )
     stack = ExitStack()
     try:
         client = stack.enter_context(embedded_client(config, key, base_url=base_url))

@@ -1,4 +1,4 @@
-"""``brainstore serve | migrate | keys | mcp | import | bench``: every serve flag also reads a BRAINSTORE_* variable."""
+"""``brainstore serve | migrate | keys | mcp | import | rederive | bench``: every serve flag also reads a BRAINSTORE_* variable."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from brainstore.auth.keys import ALL_SCOPES
 from brainstore.auth.registry import KeyRegistry
-from brainstore.config import Config
+from brainstore.config import Config, extractor_settings
 
 
 def _env(name: str, default: Any) -> Any:
@@ -35,6 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
     }
     if args.database_url:
         env["BRAINSTORE_DATABASE_URL"] = args.database_url
+    env.update(_extractor_env(args))
     if args.key_registry:
         env["BRAINSTORE_KEY_REGISTRY"] = str(Path(args.key_registry).resolve())
     os.environ.update(env)
@@ -90,6 +91,47 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"brainstore serving {config.engine} engine on http://{config.host}:{config.port}/v1", flush=True)
     Server().run()
     return 0
+
+
+def _extractor_env(args: argparse.Namespace) -> dict[str, str]:
+    """The extractor flags as BRAINSTORE_* variables (the key is never a flag: it would show in process
+    listings; it comes from BRAINSTORE_LLM_API_KEY)."""
+    env = {"BRAINSTORE_EXTRACTOR": args.extractor}
+    for flag, name in (
+        ("llm_base_url", "LLM_BASE_URL"),
+        ("llm_model", "LLM_MODEL"),
+        ("llm_timeout", "LLM_TIMEOUT"),
+        ("llm_max_retries", "LLM_MAX_RETRIES"),
+    ):
+        value = getattr(args, flag)
+        if value is not None:
+            env[f"BRAINSTORE_{name}"] = str(value)
+    return env
+
+
+def _extractor_config(args: argparse.Namespace) -> dict[str, Any]:
+    return extractor_settings({**os.environ, **_extractor_env(args)})
+
+
+def add_extractor_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--extractor",
+        choices=("rules", "llm"),
+        default=_env("EXTRACTOR", "rules"),
+        help="who derives Memories: the offline rules (default) or a model (llm: an OpenAI-compatible "
+        "chat-completions endpoint; its API key is read from BRAINSTORE_LLM_API_KEY only)",
+    )
+    command.add_argument("--llm-base-url", default=_env("LLM_BASE_URL", None), help="e.g. https://api.openai.com/v1")
+    command.add_argument("--llm-model", default=_env("LLM_MODEL", None), help="the model name sent to the endpoint")
+    command.add_argument(
+        "--llm-timeout", type=float, default=_env("LLM_TIMEOUT", None), help="seconds per call (default 30)"
+    )
+    command.add_argument(
+        "--llm-max-retries",
+        type=int,
+        default=_env("LLM_MAX_RETRIES", None),
+        help="retries on 429, 5xx, timeouts and malformed answers (default 3)",
+    )
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -174,7 +216,11 @@ def _import(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
-    config = Config(engine=args.engine, data_dir=Path(args.data_dir))
+    try:
+        config = Config(engine=args.engine, data_dir=Path(args.data_dir), **_extractor_config(args))
+    except ValueError as exc:
+        print(f"brainstore import: {exc}", file=sys.stderr)
+        return 2
     try:
         service = build_service(config)
     except DataDirectoryInUse:
@@ -211,6 +257,76 @@ def _import(args: argparse.Namespace) -> int:
     return 1 if report.invalid else 0
 
 
+def _rederive(args: argparse.Namespace) -> int:
+    from brainstore.app import DataDirectoryInUse, build_service, rederive_brains
+    from brainstore.derive import ExtractorUnavailable, LLMExtractionError
+    from brainstore.importer import import_principal
+
+    if args.brain and not args.project:
+        print("brainstore rederive: --brain needs --project (and --env) to name the Brain", file=sys.stderr)
+        return 2
+    try:
+        config = Config(
+            engine=args.engine,
+            data_dir=Path(args.data_dir),
+            database_url=args.database_url or None,
+            **_extractor_config(args),
+        )
+        config.require_database_url()
+    except ValueError as exc:
+        print(f"brainstore rederive: {exc}", file=sys.stderr)
+        return 2
+    try:
+        service = build_service(config)
+    except DataDirectoryInUse:
+        print(
+            f"brainstore rederive: {config.data_dir}/brainstore.duckdb is in use. Stop `brainstore serve` on "
+            "this data directory first: rederive writes to the data directory directly.",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        if args.brain:
+            brain = service.store.get_brain(import_principal(args.env, args.project).namespace, args.brain)
+            if brain is None:
+                print(f"brainstore rederive: no Brain {args.brain!r} in {args.env}/{args.project}", file=sys.stderr)
+                return 1
+            brain_uids = [brain.uid]
+        else:
+            derived = service.store.records_in_status("ready") + service.store.records_in_status("failed")
+            brain_uids = list(dict.fromkeys(brain_uid for brain_uid, _ in derived))
+        print(f"re-deriving {len(brain_uids)} Brain(s) with {service.derivation.extractor.name}", file=sys.stderr)
+        totals = rederive_brains(
+            service,
+            config,
+            brain_uids,
+            restart=args.restart,
+            report=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+        if not service.wait_idle(timeout=args.derive_timeout):
+            print(
+                "failed Records sent back to derivation are still processing; they resume when the server starts",
+                file=sys.stderr,
+            )
+        cost = getattr(service.derivation.extractor, "cost", None)
+        calls = cost()["model_calls"] if callable(cost) else 0
+        print(
+            f"brains={totals['brains']} records={totals['records']} requeued_failed={totals['requeued']} "
+            f"skipped={totals['skipped']} model_calls={calls}"
+        )
+    except (ExtractorUnavailable, LLMExtractionError) as exc:
+        print(
+            f"brainstore rederive: stopped: {type(exc).__name__}: {exc}. Run it again to continue where it "
+            "stopped.",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        service.stop()
+        service.store.close()
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from brainstore.bench.command import run
 
@@ -240,6 +356,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers", type=int, default=int(_env("WORKERS", 1)), help="worker processes (more than 1: postgres only)"
     )
+    add_extractor_arguments(serve)
     serve.set_defaults(run=_serve)
 
     migrate = sub.add_parser("migrate", help="apply pending schema updates to the store")
@@ -290,7 +407,32 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     imp.add_argument("--create-brain", action="store_true", help="create the Brain if it does not exist")
     imp.add_argument("--derive-timeout", type=float, default=60.0, help="seconds to wait for derivation")
+    add_extractor_arguments(imp)
     imp.set_defaults(run=_import)
+
+    rederive = sub.add_parser(
+        "rederive",
+        help="derive existing Records again with the current extractor (after changing it); stop the server first",
+        description="Replaces the Memories derived from each Record with what the configured extractor finds "
+        "now; Records, their chunks, Objects and user corrections stay. Resumable: progress is saved per Brain "
+        "in <data dir>/rederive/, and a second run continues where an interrupted one stopped. Writes to the "
+        "store directly: stop `brainstore serve` first (DuckDB admits one process; a PostgreSQL server keeps "
+        "its in-memory Memory lanes until it restarts).",
+    )
+    rederive.add_argument("--engine", choices=("duckdb", "postgres"), default=_env("ENGINE", "duckdb"))
+    rederive.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
+    rederive.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
+    rederive.add_argument("--brain", default=None, help="one Brain (with --project and --env); default every Brain")
+    rederive.add_argument("--project", default=_env("PROJECT", None))
+    rederive.add_argument("--env", choices=("test", "live"), default="test")
+    rederive.add_argument(
+        "--restart", action="store_true", help="start over, ignoring the progress a previous run saved"
+    )
+    rederive.add_argument(
+        "--derive-timeout", type=float, default=600.0, help="seconds to wait for failed Records sent back"
+    )
+    add_extractor_arguments(rederive)
+    rederive.set_defaults(run=_rederive)
 
     bench = sub.add_parser(
         "bench",

@@ -9,9 +9,21 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ENGINES = ("duckdb", "memory", "postgres")
 DEPLOYMENTS = ("local", "hosted")
+EXTRACTORS = ("rules", "llm")
+
+
+def _float(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
 
 
 def _int(env: dict[str, str], name: str, default: int) -> int:
@@ -42,6 +54,14 @@ class Config:
     # postgres: a libpq URL or key=value string (it may hold a password: never logged or echoed)
     database_url: str | None = None
     workers: int = 1  # gunicorn worker processes; more than one needs postgres
+    # Who derives Memories: the offline rules (default) or a model behind an OpenAI-compatible
+    # chat-completions endpoint (derive/llm.py). The key comes from BRAINSTORE_LLM_API_KEY only.
+    extractor: str = "rules"
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_timeout: float = 30.0
+    llm_max_retries: int = 3
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -58,6 +78,15 @@ class Config:
                 "admits one process (a DuckDB file takes one writer; memory is per process). Use --threads "
                 "for concurrency on one process"
             )
+        if self.extractor not in EXTRACTORS:
+            raise ValueError(f"extractor must be one of {EXTRACTORS}, got {self.extractor!r}")
+        if self.extractor == "llm" and not (self.llm_base_url and self.llm_model):
+            raise ValueError(
+                "the llm extractor needs --llm-base-url and --llm-model (or BRAINSTORE_LLM_BASE_URL and "
+                "BRAINSTORE_LLM_MODEL), e.g. https://api.openai.com/v1 and gpt-4o-mini"
+            )
+        if self.llm_timeout <= 0 or self.llm_max_retries < 0:
+            raise ValueError("llm_timeout must be positive and llm_max_retries at least 0")
         if self.database_url is not None and self.engine != "postgres":
             raise ValueError(f"database_url is for --engine postgres, not {self.engine}")
 
@@ -92,4 +121,18 @@ class Config:
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
             database_url=env.get("BRAINSTORE_DATABASE_URL") or None,
             workers=_int(env, "BRAINSTORE_WORKERS", 1),
+            **extractor_settings(env),
         )
+
+
+def extractor_settings(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The Config fields of the extractor, from BRAINSTORE_EXTRACTOR and BRAINSTORE_LLM_*."""
+    env = dict(os.environ if env is None else env)
+    return {
+        "extractor": env.get("BRAINSTORE_EXTRACTOR") or "rules",
+        "llm_base_url": env.get("BRAINSTORE_LLM_BASE_URL") or None,
+        "llm_model": env.get("BRAINSTORE_LLM_MODEL") or None,
+        "llm_api_key": env.get("BRAINSTORE_LLM_API_KEY") or None,
+        "llm_timeout": _float(env, "BRAINSTORE_LLM_TIMEOUT", 30.0),
+        "llm_max_retries": _int(env, "BRAINSTORE_LLM_MAX_RETRIES", 3),
+    }

@@ -5,13 +5,16 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
 - :class:`SourceText`, :class:`Assertion`, :class:`Extractor` (the provider protocol)
 - :func:`source_text` builds the SourceText for a stored content dict
 - :class:`RuleExtractor` ("rules-v2"), the deterministic offline default; :func:`default_extractor`
+- :class:`LLMExtractor`, a model behind an OpenAI-compatible chat-completions endpoint (opt-in), its
+  errors :class:`ExtractorUnavailable` (try again later) and :class:`LLMExtractionError`
 - :func:`named_periods`: the periods a text names ("in October 2023", "last week"), for queries;
   :func:`warm_up` loads the date parser ahead of the first request
 - :data:`UNKNOWN_START`: the valid_from of a state known only to have ended ("I used to live in Dublin")
 """
 
 from .extract import RuleExtractor, default_extractor, source_text
-from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
+from .llm import LLMExtractionError, LLMExtractor
+from .model import SINGLE_VALUED, Assertion, Extractor, ExtractorUnavailable, SourceText
 from .timeexpr import UNKNOWN_START, named_periods, warm_up
 
 __all__ = [
@@ -19,6 +22,9 @@ __all__ = [
     "UNKNOWN_START",
     "Assertion",
     "Extractor",
+    "ExtractorUnavailable",
+    "LLMExtractionError",
+    "LLMExtractor",
     "RuleExtractor",
     "SourceText",
     "default_extractor",

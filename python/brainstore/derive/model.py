@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "SourceText"]
+__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "ExtractorUnavailable", "SourceText"]
 
 # Attributes a subject holds one value of at a time: a new value conflicts with (or supersedes) the old.
 SINGLE_VALUED = frozenset(
@@ -57,3 +57,8 @@ class Extractor(Protocol):
     name: str
 
     def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]: ...
+
+
+class ExtractorUnavailable(RuntimeError):
+    """A provider that could not be reached (after its own bounded retries): the Record is not at
+    fault, so derivation keeps it processing and tries it again later instead of marking it failed."""

@@ -16,9 +16,9 @@ How a batch runs:
    written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
 4. Tell the waiting Contexts which Brains moved.
 
-A failure of the embedder or the store leaves the work queued and retries it with backoff; an
-extraction failure marks that Record failed. Nothing is derived twice: a Record is re-read inside the
-transaction and skipped unless still processing.
+A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
+queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
+derived twice: a Record is re-read inside the transaction and skipped unless still processing.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ import logging
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from brainstore.derive import Assertion, Extractor, SourceText, source_text, warm_up
+from brainstore.derive import Assertion, Extractor, ExtractorUnavailable, SourceText, source_text, warm_up
 from brainstore.domain import MemoryRevision, Record, RecordStatus, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
-from brainstore.service.planner import MemoryRules, MemoryState
+from brainstore.service.planner import MemoryRules, MemoryState, assertion_fingerprint, revision_fingerprint
 from brainstore.store.base import Store, StoreFeature
 
 log = logging.getLogger("brainstore.derivation")
@@ -113,6 +113,18 @@ class Job:
         if self.record is None:
             return len(str(self.item_id)) + 200  # unknown until loaded: a turn's worth
         return sum(len(d.text) for d in self.drafts[self.embedded :])
+
+
+def _corrected_reading(corrected: Sequence[tuple[MemoryRevision, str]], assertion: Assertion) -> str | None:
+    """The user-corrected Memory an assertion reads again, if any: the same fingerprint, or a span
+    that overlaps the corrected Memory's citation of the Record (another extractor words the same
+    clause differently; the user already said what those words are worth)."""
+    fingerprint = assertion_fingerprint(assertion.subject, assertion)
+    start, end = assertion.span
+    for memory, held in corrected:
+        if held == fingerprint or any(c.start < end and start < c.end for c in memory.citations):
+            return memory.memory_id
+    return None
 
 
 class FairQueue:
@@ -336,6 +348,12 @@ class Derivation:
                     text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
                     assertions = self.extractor.extract(text, self_name=self_name)
                     drafts = draft_chunks(record, text)
+                except ExtractorUnavailable as exc:
+                    # the provider is down, not the Record wrong: it stays processing and is tried again
+                    log.warning("extractor unavailable for %s: %s", job.item_id, exc)
+                    self._retry_later(job)
+                    dropped.add(id(job))
+                    continue
                 except Exception as exc:
                     log.exception("extraction failed for %s", job.item_id)
                     self._fail(job, exc)
@@ -476,6 +494,105 @@ class Derivation:
             if rid in records
         ]
         self.rules.rederive(state, memory, sources, self.extractor, self_name)
+
+    # --- re-derivation with the current extractor (brainstore rederive) ------------------------------
+    def rederive_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, int]:
+        """Derive Records that were derived before again, with the current extractor, in one
+        transaction: the Memories each one alone supported are erased (undoing what they did to
+        others, :meth:`MemoryRules.erase`), the others lose its citation, and its new assertions are
+        applied by the same rules as a fresh Record's. Records, chunks and Objects stay as they are.
+
+        User corrections stay: correction Records are not re-derived, and a Memory a correction
+        superseded keeps its citation, and what the extractor reads again from the same words (same
+        fingerprint, or an overlapping span) stays under the correction instead of coming back.
+        A failed Record goes back to processing for the worker (it has no chunks yet); one still
+        processing is the worker's already. Extraction runs before the transaction and may raise
+        (ExtractorUnavailable ...): nothing is written then.
+        Returns counts: records (re-derived), requeued (failed ones sent back), skipped."""
+        counts = {"records": 0, "requeued": 0, "skipped": 0}
+        self_name = self._self_name(brain_uid)
+        extracted: list[tuple[Record, SourceText, list[Assertion]]] = []
+        failed: list[str] = []
+        records = sorted(self.store.records(brain_uid, record_ids).values(), key=lambda r: r.seq)
+        for record in records:
+            record_id = record.id
+            if record.content.get("kind") == "correction" or record.status == "processing":
+                counts["skipped"] += 1
+            elif record.status == "failed":
+                failed.append(record_id)
+            else:
+                text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
+                extracted.append((record, text, self.extractor.extract(text, self_name=self_name)))
+        requeue: list[tuple[str, int]] = []
+        with self.evidence.mutating([brain_uid]), self.store.atomic():
+            if not self.store.lock_brain(brain_uid):
+                return counts  # erased meanwhile
+            now = self.rules.clock()
+            current = self.store.records(brain_uid, [r.id for r, _, _ in extracted] + failed)
+            state = memory_state(self.store, brain_uid)
+            state.prefetch(a for _, _, assertions in extracted for a in assertions)
+            statuses: list[RecordStatus] = []
+            for record, text, assertions in extracted:
+                held = current.get(record.id)
+                if held is None or held.status != "ready":
+                    counts["skipped"] += 1
+                    continue
+                corrected = self._release(state, record.id, now)
+                memory_ids: list[str] = []
+                for assertion in assertions:
+                    memory_id = _corrected_reading(corrected, assertion) or self.rules.apply(
+                        state, record.id, text.text, assertion
+                    )
+                    if memory_id not in memory_ids:
+                        memory_ids.append(memory_id)
+                statuses.append(
+                    RecordStatus(
+                        brain_uid, record.id, "ready", self.store.next_seq(brain_uid), None, tuple(memory_ids)
+                    )
+                )
+                counts["records"] += 1
+            for record_id in failed:
+                held = current.get(record_id)
+                if held is None or held.status != "failed":
+                    counts["skipped"] += 1
+                    continue
+                seq = self.store.next_seq(brain_uid)
+                self.store.append_record_status(brain_uid, record_id, "processing", seq=seq)
+                requeue.append((record_id, seq))
+                counts["requeued"] += 1
+            write_plan(self.store, state, now)
+            self.store.append_record_statuses(statuses)
+        self.evidence.apply(brain_uid, [], state.plan.revisions, [m for m, _ in state.plan.erased])
+        for record_id, seq in requeue:
+            self.put_record(brain_uid, record_id, seq)
+        self.on_applied({brain_uid})
+        return counts
+
+    def _release(self, state: MemoryState, record_id: str, at: Any) -> list[tuple[MemoryRevision, str]]:
+        """Take a Record's support out of its Memories (see :meth:`rederive_records`); the Memories
+        kept because a user correction superseded them, with their fingerprints."""
+        corrected: list[tuple[MemoryRevision, str]] = []
+        for memory in state.citing(record_id):
+            if self._corrected_by_user(state, memory):
+                cited = tuple(c for c in memory.citations if c.record_id == record_id)
+                corrected.append((replace(memory, citations=cited), revision_fingerprint(memory)))
+                continue
+            survivors = tuple(c for c in memory.citations if c.record_id != record_id)
+            if survivors:
+                state.revise(memory, at, citations=survivors)
+            else:
+                self.rules.erase(state, memory.memory_id)
+        return corrected
+
+    def _corrected_by_user(self, state: MemoryState, memory: MemoryRevision) -> bool:
+        successor = state.get(memory.superseded_by) if memory.superseded_by else None
+        if successor is None:
+            return False
+        cited = self.store.records(state.brain_uid, [c.record_id for c in successor.citations])
+        return any(
+            r.content.get("kind") == "correction" and r.content.get("corrects") == memory.memory_id
+            for r in cited.values()
+        )
 
     def _retry_later(self, job: Job) -> None:
         delay = RETRY_DELAYS[min(job.failures, len(RETRY_DELAYS) - 1)]

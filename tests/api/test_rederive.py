@@ -1,0 +1,198 @@
+"""Re-derivation when the extractor changes (``brainstore rederive``), on every engine: Records, Objects
+and user corrections stay; the Memories are what the new extractor finds; an interrupted run continues
+where it stopped; a data directory a server holds is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from brainstore import app as composition
+from brainstore.api.app import create_app
+from brainstore.app import build_service, rederive_brains
+from brainstore.config import Config
+from brainstore.derive import Assertion, ExtractorUnavailable, RuleExtractor, SourceText
+from brainstore.service import Service
+from tests.conftest import Api
+from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
+
+TURNS = ["I live in Lisbon.", "I love green tea.", "My sister Ana works at a bakery.", "I adopted a cat named Miso."]
+
+
+class Louder:
+    """Another extractor: the rules' assertions, said louder (another statement, another fingerprint)."""
+
+    name = "louder-v1"
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.calls = 0
+        self.fail_at = fail_at
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        self.calls += 1
+        if self.fail_at is not None and self.calls >= self.fail_at:
+            raise ExtractorUnavailable("the model went away")
+        return [
+            replace(a, statement=a.statement.upper(), attribute=None, value=None)
+            for a in RuleExtractor().extract(source, self_name=self_name)
+        ]
+
+
+def seed(service: Service) -> tuple[Api, list[str], str, str]:
+    """A Brain with four turns, an Object, and a user correction of where Alice lives."""
+    api = Api(create_app(service))
+    api.brain("b1", self_name="Alice")
+    records = [api.remember("b1", {"kind": "message", "text": turn}).body["id"] for turn in TURNS]
+    assert service.wait_idle()
+    api.post("/brains/b1/objects", {"type": "pref", "key": "theme", "value": "dark"})
+    lisbon = api.get(f"/brains/b1/records/{records[0]}").body["memory_ids"][0]
+    correction = api.remember("b1", {"kind": "correction", "corrects": lisbon, "text": "I live in Porto."})
+    assert service.wait_idle()
+    return api, records, lisbon, correction.body["id"]
+
+
+def listed(api: Api) -> list[dict[str, object]]:
+    data: list[dict[str, object]] = api.get("/brains/b1/memories", params={"limit": "100"}).body["data"]
+    return data
+
+
+def test_rederive_replaces_derived_memories_and_keeps_records_objects_and_corrections(engine: Engine) -> None:
+    first = engine.open()
+    api, records, lisbon, correction = seed(first)
+    before = {r: api.get(f"/brains/b1/records/{r}").body for r in records}
+    porto = api.get(f"/brains/b1/records/{correction}").body["memory_ids"][0]
+    engine.close(first)
+
+    louder = Louder()
+    service = engine.open(louder)
+    api = Api(create_app(service))
+    brain = service.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    totals = rederive_brains(service, engine.config, [brain.uid])
+    assert service.wait_idle()
+    assert totals == {"brains": 1, "records": 4, "requeued": 0, "skipped": 1}  # the correction is the user's
+    assert louder.calls == 4
+
+    for record in records:
+        after = api.get(f"/brains/b1/records/{record}").body
+        assert after["status"] == "ready" and after["content"] == before[record]["content"]
+    # what the new extractor found replaced what the old one had
+    tea = api.get(f"/brains/b1/records/{records[1]}").body["memory_ids"]
+    assert tea and set(tea).isdisjoint(before[records[1]]["memory_ids"])
+    statements = {m["statement"] for m in listed(api)}
+    assert "ALICE LOVES GREEN TEA." in statements
+    assert not [s for s in statements if isinstance(s, str) and "tea" in s]
+    # the user's correction stands: Porto active, Lisbon superseded by it and not derived back
+    assert api.get(f"/brains/b1/memories/{porto}").body["status"] == "active"
+    corrected = api.get(f"/brains/b1/memories/{lisbon}").body
+    assert corrected["status"] == "superseded" and corrected["superseded_by"] == porto
+    assert not [s for s in statements if isinstance(s, str) and "LISBON" in s.upper() and s != corrected["statement"]]
+    assert lisbon in api.get(f"/brains/b1/records/{records[0]}").body["memory_ids"]
+    assert api.get("/brains/b1/objects/pref/theme").body["value"] == "dark"
+    # every Memory still cites real text
+    for memory in listed(api):
+        for citation in memory["citations"]:  # type: ignore[attr-defined]
+            record = api.get(f"/brains/b1/records/{citation['record_id']}").body
+            text = record["content"]["text"]
+            assert text[citation["span"]["start"] : citation["span"]["end"]] == citation["quote"]
+
+
+def test_rederive_with_the_same_extractor_changes_nothing_a_reader_sees(engine: Engine) -> None:
+    service = engine.open()
+    api, _, _, _ = seed(service)
+    before = sorted((m["statement"], m["owner"], m["status"]) for m in listed(api))  # type: ignore[type-var]
+    brain = service.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    rederive_brains(service, engine.config, [brain.uid], restart=True)
+    assert service.wait_idle()
+    after = sorted((m["statement"], m["owner"], m["status"]) for m in listed(api))  # type: ignore[type-var]
+    assert after == before
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
+def test_an_interrupted_rederive_continues_where_it_stopped(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(composition, "REDERIVE_BATCH", 1)
+    first = engine.open()
+    seed(first)
+    brain = first.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    engine.close(first)
+
+    failing = Louder(fail_at=3)  # the third Record's extraction fails
+    service = engine.open(failing)
+    with pytest.raises(ExtractorUnavailable):
+        rederive_brains(service, engine.config, [brain.uid])
+    progress = json.loads((engine.data_dir / "rederive" / f"{brain.uid}.json").read_text())
+    assert progress["extractor"] == "louder-v1" and progress["done"] is False
+    engine.close(service)
+
+    resumed = Louder()
+    service = engine.open(resumed)
+    totals = rederive_brains(service, engine.config, [brain.uid])
+    # records 1 and 2 were done; 3 and 4 remain, and the correction is skipped without a call
+    assert resumed.calls == 2 and totals["records"] == 2
+    assert json.loads((engine.data_dir / "rederive" / f"{brain.uid}.json").read_text())["done"] is True
+    api = Api(create_app(service))
+    assert service.wait_idle()
+    statements = {m["statement"] for m in listed(api)}
+    assert {"ALICE LOVES GREEN TEA.", "ALICE ADOPTED A CAT NAMED MISO."} <= statements
+    # finished: a third run with the same extractor has nothing to do, another extractor starts over
+    again = Louder()
+    engine.close(service)
+    service = engine.open(again)
+    assert rederive_brains(service, engine.config, [brain.uid])["records"] == 0 and again.calls == 0
+    engine.close(service)
+    rules = engine.open(RuleExtractor())
+    assert rederive_brains(rules, engine.config, [brain.uid])["records"] == 4
+
+
+def _cli_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}
+
+
+def test_the_rederive_command_refuses_a_data_directory_a_server_holds_and_runs_when_free(tmp_path: Path) -> None:
+    service = build_service(Config(engine="duckdb", data_dir=tmp_path))
+    try:
+        seed(service)
+        done = subprocess.run(
+            [sys.executable, "-m", "brainstore.cli", "rederive", "--data-dir", str(tmp_path)],
+            env=_cli_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "brainstore.duckdb is in use" in done.stderr and "Stop `brainstore serve`" in done.stderr
+    finally:
+        service.stop()
+        service.store.close()
+    args = ["rederive", "--data-dir", str(tmp_path), "--brain", "b1", "--project", "acme"]
+    done = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", *args],
+        env=_cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "brains=1 records=4 requeued_failed=0 skipped=1 model_calls=0"
+    again = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", *args],
+        env=_cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert again.returncode == 0 and "already re-derived with rules-v2" in again.stderr
+    assert again.stdout.strip() == "brains=0 records=0 requeued_failed=0 skipped=0 model_calls=0"
