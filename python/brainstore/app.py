@@ -14,7 +14,7 @@ from typing import Any
 
 from brainstore.config import Config
 from brainstore.service import Service
-from brainstore.service.common import load_or_create_secret
+from brainstore.service.common import load_or_create_secret, shared_store
 from brainstore.store.base import Store, StoreFeature
 
 log = logging.getLogger("brainstore.app")
@@ -61,7 +61,12 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
 def build_service(config: Config) -> Service:
     """A started engine: its store, its components and their worker threads."""
     store = open_store(config)
-    secret = load_or_create_secret(config.data_dir if config.engine != "memory" else None)
+    # Processes sharing a database share its watermark key (a watermark from one is good at all);
+    # a single process keeps its key in its data directory.
+    shared = shared_store(store)
+    secret = shared.shared_secret() if shared is not None else None
+    if secret is None:
+        secret = load_or_create_secret(config.data_dir if config.engine != "memory" else None)
     service = Service(store, config=config, watermark_secret=secret)
     service.start()
     return service
