@@ -273,3 +273,28 @@ def test_claims_are_exclusive_until_they_expire(postgres_url: str) -> None:
         assert store.derivation_pending_through("u1", 1) and not store.derivation_pending_through("u1", 0)
     finally:
         store.close()
+
+
+def test_a_database_migrated_to_schema_5_queues_the_records_still_processing(postgres_server: Any) -> None:
+    name = postgres_server.database(migrated=False)
+    url = postgres_server.url(name)
+    store = PostgresStore(url, pool_size=2)
+    try:
+        store.migrate(up_to=4)
+        assert not store.shares_processes() and store.shared_secret() is None
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("INSERT INTO brains VALUES ('u1', 'ns', 'b1', NULL, NULL, NULL, now())")
+            for rid, seq in (("r1", 1), ("r2", 2)):
+                conn.execute(
+                    "INSERT INTO records VALUES (%s, 'u1', '{}', NULL, NULL, NULL, 'private', now(), now(), 'api', %s)",
+                    [rid, seq],
+                )
+            conn.execute("INSERT INTO record_events VALUES ('r1', 'u1', 3, 'ready', NULL, '[]')")
+        assert store.migrate() == [5]
+        assert store.shares_processes()
+        assert store.derivation_pending_through("u1", 2) and not store.derivation_pending_through("u1", 1)
+        secret = store.shared_secret()
+        assert secret is not None and len(secret) == 32 and store.shared_secret() == secret
+    finally:
+        store.close()
+        postgres_server.drop(name)
