@@ -441,7 +441,7 @@ class PostgresStore:
         rows = self._rows(
             "SELECT brain_uid, record_id, seq FROM derivation_queue WHERE "
             "(claimed_until IS NULL AND queued_at < now() - make_interval(secs => %s)) OR claimed_until < now() "
-            "ORDER BY seq LIMIT %s",
+            "ORDER BY queued_at, record_id LIMIT %s",
             [float(grace_seconds), int(limit)],
         )
         return [(r[0], r[1], int(r[2])) for r in rows]
