@@ -105,6 +105,11 @@ def test_erased_content_is_unreadable_at_commit_and_its_dead_tuples_are_vacuumed
             assert after[table] == [r for r in rows if r not in gone], table
             if table in tables:
                 assert gone, table
+        logged = [r for r in after["record_erasures"] if r not in before["record_erasures"]]
+        if method == "erase_record":  # an id and a number, for the other processes' indexes
+            assert [(uid, rid) for uid, rid, _ in logged] == [(MAIN, "rec_secret")]
+        else:
+            assert logged == []
         # DELETE leaves dead tuples in the pages (a read may prune some on the way); VACUUM removes them.
         assert store.dirty
         store.vacuum()

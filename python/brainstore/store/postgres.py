@@ -642,8 +642,9 @@ class PostgresStore:
                 conn.execute("DELETE FROM derivation_queue WHERE record_id = %s", [record_id])
                 # At the Brain's sequence as this transaction left it (the erase took a number).
                 conn.execute(
-                    "INSERT INTO record_erasures SELECT brain_uid, %s, seq FROM brain_sequences WHERE brain_uid = %s",
-                    [record_id, brain_uid],
+                    "INSERT INTO record_erasures VALUES "
+                    "(%s, %s, coalesce((SELECT seq FROM brain_sequences WHERE brain_uid = %s), 0))",
+                    [brain_uid, record_id, brain_uid],
                 )
 
     # --- objects ----------------------------------------------------------------------------------
