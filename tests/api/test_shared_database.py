@@ -298,3 +298,25 @@ def test_a_database_migrated_to_schema_5_queues_the_records_still_processing(pos
     finally:
         store.close()
         postgres_server.drop(name)
+
+
+def test_a_memory_left_pending_by_a_process_that_died_is_rederived_by_another(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    api_a = Api(create_app(a))
+    api_a.brain("b1", self_name="Ann")
+    first = api_a.remember("b1", message("I live in Lisbon."))
+    api_a.remember("b1", message("I live in Lisbon, by the river."))
+    assert a.wait_idle()
+    monkeypatch.setattr(derivation_module, "SCAN_SECONDS", 0.2)
+    monkeypatch.setattr(derivation_module, "GRACE_SECONDS", 0.0)
+    b.derivation.stop()
+    b.derivation.start()  # with the short scan
+    a.derivation.stop()  # A makes the Memory pending and dies before re-deriving it
+    receipt = api_a.delete(f"/brains/b1/records/{first.body['id']}")
+    assert receipt.status == 200 and receipt.body["rederiving"]["memories"] >= 1, receipt.body
+    store: PostgresStore = b.store  # type: ignore[assignment]
+    uid = store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    until(lambda: store.stale_pending_memories(0, 10) == [], timeout=15)
+    assert all(m.status != "pending" for m in store.all_memories(uid))

@@ -24,7 +24,9 @@ Several processes on one database (a :class:`~brainstore.service.common.SharedSt
 schedules the Records it received (fairly, as above), and before it reads a Record it claims it in the
 store (``claim_records``: FOR UPDATE SKIP LOCKED, a lease of LEASE_SECONDS), dropping those another
 process holds. A scan every SCAN_SECONDS adopts the queued Records nobody is deriving: claims expired (a
-process died) or never taken GRACE_SECONDS after the write (its process died first, or is busy). The
+process died) or never taken GRACE_SECONDS after the write (its process died first, or is busy), and
+Memories pending re-derivation that long (they take no claim: a pending Memory is re-read under the
+Brain's lock and re-derived only while still pending). The
 re-read under the Brain's row lock still guards the outcome: a Record derived by one process is skipped
 by any other. Brains are locked in uid order in a batch, so two processes' batches never deadlock.
 """
@@ -211,6 +213,7 @@ class Derivation:
         self._idle = threading.Condition()
         self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
+        self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
         self._retries: set[threading.Timer] = set()
         self._stopping = False
         self._self_names: dict[str, str | None] = {}
@@ -231,6 +234,7 @@ class Derivation:
         with self._idle:  # the store is the durable queue: everything still to do is read back below
             self._pending = 0
             self._queued_records.clear()
+            self._queued_memories.clear()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
         self._thread.start()
         if self.store.schema_version() >= StoreFeature.CORE:
@@ -253,6 +257,8 @@ class Derivation:
             try:
                 for brain_uid, record_id, seq in shared.unclaimed_records(GRACE_SECONDS, BATCH_RECORDS * 4):
                     self.adopt_record(brain_uid, record_id, seq)
+                for brain_uid, memory_id in shared.stale_pending_memories(GRACE_SECONDS, BATCH_RECORDS * 4):
+                    self.adopt_memory(brain_uid, memory_id)
                 self.evidence.evict_erased_brains()
             except Exception:
                 log.exception("scanning the shared derivation queue failed; trying again")
@@ -274,6 +280,7 @@ class Derivation:
         with self._idle:
             self._pending = 0
             self._queued_records.clear()
+            self._queued_memories.clear()
             self._idle.notify_all()
         shared = self._shared()
         if shared is not None:
@@ -303,7 +310,16 @@ class Derivation:
             return  # stopped: the Memory stays pending in the store, and start() queues it
         with self._idle:
             self._pending += 1
+            self._queued_memories.add((brain_uid, memory_id))
         self._queue.put(Job("memory", self._namespace(brain_uid), brain_uid, memory_id))
+
+    def adopt_memory(self, brain_uid: str, memory_id: str) -> None:
+        """Queue a Memory left pending (by a process that may have died), unless it is queued here.
+        Another process re-deriving it too is harmless: it is re-read pending under the Brain's lock."""
+        with self._idle:
+            if (brain_uid, memory_id) in self._queued_memories:
+                return
+        self.put_memory(brain_uid, memory_id)
 
     def adopt_record(self, brain_uid: str, record_id: str, seq: int) -> None:
         """Queue a Record another process wrote and nobody derives, unless it is queued here already."""
@@ -324,6 +340,8 @@ class Derivation:
     def _done(self, job: Job) -> None:
         with self._idle:
             self._pending -= 1
+            if job.kind == "memory":
+                self._queued_memories.discard((job.brain_uid, job.item_id))
             if job.kind == "record":
                 held = self._queued_records.get(job.brain_uid)
                 if held is not None:

@@ -446,6 +446,18 @@ class PostgresStore:
         )
         return [(r[0], r[1], int(r[2])) for r in rows]
 
+    def stale_pending_memories(self, grace_seconds: float, limit: int) -> list[tuple[str, str]]:
+        """(brain uid, memory id) of Memories pending re-derivation for more than ``grace_seconds``: the
+        process that made them pending queued them, and may have died since."""
+        rows = self._rows(
+            "SELECT p.brain_uid, p.memory_id FROM memory_revisions p WHERE p.status = 'pending' "
+            "AND p.recorded_at < now() - make_interval(secs => %s) AND NOT EXISTS "
+            "(SELECT 1 FROM memory_revisions n WHERE n.memory_id = p.memory_id AND n.version > p.version) "
+            "ORDER BY p.recorded_at, p.memory_id LIMIT %s",
+            [float(grace_seconds), int(limit)],
+        )
+        return [(r[0], r[1]) for r in rows]
+
     def live_brains(self, brain_uids: Sequence[str]) -> set[str]:
         if not brain_uids:
             return set()
