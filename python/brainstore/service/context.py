@@ -18,7 +18,7 @@ Rules kept here:
   scheduled fairly across namespaces, so one tenant's waiting Contexts never make another's answer 202.
 - Several processes on one database: a watermark may come from a write another process derives. Whether
   it is reached is read from the store (``Derivation.pending_through``), the inline wait and the sweep
-  look again every SHARED_POLL_SECONDS (no local derivation will wake them), and the Brain's cached
+  look again (no local derivation will wake them), and the Brain's cached
   index catches up to the watermark from the store before the Context is assembled
   (``EvidenceIndexes.catch_up``); without a watermark it catches up to what was committed when the
   Context started (an erasure on another node is never served from this node's cache).
@@ -71,9 +71,10 @@ COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the
 # 0.1 and 0.25 against 0, through the API); it is kept small for the facts and corrections LoCoMo does
 # not exercise.
 MEMORY_LANE_WEIGHT = 0.25
-# With a shared store, how often a waiting Context looks whether other processes' derivation reached it.
+# With a shared store, how often a request waiting inline looks whether another process's derivation
+# reached its watermark (the sweep, every SWEEP_SECONDS, looks for the Contexts that answered 202).
 SHARED_POLL_SECONDS = 0.05
-SHARED_SWEEP_SECONDS = 0.5
+SWEEP_SECONDS = 0.5
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -286,7 +287,7 @@ class Contexts:
             log.warning("context completion of %s dropped: its namespace has too many waiting", waiter.context_id)
 
     def _sweep(self) -> None:
-        while not self._stopping.wait(SHARED_SWEEP_SECONDS):
+        while not self._stopping.wait(SWEEP_SECONDS):
             now = time.monotonic()
             with self._waiters_lock:
                 expired = [w for ws in self._waiters.values() for w in ws if w.deadline <= now and not w.claimed]
