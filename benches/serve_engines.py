@@ -1,13 +1,16 @@
-"""Ingestion and Context latency through a real `brainstore serve`, per engine and worker count.
+"""Ingestion and Context latency through real `brainstore serve` processes, per engine, worker count
+and number of serve processes (nodes) on one database.
 
-For each of DuckDB (1 worker), PostgreSQL (1 worker) and PostgreSQL (2 workers), in one run, on a fresh
-data directory and database each:
+For each of DuckDB (1 worker), PostgreSQL (1 worker), PostgreSQL (2 workers) and PostgreSQL on two serve
+processes (1 worker each, and 2 workers each), in one run, on a fresh data directory and database each:
 
 - Records/s from the first POST to every Record ready: ``--clients`` concurrent clients post ``--texts``
   short texts (LoCoMo turns when the data is there, else generated sentences) to one Brain, then one
   client polls each Record until it is ready. The accepted rate (202s) is printed beside it.
 - Fast Context latency over HTTP from one client on a small Brain (``--small`` Records, all ready),
   after a warm-up: p50 and p99 of the client's wall time and of the server's ``budget.ms.used``.
+- With two processes the clients are spread over both (client i posts to process i mod 2, as behind a
+  load balancer), and the Context queries alternate between them.
 
 The embedder's own batched throughput on the same texts (in this process, batches of 64) is printed
 first, as the ceiling ingestion cannot pass. PostgreSQL is a throwaway server (tests/postgres_server.py)
@@ -62,10 +65,10 @@ def embedder_throughput(texts: list[str]) -> float:
 
 
 class Serve:
-    def __init__(self, engine: str, workers: int, root: Path, database_url: str | None) -> None:
+    def __init__(self, engine: str, workers: int, root: Path, database_url: str | None, name: str = "") -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}/v1"
-        data = root / f"{engine}-{workers}"
+        data = root / f"{engine}-{workers}{name}"
         data.mkdir()
         cmd = [
             sys.executable, "-m", "brainstore.cli", "serve", "--port", str(self.port), "--engine", engine,
@@ -96,14 +99,16 @@ class Serve:
         self.log.close()
 
 
-def ingest(base: str, brain: str, texts: list[str], clients: int) -> dict[str, float]:
+def ingest(bases: list[str], brain: str, texts: list[str], clients: int) -> dict[str, float]:
+    base = bases[0]
     with httpx.Client(base_url=base, headers=HEADERS, timeout=60) as client:
         assert client.post("/brains", json={"id": brain}).status_code == 201
     accepted_at: list[float] = []
 
-    def post(chunk: list[str]) -> list[str]:
+    def post(share: tuple[int, list[str]]) -> list[str]:
+        number, chunk = share
         ids = []
-        with httpx.Client(base_url=base, headers=HEADERS, timeout=60) as client:
+        with httpx.Client(base_url=bases[number % len(bases)], headers=HEADERS, timeout=60) as client:
             for text in chunk:
                 r = client.post(f"/brains/{brain}/records", json={"content": {"kind": "message", "text": text, "role": "user"}})
                 assert r.status_code == 202, r.text
@@ -111,7 +116,7 @@ def ingest(base: str, brain: str, texts: list[str], clients: int) -> dict[str, f
                 accepted_at.append(time.perf_counter())
         return ids
 
-    shares = [texts[i::clients] for i in range(clients)]
+    shares = [(i, texts[i::clients]) for i in range(clients)]
     started = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         ids = [i for part in pool.map(post, shares) for i in part]
@@ -132,10 +137,12 @@ def ingest(base: str, brain: str, texts: list[str], clients: int) -> dict[str, f
     return {"accepted_per_s": len(ids) / accepted, "ready_per_s": len(ids) / ready, "ready_s": ready}
 
 
-def context_latency(base: str, brain: str, queries: list[str]) -> dict[str, float]:
+def context_latency(bases: list[str], brain: str, queries: list[str]) -> dict[str, float]:
     wall, server = [], []
-    with httpx.Client(base_url=base, headers=HEADERS, timeout=60) as client:
+    clients = [httpx.Client(base_url=base, headers=HEADERS, timeout=60) for base in bases]
+    try:
         for i, query in enumerate(queries):
+            client = clients[i % len(clients)]
             started = time.perf_counter()
             r = client.post(f"/brains/{brain}/context", json={"query": query, "budget": {"tokens": 2000}})
             elapsed = (time.perf_counter() - started) * 1e3
@@ -143,6 +150,9 @@ def context_latency(base: str, brain: str, queries: list[str]) -> dict[str, floa
             if i >= 20:  # warm-up: every worker builds the Brain's index on its first Context
                 wall.append(elapsed)
                 server.append(r.json()["budget"]["ms"]["used"])
+    finally:
+        for client in clients:
+            client.close()
     return {
         "wall_p50": float(np.percentile(wall, 50)),
         "wall_p99": float(np.percentile(wall, 99)),
@@ -157,7 +167,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--small", type=int, default=200, help="Records of the Brain Contexts are measured on")
     parser.add_argument("--queries", type=int, default=220)
-    parser.add_argument("--only", default="", help="comma-separated labels, e.g. postgres-2")
+    parser.add_argument("--only", default="", help="comma-separated labels, e.g. postgres-2,postgres-1x2")
     args = parser.parse_args()
     texts = short_texts(args.texts + args.small + args.queries)
     bulk, small, queries = texts[: args.texts], texts[args.texts : args.texts + args.small], texts[-args.queries :]
@@ -166,20 +176,26 @@ def main() -> None:
     pg = PostgresServer.start()
     try:
         with tempfile.TemporaryDirectory(prefix="brainstore-bench-") as root:
-            for engine, workers in (("duckdb", 1), ("postgres", 1), ("postgres", 2)):
-                label = f"{engine}-{workers}"
+            runs = (("duckdb", 1, 1), ("postgres", 1, 1), ("postgres", 2, 1), ("postgres", 1, 2), ("postgres", 2, 2))
+            for engine, workers, processes in runs:
+                label = f"{engine}-{workers}" + (f"x{processes}" if processes > 1 else "")
                 if args.only and label not in args.only.split(","):
                     continue
                 database = pg.database() if engine == "postgres" else None
-                server = Serve(engine, workers, Path(root), pg.url(database) if database else None)
+                servers: list[Serve] = []
                 try:
-                    got: dict[str, Any] = ingest(server.base, "bulk", bulk, args.clients)
-                    ingest(server.base, "small", small, args.clients)
-                    got |= context_latency(server.base, "small", queries)
+                    for number in range(processes):
+                        url = pg.url(database) if database else None
+                        servers.append(Serve(engine, workers, Path(root), url, name=f"-{label}-{number}"))
+                    bases = [server.base for server in servers]
+                    got: dict[str, Any] = ingest(bases, "bulk", bulk, args.clients)
+                    ingest(bases, "small", small, args.clients)
+                    got |= context_latency(bases, "small", queries)
                     if database:  # the pools keep what they grew to (idle connections close after 10 min)
                         got["connections"] = pg.connections(database)
                 finally:
-                    server.stop()
+                    for server in servers:
+                        server.stop()
                     if database:
                         pg.drop(database)
                 print(

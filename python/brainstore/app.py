@@ -18,7 +18,7 @@ from typing import Any
 from brainstore.config import Config, extractor_settings
 from brainstore.derive import Extractor, default_extractor
 from brainstore.service import Service
-from brainstore.service.common import load_or_create_secret
+from brainstore.service.common import load_or_create_secret, shared_store
 from brainstore.store.base import Store, StoreFeature
 
 log = logging.getLogger("brainstore.app")
@@ -37,9 +37,9 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
     if config.engine == "postgres":
         from brainstore.store.postgres import PostgresStore
 
-        # Every thread of the worker (gunicorn's, derivation, Context waits, the VACUUM) holds at most
-        # one connection at a time.
-        store = PostgresStore(config.require_database_url(), pool_size=config.threads + 4)
+        # Every thread of the worker (gunicorn's, derivation and its scan of the shared queue, the two
+        # Context completions and their sweep, the VACUUM) holds at most one connection at a time.
+        store = PostgresStore(config.require_database_url(), pool_size=config.threads + 6)
     else:
         from brainstore.store.duckdb import DuckDBStore
 
@@ -81,7 +81,12 @@ def build_extractor(config: Config) -> Extractor:
 def build_service(config: Config) -> Service:
     """A started engine: its store, its components and their worker threads."""
     store = open_store(config)
-    secret = load_or_create_secret(config.data_dir if config.engine != "memory" else None)
+    # Processes sharing a database share its watermark key (a watermark from one is good at all);
+    # a single process keeps its key in its data directory.
+    shared = shared_store(store)
+    secret = shared.shared_secret() if shared is not None else None
+    if secret is None:
+        secret = load_or_create_secret(config.data_dir if config.engine != "memory" else None)
     service = Service(store, config=config, watermark_secret=secret, extractor=build_extractor(config))
     service.start()
     return service

@@ -139,6 +139,8 @@ ERASES: dict[str, tuple[Callable[[Store], Any], str, set[str]]] = {
     "erase_chunks": (lambda s: s.erase_chunks(MAIN, "rec_secret"), "rec_secret", {"chunks"}),
     "erase_idempotent": (lambda s: s.erase_idempotent(MAIN, "rec_secret"), "rec_secret", {"idempotency"}),
 }
-SKIP = {"memory_tombstones", "changes"}  # erase_memory adds a content-free tombstone and takes a seq
+# erase_memory adds a content-free tombstone and takes a seq; PostgreSQL's erase_record logs the erased
+# id and seq (record_erasures: other processes drop it from their indexes)
+SKIP = {"memory_tombstones", "changes", "record_erasures"}
 
 

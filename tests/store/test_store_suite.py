@@ -119,6 +119,12 @@ def test_record_status_is_appended_not_updated(store: Store) -> None:
     assert store.records_in_status("processing") == [("brn_1", "rec_2")]
     assert store.records_in_status("ready") == [("brn_1", "rec_1")]
     assert store.get_record("brn_2", "rec_1") is None  # another Brain never sees it
+    # failed, then sent back to derivation (brainstore rederive): processing again, for a restart too
+    store.append_record_status("brn_1", "rec_2", "failed", seq=store.next_seq("brn_1"), error={"code": "x", "message": "y"})
+    assert store.records_in_status("processing") == []
+    store.append_record_status("brn_1", "rec_2", "processing", seq=store.next_seq("brn_1"))
+    assert store.records_in_status("processing") == [("brn_1", "rec_2")]
+    assert store.records_in_status("failed") == []
 
 
 def test_record_contents_are_read_together_within_one_brain(store: Store) -> None:

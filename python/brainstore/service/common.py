@@ -6,14 +6,14 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from brainstore import kernels
-from brainstore.domain import Brain, Principal
+from brainstore.domain import Brain, Principal, StoredChunk
 from brainstore.errors import error
 from brainstore.store.base import Store, StoreFeature
 
@@ -69,6 +69,34 @@ def load_or_create_secret(data_dir: Path | None) -> bytes:
     value = secrets.token_bytes(32)
     write_private(path, value.hex().encode())
     return value
+
+
+@runtime_checkable
+class SharedStore(Protocol):
+    """A store several processes serve at once (PostgresStore): what each process needs to see the
+    others' work. Every process keeps its own evidence indexes and derivation schedule; this is how they
+    agree (docs/operations.md, "Several processes")."""
+
+    def shares_processes(self) -> bool:
+        """Whether the schema has the tables below (a store not yet migrated serves as one process)."""
+        ...
+
+    def shared_secret(self) -> bytes | None: ...
+    def erased_records(self, brain_uid: str, after_seq: int) -> list[str]: ...
+    def chunks_ready_after(self, brain_uid: str, after_seq: int) -> list[StoredChunk]: ...
+    def derivation_pending_through(self, brain_uid: str, seq: int) -> bool: ...
+    def claim_records(self, owner: str, record_ids: Sequence[str], lease_seconds: float) -> set[str]: ...
+    def release_claims(self, owner: str) -> None: ...
+    def unclaimed_records(self, grace_seconds: float, limit: int) -> list[tuple[str, str, int]]: ...
+    def stale_pending_memories(self, grace_seconds: float, limit: int) -> list[tuple[str, str]]: ...
+    def live_brains(self, brain_uids: Sequence[str]) -> set[str]: ...
+
+
+def shared_store(store: Store) -> SharedStore | None:
+    """The store as one that other processes serve too, or None (DuckDB, memory, a schema behind)."""
+    if isinstance(store, SharedStore) and store.shares_processes():
+        return store
+    return None
 
 
 def require(store: Store, feature: StoreFeature) -> None:

@@ -16,6 +16,12 @@ Rules kept here:
 - With a Brain-Watermark the Context is at or after it, or a 202 pending Context completed in the
   background once derivation reaches it (read with getTrace). Waiting holds no thread; completions are
   scheduled fairly across namespaces, so one tenant's waiting Contexts never make another's answer 202.
+- Several processes on one database: a watermark may come from a write another process derives. Whether
+  it is reached is read from the store (``Derivation.pending_through``), the inline wait and the sweep
+  look again (no local derivation will wake them), and the Brain's cached
+  index catches up to the watermark from the store before the Context is assembled
+  (``EvidenceIndexes.catch_up``); without a watermark it catches up to what was committed when the
+  Context started (an erasure on another node is never served from this node's cache).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from brainstore.retrieval.chunking import format_day
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
 from brainstore.retrieval.pipeline import Passage, Retrieval, content_terms, retrieve
 from brainstore.service.answer import Composer, ExtractiveComposer, ServedPassage
-from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain
+from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain, shared_store
 from brainstore.service.derivation import Derivation
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.fair import FairExecutor, NamespaceBusy
@@ -65,6 +71,10 @@ COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the
 # 0.1 and 0.25 against 0, through the API); it is kept small for the facts and corrections LoCoMo does
 # not exercise.
 MEMORY_LANE_WEIGHT = 0.25
+# With a shared store, how often a request waiting inline looks whether another process's derivation
+# reached its watermark (the sweep, every SWEEP_SECONDS, looks for the Contexts that answered 202).
+SHARED_POLL_SECONDS = 0.05
+SWEEP_SECONDS = 0.5
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -197,7 +207,7 @@ class Contexts:
         if target is not None and not self._reached(brain, target):
             waiter = _Waiter(brain, namespace, context_id, request, target, time.monotonic() + PENDING_WAIT_SECONDS)
             self._register(waiter)
-            waiter.reached.wait(min(ms_limit / 1000 * SYNC_WAIT_SHARE, MAX_SYNC_WAIT))
+            self._wait_inline(waiter, min(ms_limit / 1000 * SYNC_WAIT_SHARE, MAX_SYNC_WAIT))
             if not self._claim(waiter, inline=True):
                 pending = self._pending(brain, context_id, request, "waiting for derivation to reach Brain-Watermark")
                 self._trace(namespace, brain, context_id, pending, None, 202)
@@ -218,7 +228,20 @@ class Contexts:
         if self.derivation.pending_through(brain.uid, target):
             return False
         self.evidence.settled(brain.uid)
+        self.evidence.catch_up(brain.uid, target)  # what other processes derived, up to the watermark
         return True
+
+    def _wait_inline(self, waiter: _Waiter, seconds: float) -> None:
+        if shared_store(self.store) is None:
+            waiter.reached.wait(seconds)  # this process's derivation sets it (on_applied)
+            return
+        deadline = time.monotonic() + seconds
+        while not waiter.reached.wait(min(SHARED_POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                return
+            if self._reached(waiter.brain, waiter.target):
+                waiter.reached.set()
+                return
 
     # --- waiting for a watermark -----------------------------------------------------------------------
     def _register(self, waiter: _Waiter) -> None:
@@ -272,12 +295,18 @@ class Contexts:
             log.warning("context completion of %s dropped: its namespace has too many waiting", waiter.context_id)
 
     def _sweep(self) -> None:
-        while not self._stopping.wait(0.5):
+        while not self._stopping.wait(SWEEP_SECONDS):
             now = time.monotonic()
             with self._waiters_lock:
                 expired = [w for ws in self._waiters.values() for w in ws if w.deadline <= now and not w.claimed]
+                waiting = set(self._waiters)
             for waiter in expired:
                 self._complete_later(waiter, expired=True)
+            if waiting and shared_store(self.store) is not None:
+                try:  # derivation in another process wakes nobody here
+                    self.on_applied(waiting)
+                except Exception:
+                    log.exception("checking waiting Contexts against the shared store failed")
 
     # --- shapes ------------------------------------------------------------------------------------------
     def _pending(self, brain: Brain, context_id: str, request: dict[str, Any], reason: str) -> dict[str, Any]:
@@ -391,6 +420,7 @@ class Contexts:
         wants_components = any(i in include for i in ("memories", "objects", "profile")) or request["schema"] is not None
         window_budget = ledger.limit - (ledger.limit // COMPONENT_SHARE if wants_components else 0)
 
+        self.evidence.catch_up(brain.uid)
         index = self.evidence.index(brain.uid)
         # On the request's own thread: handing it to a pool thread to overlap with the lexical lane
         # measured about 2 ms slower at the median on 2 cores.

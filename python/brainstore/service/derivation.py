@@ -19,11 +19,24 @@ How a batch runs:
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
 derived twice: a Record is re-read inside the transaction and skipped unless still processing.
+
+Several processes on one database (a :class:`~brainstore.service.common.SharedStore`): each process
+schedules the Records it received (fairly, as above), and before it reads a Record it claims it in the
+store (``claim_records``: FOR UPDATE SKIP LOCKED, a lease of LEASE_SECONDS), dropping those another
+process holds. A scan every SCAN_SECONDS adopts the queued Records nobody is deriving: claims expired (a
+process died) or never taken GRACE_SECONDS after the write (its process died first, or is busy), and
+Memories pending re-derivation that long (they take no claim: a pending Memory is re-read under the
+Brain's lock and re-derived only while still pending). The
+re-read under the Brain's row lock still guards the outcome: a Record derived by one process is skipped
+by any other. Brains are locked in uid order in a batch, so two processes' batches never deadlock.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import socket
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
@@ -35,6 +48,7 @@ import numpy as np
 from brainstore.derive import Assertion, Extractor, ExtractorUnavailable, SourceText, source_text, warm_up
 from brainstore.domain import MemoryRevision, Record, RecordStatus, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
+from brainstore.service.common import SharedStore, shared_store
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
 from brainstore.service.planner import MemoryRules, MemoryState, assertion_fingerprint, revision_fingerprint
 from brainstore.store.base import Store, StoreFeature
@@ -48,6 +62,13 @@ BATCH_RECORDS = 64
 # Characters of chunk text one batch embeds at most: about 0.3 s of the offline model on 2 cores, the
 # longest a quiet tenant's Record waits behind another tenant's work already in the batch.
 BATCH_CHARS = 12_000
+# With a shared store: how long a claim holds a Record against other processes (a batch takes well
+# under a second; a process that dies holds its Records this long at most), how often the queue is
+# scanned for Records nobody derives, and how long a Record may stay unclaimed before another process
+# adopts it.
+LEASE_SECONDS = 30.0
+SCAN_SECONDS = 5.0
+GRACE_SECONDS = 10.0
 
 
 class StoreLoader:
@@ -204,9 +225,17 @@ class Derivation:
         self._idle = threading.Condition()
         self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
+        self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
         self._retries: set[threading.Timer] = set()
         self._stopping = False
         self._self_names: dict[str, str | None] = {}
+        # Who this process is in the store's claims: unique per process and start.
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._scanner: threading.Thread | None = None
+        self._scan_stop = threading.Event()
+
+    def _shared(self) -> SharedStore | None:
+        return shared_store(self.store)
 
     # --- lifecycle --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -217,6 +246,7 @@ class Derivation:
         with self._idle:  # the store is the durable queue: everything still to do is read back below
             self._pending = 0
             self._queued_records.clear()
+            self._queued_memories.clear()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
         self._thread.start()
         if self.store.schema_version() >= StoreFeature.CORE:
@@ -225,8 +255,31 @@ class Derivation:
         if self.store.schema_version() >= StoreFeature.MEMORIES:
             for brain_uid, memory_id in self.store.memories_in_status("pending"):
                 self.put_memory(brain_uid, memory_id)
+        if self._shared() is not None:
+            self._scan_stop.clear()
+            self._scanner = threading.Thread(target=self._scan, name="brainstore-derivation-scan", daemon=True)
+            self._scanner.start()
+
+    def _scan(self) -> None:
+        """Adopt the queued Records no process derives, and drop the caches of Brains erased elsewhere."""
+        while not self._scan_stop.wait(SCAN_SECONDS):
+            shared = self._shared()
+            if shared is None:
+                continue
+            try:
+                for brain_uid, record_id, seq in shared.unclaimed_records(GRACE_SECONDS, BATCH_RECORDS * 4):
+                    self.adopt_record(brain_uid, record_id, seq)
+                for brain_uid, memory_id in shared.stale_pending_memories(GRACE_SECONDS, BATCH_RECORDS * 4):
+                    self.adopt_memory(brain_uid, memory_id)
+                self.evidence.evict_erased_brains()
+            except Exception:
+                log.exception("scanning the shared derivation queue failed; trying again")
 
     def stop(self) -> None:
+        self._scan_stop.set()
+        if self._scanner is not None:
+            self._scanner.join(timeout=30)
+            self._scanner = None
         with self._idle:
             self._stopping = True
             retries, self._retries = self._retries, set()
@@ -239,7 +292,14 @@ class Derivation:
         with self._idle:
             self._pending = 0
             self._queued_records.clear()
+            self._queued_memories.clear()
             self._idle.notify_all()
+        shared = self._shared()
+        if shared is not None:
+            try:  # what this process claimed and did not finish is free for the others at once
+                shared.release_claims(self.owner)
+            except Exception:
+                log.exception("releasing derivation claims failed; they expire in %.0f s", LEASE_SECONDS)
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         with self._idle:
@@ -262,16 +322,38 @@ class Derivation:
             return  # stopped: the Memory stays pending in the store, and start() queues it
         with self._idle:
             self._pending += 1
+            self._queued_memories.add((brain_uid, memory_id))
         self._queue.put(Job("memory", self._namespace(brain_uid), brain_uid, memory_id))
 
-    def pending_through(self, brain_uid: str, seq: int) -> bool:
-        """Whether a Record of the Brain written at or before ``seq`` is still being derived."""
+    def adopt_memory(self, brain_uid: str, memory_id: str) -> None:
+        """Queue a Memory left pending (by a process that may have died), unless it is queued here.
+        Another process re-deriving it too is harmless: it is re-read pending under the Brain's lock."""
         with self._idle:
-            return any(s <= seq for s in self._queued_records.get(brain_uid, {}).values())
+            if (brain_uid, memory_id) in self._queued_memories:
+                return
+        self.put_memory(brain_uid, memory_id)
+
+    def adopt_record(self, brain_uid: str, record_id: str, seq: int) -> None:
+        """Queue a Record another process wrote and nobody derives, unless it is queued here already."""
+        with self._idle:
+            if record_id in self._queued_records.get(brain_uid, {}):
+                return
+        self.put_record(brain_uid, record_id, seq)
+
+    def pending_through(self, brain_uid: str, seq: int) -> bool:
+        """Whether a Record of the Brain written at or before ``seq`` is still being derived (in any
+        process, with a shared store)."""
+        with self._idle:
+            if any(s <= seq for s in self._queued_records.get(brain_uid, {}).values()):
+                return True
+        shared = self._shared()
+        return shared is not None and shared.derivation_pending_through(brain_uid, seq)
 
     def _done(self, job: Job) -> None:
         with self._idle:
             self._pending -= 1
+            if job.kind == "memory":
+                self._queued_memories.discard((job.brain_uid, job.item_id))
             if job.kind == "record":
                 held = self._queued_records.get(job.brain_uid)
                 if held is not None:
@@ -335,6 +417,17 @@ class Derivation:
             if job.kind == "record" and job.record is None:
                 fresh.setdefault(job.brain_uid, []).append(job)
         dropped: set[int] = set()
+        shared = self._shared()
+        if shared is not None and fresh:
+            claimed = shared.claim_records(
+                self.owner, [job.item_id for jobs in fresh.values() for job in jobs], LEASE_SECONDS
+            )
+            for brain_uid in list(fresh):
+                for job in fresh[brain_uid]:
+                    if job.item_id not in claimed:
+                        self._done(job)  # another process derives it (or did already)
+                        dropped.add(id(job))
+                fresh[brain_uid] = [job for job in fresh[brain_uid] if id(job) not in dropped]
         for brain_uid, jobs in fresh.items():
             records = self.store.records(brain_uid, [job.item_id for job in jobs])
             self_name = self._self_name(brain_uid)
@@ -412,7 +505,8 @@ class Derivation:
             now = self.rules.clock()
             statuses: list[RecordStatus] = []
             chunks: list[StoredChunk] = []
-            for brain_uid, brain_jobs in by_brain.items():
+            # In uid order: two processes' batches lock their Brains in the same order, never a cycle.
+            for brain_uid, brain_jobs in sorted(by_brain.items()):
                 if not self.store.lock_brain(brain_uid):
                     continue  # erased meanwhile: its Records went with it
                 records = [job for job in brain_jobs if job.kind == "record"]

@@ -13,6 +13,14 @@ Invariants:
 - "ready implies findable": a writer marks the Brains it is applying before it commits
   (:meth:`mutating`); a reader that has seen a Record ready passes :meth:`settled` before it searches.
 - Saved index files hold Record text: a forget removes them (rebuilt from the store when next needed).
+
+Several processes on one database (a :class:`~brainstore.service.common.SharedStore`): each process's
+indexes are a cache of the store that also follows what the others commit. Each built index and memory
+lane remembers the Brain's change sequence it reflects (read before the rows it was built from), and
+:meth:`catch_up` brings it forward from the store's change log: the Records erased since (removed), the
+chunks of Records made ready since (added, each Record once), the Memory revisions and tombstones since
+(upserted, removed). Every step is idempotent, so reading the sequence first and the rows after is safe.
+With a shared store nothing is saved to disk: another process may erase what a file would keep.
 """
 
 from __future__ import annotations
@@ -36,9 +44,12 @@ from brainstore.retrieval.embedder import Embedder, load_embedder
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
 from brainstore.retrieval.pipeline import lexical_query
+from brainstore.service.common import SharedStore, shared_store
 from brainstore.store.base import Store, StoreFeature
 
 MEMORY_LANE_K = 40
+# Memory changes read in one catch-up at most; a gap wider than that rebuilds the lane instead.
+CATCH_UP_MEMORIES = 50_000
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,12 @@ class EvidenceIndexes:
         self._mutation = threading.RLock()
         self._applying: Counter[str] = Counter()
         self._settled = threading.Condition(threading.Lock())
+        # With a shared store: the change sequence each built index / lane reflects.
+        self._index_seq: dict[str, int] = {}
+        self._lane_seq: dict[str, int] = {}
+
+    def _shared(self) -> SharedStore | None:
+        return shared_store(self.store)
 
     # --- the embedder ---------------------------------------------------------------------------------
     @property
@@ -117,7 +134,9 @@ class EvidenceIndexes:
 
     # --- the chunk index --------------------------------------------------------------------------------
     def _index_dir(self, brain_uid: str) -> Path | None:
-        return None if self.index_root is None else self.index_root / brain_uid
+        if self.index_root is None or self._shared() is not None:
+            return None
+        return self.index_root / brain_uid
 
     def index(self, brain_uid: str) -> BrainIndex:
         with self._lock:
@@ -129,9 +148,12 @@ class EvidenceIndexes:
                 held = self._indexes.get(brain_uid)
                 if held is not None:
                     return held
+            shared = self._shared()
+            seq = self.store.current_seq(brain_uid) if shared is not None else 0
             index = self._load_or_rebuild(brain_uid)
             with self._lock:
                 self._indexes[brain_uid] = index
+                self._index_seq[brain_uid] = seq
             return index
 
     def _load_or_rebuild(self, brain_uid: str) -> BrainIndex:
@@ -231,12 +253,15 @@ class EvidenceIndexes:
                 lane = self._lanes.get(brain_uid)
                 if lane is not None:
                     return lane
+            shared = self._shared()
+            seq = self.store.current_seq(brain_uid) if shared is not None else 0
             lane = MemoryLane()
             if self.store.schema_version() >= StoreFeature.MEMORIES:
                 for memory in self.store.all_memories(brain_uid):
                     self._lane_apply(lane, memory)
             with self._lock:
                 self._lanes[brain_uid] = lane
+                self._lane_seq[brain_uid] = seq
             return lane
 
     @staticmethod
@@ -281,6 +306,8 @@ class EvidenceIndexes:
         with self._lock:
             self._indexes.pop(brain_uid, None)
             self._lanes.pop(brain_uid, None)
+            self._index_seq.pop(brain_uid, None)
+            self._lane_seq.pop(brain_uid, None)
         directory = self._index_dir(brain_uid)
         if directory is not None and directory.exists():
             shutil.rmtree(directory, ignore_errors=True)
@@ -288,6 +315,100 @@ class EvidenceIndexes:
     def drop_lane(self, brain_uid: str) -> None:
         with self._lock:
             self._lanes.pop(brain_uid, None)
+            self._lane_seq.pop(brain_uid, None)
+
+    # --- following other processes (shared store) --------------------------------------------------------
+    def catch_up(self, brain_uid: str, target: int | None = None) -> None:
+        """Before serving from the Brain's cached index and lane: bring them up to the store.
+
+        With ``target`` (a Brain-Watermark's position, already derived), up to at least it, and no
+        store read at all when the cache covers it already. Without, up to everything committed when it
+        is called: one read of the Brain's head (an index lookup), and the rows behind it only when
+        another process changed the Brain. So an erasure anywhere is never served from this cache, and a
+        Record another process reports ready is found here too. A no-op for a store only this process
+        serves.
+        """
+        shared = self._shared()
+        if shared is None:
+            return
+        with self._lock:
+            built = [seqs[brain_uid] for seqs in (self._index_seq, self._lane_seq) if brain_uid in seqs]
+        if not built:
+            return  # built from the store when first used
+        low = min(built)
+        if target is not None and low >= target:
+            return
+        head = self.store.current_seq(brain_uid)
+        if head <= low:
+            return
+        with self._mutation:  # no local change lands between reading the rows and applying them
+            self._catch_up_index(shared, brain_uid, head)
+            self._catch_up_lane(brain_uid, head)
+
+    def _catch_up_index(self, shared: SharedStore, brain_uid: str, head: int) -> None:
+        with self._lock:
+            index = self._indexes.get(brain_uid)
+            since = self._index_seq.get(brain_uid, head)
+        if index is None or since >= head:
+            return
+        for record_id in shared.erased_records(brain_uid, since):
+            index.remove_record(record_id)
+        stored = [c for c in shared.chunks_ready_after(brain_uid, since) if not index.record_chunks(c.draft.record_id)]
+        if stored:
+            embedder = self.embedder
+            drafts = [c.draft for c in stored]
+            vectors = np.zeros((len(stored), embedder.dimension), dtype=np.float32)
+            stale = []
+            for i, chunk in enumerate(stored):
+                if chunk.model == embedder.model_name and len(chunk.embedding) == 4 * embedder.dimension:
+                    vectors[i] = np.frombuffer(chunk.embedding, dtype=np.float32)
+                else:
+                    stale.append(i)
+            if stale:
+                vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
+            try:
+                index.add(drafts, vectors, self._stored_leads(brain_uid, drafts))
+            except Exception:
+                self.drop(brain_uid)  # rebuilt from the store on next use
+                raise
+        with self._lock:
+            if self._indexes.get(brain_uid) is index:
+                self._index_seq[brain_uid] = head
+
+    def _catch_up_lane(self, brain_uid: str, head: int) -> None:
+        with self._lock:
+            lane = self._lanes.get(brain_uid)
+            since = self._lane_seq.get(brain_uid, head)
+        if lane is None or since >= head:
+            return
+        changes = self.store.memory_changes(brain_uid, since, CATCH_UP_MEMORIES)
+        if len(changes) >= CATCH_UP_MEMORIES:
+            self.drop_lane(brain_uid)  # rebuilt from the store when next searched
+            return
+        for _, memory_id, memory in changes:
+            if memory is None:
+                lane.remove(memory_id)
+            else:
+                self._lane_apply(lane, memory)
+        with self._lock:
+            if self._lanes.get(brain_uid) is lane:
+                self._lane_seq[brain_uid] = head
+
+    def evict_erased_brains(self) -> None:
+        """Drop the caches of Brains another process erased (this one never serves them: the Brain is
+        not found), so their text does not stay in this process's memory."""
+        shared = self._shared()
+        if shared is None:
+            return
+        with self._lock:
+            held = sorted(set(self._indexes) | set(self._lanes))
+        if not held:
+            return
+        live = shared.live_brains(held)
+        for brain_uid in held:
+            if brain_uid not in live:
+                with self._mutation:
+                    self.drop(brain_uid)
 
     def save(self) -> None:
         with self._lock:

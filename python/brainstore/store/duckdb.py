@@ -750,8 +750,9 @@ class DuckDBStore:
     def records_in_status(self, status: str) -> list[tuple[str, str]]:
         if status == "processing":
             rows = self._rows(
-                "SELECT r.brain_uid, r.id FROM records r WHERE NOT EXISTS "
-                "(SELECT 1 FROM record_events e WHERE e.record_id = r.id) ORDER BY r.seq"
+                # no outcome yet, or sent back to derivation since (its latest event says processing)
+                "SELECT r.brain_uid, r.id FROM records r WHERE coalesce((SELECT e.status FROM record_events e "
+                "WHERE e.record_id = r.id ORDER BY e.seq DESC LIMIT 1), 'processing') = 'processing' ORDER BY r.seq"
             )
         else:
             rows = self._rows(

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -99,10 +100,13 @@ _BRAIN_TABLES = (
     (2, ("memory_revisions", "memory_links", "memory_tombstones")),
     (3, ("chunks",)),
     (4, ("idempotency",)),
+    (5, ("record_erasures", "derivation_queue")),
 )
 # Any constant: the advisory lock that serializes migrations across processes.
 _MIGRATION_LOCK = 0x6272_6E73_7472_6531
-_LATEST = int(max(StoreFeature))
+# Schema 5 (migrations_postgres/005_shared.sql) has no StoreFeature: it is what several processes on
+# one database need (the shared watermark key, the erasure log, derivation claims).
+SHARED = 5
 _SCHEMA_RECHECK = 2.0  # seconds a schema version below the latest is trusted before it is read again
 # Under a steady stream of erases the debounce still vacuums this many purge_delays after the first one.
 _MAX_DEFER = 4
@@ -117,6 +121,9 @@ def migrations() -> list[tuple[int, str, str]]:
             number, _, name = entry.name.removesuffix(".sql").partition("_")
             found.append((int(number), name, entry.read_text(encoding="utf-8")))
     return sorted(found)
+
+
+_LATEST = max(version for version, _, _ in migrations())
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -363,6 +370,99 @@ class PostgresStore:
         seq = self._one("SELECT seq FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
         return int(seq or 0)
 
+    # --- several processes on one database ---------------------------------------------------------
+    def shares_processes(self) -> bool:
+        """Whether the schema has what several processes serving this database need (migration 5)."""
+        return self.schema_version() >= SHARED
+
+    def shared_secret(self) -> bytes | None:
+        """The watermark key every process shares: made by the first that asks, read back by all."""
+        if not self.shares_processes():
+            return None
+        self._exec(
+            "INSERT INTO watermark_secret VALUES (1, %s) ON CONFLICT (id) DO NOTHING", [secrets.token_bytes(32)]
+        )
+        return bytes(self._one("SELECT secret FROM watermark_secret WHERE id = 1"))
+
+    def erased_records(self, brain_uid: str, after_seq: int) -> list[str]:
+        rows = self._rows(
+            "SELECT record_id FROM record_erasures WHERE brain_uid = %s AND seq > %s ORDER BY seq",
+            [brain_uid, after_seq],
+        )
+        return [r[0] for r in rows]
+
+    def chunks_ready_after(self, brain_uid: str, after_seq: int) -> list[StoredChunk]:
+        """The chunks of the Records made ready after ``after_seq``, in the order they were made ready."""
+        rows = self._rows(
+            "SELECT c.brain_uid, c.record_id, c.span_start, c.span_end, c.text, c.index_text, c.occurred_at, "
+            "c.speaker, c.source_name, c.trust, c.visibility, c.model, c.embedding "
+            "FROM record_events e JOIN chunks c ON c.brain_uid = e.brain_uid AND c.record_id = e.record_id "
+            "WHERE e.brain_uid = %s AND e.seq > %s AND e.status = 'ready' "
+            "ORDER BY e.seq, c.record_id, c.span_start",
+            [brain_uid, after_seq],
+        )
+        return [self._chunk(r) for r in rows]
+
+    def derivation_pending_through(self, brain_uid: str, seq: int) -> bool:
+        """Whether a Record of the Brain numbered ``seq`` or lower is still processing, in any process."""
+        return bool(
+            self._one(
+                "SELECT EXISTS (SELECT 1 FROM derivation_queue WHERE brain_uid = %s AND seq <= %s)", [brain_uid, seq]
+            )
+        )
+
+    def claim_records(self, owner: str, record_ids: Sequence[str], lease_seconds: float) -> set[str]:
+        """Claim those of ``record_ids`` still queued that no other process holds (unclaimed, claimed by
+        ``owner`` already, or a claim expired) until ``lease_seconds`` from now; the ids claimed. Rows
+        another process is claiming at this moment are skipped, never waited for."""
+        if not record_ids:
+            return set()
+        rows = self._rows(
+            "WITH free AS ("
+            "  SELECT record_id FROM derivation_queue WHERE record_id = ANY(%(ids)s)"
+            "  AND (owner IS NULL OR owner = %(owner)s OR claimed_until < now())"
+            "  ORDER BY record_id FOR UPDATE SKIP LOCKED"
+            ") UPDATE derivation_queue q SET owner = %(owner)s, "
+            "claimed_until = now() + make_interval(secs => %(lease)s) "
+            "FROM free WHERE q.record_id = free.record_id RETURNING q.record_id",
+            {"ids": sorted(set(record_ids)), "owner": owner, "lease": float(lease_seconds)},
+        )
+        return {r[0] for r in rows}
+
+    def release_claims(self, owner: str) -> None:
+        """``owner`` stops (its unfinished Records are free for the others now, not when claims expire)."""
+        if self.shares_processes():
+            self._exec("UPDATE derivation_queue SET owner = NULL, claimed_until = NULL WHERE owner = %s", [owner])
+
+    def unclaimed_records(self, grace_seconds: float, limit: int) -> list[tuple[str, str, int]]:
+        """(brain uid, record id, seq) of queued Records nobody is deriving: claims expired (their
+        process died or stalled), or never claimed ``grace_seconds`` after they were queued (the process
+        that took them died before it claimed them, or is busy)."""
+        rows = self._rows(
+            "SELECT brain_uid, record_id, seq FROM derivation_queue WHERE "
+            "(claimed_until IS NULL AND queued_at < now() - make_interval(secs => %s)) OR claimed_until < now() "
+            "ORDER BY queued_at, record_id LIMIT %s",
+            [float(grace_seconds), int(limit)],
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def stale_pending_memories(self, grace_seconds: float, limit: int) -> list[tuple[str, str]]:
+        """(brain uid, memory id) of Memories pending re-derivation for more than ``grace_seconds``: the
+        process that made them pending queued them, and may have died since."""
+        rows = self._rows(
+            "SELECT p.brain_uid, p.memory_id FROM memory_revisions p WHERE p.status = 'pending' "
+            "AND p.recorded_at < now() - make_interval(secs => %s) AND NOT EXISTS "
+            "(SELECT 1 FROM memory_revisions n WHERE n.memory_id = p.memory_id AND n.version > p.version) "
+            "ORDER BY p.recorded_at, p.memory_id LIMIT %s",
+            [float(grace_seconds), int(limit)],
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def live_brains(self, brain_uids: Sequence[str]) -> set[str]:
+        if not brain_uids:
+            return set()
+        return {r[0] for r in self._rows("SELECT uid FROM brains WHERE uid = ANY(%s)", [list(brain_uids)])}
+
     # --- brains -----------------------------------------------------------------------------------
     def lock_brain(self, brain_uid: str) -> bool:
         with self.atomic():
@@ -454,6 +554,11 @@ class PostgresStore:
                 record.seq,
             ],
         )
+        if self.schema_version() >= SHARED:
+            self._exec(
+                "INSERT INTO derivation_queue (record_id, brain_uid, seq, queued_at) VALUES (%s, %s, %s, now())",
+                [record.id, record.brain_uid, record.seq],
+            )
 
     def get_record(self, brain_uid: str, record_id: str) -> Record | None:
         rows = self._rows(_RECORD_SELECT + " WHERE r.id = %s AND r.brain_uid = %s", [record_id, brain_uid])
@@ -514,12 +619,27 @@ class PostgresStore:
                     for e in events
                 ],
             )
+            if self.schema_version() >= SHARED:
+                # an outcome, ready or failed: no longer queued; back to processing (rederive): queued again
+                latest = {e.record_id: e for e in events}
+                settled = sorted(r for r, e in latest.items() if e.status != "processing")
+                if settled:
+                    self._local.conn.execute("DELETE FROM derivation_queue WHERE record_id = ANY(%s)", [settled])
+                requeued = [[e.record_id, e.brain_uid, e.seq] for e in latest.values() if e.status == "processing"]
+                if requeued:
+                    self._many(
+                        "INSERT INTO derivation_queue (record_id, brain_uid, seq, queued_at) VALUES (%s, %s, %s, now()) "
+                        "ON CONFLICT (record_id) DO UPDATE SET seq = EXCLUDED.seq, queued_at = now(), owner = NULL, "
+                        "claimed_until = NULL",
+                        requeued,
+                    )
 
     def records_in_status(self, status: str) -> list[tuple[str, str]]:
         if status == "processing":
             rows = self._rows(
-                "SELECT r.brain_uid, r.id FROM records r WHERE NOT EXISTS "
-                "(SELECT 1 FROM record_events e WHERE e.record_id = r.id) ORDER BY r.seq, r.id"
+                # no outcome yet, or sent back to derivation since (its latest event says processing)
+                "SELECT r.brain_uid, r.id FROM records r WHERE coalesce((SELECT e.status FROM record_events e "
+                "WHERE e.record_id = r.id ORDER BY e.seq DESC LIMIT 1), 'processing') = 'processing' ORDER BY r.seq, r.id"
             )
         else:
             rows = self._rows(
@@ -541,6 +661,14 @@ class PostgresStore:
             conn.execute("DELETE FROM record_events WHERE record_id = %s AND brain_uid = %s", [record_id, brain_uid])
             conn.execute("DELETE FROM records WHERE id = %s AND brain_uid = %s", [record_id, brain_uid])
             self._erased("records", "record_events")
+            if self.schema_version() >= SHARED:
+                conn.execute("DELETE FROM derivation_queue WHERE record_id = %s", [record_id])
+                # At the Brain's sequence as this transaction left it (the erase took a number).
+                conn.execute(
+                    "INSERT INTO record_erasures VALUES "
+                    "(%s, %s, coalesce((SELECT seq FROM brain_sequences WHERE brain_uid = %s), 0))",
+                    [brain_uid, record_id, brain_uid],
+                )
 
     # --- objects ----------------------------------------------------------------------------------
     _OBJECT_COLUMNS = "id, brain_uid, type, key, version, value, accepted_by, created_at, seq"
@@ -939,15 +1067,16 @@ class PostgresStore:
             "WHERE c.brain_uid = %s ORDER BY r.seq NULLS LAST, c.record_id, c.span_start",
             [brain_uid],
         )
-        return [
-            StoredChunk(
-                r[0],
-                ChunkDraft(r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10]),  # type: ignore[arg-type]
-                r[11],
-                bytes(r[12]),
-            )
-            for r in rows
-        ]
+        return [self._chunk(r) for r in rows]
+
+    @staticmethod
+    def _chunk(r: Sequence[Any]) -> StoredChunk:
+        return StoredChunk(
+            r[0],
+            ChunkDraft(r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10]),  # type: ignore[arg-type]
+            r[11],
+            bytes(r[12]),
+        )
 
     def count_chunks(self, brain_uid: str) -> int:
         return int(self._one("SELECT count(*) FROM chunks WHERE brain_uid = %s", [brain_uid]))

@@ -1,0 +1,322 @@
+"""Two engines (as two `brainstore serve` processes would be) on one PostgreSQL database.
+
+Each Service here is built by the composition root as a process builds it, with its own evidence
+indexes, derivation schedule and store pool; they share nothing but the database.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from brainstore.api.app import create_app
+from brainstore.app import build_service
+from brainstore.config import Config
+from brainstore.service import Service
+from brainstore.service import derivation as derivation_module
+from brainstore.store.postgres import PostgresStore
+from tests.conftest import Api
+
+Pair = tuple[Service, Service]
+
+
+def engine(url: str, directory: Path) -> Service:
+    return build_service(Config(engine="postgres", database_url=url, data_dir=directory, threads=4))
+
+
+@pytest.fixture
+def pair(postgres_url: str, tmp_path: Path) -> Iterator[Pair]:
+    a = engine(postgres_url, tmp_path / "a")
+    b = engine(postgres_url, tmp_path / "b")
+    yield a, b
+    for service in (a, b):
+        service.stop()
+        service.store.close()
+
+
+def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def queued(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM derivation_queue").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def message(text: str, speaker: str = "Ann") -> dict[str, Any]:
+    return {"kind": "message", "text": text, "speaker": speaker, "role": "user"}
+
+
+def context(api: Api, query: str, watermark: str | None = None, brain: str = "b1") -> Any:
+    headers = {"Brain-Watermark": watermark} if watermark else None
+    return api.post(f"/brains/{brain}/context", {"query": query}, headers=headers)
+
+
+def cited(body: dict[str, Any]) -> set[str]:
+    return {e["record_id"] for e in body["evidence"]}
+
+
+def test_every_process_signs_watermarks_with_the_key_in_the_database(pair: Pair) -> None:
+    a, b = pair
+    assert a.watermarks.secret == b.watermarks.secret
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    made = api_a.post("/brains", {"id": "b1"})
+    watermark = made.header("Brain-Watermark")
+    assert watermark is not None
+    assert api_b.get("/brains/b1/memories", params={"since_watermark": watermark}).status == 200
+
+
+def test_a_context_on_one_process_reads_a_write_made_on_the_other(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1")
+    # B's index of the Brain exists before the write: it must catch up, not be built afresh.
+    assert context(api_b, "kayak").status == 200
+    written = api_a.remember("b1", message("I bought a red kayak for the lake trip in June."))
+    watermark = written.header("Brain-Watermark")
+    rid = written.body["id"]
+    reply = context(api_b, "red kayak lake", watermark)
+    # At or after the write, or pending: never a 200 without it.
+    assert reply.status in (200, 202), reply.body
+    if reply.status == 200:
+        assert rid in cited(reply.body)
+    until(lambda: api_a.get(f"/brains/b1/records/{rid}").body["status"] == "ready")
+    reply = context(api_b, "red kayak lake", watermark)
+    assert reply.status == 200 and rid in cited(reply.body)
+    # A Record ready on one process is found on the other without a watermark too.
+    second = api_a.remember("b1", message("The kayak paddle is made of carbon fibre."))
+    until(lambda: api_b.get(f"/brains/b1/records/{second.body['id']}").body["status"] == "ready")
+    assert second.body["id"] in cited(context(api_b, "carbon fibre paddle").body)
+
+
+def test_a_watermark_whose_write_no_process_here_derives_is_pending_not_stale(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1")
+    assert context(api_b, "violin").status == 200
+    a.derivation.stop()  # A wrote it and will derive it later; B has it in no queue of its own
+    written = api_a.remember("b1", message("My sister plays the violin in an orchestra."))
+    reply = context(api_b, "sister violin orchestra", written.header("Brain-Watermark"))
+    assert reply.status == 202, reply.body
+    a.derivation.start()
+    until(lambda: not b.derivation.pending_through(b.store.get_brain("test:acme", "b1").uid, 10**9))
+    # The pending Context completes in B's background once A's derivation reached it.
+    trace_id = reply.body["id"]
+    until(lambda: api_b.get(f"/brains/b1/traces/{trace_id}").body.get("http_status") == 200)
+    done = api_b.get(f"/brains/b1/traces/{trace_id}").body["context"]
+    assert written.body["id"] in cited(done)
+
+
+def test_a_delta_read_on_one_process_with_the_others_watermark(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1", self_name="Ann")
+    first = api_a.remember("b1", message("I live in Lisbon."))
+    assert a.wait_idle()
+    boundary = api_a.get("/brains/b1/memories").body["watermark"]
+    second = api_a.remember("b1", message("I work as a nurse."))
+    assert a.wait_idle()
+    delta = api_b.get("/brains/b1/memories", params={"since_watermark": boundary})
+    assert delta.status == 200, delta.body
+    new_ids = set(api_b.get(f"/brains/b1/records/{second.body['id']}").body["memory_ids"])
+    old_ids = set(api_b.get(f"/brains/b1/records/{first.body['id']}").body["memory_ids"])
+    assert new_ids and {m["id"] for m in delta.body["data"]} >= new_ids
+    assert not old_ids & {m["id"] for m in delta.body["data"]}
+
+
+def test_if_version_holds_across_processes(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1")
+    path = "/brains/b1/objects"
+    assert api_a.post(path, {"type": "todo", "key": "k", "value": {"n": 1}, "if_version": 0}).status == 201
+    stale = api_b.post(path, {"type": "todo", "key": "k", "value": {"n": 2}, "if_version": 0})
+    assert stale.status == 409 and stale.body["code"] == "stale_version"
+    assert api_b.post(path, {"type": "todo", "key": "k", "value": {"n": 2}, "if_version": 1}).status == 201
+    assert api_a.post(path, {"type": "todo", "key": "k", "value": {"n": 3}, "if_version": 1}).status == 409
+    assert api_a.get(f"{path}/todo/k").body["version"] == 2
+
+
+def test_an_erasure_on_one_process_is_never_served_from_the_others_cache(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1", self_name="Ann")
+    secret = api_a.remember("b1", message("My locker code is 4711 at the gym."))
+    other = api_a.remember("b1", message("The gym opens at six."))
+    assert a.wait_idle()
+    assert secret.body["id"] in cited(context(api_b, "gym locker code").body)  # B's cache holds it now
+    assert api_a.delete(f"/brains/b1/records/{secret.body['id']}").status == 200
+    after = context(api_b, "gym locker code")
+    assert after.status == 200
+    assert secret.body["id"] not in cited(after.body)
+    assert "4711" not in str(after.body)
+    assert other.body["id"] in cited(after.body)
+    uid = b.store.get_brain("test:acme", "b1").uid
+    assert not b.evidence.index(uid).record_chunks(secret.body["id"])
+    # A forgotten Brain leaves the other process's memory at its next scan.
+    assert api_a.delete("/brains/b1").status == 200
+    b.evidence.evict_erased_brains()
+    assert uid not in b.evidence._indexes and uid not in b.evidence._lanes
+
+
+def test_two_processes_never_derive_the_same_record(
+    pair: Pair, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    api_a = Api(create_app(a))
+    for brain in ("b1", "b2", "b3"):
+        api_a.brain(brain)
+    monkeypatch.setattr(derivation_module, "BATCH_RECORDS", 4)  # many small batches: the claims interleave
+    a.derivation.stop()
+    b.derivation.stop()
+    made = [
+        api_a.remember(f"b{1 + i % 3}", message(f"Note {i}: the parcel number {i} went to depot {i * 7}.")).body["id"]
+        for i in range(45)
+    ]
+    claims: dict[str, set[str]] = {}
+    derived: list[str] = []
+    lock = threading.Lock()
+    for service in (a, b):
+        store = service.store
+        claim = store.claim_records  # type: ignore[attr-defined]
+
+        def counting(owner: str, ids: Any, lease: float, claim: Any = claim) -> set[str]:
+            got = claim(owner, ids, lease)
+            with lock:
+                claims.setdefault(owner, set()).update(got)
+            return set(got)
+
+        monkeypatch.setattr(store, "claim_records", counting)
+        derive = service.derivation._derive
+
+        def counting_derive(state: Any, job: Any, derive: Any = derive) -> Any:
+            with lock:
+                derived.append(job.item_id)
+            return derive(state, job)
+
+        monkeypatch.setattr(service.derivation, "_derive", counting_derive)
+    # Both start together, and each queues every Record still processing.
+    starters = [threading.Thread(target=s.derivation.start) for s in (a, b)]
+    for t in starters:
+        t.start()
+    for t in starters:
+        t.join()
+    until(lambda: queued(postgres_url) == 0, timeout=60)
+    assert a.wait_idle() and b.wait_idle()
+    assert sorted(derived) == sorted(made)  # each exactly once
+    owners = list(claims.values())
+    assert len(owners) == 2 and not owners[0] & owners[1]
+    assert owners[0] | owners[1] == set(made)
+    with psycopg.connect(postgres_url) as conn:
+        events = conn.execute("SELECT record_id, count(*) FROM record_events GROUP BY record_id").fetchall()
+        assert sorted(r for r, _ in events) == sorted(made) and {n for _, n in events} == {1}
+        dup_chunks = conn.execute(
+            "SELECT count(*) FROM (SELECT record_id, span_start FROM chunks GROUP BY 1, 2 HAVING count(*) > 1) d"
+        ).fetchone()
+        dup_memories = conn.execute(
+            "SELECT count(*) FROM (SELECT brain_uid, fingerprint FROM memory_revisions WHERE version = 1 "
+            "GROUP BY 1, 2 HAVING count(*) > 1) d"
+        ).fetchone()
+    assert dup_chunks == (0,) and dup_memories == (0,)
+
+
+def test_a_record_claimed_by_a_process_that_died_is_derived_by_another(
+    pair: Pair, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    api_a = Api(create_app(a))
+    api_a.brain("b1")
+    monkeypatch.setattr(derivation_module, "SCAN_SECONDS", 0.2)
+    a.derivation.stop()
+    b.derivation.stop()
+    rid = api_a.remember("b1", message("The boiler was serviced on Tuesday.")).body["id"]
+    store: PostgresStore = b.store  # type: ignore[assignment]
+    assert store.claim_records("dead-process", [rid], 1.0) == {rid}
+    b.derivation.start()  # queues it, finds it claimed, leaves it; the scan adopts it once the lease ends
+    until(lambda: api_a.get(f"/brains/b1/records/{rid}").body["status"] == "ready", timeout=15)
+
+
+def test_claims_are_exclusive_until_they_expire(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, pool_size=2)
+    try:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("INSERT INTO brains VALUES ('u1', 'ns', 'b1', NULL, NULL, NULL, now())")
+            for i in range(6):
+                conn.execute(
+                    "INSERT INTO derivation_queue (record_id, brain_uid, seq, queued_at) VALUES (%s, 'u1', %s, now())",
+                    [f"r{i}", i + 1],
+                )
+        ids = [f"r{i}" for i in range(6)]
+        assert store.claim_records("p1", ids[:4], 30) == set(ids[:4])
+        assert store.claim_records("p2", ids, 30) == set(ids[4:])
+        assert store.claim_records("p1", ids[:2], 30) == set(ids[:2])  # its own claim renewed
+        assert store.unclaimed_records(grace_seconds=3600, limit=10) == []
+        assert {r for _, r, _ in store.unclaimed_records(grace_seconds=0, limit=10)} == set()
+        assert store.claim_records("p3", ["r0"], 0.01) == set()
+        store.release_claims("p2")
+        assert {r for _, r, _ in store.unclaimed_records(grace_seconds=0, limit=10)} == {"r4", "r5"}
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("UPDATE derivation_queue SET claimed_until = now() - interval '1 second' WHERE owner = 'p1'")
+        assert {r for _, r, _ in store.unclaimed_records(grace_seconds=3600, limit=10)} == set(ids[:4])
+        assert store.claim_records("p3", ids, 30) == set(ids)
+        assert store.derivation_pending_through("u1", 1) and not store.derivation_pending_through("u1", 0)
+    finally:
+        store.close()
+
+
+def test_a_database_migrated_to_schema_5_queues_the_records_still_processing(postgres_server: Any) -> None:
+    name = postgres_server.database(migrated=False)
+    url = postgres_server.url(name)
+    store = PostgresStore(url, pool_size=2)
+    try:
+        store.migrate(up_to=4)
+        assert not store.shares_processes() and store.shared_secret() is None
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("INSERT INTO brains VALUES ('u1', 'ns', 'b1', NULL, NULL, NULL, now())")
+            for rid, seq in (("r1", 1), ("r2", 2)):
+                conn.execute(
+                    "INSERT INTO records VALUES (%s, 'u1', '{}', NULL, NULL, NULL, 'private', now(), now(), 'api', %s)",
+                    [rid, seq],
+                )
+            conn.execute("INSERT INTO record_events VALUES ('r1', 'u1', 3, 'ready', NULL, '[]')")
+        assert store.migrate() == [5]
+        assert store.shares_processes()
+        assert store.derivation_pending_through("u1", 2) and not store.derivation_pending_through("u1", 1)
+        secret = store.shared_secret()
+        assert secret is not None and len(secret) == 32 and store.shared_secret() == secret
+    finally:
+        store.close()
+        postgres_server.drop(name)
+
+
+def test_a_memory_left_pending_by_a_process_that_died_is_rederived_by_another(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    api_a = Api(create_app(a))
+    api_a.brain("b1", self_name="Ann")
+    first = api_a.remember("b1", message("I live in Lisbon."))
+    api_a.remember("b1", message("I live in Lisbon, by the river."))
+    assert a.wait_idle()
+    monkeypatch.setattr(derivation_module, "SCAN_SECONDS", 0.2)
+    monkeypatch.setattr(derivation_module, "GRACE_SECONDS", 0.0)
+    b.derivation.stop()
+    b.derivation.start()  # with the short scan
+    a.derivation.stop()  # A makes the Memory pending and dies before re-deriving it
+    receipt = api_a.delete(f"/brains/b1/records/{first.body['id']}")
+    assert receipt.status == 200 and receipt.body["rederiving"]["memories"] >= 1, receipt.body
+    store: PostgresStore = b.store  # type: ignore[assignment]
+    uid = store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    until(lambda: store.stale_pending_memories(0, 10) == [], timeout=15)
+    assert all(m.status != "pending" for m in store.all_memories(uid))
