@@ -1,4 +1,4 @@
-"""Fixtures shared by every layer: engines (both stores), the app through falcon.testing, keys.
+"""Fixtures shared by every layer: engines (every store), the app through falcon.testing, keys.
 
 Every response an API test receives is validated against openapi.yaml by :class:`Api`, so a test that
 forgets to check a shape still cannot pass with a malformed response.
@@ -24,7 +24,9 @@ from brainstore.config import Config
 from brainstore.service import Service
 from brainstore.store.duckdb import DuckDBStore
 from brainstore.store.memory import MemoryStore
+from brainstore.store.postgres import PostgresStore
 from tests.contract.openapi import validate_response, validate_schema
+from tests.postgres_server import PostgresServer
 
 settings.register_profile("ci", max_examples=40, deadline=None)
 settings.register_profile("dev", max_examples=15, deadline=None)
@@ -48,23 +50,48 @@ def operation_for(method: str, path: str) -> str | None:
 
 
 def open_engine(kind: str, tmp_path: Path, **config: Any) -> Service:
-    store = MemoryStore() if kind == "memory" else DuckDBStore(tmp_path / "brainstore.duckdb")
-    if kind == "duckdb":
+    """A started engine; ``postgres`` takes ``database_url=`` (a migrated database: ``postgres_url``)."""
+    if kind == "memory":
+        store: Any = MemoryStore()
+    elif kind == "duckdb":
+        store = DuckDBStore(tmp_path / "brainstore.duckdb")
         store.migrate()
+    else:
+        store = PostgresStore(config["database_url"])
     cfg = Config(engine=kind, data_dir=tmp_path, **config)
     service = Service(store, config=cfg)
     service.start()
     return service
 
 
-@pytest.fixture(params=["memory", "duckdb"])
+ENGINES = ["memory", "duckdb", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the run (see tests/postgres_server.py); started only if a test asks."""
+    server = PostgresServer.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh, migrated database of its own for one test."""
+    name = postgres_server.database()
+    yield postgres_server.url(name)
+    postgres_server.drop(name)
+
+
+@pytest.fixture(params=ENGINES)
 def engine_kind(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
 @pytest.fixture
-def service(engine_kind: str, tmp_path: Path) -> Iterator[Service]:
-    svc = open_engine(engine_kind, tmp_path)
+def service(engine_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Service]:
+    config = {"database_url": request.getfixturevalue("postgres_url")} if engine_kind == "postgres" else {}
+    svc = open_engine(engine_kind, tmp_path, **config)
     yield svc
     svc.stop()
     svc.store.close()

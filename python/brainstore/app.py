@@ -29,15 +29,23 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
         from brainstore.store.memory import MemoryStore
 
         return MemoryStore()
-    from brainstore.store.duckdb import DuckDBStore
+    store: Any
+    if config.engine == "postgres":
+        from brainstore.store.postgres import PostgresStore
 
-    config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        store = DuckDBStore(config.data_dir / "brainstore.duckdb")
-    except Exception as exc:  # duckdb.IOException: "Could not set lock on file ..."
-        if "lock" in str(exc).lower():
-            raise DataDirectoryInUse(f"{config.data_dir}/brainstore.duckdb is in use by another process") from exc
-        raise
+        # Every thread of the worker (gunicorn's, derivation, Context waits, the VACUUM) holds at most
+        # one connection at a time.
+        store = PostgresStore(config.require_database_url(), pool_size=config.threads + 4)
+    else:
+        from brainstore.store.duckdb import DuckDBStore
+
+        config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            store = DuckDBStore(config.data_dir / "brainstore.duckdb")
+        except Exception as exc:  # duckdb.IOException: "Could not set lock on file ..."
+            if "lock" in str(exc).lower():
+                raise DataDirectoryInUse(f"{config.data_dir}/brainstore.duckdb is in use by another process") from exc
+            raise
     fresh = store.schema_version() == 0
     if migrate or (migrate is None and config.migrate_on_start and fresh):
         store.migrate()
@@ -53,7 +61,7 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
 def build_service(config: Config) -> Service:
     """A started engine: its store, its components and their worker threads."""
     store = open_store(config)
-    secret = load_or_create_secret(config.data_dir if config.engine == "duckdb" else None)
+    secret = load_or_create_secret(config.data_dir if config.engine != "memory" else None)
     service = Service(store, config=config, watermark_secret=secret)
     service.start()
     return service

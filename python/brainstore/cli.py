@@ -31,18 +31,27 @@ def _serve(args: argparse.Namespace) -> int:
         "BRAINSTORE_HOST": args.host,
         "BRAINSTORE_PORT": str(args.port),
         "BRAINSTORE_THREADS": str(args.threads),
+        "BRAINSTORE_WORKERS": str(args.workers),
     }
+    if args.database_url:
+        env["BRAINSTORE_DATABASE_URL"] = args.database_url
     if args.key_registry:
         env["BRAINSTORE_KEY_REGISTRY"] = str(Path(args.key_registry).resolve())
     os.environ.update(env)
     try:
         config = Config.from_env()
+        config.require_database_url()
     except ValueError as exc:
         print(f"brainstore serve: {exc}", file=sys.stderr)
         return 2
     if args.client_timeout <= 0:
         print("brainstore serve: --client-timeout must be a positive number of seconds", file=sys.stderr)
         return 2
+    if config.engine != "memory":
+        from brainstore.service.common import load_or_create_secret
+
+        # Before the fork: workers that each made a watermark secret would refuse each other's watermarks.
+        load_or_create_secret(config.data_dir)
     if config.key_registry is None:
         print(
             "WARNING: no key registry configured: any well-formed sk_<env>_<project>_<secret> key is accepted "
@@ -55,9 +64,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     class Server(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
-            # One worker: a DuckDB file admits one read-write process; threads give concurrency.
+            # One worker unless postgres (Config refuses more): a DuckDB file admits one read-write
+            # process. Each worker builds its app after the fork (get_app).
             self.cfg.set("bind", f"{config.host}:{config.port}")
-            self.cfg.set("workers", 1)
+            self.cfg.set("workers", config.workers)
             # gthread behind a front that reads whole requests on the main loop: slow clients hold
             # no thread (brainstore/serving.py).
             self.cfg.set("worker_class", BufferingWorker.configured(args.client_timeout))
@@ -83,12 +93,26 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from brainstore.store.duckdb import DuckDBStore
+    try:
+        config = Config(engine=args.engine, data_dir=Path(args.data_dir), database_url=args.database_url or None)
+        url = config.require_database_url()
+    except ValueError as exc:
+        print(f"brainstore migrate: {exc}", file=sys.stderr)
+        return 2
+    store: Any
+    if config.engine == "postgres":
+        from brainstore.store.postgres import PostgresStore
 
-    store = DuckDBStore(Path(args.data_dir) / "brainstore.duckdb")
-    applied = store.migrate()
-    print(f"schema at {store.schema_version()}; applied {applied or 'nothing'}")
-    store.close()
+        store = PostgresStore(url, pool_size=1)
+    else:
+        from brainstore.store.duckdb import DuckDBStore
+
+        store = DuckDBStore(config.data_dir / "brainstore.duckdb")
+    try:
+        applied = store.migrate()
+        print(f"schema at {store.schema_version()}; applied {applied or 'nothing'}")
+    finally:
+        store.close()
     return 0
 
 
@@ -200,8 +224,9 @@ def parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the /v1 API under gunicorn")
     serve.add_argument("--host", default=_env("HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(_env("PORT", 8080)))
-    serve.add_argument("--engine", choices=("duckdb", "memory"), default=_env("ENGINE", "duckdb"))
+    serve.add_argument("--engine", choices=("duckdb", "memory", "postgres"), default=_env("ENGINE", "duckdb"))
     serve.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
+    serve.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
     serve.add_argument("--deployment", choices=("local", "hosted"), default=_env("DEPLOYMENT", "local"))
     serve.add_argument("--key-registry", default=_env("KEY_REGISTRY", None))
     serve.add_argument("--threads", type=int, default=int(_env("THREADS", 8)))
@@ -212,10 +237,15 @@ def parser() -> argparse.ArgumentParser:
         help="seconds a client has to send a request's head, the base of its body's deadline, and the "
         "bound of one response write (default 10)",
     )
+    serve.add_argument(
+        "--workers", type=int, default=int(_env("WORKERS", 1)), help="worker processes (more than 1: postgres only)"
+    )
     serve.set_defaults(run=_serve)
 
-    migrate = sub.add_parser("migrate", help="apply pending schema updates to the DuckDB store")
+    migrate = sub.add_parser("migrate", help="apply pending schema updates to the store")
+    migrate.add_argument("--engine", choices=("duckdb", "postgres"), default=_env("ENGINE", "duckdb"))
     migrate.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
+    migrate.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
     migrate.set_defaults(run=_migrate)
 
     keys = sub.add_parser("keys", help="issue, list and revoke API keys")

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ENGINES = ("duckdb", "memory")
+ENGINES = ("duckdb", "memory", "postgres")
 DEPLOYMENTS = ("local", "hosted")
 
 
@@ -39,6 +39,9 @@ class Config:
     embedder: str | None = None
     migrate_on_start: bool = True
     purposes: tuple[str, ...] = field(default=("general",))
+    # postgres: a libpq URL or key=value string (it may hold a password: never logged or echoed)
+    database_url: str | None = None
+    workers: int = 1  # gunicorn worker processes; more than one needs postgres
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -47,6 +50,24 @@ class Config:
             raise ValueError(f"deployment must be one of {DEPLOYMENTS}, got {self.deployment!r}")
         if self.deployment == "hosted" and self.key_registry is None:
             raise ValueError("a hosted deployment refuses to start without a key registry (--key-registry)")
+        if self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
+        if self.workers > 1 and self.engine != "postgres":
+            raise ValueError(
+                f"workers: {self.workers} worker processes need --engine postgres; the {self.engine} engine "
+                "admits one process (a DuckDB file takes one writer; memory is per process). Use --threads "
+                "for concurrency on one process"
+            )
+        if self.database_url is not None and self.engine != "postgres":
+            raise ValueError(f"database_url is for --engine postgres, not {self.engine}")
+
+    def require_database_url(self) -> str:
+        if self.engine == "postgres" and not self.database_url:
+            raise ValueError(
+                "the postgres engine needs a database: --database-url (or BRAINSTORE_DATABASE_URL), "
+                "e.g. postgresql://brainstore@db.internal/brainstore"
+            )
+        return self.database_url or ""
 
     @property
     def hosted(self) -> bool:
@@ -69,4 +90,6 @@ class Config:
             trace_buffer=_int(env, "BRAINSTORE_TRACE_BUFFER", 1000),
             embedder=env.get("BRAINSTORE_EMBEDDER") or None,
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
+            database_url=env.get("BRAINSTORE_DATABASE_URL") or None,
+            workers=_int(env, "BRAINSTORE_WORKERS", 1),
         )

@@ -1,28 +1,29 @@
-"""The Rust kernels of brainstore, typed: the only module that imports ``brainstore._native``.
+"""brainstore's Rust kernels: the only module of brainstore that imports ``brainstore_core``.
 
-Everything here is a thin wrapper over ``brainstore-core`` (``rust/core``). Batch functions take a
-whole candidate list per call: call them once per request, never per item in a Python loop. The
-functions marked "GIL released" let other threads run while Rust works.
-
-Invariants the rest of the code relies on:
-
-- Token counts use a real BPE tokenizer, :data:`TOKENIZER_NAME` (``cl100k_base``); special-token
-  strings in text count as ordinary text.
-- :func:`pack` never chooses items whose token counts add up to more than ``budget``.
-- :func:`decode_watermark` never raises for a ``str`` token; anything not minted by
-  :func:`encode_watermark` with the same secret and brain key gives ``None``.
-- Orderings are deterministic: scores descending (NaN last), ties by the lower id or index.
-- :class:`Pattern` matches in time linear in the text, whatever the pattern (no backtracking).
-
-Caller mistakes (parallel sequences of different lengths, negative token counts, an empty
-secret, out-of-range arguments, a refused pattern) raise :class:`ValueError`.
+``brainstore_core`` (distribution ``brainstore-core``, ``rust/py``) is the kernels as a library of their
+own, typed and documented there, invariants included. brainstore reaches it only through this
+module, so the layers stay checkable (``kernels`` is the lowest layer of the import contracts, and
+tests/unit/test_layers.py checks that no other module imports the library) and one place names what
+the service relies on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from brainstore import _native
+from brainstore_core import (
+    MAX_PATTERN_CHARS,
+    TOKENIZER_NAME,
+    LexicalIndex,
+    Pattern,
+    count_tokens,
+    decode_watermark,
+    encode_watermark,
+    final_scores,
+    near_duplicates,
+    pack,
+    rrf_fuse,
+    token_count,
+    truncate_tokens,
+)
 
 __all__ = [
     "MAX_PATTERN_CHARS",
@@ -39,186 +40,3 @@ __all__ = [
     "token_count",
     "truncate_tokens",
 ]
-
-TOKENIZER_NAME: str = _native.TOKENIZER_NAME
-#: The longest :class:`Pattern` source accepted, in characters.
-MAX_PATTERN_CHARS: int = _native.MAX_PATTERN_CHARS
-
-_I64_MAX = 2**63 - 1
-_U64_LIMIT = 2**64
-
-
-def token_count(text: str) -> int:
-    """Number of ``cl100k_base`` tokens in ``text``."""
-    return _native.token_count(text)
-
-
-def count_tokens(texts: Sequence[str]) -> list[int]:
-    """Token counts of many texts, in input order. GIL released."""
-    return _native.count_tokens(list(texts))
-
-
-def truncate_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of ``text`` with at most ``max_tokens`` tokens.
-
-    The cut falls on a character boundary at or before the token boundary, so the result is
-    always valid text (an emoji split across tokens is dropped whole). GIL released.
-    """
-    if max_tokens <= 0:
-        return ""
-    return _native.truncate_tokens(text, min(max_tokens, _I64_MAX))
-
-
-def pack(
-    token_counts: Sequence[int],
-    scores: Sequence[float],
-    budget: int,
-    *,
-    prev: Sequence[int] | None = None,
-    joined: Sequence[int] | None = None,
-) -> list[int]:
-    """Indices of the items to include, in the order chosen (best score first).
-
-    Greedy by score descending (NaN last, ties by lower index); an item that does not fit is
-    skipped and later, smaller items may still fit. The charged counts never sum above
-    ``budget``; ``budget <= 0`` chooses nothing. GIL released.
-
-    Runs (both or neither): ``prev[i]`` is the item whose text item ``i`` directly follows (-1 for
-    none, each item followed by at most one); an item packed next to a chosen neighbour is charged
-    ``joined[i]`` (at most ``token_counts[i]``) instead of its full count, since it is rendered
-    under the neighbour's header.
-    """
-    clamped = max(0, min(budget, _I64_MAX))
-    return _native.pack(
-        list(token_counts),
-        list(scores),
-        clamped,
-        None if prev is None else list(prev),
-        None if joined is None else list(joined),
-    )
-
-
-def encode_watermark(secret: bytes, brain_key: str, seq: int) -> str:
-    """``wm_`` + base64url(version | seq | brain key hash | truncated HMAC-SHA256).
-
-    ``seq`` must fit in an unsigned 64-bit integer and ``secret`` must not be empty.
-    """
-    if not 0 <= seq < _U64_LIMIT:
-        raise ValueError(f"watermark seq must be within [0, 2**64), got {seq}")
-    return _native.encode_watermark(bytes(secret), brain_key, seq)
-
-
-def decode_watermark(secret: bytes, brain_key: str, token: str) -> int | None:
-    """The sequence number in ``token``, or ``None`` when it is garbage, tampered, from another
-    brain key, signed with another secret, or of an unknown version. Never raises for a str."""
-    if not isinstance(token, str):
-        return None
-    return _native.decode_watermark(bytes(secret), brain_key, token)
-
-
-class LexicalIndex:
-    """A BM25 index (k1=1.2, b=0.75) over stemmed, stopword-filtered words.
-
-    Thread-safe: one internal read-write lock; searches share it and run with the GIL released,
-    so threads search concurrently. Ids are 64-bit signed integers.
-    """
-
-    __slots__ = ("_index",)
-
-    def __init__(self) -> None:
-        self._index = _native.LexicalIndex()
-
-    def add(self, doc_ids: Sequence[int], texts: Sequence[str]) -> None:
-        """Index documents; re-adding an existing id replaces its text. GIL released."""
-        self._index.add(list(doc_ids), list(texts))
-
-    def remove(self, doc_ids: Sequence[int]) -> None:
-        """Forget documents; unknown ids are ignored."""
-        self._index.remove(list(doc_ids))
-
-    def search(
-        self, query: str, k: int, allowed: Sequence[int] | None = None, excluded: Sequence[int] = ()
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best ``(doc_id, score)`` pairs, score descending then id ascending.
-
-        ``allowed`` restricts results to those ids (an empty sequence allows nothing); ids in
-        ``excluded`` are never returned. Only documents sharing a term with the query are returned,
-        so fewer than ``k`` may come back.
-        """
-        if k <= 0:
-            return []
-        ids = None if allowed is None else list(allowed)
-        return self._index.search(query, min(k, _I64_MAX), ids, list(excluded))
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-
-def rrf_fuse(
-    lanes: Sequence[Sequence[int]], weights: Sequence[float], k: float = 60.0
-) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion of ranked id lists (best first).
-
-    ``score(id) = sum_l weights[l] / (k + rank_l(id) + 1)`` with ranks from 0; an id repeated in
-    one lane counts at its best rank only. Returns every id, best first, ties by id ascending.
-    """
-    return _native.rrf_fuse([list(lane) for lane in lanes], list(weights), k)
-
-
-def final_scores(
-    base: Sequence[float], recency: Sequence[float], trust: Sequence[float], recency_weight: float
-) -> list[float]:
-    """``base_i * trust_i * (1 + recency_weight * recency_i)``, recency clamped to [0, 1]."""
-    return _native.final_scores(list(base), list(recency), list(trust), recency_weight)
-
-
-def near_duplicates(texts: Sequence[str], threshold: float = 0.9) -> list[int]:
-    """Indices (ascending) of texts that are near-duplicates of ANY earlier text.
-
-    Similarity is the Jaccard index of word 3-shingles (lowercased alphanumeric words); texts
-    with fewer than 3 words compare word sets; texts without words duplicate each other.
-    ``threshold`` must be within [0, 1]. GIL released.
-    """
-    return _native.near_duplicates(list(texts), threshold)
-
-
-class Pattern:
-    """A JSON Schema ``pattern``: an ECMA-262 regular expression, compiled once, matched in linear time.
-
-    Semantics are JSON Schema's: an unanchored search (``Pattern("b").is_match("abc")`` is true;
-    anchor with ``^`` and ``$``). ``\\d``, ``\\w`` and ``\\b`` are ASCII and ``.`` stops at line
-    terminators, as in ECMA-262. Matching runs on finite automata, so ``^(a+)+$`` against 50,000
-    ``a`` and a ``b`` takes about 0.1 ms instead of never finishing.
-
-    Raises :class:`ValueError` naming the reason when the source is refused: longer than
-    :data:`MAX_PATTERN_CHARS`, not ECMA-262 syntax, a feature a finite automaton lacks
-    (backreferences, lookahead, lookbehind) or inline flags, nested too deep, or too large once
-    compiled (``((a{100}){100}){100}``). Thread-safe; compiling and matching release the GIL. A
-    ``str`` holding lone surrogates is matched as if they were replacement characters (U+FFFD).
-    """
-
-    __slots__ = ("_pattern",)
-
-    def __init__(self, source: str) -> None:
-        if not isinstance(source, str):
-            raise ValueError(f"invalid pattern: must be a string, not {type(source).__name__}")
-        if len(source) > MAX_PATTERN_CHARS:
-            # Checked here too so a huge string is never copied into Rust only to be refused.
-            raise ValueError(f"invalid pattern: longer than {MAX_PATTERN_CHARS} characters ({len(source)})")
-        self._pattern = _native.Pattern(source)
-
-    @property
-    def source(self) -> str:
-        """The pattern as given."""
-        return self._pattern.source
-
-    def is_match(self, text: str) -> bool:
-        """Whether the pattern occurs anywhere in ``text``."""
-        return self._pattern.is_match(text)
-
-    def matches(self, texts: Sequence[str]) -> list[bool]:
-        """:meth:`is_match` of each text, in input order, in one native call."""
-        return self._pattern.matches(list(texts))
-
-    def __repr__(self) -> str:
-        return f"Pattern({self.source!r})"

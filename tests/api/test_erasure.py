@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from brainstore.api.app import create_app
 from brainstore.service import Service
 from tests.conftest import Api, assert_error, open_engine
@@ -103,14 +105,23 @@ def race_writes_with_forget_brain(service: Service) -> None:
     assert service.store.current_seq(uid) == 0
 
 
-def test_a_write_racing_forget_brain_lands_before_it_or_finds_the_brain_gone(engine_kind: str, tmp_path: Path) -> None:
+def test_a_write_racing_forget_brain_lands_before_it_or_finds_the_brain_gone(
+    engine_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     for attempt in range(5):
-        service = open_engine(engine_kind, tmp_path / f"run{attempt}")
+        config, database = {}, None
+        if engine_kind == "postgres":  # a fresh database each time, like the service fixture's
+            server = request.getfixturevalue("postgres_server")
+            database = server.database()
+            config = {"database_url": server.url(database)}
+        service = open_engine(engine_kind, tmp_path / f"run{attempt}", **config)
         try:
             race_writes_with_forget_brain(service)
         finally:
             service.stop()
             service.store.close()
+            if database is not None:
+                server.drop(database)
 
 
 def test_forgetting_leaves_no_byte_of_the_text_in_the_data_directory(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ from brainstore.service import Service
 from tests.conftest import Api, assert_error
 
 
-def say(api: Api, service: Service, text: str, at: str, *, brain: str = "alice", **content: Any) -> dict[str, Any]:
+def say(
+    api: Api, service: Service, text: str, at: str, *, brain: str = "alice", **content: Any
+) -> dict[str, Any]:
     body = {"kind": "message", "role": "user", "text": text, **content}
     rec = api.remember(brain, body, occurred_at=at).body
     assert service.wait_idle()
@@ -70,7 +72,13 @@ def test_facts_that_change_over_time_keep_their_history(alice: Api, service: Ser
 
 def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service: Service) -> None:
     say(alice, service, "My sister loves sushi.", "2024-01-01T10:00:00Z")
-    say(alice, service, "You should try yoga. You mentioned you like hiking.", "2024-01-01T10:01:00Z", role="assistant")
+    say(
+        alice,
+        service,
+        "You should try yoga. You mentioned you like hiking.",
+        "2024-01-01T10:01:00Z",
+        role="assistant",
+    )
     alice.remember("alice", {"kind": "document", "text": "Bob said he likes tea."})
     say(alice, service, "I love painting.", "2024-01-01T10:02:00Z", speaker="Carol", role="other")
     assert service.wait_idle()
@@ -79,7 +87,9 @@ def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service
     assert sushi["owner"] != "Alice" and "sister" in sushi["subject"]
     assert only(everything, "tea")["owner"] == "Bob"
     assert only(everything, "painting")["owner"] == "Carol"
-    assert not any("yoga" in m["statement"] or "hiking" in m["statement"] for m in everything if m["owner"] == "Alice")
+    assert not any(
+        "yoga" in m["statement"] or "hiking" in m["statement"] for m in everything if m["owner"] == "Alice"
+    )
     assert memories(alice, owner="Alice") == []
     assert alice.get("/brains/alice/profile").body["lines"] == []
 
@@ -97,17 +107,61 @@ def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service:
     assert new["citations"][0]["record_id"] == fix["id"]
     before = alice.get("/brains/alice/census").body["counts"]["records"]
     err = assert_error(
-        alice.post("/brains/alice/records", {"content": {"kind": "correction", "corrects": wrong, "text": "No, Madrid."}}),
+        alice.post(
+            "/brains/alice/records",
+            {"content": {"kind": "correction", "corrects": wrong, "text": "No, Madrid."}},
+        ),
         409,
         "correction_conflict",
     )
     assert wrong in err["message"]
     assert_error(
-        alice.post("/brains/alice/records", {"content": {"kind": "correction", "corrects": "mem_nope", "text": "x"}}),
+        alice.post(
+            "/brains/alice/records", {"content": {"kind": "correction", "corrects": "mem_nope", "text": "x"}}
+        ),
         404,
         "corrected_memory_not_found",
     )
     assert alice.get("/brains/alice/census").body["counts"]["records"] == before
+
+
+def test_a_contradicting_message_never_becomes_support(alice: Api, service: Service) -> None:
+    march = say(alice, service, "I moved to Lisbon in March 2026.", "2026-05-02T10:00:00Z")["memory_ids"][0]
+    fix = say(alice, service, "Actually I moved to Lisbon in April, not March.", "2026-05-03T10:00:00Z")
+    old = alice.get(f"/brains/alice/memories/{march}").body
+    assert len(old["citations"]) == 1 and old["citations"][0]["record_id"] != fix["id"]
+    assert old["status"] == "superseded" and old["superseded_by"] in fix["memory_ids"]
+    new = alice.get(f"/brains/alice/memories/{old['superseded_by']}").body
+    assert new["status"] == "active" and "Lisbon" in new["statement"]
+    assert new["valid_from"].startswith("2026-04") and new["citations"][0]["record_id"] == fix["id"]
+    active = [
+        m["statement"] for m in memories(alice) if "Lisbon" in m["statement"] and m["status"] == "active"
+    ]
+    assert len(active) == 1, active
+
+
+def test_the_same_fact_at_another_time_is_a_marked_conflict(alice: Api, service: Service) -> None:
+    first = say(alice, service, "I moved to Lisbon in March 2026.", "2026-05-02T10:00:00Z")["memory_ids"][0]
+    second = say(alice, service, "I moved to Lisbon in June 2025.", "2026-05-03T10:00:00Z")["memory_ids"][0]
+    assert first != second
+    one, other = (alice.get(f"/brains/alice/memories/{m}").body for m in (first, second))
+    assert one["status"] == other["status"] == "active"
+    assert one["conflicts_with"] == [second] and other["conflicts_with"] == [first]
+    assert len(one["citations"]) == len(other["citations"]) == 1
+
+
+def test_a_bare_denial_withdraws_the_corrected_memory(alice: Api, service: Service) -> None:
+    wrong = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")["memory_ids"][0]
+    alice.remember("alice", {"kind": "correction", "corrects": wrong, "text": "No, that's wrong."})
+    assert service.wait_idle()
+    old = alice.get(f"/brains/alice/memories/{wrong}").body
+    assert old["status"] == "superseded"
+    denial = alice.get(f"/brains/alice/memories/{old['superseded_by']}").body
+    assert denial["statement"].startswith("Not so:") and "Acme" in denial["statement"]
+    assert not any(
+        "Acme" in m["statement"] and m["status"] == "active" and not m["statement"].startswith("Not so")
+        for m in memories(alice)
+    )
 
 
 def test_disagreeing_sources_are_both_kept_as_conflicts(alice: Api, service: Service) -> None:
@@ -135,7 +189,9 @@ def test_the_same_assertion_from_several_records_is_one_memory(alice: Api, servi
     assert alice.get("/brains/alice/census").body["counts"]["duplicates"] == 1
 
 
-def test_forgetting_shared_evidence_rederives_and_forgetting_all_deletes(alice: Api, service: Service) -> None:
+def test_forgetting_shared_evidence_rederives_and_forgetting_all_deletes(
+    alice: Api, service: Service
+) -> None:
     a = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
     b = say(alice, service, "I work at Acme.", "2024-02-01T10:00:00Z")
     solo = say(alice, service, "I love jazz.", "2024-02-02T10:00:00Z")
@@ -167,7 +223,9 @@ def test_delta_sync_replays_into_the_full_read(alice: Api, service: Service) -> 
     def sync() -> None:
         nonlocal watermark
         while True:
-            page = alice.get("/brains/alice/memories", params={"since_watermark": watermark, "limit": "2"}).body
+            page = alice.get(
+                "/brains/alice/memories", params={"since_watermark": watermark, "limit": "2"}
+            ).body
             assert page["next_cursor"] is None
             for memory in page["data"]:
                 replica[memory["id"]] = memory
@@ -180,7 +238,9 @@ def test_delta_sync_replays_into_the_full_read(alice: Api, service: Service) -> 
     first = say(alice, service, "I live in Lisbon. I work at Acme. I love jazz.", "2023-01-01T10:00:00Z")
     sync()
     say(alice, service, "I moved to Porto last March.", "2024-05-08T10:00:00Z")
-    alice.remember("alice", {"kind": "correction", "corrects": first["memory_ids"][1], "text": "I work at Globex."})
+    alice.remember(
+        "alice", {"kind": "correction", "corrects": first["memory_ids"][1], "text": "I work at Globex."}
+    )
     assert service.wait_idle()
     sync()
     alice.delete(f"/brains/alice/records/{first['id']}")
@@ -192,7 +252,12 @@ def test_delta_sync_replays_into_the_full_read(alice: Api, service: Service) -> 
 
 
 def test_full_reads_page_by_id(alice: Api, service: Service) -> None:
-    say(alice, service, "I love jazz. I love tea. I love chess. I love maps. I love rain.", "2024-01-01T10:00:00Z")
+    say(
+        alice,
+        service,
+        "I love jazz. I love tea. I love chess. I love maps. I love rain.",
+        "2024-01-01T10:00:00Z",
+    )
     seen, cursor = [], None
     while True:
         params = {"limit": "2", **({"cursor": cursor} if cursor else {})}
@@ -216,7 +281,9 @@ def test_watermark_and_cursor_rules(alice: Api, api: Api) -> None:
     )
     assert "since_watermark" in err["message"] and "cursor" in err["message"]
     for bad in (theirs, "wm_garbage", mine[:-2] + ("AA" if not mine.endswith("AA") else "BB"), "hello"):
-        assert_error(alice.get("/brains/alice/memories", params={"since_watermark": bad}), 400, "invalid_watermark")
+        assert_error(
+            alice.get("/brains/alice/memories", params={"since_watermark": bad}), 400, "invalid_watermark"
+        )
     assert_error(alice.get("/brains/alice/memories", params={"cursor": "nope"}), 400, "invalid_request_body")
     assert_error(alice.get("/brains/alice/memories", params={"as_of": "May 5"}), 400, "invalid_request_body")
 

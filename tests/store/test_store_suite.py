@@ -21,17 +21,21 @@ from brainstore.domain import (
 from brainstore.store.base import Store
 from brainstore.store.duckdb import DuckDBStore
 from brainstore.store.memory import MemoryStore
+from brainstore.store.postgres import PostgresStore
+from tests.conftest import ENGINES
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["memory", "duckdb"])
+@pytest.fixture(params=ENGINES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "memory":
         s: Store = MemoryStore()
-    else:
+    elif request.param == "duckdb":
         s = DuckDBStore(tmp_path / "s.duckdb")
         s.migrate()  # type: ignore[attr-defined]
+    else:
+        s = PostgresStore(request.getfixturevalue("postgres_url"))  # a copy of a migrated database
     yield s
     s.close()
 
@@ -363,3 +367,50 @@ def test_records_and_their_statuses_are_read_and_written_together(store: Store) 
     assert (got["rec_2"].status, got["rec_2"].error) == ("failed", {"code": "x", "message": "y"})
     assert got["rec_3"].status == "processing" and got["rec_3"] == store.get_record("brn_1", "rec_3")
     assert store.records("brn_1", []) == {}
+
+
+def test_a_write_racing_erase_brain_is_erased_with_it_or_finds_the_brain_gone(store: Store) -> None:
+    import threading
+    import time
+    from dataclasses import replace
+
+    store.insert_brain(brain())
+    written: list[str] = []
+    refused: list[int] = []
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(10_000):
+                rid = f"rec_{n}_{i}"
+                with store.atomic():
+                    if not store.lock_brain("brn_1"):
+                        refused.append(n)
+                        return
+                    seq = store.next_seq("brn_1")
+                    store.insert_record(
+                        Record(rid, "brn_1", {"kind": "document", "text": rid}, None, "shareable", T0, T0, "api", seq)
+                    )
+                    store.insert_chunks([stored_chunk(rid, 0)])
+                    store.insert_memory_revisions([replace(revision(f"mem_{n}_{i}", 1, seq, cites=(rid,)), fingerprint=rid)])
+                    store.put_idempotent(IdempotentReply("test:acme", "op:b1", rid, "fp", 202, {"id": rid}, None, T0, "brn_1", rid))
+                    time.sleep(0.001)  # hold the Brain a moment: the erase must wait for this write
+                written.append(rid)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    counts = store.erase_brain("brn_1")
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert sorted(refused) == [0, 1, 2]  # every writer ended by finding the Brain gone
+    assert written and counts["records"] == len(written)  # every committed write was erased with it
+    assert counts["memories"] == len(written)
+    assert store.brain_by_uid("brn_1") is None and store.list_records("brn_1") == []
+    assert store.chunks("brn_1") == [] and store.all_memories("brn_1") == []
+    assert store.current_seq("brn_1") == 0
+    assert all(store.get_idempotent("test:acme", "op:b1", rid) is None for rid in written)

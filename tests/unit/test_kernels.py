@@ -1,4 +1,6 @@
-"""Tests of brainstore.kernels, the typed face of the Rust core (mirrors rust/core/src/*.rs)."""
+"""Tests of brainstore.kernels, brainstore's door to the Rust core: the library brainstore_core,
+re-exported (mirrors rust/core/src/*.rs). The library's own surface, stubs and GIL release are tested in
+tests/unit/test_core_library.py."""
 
 from __future__ import annotations
 

@@ -462,7 +462,7 @@ TUNE = [
     (["I'm vegan.", "I live in Berlin."], [], {"is_vegan": BOOL, "diet": DIET, "city": STR},
      {"is_vegan": {True}, "diet": {"vegan"}, "city": {"Berlin"}}),
     (["I started learning the cello"], [], {"pet": STR, "car": STR, "employer": STR}, {}),
-    (["I used to live in Porto.", "Last year INT moved to Lisbon."], [], {"city": STR}, {"city": {"Lisbon"}}),
+    (["I used to live in Porto.", "Last year I moved to Lisbon."], [], {"city": STR}, {"city": {"Lisbon"}}),
     (["I like jazz."], ["My brother plays the drums."], {"instrument": STR, "music_genre": STR}, {"music_genre": {"jazz"}}),
     (["I'm reading Dune right now.", "I have a cat named Luna."], [], {"book": STR, "pet_name": STR},
      {"book": {"Dune"}, "pet_name": {"Luna"}}),

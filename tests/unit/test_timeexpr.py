@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brainstore.derive.timeexpr import find_time_expressions, named_periods, render, resolve_span
+from brainstore.derive.timeexpr import (
+    UNKNOWN_START,
+    find_time_expressions,
+    named_periods,
+    render,
+    resolve,
+    resolve_span,
+    tense_of,
+)
 
 UTC = timezone.utc  # noqa: UP017
 BASE = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
@@ -60,13 +68,116 @@ def test_no_time_keeps_occurred_at():
         ("We lived there from 2015 to 2018", d(2015, 1, 1), d(2019, 1, 1)),
         ("between 2010 and 2012", d(2010, 1, 1), d(2013, 1, 1)),
         ("2010-2012", d(2010, 1, 1), d(2013, 1, 1)),
-        ("I worked there until 2020", d(2020, 1, 1), d(2021, 1, 1)),
+        # said of the past, "until" bounds the end only: when it began, the text does not say
+        ("I worked there until 2020", UNKNOWN_START, d(2021, 1, 1)),
         ("I will stay until 2025", BASE, d(2026, 1, 1)),
     ],
 )
 def test_bounds(text, start, end):
     span = resolve_span(text, BASE)
     assert (span.valid_from, span.valid_to) == (start, end)
+
+
+JUNE = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("text", "base", "start", "end"),
+    [
+        # tense and direction decide which year a date without one falls in
+        ("I fly to Tokyo on October 10", JUNE, d(2024, 10, 10), None),
+        ("I'm flying to Tokyo on October 10", JUNE, d(2024, 10, 10), None),
+        ("I will fly to Tokyo on October 10", JUNE, d(2024, 10, 10), None),
+        ("I flew to Tokyo on October 10", JUNE, d(2023, 10, 10), None),
+        ("I flew to Tokyo on May 2", JUNE, d(2024, 5, 2), None),
+        ("I'm going to Tokyo on May 2", JUNE, d(2025, 5, 2), None),
+        ("Sam is visiting me in April", d(2023, 3, 5), d(2023, 4, 1), None),
+        ("Sam visited me in April", d(2023, 3, 5), d(2022, 4, 1), None),
+        ("We meet on Friday", JUNE, d(2024, 6, 14), None),
+        ("We met on Friday", JUNE, d(2024, 6, 7), None),
+        ("Trip plan for October 2024", JUNE, d(2024, 10, 1), None),
+        # "until" ends the span; of what is ahead it starts now
+        ("I will be in Paris until June 20", JUNE, JUNE, d(2024, 6, 21)),
+        ("I'm in Paris until June 20", JUNE, JUNE, d(2024, 6, 21)),
+        ("I lived in Oslo until 2020", JUNE, UNKNOWN_START, d(2021, 1, 1)),
+        # a range lends its year to a half without one
+        ("We lived there from May to July 2022", JUNE, d(2022, 5, 1), d(2022, 8, 1)),
+        ("from November to February 2022", JUNE, d(2021, 11, 1), d(2022, 3, 1)),
+        # durations: the perfect counts back, what is ahead counts forward, the past dates nothing
+        ("I've been vegan for three years", JUNE, d(2021, 6, 10), None),
+        ("I have lived here for the past 2 months", JUNE, d(2024, 4, 10), None),
+        ("I'll be in Rome for two weeks", JUNE, JUNE, d(2024, 6, 24)),
+        ("I lived there for three years", JUNE, JUNE, None),
+        # a recurrence is not a date
+        ("I go running every Saturday", JUNE, JUNE, None),
+        ("We play chess on Sundays", JUNE, JUNE, None),
+        ("I call my mom weekly", JUNE, JUNE, None),
+    ],
+)
+def test_direction_bounds_durations_recurrences(text, base, start, end):
+    span = resolve_span(text, base)
+    assert (span.valid_from, span.valid_to) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("I lived in Tokyo in the 90s", d(1990, 1, 1), d(2000, 1, 1)),
+        ("I lived in Tokyo in the 1980s", d(1980, 1, 1), d(1990, 1, 1)),
+        ("I lived in Tokyo in the nineties", d(1990, 1, 1), d(2000, 1, 1)),
+        ("I lived in Tokyo in the early 2010s", d(2010, 1, 1), d(2020, 1, 1)),
+        ("I lived in Tokyo in 2019", d(2019, 1, 1), d(2020, 1, 1)),
+        ("I used to live in Dublin", UNKNOWN_START, JUNE),
+        ("I lived in Dublin", UNKNOWN_START, JUNE),
+        ("I live in Dublin", JUNE, None),
+        ("I moved to Dublin in 2019", d(2019, 1, 1), None),  # the tense is past, but this is no state
+    ],
+)
+def test_a_past_state_is_over(text, start, end):
+    span = resolve_span(text, JUNE, state="moved" not in text)
+    assert (span.valid_from, span.valid_to) == (start, end)
+
+
+def test_stated_or_defaulted():
+    assert resolve(find_time_expressions("I moved to Lisbon in April", JUNE), JUNE) == (
+        d(2024, 4, 1),
+        None,
+        True,
+    )
+    assert resolve(find_time_expressions("I moved to Lisbon", JUNE), JUNE) == (JUNE, None, False)
+    recurring = find_time_expressions("every Saturday", JUNE)
+    assert [e.kind for e in recurring] == ["recurring"] and resolve(recurring, JUNE) == (JUNE, None, False)
+
+
+@pytest.mark.parametrize(
+    ("clause", "tense"),
+    [
+        ("I will be there", "future"),
+        ("I'll be there", "future"),
+        ("I'm going to move", "future"),
+        ("I'm going to the gym", "progressive"),
+        ("I am planning to move", "future"),
+        ("I've been vegan", "perfect"),
+        ("I have lived here", "perfect"),
+        ("I lived there", "past"),
+        ("I was there", "past"),
+        ("I used to live there", "past"),
+        ("I went home", "past"),
+        ("I'm excited about it", "present"),
+        ("I am visiting Rome", "progressive"),
+        ("I live in Rome", "present"),
+        ("Sam is visiting me", "progressive"),
+    ],
+)
+def test_tense(clause, tense):
+    assert tense_of(clause) == tense
+
+
+def test_decades_render():
+    (e,) = find_time_expressions("back in the 90s", JUNE)
+    assert (e.when, e.period, render(e)) == (d(1990, 1, 1), "decade", "in the 1990s")
+    assert named_periods("What did she do in the 90s?", JUNE) == [(d(1990, 1, 1), d(2000, 1, 1))]
+    assert find_time_expressions("I'm in my 90s", JUNE) == []
 
 
 @pytest.mark.parametrize(

@@ -1,15 +1,28 @@
-"""Who a clause is about, and rewriting it in the third person.
+"""Who a clause is about, whose claim it is, and rewriting it in the third person.
 
+``owner`` is the person whose own claim the statement is, when they can vouch for it; None otherwise.
 The rules, most important first (the product promise is that nothing is attributed to the wrong person):
 - First person ("I", "my", "me") is the speaker. With no known speaker (document prose, an event) it is
-  "the author"/"the speaker" and owned by nobody.
+  "the author"/"the speaker" and owned by nobody. In a chat turn a clause with no subject at all
+  ("Been tweaking a recipe", "Busy with studies") is the speaker's: chat drops the "I".
 - "My sister ..." is about "<speaker>'s sister" and owned by her, never by the speaker. "My name/age/
   birthday/job/favorite X ..." is about the speaker. Other possessions ("my car") are about
   "<speaker>'s car", owned by the speaker.
-- Second person ("you") is the addressee only when the sentence names them ("Bob, you ..." or "..., Bob!");
-  otherwise "the addressee", owned by nobody.
-- "He"/"she" is a named person only when the same text named exactly one person before; otherwise the
-  clause is dropped. "It", "that", "they" ... subjects are dropped.
+- A clause whose subject is a thing, an activity or someone else but that is about the speaker's own
+  experience ("Pottery is a huge part of my life", "My family motivates me", "Sam visited me") is the
+  speaker's to vouch for: owned by the speaker.
+- What a speaker says of the person they talk to ("you") is the speaker's claim, never the addressee's
+  own (spec guarantee 5): a fact ("Carol, you live in Lisbon now") is about the addressee and owned by
+  nobody; a judgement ("you're so brave to speak up") is the speaker's view ("Bob thinks Carol is so
+  brave ..."), owned by the speaker; bare praise ("You're doing amazing!") is nothing to remember. The
+  addressee is known only when the turn names them ("Carol, you ..."); otherwise "the addressee".
+- In a chat turn a general statement is its speaker's: a judgement is their view ("Bob thinks talking
+  about it is crucial"), a report is what they say ("Bob says the office is closed on Mondays").
+- "He"/"she" is a person named earlier in the same text when exactly one was (a name after "in", "at",
+  "to" ... is a place or an organisation, not a person); otherwise the clause is dropped. "It", "that",
+  "they" ... subjects are dropped unless the clause is about the speaker or is the speaker's judgement.
+- Words in quotation marks are the quoted person's ("Emma said: 'I hate cats.'" is Emma's), and nobody's
+  when the text does not say who spoke them.
 - Assistant and system turns never produce anything about the user: their first- and second-person
   clauses are dropped, and whatever remains is owned by nobody (a model's claim establishes nothing).
 """

@@ -1,18 +1,23 @@
-"""The default, deterministic, offline extractor ("rules-v1"): Record text -> atomic Assertions.
+"""The default, deterministic, offline extractor ("rules-v2"): Record text -> atomic Assertions.
 
-Pipeline per SourceText: split sentences (exact offsets) -> drop questions, greetings, thanks and filler
--> strip leading interjections and vocatives ("Hey Mel!", "..., Caroline!") -> split coordinated clauses
-where safe -> find the clause's subject and owner (see attribution.py) -> rewrite it as a self-contained
-third-person statement (pronouns and relative times resolved) -> read an attribute/value, negation and
-change -> resolve valid_from/valid_to from the clause's time expressions (timeexpr.py).
+Pipeline per SourceText: split sentences (exact offsets; quotations are read as their speaker's) -> drop
+questions, greetings, thanks, filler, wishes and hypotheticals -> strip leading interjections, vocatives,
+connectives and fronted times ("Hey Mel!", "That's why", "Last weekend") -> split coordinated clauses
+where safe -> find the clause's subject and owner (see attribution.py) -> drop praise and clauses with
+nothing in them -> rewrite it as a self-contained third-person statement (pronouns and relative times
+resolved) -> read an attribute/value, negation and change -> resolve valid_from/valid_to from the
+clause's time expressions and tense (timeexpr.py), and say whether the text stated them and whether the
+clause corrects something said before.
 
 Nothing here raises on arbitrary text; an unparseable clause yields no assertion rather than a guess.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +36,7 @@ from .attribution import (
     is_name_token,
 )
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
-from .timeexpr import find_time_expressions, render
+from .timeexpr import find_time_expressions, looks_ahead, render, resolve, tense_of
 
 __all__ = ["RuleExtractor", "default_extractor", "source_text"]
 
@@ -169,6 +174,241 @@ _VERB_BASES = [
     "practice",
     "practise",
     "train",
+    "matter",
+    "mean",
+    "inspire",
+    "remind",
+    "bring",
+    "calm",
+    "motivate",
+    "refresh",
+    "fill",
+    "allow",
+    "cause",
+    "affect",
+    "show",
+    "let",
+    "put",
+    "set",
+    "hold",
+    "feed",
+    "lead",
+    "sound",
+    "smell",
+    "taste",
+    "love",
+    "miss",
+    "hope",
+    "wish",
+    "fly",
+    "shine",
+    "fit",
+    "suit",
+    "beat",
+    "cost",
+    "pay",
+    "last",
+    "happen",
+    "seem",
+    "appear",
+    "become",
+    "remain",
+    "stand",
+    "sit",
+    "lie",
+    "rise",
+    "fall",
+    "break",
+    "hurt",
+    "heal",
+    "save",
+    "spend",
+    "waste",
+    "enjoy",
+    "relax",
+    "encourage",
+    "amaze",
+    "surprise",
+    "excite",
+    "scare",
+    "worry",
+    "bother",
+    "annoy",
+    "please",
+    "comfort",
+    "push",
+    "pull",
+    "drive",
+    "shape",
+    "guide",
+    "teach",
+    "connect",
+    "unite",
+    "bond",
+    "share",
+    "reflect",
+    "represent",
+    "symbolize",
+    "include",
+    "involve",
+    "require",
+    "deserve",
+    "rock",
+    "suck",
+    "rule",
+    "work",
+    "add",
+    "ask",
+    "answer",
+    "agree",
+    "apply",
+    "arrive",
+    "bake",
+    "borrow",
+    "care",
+    "catch",
+    "check",
+    "choose",
+    "clean",
+    "climb",
+    "compete",
+    "cover",
+    "cry",
+    "cut",
+    "deal",
+    "design",
+    "develop",
+    "die",
+    "draw",
+    "dream",
+    "dress",
+    "earn",
+    "end",
+    "explore",
+    "face",
+    "fail",
+    "fight",
+    "find",
+    "fix",
+    "follow",
+    "forget",
+    "gain",
+    "garden",
+    "grab",
+    "hang",
+    "hear",
+    "hit",
+    "hug",
+    "hunt",
+    "improve",
+    "invite",
+    "jog",
+    "join",
+    "jump",
+    "kick",
+    "kiss",
+    "knit",
+    "laugh",
+    "launch",
+    "lend",
+    "lift",
+    "light",
+    "live",
+    "lock",
+    "manage",
+    "mark",
+    "meditate",
+    "mention",
+    "mix",
+    "notice",
+    "offer",
+    "order",
+    "organize",
+    "own",
+    "pack",
+    "pass",
+    "perform",
+    "pick",
+    "pray",
+    "prepare",
+    "print",
+    "promise",
+    "protect",
+    "prove",
+    "publish",
+    "reach",
+    "realize",
+    "receive",
+    "record",
+    "recover",
+    "release",
+    "rent",
+    "repair",
+    "rest",
+    "ring",
+    "sail",
+    "score",
+    "search",
+    "send",
+    "serve",
+    "shoot",
+    "shop",
+    "shout",
+    "sign",
+    "ski",
+    "skip",
+    "sleep",
+    "smile",
+    "solve",
+    "sort",
+    "start",
+    "stop",
+    "struggle",
+    "surf",
+    "sew",
+    "take",
+    "talk",
+    "tend",
+    "thank",
+    "throw",
+    "touch",
+    "tour",
+    "trust",
+    "understand",
+    "upload",
+    "vote",
+    "wait",
+    "wake",
+    "want",
+    "wash",
+    "welcome",
+    "wonder",
+    "worry",
+    "cycle",
+    "bike",
+    "vape",
+    "smoke",
+    "brew",
+    "adore",
+    "admire",
+    "appreciate",
+    "value",
+    "cherish",
+    "treasure",
+    "recommend",
+    "suggest",
+    "sing",
+    "cheer",
+    "greet",
+    "visit",
+    "hug",
+    "support",
+    "thrive",
+    "grow",
+    "wander",
+    "explore",
+    "inspire",
+    "keep",
 ]
 _VERB_FORMS: set[str] = set(IRREGULAR_PAST) | {"is", "are", "am", "was", "were", "has", "had", "does", "did"}
 for _b in _VERB_BASES:
@@ -176,6 +416,39 @@ for _b in _VERB_BASES:
     _VERB_FORMS.add(conjugate_3sg(_b))
     _VERB_FORMS.add(_b + "d" if _b.endswith("e") else _b + "ed")
 _VERB_FORMS |= MODALS | {"'s", "s", "'ll", "ll", "'d", "d", "'ve", "'re", "'m"}
+_VERB_BASE_SET = set(_VERB_BASES) | {"be", "have", "do"}
+# Finite forms that only a verb takes: auxiliaries, modals, third-person -s and past forms of known verbs.
+_FINITE = {
+    "is", "are", "was", "were", "am", "'s", "'re", "'m", "has", "have", "had", "does", "do", "did", "can",
+    "could", "will", "would", "shall", "should", "may", "might", "must", "isn't", "aren't", "wasn't",
+    "weren't", "hasn't", "haven't", "hadn't", "doesn't", "don't", "didn't", "can't", "cannot", "won't",
+    "wouldn't", "couldn't", "shouldn't",
+} | {f for f in _VERB_FORMS if f.endswith(("s", "ed")) and f not in ("'s", "s", "ed")} | set(IRREGULAR_PAST)  # fmt: skip
+
+
+def _gerund(base: str) -> str:
+    """ "drink" -> "drinking", "smoke" -> "smoking", "run" -> "running" (the verbs this module names)."""
+    if base in _DOUBLED:
+        return base + base[-1] + "ing"
+    if base.endswith("ie"):
+        return base[:-2] + "ying"
+    if base.endswith("e") and not base.endswith(("ee", "ye", "oe")):
+        return base[:-1] + "ing"
+    return base + "ing"
+
+
+_DOUBLED = {"run", "swim", "jog", "shop", "stop", "plan", "sit", "get", "put", "cut", "hit", "win", "begin",
+            "set", "knit", "skip", "drum"}  # fmt: skip
+# Habits a person keeps in the simple present ("I drink coffee", "I don't smoke"): the attribute "does"
+# with the activity as its value, so "I stopped drinking coffee" and "I no longer drink coffee" name the
+# same attribute and value with the opposite polarity.
+_HABIT_VERBS = [
+    "drink", "eat", "smoke", "vape", "play", "practice", "practise", "cook", "bake", "run", "jog", "swim",
+    "hike", "bike", "cycle", "ski", "surf", "climb", "paint", "draw", "knit", "sew", "read", "write",
+    "watch", "meditate", "volunteer", "teach", "study", "drive", "ride", "garden", "dance", "sing",
+    "collect", "wear", "brew", "fish", "skate", "box", "golf",
+]  # fmt: skip
+_HABIT_FORMS = {v: v for v in _HABIT_VERBS} | {_gerund(v): v for v in _HABIT_VERBS}
 
 _JOBS = set(
     [
@@ -274,9 +547,12 @@ _PRONOUN_VALUES = {
     "the idea", "the sound of that", "what you", "how", "to", "mine", "yours", "everything", "all",
 }  # fmt: skip
 _VACUOUS = {
+    "said", "says", "say", "told", "tells", "tell", "asked", "asks", "ask", "wrote", "writes", "replied",
+    "added", "explained", "mentioned", "mentions", "got", "gotten", "getting", "had", "having", "done",
+    "doing", "did", "going", "gone", "go", "goes",
     "agree", "know", "see", "guess", "understand", "appreciate", "mean", "bet", "promise", "swear",
     "wonder", "hear", "get", "thank", "thanks", "sorry", "glad", "sure", "right", "feel", "think",
-    "hope", "totally", "so", "too", "really", "much", "lot", "am", "is", "are", "was", "do", "did", "does",
+    "hope", "totally", "so", "too", "really", "much", "lot", "am", "is", "are", "was", "do", "does",
     "can", "will", "would", "not", "just", "also", "still", "yes", "no", "true", "same", "okay", "ok",
     "here", "there", "with", "for", "to", "of", "the", "a", "an", "very", "be", "been", "have", "has",
     "love", "like", "miss", "wish", "care", "worry", "try", "trying", "hoping", "thinking", "wondering",
@@ -333,7 +609,7 @@ _QUESTION_START = re.compile(
 )
 _SPLIT = re.compile(
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
-    r"|,?\s+(?P<conj>and|but|so|because|cause|'cause|though|although|whereas|while|plus)\s+"
+    r"|,?\s+(?P<conj>and|but|so|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're)\b)",
 )
 _PRE = (
@@ -345,7 +621,7 @@ _PRE = (
 )
 _NEG = re.compile(
     r"\b(?:not|never|no\s+longer|nobody|no\s+one|hate|hates|hated|dislike|dislikes|disliked|detest|detests"
-    r"|used\s+to|anymore|any\s+more)\b",
+    r"|anymore|any\s+more)\b",
     re.I,
 )
 _NEG_EXCEPT = re.compile(
@@ -357,7 +633,8 @@ _CHANGE = re.compile(
     r"\b(?:moved|move|moving|relocated|relocating|now|switched|switching|switch|no\s+longer|anymore|any\s+more"
     r"|started|starting|quit|quitting|became|become|becoming|joined|got\s+married|got\s+divorced|divorced"
     r"|turned|used\s+to|changed|new\s+job|adopted|got\s+an?|left\s+(?:my|his|her|the)\s+job|began|retired"
-    r"|graduated|these\s+days|nowadays)\b",
+    r"|graduated|these\s+days|nowadays|stopped|stop|stops|gave\s+up|give\s+up|giving\s+up|took\s+up"
+    r"|picked\s+up|left|leaving|broke\s+up|separated)\b",
     re.I,
 )
 _CUT = re.compile(
@@ -449,6 +726,22 @@ _PATTERNS = [
     ),
 ]
 
+_HABIT_ALT = "|".join(sorted({f for v in _HABIT_VERBS for f in (v, conjugate_3sg(v))}, key=len, reverse=True))
+_PATTERNS += [
+    _p(
+        "does",
+        r"(?:stopped|stop|stops|quit|quits|quitting|gave\s+up|give\s+up|giving\s+up)\s+(?P<h>\w+ing)\b\s*(?P<v>.*)",
+        change=True,
+        negated=True,
+    ),
+    _p(
+        "does",
+        r"(?:started|start|starts|starting|began|begin|took\s+up|take\s+up|picked\s+up)\s+(?P<h>\w+ing)\b\s*(?P<v>.*)",
+        change=True,
+    ),
+    _p("does", rf"(?P<h>{_HABIT_ALT})\b\s*(?P<v>.*)"),
+]
+
 # ------------------------------------------------------------------------------------------ utilities
 
 
@@ -456,19 +749,16 @@ def _norm(s: str) -> str:
     return s.replace("\u2019", "'")
 
 
+_CONTRACTIONS = re.compile(r"\b(?:can't|won't|cannot)\b|n't\b|'(?:m|re|ve|ll|d)\b", re.I)
+_EXPANDED = {"can't": "can not", "won't": "will not", "cannot": "can not", "n't": " not", "'m": " am",
+             "'re": " are", "'ve": " have", "'ll": " will", "'d": " would"}  # fmt: skip
+
+
 def _expand(s: str) -> str:
     """Contractions expanded, same text otherwise (for attribute matching only; offsets are not kept)."""
-    s = _norm(s)
-    s = re.sub(r"\b(can)'t\b", r"\1 not", s, flags=re.I)
-    s = re.sub(r"\bwon't\b", "will not", s, flags=re.I)
-    s = re.sub(r"n't\b", " not", s, flags=re.I)
-    s = re.sub(r"\bcannot\b", "can not", s, flags=re.I)
-    s = re.sub(r"'m\b", " am", s)
-    s = re.sub(r"'re\b", " are", s)
-    s = re.sub(r"'ve\b", " have", s)
-    s = re.sub(r"'ll\b", " will", s)
-    s = re.sub(r"'d\b", " would", s)
-    return s
+    if "'" not in s and "\u2019" not in s and "annot" not in s:
+        return s
+    return _CONTRACTIONS.sub(lambda m: _EXPANDED.get(m.group(0).lower(), m.group(0)), _norm(s))
 
 
 def _split_sentences(text: str) -> list[tuple[int, int]]:
@@ -524,6 +814,13 @@ class _Subject:
     self_attr: str | None = None  # "my name is X" -> "name"
     person: bool = True  # the subject is a person (or pet): may be inherited by a verb-initial clause
     sole: bool = True  # no other subject inside the clause ("..., they motivate me"): safe to inherit
+    # me | relative ("my sister") | mine ("my car") | you | name | np ("the office") | it
+    kind: str = "me"
+    front: tuple[int, int] | None = None  # a time that opened the clause ("Last weekend I ...")
+    frame: str | None = None  # "thinks"/"says": the statement is the speaker's view of the clause
+    partner: str | None = None  # "Tom and I ...": the other person
+    attr_single: bool = False  # "Alice's blood type is ...": a one-valued attribute of the subject
+    implicit: bool = False  # the clause had no subject word ("Busy with studies"): the speaker's
 
 
 def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
@@ -559,11 +856,16 @@ def _contraction_prefix(tok: str) -> str:
 class RuleExtractor:
     """Deterministic rules; the default Extractor. See the module and attribution.py docstrings."""
 
-    name = "rules-v1"
+    name = "rules-v2"
 
     def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
         if source.triple is not None:
             return self._fact(source, self_name)
+        if source.kind == "event":
+            # "name: text": the text may read as clauses of its own ("Alice upgraded to Pro")
+            head = source.text.find(": ")
+            out = _Run(source, self_name).run(head + 2) if head >= 0 else []
+            return out or self._event(source, self_name)
         return _Run(source, self_name).run()
 
     def _fact(self, source: SourceText, self_name: str | None) -> list[Assertion]:
@@ -577,18 +879,18 @@ class RuleExtractor:
         attr = _FACT_PREDICATES.get(pred)
         if attr is None:
             probe = _Run(SourceText(f"X {predicate} {value}", "fact", None, None, source.occurred_at), None)
-            found = probe.attribute_of(_expand(f"{predicate} {value}"), "")
+            found = probe.attribute_of(_expand(f"{pred} {value}"), "")
             attr = found[0] if found else (re.sub(r"[^a-z0-9]+", "_", pred).strip("_") or None)
         negated = bool(_NEG.search(pred)) and not _NEG_EXCEPT.search(pred)
-        exprs = find_time_expressions(text, source.occurred_at)
-        span = _Run.time_span(exprs, source.occurred_at)
+        tense = tense_of(pred)
+        exprs = find_time_expressions(text, source.occurred_at, future=looks_ahead(pred, tense))
+        valid_from, valid_to, stated = resolve(exprs, source.occurred_at, tense=tense, state=True)
         start, end = _trim(text, 0, len(text))
         if end <= start:
             return []
-        statement = f"{subject} {predicate} {value}".strip()
-        statement = statement[:1].upper() + statement[1:]
-        if not statement.endswith((".", "!", "?")):
-            statement += "."
+        statement = _sentence_case(
+            f"{subject} {_fact_predicate(pred)} {value.strip()}".replace(" 's ", "'s ")
+        )
         val = value.strip().lower() or None
         return [
             Assertion(
@@ -600,11 +902,61 @@ class RuleExtractor:
                 single_valued=attr in SINGLE_VALUED,
                 change=bool(_CHANGE.search(pred)),
                 negated=negated,
-                valid_from=span[0],
-                valid_to=span[1],
+                valid_from=valid_from,
+                valid_to=valid_to,
                 span=(start, end),
+                time_stated=stated,
             )
         ]
+
+    @staticmethod
+    def _event(source: SourceText, self_name: str | None) -> list[Assertion]:
+        """An event the rules cannot read as a clause ("login: Signed in from Porto") is still a dated
+        happening: one Memory, at occurred_at, about the Brain's self. An application's event is not
+        the person's own statement, so it is owned by nobody."""
+        start, end = _trim(source.text, 0, len(source.text))
+        if end <= start:
+            return []
+        body = re.sub(r"\s+", " ", source.text[start:end])
+        when = source.occurred_at
+        return [
+            Assertion(
+                statement=_sentence_case(
+                    f"Event on {when.day} {calendar.month_name[when.month]} {when.year}: {body}"
+                ),
+                subject=self_name or "the user",
+                owner=None,
+                attribute=None,
+                value=None,
+                single_valued=False,
+                change=False,
+                negated=False,
+                valid_from=when,
+                valid_to=None,
+                span=(start, end),
+                time_stated=True,
+            )
+        ]
+
+
+def _sentence_case(statement: str) -> str:
+    statement = re.sub(r"\s+", " ", statement).strip()
+    statement = statement[:1].upper() + statement[1:]
+    return statement if statement.endswith((".", "!", "?")) else statement + "."
+
+
+def _fact_predicate(pred: str) -> str:
+    """A triple's predicate as English: "lives_in" -> "lives in", "live in" -> "lives in", "favorite
+    color" -> "'s favorite color is"."""
+    words = pred.split()
+    if not words:
+        return "is"
+    head = words[0]
+    if head in ("is", "was", "has", "had", "does", "did", "can", "will") or head.endswith(("ed", "s")):
+        return pred
+    if head in _VERB_BASE_SET:
+        return " ".join([conjugate_3sg(head), *words[1:]])
+    return f"'s {pred} is"
 
 
 _FACT_PREDICATES = {
@@ -620,6 +972,134 @@ _FACT_PREDICATES = {
     "is from": "from", "from": "from", "hometown": "from", "studies at": "studies_at", "school": "studies_at",
 }  # fmt: skip
 
+# ------------------------------------------------------------------------------------- clause features
+
+# Corrections of something said before: "Actually I moved in April, not March", "I meant Porto".
+_CORRECTIVE = re.compile(
+    r"^\W*(?:actually|correction|to\s+be\s+clear|scratch\s+that|sorry,?\s+i\s+meant)\b"
+    r"|\b(?:i\s+meant|rather\s+than|i\s+was\s+wrong|let\s+me\s+correct|not\s+true\s+that"
+    r"|(?:that|it)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|true|correct)))\b"
+    r"|,\s*(?:and\s+)?not\s+(?!(?:just|only|even|sure|bad|too|that|always|much|many|really|quite|yet|ever|all)\b)"
+    r"(?:in\s+|on\s+|at\s+)?[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s*[.!]?\s*$",
+    re.I,
+)
+_ADVICE = re.compile(
+    r"^\s*(?:(?:really|definitely|always|totally|just|also)\s+)*(?:can|could|should|must|might|may|need\s+to|have\s+to"
+    r"|got\s+to|gotta|ought\s+to|will\s+(?:love|like|enjoy))\b",
+    re.I,
+)
+_DENIED_ALTERNATIVE = re.compile(r",\s*(?:and\s+)?not\s+[^,;]*$", re.I)
+_ACQUIRED = re.compile(
+    r"\b(?:got|gotten|adopted|bought|received|became|turned|joined|started|began|moved|married|divorced)\b",
+    re.I,
+)
+# A denial with nothing of its own: "No, that's wrong.", "Not true.", "That is incorrect".
+_RETRACTION = re.compile(
+    r"^\W*(?:(?:no|nope|nah|wrong|incorrect|false|untrue)[\s,.!]*)*(?:(?:that|this|it)(?:['\u2019]s|\s+is|\s+was)"
+    r"\s+(?:(?:all|just|simply|totally|completely)\s+)?(?:wrong|incorrect|false|untrue|not\s+(?:right|true|correct|so))"
+    r"|not\s+(?:true|right|correct|so)|(?:no|nope|nah|wrong|incorrect|false|untrue))[\s.!]*$",
+    re.I,
+)
+# Words that judge rather than report: a clause made of them is an opinion (or, said to someone, praise).
+_EVALUATIVE = re.compile(
+    r"\b(?:great|awesome|amazing|incredible|wonderful|fantastic|cool|nice|lovely|beautiful|gorgeous|brave"
+    r"|strong|inspiring|inspirational|inspired|impressive|admirable|special|important|crucial|key|vital"
+    r"|essential|necessary|rewarding|fun|tough|hard|easy|scary|sad|cute|sweet|kind|lucky|talented|perfect"
+    r"|proud|awful|terrible|horrible|bad|best|worst|good|helpful|powerful|meaningful|valuable|stunning"
+    r"|brilliant|excellent|fabulous|epic|wild|crazy|insane|unreal|magical|peaceful|calming|relaxing"
+    r"|exciting|interesting|hilarious|funny|delicious|yummy|tasty|must|worth|matters?|rocks?|sucks?"
+    r"|admire|appreciate|respect|caring|thoughtful|generous|dedicated|determined|passionate|courageous"
+    r"|supportive|creative|smart|wise|skilled|gifted|fantastic|superb|neat|lit|dope|rad|priceless"
+    r"|unique|different|necessary|beneficial|therapeutic|healing|empowering|uplifting|heartwarming"
+    r"|touching|moving|incredible|breathtaking|adorable|precious|comforting|soothing|refreshing)\b",
+    re.I,
+)
+_INTENSIFIERS = {
+    "so", "such", "really", "very", "super", "truly", "totally", "just", "too", "pretty", "quite", "absolutely",
+    "definitely", "incredibly", "extremely", "seriously", "literally", "sure", "always", "also", "all",
+    "doing", "job", "looks", "sound", "sounds", "seems", "look", "seem", "be", "being", "been", "is", "are",
+    "was", "were", "am", "a", "an", "the", "of", "to", "and", "or", "for", "with", "in", "on", "at", "it",
+    "that", "this", "thing", "things", "stuff", "lot", "lots", "way", "ways", "what", "how", "who", "one",
+    "much", "many", "more", "most", "you", "your", "yours", "yourself", "i", "me", "my", "we", "us", "our",
+    "they", "them", "their", "he", "she", "him", "her", "his", "its", "there", "here", "get", "got",
+    "have", "has", "had", "do", "does", "did", "can", "could", "will", "would", "should", "might", "must",
+    "happening", "going", "out", "up", "about", "around", "like", "as", "by", "from", "people",
+    "others", "everyone", "everything", "anything", "something", "nothing", "time", "times", "now",
+    "make", "makes", "made", "keep", "kept", "see", "seeing", "know", "knowing", "hear", "hearing", "feel",
+    "feels", "felt", "feeling", "think", "thinks", "thought", "need", "needs", "want", "wants", "great",
+    "come", "came", "long", "far",
+}  # fmt: skip
+# A clause that opens on one of these is hypothetical, a wish or advice, not a fact.
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|unless|whether|maybe|perhaps|hopefully|imagine|suppose|supposing|in\s+case|even\s+if|what\s+if"
+    r"|i\s+wish|i\s+hope|i['\u2019]m\s+hoping|i\s+am\s+hoping|wish|hope|let['\u2019]?s|let\s+me|let\s+us"
+    r"|i\s+bet|i\s+guess|i\s+suppose|you\s+(?:should|could|might|must|need\s+to|have\s+to|gotta|ought)"
+    r"|(?:we|i)\s+(?:should|could|might|ought))\b",
+    re.I,
+)
+# Modal verbs that make a claim hypothetical ("I could try", "I might move"), unless a desire ("I'd love to").
+_MODAL_HEAD = re.compile(
+    r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*(?:would|could|might|should|may|must)"
+    r"(?!\s+(?:really\s+)?(?:love|like|prefer|enjoy)\b)\b",
+    re.I,
+)
+# Openers that carry no subject but say something: "That's why I love it" -> "I love it".
+_FRONT = re.compile(
+    r"(?:that['\u2019]?s\s+why|that\s+is\s+why|which\s+is\s+why|this\s+is\s+why|and\s+now|so\s+now|since\s+then"
+    r"|after\s+that|these\s+days|nowadays|lately|recently|currently|at\s+the\s+moment|right\s+now|besides"
+    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but)\s*,?\s+",
+    re.I,
+)
+# A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
+# studies", "Had an audition yesterday"): chat drops the "I".
+_IMPLICIT_STATE = {
+    "busy", "excited", "happy", "thrilled", "proud", "grateful", "thankful", "stoked", "pumped", "nervous",
+    "tired", "exhausted", "sick", "hooked", "lucky", "blessed", "keen", "eager", "ready", "done", "off",
+    "back", "swamped", "obsessed", "super", "really", "so", "still", "currently", "now", "finally", "in",
+    "working", "living", "feeling", "planning", "thinking", "looking", "hoping", "trying", "learning",
+    "getting", "going", "doing", "taking", "making", "reading", "writing", "painting", "training",
+    "loving", "enjoying", "starting", "heading", "spending", "focusing", "preparing", "saving",
+}  # fmt: skip
+_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated"}
+_IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
+                  "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
+_QUOTE = re.compile(
+    r"[\u201c\"](?P<d>[^\u201d\"]{2,}?)[\u201d\"]"
+    r"|(?<![\w])['\u2018](?P<s>[A-Z](?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))*?)['\u2019](?![\w])"
+)
+_REPORTING = re.compile(
+    r"(?P<who>(?:[Mm]y\s+[a-z]+)|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?|[Hh]e|[Ss]he)\s+"
+    r"(?:said|says|told\s+(?:me|us|him|her|them)|wrote|writes|asked|asks|replied|added|explained|texted|yelled|shouted"
+    r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
+)
+_PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_CLAUSE_END = re.compile(
+    r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
+)
+_SUBJECT_OPENERS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {
+    "my", "our", "me", "the", "a", "an", "this", "his", "her", "their", "they", "they're", "they've", "it",
+    "it's", "that", "that's", "these", "those",
+}  # fmt: skip
+_TAG_QUESTION = re.compile(
+    r",\s*(?:right|huh|eh|yeah|you\s+know|don['\u2019]t\s+you\s+think|isn['\u2019]t\s+it|aren['\u2019]t\s+they"
+    r"|don['\u2019]t\s+you|didn['\u2019]t\s+you|wasn['\u2019]t\s+it|isn['\u2019]t\s+that\s+so)\s*[?!.]*\s*$",
+    re.I,
+)
+_GROUP_NOUNS = {"kids", "children", "friends", "parents", "family", "siblings", "sisters", "brothers",
+                "grandparents", "colleagues", "coworkers", "co-workers", "mentors", "folks", "fam",
+                "cousins", "students", "classmates", "teammates", "neighbors", "neighbours", "roommates",
+                "daughters", "sons", "pets", "dogs", "cats", "in-laws"}  # fmt: skip
+_PLACE_PREP = {"in", "at", "to", "from", "near", "into", "around", "across", "through", "visit", "visited",
+               "visiting", "of", "for", "by", "on", "via", "toward", "towards"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Quote:
+    start: int  # the quotation marks included
+    end: int
+    inner: tuple[int, int]
+    voice: str | None  # who said it, when the text says ("Emma said: '...'"); None: nobody we know
+
 
 class _Run:
     """One extraction: the state shared by the sentences of one SourceText."""
@@ -632,34 +1112,156 @@ class _Run:
         self.speaker = None if self.assistant else (source.speaker or None)
         self.is_self = bool(self.speaker and self_name and self.speaker.casefold() == self_name.casefold())
         self.anon = "the author" if source.kind in ("document", "event", "fact") else "the speaker"
-        self.persons: list[str] = []  # named people seen so far (for "he"/"she")
-        self.mentions: set[str] = set()  # every capitalised word seen inside a sentence (people, places)
+        # a person's turn in a conversation: opinions and dropped subjects are theirs
+        self.human = (
+            source.kind in ("message", "correction") and self.speaker is not None and not self.assistant
+        )
+        self.persons: list[str] = []  # people named so far, in order (for "he"/"she")
+        self.others: set[str] = set()  # other capitalised words named so far (places, things, orgs)
         self.addressee: str | None = None
+        self.voice: str | None = None  # inside a quotation: who is speaking
+        # the speaker's people named in this or the previous sentence ("my kids"), for "they"
+        self.group: str | None = None
+        self._groups_seen: list[str] = []
+        self.corrective = False  # the sentence being read corrects something
         self.out: list[Assertion] = []
+        self.statements: set[str] = set()
+        # the text's tokens, once: clauses and subjects look at them many times
+        self.tokens = _words(self.text, 0, len(self.text))
+        self.token_starts = [t[1] for t in self.tokens]
+
+    def words(self, s: int, e: int) -> list[tuple[str, int, int]]:
+        """The tokens inside [s, e)."""
+        i = bisect_left(self.token_starts, s)
+        out = []
+        for tok in self.tokens[i:]:
+            if tok[2] > e:
+                break
+            out.append(tok)
+        return out
 
     # ---- who is "I", "you"
     def me(self) -> str:
-        return self.speaker or self.anon
+        return self.voice or self.speaker or self.anon
 
     def me_owner(self) -> str | None:
+        if self.voice is not None:
+            return self._third_owner(self.voice)
         return self.speaker
 
     def you(self) -> str:
         return self.addressee or "the addressee"
 
     # ---- driver
-    def run(self) -> list[Assertion]:
+    def run(self, start: int = 0) -> list[Assertion]:
+        """Read the text from ``start`` (an event's text after its name)."""
         text = self.text
-        if not text.strip():
+        if not text[start:].strip():
             return []
-        sentences = _split_sentences(text)
+        sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
         self.addressee = self._message_addressee(sentences)
+        quotes = self._quotes()
         for s, e in sentences:
-            self._sentence(s, e)
-            for w, _, _ in _words(text, s, e)[1:]:
-                if is_name_token(w.removesuffix("'s")) and w not in ("I",):
-                    self.mentions.add(w.removesuffix("'s"))
+            pos, after_quote = s, False
+            for q in quotes:
+                if q.end <= s or q.start >= e:
+                    continue
+                if q.start > pos and not after_quote:
+                    self._sentence(pos, q.start)
+                pos, after_quote = max(pos, q.end), True
+            rest = text[pos:e].lstrip(" ,;:")
+            # what follows a quotation in its sentence ("... 'I quit' and left") continues the frame
+            # "they" may be the speaker's people named in this sentence or the one before
+            before, self._groups_seen = self._groups_seen, []
+            self._note_groups(s, e)
+            groups = set(before) | set(self._groups_seen)
+            self.group = next(iter(groups)) if len(groups) == 1 else None
+            if pos < e and not (after_quote and not rest[:1].isupper()):
+                self._sentence(pos, e)
+            self._note_names(s, e)
+        for q in quotes:
+            if q.voice is None or self.assistant:
+                continue  # words in quotation marks are not the speaker's own
+            self.voice = q.voice
+            offset = q.inner[0]
+            for s, e in _split_sentences(text[offset : q.inner[1]]):
+                self._sentence(offset + s, offset + e)
+            self.voice = None
         return self.out
+
+    def _quotes(self) -> list[_Quote]:
+        out: list[_Quote] = []
+        for m in _QUOTE.finditer(self.text):
+            group = "d" if m.group("d") is not None else "s"
+            frame = _REPORTING.search(self.text, max(0, m.start() - 60), m.start())
+            voice = None
+            if frame is not None:
+                who = frame.group("who")
+                if who.lower().startswith("my "):
+                    voice = (
+                        f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
+                    )
+                elif who.lower() in ("he", "she"):
+                    voice = self._resolve_third() if len(set(self.persons)) else None
+                elif is_name_token(who.split()[0]):
+                    voice = who
+            inner = (m.start(group), m.end(group))
+            if voice is None and not ({w.lower() for w, _, _ in self.words(*inner)} & (_PERSONAL | FIRST_PL)):
+                continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
+            out.append(_Quote(m.start(), m.end(), inner, voice))
+        return out
+
+    def _note_names(self, s: int, e: int) -> None:
+        """Remember who was named, for a later "he"/"she": a capitalised word after a place preposition
+        ("in Toronto", "at Acme") is a place or an organisation, not a person."""
+        words = self.words(s, e)
+        for i, (w, _, _) in enumerate(words):
+            base = w.removesuffix("'s")
+            if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS:
+                continue
+            if base in (self.speaker, self.self_name, self.addressee):
+                continue
+            prev = words[i - 1][0].lower()
+            if (
+                prev in _PLACE_PREP
+                or prev == ","
+                or (i > 1 and is_name_token(words[i - 1][0]) and words[i - 2][0].lower() in _PLACE_PREP)
+            ):
+                self.others.add(base)
+            elif base not in self.persons:
+                self.persons.append(base)
+
+    def _note_groups(self, s: int, e: int) -> None:
+        """The speaker's people named in [s, e) ("my kids", "my friends, family and mentors")."""
+        if self.voice is not None:
+            return
+        words = self.words(s, e)
+        for i, (w, _, _) in enumerate(words[:-1]):
+            if w.lower() != "my":
+                continue
+            k = i + 1
+            while (
+                k < len(words)
+                and k < i + 8
+                and (words[k][0].isalpha() or words[k][0] == ",")
+                and words[k][0].lower() not in _VERB_FORMS
+                and words[k][0].lower() not in (_NP_NEVER - {"and"}) | {"the", "a", "an", "my", "our"}
+            ):
+                k += 1
+            phrase = [t for t, _, _ in words[i + 1 : k]]
+            if phrase and phrase[-1].lower() in _GROUP_NOUNS and phrase[-1] != ",":
+                self._groups_seen.append(f"{self.me()}'s {' '.join(phrase).replace(' ,', ',')}")
+        for i, (w, _, _) in enumerate(words[:-1]):
+            # "my grandma ... She gave it to me": a relative the speaker named is someone "she" can be
+            noun = words[i + 1][0].lower()
+            if w.lower() == "my" and noun in PERSON_NOUNS and not noun.endswith("s") and self.voice is None:
+                who = f"{self.me()}'s {noun}"
+                if who not in self.persons:
+                    self.persons.append(who)
+
+    def _resolve_third(self) -> str | None:
+        people = set(self.persons)
+        return self.persons[-1] if len(people) == 1 else None
 
     def _message_addressee(self, sentences: list[tuple[int, int]]) -> str | None:
         if self.src.kind != "message" or self.assistant:
@@ -691,8 +1293,17 @@ class _Run:
         if e <= s:
             return
         raw = text[s:e]
+        tag = _TAG_QUESTION.search(raw)
+        if tag is not None:
+            # "It's wild how small things matter, right?": a statement asking to be agreed with
+            e = s + tag.start()
+            raw = text[s:e]
         tail = text[e : e + 4]
         if tail.lstrip(".!\u2026\"')").startswith("?") or raw.endswith("?"):
+            return
+        self.corrective = self.src.kind == "correction" or bool(_CORRECTIVE.search(raw))
+        if self.src.kind == "correction" and _RETRACTION.match(raw) and self.voice is None:
+            self._retraction(s, e)
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
@@ -723,16 +1334,77 @@ class _Run:
             if ce - cs < 2 or _FILLER.match(text, cs, ce) or _QUESTION_START.match(text[cs:ce]):
                 prev = None if not conj else prev
                 continue
-            subj = self._subject(cs, ce, prev if conj else None)
+            if _HYPOTHETICAL.match(text, cs, ce):
+                prev = None
+                continue
+            front, ss = self._front(cs, ce)
+            subj = self._subject(ss, ce, prev if conj else None, conj=conj)
             if subj is None:
                 prev = None
                 continue
-            inner = {t.lower() for t, _, _ in _words(text, subj.pred_start, ce)}
+            subj.front = front
+            inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
             subj.sole = not (
                 inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"})
             )
-            self._emit(subj, cs, ce)
-            prev = subj
+            # a clause that only might be ("I could try X and see Y") passes that on to the next
+            prev = subj if self._emit(subj, cs, ce) else None
+
+    def _retraction(self, s: int, e: int) -> None:
+        me = self.me()
+        self._append(
+            Assertion(
+                statement=f"{me} says that is not true.",
+                subject=me,
+                owner=self.me_owner(),
+                attribute=None,
+                value=None,
+                single_valued=False,
+                change=True,
+                negated=True,
+                valid_from=self.src.occurred_at,
+                valid_to=None,
+                span=(s, e),
+                corrective=True,
+                retraction=True,
+            )
+        )
+
+    def _front(self, cs: int, ce: int) -> tuple[tuple[int, int] | None, int]:
+        """Skip what opens a clause before its subject: a time ("Last weekend I joined ...", "In 2019,
+        we ..."), or a connective ("That's why I ..."). Returns the time's span, if any, and where the
+        subject starts."""
+        text = self.text
+        front = None
+        pos = cs
+        for _ in range(2):
+            m = _FRONT.match(text, pos, ce)
+            if m and m.end() < ce:
+                pos = m.end()
+                continue
+            lead = re.match(
+                r"(?:(?:back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
+                text[pos:ce],
+                re.I,
+            )
+            probe = text[pos : min(ce, pos + 40)]
+            exprs = find_time_expressions(probe, self.src.occurred_at)
+            first = exprs[0] if exprs else None
+            if (
+                first is not None
+                and first.start <= (lead.end() if lead else 0)
+                and first.kind in ("at", "since", "range")
+            ):
+                after = pos + first.end
+                comma = re.match(r"\s*,?\s*", text[after:ce])
+                nxt = after + (comma.end() if comma else 0)
+                rest = self.words(nxt, min(ce, nxt + 30))
+                if rest and (rest[0][0].lower() in _SUBJECT_OPENERS or is_name_token(rest[0][0])):
+                    front = (pos, after)
+                    pos = nxt
+                    continue
+            break
+        return front, pos
 
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
@@ -740,17 +1412,44 @@ class _Run:
         out: list[tuple[int, int, bool]] = []
         cur, conj_flag = s, False
         for m in _SPLIT.finditer(text, s, e):
-            right = _words(text, m.end(), min(e, m.end() + 60))
+            right = self.words(m.end(), min(e, m.end() + 60))
             if not right:
                 continue
             conj = m.group("conj")
+            if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
+                # "I faced all kinds of hurdles - tech stuff, workplace stuff": a dash before a list
+                # with no verb of its own elaborates the clause, it starts none
+                upto = _CLAUSE_END.search(text, m.end(), e)
+                tail = self.words(m.end(), upto.start() if upto else e)
+                if tail and not any(
+                    t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail
+                ):
+                    continue
             first = right[0][0]
+            left = [t.lower() for t, _, _ in self.words(cur, m.start())]
             if (
                 conj
                 and conj.lower() == "and"
-                and not any(_is_verb(t) for t, _, _ in _words(text, cur, m.start()))
+                and not (
+                    any(t in _FINITE for t in left)
+                    or (
+                        left
+                        and left[0] in FIRST_SG | FIRST_PL | SECOND | {"they"}
+                        and any(t in _VERB_FORMS for t in left[1:])
+                    )
+                )
             ):
-                continue  # "My sister and I ...": a coordinated subject, not two clauses
+                continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
+            if conj and first.lower() in _VERB_BASE_SET and "to" in left[-6:]:
+                continue  # "the chance to share my story and give others hope": one infinitive
+            if (
+                conj
+                and conj.lower() == "so"
+                and first.lower()
+                in DROP_SUBJECTS
+                - {"it", "it's", "that", "that's", "this", "they", "they're", "there", "there's"}
+            ):
+                continue  # "I've heard so many great things": "so" is an adverb here
             if conj:
                 starts_subject = first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {
                     "my",
@@ -761,7 +1460,7 @@ class _Run:
                     conj.lower() in ("and", "but", "plus")
                     and first.lower() in _VERB_FORMS
                     and first.lower() not in MODALS
-                )
+                ) or first.lower() in ("if", "unless", "when", "because")
                 if not (starts_subject or starts_verb):
                     continue
             out.append((cur, m.start(), conj_flag))
@@ -770,21 +1469,20 @@ class _Run:
         return [c for c in out if c[1] > c[0]]
 
     # ---- subjects
-    def _subject(self, cs: int, ce: int, prev: _Subject | None) -> _Subject | None:
-        words = _words(self.text, cs, ce)
+    def _subject(self, cs: int, ce: int, prev: _Subject | None, *, conj: bool = False) -> _Subject | None:
+        words = self.words(cs, ce)
         if not words:
             return None
         w0, s0, e0 = words[0]
         low = w0.lower()
         nxt = words[1][0].lower() if len(words) > 1 else ""
-        # reported speech: "<Name> said (that) he ...", "my sister told me she ..."
         first_person = low in FIRST_SG or (low == "me" and nxt == "and")
         if first_person and low != "me":
             if self.assistant:
                 return None
-            if len(words) > 2 and nxt == "and" and words[2][0].lower() in ("my",):
-                pass
-            return _Subject(self.me(), self.me_owner(), self.me(), e0, _contraction_prefix(w0), conj=True)
+            return _Subject(
+                self.me(), self.me_owner(), self.me(), e0, _contraction_prefix(w0), conj=True, kind="me"
+            )
         if low in ("my", "me", "our") or first_person:
             if self.assistant:
                 return None
@@ -794,88 +1492,275 @@ class _Run:
                 return None
             disp = f"{self.me()} and others"
             pre = _contraction_prefix(w0).replace("is", "are").replace("has", "have")
-            return _Subject(self.me(), self.me_owner(), disp, e0, pre)
+            return _Subject(self.me(), self.me_owner(), disp, e0, pre, kind="me")
         if low in SECOND or low == "your":
-            if self.assistant:
-                return None
-            if low == "your":
+            if self.assistant or low == "your":
                 return None  # "your X": the addressee's belongings, too loose to attribute
             who = self.you()
-            return _Subject(who, self.addressee, who, e0, _contraction_prefix(w0), conj=True)
+            return _Subject(who, None, who, e0, _contraction_prefix(w0), conj=True, kind="you")
         if low in THIRD_SG:
-            if len(set(self.persons)) != 1 or self.mentions - set(self.persons):
+            who = self._resolve_third()
+            if who is None:
                 return None
-            who = self.persons[-1]
-            return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0))
-        if low in DROP_SUBJECTS:
-            return None
+            return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0), kind="name")
+        if low in ("they", "they're", "they've", "they'll") and self.group is not None and not self.assistant:
+            # "My friends and mentors are my rocks - they motivate me": the speaker's people, just named
+            pre = {"they're": "are", "they've": "have", "they'll": "will"}.get(low, "")
+            owner = self.group if self.me_owner() else None
+            return _Subject(self.group, owner, self.group, e0, pre, kind="relative")
         if self.assistant and any(
             t.lower() in FIRST_SG | FIRST_PL | SECOND | {"my", "me", "our", "us", "your", "yours"}
             for t, _, _ in words
         ):
             return None
         # a verb-initial clause after "and"/"but" inherits the previous subject
-        if prev is not None and prev.person and prev.sole and low in _VERB_FORMS and low not in MODALS:
-            return _Subject(prev.subject, prev.owner, prev.display, s0, "", conj=prev.conj)
-        # a name: "Bob likes tea", "Bob Smith's sister lives in Paris", "Bob said he likes tea"
-        if is_name_token(w0):
-            i = 0
-            while i < len(words) and i < 4 and is_name_token(words[i][0].removesuffix("'s")):
-                if words[i][0].endswith("'s"):
-                    i += 1
-                    break
-                i += 1
-            name_end = words[i - 1][2]
-            name = self.text[s0:name_end]
-            if name.endswith(("'s", "\u2019s")):
-                base = name[:-2]
-                # "Bob's sister ..." / "Bob's here": possessive or contraction
-                if i < len(words) and words[i][0].lower() in PERSON_NOUNS:
-                    noun = words[i][0]
-                    subject = f"{base}'s {noun}"
-                    return _Subject(
-                        subject, self._third_owner(subject, base), subject, words[i][2], person=True
-                    )
-                return None
-            if i >= len(words) or not _is_verb(words[i][0]):
-                return None
-            self.persons.append(name)
-            return self._reported(words, i, name) or _Subject(name, self._third_owner(name), name, name_end)
-        # a noun phrase: "The office is closed on Mondays"
-        if low in ("the", "a", "an", "this", "our", "his", "her", "their"):
-            for j in range(1, min(len(words), 6)):
-                tok = words[j][0].lower()
-                finite = tok in _VERB_FORMS and (
-                    tok.endswith(("s", "ed")) or tok in IRREGULAR_PAST or tok in MODALS
-                )
-                if tok in ("is", "are", "was", "were", "has", "have", "had", "will", "opens", "closes") or (
-                    finite and j > 1
-                ):
-                    if low in ("his", "her", "their", "this") or any("'" in w for w, _, _ in words[1:j]):
-                        return None
-                    np = self.text[words[1][1] : words[j - 1][2]]
-                    subject = f"{low} {np}" if low in ("the", "a", "an") else f"{self.me()}'s {np}"
-                    owner = None if low in ("the", "a", "an") else self.me_owner()
-                    return _Subject(
-                        subject,
-                        owner,
-                        subject[:1].upper() + subject[1:] if False else subject,
-                        words[j - 1][2],
-                        person=False,
-                    )
+        if (
+            prev is not None
+            and prev.person
+            and prev.sole
+            and low not in MODALS
+            and (low in _VERB_FORMS or _is_gerund(w0))
+        ):
+            pre = "is" if _is_gerund(w0) and prev.kind == "me" and not prev.prefix else ""
+            return _Subject(
+                prev.subject, prev.owner, prev.display, s0, pre, conj=prev.conj and not pre, kind=prev.kind
+            )
+        if low in ("it", "it's", "this", "that", "that's", "this's") and not self.assistant:
+            return self._pronoun_subject(words)
+        if low in DROP_SUBJECTS:
             return None
+        implicit = None if conj else self._implicit(words)
+        if implicit is not None:
+            return implicit
+        # "Tom and I got divorced", "Sam and me went hiking"
+        together = self._together(words)
+        if together is not None:
+            return together
+        # a name: "Bob likes tea", "Bob Smith's sister lives in Paris", "Bob said he likes tea"
+        if (
+            is_name_token(w0)
+            and low not in ADVERBS
+            and low not in MODALS
+            and low.removesuffix("'s") not in _COMMON_NOUNS
+        ):
+            named = self._named(words, s0)
+            if named is not False:
+                return named
+        return self._noun_phrase(words)
+
+    def _named(self, words: list[tuple[str, int, int]], s0: int) -> _Subject | bool | None:
+        """A clause opening on a name. False: the capitalised words are no name (read them as a noun)."""
+        i = 0
+        while i < len(words) and i < 4 and is_name_token(words[i][0].removesuffix("'s")):
+            if words[i][0].endswith("'s"):
+                i += 1
+                break
+            i += 1
+        name_end = words[i - 1][2]
+        name = self.text[s0:name_end]
+        if name.endswith(("'s", "\u2019s")):
+            base = name[:-2]
+            if i < len(words) and words[i][0].lower() in PERSON_NOUNS:
+                noun = words[i][0]
+                subject = f"{base}'s {noun}"
+                return _Subject(subject, self._third_owner(subject, base), subject, words[i][2], kind="name")
+            # "Alice's blood type is O negative": an attribute of the person
+            j = i
+            while j < len(words) and j < i + 4 and words[j][0].lower() not in ("is", "are", "was", "were"):
+                if not words[j][0].isalpha() or words[j][0].lower() in _FINITE:
+                    return None
+                j += 1
+            if j == i or j >= len(words) or j == len(words) - 1:
+                return None
+            attr_words = [w.lower() for w, _, _ in words[i:j]]
+            attr = "_".join(attr_words)
+            plural = attr_words[-1] in _MULTI_NOUNS or (
+                attr_words[-1].endswith("s") and not attr_words[-1].endswith("ss")
+            )
+            attr = _ATTR_ALIASES.get(attr, attr)
+            return _Subject(
+                base,
+                self._third_owner(base),
+                f"{base}'s {' '.join(w for w, _, _ in words[i:j])}",
+                words[j - 1][2],
+                self_attr=attr,
+                attr_single=not plural and attr not in ("likes",),
+                kind="name",
+            )
+        if i >= len(words):
+            return None
+        verb = words[i][0].lower()
+        # a person takes a singular verb: "Books have", "Pets make", "Strong support helps" are no names
+        past = len(verb) > 4 and verb.endswith("ed")  # "Alice upgraded ...": any verb's past
+        if verb not in _FINITE and not past and not (verb in _VERB_FORMS and verb not in _VERB_BASE_SET):
+            return False
+        if verb in ("have", "are", "were", "do", "don't", "aren't", "weren't", "haven't") and i == 1:
+            return False
+        if " " not in name and name.lower() in ADVERBS:
+            return False
+        if name not in self.persons:
+            self.persons.append(name)
+        return self._reported(words, i, name) or _Subject(
+            name, self._third_owner(name), name, name_end, kind="name"
+        )
+
+    def _pronoun_subject(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "It makes me feel ..." and "It's important to ...": about the speaker, or the speaker's view.
+        Any other "it"/"that" clause says nothing we can place."""
+        if not self.human:
+            return None
+        w0, _, e0 = words[0]
+        toks = [w.lower() for w, _, _ in words]
+        mine = bool(set(toks[1:]) & _PERSONAL)
+        opinion = (len(toks) > 3 and toks[1] in ("is", "was", "'s")) or w0.lower() in ("it's", "that's")
+        if not (mine or opinion):
+            return None
+        prefix = _contraction_prefix(w0)
+        if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
+            prefix = "has"  # "It's been a significant part of my life"
+        return _Subject(
+            self.me(),
+            self.me_owner(),
+            w0[:1].upper() + w0[1:].lower().replace("'s", ""),
+            e0,
+            prefix,
+            kind="it",
+        )
+
+    def _implicit(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """A human speaker's clause without a subject is the speaker's: "Been tweaking a recipe",
+        "Busy with studies", "Had an audition yesterday", "Researching adoption agencies"."""
+        if not self.human or self.voice is not None:
+            return None
+        k = 0
+        while k < len(words) - 1 and words[k][0].lower() in _IMPLICIT_SKIP:
+            k += 1
+        tok = words[k][0].lower()
+        s0 = words[0][1]
+        me, owner = self.me(), self.me_owner()
+        if tok in ("been", "gone"):
+            return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
+        if tok in ("gonna", "going"):
+            return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
+        if tok in _FEELING_VERBS and k + 1 < len(words) and words[k + 1][0].lower() not in _PRONOUN_VALUES:
+            # "Love experimenting with spices.", "Appreciate the support": a feeling, not an order
+            return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
+        if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
+            return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
+        if tok in IRREGULAR_PAST and tok not in (
+            "let",
+            "put",
+            "set",
+            "cut",
+            "hit",
+            "read",
+            "cost",
+            "quit",
+            "hurt",
+            "shut",
+            "upset",
+        ):
+            return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
+        if tok.endswith("ed") and len(tok) > 4 and tok in _VERB_FORMS and tok not in _IMPLICIT_STATE:
+            return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
+        if tok in _IMPLICIT_STATE or _is_gerund(words[k][0]):
+            if _is_gerund(words[k][0]) and any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
+                return None  # "Meeting new people can be ...": the gerund phrase is the subject
+            if tok in ("so", "really", "super", "still", "now", "in") and not (
+                k + 1 < len(words)
+                and (words[k + 1][0].lower() in _IMPLICIT_STATE or _is_gerund(words[k + 1][0]))
+            ):
+                return None
+            return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
         return None
+
+    def _together(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "Tom and I got divorced": about the speaker, with the other person named in the statement."""
+        for j in range(1, min(len(words) - 1, 5)):
+            if words[j][0].lower() != "and" or words[j + 1][0].lower() not in ("i", "me"):
+                continue
+            if j + 2 >= len(words) or words[j + 2][0].lower() not in _VERB_FORMS:
+                return None
+            other = self.text[words[0][1] : words[j - 1][2]]
+            if not all(t[0].isalpha() or t[0] == "'" for t, _, _ in words[:j]):
+                return None
+            me = self.me()
+            shown = self._rewrite_simple(other)
+            return _Subject(
+                me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown
+            )
+        return None
+
+    def _noun_phrase(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "The office is closed on Mondays", "Pottery is a huge part of my life", "Dance floors help
+        avoid injuries": the words before the first finite verb name what the clause is about."""
+        low = words[0][0].lower()
+        if low in _NP_NEVER or low in _FINITE or not (words[0][0][:1].isalpha()):
+            return None
+        j = None
+        for k in range(1, min(len(words), 13)):
+            tok = words[k][0].lower()
+            if tok in (",", ";", ":", "-", "!", ".") or tok in ("who", "which", "when", "if", "because"):
+                return None
+            before = words[k - 1][0].lower()
+            if before.endswith("'s") and (tok in _AFTER_IS or _EVALUATIVE.fullmatch(tok)):
+                # "Painting's a fun way to ...": the 's is "is" (or "has" before "been")
+                np = self.text[words[0][1] : words[k - 1][2] - 2]
+                shown = _common_case(self._rewrite_simple(np))
+                pre = "has" if tok in ("been", "got", "gotten") else "is"
+                if before.removesuffix("'s") in _VAGUE_HEADS:
+                    return None
+                return _Subject(shown, None, shown, words[k - 1][2], pre, person=False, kind="np")
+            plural = (
+                before.endswith("s") and len(before) > 3 and not before.endswith(("ss", "'s", "us", "is"))
+            ) or (
+                k > 2 and words[k - 2][0].lower() in ("and", "&")  # "Creativity and family keep me ..."
+            )
+            if tok in _FINITE or (tok in _VERB_BASE_SET and plural):
+                if k > 1 and _agrees(before, tok):
+                    continue  # "The screenplay I sent in ...": a relative clause inside the subject
+                j = k
+                break
+        if j is None:
+            return None
+        while j > 1 and words[j - 1][0].lower() in ADVERBS | {
+            "sure",
+            "really",
+            "definitely",
+            "probably",
+            "truly",
+        }:
+            j -= 1  # "Life sure can be a roller coaster"
+        np_words = words[:j]
+        if np_words[-1][0].lower().removesuffix("'s") in _VAGUE_HEADS:
+            return None  # "A lot's been going on", "Everything is great": nothing to hold on to
+        if any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in np_words) and self.addressee is None:
+            return None
+        np = self.text[words[0][1] : words[j - 1][2]]
+        if low in ("his", "her", "their"):
+            return None
+        if low in ("our",):
+            subject = f"{self.me()}'s {np.split(' ', 1)[1]}" if " " in np else None
+            if subject is None:
+                return None
+            return _Subject(subject, self.me_owner(), subject, words[j - 1][2], person=False, kind="np")
+        shown = _common_case(self._rewrite_simple(np))
+        subject = shown
+        return _Subject(subject, None, shown, words[j - 1][2], person=False, kind="np")
 
     def _third_owner(self, who: str, base: str | None = None) -> str | None:
         """Third-person claims about the Brain's self establish its ownership only when the self says them
-        or an application fact states them (see DESIGN: ownership)."""
+        or an application fact states them (see DESIGN: ownership); a claim about the person spoken to is
+        the speaker's, never theirs."""
         if self.assistant:
             return None
-        head = base or who
+        head = (base or who).casefold()
+        if self.addressee and head == self.addressee.casefold() and self.voice is None:
+            return None
         if (
             self.self_name
-            and head.casefold() == self.self_name.casefold()
-            and not (self.is_self or self.src.kind == "fact")
+            and head == self.self_name.casefold()
+            and not ((self.is_self and self.voice is None) or self.src.kind == "fact")
         ):
             return None
         return who
@@ -913,6 +1798,7 @@ class _Run:
             words[j][2],
             _contraction_prefix(pron),
             conj=pron.lower().startswith("i"),
+            kind="name",
         )
 
     def _possessive(self, words: list[tuple[str, int, int]], cs: int, ce: int) -> _Subject | None:
@@ -927,13 +1813,20 @@ class _Run:
             if "and" in np_toks and ({"i", "me"} & set(np_toks)) and k < len(words) and k >= 3:
                 others = [w for w in words[:k] if w[0].lower() not in ("i", "me", "and")]
                 other = self.text[others[0][1] : others[-1][2]] if others else ""
-                disp = f"{me} and {self._rewrite_simple(other)}" if other else me
-                return _Subject(me, owner, disp, words[k - 1][2], "")
+                shown = self._rewrite_simple(other)
+                disp = f"{me} and {shown}" if other else me
+                return _Subject(me, owner, disp, words[k - 1][2], "", kind="me", partner=shown or None)
             if low == "me":
                 return None
         # "my [adj] noun [noun]'s? ..." up to the verb
         j = 1
-        while j < len(words) and j < 6 and not _is_verb(words[j][0]) and words[j][0] not in (",", "-"):
+        while (
+            j < len(words)
+            and j < 6
+            and not _is_verb(words[j][0])
+            and words[j][0] not in (",", "-")
+            and not (j > 1 and words[j][0].lower() in ADVERBS)  # "my turtles always cheer me up"
+        ):
             j += 1
         if j >= len(words) or j == 1:
             return None
@@ -946,7 +1839,9 @@ class _Run:
             pre = _contraction_prefix(verb)
         if low == "our":
             subject = f"{me}'s {np}"
-            return _Subject(subject, owner, subject, words[j - 1][2], person=np_low[-1] in PERSON_NOUNS)
+            return _Subject(
+                subject, owner, subject, words[j - 1][2], person=np_low[-1] in PERSON_NOUNS, kind="np"
+            )
         if any(w in PERSON_NOUNS for w in np_low):
             # "my sister", "my best friend", "my dog's name": about that person (or pet), never the speaker
             k = next(i for i, w in enumerate(np_low) if w in PERSON_NOUNS)
@@ -963,7 +1858,13 @@ class _Run:
             if np_low[k] in ("husband", "wife", "spouse", "hubby") and k == len(np_low) - 1:
                 attr = "married_to?"
             return _Subject(
-                subject, subject if owner else None, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr
+                subject,
+                subject if owner else None,
+                f"{me}'s {np}",
+                words[j - 1][2],
+                pre,
+                self_attr=attr,
+                kind="relative",
             )
         head = np_low[-1]
         if head in SELF_NOUNS or np_low[0] in ("favorite", "favourite", "fave"):
@@ -977,25 +1878,88 @@ class _Run:
             }.get(head)
             if np_low[0] in ("favorite", "favourite", "fave"):
                 attr = "likes"
-            return _Subject(me, owner, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr)
+            return _Subject(me, owner, f"{me}'s {np}", words[j - 1][2], pre, self_attr=attr, kind="me")
         subject = f"{me}'s {np}"
-        return _Subject(subject, owner, subject, words[j - 1][2], pre, person=False)
+        return _Subject(subject, owner, subject, words[j - 1][2], pre, person=False, kind="mine")
 
     def _rewrite_simple(self, s: str | None) -> str:
         if not s:
             return ""
-        return re.sub(r"\bmy\b", f"{self.me()}'s", _norm(s), flags=re.I)
+        me = self.me()
+        out = re.sub(r"\b(?:my|our)\b", f"{me}'s", _norm(s), flags=re.I)
+        out = re.sub(r"\bI\b", me, out)
+        out = re.sub(r"\b(?:me|myself)\b", me, out, flags=re.I)
+        if self.addressee:
+            out = re.sub(r"\byour\b", f"{self.addressee}'s", out, flags=re.I)
+            out = re.sub(r"\byou\b", self.addressee, out, flags=re.I)
+        return out
 
     # ---- statements and attributes
-    def _emit(self, subj: _Subject, cs: int, ce: int) -> None:
+    def _emit(self, subj: _Subject, cs: int, ce: int) -> bool:
+        """Append the clause's Assertion, if it makes one. False: the clause is a possibility or advice
+        (a verb joined to it by "and" shares that)."""
         text = self.text
         ps = subj.pred_start
         pred_raw = text[ps:ce]
         if not pred_raw.strip() and not subj.prefix:
-            return
+            return True
         pred_exp = _expand((subj.prefix + " " if subj.prefix else "") + pred_raw.strip().lstrip("'"))
         pred_exp = re.sub(r"^(?:s|m|re|ve|ll|d)\s+", "", pred_exp) if not subj.prefix else pred_exp
-        exprs = find_time_expressions(text[cs:ce], self.src.occurred_at)
+        if _MODAL_HEAD.match(pred_exp) and subj.kind not in ("it",):
+            return False  # "I could try", "you should go": what might be is no fact
+        clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
+        after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
+        mentions_me = self.human and (
+            (bool(clause_words & _PERSONAL) and subj.kind in ("np", "it", "name"))
+            or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
+        )
+        evaluative = bool(_EVALUATIVE.search(pred_exp))
+        # who the statement is about and whose it is (attribution.py)
+        if subj.kind == "you":
+            if _ADVICE.match(pred_exp):
+                return False  # "You can use coconut oil": advice, no fact
+            if _bare(pred_exp):
+                return True  # "You've got guts!": praise or a reaction, nothing to remember
+            if evaluative:
+                if self.addressee is None or not self.human:
+                    return True  # praise of nobody we know
+                subj = _frame(subj, self.me(), self.me_owner(), "thinks")
+        elif (
+            subj.kind in ("relative", "mine")
+            and self.human
+            and self.voice is None
+            and (mentions_me or evaluative)
+        ):
+            # "My family motivates me": the speaker's experience; "My family is awesome": their view
+            if mentions_me:
+                subj = replace(subj, owner=self.me_owner())
+            elif not _bare(f"{subj.display} {pred_exp}", 2):
+                subj = _frame(subj, self.me(), self.me_owner(), "thinks")
+        elif subj.kind in ("np", "it", "name") and self.human and self.voice is None:
+            if mentions_me:
+                # the speaker's own experience ("Pottery is a huge part of my life", "Sam visited me"):
+                # theirs to vouch for; about them unless it names someone else
+                subject = subj.subject if subj.kind == "name" else self.me()
+                subj = replace(subj, subject=subject, owner=self.me_owner())
+            elif subj.kind == "it":
+                if not evaluative or _bare(pred_exp):
+                    return True
+                subj = _frame(subj, self.me(), self.me_owner(), "thinks")
+            elif evaluative:
+                if _bare(f"{subj.display} {pred_exp}", 3):
+                    return True  # "The love around you is awesome", "Books have such an awesome power"
+                subj = _frame(subj, self.me(), self.me_owner(), "thinks")
+            elif subj.kind == "np":
+                subj = _frame(subj, subj.subject, self.me_owner(), "says")
+        elif subj.kind == "it":
+            return True
+        tense = tense_of(pred_exp)
+        exprs = find_time_expressions(
+            text[cs:ce],
+            self.src.occurred_at,
+            future=looks_ahead(pred_exp, tense),
+            bounds_ahead=tense not in ("past", "perfect"),
+        )
         attr = value = None
         negated = change = False
         found = None
@@ -1007,65 +1971,76 @@ class _Run:
             m = re.match(r"^\s*is\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s*$", pred_exp)
             if m and is_name_token(m.group(1).split()[0]):
                 found = ("married_to", m.group(1).lower(), False, False, 0)
-                subj = _Subject(self.me(), self.me_owner(), subj.display, subj.pred_start, subj.prefix)
-        if found is None:
-            found = self.attribute_of(pred_exp, subj.subject)
+                subj = replace(subj, subject=self.me(), owner=self.me_owner(), kind="me")
+        if found is None and subj.frame is None:
+            found = self.attribute_of(pred_exp, subj.subject, partner=subj.partner)
         if found is not None and found[1]:
             attr, value, negated, change, vstart = found
             pre_value = pred_exp[:vstart]
             negated = negated or (bool(_NEG.search(pre_value)) and not _NEG_EXCEPT.search(pred_exp))
         else:
             attr = value = None
-            negated = bool(_NEG.search(pred_exp)) and not _NEG_EXCEPT.search(pred_exp)
+            # "I'm happy, not sad": the denied alternative is no denial of the clause
+            affirmed = _DENIED_ALTERNATIVE.sub("", pred_exp)
+            negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
             if not self._contentful(pred_exp):
-                return
+                return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
-            return
+            return True
         statement = self._statement(subj, cs, ce, exprs)
         if not statement:
-            return
-        vf, vt = self.time_span(exprs, self.src.occurred_at)
-        self.out.append(
+            return True
+        # a state the past tense says is over ("I lived in Oslo"); liking something in the past
+        # ("they loved the lions") is how an experience went, not a taste that ended
+        habit_once = found is not None and not found[3] and not re.search(r"\bused\s+to\b", pred_exp, re.I)
+        if attr == "does" and tense == "past" and habit_once:
+            attr = value = None  # "I got to teach a class": a thing done once, not a habit
+        state = (
+            attr is not None
+            and attr != "likes"
+            and not (found is not None and found[3])
+            and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
+        )
+        valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
+        single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
+        self._append(
             Assertion(
                 statement=statement,
                 subject=subj.subject,
                 owner=subj.owner,
                 attribute=attr,
                 value=value,
-                single_valued=attr in SINGLE_VALUED,
+                single_valued=single,
                 change=change,
                 negated=negated,
-                valid_from=vf,
-                valid_to=vt,
+                valid_from=valid_from,
+                valid_to=valid_to,
                 span=(cs, ce),
+                time_stated=stated,
+                corrective=self.corrective,
             )
         )
+        return True
 
-    @staticmethod
-    def time_span(exprs: list[Any], occurred_at: datetime) -> tuple[datetime, datetime | None]:
-        vf, vt = occurred_at, None
-        rng = next((x for x in exprs if x.kind == "range"), None)
-        if rng is not None:
-            return rng.when, rng.until
-        since = next((x for x in exprs if x.kind == "since"), None)
-        at = next((x for x in exprs if x.kind == "at"), None)
-        until = next((x for x in exprs if x.kind == "until"), None)
-        if since is not None:
-            vf = since.when
-        elif at is not None:
-            vf = at.when
-        if until is not None and until.until is not None:
-            vt = until.until
-            if since is None and at is None and vt <= vf:
-                vf = until.when
-        if vt is not None and vt <= vf:
-            vt = None
-        return vf, vt
+    def _append(self, assertion: Assertion) -> None:
+        key = assertion.statement.casefold()
+        if key in self.statements:
+            return
+        self.statements.add(key)
+        self.out.append(assertion)
 
-    def attribute_of(self, pred: str, subject: str) -> tuple[str, str, bool, bool, int] | None:
+    def attribute_of(
+        self, pred: str, subject: str, *, partner: str | None = None
+    ) -> tuple[str, str, bool, bool, int] | None:
         head = pred.lstrip()
         off = len(pred) - len(head)
+        if partner and re.match(_PRE + r"(?:got\s+|get\s+|getting\s+)?(?:married|engaged)\b", head, re.I):
+            return "married_to", partner.lower(), False, True, off
+        if partner and re.match(
+            _PRE + r"(?:got\s+|get\s+|getting\s+)?(?:divorced|separated|broke\s+up)\b", head, re.I
+        ):
+            return "married_to", partner.lower(), True, True, off
         for pat in _PATTERNS:
             m = pat.regex.match(head)
             if m is None:
@@ -1073,16 +2048,35 @@ class _Run:
             raw = m.group("v")
             if pat.check == "cap" and not raw[:1].isupper():
                 continue
-            if (
-                pat.attribute == "likes"
-                and re.search(r"\b(?:would|could|might)\s*$", head[: m.start("v")].split(" ")[0] + " ")
-            ) or (re.match(r"^(?:would|could|might)\b", head, re.I) and pat.attribute == "likes"):
-                continue
+            if pat.attribute == "likes" and (
+                re.match(r"^(?:would|could|might)\b", head, re.I)
+                or re.match(
+                    r"^(?:is|are|am|was|were|be|been|feels?|felt|looks?|seems?)\s+(?:\w+\s+)?like\b",
+                    head,
+                    re.I,
+                )
+            ):
+                continue  # "I'd like a coffee", "It's like a reminder": neither is a liking
             val = _clean_value(raw, pat.place)
             if pat.attribute == "likes":
                 val = re.sub(r"^to\s+", "", val)
             if pat.attribute == "has_pet":
                 val = m.group("v").lower()
+            if pat.attribute == "does":
+                verb = m.group("h").lower()
+                base = (
+                    _HABIT_FORMS.get(verb)
+                    or _HABIT_FORMS.get(verb.removesuffix("es"))
+                    or _HABIT_FORMS.get(verb.removesuffix("s"))
+                )
+                if base is None:
+                    continue
+                obj = _clean_value(raw, True) if raw.strip() else ""
+                if obj and (
+                    obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")
+                ):
+                    continue
+                val = f"{_gerund(base)} {obj}".strip()
             if (
                 not val
                 or val in _PRONOUN_VALUES
@@ -1114,9 +2108,10 @@ class _Run:
     @staticmethod
     def _contentful(pred: str) -> bool:
         words = re.findall(r"[a-z]+", pred.lower())
-        return any(
-            w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS for w in words
-        )
+        content = [
+            w for w in words if w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS
+        ]
+        return any(w not in _VAGUE for w in content)
 
     def _statement(self, subj: _Subject, cs: int, ce: int, exprs: list[Any]) -> str:
         text = self.text
@@ -1125,18 +2120,26 @@ class _Run:
         you = self.you()
         out: list[str] = [subj.display, " "]
         if subj.prefix:
-            out.append(" " + subj.prefix)
+            out.append(" " + subj.prefix + " ")
         pos = ps
         need_conj = subj.conj and not subj.prefix
-        rel = [(x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and x.kind != "range"]
+        front = subj.front
+        rel = [
+            (x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and x.kind not in ("range",)
+        ]
         toks = list(_TOK.finditer(text, ps, ce))
         skip_until = -1
+        inner_conj = inner_need = False
         for m in toks:
             if m.start() < skip_until:
                 continue
             r = next((r for r in rel if r[0] <= m.start() < r[1]), None)
             if r is not None:
-                out.append(text[pos : m.start()])
+                before = text[pos : m.start()]
+                if r[2].startswith(("in ", "on ", "since ", "until ")):
+                    # "in April" -> "in April 2024", not "in in April 2024"
+                    before = re.sub(r"(?i)\b(?:in|on|at|during|by)\s+$", "", before)
+                out.append(before)
                 out.append(r[2])
                 pos = skip_until = r[1]
                 continue
@@ -1145,6 +2148,10 @@ class _Run:
             rep: str | None = None
             if pos == ps and tok.startswith("'") and subj.prefix:
                 rep = ""
+            elif pos == ps and subj.implicit and (tok[:1].isupper() or need_conj) and tok != "I":
+                rep = tok[:1].lower() + tok[1:]  # "Busy with studies" -> "Tim is busy with studies"
+                if need_conj:
+                    rep, need_conj = conjugate_3sg(rep), False  # "Love experimenting" -> "Tim loves ..."
             elif low in ("me", "myself"):
                 rep = me
             elif low in ("my", "mine"):
@@ -1152,6 +2159,7 @@ class _Run:
             elif low in ("i", "i'm", "i've", "i'll", "i'd", "im", "ive"):
                 p = _contraction_prefix(tok)
                 rep = me + (" " + p if p else "")
+                inner_conj = not p
             elif low in ("we", "us"):
                 rep = f"{me} and others"
             elif low in ("we're", "we've", "we'll", "we'd"):
@@ -1163,23 +2171,37 @@ class _Run:
                 rep = f"{me}'s"
             elif low in ("you", "u"):
                 rep = you
+                inner_conj = pos != ps
             elif low in ("your", "yours"):
                 rep = f"{you}'s"
             elif low in ("you're", "you've", "you'll", "you'd"):
                 rep = you + " " + {"re": "is", "ve": "has", "ll": "will", "d": "would"}[low.split("'")[1]]
             elif low in ("yourself", "ourselves"):
                 rep = you if low == "yourself" else f"{me} and others"
+            elif low == "gonna":
+                rep = "going to"
+            elif low == "wanna":
+                rep = "want to"
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
-                if low in ADVERBS or low in ("not", "no", "longer"):
-                    pass
+                if low in ADVERBS or low in ("not", "no", "longer") or (len(low) > 4 and low.endswith("ly")):
+                    pass  # "typically", "really": the verb comes next
                 else:
                     rep = conjugate_3sg(tok)
                     need_conj = False
+            elif inner_need and low.isalpha() and low not in ADVERBS:
+                rep = conjugate_3sg(tok) if low in _VERB_FORMS else None
+                inner_need = False
+            if inner_conj:
+                # "It's when I really feel alive" -> "... when Melanie really feels alive"
+                inner_need, inner_conj = True, False
             if rep is not None:
                 out.append(text[pos : m.start()])
                 out.append(rep)
                 pos = m.end()
         out.append(text[pos:ce])
+        if front is not None:
+            fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
+            out.append(" " + (fronted or text[front[0] : front[1]].strip().rstrip(",")))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
         stmt = stmt.rstrip(" ,;:-\u2013\u2014")
@@ -1191,6 +2213,133 @@ class _Run:
         elif stmt.endswith(("!", "?")):
             stmt = stmt.rstrip("!?") + "."
         return stmt
+
+
+_NP_NEVER = {
+    "if", "when", "while", "because", "since", "as", "so", "but", "and", "or", "for", "to", "in", "on", "at",
+    "with", "by", "from", "of", "about", "like", "just", "not", "no", "yes", "yeah", "then", "there", "here",
+    "where", "how", "why", "what", "who", "which", "whose", "also", "even", "only", "really", "maybe",
+    "still", "always", "never", "sometimes", "please", "thanks", "thank", "sorry", "congrats", "well", "let",
+    "let's", "lets", "hope", "wish", "glad", "good", "keep", "make", "take", "try", "check", "look", "go",
+    "come", "get", "give", "tell", "feel", "see", "remember", "imagine", "wait", "stay", "enjoy", "have",
+    "do", "be", "don't", "can't", "won't", "is", "are", "was", "were", "after", "before", "until", "than",
+    "once", "though", "although", "unless", "whether", "either", "neither", "both", "each", "every", "any",
+    "some", "all", "such", "whatever", "whoever", "wherever", "however", "much", "many", "more", "most",
+    "nothing", "everything", "something", "anything", "someone", "everyone", "anyone", "nobody", "one",
+    "sounds", "looks", "seems", "way", "same", "cheers", "cool", "nice", "great", "awesome", "amazing",
+    "love", "oh", "wow", "haha", "lol", "hey", "hi", "hello", "ok", "okay", "sure", "right", "true",
+}  # fmt: skip
+# Nouns that a person holds several of: "Alice's hobby is ...", "Alice's goals are ..." do not replace each other.
+_MULTI_NOUNS = {
+    "hobby", "hobbies", "goal", "goals", "dream", "dreams", "plan", "plans", "passion", "favorite", "favourite",
+    "fave", "interest", "interests", "friend", "friends", "skill", "skills", "language", "languages",
+}  # fmt: skip
+_ATTR_ALIASES = {"occupation": "job", "profession": "job", "hometown": "from", "home_town": "from"}
+# Nouns too vague to carry a claim on their own ("a lot of things happening").
+_VAGUE = {
+    "thing", "things", "stuff", "lot", "lots", "happening", "happened", "going", "way", "ways", "kind",
+    "sort", "bit", "deal", "moment", "moments", "time", "times", "day", "days", "everything", "something",
+    "anything", "nothing", "it", "this", "that", "one", "ones", "part", "fact", "me", "myself", "you",
+    "yourself", "him", "her", "them", "us", "they", "we", "i", "m", "s", "ve", "re", "ll", "d", "t",
+}  # fmt: skip
+
+
+_VAGUE_HEADS = {"lot", "lots", "thing", "things", "stuff", "everything", "something", "anything", "nothing",
+                "bit", "one", "it", "that", "this"}  # fmt: skip
+_ARTICLES = {"The", "A", "An", "This", "These", "Those", "That"}
+_AFTER_IS = {
+    "a", "an", "the", "so", "really", "such", "not", "just", "my", "your", "his", "her", "our", "their",
+    "always", "never", "too", "very", "pretty", "totally", "definitely", "been", "got", "gotten", "gonna",
+    "going", "all", "like", "more", "one", "what", "how", "also", "still", "super", "truly", "kind",
+}  # fmt: skip
+# Common nouns that open sentences capitalised and take a singular verb like a name ("Time flies",
+# "Nature inspires me"): never read as a person.
+_COMMON_NOUNS = {
+    "time", "life", "love", "family", "work", "nature", "music", "art", "food", "travel", "dance", "school",
+    "college", "health", "exercise", "sport", "sports", "basketball", "football", "soccer", "baseball",
+    "tennis", "yoga", "pottery", "photography", "fashion", "business", "money", "kindness", "community",
+    "support", "friendship", "therapy", "meditation", "home", "weather", "summer", "winter", "spring",
+    "autumn", "clay", "education", "knowledge", "technology", "science", "history", "religion", "faith",
+    "hope", "happiness", "joy", "peace", "change", "growth", "success", "failure", "stress", "anxiety",
+    "courage", "strength", "confidence", "patience", "practice", "balance", "self-care", "parenthood",
+    "marriage", "grief", "loss", "fear", "anger", "trust", "honesty", "respect", "gratitude", "poetry", "literature", "writing", "cooking", "baking", "painting", "gardening", "hiking", "camping",
+    "volunteering", "traveling", "travelling", "reading", "running", "swimming", "gaming", "coffee", "tea",
+    "water", "chocolate", "pizza", "math", "mathematics", "physics", "chemistry", "biology",
+    "psychology", "philosophy", "medicine", "law", "politics", "culture", "language", "kids", "children",
+    "pets", "dogs", "cats", "books", "movies", "games", "people", "friends", "parents", "everyone",
+}  # fmt: skip
+
+
+def _agrees(pronoun: str, verb: str) -> bool:
+    """Whether ``pronoun verb`` is a subject and its verb ("I sent", "you are"), not "like you is"."""
+    if pronoun == "i":
+        return verb not in ("is", "are", "has", "does", "was") and not (
+            verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET
+        )
+    if pronoun in ("we", "you", "they"):
+        return verb not in ("is", "am", "has", "does", "was") and not (
+            verb.endswith("s") and verb in _VERB_FORMS and verb not in _VERB_BASE_SET
+        )
+    if pronoun in ("he", "she"):
+        return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
+    return False
+
+
+def _common_case(np: str) -> str:
+    """ "Dance floors" -> "dance floors", "The office" -> "the office"; "New York" stays a name."""
+    words = np.split()
+    if len(words) > 1 and is_name_token(words[0]) and is_name_token(words[1]) and words[0] not in _ARTICLES:
+        return np
+    return np[:1].lower() + np[1:] if words and words[0] != "I" else np
+
+
+def _is_gerund(tok: str) -> bool:
+    low = tok.lower()
+    stem = low[:-3]
+    return (
+        len(low) > 4
+        and low.endswith("ing")
+        and any(c in "aeiouy" for c in stem)
+        and low
+        not in (
+            "thing",
+            "nothing",
+            "something",
+            "anything",
+            "everything",
+            "morning",
+            "evening",
+            "during",
+            "spring",
+            "string",
+            "ceiling",
+            "wedding",
+            "building",
+            "king",
+            "ring",
+            "sibling",
+            "darling",
+        )
+    )
+
+
+def _bare(pred: str, threshold: int = 2) -> bool:
+    """Praise or a reaction with nothing else in it: fewer than ``threshold`` words that are not
+    judgement, intensifiers, pronouns or function words ("is doing amazing", "has got guts")."""
+    words = re.findall(r"[a-z]+", pred.lower())
+    content = [
+        w for w in words if w not in _INTENSIFIERS and not _EVALUATIVE.fullmatch(w) and w not in ADVERBS
+    ]
+    return len(content) < threshold
+
+
+def _frame(subj: _Subject, subject: str, owner: str | None, verb: str) -> _Subject:
+    """ "Melanie thinks Caroline is brave ...": a judgement or report becomes the speaker's own claim."""
+    shown = subj.display
+    if shown[:1].isupper() and not is_name_token(shown.split()[0]):
+        shown = shown[:1].lower() + shown[1:]
+    speaker = owner or subject
+    return replace(subj, subject=subject, owner=owner, display=f"{speaker} {verb} {shown}", frame=verb)
 
 
 _DEFAULT = RuleExtractor()

@@ -27,6 +27,15 @@ class Assertion:
     valid_from: datetime  # when it became true per the text; else occurred_at (tz-aware)
     valid_to: datetime | None  # exclusive end, only when the text bounds it
     span: tuple[int, int]  # [start, end) into SourceText.text: the exact supporting quote
+    # Additive fields (defaults keep older constructors valid):
+    # the text gave the time (valid_from/valid_to), rather than valid_from defaulting to occurred_at
+    time_stated: bool = False
+    # the clause corrects something said before ("Actually I moved in April, not March", "I meant
+    # Porto", a correction Record): it replaces what it contradicts instead of supporting it
+    corrective: bool = False
+    # a bare denial with no content of its own ("No, that's wrong."): it asserts nothing, it only
+    # withdraws what it answers (a correction Record's corrected Memory)
+    retraction: bool = False
 
 
 @dataclass(frozen=True)

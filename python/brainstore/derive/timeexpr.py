@@ -12,6 +12,12 @@ Every resolved time is the *start* of the period the expression names (a day -> 
 Monday, a month -> the 1st, a year -> 1 January, a season -> its first month), in the time zone of
 the reference moment. Bounds ("until", "to") end at the *end* of their period (exclusive), so
 "from 2015 to 2018" is [2015-01-01, 2019-01-01) and "until 2020" closes at 2021-01-01.
+
+Tense and direction decide what a date without a year means: said on 10 June 2024, "I flew to Tokyo on
+October 10" is October 2023 and "I fly to Tokyo on October 10" October 2024 (``future=True``). A range
+lends its year to a half that has none ("from May to July 2022"). Decades ("the 90s") are periods;
+durations ("for three years") and recurrences ("every Saturday") are found but name no date: the caller
+decides what a duration bounds (see :func:`resolve`), and a recurrence never becomes a date.
 """
 
 from __future__ import annotations
@@ -20,10 +26,27 @@ import calendar
 import re
 import warnings
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
-__all__ = ["TimeExpr", "TimeSpan", "find_time_expressions", "named_periods", "render", "resolve_span", "warm_up"]
+__all__ = [
+    "UNKNOWN_START",
+    "TimeExpr",
+    "TimeSpan",
+    "find_time_expressions",
+    "looks_ahead",
+    "named_periods",
+    "render",
+    "resolve",
+    "resolve_span",
+    "tense_of",
+    "warm_up",
+]
+
+#: valid_from of a state known only to have ended ("I used to live in Dublin", "I lived in Oslo until
+#: 2020"): it held at some time before valid_to, since when the text does not say. UTC, so that no
+#: time zone shifts it below year 1.
+UNKNOWN_START = datetime(1, 1, 1, tzinfo=timezone.utc)  # noqa: UP017
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -76,6 +99,8 @@ _ATOM = (
     rf"|(?P<relwd>{_REL}\s+{_WD})"
     rf"|(?P<relseason>{_REL}\s+(?i:spring|summer|fall|autumn|winter))"
     rf"|(?P<wd>{_WD})"
+    r"|(?P<decade>(?i:the\s+)(?i:(?:early|mid|late)[\s-]+)?(?:(?:19|20)\d0['\u2019]?s|['\u2019]?\d0['\u2019]?s"
+    r"|(?i:twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)))"
     rf"|(?P<year>{_YEAR})"
     rf"|(?P<mon>{_MON})"
     r")"
@@ -92,7 +117,8 @@ _PREFIX_RE = re.compile(
 )
 _QUICK = re.compile(
     r"(?i:yesterday|today|tonight|tomorrow|ago\b|back\b|earlier|last|this|next|past|previous|coming"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|\d|" + _MON
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|ties\b|every|each|daily|weekly|monthly"
+    r"|yearly|annually|weekend|days?\b|weeks?\b|months?\b|years?\b|decades?\b)|\d|" + _MON
 )
 
 # A bare year or month name is a time only after one of these words ("in 2019", "since March"), or as
@@ -114,7 +140,26 @@ def _anchored(m: re.Match[str], text: str) -> bool:
     )
 
 
-_PERIOD_ORDER = {"day": 0, "week": 1, "month": 2, "year": 3}
+_PERIOD_ORDER = {"day": 0, "week": 1, "month": 2, "year": 3, "decade": 4}
+_DECADE_WORDS = {
+    "twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixties": 6, "seventies": 7, "eighties": 8,
+    "nineties": 9,
+}  # fmt: skip
+
+# "every Saturday", "on Sundays", "each summer", "weekly": a recurrence, never a date.
+_RECURRING_RE = re.compile(
+    r"(?i:\b(?:every|each)\s+(?:other\s+|single\s+|few\s+|couple\s+of\s+)?(?:\d+\s+)?"
+    r"(?:days?|nights?|mornings?|evenings?|afternoons?|weeks?|weekends?|months?|years?|summers?|winters?"
+    r"|springs?|falls?|autumns?|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|\b(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b"
+    r"|\b(?:daily|weekly|monthly|yearly|annually|nightly)\b)"
+    rf"|\b(?i:every|each)\s+{_MON}\b"
+)
+# "for three years", "for the past two months": how long, not when.
+_DURATION_RE = re.compile(
+    rf"(?i:\bfor\s+(?:the\s+(?:past|last)\s+|(?:over|almost|nearly|about|around|roughly|more\s+than)\s+)?)"
+    rf"(?P<n>{_NUM})\s+(?P<unit>{_UNIT})(?![\w])"
+)
 
 
 @dataclass(frozen=True)
@@ -122,11 +167,14 @@ class TimeExpr:
     start: int  # [start, end) offsets of the expression (with its "since"/"until" word) in the text
     end: int
     text: str
-    kind: str  # "at" (a point/period), "since", "until", "range"
+    # "at" (a point/period), "since", "until", "range"; "for" (a duration: ``when`` is the moment of
+    # speech minus it, ``until`` the moment plus it); "recurring" ("every Saturday": names no date)
+    kind: str
     when: datetime  # start of the named period (for "until": start of the bounding period)
-    period: str  # day | week | month | year
-    until: datetime | None  # exclusive end, for "until" and "range"
+    period: str  # day | week | month | year | decade
+    until: datetime | None  # exclusive end, for "until", "range" and "for"
     relative: bool  # True when the expression only makes sense relative to the moment of speech
+    yearless: bool = False  # a date whose year was chosen by direction ("October 10", "in April")
 
 
 @dataclass(frozen=True)
@@ -138,6 +186,8 @@ class TimeSpan:
 
 def _floor(dt: datetime, period: str) -> datetime:
     dt = dt.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "decade":
+        return dt.replace(year=dt.year // 10 * 10, month=1, day=1)
     if period == "week":
         return dt - timedelta(days=dt.weekday())
     if period == "month":
@@ -156,6 +206,8 @@ def _add_months(dt: datetime, months: int) -> datetime:
 
 
 def _period_end(dt: datetime, period: str) -> datetime:
+    if period == "decade":
+        return dt.replace(year=min(9999, dt.year + 10))
     if period == "year":
         return dt.replace(year=min(9999, dt.year + 1))
     if period == "month":
@@ -169,8 +221,11 @@ def _month_of(token: str) -> int:
     return _MONTHS[token.lower().rstrip(".")]
 
 
-def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool] | None:
-    """(start of period, period, relative?) for one matched atom; None when it cannot be resolved."""
+def _resolve_atom(
+    m: re.Match[str], base: datetime, future: bool = False
+) -> tuple[datetime, str, bool] | None:
+    """(start of period, period, relative?) for one matched atom; None when it cannot be resolved.
+    ``future``: a date without a year (and a bare weekday) is the next one, not the latest."""
     g = m.lastgroup
     s = m.group(0)
     low = " ".join(s.lower().split())
@@ -180,6 +235,8 @@ def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool
             return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), tzinfo=base.tzinfo), "day", False
         if g == "year":
             return datetime(int(s), 1, 1, tzinfo=base.tzinfo), "year", False
+        if g == "decade":
+            return _decade(low, base), "decade", False
         if g == "word" or g == "dby":
             if low == "the day before yesterday":
                 return day0 - timedelta(days=2), "day", True
@@ -230,7 +287,10 @@ def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool
             return datetime(year, month, 1, tzinfo=base.tzinfo), "month", True
         if g == "mon":
             month = _month_of(s)
-            year = base.year if month <= base.month else base.year - 1
+            if future:
+                year = base.year if month >= base.month else base.year + 1
+            else:
+                year = base.year if month <= base.month else base.year - 1
             return datetime(year, month, 1, tzinfo=base.tzinfo), "month", True
         if g == "relseason":
             rel, season = low.split(" ", 1)
@@ -250,6 +310,8 @@ def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool
             rel = parts[0] if g == "relwd" else "on"
             wd = _WEEKDAYS[parts[-1]]
             delta = (day0.weekday() - wd) % 7
+            if rel == "on" and future:
+                return day0 + timedelta(days=(wd - day0.weekday()) % 7 or 7), "day", True
             if rel in ("last", "past", "previous", "on"):
                 return day0 - timedelta(days=delta or 7), "day", True
             if rel == "this":
@@ -259,7 +321,7 @@ def _resolve_atom(m: re.Match[str], base: datetime) -> tuple[datetime, str, bool
     except (ValueError, OverflowError, KeyError):
         return None
     if g in ("dmy", "mdy", "my"):
-        return _month_named_date(s, base)
+        return _month_named_date(s, base, future)
     # numeric dates: dateparser
     got = _dateparser(low, base.replace(tzinfo=None))
     if got is None:
@@ -272,23 +334,43 @@ _MONTH_NAME_RE = re.compile(_MON)
 _DAY_RE = re.compile(r"(?<!\d)(\d{1,2})(?!\d)")
 
 
-def _month_named_date(fragment: str, base: datetime) -> tuple[datetime, str, bool] | None:
+def _decade(low: str, base: datetime) -> datetime:
+    """ "the 1990s" -> 1990; "the 90s", "the nineties" -> the latest such decade begun by ``base``'s year."""
+    digits = re.search(r"\d+", low)
+    if digits and len(digits.group(0)) == 4:
+        return datetime(int(digits.group(0)), 1, 1, tzinfo=base.tzinfo)
+    tens = int(digits.group(0)) // 10 if digits else _DECADE_WORDS[low.split()[-1]]
+    year = base.year // 100 * 100 + tens * 10
+    if year > base.year:
+        year -= 100
+    return datetime(max(year, 1), 1, 1, tzinfo=base.tzinfo)
+
+
+def _month_named_date(
+    fragment: str, base: datetime, future: bool = False
+) -> tuple[datetime, str, bool] | None:
     """ "16 March 2022", "March 16th", "the 5th of May", "October 2023": a day (or a month when no day
-    is written); without a year, the latest such date on or before ``base``'s day."""
+    is written); without a year, the latest such date on or before ``base``'s day (``future``: the
+    earliest on or after it; a month named without a day counts from the month ``base`` is in)."""
     month = _month_of(_MONTH_NAME_RE.search(fragment).group(0))  # type: ignore[union-attr]
     year_match = re.search(_YEAR, fragment)
     rest = fragment.replace(year_match.group(0), " ") if year_match else fragment
     day_match = _DAY_RE.search(rest)
     day = int(day_match.group(1)) if day_match else 1
     period = "day" if day_match else "month"
-    today = _floor(base, "day").replace(tzinfo=None)
-    years = [int(year_match.group(0))] if year_match else range(today.year, today.year - 9, -1)
+    today = _floor(base, "day" if day_match else "month").replace(tzinfo=None)
+    if year_match:
+        years: range | list[int] = [int(year_match.group(0))]
+    elif future:
+        years = range(today.year, today.year + 9)
+    else:
+        years = range(today.year, today.year - 9, -1)
     for year in years:
         try:
             when = datetime(year, month, day)
         except ValueError:  # "31 April"; "29 February" in a common year
             continue
-        if year_match or when <= today:
+        if year_match or (when >= today if future else when <= today):
             return when.replace(tzinfo=base.tzinfo), period, year_match is None
     return None
 
@@ -327,8 +409,32 @@ def _dateparser(fragment: str, base: datetime) -> tuple[datetime, str] | None:
     return _floor(dt, period), period
 
 
-def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
-    """Every time expression in ``text`` resolved against ``base`` (tz-aware), in order of position."""
+_YEARLESS = ("mon", "dmy", "mdy")
+
+
+def _lend_year(a: tuple[datetime, str, bool], b: tuple[datetime, str, bool]) -> tuple[datetime, str, bool]:
+    """ "from May to July 2022": the first half takes the second's year (the year before, when that would
+    put it after the second: "from November to February 2022")."""
+    when = a[0]
+    try:
+        moved = when.replace(year=b[0].year)
+        if moved > b[0]:
+            moved = moved.replace(year=b[0].year - 1)
+    except ValueError:  # 29 February
+        return a
+    return moved, a[1], False
+
+
+def find_time_expressions(
+    text: str, base: datetime, *, future: bool = False, bounds_ahead: bool | None = None
+) -> list[TimeExpr]:
+    """Every time expression in ``text`` resolved against ``base`` (tz-aware), in order of position.
+    ``future``: the text speaks of what is ahead ("I fly to Tokyo on October 10"), so a date without a
+    year is the next such date; otherwise the latest. ``bounds_ahead`` does the same for "until" (by
+    default as ``future``; "I'm in Paris until June 20" is ahead though its tense is the present).
+    "last"/"next"/"ago"/"since" say which way they point themselves."""
+    if bounds_ahead is None:
+        bounds_ahead = future
     if not text or not _QUICK.search(text):
         return []
     out: list[TimeExpr] = []
@@ -337,7 +443,34 @@ def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
     def free(a: int, b: int) -> bool:
         return all(b <= s or a >= e for s, e in taken)
 
+    for m in _RECURRING_RE.finditer(text):
+        out.append(TimeExpr(m.start(), m.end(), m.group(0), "recurring", base, "day", None, False))
+        taken.append((m.start(), m.end()))
+
+    for m in _DURATION_RE.finditer(text):
+        if not free(m.start(), m.end()):
+            continue
+        raw = " ".join(m.group("n").lower().split())
+        n = int(raw) if raw.isdigit() else _NUMBERS.get(raw)
+        unit = m.group("unit").lower().rstrip("s")
+        if n is None or n > 500:
+            continue
+        months = {"month": n, "year": 12 * n, "decade": 120 * n}.get(unit)
+        day0 = _floor(base, "day")
+        try:
+            if months is None:
+                span = timedelta(days=n * (7 if unit == "week" else 1))
+                back, ahead = day0 - span, day0 + span
+            else:
+                back, ahead = _add_months(day0, -months), _add_months(day0, months)
+        except (ValueError, OverflowError):
+            continue
+        out.append(TimeExpr(m.start(), m.end(), m.group(0), "for", back, "day", ahead, False))
+        taken.append((m.start(), m.end()))
+
     for r in _RANGE_RE.finditer(text):
+        if not free(r.start(), r.end()):
+            continue
         ma = _ATOM_RE.fullmatch(r.group("a"))
         mb = _ATOM_RE.fullmatch(r.group("b"))
         mid = r.group("mid").strip().lower()
@@ -355,9 +488,11 @@ def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
             and not (mid in ("-", "\u2013") or _ANCHOR_RE.search(text, max(0, r.start() - 16), r.start()))
         ):
             continue
-        ra, rb = _resolve_atom(ma, base), _resolve_atom(mb, base)
+        ra, rb = _resolve_atom(ma, base, future), _resolve_atom(mb, base, future)
         if ra is None or rb is None:
             continue
+        if ma.lastgroup in _YEARLESS and ra[2] and not rb[2]:
+            ra = _lend_year(ra, rb)
         until = _period_end(rb[0], rb[1])
         if until <= ra[0]:
             continue
@@ -370,20 +505,25 @@ def find_time_expressions(text: str, base: datetime) -> list[TimeExpr]:
     for m in _ATOM_RE.finditer(text):
         if not free(m.start(), m.end()) or not _anchored(m, text):
             continue
-        res = _resolve_atom(m, base)
+        p = _PREFIX_RE.search(text, max(0, m.start() - 24), m.start())
+        word = p.group(1).lower() if p is not None else ""
+        # "since March" looks back whatever the tense; "until June 20" follows the tense
+        bound = word.startswith(("until", "till", "til", "through", "up")) if word else False
+        res = _resolve_atom(m, base, bounds_ahead if bound else future and not word)
         if res is None:
             continue
         when, period, relative = res
         start, kind, until = m.start(), "at", None
-        p = _PREFIX_RE.search(text, max(0, start - 24), start)
         if p is not None:
-            word = p.group(1).lower()
             start = p.start(1)
             if word.startswith(("until", "till", "til", "through", "up")):
                 kind, until = "until", _period_end(when, period)
             else:
                 kind = "since"
-        out.append(TimeExpr(start, m.end(), text[start : m.end()], kind, when, period, until, relative))
+        yearless = relative and m.lastgroup in _YEARLESS
+        out.append(
+            TimeExpr(start, m.end(), text[start : m.end()], kind, when, period, until, relative, yearless)
+        )
         taken.append((start, m.end()))
     out.sort(key=lambda e: e.start)
     return out
@@ -393,7 +533,7 @@ def named_periods(text: str, base: datetime) -> list[tuple[datetime, datetime]]:
     """[start, end) of each period ``text`` names outright ("in October 2023", "on 16 March 2022",
     "from 2015 to 2018", "last week"), relative forms resolved against ``base``. Open bounds
     ("since May", "until 2020", "as of June") name no period: they say where a span starts or ends,
-    not when the thing asked about happened."""
+    not when the thing asked about happened; nor do durations and recurrences."""
     periods = []
     for expr in find_time_expressions(text, base):
         if expr.kind == "at":
@@ -403,36 +543,176 @@ def named_periods(text: str, base: datetime) -> list[tuple[datetime, datetime]]:
     return periods
 
 
-def resolve_span(text: str, occurred_at: datetime) -> TimeSpan:
-    """valid_from / valid_to for one clause: since X -> from X; from A to B -> [A, end of B);
-    until B -> to the end of B; a plain time ("yesterday", "in 2019") -> from it; else occurred_at."""
-    exprs = find_time_expressions(text, occurred_at)
-    valid_from, valid_to = occurred_at, None
-    chosen = next((e for e in exprs if e.kind == "range"), None)
-    if chosen is not None:
-        valid_from, valid_to = chosen.when, chosen.until
-    else:
-        since = next((e for e in exprs if e.kind == "since"), None)
-        until = next((e for e in exprs if e.kind == "until"), None)
-        at = next((e for e in exprs if e.kind == "at"), None)
-        if since is not None:
-            valid_from = since.when
-        elif at is not None:
-            valid_from = at.when
-        if until is not None:
-            valid_to = until.until
-            if since is None and at is None and valid_to is not None and valid_to <= valid_from:
-                # "I lived there until 2020", said later: true at least during the bounding period
-                valid_from = until.when
+# ------------------------------------------------------------------------------------------- tense
+
+_FUTURE_RE = re.compile(
+    r"(?i:\b(?:will|shall|won't|wont|gonna|about\s+to|going\s+to(?!\s+(?:the|a|an|my|his|her|our|their|bed|school|work|church|class)\b)"
+    r"|plan(?:s|ning)?\s+(?:to|on)|intend(?:s|ing)?\s+to|scheduled\s+to|hop(?:e|es|ing)\s+to"
+    r"|look(?:s|ing)?\s+forward\s+to|can(?:'t|not|\s+not)\s+wait)\b|['\u2019]ll\b)"
+)
+_PERFECT_RE = re.compile(
+    r"(?i:\b(?:have|has|['\u2019]ve|ive)\s+(?:(?:not|never|just|already|always|really|finally|recently|also|been\s+\w+ing)\s+)*"
+    r"(?:been|had|done|gone|seen|known|lived|worked|[a-z]+ed|[a-z]+en)\b)"
+)
+_PAST_AUX = {"was", "were", "did", "didn't", "wasn't", "weren't", "had", "hadn't", "used"}
+_PRESENT_AUX = {
+    "am",
+    "is",
+    "are",
+    "'m",
+    "'re",
+    "'s",
+    "im",
+    "do",
+    "does",
+    "don't",
+    "doesn't",
+    "isn't",
+    "aren't",
+}
+_IRREGULAR_PAST = {
+    "went", "got", "made", "took", "saw", "came", "ran", "met", "left", "began", "bought", "brought",
+    "thought", "felt", "found", "gave", "heard", "kept", "knew", "lost", "paid", "said", "sent", "sat",
+    "spent", "stood", "told", "won", "wrote", "became", "chose", "drove", "ate", "fell", "flew", "forgot",
+    "grew", "quit", "rode", "sang", "sold", "slept", "spoke", "swam", "taught", "threw", "woke", "wore",
+    "built", "caught", "drew", "fought", "held", "led", "meant", "broke", "hid", "hit", "moved", "lived",
+}  # fmt: skip
+# "-ed" words that are adjectives far more often than past verbs after a subject ("I'm excited")
+_ED_ADJECTIVES = {
+    "excited",
+    "interested",
+    "tired",
+    "bored",
+    "scared",
+    "worried",
+    "married",
+    "engaged",
+    "pleased",
+    "stressed",
+    "overwhelmed",
+    "inspired",
+    "motivated",
+    "obsessed",
+    "amazed",
+    "thrilled",
+    "blessed",
+}
+_TOKEN_RE = re.compile(r"[A-Za-z']+|\S")
+
+
+def tense_of(clause: str) -> str:
+    """The tense of a clause's main verb: "future", "perfect", "past", "progressive" (present, "is
+    visiting") or "present". A cheap reading of the first verb group, for deciding which way a date
+    without a year points and whether a stated state is over; "present" when nothing tells."""
+    low = clause.replace("\u2019", "'")
+    if _FUTURE_RE.search(low):
+        return "future"
+    if _PERFECT_RE.search(low):
+        return "perfect"
+    toks = [t.lower() for t in _TOKEN_RE.findall(low)[:8]]
+    for i, tok in enumerate(toks):
+        if tok in _PAST_AUX:
+            return "past"
+        if tok in _PRESENT_AUX or tok.endswith(("'m", "'re")):
+            nxt = toks[i + 1] if i + 1 < len(toks) else ""
+            if len(nxt) > 4 and nxt.endswith("ing"):
+                return "progressive"
+            return "present"
+        if tok in _IRREGULAR_PAST or (len(tok) > 4 and tok.endswith("ed") and tok not in _ED_ADJECTIVES):
+            return "past"
+    return "present"
+
+
+# Verbs whose simple present with a date speaks of a plan ("I fly to Tokyo on October 10", "we meet on
+# Friday"); a state in the present ("my birthday is June 5") does not point anywhere.
+_SCHEDULED_VERBS = {
+    "fly", "flies", "leave", "leaves", "go", "goes", "come", "comes", "start", "starts", "begin", "begins",
+    "arrive", "arrives", "return", "returns", "travel", "travels", "visit", "visits", "meet", "meets",
+    "move", "moves", "graduate", "graduates", "finish", "finishes", "land", "lands", "depart", "departs",
+    "head", "heads", "open", "opens", "close", "closes", "launch", "launches", "end", "ends", "play",
+    "plays", "perform", "performs", "get", "gets", "drive", "drives", "race", "races", "compete",
+    "competes", "host", "hosts", "celebrate", "celebrates", "run", "runs", "kick", "kicks",
+}  # fmt: skip
+
+
+def looks_ahead(clause: str, tense: str | None = None) -> bool:
+    """Whether a date without a year in ``clause`` is the next one: the future, the present progressive
+    ("Sam is visiting me in April") and the scheduled simple present ("I fly on October 10")."""
+    tense = tense or tense_of(clause)
+    if tense in ("future", "progressive"):
+        return True
+    if tense != "present":
+        return False
+    return any(t.lower() in _SCHEDULED_VERBS for t in _TOKEN_RE.findall(clause)[:5])
+
+
+def resolve(
+    exprs: list[TimeExpr] | tuple[TimeExpr, ...],
+    occurred_at: datetime,
+    *,
+    tense: str = "present",
+    state: bool = False,
+) -> tuple[datetime, datetime | None, bool]:
+    """(valid_from, valid_to, stated) for one clause from its time expressions.
+
+    - from A to B -> [A, end of B); since X -> from X; a plain time ("yesterday", "in 2019") -> from it.
+    - until B -> to the end of B. Said of the past ("I lived in Oslo until 2020") the start is unknown
+      (:data:`UNKNOWN_START`); said of now or what is ahead ("I will be in Paris until June 20") it is
+      the moment of speech.
+    - for N units: in the perfect ("I've been vegan for three years") from N units before the moment
+      of speech; of what is ahead ("I'll stay for two weeks") until N units after it; in the past
+      tense it dates nothing.
+    - ``state`` with the past tense ("I lived in Tokyo in the 90s", "I used to live in Dublin"): the
+      state is over, so it ends with the period named, or else by the moment of speech.
+    - a recurrence ("every Saturday") dates nothing. ``stated`` says whether the text gave the times
+      (False: valid_from is the moment of speech by default).
+    """
+    valid_from, valid_to, stated = occurred_at, None, False
+    past = tense == "past"
+    rng = next((e for e in exprs if e.kind == "range"), None)
+    since = next((e for e in exprs if e.kind == "since"), None)
+    at = next((e for e in exprs if e.kind == "at"), None)
+    until = next((e for e in exprs if e.kind == "until"), None)
+    duration = next((e for e in exprs if e.kind == "for"), None)
+    if rng is not None:
+        return rng.when, rng.until, True
+    if since is not None:
+        valid_from, stated = since.when, True
+    elif at is not None:
+        valid_from, stated = at.when, True
+        if state and past:
+            valid_to = _period_end(at.when, at.period)
+    elif duration is not None and tense == "perfect":
+        valid_from, stated = duration.when, True
+    if until is not None and until.until is not None:
+        valid_to, stated = until.until, True
+        if since is None and at is None and (past or tense == "perfect" or valid_to <= valid_from):
+            valid_from = UNKNOWN_START
+    elif duration is not None and tense in ("future", "progressive") and valid_to is None:
+        valid_to, stated = duration.until, True
+    if state and past and valid_to is None and at is None and since is None:
+        valid_from, valid_to = UNKNOWN_START, occurred_at
     if valid_to is not None and valid_to <= valid_from:
         valid_to = None
+    return valid_from, valid_to, stated
+
+
+def resolve_span(text: str, occurred_at: datetime, *, state: bool = False) -> TimeSpan:
+    """valid_from / valid_to for one clause (see :func:`resolve`), its tense read by :func:`tense_of`."""
+    tense = tense_of(text)
+    exprs = find_time_expressions(
+        text, occurred_at, future=looks_ahead(text, tense), bounds_ahead=tense not in ("past", "perfect")
+    )
+    valid_from, valid_to, _ = resolve(exprs, occurred_at, tense=tense, state=state)
     return TimeSpan(valid_from, valid_to, tuple(exprs))
 
 
 def render(expr: TimeExpr) -> str:
     """An absolute rendering of a relative expression, for self-contained statements."""
     w = expr.when
-    if expr.period == "year":
+    if expr.period == "decade":
+        txt = f"in the {w.year}s"
+    elif expr.period == "year":
         txt = f"in {w.year}"
     elif expr.period == "month":
         txt = f"in {calendar.month_name[w.month]} {w.year}"

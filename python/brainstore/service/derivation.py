@@ -399,7 +399,11 @@ class Derivation:
                     continue  # erased meanwhile: its Records went with it
                 records = [job for job in brain_jobs if job.kind == "record"]
                 current = self.store.records(brain_uid, [job.item_id for job in records])
-                live = [job for job in records if (r := current.get(job.item_id)) is not None and r.status == "processing"]
+                live = [
+                    job
+                    for job in records
+                    if (r := current.get(job.item_id)) is not None and r.status == "processing"
+                ]
                 state = memory_state(self.store, brain_uid)
                 state.prefetch(a for job in live for a in job.assertions or ())
                 evidence: list[PreparedEvidence] = []
@@ -411,7 +415,14 @@ class Derivation:
                         evidence.append(prepared)
                         chunks += prepared.stored(brain_uid)
                         statuses.append(
-                            RecordStatus(brain_uid, job.item_id, "ready", self.store.next_seq(brain_uid), None, tuple(memory_ids))
+                            RecordStatus(
+                                brain_uid,
+                                job.item_id,
+                                "ready",
+                                self.store.next_seq(brain_uid),
+                                None,
+                                tuple(memory_ids),
+                            )
                         )
                 write_plan(self.store, state, now)
                 requeue.extend((brain_uid, m) for m in state.plan.rederive)
@@ -420,9 +431,7 @@ class Derivation:
             self.store.append_record_statuses(statuses)
             # after the commit (leaving the with-block) the indexes follow
         for brain_uid, (evidence, state) in applied.items():
-            self.evidence.apply(
-                brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased]
-            )
+            self.evidence.apply(brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased])
         for job in jobs:
             self._done(job)
         for brain_uid, memory_id in requeue:
@@ -435,7 +444,8 @@ class Derivation:
         record, text = job.record, job.text
         corrects = record.content.get("corrects") if record.content.get("kind") == "correction" else None
         assertions = list(job.assertions)
-        if corrects and not assertions:
+        if corrects and all(assertion.retraction for assertion in assertions):
+            # a bare "No, that's wrong": it withdraws the corrected Memory and says nothing else
             corrected = state.get(corrects)
             if corrected is not None:
                 assertions = [self.rules.retraction(corrected, record.id, text.text, record.occurred_at)]
@@ -445,7 +455,9 @@ class Derivation:
             if memory_id not in memory_ids:
                 memory_ids.append(memory_id)
         vectors = np.concatenate(job.vectors) if job.vectors else np.zeros((0, 1), dtype=np.float32)
-        prepared = PreparedEvidence(record.id, job.drafts, vectors, self.evidence.embedder.model_name, leads(text.text, job.drafts))
+        prepared = PreparedEvidence(
+            record.id, job.drafts, vectors, self.evidence.embedder.model_name, leads(text.text, job.drafts)
+        )
         return prepared, memory_ids
 
     def _rederive(self, state: MemoryState, memory_id: str) -> None:
@@ -456,7 +468,10 @@ class Derivation:
         record_ids = list(dict.fromkeys(c.record_id for c in memory.citations))
         records = self.store.records(state.brain_uid, record_ids)
         sources = [
-            (rid, source_text(records[rid].content, self_name=self_name, occurred_at=records[rid].occurred_at))
+            (
+                rid,
+                source_text(records[rid].content, self_name=self_name, occurred_at=records[rid].occurred_at),
+            )
             for rid in record_ids
             if rid in records
         ]

@@ -41,7 +41,13 @@ from brainstore.domain import Citation, MemoryRevision
 
 def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
     if assertion.attribute:
-        identity = ["attr", subject.casefold(), assertion.attribute, (assertion.value or "").casefold(), assertion.negated]
+        identity = [
+            "attr",
+            subject.casefold(),
+            assertion.attribute,
+            (assertion.value or "").casefold(),
+            assertion.negated,
+        ]
     else:
         identity = ["text", " ".join(assertion.statement.casefold().split()).rstrip(".")]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
@@ -66,11 +72,6 @@ def as_assertion(memory: MemoryRevision) -> Assertion:
         valid_to=memory.valid_to,
         span=(0, 0),
     )
-
-
-def _stated(assertion: Assertion, name: str) -> bool:
-    """Additive Assertion fields (an extractor that predates them reads as False)."""
-    return bool(getattr(assertion, name, False))
 
 
 def _stash_valid_to(memory: MemoryRevision) -> dict[str, Any]:
@@ -155,7 +156,9 @@ class MemoryState:
                 out.append(held)
         return out
 
-    def _matching(self, found: Iterable[MemoryRevision], keep: Callable[[MemoryRevision], bool]) -> list[MemoryRevision]:
+    def _matching(
+        self, found: Iterable[MemoryRevision], keep: Callable[[MemoryRevision], bool]
+    ) -> list[MemoryRevision]:
         """Loaded matches overlaid with the plan's, newest state of each, ordered by id."""
         merged = {m.memory_id: m for m in self._seen(found)}
         for memory in self._current.values():
@@ -185,9 +188,11 @@ class MemoryState:
     def referencing(self, memory_id: str) -> list[MemoryRevision]:
         return self._matching(
             self.loader.referencing(memory_id),
-            lambda m: m.superseded_by == memory_id
-            or memory_id in m.extra.get("conflicts_with", ())
-            or m.extra.get("closed_by") == memory_id,
+            lambda m: (
+                m.superseded_by == memory_id
+                or memory_id in m.extra.get("conflicts_with", ())
+                or m.extra.get("closed_by") == memory_id
+            ),
         )
 
     def write(self, revision: MemoryRevision) -> MemoryRevision:
@@ -198,7 +203,9 @@ class MemoryState:
     def revise(self, memory: MemoryRevision, at: datetime, **changes: Any) -> MemoryRevision:
         """Append the next revision of ``memory`` with ``changes``; nothing is updated in place."""
         current = self.get(memory.memory_id) or memory
-        return self.write(replace(current, version=current.version + 1, recorded_at=at, seq=self.next_seq(), **changes))
+        return self.write(
+            replace(current, version=current.version + 1, recorded_at=at, seq=self.next_seq(), **changes)
+        )
 
     def erase(self, memory_id: str) -> None:
         self._current[memory_id] = None
@@ -226,7 +233,7 @@ class MemoryRules:
         start, end = assertion.span
         citation = Citation(record_id, start, end, text[start:end])
         fingerprint = assertion_fingerprint(assertion.subject, assertion)
-        time_stated = _stated(assertion, "time_stated")
+        time_stated = assertion.time_stated
         disputed: list[MemoryRevision] = []
         if corrects is None:
             for held in state.by_fingerprint(fingerprint):
@@ -239,7 +246,7 @@ class MemoryRules:
                     and held.extra.get("time_stated")
                     and not same_time(held.valid_from, assertion.valid_from)
                 )
-                if agrees and not _stated(assertion, "corrective"):
+                if agrees and not assertion.corrective:
                     state.revise(held, now, citations=(*held.citations, citation))
                     return held.memory_id
                 disputed.append(held)
@@ -248,7 +255,7 @@ class MemoryRules:
         supersedes = None
         valid_from = assertion.valid_from
         targets = [state.get(corrects)] if corrects is not None else []
-        if _stated(assertion, "corrective"):
+        if assertion.corrective:
             targets += disputed  # "actually ..., not ...": the new statement replaces the held one
             disputed = []
         for corrected in targets:
@@ -280,7 +287,10 @@ class MemoryRules:
                     # the world changed: close the old value, and remember why, so erasing this
                     # Memory reopens it
                     state.revise(
-                        other, now, valid_to=valid_from, extra={**_stash_valid_to(other), "closed_by": memory_id}
+                        other,
+                        now,
+                        valid_to=valid_from,
+                        extra={**_stash_valid_to(other), "closed_by": memory_id},
                     )
                     continue
                 conflicts.append(other.memory_id)
@@ -321,7 +331,9 @@ class MemoryRules:
         names = sorted({*memory.extra.get("conflicts_with", []), other_id})
         state.revise(memory, at, extra={**memory.extra, "conflicts_with": names})
 
-    def retraction(self, corrected: MemoryRevision, record_id: str, text: str, occurred_at: datetime) -> Assertion:
+    def retraction(
+        self, corrected: MemoryRevision, record_id: str, text: str, occurred_at: datetime
+    ) -> Assertion:
         """A correction with no statement of its own: the corrected Memory, negated, cited to it."""
         statement = corrected.statement.rstrip(". ")
         return Assertion(
@@ -396,7 +408,9 @@ class MemoryRules:
                     start, end = assertion.span
                     citations.append(Citation(record_id, start, end, text.text[start:end]))
                     statement = statement or assertion.statement
-                    valid_from = assertion.valid_from if valid_from is None else min(valid_from, assertion.valid_from)
+                    valid_from = (
+                        assertion.valid_from if valid_from is None else min(valid_from, assertion.valid_from)
+                    )
                     break
             else:
                 # The extractor no longer finds it there (it changed since): keep the stored span.

@@ -1,9 +1,11 @@
-//! `brainstore._native`: the `PyO3` face of `brainstore-core`.
+//! `brainstore_core._native`: the `PyO3` face of the Rust crate `brainstore-core`, shipped as the
+//! private extension of the Python distribution `brainstore-core` (`rust/py/pyproject.toml`).
 //!
 //! This crate holds no algorithm. Each function (1) extracts its arguments into owned Rust
 //! values while holding the GIL, (2) runs the kernel through [`detached`], the one place the GIL
 //! is released, and (3) maps a [`CoreError`] through [`to_py_err`], the one error mapping.
-//! Only `brainstore/kernels.py` imports this module.
+//! Only the typed facade `brainstore_core/__init__.py` imports this module; it documents the
+//! semantics, and `_native.pyi` (checked by `mypy.stubtest`) states the signatures.
 
 // Arguments are extracted as owned values on purpose: borrowing from Python objects would tie
 // them to the GIL, and the kernels run after the GIL is released.
@@ -128,7 +130,7 @@ fn near_duplicates(py: Python<'_>, texts: Vec<String>, threshold: f64) -> PyResu
 
 /// BM25 index; `frozen` because the core index locks internally, so methods need only `&self`
 /// and threads never contend on a `PyO3` borrow flag.
-#[pyclass(frozen, module = "brainstore._native")]
+#[pyclass(frozen, module = "brainstore_core._native")]
 struct LexicalIndex {
     inner: lexical::LexicalIndex,
 }
@@ -171,7 +173,7 @@ impl LexicalIndex {
 }
 
 /// A JSON Schema `pattern`, compiled once; `frozen` and `Sync`, so threads share it freely.
-#[pyclass(frozen, module = "brainstore._native")]
+#[pyclass(frozen, module = "brainstore_core._native")]
 struct Pattern {
     inner: pattern::Pattern,
 }
@@ -206,6 +208,8 @@ impl Pattern {
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The Cargo workspace version is the distribution's (maturin reads it), so the two cannot differ.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("TOKENIZER_NAME", tokens::TOKENIZER_NAME)?;
     m.add("MAX_PATTERN_CHARS", pattern::MAX_PATTERN_CHARS)?;
     m.add_function(wrap_pyfunction!(token_count, m)?)?;

@@ -1,9 +1,28 @@
-"""Stubs for the Rust extension ``brainstore._native`` (``rust/py``). Import it only from
-``brainstore.kernels``, which documents the semantics."""
+"""Stubs for the Rust extension ``brainstore_core._native`` (``rust/py/src/lib.rs``), kept honest by
+``mypy.stubtest`` (tests/unit/test_core_library.py). Private: import it only from the facade
+``brainstore_core/__init__.py``, which documents the semantics."""
 
 from collections.abc import Sequence
 from typing import final
 
+__all__ = [
+    "MAX_PATTERN_CHARS",
+    "TOKENIZER_NAME",
+    "LexicalIndex",
+    "Pattern",
+    "__version__",
+    "count_tokens",
+    "decode_watermark",
+    "encode_watermark",
+    "final_scores",
+    "near_duplicates",
+    "pack",
+    "rrf_fuse",
+    "token_count",
+    "truncate_tokens",
+]
+
+__version__: str
 TOKENIZER_NAME: str
 MAX_PATTERN_CHARS: int
 
@@ -33,7 +52,7 @@ class LexicalIndex:
     def add(self, doc_ids: Sequence[int], texts: Sequence[str]) -> None: ...
     def remove(self, doc_ids: Sequence[int]) -> None: ...
     def search(
-        self, query: str, k: int, allowed: Sequence[int] | None = None, excluded: Sequence[int] = ()
+        self, query: str, k: int, allowed: Sequence[int] | None = None, excluded: Sequence[int] = ...
     ) -> list[tuple[int, float]]: ...
     def __len__(self) -> int: ...
 

@@ -1,0 +1,962 @@
+"""PostgresStore: the Store protocol on PostgreSQL, for deployments that outgrow one writing process.
+
+Connections come from a pool (psycopg 3). ``atomic()`` is one transaction per thread: the outermost
+call takes a connection and begins, nested calls join it, and every store call a thread makes inside it
+runs on that connection; calls outside a transaction borrow a connection for one autocommitted
+statement, so they read committed state only. Reads take no row locks and never wait for writers.
+
+Concurrency is PostgreSQL's row locks, not a process-wide writer lock, so several processes (gunicorn
+workers, machines) may write at once:
+
+- ``lock_brain`` locks the Brain's row ``FOR NO KEY UPDATE`` until the transaction ends. Writers of one
+  Brain therefore take turns, from the moment they resolve the Brain to their commit, and each one reads
+  (READ COMMITTED: a fresh snapshot per statement) everything the previous ones committed. That is
+  stronger than the ``FOR KEY SHARE`` a bare existence check needs, and needed: a writer reads before it
+  writes (the latest Object version for the next one, a Record's status before deriving it, the current
+  Memories the rules supersede), and two processes deriving the same Record or versioning the same
+  Object must not both act on the same stale read. Writers of different Brains never wait for each other.
+- ``erase_brain`` locks the row ``FOR UPDATE``, which conflicts with the writers' lock: a write either
+  commits first (and its rows are deleted with the Brain, by statements that run after it committed) or
+  waits and then finds the Brain gone (``lock_brain`` returns False). Nothing is written under a Brain
+  that no longer exists.
+- The change sequence is a counter row per Brain (``brain_sequences``), incremented by
+  ``INSERT .. ON CONFLICT DO UPDATE .. RETURNING``: the increment's row lock is held until commit, so
+  numbers are taken in commit order, never reused after a rollback (the increment rolls back with it),
+  and ``current_seq`` (a plain read) sees exactly the committed end. This counter is the one row updated
+  in place: it holds a Brain uid and a number, no content, so its old versions reveal nothing. (Two more
+  updates serve erasure: ``erase_record_citations`` rewrites revisions without the erased Record's
+  citations, leaving the old versions to the VACUUM, and a Memory's content-free tombstone is replaced
+  by a later one.)
+
+Schema changes are numbered SQL files in migrations_postgres/ with the same versions as DuckDB's
+(``StoreFeature``), applied by ``migrate()`` under an advisory lock, so workers that start together on
+an empty database migrate it once. A store behind answers not_implemented; the version is re-read every
+few seconds until it is current, so a ``brainstore migrate`` run beside a live server takes effect
+without a restart.
+
+Deletes erase: rows are deleted inside the erase's transaction, and once it commits no SQL reads them.
+PostgreSQL keeps the deleted tuples in the table files as dead tuples until VACUUM removes them, so every
+committed erase schedules a ``VACUUM`` of the tables it touched, off the request path and debounced like
+DuckDB's compaction (``purge_delay`` after the last erase, never later than ``_MAX_DEFER * purge_delay``
+after the first; ``purge_delay=0`` vacuums before the outermost ``atomic()`` returns; ``vacuum()`` runs
+one now; ``close()`` runs a pending one). What VACUUM does not do, and what else keeps the bytes (free
+space in pages, WAL, replicas, backups), is in docs/operations.md ("PostgreSQL").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from brainstore.domain import (
+    Brain,
+    ChunkDraft,
+    Citation,
+    IdempotentReply,
+    MemoryRevision,
+    ObjectVersion,
+    Record,
+    RecordStatus,
+    StoredChunk,
+)
+from brainstore.store.base import StoreFeature
+
+log = logging.getLogger("brainstore.store.postgres")
+
+_MEMORY_COLUMNS = (
+    "memory_id, brain_uid, version, statement, subject, owner, attribute, value, valid_from, valid_to, "
+    "recorded_at, status, citations, supersedes, superseded_by, seq, single_valued, negated, extra"
+)
+# The newest revision of each Memory; every memory read goes through it.
+_CURRENT = f"""
+    SELECT DISTINCT ON (memory_id) {_MEMORY_COLUMNS}, fingerprint, subject_key, owner_key
+    FROM memory_revisions WHERE brain_uid = %s {{among}}
+    ORDER BY memory_id, version DESC
+"""
+_RECORD_SELECT = """
+    SELECT r.id, r.brain_uid, r.content, r.source, r.visibility, r.occurred_at, r.created_at, r.origin,
+           r.seq, e.status, e.error, e.memory_ids
+    FROM records r
+    LEFT JOIN LATERAL (
+        SELECT status, error, memory_ids FROM record_events ev WHERE ev.record_id = r.id
+        ORDER BY ev.seq DESC LIMIT 1
+    ) e ON true
+"""
+# Every table that holds rows under a Brain, by the schema version that made it.
+_BRAIN_TABLES = (
+    (1, ("records", "record_events", "object_versions")),
+    (2, ("memory_revisions", "memory_links", "memory_tombstones")),
+    (3, ("chunks",)),
+    (4, ("idempotency",)),
+)
+# Any constant: the advisory lock that serializes migrations across processes.
+_MIGRATION_LOCK = 0x6272_6E73_7472_6531
+_LATEST = int(max(StoreFeature))
+_SCHEMA_RECHECK = 2.0  # seconds a schema version below the latest is trusted before it is read again
+# Under a steady stream of erases the debounce still vacuums this many purge_delays after the first one.
+_MAX_DEFER = 4
+_RETRY_MAX = 60.0  # seconds between retries of a failing background VACUUM, at most
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every PostgreSQL migration shipped with the package, in order."""
+    found = []
+    for entry in resources.files("brainstore.store").joinpath("migrations_postgres").iterdir():
+        if entry.name.endswith(".sql"):
+            number, _, name = entry.name.removesuffix(".sql").partition("_")
+            found.append((int(number), name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class PostgresStore:
+    kind = "postgres"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 12,
+        purge_delay: float = 5.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if purge_delay < 0:
+            raise ValueError("purge_delay must be >= 0")
+        if pool_size < 1:
+            raise ValueError("pool_size must be >= 1")
+        self.purge_delay = float(purge_delay)
+        # One direct connection first: an unreachable or misspelt database fails here with the
+        # server's own reason, not with a pool timeout.
+        with psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))):
+            pass
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            open=False,
+            name="brainstore",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except BaseException:
+            self._pool.close()
+            raise
+        self._local = threading.local()
+        self._schema: int | None = None
+        self._schema_read = 0.0
+        # Purge (VACUUM) scheduling.
+        self._purge = threading.Condition(threading.Lock())
+        # table -> the erase generation that last left dead tuples in it; a VACUUM clears the tables
+        # no erase touched after it started.
+        self._dirty: dict[str, int] = {}
+        self._erases = 0
+        self._first_erase: float | None = None
+        self._due: float | None = None
+        self._failures = 0
+        self._stopping = False
+        self._closed = False
+        self._purger: threading.Thread | None = None
+
+    # --- plumbing ---------------------------------------------------------------------------------
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's transaction connection, or a pooled one for one autocommitted statement."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        with self._pool.connection() as conn:
+            yield conn
+
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        with self._conn() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        rows = self._rows(sql, params)
+        return rows[0][0] if rows else None
+
+    def _exec(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        """One statement: in the thread's transaction, else autocommitted (atomic by itself)."""
+        with self._conn() as conn:
+            conn.execute(sql, params)
+
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self.atomic(), self._local.conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    def _erased(self, *tables: str) -> None:
+        """Inside an erase's transaction: its commit schedules a VACUUM of ``tables``."""
+        self._local.erased.update(tables)
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        local = self._local
+        if getattr(local, "conn", None) is not None:
+            yield  # joins the thread's transaction: its commit or rollback is the outermost's
+            return
+        erased: set[str] = set()
+        with self._pool.connection() as conn:
+            local.conn, local.erased = conn, erased
+            try:
+                with conn.transaction():
+                    yield
+            finally:
+                local.conn, local.erased = None, None
+        if erased:  # committed: a rollback raised above
+            self._after_erase(erased)
+
+    # --- purge ------------------------------------------------------------------------------------
+    def _after_erase(self, tables: set[str]) -> None:
+        with self._purge:
+            self._erases += 1
+            self._dirty.update(dict.fromkeys(tables, self._erases))
+        if self.purge_delay == 0:
+            try:
+                self.vacuum()
+            except Exception:
+                # The erase is committed either way; its dead tuples stay until a retry succeeds.
+                log.exception("VACUUM after an erase failed; retrying in the background")
+                self._schedule(retry=True)
+        else:
+            self._schedule()
+
+    def _schedule(self, *, retry: bool = False) -> None:
+        now = time.monotonic()
+        with self._purge:
+            if self._stopping:
+                return
+            if retry:
+                self._failures += 1
+                self._due = now + min(_RETRY_MAX, max(self.purge_delay, 1.0) * 2 ** (self._failures - 1))
+            else:
+                if self._first_erase is None:
+                    self._first_erase = now
+                self._due = min(now + self.purge_delay, self._first_erase + _MAX_DEFER * self.purge_delay)
+            if self._purger is None or not self._purger.is_alive():  # none yet, or lost in a fork
+                self._purger = threading.Thread(target=self._purge_loop, name="brainstore-vacuum", daemon=True)
+                self._purger.start()
+            self._purge.notify_all()
+
+    def _purge_loop(self) -> None:
+        while True:
+            with self._purge:
+                while not self._stopping and (self._due is None or self._due > time.monotonic()):
+                    self._purge.wait(None if self._due is None else self._due - time.monotonic())
+                if self._stopping:
+                    return
+                self._due = None
+            try:
+                self.vacuum()
+            except Exception:
+                log.exception("background VACUUM failed; retrying")
+                self._schedule(retry=True)
+
+    @property
+    def dirty(self) -> bool:
+        """True while committed erases wait for their VACUUM."""
+        return bool(self._dirty)
+
+    def vacuum(self) -> None:
+        """VACUUM the tables erases touched since the last one: their dead tuples are removed (see the
+        module docstring for what that does and does not reach). Dirty until it has finished; raises on
+        failure, staying dirty."""
+        if getattr(self._local, "conn", None) is not None:
+            raise RuntimeError("vacuum() cannot run inside atomic()")
+        with self._purge:
+            tables, upto = sorted(self._dirty), self._erases
+            self._first_erase = None
+            self._due = None
+        if not tables:
+            return
+        with self._pool.connection() as conn:
+            # The names come from this module, never from input.
+            conn.execute("VACUUM " + ", ".join(tables))
+        with self._purge:
+            for table in tables:
+                if self._dirty.get(table, upto + 1) <= upto:
+                    del self._dirty[table]
+            self._failures = 0
+
+    def close(self) -> None:
+        with self._purge:
+            if self._closed:
+                return
+            self._closed = True
+            self._stopping = True
+            self._purge.notify_all()
+            purger = self._purger
+        if purger is not None and purger is not threading.current_thread():
+            purger.join()
+        if self._dirty:
+            try:
+                self.vacuum()
+            except Exception:
+                log.exception("VACUUM at close failed; autovacuum removes the dead tuples later")
+        self._pool.close()
+
+    # --- schema -----------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        # Another process (`brainstore migrate`) may advance it: a version behind is read again after a
+        # few seconds; the latest one cannot move.
+        now = time.monotonic()
+        if self._schema is not None and (self._schema >= _LATEST or now - self._schema_read < _SCHEMA_RECHECK):
+            return self._schema
+        if self._one("SELECT to_regclass('schema_migrations') IS NOT NULL"):
+            version = int(self._one("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+        else:
+            version = 0
+        self._schema, self._schema_read = version, now
+        return version
+
+    def migrate(self, up_to: int | None = None) -> list[int]:
+        applied = []
+        for version, name, sql in migrations():
+            if up_to is not None and version > up_to:
+                break
+            with self.atomic():
+                conn = self._local.conn
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations "
+                    "(version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
+                )
+                current = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+                if current is not None and current[0] >= version:
+                    continue  # another process applied it first
+                conn.execute(sql)
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, %s, now())", [version, name])
+            applied.append(version)
+        self._schema = None
+        return applied
+
+    # --- change sequence --------------------------------------------------------------------------
+    def next_seq(self, brain_uid: str) -> int:
+        return int(
+            self._one(
+                "INSERT INTO brain_sequences AS s VALUES (%s, 1) "
+                "ON CONFLICT (brain_uid) DO UPDATE SET seq = s.seq + 1 RETURNING seq",
+                [brain_uid],
+            )
+        )
+
+    def current_seq(self, brain_uid: str) -> int:
+        seq = self._one("SELECT seq FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
+        return int(seq or 0)
+
+    # --- brains -----------------------------------------------------------------------------------
+    def lock_brain(self, brain_uid: str) -> bool:
+        with self.atomic():
+            return self._one("SELECT 1 FROM brains WHERE uid = %s FOR NO KEY UPDATE", [brain_uid]) is not None
+
+    def insert_brain(self, brain: Brain) -> None:
+        self._exec(
+            "INSERT INTO brains VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            [brain.uid, brain.namespace, brain.id, brain.name, brain.self_type, brain.self_name, brain.created_at],
+        )
+
+    def _brain(self, where: str, params: Sequence[Any]) -> Brain | None:
+        rows = self._rows(
+            f"SELECT uid, namespace, id, name, self_type, self_name, created_at FROM brains WHERE {where}", params
+        )
+        if not rows:
+            return None
+        uid, ns, id_, name, self_type, self_name, created_at = rows[0]
+        return Brain(uid, ns, id_, name, self_type, self_name, _utc(created_at))  # type: ignore[arg-type]
+
+    def get_brain(self, namespace: str, brain_id: str) -> Brain | None:
+        return self._brain("namespace = %s AND id = %s", [namespace, brain_id])
+
+    def brain_by_uid(self, brain_uid: str) -> Brain | None:
+        return self._brain("uid = %s", [brain_uid])
+
+    def _brain_tables(self) -> list[str]:
+        version = self.schema_version()
+        return [table for needs, tables in _BRAIN_TABLES if version >= needs for table in tables]
+
+    def erase_brain(self, brain_uid: str) -> dict[str, int]:
+        with self.atomic():
+            # Waits for every writer holding the Brain (lock_brain); a writer arriving later finds it gone.
+            self._one("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE", [brain_uid])
+            memories = (
+                "(SELECT count(DISTINCT memory_id) FROM memory_revisions WHERE brain_uid = %(uid)s)"
+                if self.schema_version() >= StoreFeature.MEMORIES
+                else "0"
+            )
+            counts = self._rows(
+                "SELECT (SELECT count(*) FROM records WHERE brain_uid = %(uid)s), "
+                f"{memories}, "
+                "(SELECT count(*) FROM (SELECT DISTINCT type, key FROM object_versions WHERE brain_uid = %(uid)s) o)",
+                {"uid": brain_uid},
+            )[0]
+            tables = self._brain_tables()
+            conn = self._local.conn
+            for table in tables:
+                conn.execute(f"DELETE FROM {table} WHERE brain_uid = %s", [brain_uid])
+            conn.execute("DELETE FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
+            conn.execute("DELETE FROM brains WHERE uid = %s", [brain_uid])
+            self._erased("brains", "brain_sequences", *tables)
+        return {"records": int(counts[0]), "memories": int(counts[1]), "objects": int(counts[2])}
+
+    # --- records ----------------------------------------------------------------------------------
+    @staticmethod
+    def _record(row: tuple[Any, ...]) -> Record:
+        id_, uid, content, source, visibility, occurred_at, created_at, origin, seq, status, error, mids = row
+        return Record(
+            id=id_,
+            brain_uid=uid,
+            content=json.loads(content),
+            source=json.loads(source) if source else None,
+            visibility=visibility,
+            occurred_at=_utc(occurred_at),  # type: ignore[arg-type]
+            created_at=_utc(created_at),  # type: ignore[arg-type]
+            origin=origin,
+            seq=seq,
+            status=status or "processing",
+            error=json.loads(error) if error else None,
+            memory_ids=tuple(json.loads(mids)) if mids else (),
+        )
+
+    def insert_record(self, record: Record) -> None:
+        source = record.source or {}
+        self._exec(
+            "INSERT INTO records VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                record.id,
+                record.brain_uid,
+                _json(record.content),
+                _json(record.source) if record.source is not None else None,
+                source.get("name"),
+                source.get("external_id"),
+                record.visibility,
+                record.occurred_at,
+                record.created_at,
+                record.origin,
+                record.seq,
+            ],
+        )
+
+    def get_record(self, brain_uid: str, record_id: str) -> Record | None:
+        rows = self._rows(_RECORD_SELECT + " WHERE r.id = %s AND r.brain_uid = %s", [record_id, brain_uid])
+        return self._record(rows[0]) if rows else None
+
+    def records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record]:
+        if not record_ids:
+            return {}
+        rows = self._rows(
+            _RECORD_SELECT + " WHERE r.brain_uid = %s AND r.id = ANY(%s)", [brain_uid, sorted(set(record_ids))]
+        )
+        return {row[0]: self._record(row) for row in rows}
+
+    def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not record_ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, content FROM records WHERE brain_uid = %s AND id = ANY(%s)", [brain_uid, list(record_ids)]
+        )
+        return {id_: json.loads(content) for id_, content in rows}
+
+    def record_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:
+        if not record_ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, visibility FROM records WHERE brain_uid = %s AND id = ANY(%s)", [brain_uid, list(record_ids)]
+        )
+        return dict(rows)
+
+    def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
+        rows = self._rows(
+            _RECORD_SELECT
+            + " WHERE r.brain_uid = %s AND r.origin = 'import' AND r.source_name = %s AND r.external_id = %s",
+            [brain_uid, source_name, external_id],
+        )
+        return self._record(rows[0]) if rows else None
+
+    def append_record_status(
+        self,
+        brain_uid: str,
+        record_id: str,
+        status: str,
+        *,
+        seq: int,
+        error: dict[str, str] | None = None,
+        memory_ids: Sequence[str] = (),
+    ) -> None:
+        self.append_record_statuses([RecordStatus(brain_uid, record_id, status, seq, error, tuple(memory_ids))])
+
+    def append_record_statuses(self, events: Sequence[RecordStatus]) -> None:
+        if not events:
+            return
+        with self.atomic():
+            self._many(
+                "INSERT INTO record_events VALUES (%s, %s, %s, %s, %s, %s)",
+                [
+                    [e.record_id, e.brain_uid, e.seq, e.status, _json(e.error) if e.error else None, _json(list(e.memory_ids))]
+                    for e in events
+                ],
+            )
+
+    def records_in_status(self, status: str) -> list[tuple[str, str]]:
+        if status == "processing":
+            rows = self._rows(
+                "SELECT r.brain_uid, r.id FROM records r WHERE NOT EXISTS "
+                "(SELECT 1 FROM record_events e WHERE e.record_id = r.id) ORDER BY r.seq, r.id"
+            )
+        else:
+            rows = self._rows(
+                "SELECT brain_uid, record_id FROM ("
+                "  SELECT DISTINCT ON (record_id) brain_uid, record_id, status, seq FROM record_events"
+                "  ORDER BY record_id, seq DESC"
+                ") e WHERE status = %s ORDER BY seq, record_id",
+                [status],
+            )
+        return [(r[0], r[1]) for r in rows]
+
+    def list_records(self, brain_uid: str) -> list[Record]:
+        rows = self._rows(_RECORD_SELECT + " WHERE r.brain_uid = %s ORDER BY r.seq", [brain_uid])
+        return [self._record(r) for r in rows]
+
+    def erase_record(self, brain_uid: str, record_id: str) -> None:
+        with self.atomic():
+            conn = self._local.conn
+            conn.execute("DELETE FROM record_events WHERE record_id = %s AND brain_uid = %s", [record_id, brain_uid])
+            conn.execute("DELETE FROM records WHERE id = %s AND brain_uid = %s", [record_id, brain_uid])
+            self._erased("records", "record_events")
+
+    # --- objects ----------------------------------------------------------------------------------
+    _OBJECT_COLUMNS = "id, brain_uid, type, key, version, value, accepted_by, created_at, seq"
+
+    @staticmethod
+    def _object(row: tuple[Any, ...]) -> ObjectVersion:
+        id_, uid, type_, key, version, value, accepted_by, created_at, seq = row
+        return ObjectVersion(id_, uid, type_, key, version, json.loads(value), accepted_by, _utc(created_at), seq)  # type: ignore[arg-type]
+
+    def latest_object(self, brain_uid: str, type_: str, key: str) -> ObjectVersion | None:
+        rows = self._rows(
+            f"SELECT {self._OBJECT_COLUMNS} FROM object_versions WHERE brain_uid = %s AND type = %s AND key = %s "
+            "ORDER BY version DESC LIMIT 1",
+            [brain_uid, type_, key],
+        )
+        return self._object(rows[0]) if rows else None
+
+    def insert_object_version(self, version: ObjectVersion) -> None:
+        self._exec(
+            f"INSERT INTO object_versions ({self._OBJECT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                version.id,
+                version.brain_uid,
+                version.type,
+                version.key,
+                version.version,
+                _json(version.value),
+                version.accepted_by,
+                version.created_at,
+                version.seq,
+            ],
+        )
+
+    def list_objects(self, brain_uid: str) -> list[ObjectVersion]:
+        rows = self._rows(
+            f"SELECT DISTINCT ON (type, key) {self._OBJECT_COLUMNS} FROM object_versions WHERE brain_uid = %s "
+            "ORDER BY type, key, version DESC",
+            [brain_uid],
+        )
+        return [self._object(r) for r in rows]
+
+    # --- idempotency ------------------------------------------------------------------------------
+    def get_idempotent(self, namespace: str, scope: str, key: str) -> IdempotentReply | None:
+        keyed = ", brain_uid, resource_id" if self.schema_version() >= StoreFeature.ERASURE else ", NULL, NULL"
+        rows = self._rows(
+            "SELECT namespace, scope, key, fingerprint, status, body, watermark, created_at" + keyed
+            + " FROM idempotency WHERE namespace = %s AND scope = %s AND key = %s",
+            [namespace, scope, key],
+        )
+        if not rows:
+            return None
+        ns, sc, k, fingerprint, status, body, watermark, created_at, brain_uid, resource_id = rows[0]
+        return IdempotentReply(
+            ns, sc, k, fingerprint, status, json.loads(body), watermark, _utc(created_at), brain_uid, resource_id  # type: ignore[arg-type]
+        )
+
+    def put_idempotent(self, reply: IdempotentReply) -> None:
+        row = [
+            reply.namespace,
+            reply.scope,
+            reply.key,
+            reply.fingerprint,
+            reply.status,
+            _json(reply.body),
+            reply.watermark,
+            reply.created_at,
+        ]
+        columns = "namespace, scope, key, fingerprint, status, body, watermark, created_at"
+        if self.schema_version() >= StoreFeature.ERASURE:
+            row += [reply.brain_uid, reply.resource_id]
+            columns += ", brain_uid, resource_id"
+        self._exec(f"INSERT INTO idempotency ({columns}) VALUES ({', '.join(['%s'] * len(row))})", row)
+
+    def erase_idempotent(self, brain_uid: str, resource_id: str | None = None) -> int:
+        if self.schema_version() < StoreFeature.ERASURE:
+            return 0
+        where, params = "brain_uid = %s", [brain_uid]
+        if resource_id is not None:
+            where, params = where + " AND resource_id = %s", [*params, resource_id]
+        with self.atomic():
+            count = self._local.conn.execute(f"DELETE FROM idempotency WHERE {where}", params).rowcount
+            if count:
+                self._erased("idempotency")
+            return int(count)
+
+    # --- memories ---------------------------------------------------------------------------------
+    @staticmethod
+    def _memory(row: Sequence[Any]) -> MemoryRevision:
+        (
+            memory_id,
+            uid,
+            version,
+            statement,
+            subject,
+            owner,
+            attribute,
+            value,
+            valid_from,
+            valid_to,
+            recorded_at,
+            status,
+            citations,
+            supersedes,
+            superseded_by,
+            seq,
+            single_valued,
+            negated,
+            extra,
+            fingerprint,
+        ) = row[:20]
+        return MemoryRevision(
+            memory_id=memory_id,
+            brain_uid=uid,
+            version=version,
+            statement=statement,
+            subject=subject,
+            owner=owner,
+            attribute=attribute,
+            value=value,
+            valid_from=_utc(valid_from),  # type: ignore[arg-type]
+            valid_to=_utc(valid_to),
+            recorded_at=_utc(recorded_at),  # type: ignore[arg-type]
+            status=status,
+            citations=tuple(Citation(**c) for c in json.loads(citations)),
+            supersedes=supersedes,
+            superseded_by=superseded_by,
+            seq=seq,
+            single_valued=single_valued,
+            negated=negated,
+            extra=json.loads(extra),
+            fingerprint=fingerprint or "",
+        )
+
+    @staticmethod
+    def _citations_json(citations: Sequence[Citation] | Sequence[dict[str, Any]]) -> str:
+        return _json(
+            [
+                c if isinstance(c, dict) else {"record_id": c.record_id, "start": c.start, "end": c.end, "quote": c.quote}
+                for c in citations
+            ]
+        )
+
+    def insert_memory_revisions(self, revisions: Sequence[MemoryRevision]) -> None:
+        if not revisions:
+            return
+        rows = [
+            [
+                r.memory_id,
+                r.brain_uid,
+                r.version,
+                r.fingerprint,
+                r.statement,
+                r.subject,
+                r.subject.casefold(),
+                r.owner,
+                r.owner.casefold() if r.owner is not None else None,
+                r.attribute,
+                r.value,
+                r.valid_from,
+                r.valid_to,
+                r.recorded_at,
+                r.status,
+                self._citations_json(r.citations),
+                r.supersedes,
+                r.superseded_by,
+                r.seq,
+                r.single_valued,
+                r.negated,
+                _json(r.extra),
+            ]
+            for r in revisions
+        ]
+        links = [
+            [r.brain_uid, r.memory_id, r.version, rid]
+            for r in revisions
+            for rid in sorted({c.record_id for c in r.citations})
+        ]
+        with self.atomic():
+            self._many(f"INSERT INTO memory_revisions VALUES ({', '.join(['%s'] * 22)})", rows)
+            if links:
+                self._many("INSERT INTO memory_links VALUES (%s, %s, %s, %s)", links)
+
+    def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
+        self.insert_memory_revisions([replace(revision, fingerprint=fingerprint)])
+
+    def _current(
+        self,
+        brain_uid: str,
+        where: str = "",
+        params: Sequence[Any] = (),
+        tail: str = "",
+        among: tuple[str, Sequence[Any]] | None = None,
+    ) -> list[MemoryRevision]:
+        """Current revisions matching ``where``. ``among`` (a query of memory ids and its parameters)
+        limits the ranking to the Memories it names, a superset of those that can match, so a lookup
+        reads a few Memories' revisions instead of the whole Brain's."""
+        current = _CURRENT.format(among=f"AND memory_id IN ({among[0]})" if among else "")
+        among_params = among[1] if among else ()
+        sql = f"SELECT * FROM ({current}) cur {('WHERE ' + where) if where else ''} {tail}"
+        return [self._memory(r) for r in self._rows(sql, [brain_uid, *among_params, *params])]
+
+    def memory(self, brain_uid: str, memory_id: str) -> MemoryRevision | None:
+        rows = self._rows(
+            f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = %s AND memory_id = %s "
+            "ORDER BY version DESC LIMIT 1",
+            [brain_uid, memory_id],
+        )
+        return self._memory(rows[0]) if rows else None
+
+    def memory_revisions(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
+        rows = self._rows(
+            f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = %s AND memory_id = %s "
+            "ORDER BY version",
+            [brain_uid, memory_id],
+        )
+        return [self._memory(r) for r in rows]
+
+    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+        if not fingerprints:
+            return []
+        wanted = sorted(set(fingerprints))
+        return self._current(
+            brain_uid,
+            "fingerprint = ANY(%s)",
+            [wanted],
+            "ORDER BY memory_id",
+            among=(
+                "SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND fingerprint = ANY(%s)",
+                [brain_uid, wanted],
+            ),
+        )
+
+    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+        if not keys:
+            return []
+        pairs = sorted({(subject.casefold(), attribute) for subject, attribute in keys})
+        subjects, attributes = [p[0] for p in pairs], [p[1] for p in pairs]
+        match = "(subject_key, attribute) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+        return self._current(
+            brain_uid,
+            match,
+            [subjects, attributes],
+            "ORDER BY memory_id",
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, subjects, attributes]),
+        )
+
+    def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
+        return self._current(
+            brain_uid,
+            "EXISTS (SELECT 1 FROM memory_links l WHERE l.memory_id = cur.memory_id "
+            "AND l.version = cur.version AND l.record_id = %s)",
+            [record_id],
+            "ORDER BY memory_id",
+            among=("SELECT memory_id FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id]),
+        )
+
+    def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
+        # The id inside extra (conflicts_with, closed_by) is matched as text: a superset, which the
+        # caller narrows.
+        return self._current(
+            brain_uid,
+            "superseded_by = %s OR strpos(extra, %s) > 0",
+            [memory_id, memory_id],
+            "ORDER BY memory_id",
+            among=(
+                "SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND "
+                "(superseded_by = %s OR strpos(extra, %s) > 0)",
+                [brain_uid, memory_id, memory_id],
+            ),
+        )
+
+    def memories_in_status(self, status: str) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "SELECT brain_uid, memory_id FROM ("
+            "  SELECT DISTINCT ON (memory_id) brain_uid, memory_id, status, seq FROM memory_revisions"
+            "  ORDER BY memory_id, version DESC"
+            ") m WHERE status = %s ORDER BY seq, memory_id",
+            [status],
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def list_memories(
+        self,
+        brain_uid: str,
+        *,
+        after_id: str | None,
+        limit: int,
+        subject: str | None = None,
+        owner: str | None = None,
+    ) -> list[MemoryRevision]:
+        where = ["status IN ('active', 'superseded')"]
+        params: list[Any] = []
+        if after_id is not None:
+            where.append("memory_id > %s")
+            params.append(after_id)
+        if subject is not None:
+            where.append("subject_key = %s")
+            params.append(subject.casefold())
+        if owner is not None:
+            where.append("owner_key = %s")
+            params.append(owner.casefold())
+        return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
+
+    def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
+        return self._current(brain_uid, tail="ORDER BY memory_id")
+
+    def memory_changes(
+        self, brain_uid: str, after_seq: int, limit: int
+    ) -> list[tuple[int, str, MemoryRevision | None]]:
+        # A current revision newer than after_seq belongs to a Memory with some revision that new.
+        current = self._current(
+            brain_uid,
+            "seq > %s",
+            [after_seq],
+            f"ORDER BY seq, memory_id LIMIT {int(limit)}",
+            among=("SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND seq > %s", [brain_uid, after_seq]),
+        )
+        tombstones = self._rows(
+            "SELECT seq, memory_id FROM memory_tombstones WHERE brain_uid = %s AND seq > %s ORDER BY seq LIMIT %s",
+            [brain_uid, after_seq, int(limit)],
+        )
+        changes: list[tuple[int, str, MemoryRevision | None]] = [(m.seq, m.memory_id, m) for m in current]
+        changes.extend((int(seq), memory_id, None) for seq, memory_id in tombstones)
+        changes.sort(key=lambda c: (c[0], c[1]))
+        return changes[:limit]
+
+    def erase_memory(self, brain_uid: str, memory_id: str, *, seq: int, at: datetime) -> None:
+        with self.atomic():
+            conn = self._local.conn
+            conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
+            conn.execute("DELETE FROM memory_revisions WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
+            conn.execute(
+                "INSERT INTO memory_tombstones VALUES (%s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE "
+                "SET brain_uid = excluded.brain_uid, seq = excluded.seq, erased_at = excluded.erased_at",
+                [memory_id, brain_uid, seq, at],
+            )
+            self._erased("memory_revisions", "memory_links")
+
+    def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
+        with self.atomic():
+            conn = self._local.conn
+            rows = conn.execute(
+                "SELECT r.memory_id, r.version, r.citations FROM memory_revisions r "
+                "JOIN memory_links l ON l.memory_id = r.memory_id AND l.version = r.version "
+                "WHERE l.brain_uid = %s AND l.record_id = %s",
+                [brain_uid, record_id],
+            ).fetchall()
+            if not rows:
+                return
+            for memory_id, version, raw in rows:
+                kept = [c for c in json.loads(raw) if c["record_id"] != record_id]
+                if kept:
+                    conn.execute(
+                        "UPDATE memory_revisions SET citations = %s WHERE memory_id = %s AND version = %s",
+                        [self._citations_json(kept), memory_id, version],
+                    )
+                else:  # a state the erased Record alone supported: nothing of it may remain
+                    conn.execute("DELETE FROM memory_revisions WHERE memory_id = %s AND version = %s", [memory_id, version])
+                    conn.execute("DELETE FROM memory_links WHERE memory_id = %s AND version = %s", [memory_id, version])
+            conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id])
+            self._erased("memory_revisions", "memory_links")
+
+    # --- evidence chunks --------------------------------------------------------------------------
+    def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
+        if not chunks:
+            return
+        self._many(
+            "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                [
+                    c.brain_uid,
+                    c.draft.record_id,
+                    c.draft.start,
+                    c.draft.end,
+                    c.draft.text,
+                    c.draft.index_text,
+                    c.draft.occurred_at,
+                    c.draft.speaker,
+                    c.draft.source_name,
+                    c.draft.trust,
+                    c.draft.visibility,
+                    c.model,
+                    c.embedding,
+                ]
+                for c in chunks
+            ],
+        )
+
+    def chunks(self, brain_uid: str) -> list[StoredChunk]:
+        # In the order the Records were sent (their change sequence), as the live index took them in:
+        # an index rebuilt from these rows keeps a conversation's turns in order.
+        rows = self._rows(
+            "SELECT c.brain_uid, c.record_id, c.span_start, c.span_end, c.text, c.index_text, c.occurred_at, "
+            "c.speaker, c.source_name, c.trust, c.visibility, c.model, c.embedding "
+            "FROM chunks c LEFT JOIN records r ON r.id = c.record_id AND r.brain_uid = c.brain_uid "
+            "WHERE c.brain_uid = %s ORDER BY r.seq NULLS LAST, c.record_id, c.span_start",
+            [brain_uid],
+        )
+        return [
+            StoredChunk(
+                r[0],
+                ChunkDraft(r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10]),  # type: ignore[arg-type]
+                r[11],
+                bytes(r[12]),
+            )
+            for r in rows
+        ]
+
+    def count_chunks(self, brain_uid: str) -> int:
+        return int(self._one("SELECT count(*) FROM chunks WHERE brain_uid = %s", [brain_uid]))
+
+    def erase_chunks(self, brain_uid: str, record_id: str) -> int:
+        with self.atomic():
+            count = self._local.conn.execute(
+                "DELETE FROM chunks WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id]
+            ).rowcount
+            if count:
+                self._erased("chunks")
+            return int(count)

@@ -1,0 +1,354 @@
+"""PostgresStore beyond the Store suite: several writers (stores with their own pools stand in for
+processes), deletes that erase, migrations, and the CLI's postgres options."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from brainstore.api.app import create_app
+from brainstore.cli import main
+from brainstore.config import Config
+from brainstore.domain import Brain, ObjectVersion
+from brainstore.service import Service
+from brainstore.store.base import StoreFeature
+from brainstore.store.postgres import PostgresStore, migrations
+from tests.conftest import Api, assert_error
+from tests.postgres_server import PostgresServer
+from tests.store.erasure import ERASES, MAIN, OTHER, SKIP, T0, chunk, make_secret, populate, rec, reply
+
+COUNTER = "brain_sequences"  # the change counter: erase_memory takes a seq, so it moves
+
+
+@pytest.fixture
+def empty_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A database nothing has migrated."""
+    name = postgres_server.database(migrated=False)
+    yield postgres_server.url(name)
+    postgres_server.drop(name)
+
+
+def dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, read with SQL (no store involved)."""
+    with psycopg.connect(url) as conn:
+        tables = [
+            t
+            for (t,) in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
+            ).fetchall()
+        ]
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+
+
+def holding(rows: dict[str, list[tuple[Any, ...]]], needle: str) -> list[str]:
+    return [t for t, found in rows.items() if any(needle in repr(r) for r in found)]
+
+
+def tuples_holding(url: str, needle: str) -> tuple[list[str], list[str]]:
+    """(tuples, pages): the relations (tables, their TOAST, indexes) with a tuple, live or dead, that
+    holds ``needle``, and those where it is anywhere in a page's bytes (pageinspect; superuser)."""
+    data = needle.encode()
+    tuples, pages = [], []
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+        relations = conn.execute(
+            "SELECT c.oid::regclass::text, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname IN (current_schema(), 'pg_toast') AND c.relkind IN ('r', 't', 'i') "
+            "AND (n.nspname <> 'pg_toast' OR c.relname LIKE 'pg_toast_%%') "
+            "AND c.oid::regclass::text NOT LIKE 'pg_toast.pg_toast_%%_index'"
+        ).fetchall()
+        for relation, kind in relations:
+            blocks = conn.execute("SELECT pg_relation_size(%s::regclass) / 8192", [relation]).fetchone()[0]  # type: ignore[index]
+            for block in range(blocks):
+                page = bytes(conn.execute("SELECT get_raw_page(%s, %s)", [relation, block]).fetchone()[0])  # type: ignore[index]
+                if data in page and relation not in pages:
+                    pages.append(relation)
+                if kind == "i" or data not in page:
+                    continue
+                items = conn.execute("SELECT t_data FROM heap_page_items(%s)", [page]).fetchall()
+                if any(item is not None and data in bytes(item) for (item,) in items) and relation not in tuples:
+                    tuples.append(relation)
+    return tuples, pages
+
+
+def open_populated(url: str, secret: str, places: tuple[str, ...], **kw: Any) -> PostgresStore:
+    store = PostgresStore(url, **kw)
+    with store.atomic():
+        populate(store, secret, random.Random(7), places)
+    return store
+
+
+@pytest.mark.parametrize("method", sorted(ERASES))
+def test_erased_content_is_unreadable_at_commit_and_its_dead_tuples_are_vacuumed(postgres_url: str, method: str) -> None:
+    secret = make_secret(random.Random(method))
+    store = open_populated(postgres_url, secret, (method,), purge_delay=3600)
+    try:
+        before = dump(postgres_url)
+        assert holding(before, secret)
+        erase, ident, tables = ERASES[method]
+        erase(store)
+        after = dump(postgres_url)
+        assert holding(after, secret) == []  # no SQL reads it once the erase committed
+        for table, rows in before.items():
+            if table in SKIP | {COUNTER}:
+                continue
+            gone = [r for r in rows if (not tables or table in tables) and ident in r]
+            assert after[table] == [r for r in rows if r not in gone], table
+            if table in tables:
+                assert gone, table
+        # DELETE leaves dead tuples in the pages (a read may prune some on the way); VACUUM removes them.
+        assert store.dirty
+        store.vacuum()
+        assert not store.dirty
+        assert tuples_holding(postgres_url, secret)[0] == []  # no tuple of any table, its TOAST or an index holds it, live or dead
+        # What VACUUM does not do: the freed space is not overwritten, so the bytes may stay in a page
+        # until new rows reuse it. VACUUM FULL rewrites the tables (docs/operations.md).
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("VACUUM FULL")
+        assert tuples_holding(postgres_url, secret) == ([], [])
+    finally:
+        store.close()
+
+
+def test_vacuum_is_debounced_off_the_request_path(postgres_url: str) -> None:
+    secret = make_secret(random.Random(2))
+    store = open_populated(postgres_url, secret, ("erase_record", "erase_chunks", "erase_brain"), purge_delay=0.3)
+    try:
+        started = time.monotonic()
+        store.erase_chunks(MAIN, "rec_secret")
+        store.erase_record(MAIN, "rec_secret")
+        store.erase_brain(OTHER)
+        assert store.dirty  # not before purge_delay
+        while store.dirty and time.monotonic() - started < 30:
+            time.sleep(0.02)
+        assert not store.dirty
+        assert tuples_holding(postgres_url, secret)[0] == []
+    finally:
+        store.close()
+
+
+def test_the_store_is_dirty_until_a_vacuum_that_began_after_every_erase_has_finished(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, purge_delay=3600)
+    try:
+        for n in (1, 2):
+            store.insert_record(rec(f"rec_{n}", MAIN, "body", n))
+        store.erase_record(MAIN, "rec_1")
+        assert store.dirty
+        with psycopg.connect(postgres_url) as blocker:  # holds off VACUUM of records, not deletes
+            blocker.execute("LOCK TABLE records IN SHARE UPDATE EXCLUSIVE MODE")
+            vacuum = threading.Thread(target=store.vacuum)
+            vacuum.start()
+            time.sleep(0.5)
+            assert vacuum.is_alive() and store.dirty  # still running
+            store.erase_record(MAIN, "rec_2")  # commits while that VACUUM waits: it needs another
+            blocker.rollback()
+        vacuum.join(timeout=60)
+        assert store.dirty
+        store.vacuum()
+        assert not store.dirty
+    finally:
+        store.close()
+
+
+def test_purge_delay_zero_vacuums_before_the_erase_returns_and_only_after_commit(postgres_url: str) -> None:
+    secret = make_secret(random.Random(3))
+    store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0)
+    try:
+        with pytest.raises(RuntimeError), store.atomic():
+            store.erase_record(MAIN, "rec_secret")
+            raise RuntimeError("rolled back")
+        assert not store.dirty and store.get_record(MAIN, "rec_secret") is not None
+        with store.atomic():
+            store.erase_record(MAIN, "rec_secret")
+            assert store.get_record(MAIN, "rec_secret") is None
+        assert not store.dirty
+        assert tuples_holding(postgres_url, secret)[0] == []
+    finally:
+        store.close()
+
+
+def test_a_write_racing_erase_brain_in_another_process_leaves_no_row_under_it(postgres_url: str) -> None:
+    """Writers and the eraser on stores with their own pools, as gunicorn workers would be."""
+    writers = PostgresStore(postgres_url, pool_size=4)
+    eraser = PostgresStore(postgres_url, pool_size=1)
+    writers.insert_brain(Brain(MAIN, "test:acme", "b1", "secret name", "person", "Alice", T0))
+    written: list[str] = []
+    refused: list[int] = []
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(10_000):
+                rid = f"rec_{n}_{i}"
+                with writers.atomic():
+                    if not writers.lock_brain(MAIN):
+                        refused.append(n)
+                        return
+                    seq = writers.next_seq(MAIN)
+                    writers.insert_record(rec(rid, MAIN, "body", seq))
+                    writers.insert_chunks([chunk(MAIN, rid, 0, "body")])
+                    writers.append_record_status(MAIN, rid, "ready", seq=seq)
+                    writers.put_idempotent(reply(MAIN, rid, "body", rid))
+                    writers.insert_object_version(ObjectVersion(rid, MAIN, "t", rid, 1, {}, "k", T0, seq))
+                written.append(rid)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        counts = eraser.erase_brain(MAIN)
+        for t in threads:
+            t.join(timeout=60)
+        assert errors == [] and sorted(refused) == [0, 1, 2]
+        assert written and counts["records"] == len(written) and counts["objects"] == len(written)
+        with psycopg.connect(postgres_url) as conn:
+            tables = [
+                t
+                for (t,) in conn.execute(
+                    "SELECT table_name FROM information_schema.columns "
+                    "WHERE table_schema = current_schema() AND column_name = 'brain_uid'"
+                ).fetchall()
+            ]
+            assert {"records", "record_events", "chunks", "idempotency", "object_versions", COUNTER} <= set(tables)
+            left = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE brain_uid = %s", [MAIN]).fetchone()[0] for t in tables}  # type: ignore[index]
+            assert set(left.values()) == {0}, left
+            assert conn.execute("SELECT count(*) FROM brains").fetchone()[0] == 0  # type: ignore[index]
+    finally:
+        writers.close()
+        eraser.close()
+
+
+def test_writers_of_one_brain_take_turns_across_processes(postgres_url: str) -> None:
+    """Read-then-write under lock_brain: each writer sees the previous one's commit, so Object versions
+    and sequence numbers come out contiguous, with no conflict, from two pools at once."""
+    stores = [PostgresStore(postgres_url, pool_size=3) for _ in range(2)]
+    stores[0].insert_brain(Brain(MAIN, "test:acme", "b1", None, None, None, T0))
+    errors: list[BaseException] = []
+
+    def writer(store: PostgresStore) -> None:
+        try:
+            for _ in range(25):
+                with store.atomic():
+                    assert store.lock_brain(MAIN)
+                    latest = store.latest_object(MAIN, "pref", "theme")
+                    version = (latest.version if latest else 0) + 1
+                    seq = store.next_seq(MAIN)
+                    store.insert_object_version(ObjectVersion("obj_1", MAIN, "pref", "theme", version, version, "k", T0, seq))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(s,)) for s in stores for _ in range(3)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert errors == []
+        rows = dump(postgres_url)["object_versions"]
+        assert sorted(r[4] for r in rows) == list(range(1, 151))
+        assert sorted(r[8] for r in rows) == list(range(1, 151))
+        assert stores[1].current_seq(MAIN) == 150
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_current_seq_reads_committed_state_from_every_process(postgres_url: str) -> None:
+    a, b = PostgresStore(postgres_url, pool_size=2), PostgresStore(postgres_url, pool_size=2)
+    try:
+        assert a.next_seq(MAIN) == 1
+        inside = threading.Event()
+        release = threading.Event()
+
+        def advance() -> None:
+            with a.atomic():
+                a.next_seq(MAIN)
+                assert a.current_seq(MAIN) == 2  # its own transaction sees its advance
+                inside.set()
+                release.wait(10)
+
+        thread = threading.Thread(target=advance)
+        thread.start()
+        assert inside.wait(10)
+        assert b.current_seq(MAIN) == 1  # not before it commits
+        assert a.current_seq(MAIN) == 1  # nor from another thread of the same process
+        release.set()
+        thread.join()
+        assert b.current_seq(MAIN) == 2
+    finally:
+        a.close()
+        b.close()
+
+
+def test_processes_starting_together_migrate_an_empty_database_once(empty_url: str) -> None:
+    stores = [PostgresStore(empty_url, pool_size=1) for _ in range(3)]
+    applied: list[list[int]] = []
+    threads = [threading.Thread(target=lambda s=s: applied.append(s.migrate())) for s in stores]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert sorted(v for versions in applied for v in versions) == [m[0] for m in migrations()]
+        assert [s.schema_version() for s in stores] == [int(max(StoreFeature))] * 3
+        assert [m[0] for m in migrations()] == [int(f) for f in StoreFeature]  # the same numbers as DuckDB's
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_routes_needing_newer_tables_answer_501_until_brainstore_migrate(empty_url: str, tmp_path: Path) -> None:
+    store = PostgresStore(empty_url)
+    api = Api(create_app(Service(store, config=Config(engine="postgres", data_dir=tmp_path))))
+    assert_error(api.post("/brains", {"id": "b1"}), 501, "not_implemented")
+    store.migrate(up_to=1)
+    store.close()
+
+    store = PostgresStore(empty_url)
+    service = Service(store, config=Config(engine="postgres", data_dir=tmp_path))
+    api = Api(create_app(service))
+    api.brain()
+    rec_id = api.remember("b1", "kept while the schema is behind").body["id"]
+    err = assert_error(api.get("/brains/b1/memories"), 501, "not_implemented")
+    assert err["type"] == "internal" and "migrate" in err["message"]
+
+    # Run beside the live server, as an operator would: it notices within a few seconds.
+    assert main(["migrate", "--engine", "postgres", "--database-url", empty_url]) == 0
+    deadline = time.monotonic() + 10
+    while api.get("/brains/b1/memories").status == 501 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert api.get("/brains/b1/memories").status == 200
+    service.start()  # resumes the Record left processing
+    assert service.wait_idle()
+    assert api.get(f"/brains/b1/records/{rec_id}").body["status"] == "ready"
+    service.stop()
+    store.close()
+
+
+def test_migrate_and_serve_refuse_what_postgres_options_cannot_do(tmp_path: Path) -> None:
+    assert main(["migrate", "--engine", "postgres"]) == 2  # no database
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args, message in (
+        (["--workers", "2"], "need --engine postgres"),
+        (["--engine", "postgres"], "--database-url"),
+        (["--database-url", "postgresql://x/y"], "database_url is for --engine postgres"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "brainstore.cli", "serve", "--data-dir", str(tmp_path / "d"), *args],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert message in done.stderr and "serving" not in done.stdout
+    assert not (tmp_path / "d").exists()  # refused before anything was made
