@@ -52,7 +52,8 @@ def _cfg(**changes: Any) -> dict[str, Any]:
 
 
 #: name -> what the variant changes: a config, and optional switches (``focus``: pass the periods
-#: the query names; ``speakers``: strip speakers' names from the lexical query).
+#: the query names; ``speakers``: strip speakers' names from the lexical query; ``aliases``: a name
+#: others address a speaker by names that speaker; ``depth``: candidates per lane).
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},
     "no_speaker_boost": _cfg(speaker_boost=0.0),
@@ -70,6 +71,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "vector_only": _cfg(lexical_weight=0.0, lexical_score_weight=0.0),
     "lexical_half": _cfg(lexical_weight=0.5),
     "keep_speaker_words": {"speakers": False},
+    "no_aliases": {"aliases": False},
+    "feedback_03": _cfg(feedback_weight=0.3),
+    "feedback_06": _cfg(feedback_weight=0.6, feedback_docs=5),
+    "spread_three": _cfg(neighbor_weights=(0.3, 0.3, 0.15)),
+    "spread_sources_60": _cfg(neighbor_sources=60),
+    "lanes_300": {"depth": 300, **_cfg(max_fused=300, max_candidates=300)},
 }
 
 
@@ -114,10 +121,14 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
 
 def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, list[float]]]:
     config: RetrievalConfig = variant.get("config", DEFAULT_CONFIG)
+    depth: int = variant.get("depth", pipeline.LANE_DEPTH)
     per: dict[int, dict[int, list[float]]] = {b: {1: [], 2: [], 3: [], 4: []} for b in BUDGETS}
     original: Callable[..., str] = pipeline.lexical_query
     if variant.get("speakers") is False:
         pipeline.lexical_query = lambda query, is_speaker=None: original(query)  # type: ignore[assignment]
+    named = BrainIndex.speaker_named
+    if variant.get("aliases") is False:
+        BrainIndex.speaker_named = lambda self, word: word.lower() if word.lower() in self._speakers else None  # type: ignore[method-assign]
     try:
         for b in built:
             for (question, evidence), qvec in zip(b.questions, b.qvecs, strict=True):
@@ -125,12 +136,13 @@ def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, 
                 for budget in BUDGETS:
                     result = retrieve(
                         b.index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
-                        focus=focus, config=config, now=b.at,
+                        focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
                     )  # fmt: skip
                     selected = {p.chunk.record_id for p in result.selected}
                     per[budget][question.category].append(locomo.score(selected, evidence))
     finally:
         pipeline.lexical_query = original  # type: ignore[assignment]
+        BrainIndex.speaker_named = named  # type: ignore[method-assign]
     return per
 
 

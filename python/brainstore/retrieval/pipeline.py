@@ -322,6 +322,12 @@ def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: F
     return " ".join(kept) if kept else query
 
 
+def _named_speakers(index: BrainIndex, query: str) -> set[str]:
+    """The lowercased speakers the query names, by name or possessive ("Audrey's dogs")."""
+    named = (index.speaker_named(w.replace("\u2019", "'").removesuffix("'s")) for w in _query_words(query))
+    return {speaker for speaker in named if speaker is not None}
+
+
 def content_terms(query: str) -> list[str]:
     """Distinct content words of ``query`` in order (for ``unknowns``)."""
     seen: set[str] = set()
@@ -445,7 +451,7 @@ def retrieve(
     lex = dict(lane_hits.get("lexical", ()))
     vw = config.vector_score_weight
     lw = config.lexical_score_weight / (max(lex.values(), default=0.0) or 1.0)
-    named = {w.lower() for w in _query_words(query)} if config.speaker_boost else set()
+    named = _named_speakers(index, query) if config.speaker_boost else set()
     boost = 1.0 + config.speaker_boost
     time_boost = 1.0 + config.time_boost
     slack = config.time_slack_days * 86400.0
