@@ -264,7 +264,7 @@ def _turns(index: BrainIndex, turns: list[tuple[str, str, str]], source: str = "
         index.add(drafts, np.stack([unit(100 + n + i) for i in range(len(drafts))]))
 
 
-def test_a_name_others_address_a_speaker_by_names_that_speaker() -> None:
+def test_a_name_others_address_a_speaker_by_names_that_speaker(tmp_path: Path) -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [
         ("t1", "user", "I adopted a second dog last week."),
@@ -280,6 +280,9 @@ def test_a_name_others_address_a_speaker_by_names_that_speaker() -> None:
     assert lexical_query("What dog did Audrey adopt?", index.is_speaker) == "dog adopt"
     r = retrieve(index, "What did Audrey's dog do?", None, budget_tokens=500, deadline=far_deadline())
     assert r.selected and r.selected[0].chunk.speaker == "user"
+    index.save(tmp_path)
+    loaded = BrainIndex.load(tmp_path)
+    assert loaded is not None and loaded.speaker_named("audrey") == "user"
     index.remove_record("t4")
     assert index.speaker_named("Audrey") is None  # once: not enough to tell
 

@@ -9,7 +9,8 @@ Steps of :func:`retrieve`:
    (names and content words kept).
 3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
 4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`). Chunks by a speaker the query
-   names, and chunks said within a period the query names (``focus``), are boosted.
+   names (by the speaker's label, or by a name others address them with: :meth:`BrainIndex.speaker_named`),
+   and chunks said within a period the query names (``focus``), are boosted.
 5. Context spreading: a turn (a Record's chunks) also earns a share of the fused score of the turns
    up to two before and after it in the same conversation and session, the following turns more
    (a question is often answered by the reply to the turn that names the topic, or by the reply to

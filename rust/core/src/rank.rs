@@ -189,7 +189,10 @@ impl ChunkTable {
             }
         }
         for c in chunks {
-            let speaker = code(&mut self.speakers, c.speaker.map(str::to_lowercase).as_deref());
+            let speaker = code(
+                &mut self.speakers,
+                c.speaker.map(str::to_lowercase).as_deref(),
+            );
             let source = code(&mut self.sources, c.source);
             if let Some(newest) = self.rows.get_mut(&self.newest) {
                 newest.following = c.id;
@@ -222,7 +225,13 @@ impl ChunkTable {
     ///
     /// # Errors
     /// [`CoreError::LengthMismatch`] when the slices differ in length.
-    pub fn link(&mut self, ids: &[i64], before: &[i64], first: &[i64], last: &[i64]) -> Result<(), CoreError> {
+    pub fn link(
+        &mut self,
+        ids: &[i64],
+        before: &[i64],
+        first: &[i64],
+        last: &[i64],
+    ) -> Result<(), CoreError> {
         same_len("ids", ids.len(), "before", before.len())?;
         same_len("ids", ids.len(), "first", first.len())?;
         same_len("ids", ids.len(), "last", last.len())?;
@@ -278,18 +287,28 @@ impl ChunkTable {
     /// # Errors
     /// [`CoreError::InvalidArgument`] for a negative or non-finite `rrf_k`, or a
     /// `duplicate_threshold` outside `[0, 1]`.
-    pub fn rank(&self, lanes: &[Lane], params: &Params, filter: Option<&Filter>) -> Result<Ranked, CoreError> {
+    pub fn rank(
+        &self,
+        lanes: &[Lane],
+        params: &Params,
+        filter: Option<&Filter>,
+    ) -> Result<Ranked, CoreError> {
         if !(0.0..=1.0).contains(&params.duplicate_threshold) {
             return Err(invalid("duplicate_threshold", "must be within [0, 1]"));
         }
         let filter = filter.map(|f| {
-            let codes = f
-                .sources
-                .as_ref()
-                .map(|names| names.iter().filter_map(|n| self.sources.get(n).copied()).collect::<HashSet<u32>>());
+            let codes = f.sources.as_ref().map(|names| {
+                names
+                    .iter()
+                    .filter_map(|n| self.sources.get(n).copied())
+                    .collect::<HashSet<u32>>()
+            });
             (f.clone(), codes)
         });
-        let ids: Vec<Vec<i64>> = lanes.iter().map(|l| l.hits.iter().map(|h| h.0).collect()).collect();
+        let ids: Vec<Vec<i64>> = lanes
+            .iter()
+            .map(|l| l.hits.iter().map(|h| h.0).collect())
+            .collect();
         let weights: Vec<f64> = lanes.iter().map(|l| l.weight).collect();
         let mut fused = rrf_fuse(&ids, &weights, params.rrf_k)?;
         fused.truncate(params.max_fused);
@@ -303,10 +322,21 @@ impl ChunkTable {
                 for &(id, s) in &l.hits {
                     scores.entry(id).or_insert(s);
                 }
-                (scores, if best > 0.0 { l.score_weight / best } else { 0.0 })
+                (
+                    scores,
+                    if best > 0.0 {
+                        l.score_weight / best
+                    } else {
+                        0.0
+                    },
+                )
             })
             .collect();
-        let named: HashSet<u32> = params.named.iter().filter_map(|w| self.speakers.get(w).copied()).collect();
+        let named: HashSet<u32> = params
+            .named
+            .iter()
+            .filter_map(|w| self.speakers.get(w).copied())
+            .collect();
         let speaker_factor = 1.0 + params.speaker_boost;
         let time_factor = 1.0 + params.time_boost;
 
@@ -326,7 +356,11 @@ impl ChunkTable {
             if row.speaker != 0 && named.contains(&row.speaker) {
                 s *= speaker_factor;
             }
-            if params.focus.iter().any(|&(start, end)| start <= row.ts && row.ts < end) {
+            if params
+                .focus
+                .iter()
+                .any(|&(start, end)| start <= row.ts && row.ts < end)
+            {
                 s *= time_factor;
             }
             chunks.push(id);
@@ -344,7 +378,9 @@ impl ChunkTable {
                     let end = |r: &Row| if backwards { r.first } else { r.last };
                     let mut other = self.rows.get(&end(row)).map_or(NONE, step);
                     for &weight in &params.neighbor_weights {
-                        let Some(o) = self.rows.get(&other) else { break };
+                        let Some(o) = self.rows.get(&other) else {
+                            break;
+                        };
                         if o.source != row.source || (o.ts - row.ts).abs() > params.neighbor_gap {
                             break;
                         }
@@ -359,7 +395,8 @@ impl ChunkTable {
                     }
                 }
             }
-            let position: HashMap<i64, usize> = chunks.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+            let position: HashMap<i64, usize> =
+                chunks.iter().enumerate().map(|(i, &id)| (id, i)).collect();
             for (id, bonus) in extra {
                 if let Some(&i) = position.get(&id) {
                     base[i] += bonus;
@@ -377,8 +414,13 @@ impl ChunkTable {
             .zip(&base)
             .map(|(id, &b)| {
                 let row = &self.rows[id];
-                let recency = (-decay * (params.now - row.ts).max(0.0)).exp().clamp(0.0, 1.0);
-                (*id, b * row.trust * params.recency_weight.mul_add(recency, 1.0))
+                let recency = (-decay * (params.now - row.ts).max(0.0))
+                    .exp()
+                    .clamp(0.0, 1.0);
+                (
+                    *id,
+                    b * row.trust * params.recency_weight.mul_add(recency, 1.0),
+                )
             })
             .collect();
         scored.sort_by(|a, b| cmp_desc(a.1, b.1).then(a.0.cmp(&b.0)));
@@ -399,11 +441,17 @@ impl ChunkTable {
             .map(|&(id, score)| Candidate {
                 id,
                 score,
-                ranks: ranks.iter().map(|m| m.get(&id).copied().unwrap_or(NONE)).collect(),
+                ranks: ranks
+                    .iter()
+                    .map(|m| m.get(&id).copied().unwrap_or(NONE))
+                    .collect(),
             })
             .collect();
         let passages = self.pack_head(&scored, params);
-        Ok(Ranked { candidates, passages })
+        Ok(Ranked {
+            candidates,
+            passages,
+        })
     }
 
     /// Near-duplicates dropped and the budget packed, over the head of the ranking: only what
@@ -447,7 +495,10 @@ impl ChunkTable {
         let tokens: Vec<i64> = pool.iter().map(|(id, _)| self.rows[id].tokens).collect();
         let joined: Vec<i64> = pool.iter().map(|(id, _)| self.rows[id].joined).collect();
         let scores: Vec<f64> = pool.iter().map(|p| p.1).collect();
-        let runs = Runs { prev: &prev, joined: &joined };
+        let runs = Runs {
+            prev: &prev,
+            joined: &joined,
+        };
         let chosen = pack(&tokens, &scores, params.budget, Some(runs)).unwrap_or_default();
         let picked: HashSet<usize> = chosen.iter().copied().collect();
         let mut follower: HashMap<usize, usize> = HashMap::new();
@@ -470,7 +521,11 @@ impl ChunkTable {
                 charged += joined[next];
                 at = next;
             }
-            out.push(Passage { ids, score, charged });
+            out.push(Passage {
+                ids,
+                score,
+                charged,
+            });
         }
         out.sort_by(|a, b| cmp_desc(a.score, b.score).then(a.ids[0].cmp(&b.ids[0])));
         out
@@ -529,7 +584,12 @@ mod tests {
             chunk(1, 0.0, "Ann", "we went hiking in the alps last summer"),
             chunk(2, 60.0, "Bob", "which mountain did you climb there"),
             chunk(3, 120.0, "Ann", "the matterhorn, it was so cold at the top"),
-            chunk(4, 9000.0, "Bob", "unrelated talk about cooking pasta tonight"),
+            chunk(
+                4,
+                9000.0,
+                "Bob",
+                "unrelated talk about cooking pasta tonight",
+            ),
         ])
         .unwrap();
         t
@@ -538,8 +598,13 @@ mod tests {
     #[test]
     fn fuses_and_orders() {
         let t = table();
-        let r = t.rank(&[lane(&[3, 1]), lane(&[1])], &params(100), None).unwrap();
-        assert_eq!(r.candidates.iter().map(|c| c.id).collect::<Vec<_>>(), vec![1, 3]);
+        let r = t
+            .rank(&[lane(&[3, 1]), lane(&[1])], &params(100), None)
+            .unwrap();
+        assert_eq!(
+            r.candidates.iter().map(|c| c.id).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
         assert_eq!(r.candidates[0].ranks, vec![1, 0]);
         assert_eq!(r.candidates[1].ranks, vec![0, NONE]);
         assert_eq!(r.passages.len(), 2);
@@ -559,7 +624,10 @@ mod tests {
             ..Filter::default()
         };
         let r = t.rank(&[lane(&[3])], &p, Some(&filtered)).unwrap();
-        assert_eq!(r.candidates.iter().map(|c| c.id).collect::<Vec<_>>(), vec![3, 2]);
+        assert_eq!(
+            r.candidates.iter().map(|c| c.id).collect::<Vec<_>>(),
+            vec![3, 2]
+        );
     }
 
     #[test]
@@ -588,7 +656,14 @@ mod tests {
         .unwrap();
         t.link(&[1, 2], &[NONE, 1], &[1, 1], &[2, 2]).unwrap();
         let r = t.rank(&[lane(&[1, 3, 2])], &params(16), None).unwrap();
-        assert_eq!(r.passages, vec![Passage { ids: vec![1, 2], score: r.passages[0].score, charged: 16 }]);
+        assert_eq!(
+            r.passages,
+            vec![Passage {
+                ids: vec![1, 2],
+                score: r.passages[0].score,
+                charged: 16
+            }]
+        );
         t.remove(&[2]);
         assert_eq!(t.len(), 2);
         assert!(t.before(2).is_none());
