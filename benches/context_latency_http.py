@@ -70,7 +70,7 @@ def seed_synthetic(data_dir: Path, brain_id: str, n_chunks: int) -> None:
         start = datetime(2022, 1, 1, tzinfo=UTC)
         built, i = 0, 0
         while built < n_chunks:
-            records, chunks, statuses = [], [], []
+            records, chunks = [], []
             while built < n_chunks and len(records) < 2000:
                 words = _zipf_words(nrng, vocab, int(nrng.integers(8, 45)))
                 when = start + timedelta(minutes=3 * i)
