@@ -249,7 +249,7 @@ impl LexicalIndex {
 }
 
 /// Hashed shingles of one text, sorted and deduplicated.
-pub(crate) fn shingles(text: &str) -> Vec<u64> {
+fn shingles(text: &str) -> Vec<u64> {
     let words: Vec<String> = words(text).collect();
     let hash = |parts: &[String]| {
         // DefaultHasher::new() has fixed keys, so hashes are stable within a process; the
@@ -270,7 +270,7 @@ pub(crate) fn shingles(text: &str) -> Vec<u64> {
 }
 
 /// Jaccard similarity of two sorted, deduplicated sets. Two empty sets are identical (1.0).
-pub(crate) fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }

@@ -8,7 +8,6 @@
 //! - [`pack`]: greedy packing of scored items into a token budget, never over it.
 //! - [`score`]: final scores (recency, trust) and reciprocal-rank fusion.
 //! - [`lexical`]: BM25 inverted index and near-duplicate detection.
-//! - [`rank`]: the post-lane ranking of a Context (fusion, boosts, spreading, packing) in one call.
 //! - [`watermark`]: signed, versioned change-sequence tokens.
 //! - [`pattern`]: JSON Schema `pattern`s (ECMA-262 flavour), bounded and matched in linear time.
 
@@ -16,7 +15,6 @@ pub mod error;
 pub mod lexical;
 pub mod pack;
 pub mod pattern;
-pub mod rank;
 pub mod score;
 pub mod tokens;
 pub mod watermark;
