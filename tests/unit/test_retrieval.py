@@ -258,6 +258,54 @@ def test_excluded_ids_never_come_back_and_speakers_are_counted() -> None:
     assert index.local_only() == frozenset() and not index.is_speaker("dave")
 
 
+def _turns(index: BrainIndex, turns: list[tuple[str, str, str]], source: str = "chat") -> None:
+    for n, (rid, speaker, text) in enumerate(turns):
+        drafts = chunk_record(rid, msg(text, speaker=speaker), source_name=source, trust="normal", visibility="shareable")
+        index.add(drafts, np.stack([unit(100 + n + i) for i in range(len(drafts))]))
+
+
+def test_a_name_others_address_a_speaker_by_names_that_speaker(tmp_path: Path) -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [
+        ("t1", "user", "I adopted a second dog last week."),
+        ("t2", "assistant", "Hey Audrey! That's wonderful news."),
+        ("t3", "user", "Thanks, she is a beagle."),
+        ("t4", "assistant", "Beagles are lovely, Audrey!"),
+        ("t5", "user", "Hi there, Paris was great."),  # "there" is no name; Paris addresses no one
+    ])  # fmt: skip
+    assert index.speaker_named("Audrey") == "user" and index.is_speaker("AUDREY")
+    assert index.speaker_named("there") is None and index.speaker_named("Paris") is None
+    assert index.speaker_named("assistant") == "assistant"
+    # the alias is a speaker's name to the lexical query and to the speaker boost
+    assert lexical_query("What dog did Audrey adopt?", index.is_speaker) == "dog adopt"
+    r = retrieve(index, "What did Audrey's dog do?", None, budget_tokens=500, deadline=far_deadline())
+    assert r.selected and r.selected[0].chunk.speaker == "user"
+    index.save(tmp_path)
+    loaded = BrainIndex.load(tmp_path)
+    assert loaded is not None and loaded.speaker_named("audrey") == "user"
+    index.remove_record("t4")
+    assert index.speaker_named("Audrey") is None  # once: not enough to tell
+
+
+def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [
+        ("a1", "Ann", "Hello."), ("b1", "Bob", "Hey Sam!"),
+        ("a2", "Ann", "Hi."), ("b2", "Bob", "Hey Sam!"),
+        ("b3", "Bob", "Hi."), ("a3", "Ann", "Hey Sam!"),
+        ("a4", "Ann", "Hi."), ("b4", "Ann", "Thanks, Sam!"),  # the same speaker twice: addresses no one
+    ])  # fmt: skip
+    assert index.speaker_named("Sam") == "ann"
+    _turns(index, [("b5", "Bob", "Hi."), ("a5", "Ann", "Hey Sam!")])
+    assert index.speaker_named("Sam") is None  # as often Ann as Bob
+    other = BrainIndex(DIM, MODEL)
+    _turns(other, [("x1", "Ann", "Hello.")], source="mail")
+    _turns(other, [("y1", "Bob", "Hey Sam!"), ("y2", "Ann", "Hi."), ("y3", "Bob", "Hey Sam!")], source="chat")
+    assert other.speaker_named("Sam") is None  # y1 follows a turn of another source: only y3 counts
+    _turns(other, [("y4", "Ann", "Hi."), ("y5", "Bob", "Thanks, Sam!")], source="chat")
+    assert other.speaker_named("Sam") == "ann"
+
+
 def test_a_turn_lifts_the_two_turns_on_either_side_of_it_in_its_conversation() -> None:
     long_turn = " ".join(f"Sentence {n} of a long reply that goes on and on about the weather." for n in range(4))
     texts = {f"r{i}": f"Filler turn {i} says nothing here." for i in range(7)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -44,6 +45,14 @@ _HNSW_FILE = "vectors.hnsw"
 # walking the graph with a Python filter callback.
 _BRUTE_FORCE_MAX = 2048
 _COLUMN_BATCH = 4096  # chunk additions or removals the filter columns take in at once, at most
+# A name used to address someone: after a greeting or thanks at the start of a turn ("Hey Audrey!",
+# "Thanks, Mel") or set off by a comma before an exclamation at its end ("That's great, Audrey!").
+_GREETING = r"(?i:hey|hi|hiya|hello|thanks|thank you|bye|good morning|morning|congrats|congratulations|wow|oh|aw|yo|sorry)"
+_VOCATIVE = re.compile(
+    rf"^\W*{_GREETING}\s*,?\s+([A-Z][\w'\u2019-]*)(?=\s*[!,.?]|$)|,\s+([A-Z][\w'\u2019-]*)\s*!"
+)
+# How often a name must address one speaker before it names that speaker in queries.
+_ALIAS_MIN = 2
 
 
 @dataclass(frozen=True)
@@ -216,6 +225,10 @@ class BrainIndex:
         self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
+        # lowercased name -> lowercased speakers it addressed (the speaker of the turn before), and
+        # what each chunk added there, to take back when it is removed
+        self._addressed: dict[str, Counter[str]] = {}
+        self._vocatives: dict[int, list[tuple[str, str]]] = {}
         self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
         self._columns = _Columns()
         self._lexical = kernels.LexicalIndex()
@@ -300,8 +313,28 @@ class BrainIndex:
         self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
         if chunk.speaker:
             self._speakers[chunk.speaker.lower()] += 1
+            self._note_vocatives(chunk)
         if chunk.visibility == "local_only":
             self._local_only.add(chunk.id)
+
+    def _note_vocatives(self, chunk: Chunk) -> None:
+        """Count the names ``chunk`` addresses as names of the speaker of the turn before it (a reply
+        addresses whoever spoke last), when that is someone else in the same source."""
+        names = [a or b for a, b in _VOCATIVE.findall(chunk.text)]
+        if not names:
+            return
+        other = self._chunks.get(self._previous[chunk.id])  # type: ignore[arg-type]
+        while other is not None and other.record_id == chunk.record_id:
+            other = self._chunks.get(self._previous[other.id])  # type: ignore[arg-type]
+        if other is None or not other.speaker or other.source_name != chunk.source_name:
+            return
+        addressee = other.speaker.lower()
+        if addressee == chunk.speaker.lower():  # type: ignore[union-attr]
+            return
+        noted = [(name.lower().replace("\u2019", "'"), addressee) for name in names]
+        for name, speaker in noted:
+            self._addressed.setdefault(name, Counter())[speaker] += 1
+        self._vocatives[chunk.id] = noted
 
     def _unregister(self, chunk_id: int) -> None:
         self._columns.drop(chunk_id)
@@ -325,6 +358,13 @@ class BrainIndex:
             if not self._speakers[name]:
                 del self._speakers[name]
         self._local_only.discard(chunk_id)
+        for name, speaker in self._vocatives.pop(chunk_id, ()):
+            counts = self._addressed[name]
+            counts[speaker] -= 1
+            if not counts[speaker]:
+                del counts[speaker]
+            if not counts:
+                del self._addressed[name]
 
     def remove_record(self, record_id: str) -> list[int]:
         """Forget every chunk of ``record_id`` in both lanes; returns their ids (empty if none)."""
@@ -370,8 +410,25 @@ class BrainIndex:
         return "".join(parts) if run[0].id in self._chunks else None
 
     def is_speaker(self, word: str) -> bool:
-        """Whether some live chunk was said by ``word`` (case-insensitive)."""
-        return word.lower() in self._speakers
+        """Whether ``word`` names a speaker (see :meth:`speaker_named`)."""
+        return self.speaker_named(word) is not None
+
+    def speaker_named(self, word: str) -> str | None:
+        """The lowercased speaker ``word`` names (case-insensitive): a speaker of some live chunk, or
+        the one speaker others addressed by that name (at least twice, and more often than anyone
+        else). Records often carry labels ("user", an account id) while people name each other in
+        what they say, and a question names them the same way."""
+        low = word.lower()
+        if low in self._speakers:
+            return low
+        with self._lock.read():
+            counts = self._addressed.get(low)
+            if not counts:
+                return None
+            (speaker, n), *rest = counts.most_common(2)
+            if n < _ALIAS_MIN or (rest and rest[0][1] == n) or speaker not in self._speakers:
+                return None
+            return speaker
 
     def local_only(self) -> frozenset[int]:
         """Ids of the live ``local_only`` chunks."""

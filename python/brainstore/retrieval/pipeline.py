@@ -9,7 +9,8 @@ Steps of :func:`retrieve`:
    (names and content words kept).
 3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
 4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`). Chunks by a speaker the query
-   names, and chunks said within a period the query names (``focus``), are boosted.
+   names (by the speaker's label, or by a name others address them with: :meth:`BrainIndex.speaker_named`),
+   and chunks said within a period the query names (``focus``), are boosted.
 5. Context spreading: a turn (a Record's chunks) also earns a share of the fused score of the turns
    up to two before and after it in the same conversation and session, the following turns more
    (a question is often answered by the reply to the turn that names the topic, or by the reply to
@@ -322,6 +323,12 @@ def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: F
     return " ".join(kept) if kept else query
 
 
+def _named_speakers(index: BrainIndex, query: str) -> set[str]:
+    """The lowercased speakers the query names, by name or possessive ("Audrey's dogs")."""
+    named = (index.speaker_named(w.replace("\u2019", "'").removesuffix("'s")) for w in _query_words(query))
+    return {speaker for speaker in named if speaker is not None}
+
+
 def content_terms(query: str) -> list[str]:
     """Distinct content words of ``query`` in order (for ``unknowns``)."""
     seen: set[str] = set()
@@ -445,7 +452,7 @@ def retrieve(
     lex = dict(lane_hits.get("lexical", ()))
     vw = config.vector_score_weight
     lw = config.lexical_score_weight / (max(lex.values(), default=0.0) or 1.0)
-    named = {w.lower() for w in _query_words(query)} if config.speaker_boost else set()
+    named = _named_speakers(index, query) if config.speaker_boost else set()
     boost = 1.0 + config.speaker_boost
     time_boost = 1.0 + config.time_boost
     slack = config.time_slack_days * 86400.0

@@ -1,0 +1,228 @@
+"""Fast Context latency as a client sees it: ``brainstore serve`` on loopback, one keep-alive client.
+
+Two Brains, each measured by the same client in one run (so the numbers pair up):
+
+* ``--locomo 26``: a LoCoMo conversation ingested through the API (real embeddings), then every
+  scored question of it asked as a fast Context at ``budget.tokens`` 2000;
+* ``--chunks 100000``: a synthetic Brain of that many chunks (the text generator of
+  ``test_context_latency_bench.py``, random unit vectors stored as the default model's embeddings:
+  search cost depends on the graph's size, not on where the vectors came from), written straight
+  into the DuckDB store before the server starts, queried with the synthetic questions of that bench.
+  The first Context builds the Brain's index from the store; it is left out of the samples.
+
+For each request: the client's wall time (request written to response read, over a kept-alive
+connection) and the server's ``budget.ms.used``; p50 and p99 of both, and of their difference (what
+HTTP, gunicorn, Falcon, validation and serialization add). Nothing here is a timed assertion.
+
+Run: ``.venv/bin/python -m benches.context_latency_http --chunks 100000 --locomo 26``
+(``--engine memory`` serves the memory engine; only ``--locomo`` applies to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+KEY = "sk_test_latency_http0001"
+BUDGET = 2000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed_synthetic(data_dir: Path, brain_id: str, n_chunks: int) -> None:
+    """``n_chunks`` chunks of synthetic conversation in ``brain_id``, written straight to the store."""
+    from benches.test_context_latency_bench import SPEAKERS, _vocabulary, _zipf_words
+    from brainstore.app import build_service
+    from brainstore.config import Config
+    from brainstore.derive import source_text
+    from brainstore.domain import Principal, Record, RecordStatus, StoredChunk
+    from brainstore.retrieval.chunking import chunk_record
+    from brainstore.retrieval.embedder import DEFAULT_MODEL_NAME
+
+    config = Config(engine="duckdb", data_dir=data_dir, rate_limit_per_minute=0)
+    service = build_service(config)
+    try:
+        principal = Principal(env="test", project="latency", scopes=frozenset(), key_label="k", key_hash="h")
+        service.create_brain(principal, brain_id, name=None, self_entity=None)
+        store = service.store
+        brain = store.get_brain(principal.namespace, brain_id)
+        assert brain is not None
+        rng, nrng = random.Random(4), np.random.default_rng(4)
+        vocab = _vocabulary(rng)
+        start = datetime(2022, 1, 1, tzinfo=UTC)
+        built, i = 0, 0
+        while built < n_chunks:
+            records, chunks = [], []
+            while built < n_chunks and len(records) < 2000:
+                words = _zipf_words(nrng, vocab, int(nrng.integers(8, 45)))
+                when = start + timedelta(minutes=3 * i)
+                content = {"kind": "message", "text": " ".join(words) + ".", "speaker": SPEAKERS[i % len(SPEAKERS)]}
+                rid = f"rec_synthetic{i:09d}"
+                src = source_text(content, self_name=None, occurred_at=when)
+                drafts = chunk_record(rid, src, source_name=None, trust="normal", visibility="shareable")
+                drafts = drafts[: n_chunks - built]
+                vectors = nrng.standard_normal((len(drafts), 384)).astype("<f4")
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                records.append(
+                    Record(rid, brain.uid, content, None, "shareable", when, when, "api", 0, "processing")
+                )
+                chunks += [StoredChunk(brain.uid, d, DEFAULT_MODEL_NAME, v.tobytes()) for d, v in zip(drafts, vectors, strict=True)]
+                built += len(drafts)
+                i += 1
+            with store.atomic():
+                for record in records:
+                    store.insert_record(record)
+                store.insert_chunks(chunks)
+                store.append_record_statuses(
+                    [RecordStatus(brain.uid, r.id, "ready", store.next_seq(brain.uid)) for r in records]
+                )
+    finally:
+        service.stop()
+        service.store.close()  # the server's worker opens the file next: DuckDB admits one process
+
+
+class Server:
+    def __init__(self, data_dir: Path, engine: str, threads: int) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        env = dict(os.environ, BRAINSTORE_RATE_LIMIT="0")
+        cmd = [
+            str(Path(sys.executable).with_name("brainstore")), "serve", "--engine", engine, "--data-dir", str(data_dir),
+            "--port", str(self.port), "--threads", str(threads),
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.url}/brains/none", headers={"Authorization": f"Bearer {KEY}"}, timeout=2)
+                return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the server did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def ingest_locomo(client: httpx.Client, url: str, sample_id: str) -> list[str]:
+    from benches import locomo
+
+    [conversation] = [c for c in locomo.load_conversations() if c.sample_id == sample_id]
+    brain = f"locomo-{sample_id}"
+    client.post(f"{url}/brains", json={"id": brain}).raise_for_status()
+    ids = []
+    for turn in conversation.turns:
+        body = {
+            "content": {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"},
+            "occurred_at": turn.occurred_at.isoformat().replace("+00:00", "Z"),
+        }
+        reply = client.post(f"{url}/brains/{brain}/records", json=body)
+        reply.raise_for_status()
+        ids.append(reply.json()["id"])
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        if client.get(f"{url}/brains/{brain}/records/{ids[-1]}").json()["status"] != "processing":
+            break
+        time.sleep(0.5)
+    return [q.question for q, _ in locomo.scored_questions(conversation)]
+
+
+def measure(client: httpx.Client, url: str, brain: str, queries: list[str]) -> dict[str, Any]:
+    wall, server = [], []
+    for query in queries:
+        body = json.dumps({"query": query, "budget": {"tokens": BUDGET}})
+        started = time.perf_counter()
+        reply = client.post(f"{url}/brains/{brain}/context", content=body, headers={"Content-Type": "application/json"})
+        elapsed = (time.perf_counter() - started) * 1e3
+        reply.raise_for_status()
+        wall.append(elapsed)
+        server.append(reply.json()["budget"]["ms"]["used"])
+    w, s = np.asarray(wall), np.asarray(server)
+    return {
+        "n": len(wall),
+        "client p50": float(np.percentile(w, 50)),
+        "client p99": float(np.percentile(w, 99)),
+        "server p50": float(np.percentile(s, 50)),
+        "server p99": float(np.percentile(s, 99)),
+        "gap p50": float(np.percentile(w - s, 50)),
+        "gap p99": float(np.percentile(w - s, 99)),
+    }
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} on {os.cpu_count()} cores"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chunks", type=int, default=0, help="synthetic Brain size (0: none)")
+    parser.add_argument("--locomo", default=None, help="a LoCoMo conversation to ingest through the API")
+    parser.add_argument("--engine", choices=("duckdb", "memory"), default="duckdb")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--data-dir", default=None, help="keep (and reuse) the seeded data directory here")
+    args = parser.parse_args(argv)
+    from benches.test_context_latency_bench import _queries
+
+    with tempfile.TemporaryDirectory(prefix="brainstore-latency-") as tmp:
+        data_dir = Path(args.data_dir or tmp)
+        if args.chunks and args.engine == "duckdb" and not (data_dir / ".seeded").exists():
+            started = time.perf_counter()
+            seed_synthetic(data_dir, "big", args.chunks)
+            (data_dir / ".seeded").write_text(str(args.chunks))
+            print(f"seeded {args.chunks} chunks in {time.perf_counter() - started:.0f} s", flush=True)
+        server = Server(data_dir, args.engine, args.threads)
+        try:
+            headers = {"Authorization": f"Bearer {KEY}"}
+            with httpx.Client(headers=headers, timeout=600) as client:
+                results = {}
+                if args.chunks and args.engine == "duckdb":
+                    queries = _queries()[: args.queries]
+                    started = time.perf_counter()
+                    client.post(f"{server.url}/brains/big/context", json={"query": "warm up"}).raise_for_status()
+                    print(f"first Context (index built from the store): {time.perf_counter() - started:.1f} s", flush=True)
+                    measure(client, server.url, "big", queries[:20])
+                    results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
+                if args.locomo:
+                    questions = ingest_locomo(client, server.url, args.locomo)
+                    measure(client, server.url, f"locomo-{args.locomo}", questions[:20])
+                    results[f"LoCoMo {args.locomo}"] = measure(client, server.url, f"locomo-{args.locomo}", questions[: args.queries])
+        finally:
+            server.stop()
+    print(f"fast Context over loopback HTTP, {args.engine}, budget {BUDGET} ({_load()} at the end)")
+    for name, r in results.items():
+        print(
+            f"  {name:<16} n={r['n']:<4} client p50 {r['client p50']:6.2f} p99 {r['client p99']:6.2f} | "
+            f"server p50 {r['server p50']:6.2f} p99 {r['server p99']:6.2f} | gap p50 {r['gap p50']:5.2f} p99 {r['gap p99']:5.2f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""Ablation of the retrieval pipeline on LoCoMo, per split and category: what each mechanism earns.
+
+Every variant is the default :class:`RetrievalConfig` with one change (or a pipeline switch), run
+through :func:`retrieve` on indexes built exactly as ``benches/test_locomo_bench.py`` builds them
+(one Record per turn, the default ONNX embedder, embeddings cached under ``/tmp``). Tune on the
+tuning split; report the held-out split (``--split held-out``).
+
+Besides the plain data, ``--stress`` runs two perturbations that take away LoCoMo's conventions, to
+see what a mechanism is worth where they are absent (data nobody tuned on rarely has them):
+
+* ``undated``: every turn carries one and the same time (conversations imported without dates),
+  so days in the index text and the periods a question names say nothing;
+* ``anonymous``: the speakers' names are replaced by neutral labels in the turns' speaker field
+  only (the questions still name the people, as a user would), so a question's names never match
+  a speaker: the speaker boost cannot fire and the names are ordinary words to BM25.
+
+Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
+(``--list`` prints the variants).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from brainstore.derive import source_text
+from brainstore.retrieval import pipeline
+from brainstore.retrieval.chunking import chunk_record, embedding_text
+from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.pipeline import DEFAULT_CONFIG, RetrievalConfig, retrieve
+from brainstore.service.context import query_periods
+
+from . import locomo
+
+BUDGETS = (1000, 2000)
+CACHE = Path(os.environ.get("BRAINSTORE_BENCH_CACHE", "/tmp/brainstore-bench"))
+UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def _cfg(**changes: Any) -> dict[str, Any]:
+    return {"config": dataclasses.replace(DEFAULT_CONFIG, **changes)}
+
+
+#: name -> what the variant changes: a config, and optional switches (``focus``: pass the periods
+#: the query names; ``speakers``: strip speakers' names from the lexical query; ``aliases``: a name
+#: others address a speaker by names that speaker; ``depth``: candidates per lane).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "base": {},
+    "no_speaker_boost": _cfg(speaker_boost=0.0),
+    "no_time_boost": _cfg(time_boost=0.0),
+    "no_focus": {"focus": False},
+    "no_spreading": _cfg(neighbor_weights=()),
+    "spread_one": _cfg(neighbor_weights=(0.3,)),
+    "spread_symmetric": _cfg(next_factor=1.0),
+    "no_score_terms": _cfg(vector_score_weight=0.0, lexical_score_weight=0.0),
+    "no_recency": _cfg(recency_weight=0.0),
+    "no_dedup": _cfg(duplicate_threshold=1.0),
+    "rrf_60": _cfg(rrf_k=60.0),
+    "rrf_30": _cfg(rrf_k=30.0),
+    "lexical_only": _cfg(vector_weight=0.0, vector_score_weight=0.0),
+    "vector_only": _cfg(lexical_weight=0.0, lexical_score_weight=0.0),
+    "lexical_half": _cfg(lexical_weight=0.5),
+    "keep_speaker_words": {"speakers": False},
+    "no_aliases": {"aliases": False},
+    "feedback_03": _cfg(feedback_weight=0.3),
+    "feedback_06": _cfg(feedback_weight=0.6, feedback_docs=5),
+    "spread_three": _cfg(neighbor_weights=(0.3, 0.3, 0.15)),
+    "spread_sources_60": _cfg(neighbor_sources=60),
+    "lanes_300": {"depth": 300, **_cfg(max_fused=300, max_candidates=300)},
+}
+
+
+@dataclasses.dataclass
+class Built:
+    conversation: locomo.Conversation
+    index: BrainIndex
+    questions: list[tuple[locomo.Question, set[str]]]
+    qvecs: np.ndarray
+    at: datetime
+
+
+def _embed_cached(embedder: Any, texts: list[str], tag: str) -> np.ndarray:
+    digest = hashlib.sha256("\x00".join([embedder.model_name, *texts]).encode()).hexdigest()[:16]
+    path = CACHE / f"locomo-{tag}-{digest}.npy"
+    if path.is_file():
+        vectors = np.load(path)
+        if vectors.shape == (len(texts), embedder.dimension):
+            return vectors
+    vectors = embedder.embed(texts)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
+    names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
+    drafts = []
+    for turn in conversation.turns:
+        speaker = names.get(turn.speaker, turn.speaker) if stress == "anonymous" else turn.speaker
+        when = UNDATED if stress == "undated" else turn.occurred_at
+        src = source_text({"kind": "message", "speaker": speaker, "text": turn.text}, self_name=None, occurred_at=when)
+        drafts.extend(chunk_record(turn.dia_id, src, source_name="locomo", trust="normal", visibility="shareable"))
+    index = BrainIndex(embedder.dimension, embedder.model_name)
+    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress == "anonymous" else "")
+    index.add(drafts, _embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
+    questions = locomo.scored_questions(conversation)
+    qvecs = _embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}")
+    # Asked now, as the service asks (relative periods and recency resolve against the clock).
+    return Built(conversation, index, questions, qvecs, datetime.now(UTC))
+
+
+def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, list[float]]]:
+    config: RetrievalConfig = variant.get("config", DEFAULT_CONFIG)
+    depth: int = variant.get("depth", pipeline.LANE_DEPTH)
+    per: dict[int, dict[int, list[float]]] = {b: {1: [], 2: [], 3: [], 4: []} for b in BUDGETS}
+    original: Callable[..., str] = pipeline.lexical_query
+    if variant.get("speakers") is False:
+        pipeline.lexical_query = lambda query, is_speaker=None: original(query)  # type: ignore[assignment]
+    named = BrainIndex.speaker_named
+    if variant.get("aliases") is False:
+        BrainIndex.speaker_named = lambda self, word: word.lower() if word.lower() in self._speakers else None  # type: ignore[method-assign]
+    try:
+        for b in built:
+            for (question, evidence), qvec in zip(b.questions, b.qvecs, strict=True):
+                focus = query_periods(question.question, b.at) if variant.get("focus", True) else []
+                for budget in BUDGETS:
+                    result = retrieve(
+                        b.index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
+                        focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
+                    )  # fmt: skip
+                    selected = {p.chunk.record_id for p in result.selected}
+                    per[budget][question.category].append(locomo.score(selected, evidence))
+    finally:
+        pipeline.lexical_query = original  # type: ignore[assignment]
+        BrainIndex.speaker_named = named  # type: ignore[method-assign]
+    return per
+
+
+def row(name: str, per: dict[int, dict[int, list[float]]], base: dict[int, float] | None) -> tuple[str, dict[int, float]]:
+    cells, overall = [], {}
+    for budget in BUDGETS:
+        scores = [s for v in per[budget].values() for s in v]
+        overall[budget] = float(np.mean(scores))
+        delta = f" ({100 * (overall[budget] - base[budget]):+.1f})" if base else ""
+        cats = " ".join(f"{np.mean(per[budget][c]):.3f}" for c in (1, 2, 3, 4))
+        cells.append(f"{overall[budget]:.3f}{delta:<8} [{cats}]")
+    return f"{name:<20} " + " | ".join(cells), overall
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=("tuning", "held-out"), default="tuning")
+    parser.add_argument("--variants", default="base")
+    parser.add_argument("--stress", choices=("undated", "anonymous"), default=None)
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(VARIANTS))
+        return 0
+    from brainstore.retrieval.embedder import OnnxEmbedder
+
+    embedder = OnnxEmbedder(threads=os.cpu_count() or 1)
+    ids = locomo.TUNING if args.split == "tuning" else locomo.HELD_OUT
+    conversations = [c for c in locomo.load_conversations() if c.sample_id in ids]
+    if not conversations:
+        print("LoCoMo data not found", file=sys.stderr)
+        return 1
+    built = [build(c, embedder, args.stress) for c in conversations]
+    n = sum(len(b.questions) for b in built)
+    print(f"LoCoMo {args.split} ({n} questions){' stress ' + args.stress if args.stress else ''}: "
+          f"recall @1000 | @2000 [categories 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop]")
+    base = None
+    for name in args.variants.split(","):
+        line, overall = row(name, measure(built, VARIANTS[name]), base)
+        base = base or overall
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
