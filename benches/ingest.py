@@ -107,20 +107,21 @@ def post_all(base: str, key: str, brain: str, items: list[dict], clients: int) -
 
 
 def wait_ready(base: str, key: str, brain: str, ids: list[str], timeout: float = 1800) -> dict[str, float]:
-    """Poll until every Record is ready; when each was first seen ready (monotonic)."""
+    """Poll until every Record is ready; when each was first seen ready (monotonic).
+
+    One Brain's Records are derived in the order they were accepted, so each round stops at the first
+    one still processing: polling all of them every round loaded the server it measures (thousands of
+    getRecord calls a second competing with derivation for the same two cores)."""
     ready: dict[str, float] = {}
     deadline = time.monotonic() + timeout
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
         pending = list(ids)
         while pending and time.monotonic() < deadline:
-            still = []
-            for rid in pending:
-                status = http.get(f"/brains/{brain}/records/{rid}").json()["status"]
-                if status in ("ready", "failed"):
-                    ready[rid] = time.monotonic()
-                else:
-                    still.append(rid)
-            pending = still
+            while pending:
+                status = http.get(f"/brains/{brain}/records/{pending[0]}").json()["status"]
+                if status not in ("ready", "failed"):
+                    break
+                ready[pending.pop(0)] = time.monotonic()
             if pending:
                 time.sleep(0.05)
     if len(ready) != len(ids):

@@ -58,10 +58,10 @@ log = logging.getLogger("brainstore.derivation")
 #: Seconds before failed work is tried again (the last repeats): an embedding endpoint that is down
 #: must not leave Records processing until the next restart.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
-BATCH_RECORDS = 64
+BATCH_RECORDS = 32
 # Characters of chunk text one batch embeds at most: about 0.3 s of the offline model on 2 cores, the
 # longest a quiet tenant's Record waits behind another tenant's work already in the batch.
-BATCH_CHARS = 12_000
+BATCH_CHARS = 6_000
 # With a shared store: how long a claim holds a Record against other processes (a batch takes well
 # under a second; a process that dies holds its Records this long at most), how often the queue is
 # scanned for Records nobody derives, and how long a Record may stay unclaimed before another process
