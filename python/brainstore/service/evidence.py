@@ -175,6 +175,12 @@ class EvidenceIndexes:
         if not stored:
             return index
         drafts = [c.draft for c in stored]
+        index.add(drafts, self._stored_vectors(stored), self._stored_leads(brain_uid, drafts))
+        return index
+
+    def _stored_vectors(self, stored: Sequence[StoredChunk]) -> np.ndarray:
+        """The stored chunks' vectors; those another model embedded are embedded again."""
+        embedder = self.embedder
         vectors = np.zeros((len(stored), embedder.dimension), dtype=np.float32)
         stale = []
         for i, chunk in enumerate(stored):
@@ -183,9 +189,8 @@ class EvidenceIndexes:
             else:
                 stale.append(i)
         if stale:
-            vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
-        index.add(drafts, vectors, self._stored_leads(brain_uid, drafts))
-        return index
+            vectors[stale] = embedder.embed([embedding_text(stored[i].draft) for i in stale])
+        return vectors
 
     def _stored_leads(self, brain_uid: str, drafts: list[ChunkDraft]) -> list[str | None]:
         """The leads of stored drafts (a Record's drafts together, in text order), from their Records'
@@ -355,19 +360,9 @@ class EvidenceIndexes:
             index.remove_record(record_id)
         stored = [c for c in shared.chunks_ready_after(brain_uid, since) if not index.record_chunks(c.draft.record_id)]
         if stored:
-            embedder = self.embedder
             drafts = [c.draft for c in stored]
-            vectors = np.zeros((len(stored), embedder.dimension), dtype=np.float32)
-            stale = []
-            for i, chunk in enumerate(stored):
-                if chunk.model == embedder.model_name and len(chunk.embedding) == 4 * embedder.dimension:
-                    vectors[i] = np.frombuffer(chunk.embedding, dtype=np.float32)
-                else:
-                    stale.append(i)
-            if stale:
-                vectors[stale] = embedder.embed([embedding_text(drafts[i]) for i in stale])
             try:
-                index.add(drafts, vectors, self._stored_leads(brain_uid, drafts))
+                index.add(drafts, self._stored_vectors(stored), self._stored_leads(brain_uid, drafts))
             except Exception:
                 self.drop(brain_uid)  # rebuilt from the store on next use
                 raise

@@ -342,13 +342,9 @@ class MemoryRules:
     ) -> Assertion:
         """A correction with no statement of its own: the corrected Memory, negated, cited to it."""
         statement = corrected.statement.rstrip(". ")
-        return Assertion(
+        return replace(
+            as_assertion(corrected),
             statement=f"Not so: {statement}.",
-            subject=corrected.subject,
-            owner=corrected.owner,
-            attribute=corrected.attribute,
-            value=corrected.value,
-            single_valued=corrected.single_valued,
             change=True,
             negated=not corrected.negated,
             valid_from=occurred_at,
