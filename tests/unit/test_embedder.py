@@ -143,6 +143,29 @@ def test_batches_bound_rows_and_padding(onnx: OnnxEmbedder) -> None:
             assert lengths[rows].max() * len(rows) - lengths[rows].sum() <= 32
 
 
+def test_bulk_batches_give_every_concurrent_run_work(onnx: OnnxEmbedder) -> None:
+    texts = ["the same length here"] * 10  # one batch for a single run
+    lengths = np.array([len(e.ids) for e in onnx._tokenizer.encode_batch(texts)])
+    order = np.argsort(lengths, kind="stable")
+    assert len(list(onnx._batches(order, lengths))) == 1
+    split = list(onnx._batches(order, lengths, parts=2))
+    assert len(split) >= 2 and np.array_equal(np.concatenate(split), order)
+    assert max(len(rows) for rows in split) <= 4  # a fourth of the texts each, at least 4
+
+
+def test_a_forked_process_makes_its_own_bulk_pool(onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import brainstore.retrieval.embedder as embedder_module
+
+    before = onnx.embed(MIXED)
+    session, pool = onnx._bulk_runner()
+    # A child of fork() inherits the pool object but none of its threads: it must not queue work there.
+    monkeypatch.setattr(embedder_module.os, "getpid", lambda: -1)
+    child_session, child_pool = onnx._bulk_runner()
+    assert child_pool is not pool and child_session is not session
+    np.testing.assert_allclose(onnx.embed(MIXED), before, atol=2e-5)
+    child_pool.shutdown()
+
+
 def test_duplicates_in_one_batch_are_identical(onnx: OnnxEmbedder) -> None:
     out = onnx.embed(["same text", "other", "same text"])
     assert np.array_equal(out[0], out[2])

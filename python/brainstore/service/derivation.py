@@ -8,13 +8,19 @@ How a batch runs:
 1. Take work round robin across namespaces (project and environment), one job per namespace in turn,
    bounded by count and by the text it will embed: one tenant's backlog waits its turn behind another
    tenant's single Record instead of in front of it.
-2. Extract assertions and cut chunks (no I/O), then embed every chunk the batch selected in ONE call. A
-   long document is embedded in slices over several batches (its job goes back to the head of its
-   namespace's queue), so it never holds the worker for more than one batch at a time.
+2. Extract assertions and cut chunks (no I/O), then embed every chunk the batch selected in ONE call
+   (the embedder spreads it over the cores). A long document is embedded in slices over several
+   batches (its job goes back to the head of its namespace's queue), so it never holds the worker for
+   more than one batch at a time.
 3. Apply every finished Record in ONE transaction: each Brain is resolved inside it (a Brain erased
    meanwhile takes its Records with it), the memory rules plan the revisions, chunks and statuses are
    written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
 4. Tell the waiting Contexts which Brains moved.
+
+Steps 1-2 run on one thread and steps 3-4 on another, so the next batch is read, extracted and
+embedded while the last one is written: the cores embed instead of waiting for a commit. A batch is
+handed over only once the previous one is taken (one batch ahead at most), and batches are applied in
+the order they were prepared.
 
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
@@ -35,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import secrets
 import socket
 import threading
@@ -222,6 +229,9 @@ class Derivation:
         self.on_applied = on_applied
         self._queue = FairQueue()
         self._thread: threading.Thread | None = None
+        # prepared batches on their way to the applier; None tells it to stop
+        self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
+        self._applier: threading.Thread | None = None
         self._idle = threading.Condition()
         self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
@@ -247,6 +257,9 @@ class Derivation:
             self._pending = 0
             self._queued_records.clear()
             self._queued_memories.clear()
+        self._prepared = queue.Queue(maxsize=1)
+        self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
+        self._applier.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
         self._thread.start()
         if self.store.schema_version() >= StoreFeature.CORE:
@@ -287,8 +300,11 @@ class Derivation:
             timer.cancel()  # still processing/pending in the store: a restart resumes it
         if self._thread is not None:
             self._queue.close()
-            self._thread.join(timeout=30)
+            self._thread.join(timeout=30)  # it hands the applier its last batch, then None
             self._thread = None
+        if self._applier is not None:
+            self._applier.join(timeout=30)
+            self._applier = None
         with self._idle:
             self._pending = 0
             self._queued_records.clear()
@@ -364,27 +380,45 @@ class Derivation:
 
     # --- the worker ---------------------------------------------------------------------------------------
     def _run(self) -> None:
+        """Take, extract and embed batches, and hand what is finished to the applier."""
         warm_up()  # here, off the request threads
-        while True:
-            batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS)
-            if batch is None:
-                return
-            try:
-                self._process(batch)
-            except Exception:  # a bug must not kill the worker: retry each job on its own
-                log.exception("a derivation batch failed; retrying its work")
-                for job in batch:
-                    self._retry_later(job)
+        try:
+            while True:
+                batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS)
+                if batch is None:
+                    return
+                try:
+                    finished = self._prepare(batch)
+                except Exception:  # a bug must not kill the worker: retry each job on its own
+                    log.exception("preparing a derivation batch failed; retrying its work")
+                    for job in batch:
+                        self._retry_later(job)
+                    continue
+                if finished:
+                    self._prepared.put(finished)
+        finally:
+            self._prepared.put(None)
 
-    def _process(self, batch: list[Job]) -> None:
+    def _prepare(self, batch: list[Job]) -> list[Job]:
+        """Extract and embed a batch; the jobs ready to apply (the rest of a long document goes back
+        to the head of its namespace's queue)."""
         jobs = self._load(batch)
         self._embed(jobs)
-        finished = [job for job in jobs if job.ready]
         for job in jobs:
             if not job.ready:
-                self._queue.put(job, front=True)  # the rest of a long document, next time around
-        if not finished:
-            return
+                self._queue.put(job, front=True)
+        return [job for job in jobs if job.ready]
+
+    def _apply_prepared(self) -> None:
+        while (finished := self._prepared.get()) is not None:
+            try:
+                self._apply_batch(finished)
+            except Exception:  # a bug must not kill the applier: retry each job on its own
+                log.exception("applying a derivation batch failed; retrying its work")
+                for job in finished:
+                    self._retry_later(job)
+
+    def _apply_batch(self, finished: list[Job]) -> None:
         try:
             self._apply(finished)
         except Exception:
