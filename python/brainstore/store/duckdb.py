@@ -293,6 +293,7 @@ class DuckDBStore:
                 local.erased = False
                 local.seqs = {}
                 local.erased_brains = []
+                local.locked = set()
                 cursor.execute("BEGIN TRANSACTION")
             try:
                 yield
@@ -549,8 +550,15 @@ class DuckDBStore:
         # One writing process, writers serialized by the write lock the caller's atomic() holds:
         # erase_brain cannot commit until this transaction ends.
         with self.atomic():
+            # once seen in this transaction it stays until the transaction erases it: a group commit
+            # locks one Brain for each of its writes
+            if brain_uid in self._local.locked:
+                return True
             row = self._cur().execute("SELECT count(*) FROM brains WHERE uid = ?", [brain_uid]).fetchone()
-            return bool(row and row[0])
+            if row and row[0]:
+                self._local.locked.add(brain_uid)
+                return True
+            return False
 
     def insert_brain(self, brain: Brain) -> None:
         self._exec(
@@ -622,6 +630,7 @@ class DuckDBStore:
             self._local.seqs.pop(brain_uid, None)
             self._forget_brain(brain_uid)
             self._local.erased_brains.append(brain_uid)
+            self._local.locked.discard(brain_uid)
             # Deleted rows must not linger in the file: the commit schedules a compaction.
             self._erased()
         return {k: int(v) for k, v in counts.items()}
@@ -674,26 +683,44 @@ class DuckDBStore:
             ],
         )
 
+    _RECORD_COLUMNS = "id, brain_uid, content, source, visibility, occurred_at, created_at, origin, seq"
+
     def get_record(self, brain_uid: str, record_id: str) -> Record | None:
-        rows = self._rows(
-            self._RECORD_SELECT.replace("SELECT * FROM record_events", "SELECT * FROM record_events WHERE record_id = ?")
-            + " WHERE r.id = ? AND r.brain_uid = ?",
-            [record_id, record_id, brain_uid],
-        )
-        return self._record(rows[0]) if rows else None
+        return self.records(brain_uid, [record_id]).get(record_id)
 
     def records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record]:
+        """Point lookups by id alone, so that DuckDB reads the primary key and the events' index
+        (migration 5) instead of scanning every tenant's rows; the Brain is checked on what comes back."""
         if not record_ids:
             return {}
         wanted = sorted(set(record_ids))
-        rows = self._rows(
-            self._RECORD_SELECT.replace(
-                "SELECT * FROM record_events", "SELECT * FROM record_events WHERE list_contains(?::VARCHAR[], record_id)"
-            )
-            + " WHERE r.brain_uid = ? AND list_contains(?::VARCHAR[], r.id)",
-            [wanted, brain_uid, wanted],
-        )
-        return {row[0]: self._record(row) for row in rows}
+        with self._shared():
+            cursor = self._cur()
+            # one snapshot for both reads (unless a transaction of this thread is already open)
+            snapshot = getattr(self._local, "depth", 0) == 0
+            if snapshot:
+                cursor.execute("BEGIN TRANSACTION")
+            try:
+                rows = cursor.execute(
+                    f"SELECT {self._RECORD_COLUMNS} FROM records WHERE list_contains(?::VARCHAR[], id)", [wanted]
+                ).fetchall()
+                events = cursor.execute(
+                    "SELECT record_id, brain_uid, seq, status, error, memory_ids FROM record_events "
+                    "WHERE list_contains(?::VARCHAR[], record_id)",
+                    [wanted],
+                ).fetchall()
+            finally:
+                if snapshot:
+                    cursor.execute("COMMIT")
+        latest: dict[str, tuple[Any, ...]] = {}
+        for record_id, event_brain, seq, *outcome in events:
+            if event_brain == brain_uid and (record_id not in latest or seq > latest[record_id][0]):
+                latest[record_id] = (seq, *outcome)
+        return {
+            row[0]: self._record((*row, *latest.get(row[0], (None, None, None, None))[1:]))
+            for row in rows
+            if row[1] == brain_uid
+        }
 
     def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not record_ids:
