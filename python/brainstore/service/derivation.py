@@ -9,9 +9,10 @@ How a batch runs:
    bounded by count and by the text it will embed: one tenant's backlog waits its turn behind another
    tenant's single Record instead of in front of it.
 2. Extract assertions and cut chunks (no I/O), then embed every chunk the batch selected in ONE call
-   (the embedder spreads it over the cores). A long document is embedded in slices over several
-   batches (its job goes back to the head of its namespace's queue), so it never holds the worker for
-   more than one batch at a time.
+   (the embedder spreads it over the cores). A long document is embedded in slices of at most
+   SLICE_CHARS over several batches (its job goes back to the head of its namespace's queue), and
+   its extraction (seconds for 150,000 characters) runs on a thread of its own while the batches go
+   on, so it never holds the worker for more than one short slice.
 3. Apply every finished Record in ONE transaction: each Brain is resolved inside it (a Brain erased
    meanwhile takes its Records with it), the memory rules plan the revisions, chunks and statuses are
    written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
@@ -47,6 +48,7 @@ import socket
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,9 +68,15 @@ log = logging.getLogger("brainstore.derivation")
 #: must not leave Records processing until the next restart.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 BATCH_RECORDS = 32
-# Characters of chunk text one batch embeds at most: about 0.3 s of the offline model on 2 cores, the
-# longest a quiet tenant's Record waits behind another tenant's work already in the batch.
-BATCH_CHARS = 6_000
+# Characters of chunk text one batch embeds at most: about 0.2 s of the offline model on 2 cores, the
+# longest a quiet tenant's Record waits behind another tenant's work already in the batch. (6,000 gave
+# the same Records/s and a quiet tenant's p50 of 0.68 s instead of 0.54 s in benches/ingest.py.)
+BATCH_CHARS = 4_000
+# Characters of one Record's chunks one batch embeds at most. A document's chunks are longer than a
+# turn in tokens per character: 6,000 characters of one took 1.0-1.1 s on the loaded 2-core machine.
+SLICE_CHARS = 3_000
+# Texts at least this long are extracted off the worker (150,000 characters took 1.7-2.1 s).
+LONG_TEXT_CHARS = 20_000
 # With a shared store: how long a claim holds a Record against other processes (a batch takes well
 # under a second; a process that dies holds its Records this long at most), how often the queue is
 # scanned for Records nobody derives, and how long a Record may stay unclaimed before another process
@@ -140,7 +148,12 @@ class Job:
             return 0
         if self.record is None:
             return len(str(self.item_id)) + 200  # unknown until loaded: a turn's worth
-        return sum(len(d.text) for d in self.drafts[self.embedded :])
+        return min(sum(len(d.text) for d in self.drafts[self.embedded :]), SLICE_CHARS)
+
+
+def _text_length(record: Record) -> int:
+    text = record.content.get("text")
+    return len(text) if isinstance(text, str) else 0
 
 
 def _corrected_reading(corrected: Sequence[tuple[MemoryRevision, str]], assertion: Assertion) -> str | None:
@@ -232,6 +245,7 @@ class Derivation:
         # prepared batches on their way to the applier; None tells it to stop
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
         self._applier: threading.Thread | None = None
+        self._long_texts: ThreadPoolExecutor | None = None  # extraction of long texts, off the worker
         self._idle = threading.Condition()
         self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
@@ -258,6 +272,7 @@ class Derivation:
             self._queued_records.clear()
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
+        self._long_texts = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
@@ -305,6 +320,10 @@ class Derivation:
         if self._applier is not None:
             self._applier.join(timeout=30)
             self._applier = None
+        if self._long_texts is not None:
+            # an extraction still running finds the worker stopped; its Record stays processing
+            self._long_texts.shutdown(wait=False, cancel_futures=True)
+            self._long_texts = None
         with self._idle:
             self._pending = 0
             self._queued_records.clear()
@@ -471,23 +490,44 @@ class Derivation:
                     self._done(job)  # forgotten meanwhile, or already derived
                     dropped.add(id(job))
                     continue
-                try:
-                    text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
-                    assertions = self.extractor.extract(text, self_name=self_name)
-                    drafts = draft_chunks(record, text)
-                except ExtractorUnavailable as exc:
-                    # the provider is down, not the Record wrong: it stays processing and is tried again
-                    log.warning("extractor unavailable for %s: %s", job.item_id, exc)
-                    self._retry_later(job)
+                long_texts = self._long_texts
+                if long_texts is not None and _text_length(record) >= LONG_TEXT_CHARS:
+                    # extracted on its own thread; back at the head of its queue when done
+                    future = long_texts.submit(self._extract, job, record, self_name)
+                    future.add_done_callback(lambda done, job=job: self._extracted(job, done))
                     dropped.add(id(job))
-                    continue
-                except Exception as exc:
-                    log.exception("extraction failed for %s", job.item_id)
-                    self._fail(job, exc)
+                elif not self._extract(job, record, self_name):
                     dropped.add(id(job))
-                    continue
-                job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
         return [job for job in batch if id(job) not in dropped]
+
+    def _extract(self, job: Job, record: Record, self_name: str | None) -> bool:
+        """Read a Record's assertions and cut its chunks into ``job``; False when it cannot go on now
+        (retried later, or failed)."""
+        try:
+            text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
+            assertions = self.extractor.extract(text, self_name=self_name)
+            drafts = draft_chunks(record, text)
+        except ExtractorUnavailable as exc:
+            # the provider is down, not the Record wrong: it stays processing and is tried again
+            log.warning("extractor unavailable for %s: %s", job.item_id, exc)
+            self._retry_later(job)
+            return False
+        except Exception as exc:
+            log.exception("extraction failed for %s", job.item_id)
+            self._fail(job, exc)
+            return False
+        job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
+        return True
+
+    def _extracted(self, job: Job, done: Future[bool]) -> None:
+        if done.cancelled():
+            return  # stopped: the Record stays processing in the store, and start() queues it
+        failure = done.exception()
+        if failure is not None:  # a bug, not the Record: try it again later
+            log.error("extracting %s failed", job.item_id, exc_info=failure)
+            self._retry_later(job)
+        elif done.result():
+            self._queue.put(job, front=True)
 
     def _fail(self, job: Job, exc: Exception) -> None:
         with self.evidence.mutating([job.brain_uid]), self.store.atomic():
@@ -512,12 +552,13 @@ class Derivation:
             if job.kind != "record":
                 continue
             start = job.embedded
-            take = 0
+            take = sliced = 0
             for draft in job.drafts[start:]:
-                if take and chars + len(draft.text) > BATCH_CHARS:
+                if take and (chars + len(draft.text) > BATCH_CHARS or sliced + len(draft.text) > SLICE_CHARS):
                     break
                 take += 1
                 chars += len(draft.text)
+                sliced += len(draft.text)
             if take:
                 wanted.append((job, take))
         if not wanted:
