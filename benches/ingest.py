@@ -3,7 +3,8 @@
 floor no server on these cores can beat), and the fairness of derivation across tenants.
 
 Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory]`` or through
-pytest-benchmark (benches/test_ingest_bench.py). LoCoMo turns come from /work/shared/data/locomo.
+pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures the int8
+embedder (server and floor alike). LoCoMo turns come from /work/shared/data/locomo.
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def embedder_floor(items: list[tuple[str, str, str]], batch: int = 64) -> float:
     from brainstore.retrieval.embedder import load_embedder
     from brainstore.service.evidence import draft_chunks
 
-    embedder = load_embedder()
+    embedder = load_embedder(os.environ.get("BRAINSTORE_EMBEDDER"))  # the one the server runs
     texts = []
     for speaker, at, text in items:
         content = {"kind": "message", "text": text, "speaker": speaker, "role": "user"}

@@ -408,3 +408,38 @@ def test_load_embedder_openai(provider: FakeProvider, monkeypatch: pytest.Monkey
         np.testing.assert_allclose(emb.embed_query("hi"), expected_vector("hi"), atol=1e-6)
     finally:
         emb.close()
+
+
+def test_the_int8_embedder_is_made_once_and_agrees_with_the_default(
+    onnx: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainstore.retrieval.embedder import DYNAMIC_MODEL_PREFIX, dynamic_int8_model
+
+    made = dynamic_int8_model(tmp_path)
+    stamp = made.stat().st_mtime_ns
+    assert dynamic_int8_model(tmp_path) == made and made.stat().st_mtime_ns == stamp  # kept, not made again
+    monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr("brainstore.retrieval.embedder._CACHE", {})
+    int8 = load_embedder("onnx-int8")
+    assert isinstance(int8, OnnxEmbedder) and int8.model_name.startswith(DYNAMIC_MODEL_PREFIX + "-")
+    assert int8.model_name != onnx.model_name and int8.dimension == onnx.dimension
+    cosines = np.einsum("ij,ij->i", int8.embed(MIXED), onnx.embed(MIXED))
+    assert cosines.min() > 0.95
+    assert load_embedder("onnx-int8") is int8
+
+
+def test_the_int8_embedder_says_what_to_install_without_onnx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from brainstore.retrieval.embedder import dynamic_int8_model
+
+    real_import = builtins.__import__
+
+    def no_quantizer(name: str, *args: object, **kwargs: object) -> object:
+        if name.startswith("onnxruntime.quantization"):
+            raise ImportError("No module named 'onnx'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_quantizer)
+    with pytest.raises(EmbedderUnavailable, match=r"brainstore\[int8\]"):
+        dynamic_int8_model(tmp_path)
