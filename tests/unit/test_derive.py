@@ -1059,3 +1059,47 @@ def test_contractions_and_letters_are_no_names(token):
     from brainstore.derive.attribution import is_name_token
 
     assert not is_name_token(token)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("They give me peace.", "They give Bob peace."),
+        ("They've been there for me every step of the way.", "They have been there for Bob every step of the way."),
+        ("These moments remind me of how important kindness is.", "These moments remind Bob of how important kindness is."),
+    ],
+)
+def test_unnamed_people_or_things_are_told_as_the_speakers_experience(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["They're awesome.", "They eat vegetables.", "These are great.", "Those were the days."])
+def test_unnamed_they_without_the_speaker_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+@given(
+    st.sampled_from(["Remember that", "Just remember that", "It's true,", "Remember,", "The truth is"]),
+    st.sampled_from(
+        [
+            ("staying positive is very important", "staying positive is very important"),
+            ("nature has a way of calming us", "nature has a way of calming Bob and others"),
+        ]
+    ),
+)
+def test_a_claim_handed_over_is_the_speakers_view(opener, clause):
+    text, shown = clause
+    a = one(msg(f"{opener} {text}.", speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (f"Bob thinks {shown}.", "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["Don't forget to take breaks.", "Remember your keys.", "Don't forget, believe in yourself.", "It's true."]
+)
+def test_a_reminder_to_do_something_is_advice(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_a_claim_handed_over_by_an_assistant_is_nobodys():
+    assert run(msg("Remember that you live in Lisbon.", role="assistant")) == []

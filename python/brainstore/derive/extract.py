@@ -1072,6 +1072,13 @@ _SHOWING = re.compile(
     r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)?)\s*(?P<rest>.*)",
     re.I | re.S,
 )
+# Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
+# is important", "It's true, nature calms us", "The truth is ..." -> "<speaker> thinks ...".
+_VIEW_OPENER = re.compile(
+    r"(?:(?:just|always|but)\s+)?(?:remember|never\s+forget|don['\u2019]t\s+forget)(?:\s*,\s*|\s+that\s+|\s+(?=\w))"
+    r"|it['\u2019]s\s+true(?:\s*,\s*|\s+that\s+)|(?:the\s+)?truth\s+is(?:\s*,\s*|\s+that\s+|\s+)",
+    re.I,
+)
 _SHOWN_OWN = re.compile(r"(?:my|our|these|this|the)\b", re.I)
 # Modal verbs that make a claim hypothetical ("I could try", "I might move"), unless a desire ("I'd love to").
 _MODAL_HEAD = re.compile(
@@ -1408,7 +1415,7 @@ class _Run:
                 if not conj:
                     prev = None
                     continue
-            if self._showing(cs, ce):
+            if self._showing(cs, ce) or self._view(cs, ce):
                 prev = None
                 continue
             sub = _SUBORDINATE.match(text, cs, ce)
@@ -1456,6 +1463,25 @@ class _Run:
             return True
         subj = _Subject(self.me(), self.me_owner(), shown, start, kind="shown")
         self._emit(subj, cs, ce)
+        return True
+
+    def _view(self, cs: int, ce: int) -> bool:
+        """ "Remember that sometimes stumbling blocks can be open doors" -> "<speaker> thinks sometimes
+        stumbling blocks can be open doors": a general claim handed over as the speaker's own view.
+        True when the clause was read that way."""
+        m = _VIEW_OPENER.match(self.text, cs, ce)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        rest = self.words(m.end(), ce)
+        if (
+            len(rest) < 3
+            or rest[0][0].lower() in SECOND | {"your", "to", "me", "us", "him", "her", "them"}
+            or rest[0][0].lower() in _VERB_BASE_SET
+        ):
+            return True  # "Remember to rest", "Don't forget your keys", "..., believe in yourself": advice
+        who = self.me_owner() or self.me()
+        subj = _Subject(self.me(), self.me_owner(), f"{who} thinks", m.end(), kind="shown")
+        self._emit(subj, m.end(), ce)
         return True
 
     def _subordinate(self, word: str, cs: int, ce: int) -> None:
@@ -1670,6 +1696,13 @@ class _Run:
             )
         if low in ("it", "it's", "this", "that", "that's", "this's") and not self.assistant:
             return self._pronoun_subject(words)
+        if low in _THEY and not self.assistant:
+            return self._pronoun_subject(words)
+        if low in ("these", "those") and len(words) > 2 and not self.assistant:
+            nxt = words[1][0].lower()
+            if nxt.isalpha() and nxt not in _VERB_FORMS and nxt not in _NP_NEVER:
+                # "These moments remind me of ...": a noun phrase, about the speaker when it says "me"
+                return self._noun_phrase(words)
         if low in DROP_SUBJECTS:
             return None
         implicit = None if conj else self._implicit(words)
@@ -1779,6 +1812,11 @@ class _Run:
         w0, _, e0 = words[0]
         toks = [w.lower() for w, _, _ in words]
         mine = bool(set(toks[1:]) & _PERSONAL)
+        if toks[0] in _THEY:
+            # "They give me peace": unnamed people or things, told as the speaker's own experience only
+            if not mine:
+                return None
+            return _Subject(self.me(), self.me_owner(), "They", e0, _THEY[toks[0]], kind="it")
         opinion = (len(toks) > 3 and toks[1] in ("is", "was", "'s")) or w0.lower() in ("it's", "that's")
         if not (mine or opinion):
             return None
@@ -2445,6 +2483,7 @@ _COMMON_NOUNS = {
 }  # fmt: skip
 
 
+_THEY = {"they": "", "they're": "are", "they've": "have", "they'll": "will", "they'd": "would"}
 # Verbs whose imperative takes an adjective or participle: "Stay motivated", "Rest assured", "Get well".
 _COPULAR_IMPERATIVES = {"stay", "rest", "remain", "keep", "get", "be", "feel", "stand", "sit"}
 _IMPERATIVE_NEXT = {
