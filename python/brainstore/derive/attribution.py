@@ -15,7 +15,7 @@ The rules, most important first (the product promise is that nothing is attribut
   own (spec guarantee 5): a fact ("Carol, you live in Lisbon now") is about the addressee and owned by
   nobody; a judgement ("you're so brave to speak up") is the speaker's view ("Bob thinks Carol is so
   brave ..."), owned by the speaker; bare praise ("You're doing amazing!") is nothing to remember. The
-  addressee is known only when the turn names them ("Carol, you ..."); otherwise "the addressee".
+  addressee is known only when the turn names them ("Carol, you ..."); otherwise "the other person".
 - In a chat turn a general statement is its speaker's: a judgement is their view ("Bob thinks talking
   about it is crucial"), a report is what they say ("Bob says the office is closed on Mondays").
 - "He"/"she" is a person named earlier in the same text when exactly one was (a name after "in", "at",
@@ -121,14 +121,17 @@ NOT_NAMES = {
     "mine", "yours", "ours", "theirs", "whoa", "aw", "aww", "ah", "um", "hmm", "ugh", "yay", "man",
 }  # fmt: skip
 
+_CONTRACTED = ("n't", "'ve", "'ll", "'re", "'m", "'d")
 _NAME_TOKEN = re.compile(r"^[A-Z][a-zA-Z\u00C0-\u024F'\-]*$")
 
 
 def is_name_token(tok: str) -> bool:
     """A capitalised word that could be (part of) a person's or place's name."""
-    if not _NAME_TOKEN.match(tok) or tok.lower() in NOT_NAMES:
+    if not _NAME_TOKEN.match(tok) or tok.lower() in NOT_NAMES or len(tok) < 2:
         return False
     low = tok.lower()
+    if low.endswith(_CONTRACTED):
+        return False  # "Don't", "Haven't", "Must've": a verb opening a sentence
     return not (len(tok) > 4 and low.endswith(("ing", "ly")))
 
 

@@ -596,7 +596,7 @@ _FILLER = re.compile(
     r"|good\s+(?:luck|night|morning|evening|afternoon|job|work)|have\s+(?:a|an)\s+\w+|happy\s+\w+day|bye"
     r"|goodbye|cheers|welcome|you're\s+welcome|no\s+problem|no\s+worries|np|ttyl|gtg|brb|thx|ty|xoxo"
     r"|sounds\s+(?:good|great|fun|amazing)|same\s+here|me\s+too|keep\s+(?:it\s+up|going|up)|let\s+me\s+know"
-    r"|hope\s+(?:you|it|that|so)|wish\s+me|love\s+you|miss\s+you|catch\s+you)\b",
+    r"|hope\s+(?:you|it|that|so)|wish\s+me|love\s+you|miss\s+you|catch\s+you|fingers\s+crossed|rest\s+assured)\b",
     re.I,
 )
 _QUESTION_START = re.compile(
@@ -609,7 +609,7 @@ _QUESTION_START = re.compile(
 )
 _SPLIT = re.compile(
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
-    r"|,?\s+(?P<conj>and|but|so|though|although|whereas|while|plus)\s+"
+    r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're)\b)",
 )
 _PRE = (
@@ -646,6 +646,12 @@ _CUT = re.compile(
     re.I,
 )
 _PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
+
+
+# The attribute of "I left X" before the Record says what X was.
+_LEFT = "left?"
+# What leaving can end, told by a new value of the same attribute in the Record ("and joined Spotify").
+_LEAVABLE = ("works_at", "lives_in")
 
 
 @dataclass(frozen=True)
@@ -690,6 +696,8 @@ _PATTERNS = [
         negated=True,
         place=True,
     ),
+    # "I left Stripe": an employer or a home, which the rest of the Record tells (see _Run.resolve_left)
+    _p(_LEFT, r"(?:left|leaving|quit|quitting)\s+(?P<v>.+)", change=True, negated=True, place=True, check="cap"),
     _p("job", r"work(?:s|ed|ing)?\s+as\s+(?:an?\s+)?(?P<v>.+)", place=True),
     _p(
         "job",
@@ -1037,6 +1045,41 @@ _HYPOTHETICAL = re.compile(
     r"|(?:we|i)\s+(?:should|could|might|ought))\b",
     re.I,
 )
+# A fronted subordinate clause with a first-person subject ("Since I lost my job at Acme, things have been
+# tough", "After we moved to Oslo, ..."): what it says happened is a fact of its own. The reasons and
+# concessions presuppose it; the times only when they are past ("When I get home" is no fact yet).
+_SUBORDINATE = re.compile(
+    r"(?P<sub>ever\s+since|since|because|although|even\s+though|though|after|when|while|whenever|once|before"
+    r"|until|as\s+soon\s+as)\s+(?=(?:I|I['\u2019]m|I['\u2019]ve|I['\u2019]d|we|we['\u2019]re|we['\u2019]ve|my|our)\b)",
+    re.I,
+)
+_CONDITION = re.compile(r"(?:if|unless|even\s+if|in\s+case|what\s+if|whether)\b", re.I)
+_PRESUPPOSING = {"since", "ever since", "because", "although", "even though", "though"}
+_PAST_ONLY = {"after", "when", "while"}
+# "When I was younger": a time of life, not a fact about the person
+_LIFE_STAGE = re.compile(
+    r"^\s*(?:was|were)\s+(?:(?:just|still|only|really)\s+)?(?:an?\s+)?(?:little\s+|young\s+|small\s+)?"
+    r"(?:younger|older|young|little|small|kids?|child|children|teens?|teenagers?|boys?|girls?|babies|baby"
+    r"|growing\s+up|in\s+(?:school|college|high\s+school))\b",
+    re.I,
+)
+# A speaker showing something ("Here's a pic of my family camping", "Check out my new bike", "Take a look
+# at the space I designed"): what they show is theirs to tell, as "<speaker> shared ...".
+_SHOWING = re.compile(
+    r"(?:here['\u2019]?s|here\s+is|here\s+are|these\s+are|check\s+out|take\s+a\s+look\s+at|have\s+a\s+look\s+at|look\s+at"
+    r"|sharing)\s+(?P<what>(?:(?:a|an|the|some|this|these|that|those|my|our)\s+)?(?:(?:quick|little|new|recent"
+    r"|few|couple\s+of|sneak)\s+)*(?P<noun>pics?|pictures?|photos?|photographs?|snaps?|shots?|peek|glimpse|selfies?"
+    r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)?)\s*(?P<rest>.*)",
+    re.I | re.S,
+)
+# Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
+# is important", "It's true, nature calms us", "The truth is ..." -> "<speaker> thinks ...".
+_VIEW_OPENER = re.compile(
+    r"(?:(?:just|always|but)\s+)?(?:remember|never\s+forget|don['\u2019]t\s+forget)(?:\s*,\s*|\s+that\s+|\s+(?=\w))"
+    r"|it['\u2019]s\s+true(?:\s*,\s*|\s+that\s+)|(?:the\s+)?truth\s+is(?:\s*,\s*|\s+that\s+|\s+)",
+    re.I,
+)
+_SHOWN_OWN = re.compile(r"(?:my|our|these|this|the)\b", re.I)
 # Modal verbs that make a claim hypothetical ("I could try", "I might move"), unless a desire ("I'd love to").
 _MODAL_HEAD = re.compile(
     r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*(?:would|could|might|should|may|must)"
@@ -1150,7 +1193,7 @@ class _Run:
         return self.speaker
 
     def you(self) -> str:
-        return self.addressee or "the addressee"
+        return self.addressee or "the other person"
 
     # ---- driver
     def run(self, start: int = 0) -> list[Assertion]:
@@ -1187,7 +1230,32 @@ class _Run:
             for s, e in _split_sentences(text[offset : q.inner[1]]):
                 self._sentence(offset + s, offset + e)
             self.voice = None
+        self.resolve_left()
         return self.out
+
+    def resolve_left(self) -> None:
+        """ "I left Stripe in April and joined Spotify": leaving X ends whatever X was, and a new employer
+        (or home) in the same Record says which; the negated change then closes the old value at the time
+        the leaving states, not at the time of the new one. Without such a sibling "left X" is a plain
+        statement (a city, an employer, a party: the text does not say)."""
+        pending = [i for i, a in enumerate(self.out) if a.attribute == _LEFT]
+        if not pending:
+            return
+        for i in pending:
+            left = self.out[i]
+            gained = {
+                a.attribute
+                for a in self.out
+                if a.attribute in _LEAVABLE and not a.negated and a.subject == left.subject
+            }
+            attr = gained.pop() if len(gained) == 1 else None
+            self.out[i] = replace(
+                left,
+                attribute=attr,
+                value=left.value if attr else None,
+                single_valued=attr is not None,
+                negated=attr is not None,
+            )
 
     def _quotes(self) -> list[_Quote]:
         out: list[_Quote] = []
@@ -1328,6 +1396,7 @@ class _Run:
         if _FILLER.match(body) or _QUESTION_START.match(body):
             return
         prev: _Subject | None = None
+        conditional = False
         for cs, ce, conj in self._clauses(s, e):
             cs, ce = _trim(text, cs, ce)
             m = _INTERJ.match(text, cs, ce)
@@ -1337,6 +1406,21 @@ class _Run:
                 prev = None if not conj else prev
                 continue
             if _HYPOTHETICAL.match(text, cs, ce):
+                # "If I lose my job, I'll move home": what follows the condition holds only under it
+                conditional = bool(_CONDITION.match(text, cs, ce))
+                prev = None
+                continue
+            if conditional:
+                conditional = False
+                if not conj:
+                    prev = None
+                    continue
+            if self._showing(cs, ce) or self._view(cs, ce):
+                prev = None
+                continue
+            sub = _SUBORDINATE.match(text, cs, ce)
+            if sub is not None:
+                self._subordinate(sub.group("sub"), sub.end(), ce)
                 prev = None
                 continue
             front, ss = self._front(cs, ce)
@@ -1351,6 +1435,69 @@ class _Run:
             )
             # a clause that only might be ("I could try X and see Y") passes that on to the next
             prev = subj if self._emit(subj, cs, ce) else None
+
+    def _showing(self, cs: int, ce: int) -> bool:
+        """ "Here's a pic of my family camping at the beach" -> "Mel shared a pic of Mel's family camping at
+        the beach". True when the clause was read that way (with or without a statement)."""
+        m = _SHOWING.match(self.text, cs, ce)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        noun, rest = m.group("noun"), m.group("rest")
+        if noun is not None:
+            of = re.match(r"(?:of|from|at)\s+", rest, re.I)
+            if of is None:
+                return True  # "Here's a pic!": nothing said about what it shows
+            shown = f"{self.me()} shared {m.group('what').strip()} {of.group(0).strip()}"
+            start = m.start("rest") + of.end()
+        else:
+            # "Check out my pottery creation", "Here's my bookshelf", "Check out these kids I met"; not
+            # "Check out that movie" (advice)
+            start = m.start("what")
+            rest = self.text[start:ce]
+            if not _SHOWN_OWN.match(rest):
+                return False
+            if not rest.lower().startswith(("my", "our")) and not re.search(r"\b(?:I|we)\b", rest):
+                return False
+            shown = f"{self.me()} shared"
+        if ce - start < 3:
+            return True
+        subj = _Subject(self.me(), self.me_owner(), shown, start, kind="shown")
+        self._emit(subj, cs, ce)
+        return True
+
+    def _view(self, cs: int, ce: int) -> bool:
+        """ "Remember that sometimes stumbling blocks can be open doors" -> "<speaker> thinks sometimes
+        stumbling blocks can be open doors": a general claim handed over as the speaker's own view.
+        True when the clause was read that way."""
+        m = _VIEW_OPENER.match(self.text, cs, ce)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        rest = self.words(m.end(), ce)
+        if (
+            len(rest) < 3
+            or rest[0][0].lower() in SECOND | {"your", "to", "me", "us", "him", "her", "them"}
+            or rest[0][0].lower() in _VERB_BASE_SET
+        ):
+            return True  # "Remember to rest", "Don't forget your keys", "..., believe in yourself": advice
+        who = self.me_owner() or self.me()
+        subj = _Subject(self.me(), self.me_owner(), f"{who} thinks", m.end(), kind="shown")
+        self._emit(subj, m.end(), ce)
+        return True
+
+    def _subordinate(self, word: str, cs: int, ce: int) -> None:
+        """The clause after "since"/"because"/"after" ... as a statement of its own, when it is a fact."""
+        word = " ".join(word.lower().split())
+        if word not in _PRESUPPOSING and word not in _PAST_ONLY:
+            return
+        subj = self._subject(cs, ce, None)
+        if subj is None or subj.kind not in ("me", "relative", "mine"):
+            return
+        pred = _expand(((subj.prefix + " ") if subj.prefix else "") + self.text[subj.pred_start : ce])
+        if word in _PAST_ONLY and (tense_of(pred) != "past" or _LIFE_STAGE.match(pred)):
+            return
+        inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
+        subj.sole = not (inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"}))
+        self._emit(subj, cs, ce)
 
     def _retraction(self, s: int, e: int) -> None:
         me = self.me()
@@ -1429,9 +1576,13 @@ class _Run:
                     continue
             first = right[0][0]
             left = [t.lower() for t, _, _ in self.words(cur, m.start())]
+            # ", and I ...": a comma before the conjunction and a first-person subject after it start a
+            # clause even when the left part has no verb ("Seven years now, and I've found my muses")
+            comma_clause = m.group(0).startswith(",") and first.lower() in FIRST_SG | FIRST_PL
             if (
                 conj
                 and conj.lower() == "and"
+                and not comma_clause
                 and not (
                     any(t in _FINITE for t in left)
                     or (
@@ -1442,6 +1593,8 @@ class _Run:
                 )
             ):
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
+            if conj and conj.lower() == "though" and left == ["even"]:
+                continue  # "Even though I ...": a fronted subordinator (see _SUBORDINATE)
             if conj and first.lower() in _VERB_BASE_SET and "to" in left[-6:]:
                 continue  # "the chance to share my story and give others hope": one infinitive
             if (
@@ -1468,6 +1621,20 @@ class _Run:
             out.append((cur, m.start(), conj_flag))
             cur, conj_flag = m.end(), bool(conj)
         out.append((cur, e, conj_flag))
+        first_cs, first_ce, first_conj = out[0]
+        lead = _INTERJ.match(text, first_cs, first_ce)
+        sub_at = lead.end() if lead and lead.end() > first_cs else first_cs
+        sub = _SUBORDINATE.match(text, sub_at, first_ce)
+        if sub is not None:
+            # "Since I lost my job, things have been tough": the subordinate clause ends at the comma
+            comma = text.find(",", sub_at, first_ce)
+            if comma < 0:
+                # "While I was in Paris I met Bob": without a comma, the main clause starts at the next
+                # first-person subject
+                later = [t for t in self.words(sub.end(), first_ce)[1:] if t[0].lower() in FIRST_SG | FIRST_PL]
+                comma = later[0][1] - 1 if later else -1
+            if comma > sub_at:
+                out[0:1] = [(first_cs, comma, first_conj), (comma + 1, first_ce, False)]
         return [c for c in out if c[1] > c[0]]
 
     # ---- subjects
@@ -1529,6 +1696,13 @@ class _Run:
             )
         if low in ("it", "it's", "this", "that", "that's", "this's") and not self.assistant:
             return self._pronoun_subject(words)
+        if low in _THEY and not self.assistant:
+            return self._pronoun_subject(words)
+        if low in ("these", "those") and len(words) > 2 and not self.assistant:
+            nxt = words[1][0].lower()
+            if nxt.isalpha() and nxt not in _VERB_FORMS and nxt not in _NP_NEVER:
+                # "These moments remind me of ...": a noun phrase, about the speaker when it says "me"
+                return self._noun_phrase(words)
         if low in DROP_SUBJECTS:
             return None
         implicit = None if conj else self._implicit(words)
@@ -1538,6 +1712,8 @@ class _Run:
         together = self._together(words)
         if together is not None:
             return together
+        if self._imperative(words):
+            return None  # "Stay motivated", "Rest assured", "Keep it up": advice, no subject
         # a name: "Bob likes tea", "Bob Smith's sister lives in Paris", "Bob said he likes tea"
         if (
             is_name_token(w0)
@@ -1549,6 +1725,21 @@ class _Run:
             if named is not False:
                 return named
         return self._noun_phrase(words)
+
+    def _imperative(self, words: list[tuple[str, int, int]]) -> bool:
+        """A clause opening on a verb's base form with no verb of its own after it: an instruction.
+        "Dance is my passion", "Travel makes me happy", "Mark said so": the word is the subject."""
+        low = words[0][0].lower()
+        if low not in _VERB_BASE_SET or words[0][0] in (self.speaker, self.self_name, self.addressee):
+            return False
+        if words[0][0] in self.persons:
+            return False
+        nxt = words[1][0].lower() if len(words) > 1 else ""
+        if low in _COPULAR_IMPERATIVES and (nxt.endswith("ed") or _EVALUATIVE.fullmatch(nxt)):
+            return True  # "Stay motivated", "Rest assured", "Stay strong"
+        # "Keep it up", "Believe in yourself", "Push through": an object, a particle or nothing follows;
+        # "Dance floors help" is a noun
+        return nxt in _IMPERATIVE_NEXT or nxt in ADVERBS or not nxt
 
     def _named(self, words: list[tuple[str, int, int]], s0: int) -> _Subject | bool | None:
         """A clause opening on a name. False: the capitalised words are no name (read them as a noun)."""
@@ -1592,6 +1783,13 @@ class _Run:
         if i >= len(words):
             return None
         verb = words[i][0].lower()
+        if (
+            i == 1
+            and verb in MODALS
+            and name not in self.persons
+            and re.search(r"[^su'\u2019]s$", name)
+        ):
+            return False  # "Mentors can really help", "Exams can be challenging": a plural noun
         # a person takes a singular verb: "Books have", "Pets make", "Strong support helps" are no names
         past = len(verb) > 4 and verb.endswith("ed")  # "Alice upgraded ...": any verb's past
         if verb not in _FINITE and not past and not (verb in _VERB_FORMS and verb not in _VERB_BASE_SET):
@@ -1614,6 +1812,11 @@ class _Run:
         w0, _, e0 = words[0]
         toks = [w.lower() for w, _, _ in words]
         mine = bool(set(toks[1:]) & _PERSONAL)
+        if toks[0] in _THEY:
+            # "They give me peace": unnamed people or things, told as the speaker's own experience only
+            if not mine:
+                return None
+            return _Subject(self.me(), self.me_owner(), "They", e0, _THEY[toks[0]], kind="it")
         opinion = (len(toks) > 3 and toks[1] in ("is", "was", "'s")) or w0.lower() in ("it's", "that's")
         if not (mine or opinion):
             return None
@@ -2276,6 +2479,19 @@ _COMMON_NOUNS = {
     "water", "chocolate", "pizza", "math", "mathematics", "physics", "chemistry", "biology",
     "psychology", "philosophy", "medicine", "law", "politics", "culture", "language", "kids", "children",
     "pets", "dogs", "cats", "books", "movies", "games", "people", "friends", "parents", "everyone",
+    "lots", "tons", "loads", "plenty", "progress",
+}  # fmt: skip
+
+
+_THEY = {"they": "", "they're": "are", "they've": "have", "they'll": "will", "they'd": "would"}
+# Verbs whose imperative takes an adjective or participle: "Stay motivated", "Rest assured", "Get well".
+_COPULAR_IMPERATIVES = {"stay", "rest", "remain", "keep", "get", "be", "feel", "stand", "sit"}
+_IMPERATIVE_NEXT = {
+    "the", "a", "an", "my", "your", "his", "her", "our", "their", "it", "them", "me", "us", "him", "this",
+    "that", "these", "those", "up", "out", "on", "in", "at", "to", "with", "through", "away", "back",
+    "down", "off", "over", "yourself", "yourselves", "going", "trying", "doing", "some", "any", "all",
+    "every", "more", "what", "how", "strong", "positive", "safe", "calm", "focused", "motivated", "tuned",
+    "keep", "and", "for", "about", "into", "around", "ahead", "forward", "chasing", "pushing", "moving",
 }  # fmt: skip
 
 
