@@ -183,6 +183,7 @@ def test_a_forget_rewrites_the_saved_index_without_the_record_and_no_context_reb
     monkeypatch.setattr(EvidenceIndexes, "_rebuild", lambda self, uid: calls.append("rebuild") or rebuild(self, uid))
     monkeypatch.setattr(DuckDBStore, "chunks", lambda self, uid: calls.append("chunks") or read_chunks(self, uid))
     index_root = tmp_path / "index"
+    lunch_query = {"query": "what did I have for lunch", "budget": {"ms": 10_000}}  # a loaded machine is slow
 
     def saved_index() -> bytes:
         deadline = time.monotonic() + 30
@@ -210,16 +211,16 @@ def test_a_forget_rewrites_the_saved_index_without_the_record_and_no_context_reb
         saved = saved_index()
         assert b"soup for lunch" in saved  # written again from the live index ...
         assert SECRET.encode() not in saved and not any(v in saved for v in vectors)  # ... without the Record
-        found = api.post("/brains/b1/context", {"query": "vault code zebra kappa"}).body
+        found = api.post("/brains/b1/context", {"query": "vault code zebra kappa", "budget": {"ms": 10_000}}).body
         assert rec not in str(found) and SECRET not in str(found)
-        assert "soup" in str(api.post("/brains/b1/context", {"query": "what did I have for lunch"}).body)
+        assert "soup" in str(api.post("/brains/b1/context", lunch_query).body)
         assert calls == []
     finally:
         service.stop()
         service.store.close()
     restarted = open_engine("duckdb", tmp_path)
     try:
-        lunch = Api(create_app(restarted)).post("/brains/b1/context", {"query": "what did I have for lunch"}).body
+        lunch = Api(create_app(restarted)).post("/brains/b1/context", lunch_query).body
         assert "soup" in str(lunch) and SECRET not in str(lunch)
         assert calls == []  # loaded from the files the forget had written again
     finally:

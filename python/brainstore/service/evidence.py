@@ -111,6 +111,9 @@ class EvidenceIndexes:
         self._save_due: dict[str, float] = {}
         self._saves = threading.Condition(threading.Lock())
         self._saver: threading.Thread | None = None
+        # Held while index files are written or deleted: a save never waits for, or holds up, a
+        # Context (which may take the mutation lock to build a memory lane).
+        self._files = threading.Lock()
 
     def _shared(self) -> SharedStore | None:
         return shared_store(self.store)
@@ -206,7 +209,7 @@ class EvidenceIndexes:
             return None
         directory = self._index_dir(brain_uid)
         if erased and directory is not None:
-            shutil.rmtree(directory, ignore_errors=True)
+            self._remove_files(directory)
         self._save_soon(brain_uid)
         return index
 
@@ -354,7 +357,7 @@ class EvidenceIndexes:
             held = self.index(brain_uid)
         removed = held.remove_record(record_id) if held is not None else []
         if removed and directory is not None:
-            shutil.rmtree(directory, ignore_errors=True)
+            self._remove_files(directory)
             self._save_soon(brain_uid)
 
     # --- saving in the background -------------------------------------------------------------------------
@@ -387,10 +390,15 @@ class EvidenceIndexes:
             except Exception:
                 log.exception("saving the index of %s failed; it is rebuilt from the store if needed", brain_uid)
 
+    def _remove_files(self, directory: Path) -> None:
+        with self._files:
+            shutil.rmtree(directory, ignore_errors=True)
+
     def _save_one(self, brain_uid: str) -> None:
-        # Under the mutation lock: a forget or drop cannot delete the files while they are written, so
-        # what is on disk afterwards is either this save of the live index or nothing.
-        with self._mutation:
+        # A forget deletes the files after the Record left the live index, and a drop after the index
+        # left the dict, both under the files lock: a save that ran before either is deleted by it, one
+        # that runs after cannot hold what they erased.
+        with self._files:
             with self._lock:
                 index = self._indexes.get(brain_uid)
             directory = self._index_dir(brain_uid)
@@ -411,8 +419,7 @@ class EvidenceIndexes:
             brain_uid = directory.name
             try:
                 if self.store.brain_by_uid(brain_uid) is None:
-                    with self._mutation:
-                        shutil.rmtree(directory, ignore_errors=True)
+                    self._remove_files(directory)
                     continue
                 self.index(brain_uid)
             except Exception:
@@ -431,7 +438,7 @@ class EvidenceIndexes:
             self._lane_seq.pop(brain_uid, None)
         directory = self._index_dir(brain_uid)
         if directory is not None and directory.exists():
-            shutil.rmtree(directory, ignore_errors=True)
+            self._remove_files(directory)
 
     def drop_lane(self, brain_uid: str) -> None:
         with self._lock:
@@ -525,7 +532,7 @@ class EvidenceIndexes:
         """Write every live index now (at stop); no background save is due after it."""
         with self._saves:
             self._save_due.clear()
-        with self._mutation:
+        with self._files:
             with self._lock:
                 held = dict(self._indexes)
             for brain_uid, index in held.items():
