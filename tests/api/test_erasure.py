@@ -4,6 +4,7 @@ reply, a trace, an index, a Memory's history or the data directory, and no write
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,64 @@ def test_forgetting_one_of_two_supporting_records_leaves_no_trace_of_it_in_the_m
     assert first["id"] not in str(memory)  # not in citations, evidence, nor any revision
     assert memory["valid_from"].startswith("2024-02-01")  # from the surviving Record, not the erased one
     assert all(c["record_id"] == second["id"] for r in memory["revisions"] for c in r["citations"])
+
+
+def test_a_forget_rewrites_the_saved_index_without_the_record_and_no_context_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index files a forget deletes are written again from the live index, holding neither the
+    Record's text nor its vectors; neither the next Context nor the next process rebuilds the index
+    from the store (counted: rebuilds and reads of every stored chunk)."""
+    from brainstore.service.evidence import EvidenceIndexes
+    from brainstore.store.duckdb import DuckDBStore
+
+    calls: list[str] = []
+    rebuild, read_chunks = EvidenceIndexes._rebuild, DuckDBStore.chunks
+    monkeypatch.setattr(EvidenceIndexes, "_rebuild", lambda self, uid: calls.append("rebuild") or rebuild(self, uid))
+    monkeypatch.setattr(DuckDBStore, "chunks", lambda self, uid: calls.append("chunks") or read_chunks(self, uid))
+    index_root = tmp_path / "index"
+    lunch_query = {"query": "what did I have for lunch", "budget": {"ms": 10_000}}  # a loaded machine is slow
+
+    def saved_index() -> bytes:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # written in the background after the forget
+            files = sorted(index_root.rglob("*"))
+            if {p.name for p in files} >= {"chunks.json", "vectors.hnsw"}:
+                return b"".join(p.read_bytes() for p in files if p.is_file())
+            time.sleep(0.05)
+        raise AssertionError("the index was not saved again")
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    try:
+        api.brain("b1")
+        rec = api.remember("b1", f"I told Sam that {SECRET}.").body["id"]
+        api.remember("b1", "I had soup for lunch.")
+        assert service.wait_idle()
+        uid = service.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+        vectors = [c.embedding for c in service.store.chunks(uid) if c.draft.record_id == rec]
+        assert vectors
+        service.evidence.save()
+        assert SECRET.encode() in saved_index() and all(v in saved_index() for v in vectors)
+        calls.clear()
+        assert api.delete(f"/brains/b1/records/{rec}").status == 200
+        saved = saved_index()
+        assert b"soup for lunch" in saved  # written again from the live index ...
+        assert SECRET.encode() not in saved and not any(v in saved for v in vectors)  # ... without the Record
+        found = api.post("/brains/b1/context", {"query": "vault code zebra kappa", "budget": {"ms": 10_000}}).body
+        assert rec not in str(found) and SECRET not in str(found)
+        assert "soup" in str(api.post("/brains/b1/context", lunch_query).body)
+        assert calls == []
+    finally:
+        service.stop()
+        service.store.close()
+    restarted = open_engine("duckdb", tmp_path)
+    try:
+        lunch = Api(create_app(restarted)).post("/brains/b1/context", lunch_query).body
+        assert "soup" in str(lunch) and SECRET not in str(lunch)
+        assert calls == []  # loaded from the files the forget had written again
+    finally:
+        restarted.stop()
+        restarted.store.close()
+    saved = saved_index()
+    assert SECRET.encode() not in saved and not any(v in saved for v in vectors)

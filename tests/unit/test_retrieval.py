@@ -419,6 +419,28 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert new.id not in {c.id for c in index.chunks()}
 
 
+def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path) -> None:
+    index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."}, {"a": 1, "b": 2})
+    erased, kept = unit(1).tobytes(), unit(2).tobytes()
+    index.remove_record("a")
+    # hnswlib keeps a deleted element's vector: a graph saved as it is holds the erased one.
+    index._hnsw.save_index(str(tmp_path / "raw.hnsw"))
+    assert erased in (tmp_path / "raw.hnsw").read_bytes()
+    index.save(tmp_path / "saved")
+    graph = (tmp_path / "saved" / "vectors.hnsw").read_bytes()
+    assert erased not in graph and kept in graph
+    loaded = BrainIndex.load(tmp_path / "saved")
+    assert loaded is not None and [c.record_id for c in loaded.chunks()] == ["b"]
+    assert [i for i, _ in loaded.vector(unit(1), 5)] == [c.id for c in loaded.chunks()]
+    # A graph an older version saved with the vector in it is cleaned when it is loaded.
+    (tmp_path / "saved" / "vectors.hnsw").write_bytes((tmp_path / "raw.hnsw").read_bytes())
+    meta = json.loads((tmp_path / "saved" / "chunks.json").read_text())
+    meta["hnsw_bytes"] = (tmp_path / "raw.hnsw").stat().st_size
+    (tmp_path / "saved" / "chunks.json").write_text(json.dumps(meta))
+    assert BrainIndex.load(tmp_path / "saved") is not None
+    assert erased not in (tmp_path / "saved" / "vectors.hnsw").read_bytes()
+
+
 def test_load_refuses_other_model_and_corrupt_files(tmp_path: Path) -> None:
     assert BrainIndex.load(tmp_path / "missing") is None
     build({"a": "hello world"}).save(tmp_path)

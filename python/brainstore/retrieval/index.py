@@ -7,16 +7,24 @@ gives the chunks their ids. :meth:`BrainIndex.save` writes the hnsw graph and th
 :meth:`BrainIndex.load` reads them back, or returns ``None`` when the files are missing, corrupt or
 were made with another embedding model (the caller then rebuilds from its stored embeddings).
 
-Thread safety: writes (add, remove_record, save) are exclusive; searches share a read lock and run
-concurrently (BM25 and hnswlib both release the GIL while they work).
+Thread safety: writes (add, remove_record) are exclusive; searches and :meth:`BrainIndex.save` share a
+read lock and run concurrently (BM25 and hnswlib both release the GIL while they work).
+
+Erasure: hnswlib cannot take an element out of its graph; a removed chunk is marked deleted (never
+returned again) and its slot is reused by the next chunk added, but its vector stays in memory until
+then. A saved graph never holds one: :meth:`BrainIndex.save` zeroes every deleted element's vector in
+the file before it replaces the previous save, and :meth:`BrainIndex.load` zeroes them in a file an
+older version saved.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import mmap
 import os
 import re
+import struct
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -45,6 +53,10 @@ _HNSW_FILE = "vectors.hnsw"
 # walking the graph with a Python filter callback.
 _BRUTE_FORCE_MAX = 2048
 _COLUMN_BATCH = 4096  # chunk additions or removals the filter columns take in at once, at most
+# The header hnswlib 0.8's saveIndex writes before the elements: offsetLevel0, max_elements, element
+# count, bytes per element, label offset, data offset (size_t), max level (int), entry point (uint32),
+# maxM, maxM0, M (size_t), mult (double), ef_construction (size_t).
+_HNSW_HEADER = struct.Struct("<6Q i I 3Q d Q")
 # A name used to address someone: after a greeting or thanks at the start of a turn ("Hey Audrey!",
 # "Thanks, Mel") or set off by a comma before an exclamation at its end ("That's great, Audrey!").
 _GREETING = r"(?i:hey|hi|hiya|hello|thanks|thank you|bye|good morning|morning|congrats|congratulations|wow|oh|aw|yo|sorry)"
@@ -133,6 +145,32 @@ class _Columns:
 _ids = itertools.count(1)
 _ids_lock = threading.Lock()
 _ids_floor = 0
+
+
+def _scrub_deleted(path: Path, dimension: int) -> int:
+    """Zero, in a graph file hnswlib saved, the vector of every element marked deleted; returns how
+    many. Raises ValueError when the file is not laid out as expected (then nothing may trust it)."""
+    with path.open("r+b") as fh:
+        head = fh.read(_HNSW_HEADER.size)
+        if len(head) < _HNSW_HEADER.size:
+            raise ValueError(f"{path}: no hnsw header")
+        level0, _, count, size, label_at, data_at = _HNSW_HEADER.unpack(head)[:6]
+        if count == 0:
+            return 0
+        if not (level0 + 4 <= data_at and data_at + 4 * dimension <= label_at and label_at + 8 <= size):
+            raise ValueError(f"{path}: unexpected hnsw element layout")
+        with mmap.mmap(fh.fileno(), 0) as mapped:
+            if len(mapped) < _HNSW_HEADER.size + count * size:
+                raise ValueError(f"{path}: truncated hnsw file")
+            rows = np.frombuffer(mapped, dtype=np.uint8, count=count * size, offset=_HNSW_HEADER.size)
+            rows = rows.reshape(count, size)
+            deleted = np.flatnonzero(rows[:, level0 + 2] & 1)  # hnswlib's DELETE_MARK, in the links' header
+            if len(deleted):
+                rows[deleted, data_at : data_at + 4 * dimension] = 0
+                mapped.flush()
+            del rows  # the map cannot close while an array still points into it
+        os.fsync(fh.fileno())
+        return len(deleted)
 
 
 def _new_ids(n: int) -> list[int]:
@@ -435,6 +473,11 @@ class BrainIndex:
         with self._lock.read():
             return frozenset(self._local_only)
 
+    def record_ids(self) -> set[str]:
+        """The Records that have a chunk here."""
+        with self._lock.read():
+            return set(self._by_record)
+
     def record_chunks(self, record_id: str) -> list[int]:
         with self._lock.read():
             return list(self._by_record.get(record_id, ()))
@@ -528,13 +571,19 @@ class BrainIndex:
 
     def save(self, directory: Path) -> None:
         """Write the index to ``directory`` (created if needed), replacing a previous save atomically
-        file by file (the metadata, written last, names the graph it belongs to)."""
+        file by file (the metadata, written last, names the graph it belongs to). The graph file holds
+        no vector of a removed chunk. Searches go on meanwhile; changes wait."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        with self._lock.write():
+        with self._lock.read():
             nonce = f"{os.getpid()}-{threading.get_ident()}"
             hnsw_tmp = directory / f"{_HNSW_FILE}.{nonce}.tmp"
             self._hnsw.save_index(str(hnsw_tmp))
+            try:
+                _scrub_deleted(hnsw_tmp, self.dimension)
+            except BaseException:
+                hnsw_tmp.unlink(missing_ok=True)
+                raise
             meta = {
                 "format": _FORMAT,
                 "model_name": self.model_name,
@@ -584,6 +633,7 @@ class BrainIndex:
             if hnsw_path.stat().st_size != meta["hnsw_bytes"]:
                 return None
             index = cls(int(meta["dimension"]), str(meta["model_name"]))
+            _scrub_deleted(hnsw_path, index.dimension)  # a save of an older version may hold some
             capacity = max(int(meta["capacity"]), _INITIAL_CAPACITY)
             hnsw = hnswlib.Index(space="ip", dim=index.dimension)
             hnsw.load_index(str(hnsw_path), max_elements=capacity, allow_replace_deleted=True)

@@ -163,6 +163,7 @@ class Contexts:
         self._waiters: dict[str, list[_Waiter]] = {}
         self._waiters_lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
+        self._preloader: threading.Thread | None = None
         self._stopping = threading.Event()
 
     # --- lifecycle -----------------------------------------------------------------------------------
@@ -172,12 +173,20 @@ class Contexts:
             self._stopping.clear()
             self._sweeper = threading.Thread(target=self._sweep, name="brainstore-context-sweep", daemon=True)
             self._sweeper.start()
+            # The saved indexes load in the background from the start, so no Context waits on disk.
+            self._preloader = threading.Thread(
+                target=self.evidence.preload, args=(self._stopping,), name="brainstore-index-preload", daemon=True
+            )
+            self._preloader.start()
 
     def stop(self) -> None:
         self._stopping.set()
         if self._sweeper is not None:
             self._sweeper.join(timeout=5)
             self._sweeper = None
+        if self._preloader is not None:
+            self._preloader.join(timeout=60)  # it stops between Brains
+            self._preloader = None
         if self._completions is not None:
             self._completions.shutdown()
             self._completions = None
