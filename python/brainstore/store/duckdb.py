@@ -636,16 +636,6 @@ class DuckDBStore:
         return {k: int(v) for k, v in counts.items()}
 
     # --- records ----------------------------------------------------------------------------------
-    _RECORD_SELECT = """
-        SELECT r.id, r.brain_uid, r.content, r.source, r.visibility, r.occurred_at, r.created_at, r.origin,
-               r.seq, e.status, e.error, e.memory_ids
-        FROM records r
-        LEFT JOIN (
-            SELECT * FROM record_events
-            QUALIFY row_number() OVER (PARTITION BY record_id ORDER BY seq DESC) = 1
-        ) e ON e.record_id = r.id
-    """
-
     @staticmethod
     def _record(row: tuple[Any, ...]) -> Record:
         id_, uid, content, source, visibility, occurred_at, created_at, origin, seq, status, error, mids = row
@@ -689,38 +679,46 @@ class DuckDBStore:
         return self.records(brain_uid, [record_id]).get(record_id)
 
     def records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record]:
-        """Point lookups by id alone, so that DuckDB reads the primary key and the events' index
-        (migration 5) instead of scanning every tenant's rows; the Brain is checked on what comes back."""
         if not record_ids:
             return {}
         wanted = sorted(set(record_ids))
+        found = self._read_records(brain_uid, "list_contains(?::VARCHAR[], {id})", [wanted])
+        return {record.id: record for record in found}
+
+    def _read_records(self, brain_uid: str, where: str, params: Sequence[Any]) -> list[Record]:
+        """The Brain's Records matching ``where`` (``{id}`` stands for the Record id column), by seq.
+
+        A Record's status is its latest event. Both tables are filtered by ``where`` alone, so that a
+        filter on ids reads the primary key and the events' index (migration 5) instead of scanning
+        every tenant's rows (DuckDB uses an index only for a filter on the indexed column alone); the
+        Brain is checked on what comes back. Both reads see one snapshot."""
         with self._shared():
             cursor = self._cur()
-            # one snapshot for both reads (unless a transaction of this thread is already open)
-            snapshot = getattr(self._local, "depth", 0) == 0
+            snapshot = getattr(self._local, "depth", 0) == 0  # else this thread's transaction is one
             if snapshot:
                 cursor.execute("BEGIN TRANSACTION")
             try:
                 rows = cursor.execute(
-                    f"SELECT {self._RECORD_COLUMNS} FROM records WHERE list_contains(?::VARCHAR[], id)", [wanted]
+                    f"SELECT {self._RECORD_COLUMNS} FROM records WHERE {where.format(id='id')}", params
                 ).fetchall()
                 events = cursor.execute(
                     "SELECT record_id, brain_uid, seq, status, error, memory_ids FROM record_events "
-                    "WHERE list_contains(?::VARCHAR[], record_id)",
-                    [wanted],
+                    f"WHERE {where.format(id='record_id')}",
+                    params,
                 ).fetchall()
             finally:
                 if snapshot:
-                    cursor.execute("COMMIT")
+                    cursor.execute("ROLLBACK")  # read only; also after a failed read
         latest: dict[str, tuple[Any, ...]] = {}
         for record_id, event_brain, seq, *outcome in events:
             if event_brain == brain_uid and (record_id not in latest or seq > latest[record_id][0]):
                 latest[record_id] = (seq, *outcome)
-        return {
-            row[0]: self._record((*row, *latest.get(row[0], (None, None, None, None))[1:]))
+        found = [
+            self._record((*row, *latest.get(row[0], (None, None, None, None))[1:]))
             for row in rows
             if row[1] == brain_uid
-        }
+        ]
+        return sorted(found, key=lambda record: record.seq)
 
     def record_contents(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not record_ids:
@@ -746,11 +744,10 @@ class DuckDBStore:
 
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
         rows = self._rows(
-            self._RECORD_SELECT
-            + " WHERE r.brain_uid = ? AND r.origin = 'import' AND r.source_name = ? AND r.external_id = ?",
+            "SELECT id FROM records WHERE brain_uid = ? AND origin = 'import' AND source_name = ? AND external_id = ?",
             [brain_uid, source_name, external_id],
         )
-        return self._record(rows[0]) if rows else None
+        return self.get_record(brain_uid, rows[0][0]) if rows else None
 
     def append_record_status(
         self,
@@ -791,8 +788,7 @@ class DuckDBStore:
         return [(r[0], r[1]) for r in rows]
 
     def list_records(self, brain_uid: str) -> list[Record]:
-        rows = self._rows(self._RECORD_SELECT + " WHERE r.brain_uid = ? ORDER BY r.seq", [brain_uid])
-        return [self._record(r) for r in rows]
+        return self._read_records(brain_uid, "brain_uid = ?", [brain_uid])
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
