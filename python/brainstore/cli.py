@@ -202,10 +202,25 @@ def _mcp(args: argparse.Namespace) -> int:
     )
 
 
+def _offline_service(command: str, config: Config) -> Any:
+    """The engine on ``config`` for a command that writes the data directory itself (import, rederive);
+    None, after saying why, when a server holds it."""
+    from brainstore.app import DataDirectoryInUse, build_service
+
+    try:
+        return build_service(config)
+    except DataDirectoryInUse:
+        print(
+            f"brainstore {command}: {config.data_dir}/brainstore.duckdb is in use. Stop `brainstore serve` on "
+            f"this data directory first: {command} writes to the data directory directly.",
+            file=sys.stderr,
+        )
+        return None
+
+
 def _import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from brainstore.app import DataDirectoryInUse, build_service
     from brainstore.errors import BrainstoreError
     from brainstore.importer import import_principal, import_records
 
@@ -221,14 +236,8 @@ def _import(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"brainstore import: {exc}", file=sys.stderr)
         return 2
-    try:
-        service = build_service(config)
-    except DataDirectoryInUse:
-        print(
-            f"brainstore import: {config.data_dir}/brainstore.duckdb is in use. Stop `brainstore serve` on "
-            "this data directory first: import writes to the data directory directly.",
-            file=sys.stderr,
-        )
+    service = _offline_service("import", config)
+    if service is None:
         return 2
     principal = import_principal(args.env, args.project)
     try:
@@ -258,7 +267,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _rederive(args: argparse.Namespace) -> int:
-    from brainstore.app import DataDirectoryInUse, build_service, rederive_brains
+    from brainstore.app import rederive_brains
     from brainstore.derive import ExtractorUnavailable, LLMExtractionError
     from brainstore.importer import import_principal
 
@@ -276,14 +285,8 @@ def _rederive(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"brainstore rederive: {exc}", file=sys.stderr)
         return 2
-    try:
-        service = build_service(config)
-    except DataDirectoryInUse:
-        print(
-            f"brainstore rederive: {config.data_dir}/brainstore.duckdb is in use. Stop `brainstore serve` on "
-            "this data directory first: rederive writes to the data directory directly.",
-            file=sys.stderr,
-        )
+    service = _offline_service("rederive", config)
+    if service is None:
         return 2
     try:
         if args.brain:

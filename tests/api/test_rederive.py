@@ -154,45 +154,33 @@ def test_an_interrupted_rederive_continues_where_it_stopped(
     assert rederive_brains(rules, engine.config, [brain.uid])["records"] == 4
 
 
-def _cli_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``brainstore <args>`` in a child process, without this environment's BRAINSTORE_* settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_the_rederive_command_refuses_a_data_directory_a_server_holds_and_runs_when_free(tmp_path: Path) -> None:
     service = build_service(Config(engine="duckdb", data_dir=tmp_path))
     try:
         seed(service)
-        done = subprocess.run(
-            [sys.executable, "-m", "brainstore.cli", "rederive", "--data-dir", str(tmp_path)],
-            env=_cli_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        done = _cli("rederive", "--data-dir", str(tmp_path))
         assert done.returncode == 2, done.stderr
         assert "brainstore.duckdb is in use" in done.stderr and "Stop `brainstore serve`" in done.stderr
     finally:
         service.stop()
         service.store.close()
     args = ["rederive", "--data-dir", str(tmp_path), "--brain", "b1", "--project", "acme"]
-    done = subprocess.run(
-        [sys.executable, "-m", "brainstore.cli", *args],
-        env=_cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    done = _cli(*args)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "brains=1 records=4 requeued_failed=0 skipped=1 model_calls=0"
-    again = subprocess.run(
-        [sys.executable, "-m", "brainstore.cli", *args],
-        env=_cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    again = _cli(*args)
     assert again.returncode == 0 and "already re-derived with rules-v2" in again.stderr
     assert again.stdout.strip() == "brains=0 records=0 requeued_failed=0 skipped=0 model_calls=0"
