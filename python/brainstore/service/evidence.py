@@ -367,7 +367,7 @@ class EvidenceIndexes:
             return
         with self._saves:
             self._save_due.setdefault(brain_uid, time.monotonic() + SAVE_DELAY)
-            if self._saver is None:
+            if self._saver is None or not self._saver.is_alive():  # none yet, or lost in a fork
                 self._saver = threading.Thread(target=self._save_loop, name="brainstore-index-save", daemon=True)
                 self._saver.start()
             self._saves.notify_all()
