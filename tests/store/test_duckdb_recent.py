@@ -1,0 +1,155 @@
+"""The DuckDB store's cache of the Records this process wrote (RECENT_RECORDS) and its buffered Record
+inserts: reads by id must say exactly what the file says, a rolled-back write leaves nothing, and an
+erased Record leaves no byte in the cache."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brainstore.domain import Brain, Record, RecordStatus
+from brainstore.store import duckdb as duckdb_store
+from brainstore.store.duckdb import DuckDBStore
+from tests.store.erasure import T0, rec
+
+
+def open_store(path: Path) -> DuckDBStore:
+    store = DuckDBStore(path, purge_delay=3600)
+    store.migrate()
+    return store
+
+
+def brain(store: DuckDBStore, uid: str) -> None:
+    store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
+
+
+def from_file(store: DuckDBStore, brain_uid: str, record_ids: list[str]) -> dict[str, Record]:
+    """The same read, from the file: the cache is bypassed."""
+    found = store._read_records(brain_uid, "list_contains(?::VARCHAR[], {id})", [sorted(set(record_ids))])
+    return {record.id: record for record in found}
+
+
+class Boom(Exception):
+    pass
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), st.sampled_from(["b1", "b2"]), st.integers(1, 4), st.booleans()),
+        st.tuples(st.just("status"), st.integers(0, 40), st.sampled_from(["ready", "failed", "processing"])),
+        st.tuples(st.just("erase"), st.integers(0, 40)),
+        st.tuples(st.just("erase_brain"), st.sampled_from(["b1", "b2"])),
+        st.tuples(st.just("rolled_back"), st.sampled_from(["b1", "b2"])),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_reads_by_id_say_what_the_file_says(ops: list[tuple[Any, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        store = open_store(Path(directory) / "b.duckdb")
+        try:
+            brain(store, "b1")
+            brain(store, "b2")
+            written: list[tuple[str, str]] = []  # (brain, record id), erased ones included
+            for n, op in enumerate(ops):
+                if op[0] == "write":
+                    _, uid, count, long = op
+                    body = "x" * (duckdb_store.RECENT_CONTENT_CHARS + 1) if long else f"turn {n}"
+                    with store.atomic():
+                        if not store.lock_brain(uid):
+                            continue
+                        for i in range(count):
+                            rid = f"rec_{n}_{i}"
+                            store.insert_record(rec(rid, uid, body, store.next_seq(uid)))
+                            written.append((uid, rid))
+                elif op[0] == "status" and written:
+                    uid, rid = written[op[1] % len(written)]
+                    with store.atomic():
+                        seq = store.next_seq(uid)
+                        store.append_record_statuses([RecordStatus(uid, rid, op[2], seq, None, (f"mem_{seq}",))])
+                elif op[0] == "erase" and written:
+                    uid, rid = written[op[1] % len(written)]
+                    store.erase_record(uid, rid)
+                elif op[0] == "erase_brain":
+                    store.erase_brain(op[1])
+                    brain(store, op[1])  # the same uid again: its old Records must not come back
+                elif op[0] == "rolled_back":
+                    with pytest.raises(Boom), store.atomic():
+                        rid = f"rec_{n}_gone"
+                        store.insert_record(rec(rid, op[1], "never committed", store.next_seq(op[1])))
+                        written.append((op[1], rid))
+                        raise Boom
+                for uid in ("b1", "b2"):
+                    ids = [rid for _, rid in written]
+                    assert store.records(uid, ids) == from_file(store, uid, ids)
+                    for rid in ids[-3:]:
+                        assert store.get_record(uid, rid) == from_file(store, uid, [rid]).get(rid)
+        finally:
+            store.close()
+
+
+def test_a_recent_record_is_read_without_the_file_and_an_older_one_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    brain(store, "b1")
+    store.insert_record(rec("rec_1", "b1", "hello", store.next_seq("b1")))
+    with store.atomic():
+        store.append_record_statuses([RecordStatus("b1", "rec_1", "ready", store.next_seq("b1"), None, ("mem_1",))])
+    expected = from_file(store, "b1", ["rec_1"])["rec_1"]
+    assert expected.status == "ready"
+
+    def no_file(*args: Any) -> list[Record]:
+        raise AssertionError("read from the file")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "_read_records", no_file)
+        assert store.get_record("b1", "rec_1") == expected
+        assert store.get_record("b2", "rec_1") is None  # another Brain's id reads as absent
+    store.close()
+    store = open_store(tmp_path / "b.duckdb")  # a new process knows nothing recent
+    monkeypatch.setattr(store, "_read_records", no_file)
+    with pytest.raises(AssertionError, match="read from the file"):
+        store.get_record("b1", "rec_1")
+    store.close()
+
+
+def test_a_transaction_reads_the_records_it_buffered(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    brain(store, "b1")
+    with store.atomic():
+        store.insert_record(rec("rec_1", "b1", "one", store.next_seq("b1")))
+        store.insert_record(rec("rec_2", "b1", "two", store.next_seq("b1")))
+        assert [r.id for r in store.list_records("b1")] == ["rec_1", "rec_2"]
+        assert store.get_record("b1", "rec_2") is not None
+        store.insert_record(rec("rec_3", "b1", "three", store.next_seq("b1")))
+    assert [r.content["text"] for r in store.list_records("b1")] == ["one", "two", "three"]
+    store.close()
+
+
+@pytest.mark.parametrize("how", ["record", "brain"])
+def test_an_erased_record_leaves_no_byte_in_the_cache(tmp_path: Path, how: str) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    brain(store, "b1")
+    secret = "SECRET-cache-4f1e9c2a"
+    store.insert_record(rec("rec_1", "b1", f"my pin is {secret}", store.next_seq("b1")))
+    store.insert_record(rec("rec_2", "b1", "nothing to hide", store.next_seq("b1")))
+    assert secret in repr(store._recent)
+    if how == "record":
+        store.erase_record("b1", "rec_1")
+        assert store.get_record("b1", "rec_1") is None
+        assert store.get_record("b1", "rec_2") is not None
+    else:
+        store.erase_brain("b1")
+        assert not store._recent
+    assert secret not in repr(store._recent)
+    store.close()
