@@ -18,12 +18,10 @@ How a batch runs:
    written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
 4. Tell the waiting Contexts which Brains moved.
 
-Three threads form a pipeline: one takes, reads and extracts a batch, one embeds it, one applies it
-(steps 3-4). Reading, extraction and applying are Python and hold the GIL; embedding does not. So the
-next batch is extracted and the last one written while this one is embedded, and the cores embed
-instead of waiting for Python (with extraction and embedding on one thread, one core idled during
-every extraction). A batch is handed over only once the previous one is taken (one batch ahead at
-each step), and batches are applied in the order they were taken.
+Steps 1-2 run on one thread and steps 3-4 on another, so the next batch is read, extracted and
+embedded while the last one is written: the cores embed instead of waiting for a commit. A batch is
+handed over only once the previous one is taken (one batch ahead at most), and batches are applied in
+the order they were prepared.
 
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
@@ -244,11 +242,8 @@ class Derivation:
         self.on_applied = on_applied
         self._queue = FairQueue()
         self._thread: threading.Thread | None = None
-        # extracted batches on their way to the embedder, embedded ones on their way to the applier;
-        # None tells the next thread to stop
-        self._loaded: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
+        # prepared batches on their way to the applier; None tells it to stop
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
-        self._embedder: threading.Thread | None = None
         self._applier: threading.Thread | None = None
         self._long_texts: ThreadPoolExecutor | None = None  # extraction of long texts, off the worker
         self._idle = threading.Condition()
@@ -276,13 +271,10 @@ class Derivation:
             self._pending = 0
             self._queued_records.clear()
             self._queued_memories.clear()
-        self._loaded = queue.Queue(maxsize=1)
         self._prepared = queue.Queue(maxsize=1)
         self._long_texts = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
-        self._embedder = threading.Thread(target=self._embed_loaded, name="brainstore-derivation-embed", daemon=True)
-        self._embedder.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
         self._thread.start()
         if self.store.schema_version() >= StoreFeature.CORE:
@@ -323,11 +315,8 @@ class Derivation:
             timer.cancel()  # still processing/pending in the store: a restart resumes it
         if self._thread is not None:
             self._queue.close()
-            self._thread.join(timeout=30)  # it hands the embedder its last batch, then None
+            self._thread.join(timeout=30)  # it hands the applier its last batch, then None
             self._thread = None
-        if self._embedder is not None:
-            self._embedder.join(timeout=30)  # and the embedder the applier
-            self._embedder = None
         if self._applier is not None:
             self._applier.join(timeout=30)
             self._applier = None
@@ -410,7 +399,7 @@ class Derivation:
 
     # --- the worker ---------------------------------------------------------------------------------------
     def _run(self) -> None:
-        """Take, read and extract batches, and hand them to the embedder."""
+        """Take, extract and embed batches, and hand what is finished to the applier."""
         warm_up()  # here, off the request threads
         try:
             while True:
@@ -418,37 +407,26 @@ class Derivation:
                 if batch is None:
                     return
                 try:
-                    jobs = self._load(batch)
+                    finished = self._prepare(batch)
                 except Exception:  # a bug must not kill the worker: retry each job on its own
-                    log.exception("reading a derivation batch failed; retrying its work")
+                    log.exception("preparing a derivation batch failed; retrying its work")
                     for job in batch:
                         self._retry_later(job)
                     continue
-                if jobs:
-                    self._loaded.put(jobs)
-        finally:
-            self._loaded.put(None)
-
-    def _embed_loaded(self) -> None:
-        """Embed extracted batches and hand what is finished to the applier (the rest of a long
-        document goes back to the head of its namespace's queue)."""
-        try:
-            while (jobs := self._loaded.get()) is not None:
-                try:
-                    self._embed(jobs)
-                except Exception:  # the embedder failed (or a bug): retry each job on its own
-                    log.exception("embedding a derivation batch failed; retrying its work")
-                    for job in jobs:
-                        self._retry_later(job)
-                    continue
-                for job in jobs:
-                    if not job.ready:
-                        self._queue.put(job, front=True)
-                finished = [job for job in jobs if job.ready]
                 if finished:
                     self._prepared.put(finished)
         finally:
             self._prepared.put(None)
+
+    def _prepare(self, batch: list[Job]) -> list[Job]:
+        """Extract and embed a batch; the jobs ready to apply (the rest of a long document goes back
+        to the head of its namespace's queue)."""
+        jobs = self._load(batch)
+        self._embed(jobs)
+        for job in jobs:
+            if not job.ready:
+                self._queue.put(job, front=True)
+        return [job for job in jobs if job.ready]
 
     def _apply_prepared(self) -> None:
         while (finished := self._prepared.get()) is not None:
