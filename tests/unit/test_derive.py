@@ -1103,3 +1103,118 @@ def test_a_reminder_to_do_something_is_advice(text):
 
 def test_a_claim_handed_over_by_an_assistant_is_nobodys():
     assert run(msg("Remember that you live in Lisbon.", role="assistant")) == []
+
+
+# ---- what "it" and "they" stand for, past habits, reminders, losses
+
+
+def statements(text, speaker="Bob"):
+    return [a.statement for a in run(msg(text, speaker=speaker))]
+
+
+@given(
+    st.sampled_from(['"The Name of the Wind"', "Barcelona", "That movie", "My new bike", "Pottery"]),
+    st.sampled_from(["sounds awesome", "is great", "looks so cool", "seems amazing"]),
+    st.sampled_from(
+        [
+            ("I'll add it to my list.", "Bob will add {} to Bob's list."),
+            ("I can't picture life without it.", "Bob can't picture life without {}."),
+            ("I've heard so many great things. Definitely adding it to my list.", "Bob is adding {} to Bob's list."),
+        ]
+    ),
+)
+def test_it_is_the_thing_just_described(thing, verb, follow):
+    text, statement = follow
+    shown = {"That movie": "that movie", "My new bike": "Bob's new bike", "Pottery": "pottery"}.get(thing, thing)
+    assert statement.format(shown) in statements(f"{thing} {verb}! {text}")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("The Minnesota Wolves! I can't wait to play with them!", "Bob can't wait to play with the Minnesota Wolves."),
+        ("Luna and Oliver! They really liven up the house!", "Bob says Luna and Oliver really liven up the house."),
+        ("Guitar's mostly my thing. Playing it helps me get my emotions out.", "Playing Guitar helps Bob get Bob's emotions out."),
+    ],
+)
+def test_a_named_thing_is_what_a_later_pronoun_stands_for(text, statement):
+    assert statement in statements(text)
+
+
+@pytest.mark.parametrize(
+    ("context", "sentence", "unwanted"),
+    [
+        ("Sam gave me a book.", "I love it.", "Sam"),  # a person who did something is no topic
+        ("Jon!", "I made it to the finals.", "Jon"),  # a name called out is no topic, "made it" no thing
+        ("The trip was great.", "I'll give it my all next time.", "the trip"),
+        ("The hike was great. I bought a tent. I cooked dinner.", "We loved it.", "the hike"),  # out of reach
+        ("Pottery is fun.", "I'd like them.", "pottery"),  # "them" is never one thing
+    ],
+)
+def test_a_pronoun_stands_for_nothing_it_cannot(context, sentence, unwanted):
+    text = f"{context} {sentence}"
+    for a in run(msg(text, speaker="Bob")):
+        if a.span[0] >= len(context):
+            assert unwanted.casefold() not in a.statement.casefold(), a
+
+
+def test_plural_subject_with_an_adverb_before_its_verb():
+    a = one(msg("Turtles really bring me joy and peace.", speaker="Nate"))
+    assert (a.statement, a.owner) == ("Turtles really bring Nate joy and peace.", "Nate")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("When I was younger, I'd practice basketball outside for hours.", "Bob used to practice basketball outside for hours."),
+        ("That pic reminds me of when I was a kid. I would spend hours at the library.", "Bob used to spend hours at the library."),
+        ("Growing up, we would go camping every summer.", "Bob and others used to go camping every summer."),
+    ],
+)
+def test_would_in_the_speakers_past_is_a_habit(text, statement):
+    assert statements(text)[-1] == statement
+    assert "Bob is growing up." not in statements(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'd practice basketball for hours.",  # no past in the text: a possibility
+        "When I was a kid, I'd go if I could.",  # a condition
+        "Back then I would love to travel.",  # a wish
+    ],
+)
+def test_would_without_a_past_frame_is_no_habit(text):
+    assert not any("used to" in s for s in statements(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Reminds me how much I love performing.", "Bob loves performing."),
+        ("It reminds me that I need a break.", "Bob needs a break."),
+        ("Reminds me being kind matters!", "Bob thinks being kind matters."),
+    ],
+)
+def test_what_a_speaker_is_reminded_of_is_theirs(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize("text", ["Reminds me you're awesome.", "Reminds me to call my mom."])
+def test_a_reminder_about_the_other_person_or_to_do_something_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+@pytest.mark.parametrize("relative", ["grandma", "dad", "dog", "best friend"])
+def test_a_loss_is_the_speakers_and_a_relatives_attributes_are_not(relative):
+    lost = one(msg(f"Last week my {relative} passed away.", speaker="Maria"))
+    assert (lost.subject, lost.owner) == (f"Maria's {relative}", "Maria")
+    for text in (f"My {relative} lives in Paris.", f"My {relative} passed the bar exam."):
+        a = one(msg(text, speaker="Maria"))
+        assert a.owner == f"Maria's {relative}", a
+
+
+def test_verbs_ending_in_eed_take_an_s():
+    assert statements("I really need a break.") == ["Bob really needs a break."]
+    assert statements("I first watched it around 3 years ago.", speaker="Bob")[0].startswith("Bob first watched")
