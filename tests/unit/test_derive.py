@@ -1218,3 +1218,55 @@ def test_a_loss_is_the_speakers_and_a_relatives_attributes_are_not(relative):
 def test_verbs_ending_in_eed_take_an_s():
     assert statements("I really need a break.") == ["Bob really needs a break."]
     assert statements("I first watched it around 3 years ago.", speaker="Bob")[0].startswith("Bob first watched")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("There were 7 people at the party.", "Bob says there were 7 people at the party."),
+        ("There's been a real improvement in their confidence.", "Bob says there has been a real improvement in their confidence."),
+        ("There's nothing like the energy in a stadium during a game.", "Bob says there is nothing like the energy in a stadium during a game."),
+        ("There is a new bakery on my street.", "There is a new bakery on Bob's street."),
+    ],
+)
+def test_there_is_what_the_speaker_reports(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["There you go!", "There's a lot going on.", "Yeah, there are so many.", "There are lots of things to do."]
+)
+def test_there_with_nothing_in_it_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_there_in_a_document_or_from_an_assistant_is_nobodys():
+    assert all(a.owner is None for a in run(msg("There is a new bakery on Main Street.", role="assistant")))
+    assert all(a.owner is None for a in run({"kind": "document", "text": "There were 7 people at the party."}))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("It seems like nature has a way of calming us down, huh?", "Bob thinks nature has a way of calming Bob and others down."),
+        ("Looks like the new policy is working.", "Bob thinks the new policy is working."),
+    ],
+)
+def test_it_seems_like_is_the_speakers_view(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Sounds like a great plan, John!", "Seems like you had fun.", "Looks like a great book to read.", "Seems like forever since we caught up."],
+)
+def test_it_seems_like_without_a_clause_or_about_the_other_person_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_for_me_and_a_participle_before_a_noun_open_a_clause():
+    assert statements("For me I just get deep in thought.") == ["Bob just gets deep in thought."]
+    a = one(msg("Our loved ones give us strength.", speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob says Bob's loved ones give Bob and others strength.", "Bob")

@@ -1091,6 +1091,8 @@ _LOSS = re.compile(
     r"|passed\s+on|died|is\s+gone|was\s+killed|lost\s+(?:his|her|their)\s+(?:battle|fight|life))\b",
     re.I,
 )
+# "(It) seems like ...", "Looks like ...": a view when a clause follows
+_SEEMS = re.compile(r"(?:it\s+)?(?:seems|looks|sounds)\s+(?:like|that)\s+", re.I)
 _SHOWN_OWN = re.compile(r"(?:my|our|these|this|the)\b", re.I)
 # Modal verbs that make a claim hypothetical ("I could try", "I might move"), unless a desire ("I'd love to").
 _MODAL_HEAD = re.compile(
@@ -1117,7 +1119,7 @@ _PAST_FRAME = re.compile(
 _FRONT = re.compile(
     r"(?:that['\u2019]?s\s+why|that\s+is\s+why|which\s+is\s+why|this\s+is\s+why|and\s+now|so\s+now|since\s+then"
     r"|after\s+that|these\s+days|nowadays|lately|recently|currently|at\s+the\s+moment|right\s+now|besides"
-    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but)\s*,?\s+",
+    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
     re.I,
 )
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
@@ -1606,6 +1608,16 @@ class _Run:
         if not self.human or self.voice is not None:
             return False
         m = _VIEW_OPENER.match(self.text, cs, ce)
+        if m is None and (seems := _SEEMS.match(self.text, cs, ce)) is not None:
+            rest = self.words(seems.end(), ce)
+            verb = next((k for k, (w, _, _) in enumerate(rest) if w.lower() in _FINITE), 0)
+            if (
+                verb > 0
+                and rest[0][0].lower() not in SECOND | {"your", "forever"}
+                and rest[verb - 1][0].lower() != "to"
+                and not {w.lower() for w, _, _ in rest[:verb]} & {"since", "when", "if", "because", "while"}
+            ):
+                m = seems  # "It seems like nature calms us": the speaker's view; "Sounds like a plan": nothing
         if m is None:
             m = _REMINDER.match(self.text, cs, ce)
             rest = self.words(m.end(), ce) if m else []
@@ -1858,6 +1870,17 @@ class _Run:
             if nxt.isalpha() and nxt not in _VERB_FORMS and nxt not in _NP_NEVER:
                 # "These moments remind me of ...": a noun phrase, about the speaker when it says "me"
                 return self._noun_phrase(words)
+        if (
+            low in ("there", "there's")
+            and self.human
+            and self.voice is None
+            and (low == "there's" or nxt in _EXISTENTIAL_NEXT)
+            and not any(w.lower() in _VAGUE_HEADS - {"nothing", "one"} for w, _, _ in words[1:5])
+            and not _bare(" ".join(w for w, _, _ in words[1:]), 1)
+        ):
+            # "There were 7 people at the party": what the speaker reports, theirs to vouch for as told
+            pre = ("has" if nxt in ("been", "got") else "is") if low == "there's" else ""
+            return _Subject(self.me(), None, "there", e0, pre, person=False, kind="np")
         if low in DROP_SUBJECTS:
             return None
         implicit = None if conj else self._implicit(words)
@@ -2193,6 +2216,14 @@ class _Run:
                 return None
         # "my [adj] noun [noun]'s? ..." up to the verb
         j = 1
+        if (
+            len(words) > 3
+            and words[1][0].lower().endswith("ed")
+            and words[2][0].isalpha()
+            and not _is_verb(words[2][0])
+            and words[2][0].lower() not in _NP_NEVER
+        ):
+            j = 2  # "our loved ones", "my used car": a participle before the noun
         while (
             j < len(words)
             and j < 6
@@ -2697,6 +2728,10 @@ _COMMON_NOUNS = {
 }  # fmt: skip
 
 
+_EXISTENTIAL_NEXT = {
+    "is", "are", "was", "were", "has", "have", "had", "will", "used", "must", "might", "may", "could", "seem",
+    "seems", "seemed", "'s", "'re",
+}  # fmt: skip
 _THEY = {"they": "", "they're": "are", "they've": "have", "they'll": "will", "they'd": "would"}
 # A topic stays in reach of "it"/"them" for this many sentences after the one that named it.
 _TOPIC_REACH = 2
