@@ -1270,3 +1270,16 @@ def test_for_me_and_a_participle_before_a_noun_open_a_clause():
     assert statements("For me I just get deep in thought.") == ["Bob just gets deep in thought."]
     a = one(msg("Our loved ones give us strength.", speaker="Bob"))
     assert (a.statement, a.owner) == ("Bob says Bob's loved ones give Bob and others strength.", "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("It's made a huge difference to me.", "It has made a huge difference to Bob."),
+        ("It's helped me a lot with my anxiety.", "It has helped Bob a lot with Bob's anxiety."),
+        ("It's made of wood from my farm.", "It is made of wood from Bob's farm."),
+        ("It's inspired by my childhood.", "It is inspired by Bob's childhood."),
+    ],
+)
+def test_its_before_a_participle_and_an_object_is_has(text, statement):
+    assert statements(text) == [statement]

@@ -2001,6 +2001,13 @@ class _Run:
         prefix = _contraction_prefix(w0)
         if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
             prefix = "has"  # "It's been a significant part of my life"
+        elif (
+            prefix == "is"
+            and len(toks) > 2
+            and (toks[1] in IRREGULAR_PAST or toks[1].endswith("ed"))
+            and toks[2] in _PERFECT_OBJECTS
+        ):
+            prefix = "has"  # "It's made a huge difference", "It's helped me" (not "It's made of wood")
         return _Subject(
             self.me(),
             self.me_owner(),
@@ -2728,6 +2735,11 @@ _COMMON_NOUNS = {
 }  # fmt: skip
 
 
+# What follows "it's <participle>" when the 's is "has": an object, not "by", "of", "from" ...
+_PERFECT_OBJECTS = {
+    "a", "an", "the", "me", "my", "us", "our", "him", "her", "them", "their", "it", "so", "such", "everything",
+    "things", "life", "all", "some", "lots", "tons", "many", "more", "most",
+}  # fmt: skip
 _EXISTENTIAL_NEXT = {
     "is", "are", "was", "were", "has", "have", "had", "will", "used", "must", "might", "may", "could", "seem",
     "seems", "seemed", "'s", "'re",
