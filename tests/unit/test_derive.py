@@ -1103,3 +1103,183 @@ def test_a_reminder_to_do_something_is_advice(text):
 
 def test_a_claim_handed_over_by_an_assistant_is_nobodys():
     assert run(msg("Remember that you live in Lisbon.", role="assistant")) == []
+
+
+# ---- what "it" and "they" stand for, past habits, reminders, losses
+
+
+def statements(text, speaker="Bob"):
+    return [a.statement for a in run(msg(text, speaker=speaker))]
+
+
+@given(
+    st.sampled_from(['"The Name of the Wind"', "Barcelona", "That movie", "My new bike", "Pottery"]),
+    st.sampled_from(["sounds awesome", "is great", "looks so cool", "seems amazing"]),
+    st.sampled_from(
+        [
+            ("I'll add it to my list.", "Bob will add {} to Bob's list."),
+            ("I can't picture life without it.", "Bob can't picture life without {}."),
+            ("I've heard so many great things. Definitely adding it to my list.", "Bob is adding {} to Bob's list."),
+        ]
+    ),
+)
+def test_it_is_the_thing_just_described(thing, verb, follow):
+    text, statement = follow
+    shown = {"That movie": "that movie", "My new bike": "Bob's new bike", "Pottery": "pottery"}.get(thing, thing)
+    assert statement.format(shown) in statements(f"{thing} {verb}! {text}")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("The Minnesota Wolves! I can't wait to play with them!", "Bob can't wait to play with the Minnesota Wolves."),
+        ("Luna and Oliver! They really liven up the house!", "Bob says Luna and Oliver really liven up the house."),
+        ("Guitar's mostly my thing. Playing it helps me get my emotions out.", "Playing Guitar helps Bob get Bob's emotions out."),
+    ],
+)
+def test_a_named_thing_is_what_a_later_pronoun_stands_for(text, statement):
+    assert statement in statements(text)
+
+
+@pytest.mark.parametrize(
+    ("context", "sentence", "unwanted"),
+    [
+        ("Sam gave me a book.", "I love it.", "Sam"),  # a person who did something is no topic
+        ("Jon!", "I made it to the finals.", "Jon"),  # a name called out is no topic, "made it" no thing
+        ("The trip was great.", "I'll give it my all next time.", "the trip"),
+        ("The hike was great. I bought a tent. I cooked dinner.", "We loved it.", "the hike"),  # out of reach
+        ("Pottery is fun.", "I'd like them.", "pottery"),  # "them" is never one thing
+    ],
+)
+def test_a_pronoun_stands_for_nothing_it_cannot(context, sentence, unwanted):
+    text = f"{context} {sentence}"
+    for a in run(msg(text, speaker="Bob")):
+        if a.span[0] >= len(context):
+            assert unwanted.casefold() not in a.statement.casefold(), a
+
+
+def test_plural_subject_with_an_adverb_before_its_verb():
+    a = one(msg("Turtles really bring me joy and peace.", speaker="Nate"))
+    assert (a.statement, a.owner) == ("Turtles really bring Nate joy and peace.", "Nate")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("When I was younger, I'd practice basketball outside for hours.", "Bob used to practice basketball outside for hours."),
+        ("That pic reminds me of when I was a kid. I would spend hours at the library.", "Bob used to spend hours at the library."),
+        ("Growing up, we would go camping every summer.", "Bob and others used to go camping every summer."),
+    ],
+)
+def test_would_in_the_speakers_past_is_a_habit(text, statement):
+    assert statements(text)[-1] == statement
+    assert "Bob is growing up." not in statements(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'd practice basketball for hours.",  # no past in the text: a possibility
+        "When I was a kid, I'd go if I could.",  # a condition
+        "Back then I would love to travel.",  # a wish
+    ],
+)
+def test_would_without_a_past_frame_is_no_habit(text):
+    assert not any("used to" in s for s in statements(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Reminds me how much I love performing.", "Bob loves performing."),
+        ("It reminds me that I need a break.", "Bob needs a break."),
+        ("Reminds me being kind matters!", "Bob thinks being kind matters."),
+    ],
+)
+def test_what_a_speaker_is_reminded_of_is_theirs(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize("text", ["Reminds me you're awesome.", "Reminds me to call my mom."])
+def test_a_reminder_about_the_other_person_or_to_do_something_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+@pytest.mark.parametrize("relative", ["grandma", "dad", "dog", "best friend"])
+def test_a_loss_is_the_speakers_and_a_relatives_attributes_are_not(relative):
+    lost = one(msg(f"Last week my {relative} passed away.", speaker="Maria"))
+    assert (lost.subject, lost.owner) == (f"Maria's {relative}", "Maria")
+    for text in (f"My {relative} lives in Paris.", f"My {relative} passed the bar exam."):
+        a = one(msg(text, speaker="Maria"))
+        assert a.owner == f"Maria's {relative}", a
+
+
+def test_verbs_ending_in_eed_take_an_s():
+    assert statements("I really need a break.") == ["Bob really needs a break."]
+    assert statements("I first watched it around 3 years ago.", speaker="Bob")[0].startswith("Bob first watched")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("There were 7 people at the party.", "Bob says there were 7 people at the party."),
+        ("There's been a real improvement in their confidence.", "Bob says there has been a real improvement in their confidence."),
+        ("There's nothing like the energy in a stadium during a game.", "Bob says there is nothing like the energy in a stadium during a game."),
+        ("There is a new bakery on my street.", "There is a new bakery on Bob's street."),
+    ],
+)
+def test_there_is_what_the_speaker_reports(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["There you go!", "There's a lot going on.", "Yeah, there are so many.", "There are lots of things to do."]
+)
+def test_there_with_nothing_in_it_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_there_in_a_document_or_from_an_assistant_is_nobodys():
+    assert all(a.owner is None for a in run(msg("There is a new bakery on Main Street.", role="assistant")))
+    assert all(a.owner is None for a in run({"kind": "document", "text": "There were 7 people at the party."}))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("It seems like nature has a way of calming us down, huh?", "Bob thinks nature has a way of calming Bob and others down."),
+        ("Looks like the new policy is working.", "Bob thinks the new policy is working."),
+    ],
+)
+def test_it_seems_like_is_the_speakers_view(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Sounds like a great plan, John!", "Seems like you had fun.", "Looks like a great book to read.", "Seems like forever since we caught up."],
+)
+def test_it_seems_like_without_a_clause_or_about_the_other_person_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_for_me_and_a_participle_before_a_noun_open_a_clause():
+    assert statements("For me I just get deep in thought.") == ["Bob just gets deep in thought."]
+    a = one(msg("Our loved ones give us strength.", speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob says Bob's loved ones give Bob and others strength.", "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("It's made a huge difference to me.", "It has made a huge difference to Bob."),
+        ("It's helped me a lot with my anxiety.", "It has helped Bob a lot with Bob's anxiety."),
+        ("It's made of wood from my farm.", "It is made of wood from Bob's farm."),
+        ("It's inspired by my childhood.", "It is inspired by Bob's childhood."),
+    ],
+)
+def test_its_before_a_participle_and_an_object_is_has(text, statement):
+    assert statements(text) == [statement]

@@ -101,6 +101,8 @@ _3SG_IRREGULAR = {
     "am not": "is not", "ain't": "isn't", "were": "was", "weren't": "wasn't", "'re": "is", "'ve": "has",
 }  # fmt: skip
 
+_EED_BASES = {"need", "feed", "bleed", "breed", "speed", "heed", "succeed", "proceed", "exceed", "seed", "weed"}
+
 # Capitalised words that begin sentences but are not names. A name is also never a known verb, pronoun
 # or function word; the caller additionally requires a verb right after the name.
 NOT_NAMES = {
@@ -140,6 +142,8 @@ def conjugate_3sg(verb: str) -> str:
     low = verb.lower()
     if low in _3SG_IRREGULAR:
         out = _3SG_IRREGULAR[low]
+    elif low in _EED_BASES:
+        out = low + "s"  # "need" looks like a past form and is none
     elif low in MODALS or low in IRREGULAR_PAST or low.endswith(("ed", "n't")) or not low.isalpha():
         return verb
     elif low.endswith(("s", "sh", "ch", "x", "z", "o")):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import calendar
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -1079,6 +1080,19 @@ _VIEW_OPENER = re.compile(
     r"|it['\u2019]s\s+true(?:\s*,\s*|\s+that\s+)|(?:the\s+)?truth\s+is(?:\s*,\s*|\s+that\s+|\s+)",
     re.I,
 )
+# "(It) reminds me (that | how much) ...": what follows is the speaker's own thought
+_REMINDER = re.compile(
+    r"(?:(?:it|this|that)\s+)?(?:(?:really|always|also|just)\s+)?reminds?\s+me\s+(?:that\s+|how\s+much\s+)?",
+    re.I,
+)
+# A death: "(sadly) passed away", "has died", "lost her battle with cancer"
+_LOSS = re.compile(
+    r"^\s*(?:(?:just|recently|sadly|suddenly|unexpectedly|finally|also|has|had|have)\s+)*(?:passed\s+away"
+    r"|passed\s+on|died|is\s+gone|was\s+killed|lost\s+(?:his|her|their)\s+(?:battle|fight|life))\b",
+    re.I,
+)
+# "(It) seems like ...", "Looks like ...": a view when a clause follows
+_SEEMS = re.compile(r"(?:it\s+)?(?:seems|looks|sounds)\s+(?:like|that)\s+", re.I)
 _SHOWN_OWN = re.compile(r"(?:my|our|these|this|the)\b", re.I)
 # Modal verbs that make a claim hypothetical ("I could try", "I might move"), unless a desire ("I'd love to").
 _MODAL_HEAD = re.compile(
@@ -1087,10 +1101,25 @@ _MODAL_HEAD = re.compile(
     re.I,
 )
 # Openers that carry no subject but say something: "That's why I love it" -> "I love it".
+# "would" + a verb of doing, for a past habit (not "would love", "would be", "would say" ...)
+_WOULD_HABIT = re.compile(
+    r"^\s*would\s+(?:(?:often|always|usually|sometimes|just|also|even|all)\s+)*(?!(?:love|like|prefer|rather"
+    r"|be|have|say|think|guess|imagine|recommend|suggest|need|want|not|never|definitely|probably|totally"
+    r"|really|so)\b)[a-z]+",
+    re.I,
+)
+# A text set in the speaker's past ("when I was a kid", "growing up", "back then")
+_PAST_FRAME = re.compile(
+    r"\b(?:when|while)\s+(?:I|we)\s+(?:was|were)\s+(?:(?:just|still|really|a\s+lot)\s+)?(?:an?\s+)?(?:young|younger"
+    r"|little|small|kids?|child|children|teens?|teenagers?|boys?|girls?|students?|growing\s+up|in\s+(?:high\s+school"
+    r"|college|school|university))\b|\bgrowing\s+up\b|\bas\s+(?:a\s+)?(?:kids?|child|children|teens?|teenagers?)\b"
+    r"|\bback\s+(?:then|in\s+the\s+day)\b|\bin\s+my\s+(?:childhood|youth|teens)\b|\bused\s+to\b",
+    re.I,
+)
 _FRONT = re.compile(
     r"(?:that['\u2019]?s\s+why|that\s+is\s+why|which\s+is\s+why|this\s+is\s+why|and\s+now|so\s+now|since\s+then"
     r"|after\s+that|these\s+days|nowadays|lately|recently|currently|at\s+the\s+moment|right\s+now|besides"
-    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but)\s*,?\s+",
+    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
     re.I,
 )
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
@@ -1166,6 +1195,12 @@ class _Run:
         # the speaker's people named in this or the previous sentence ("my kids"), for "they"
         self.group: str | None = None
         self._groups_seen: list[str] = []
+        # the thing the text is talking about ("Barcelona sounds awesome! ... adding it to my list"), as
+        # shown in a statement, whether it is plural, and the sentence that named it (for "it", "them")
+        self.topic: tuple[str, bool] | None = None
+        self.topic_at = -_TOPIC_REACH - 1
+        self.sentence_no = 0
+        self.persons_before = 0
         self.corrective = False  # the sentence being read corrects something
         self.out: list[Assertion] = []
         self.statements: set[str] = set()
@@ -1359,6 +1394,8 @@ class _Run:
 
     def _sentence(self, s: int, e: int) -> None:
         text = self.text
+        self.sentence_no += 1
+        self.persons_before = len(self.persons)  # a name this sentence opens on is no person yet
         s, e = _trim(text, s, e)
         if e <= s:
             return
@@ -1397,7 +1434,7 @@ class _Run:
             return
         prev: _Subject | None = None
         conditional = False
-        for cs, ce, conj in self._clauses(s, e):
+        for cs, ce, conj in self._noting_topics(self._clauses(s, e)):
             cs, ce = _trim(text, cs, ce)
             m = _INTERJ.match(text, cs, ce)
             if m and m.end() > cs:
@@ -1436,6 +1473,105 @@ class _Run:
             # a clause that only might be ("I could try X and see Y") passes that on to the next
             prev = subj if self._emit(subj, cs, ce) else None
 
+    def _noting_topics(self, clauses: list[tuple[int, int, bool]]) -> Iterator[tuple[int, int, bool]]:
+        """The clauses, each noted as a possible topic once it has been read (whatever it made)."""
+        for cs, ce, conj in clauses:
+            yield cs, ce, conj
+            self._note_topic(cs, ce)
+
+    def _note_topic(self, cs: int, ce: int) -> None:
+        """What a clause puts on the table for a later "it"/"they": a thing it describes with a copula or
+        a verb of perception ("Barcelona sounds awesome", "Dance is just me", "Guitar's my thing", ""The
+        Name of the Wind" sounds cool"), or a bare noun phrase ("The Minnesota Wolves!", "Luna and
+        Oliver!"). People, pronouns and vague words ("everything") are no topic; a clause with a subject
+        of its own ("I ...") leaves the topic as it was."""
+        if self.assistant or self.voice is not None:
+            return
+        text = self.text
+        words = self.words(cs, ce)
+        k = 0
+        while k < len(words) and (words[k][0].lower() in _TOPIC_SKIP or not words[k][0][:1].isalnum()):
+            if words[k][0] in "\"\u201c":
+                break
+            k += 1
+        if k == len(words) or words[k][0].lower() in _TOPIC_NEVER:
+            return  # most clauses: "I ...", "it ...", nothing to note
+        if words[k][0] in "\"\u201c" or (k == 0 and cs > 0 and text[cs - 1] in "\"\u201c"):
+            start = words[k][1] if words[k][0] in "\"\u201c" else cs - 1  # a title in quotation marks
+            quoted = re.match(r"[\"\u201c]([^\"\u201d]{2,80})[\"\u201d]\s*", text[start:ce])
+            if quoted is not None:
+                rest = self.words(start + quoted.end(), ce)
+                if rest and rest[0][0].lower() in _TOPIC_VERBS:
+                    self._set_topic(f'"{quoted.group(1).strip()}"', plural=False)
+            return
+        words = words[k:]
+        if not words[0][0][:1].isalpha():
+            return
+        low = [w.lower() for w, _, _ in words]
+        if low[0].endswith("'s"):
+            # "Guitar's mostly my thing": the noun and the copula in one token
+            after = low[1] if len(low) > 1 else ""
+            if after in _AFTER_IS or after in ADVERBS:
+                self._topic_phrase([(words[0][0][:-2], words[0][1], words[0][2] - 2)], 1)
+            return
+        verb = next((k for k in range(1, len(low)) if low[k] in _FINITE or low[k] in _TOPIC_VERBS), None)
+        if verb is None and not any(w in _VERB_FORMS for w in low):
+            # a bare noun phrase: a name of several words or one with an article ("The Minnesota Wolves!");
+            # a single capitalised word may be a person called out ("Jon!")
+            if len(words) > 6 or any(not w.isalpha() and w != "&" for w in low):
+                return
+            proper = len(words) > 1 and all(
+                is_name_token(w) or w.lower() in ("and", "&", "of", "the") for w, _, _ in words
+            )
+            if proper or low[0] in ("the", "these", "those", "my", "our"):
+                self._topic_phrase(words, len(words))
+            return
+        if verb is not None and verb <= 5 and low[verb] in _TOPIC_VERBS:
+            self._topic_phrase(words, verb)
+
+    def _topic_phrase(self, words: list[tuple[str, int, int]], end: int) -> None:
+        np = words[:end]
+        low = [w.lower() for w, _, _ in np]
+        if low[0] in _TOPIC_NEVER or low[-1] in _VAGUE_HEADS or low[-1] in ("and", "&", "of", "the"):
+            return
+        if any(w in _TOPIC_NEVER - {"this", "that", "these", "those"} or w in PERSON_NOUNS for w in low):
+            return  # a person, or a phrase about one ("my sister", "Jon's studio")
+        if any(w.endswith("'s") for w in low):
+            return
+        if len(np) == 1 and np[0][0] in self.persons[: self.persons_before]:
+            return
+        if any(w in (self.speaker, self.self_name, self.addressee) for w, _, _ in np):
+            return
+        phrase = self.text[np[0][1] : np[-1][2]]
+        plural = (
+            "and" in low
+            or "&" in low
+            or (low[-1].endswith("s") and len(low[-1]) > 3 and not low[-1].endswith(("ss", "us", "is")))
+        )
+        shown = self._rewrite_simple(phrase)
+        if (len(np) == 1 and low[0] in _COMMON_NOUNS) or low[0] in ("the", "this", "that", "these", "those"):
+            shown = shown[:1].lower() + shown[1:]
+        self._set_topic(shown, plural=plural)
+
+    def _set_topic(self, shown: str, *, plural: bool) -> None:
+        self.topic = (shown, plural)
+        self.topic_at = self.sentence_no
+
+    def _topic_for(self, pronoun: str, before: str, after: str = "") -> str | None:
+        """What "it" (or "them") stands for after the word ``before``, when it is the object of a verb or a
+        preposition and the text named one thing of that number in the last sentences."""
+        if self.topic is None or self.sentence_no - self.topic_at > _TOPIC_REACH:
+            return None
+        shown, plural = self.topic
+        if plural != (pronoun == "them"):
+            return None
+        before = before.lower()
+        if before in _IDIOM_VERBS or after.lower() in ("my", "your", "our", "his", "her", "their", "all"):
+            return None  # "make it", "got it", "keep it up", "give it my all": no thing meant
+        if before in _OBJECT_PREPS or _is_gerund(before) or before in _VERB_FORMS:
+            return shown
+        return None
+
     def _showing(self, cs: int, ce: int) -> bool:
         """ "Here's a pic of my family camping at the beach" -> "Mel shared a pic of Mel's family camping at
         the beach". True when the clause was read that way (with or without a statement)."""
@@ -1469,9 +1605,31 @@ class _Run:
         """ "Remember that sometimes stumbling blocks can be open doors" -> "<speaker> thinks sometimes
         stumbling blocks can be open doors": a general claim handed over as the speaker's own view.
         True when the clause was read that way."""
-        m = _VIEW_OPENER.match(self.text, cs, ce)
-        if m is None or not self.human or self.voice is not None:
+        if not self.human or self.voice is not None:
             return False
+        m = _VIEW_OPENER.match(self.text, cs, ce)
+        if m is None and (seems := _SEEMS.match(self.text, cs, ce)) is not None:
+            rest = self.words(seems.end(), ce)
+            verb = next((k for k, (w, _, _) in enumerate(rest) if w.lower() in _FINITE), 0)
+            if (
+                verb > 0
+                and rest[0][0].lower() not in SECOND | {"your", "forever"}
+                and rest[verb - 1][0].lower() != "to"
+                and not {w.lower() for w, _, _ in rest[:verb]} & {"since", "when", "if", "because", "while"}
+            ):
+                m = seems  # "It seems like nature calms us": the speaker's view; "Sounds like a plan": nothing
+        if m is None:
+            m = _REMINDER.match(self.text, cs, ce)
+            rest = self.words(m.end(), ce) if m else []
+            if not rest or rest[0][0].lower() in ("of", "to", "about", "when", "why", "how"):
+                return False  # "It reminds me of home", "Reminds me to call": told as it is
+            if rest[0][0].lower() in FIRST_SG:
+                # "Reminds me how much I love performing": what the speaker is reminded of is theirs
+                subj = self._subject(m.end(), ce, None)
+                if subj is not None and subj.kind == "me":
+                    subj.sole = not ({w.lower() for w, _, _ in self.words(subj.pred_start, ce)} & SECOND)
+                    self._emit(subj, m.end(), ce)
+                return True
         rest = self.words(m.end(), ce)
         if (
             len(rest) < 3
@@ -1697,12 +1855,32 @@ class _Run:
         if low in ("it", "it's", "this", "that", "that's", "this's") and not self.assistant:
             return self._pronoun_subject(words)
         if low in _THEY and not self.assistant:
+            if (
+                low != "they'd"
+                and self.topic is not None
+                and self.topic[1]
+                and self.sentence_no - self.topic_at <= _TOPIC_REACH
+            ):
+                # "Luna and Oliver! They are so sweet": the things just named
+                shown = self.topic[0]
+                return _Subject(shown, None, shown, e0, _THEY[low], person=False, kind="np")
             return self._pronoun_subject(words)
         if low in ("these", "those") and len(words) > 2 and not self.assistant:
             nxt = words[1][0].lower()
             if nxt.isalpha() and nxt not in _VERB_FORMS and nxt not in _NP_NEVER:
                 # "These moments remind me of ...": a noun phrase, about the speaker when it says "me"
                 return self._noun_phrase(words)
+        if (
+            low in ("there", "there's")
+            and self.human
+            and self.voice is None
+            and (low == "there's" or nxt in _EXISTENTIAL_NEXT)
+            and not any(w.lower() in _VAGUE_HEADS - {"nothing", "one"} for w, _, _ in words[1:5])
+            and not _bare(" ".join(w for w, _, _ in words[1:]), 1)
+        ):
+            # "There were 7 people at the party": what the speaker reports, theirs to vouch for as told
+            pre = ("has" if nxt in ("been", "got") else "is") if low == "there's" else ""
+            return _Subject(self.me(), None, "there", e0, pre, person=False, kind="np")
         if low in DROP_SUBJECTS:
             return None
         implicit = None if conj else self._implicit(words)
@@ -1823,6 +2001,13 @@ class _Run:
         prefix = _contraction_prefix(w0)
         if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
             prefix = "has"  # "It's been a significant part of my life"
+        elif (
+            prefix == "is"
+            and len(toks) > 2
+            and (toks[1] in IRREGULAR_PAST or toks[1].endswith("ed"))
+            and toks[2] in _PERFECT_OBJECTS
+        ):
+            prefix = "has"  # "It's made a huge difference", "It's helped me" (not "It's made of wood")
         return _Subject(
             self.me(),
             self.me_owner(),
@@ -1868,6 +2053,8 @@ class _Run:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if tok.endswith("ed") and len(tok) > 4 and tok in _VERB_FORMS and tok not in _IMPLICIT_STATE:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
+        if [w.lower() for w, _, _ in words] == ["growing", "up"]:
+            return None  # "Growing up, I ...": a time of life
         if tok in _IMPLICIT_STATE or _is_gerund(words[k][0]):
             if _is_gerund(words[k][0]) and any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
                 return None  # "Meeting new people can be ...": the gerund phrase is the subject
@@ -1916,8 +2103,13 @@ class _Run:
                 if before.removesuffix("'s") in _VAGUE_HEADS:
                     return None
                 return _Subject(shown, None, shown, words[k - 1][2], pre, person=False, kind="np")
+            # the noun before any adverbs: "Turtles really bring me joy"
+            b = k - 1
+            while b > 0 and words[b][0].lower() in ADVERBS:
+                b -= 1
+            noun = words[b][0].lower()
             plural = (
-                before.endswith("s") and len(before) > 3 and not before.endswith(("ss", "'s", "us", "is"))
+                noun.endswith("s") and len(noun) > 3 and not noun.endswith(("ss", "'s", "us", "is"))
             ) or (
                 k > 2 and words[k - 2][0].lower() in ("and", "&")  # "Creativity and family keep me ..."
             )
@@ -1937,7 +2129,13 @@ class _Run:
         }:
             j -= 1  # "Life sure can be a roller coaster"
         np_words = words[:j]
-        if np_words[-1][0].lower().removesuffix("'s") in _VAGUE_HEADS:
+        head = np_words[-1][0].lower().removesuffix("'s")
+        resolved = (
+            len(np_words) > 1
+            and head in ("it", "them")
+            and self._topic_for(head, np_words[-2][0]) is not None
+        )
+        if head in _VAGUE_HEADS and not resolved:
             return None  # "A lot's been going on", "Everything is great": nothing to hold on to
         if any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in np_words) and self.addressee is None:
             return None
@@ -2025,6 +2223,14 @@ class _Run:
                 return None
         # "my [adj] noun [noun]'s? ..." up to the verb
         j = 1
+        if (
+            len(words) > 3
+            and words[1][0].lower().endswith("ed")
+            and words[2][0].isalpha()
+            and not _is_verb(words[2][0])
+            and words[2][0].lower() not in _NP_NEVER
+        ):
+            j = 2  # "our loved ones", "my used car": a participle before the noun
         while (
             j < len(words)
             and j < 6
@@ -2101,10 +2307,25 @@ class _Run:
         out = re.sub(r"\b(?:my|our)\b", f"{me}'s", _norm(s), flags=re.I)
         out = re.sub(r"\bI\b", me, out)
         out = re.sub(r"\b(?:me|myself)\b", me, out, flags=re.I)
+        if self.topic is not None and re.search(r"\b(?:it|them)\b", out, re.I):
+            out = self._topic_objects(out)
         if self.addressee:
             out = re.sub(r"\byour\b", f"{self.addressee}'s", out, flags=re.I)
             out = re.sub(r"\byou\b", self.addressee, out, flags=re.I)
         return out
+
+    def _topic_objects(self, text: str) -> str:
+        """ "Playing it" -> "Playing guitar": objects that stand for the topic (see _topic_for)."""
+        return re.sub(
+            r"\b([\w']+)(\s+)(it|them)\b",
+            lambda m: (
+                m.group(1)
+                + m.group(2)
+                + (self._topic_for(m.group(3).lower(), m.group(1), _next_word(m.string, m.end())) or m.group(3))
+            ),
+            text,
+            flags=re.I,
+        )
 
     # ---- statements and attributes
     def _emit(self, subj: _Subject, cs: int, ce: int) -> bool:
@@ -2117,6 +2338,10 @@ class _Run:
             return True
         pred_exp = _expand((subj.prefix + " " if subj.prefix else "") + pred_raw.strip().lstrip("'"))
         pred_exp = re.sub(r"^(?:s|m|re|ve|ll|d)\s+", "", pred_exp) if not subj.prefix else pred_exp
+        habit = self._past_habit(subj, pred_exp, cs, ce)
+        if habit is not None:
+            subj = habit
+            pred_exp = _expand(subj.prefix + " " + text[subj.pred_start : ce].strip())
         if _MODAL_HEAD.match(pred_exp) and subj.kind not in ("it",):
             return False  # "I could try", "you should go": what might be is no fact
         clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
@@ -2136,6 +2361,10 @@ class _Run:
                 if self.addressee is None or not self.human:
                     return True  # praise of nobody we know
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
+        elif subj.kind == "relative" and self.human and self.voice is None and _LOSS.match(pred_exp):
+            # "My grandma passed away": a bereavement is the speaker's own experience, so it is theirs to
+            # vouch for; the statement stays about the relative, whose attributes never become the speaker's
+            subj = replace(subj, owner=self.me_owner())
         elif (
             subj.kind in ("relative", "mine")
             and self.human
@@ -2234,6 +2463,22 @@ class _Run:
             )
         )
         return True
+
+    def _past_habit(self, subj: _Subject, pred_exp: str, cs: int, ce: int) -> _Subject | None:
+        """ "When I was a kid I'd practice for hours": in a text set in the speaker's past, "would" tells
+        what they used to do, not what they might ("Bob used to practice for hours")."""
+        if subj.kind != "me" or not _WOULD_HABIT.match(pred_exp) or not _PAST_FRAME.search(self.text):
+            return None
+        if {w.lower() for w, _, _ in self.words(cs, ce)} & {"if", "unless"}:
+            return None
+        if subj.prefix == "would":
+            return replace(subj, prefix="used to")
+        if subj.prefix:
+            return None
+        would = next((t for t in self.words(subj.pred_start, ce) if t[0].lower() == "would"), None)
+        if would is None or self.text[subj.pred_start : would[1]].strip():
+            return None
+        return replace(subj, prefix="used to", pred_start=would[2], conj=False)
 
     def _append(self, assertion: Assertion) -> None:
         key = assertion.statement.casefold()
@@ -2342,17 +2587,22 @@ class _Run:
         toks = list(_TOK.finditer(text, ps, ce))
         skip_until = -1
         inner_conj = inner_need = False
+        before = ""
         for m in toks:
             if m.start() < skip_until:
                 continue
+            prior, before = before, m.group(0)
             r = next((r for r in rel if r[0] <= m.start() < r[1]), None)
             if r is not None:
                 before = text[pos : m.start()]
                 if r[2].startswith(("in ", "on ", "since ", "until ")):
                     # "in April" -> "in April 2024", not "in in April 2024"
                     before = re.sub(r"(?i)\b(?:in|on|at|during|by)\s+$", "", before)
+                shown = r[2]
+                if re.search(r"(?i)\baround\s+$", before) and shown.startswith(("in ", "on ")):
+                    shown = shown.split(" ", 1)[1]  # "around 3 years ago" -> "around May 2020"
                 out.append(before)
-                out.append(r[2])
+                out.append(shown)
                 pos = skip_until = r[1]
                 continue
             tok = _norm(m.group(0))
@@ -2390,12 +2640,14 @@ class _Run:
                 rep = you + " " + {"re": "is", "ve": "has", "ll": "will", "d": "would"}[low.split("'")[1]]
             elif low in ("yourself", "ourselves"):
                 rep = you if low == "yourself" else f"{me} and others"
+            elif low in ("it", "them") and prior and (topic := self._topic_for(low, prior, _next_word(text, m.end()))):
+                rep = topic
             elif low == "gonna":
                 rep = "going to"
             elif low == "wanna":
                 rep = "want to"
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
-                if low in ADVERBS or low in ("not", "no", "longer") or (len(low) > 4 and low.endswith("ly")):
+                if low in ADVERBS or low in ("not", "no", "longer", "first", "then", "later") or (len(low) > 4 and low.endswith("ly")):
                     pass  # "typically", "really": the verb comes next
                 else:
                     rep = conjugate_3sg(tok)
@@ -2483,7 +2735,40 @@ _COMMON_NOUNS = {
 }  # fmt: skip
 
 
+# What follows "it's <participle>" when the 's is "has": an object, not "by", "of", "from" ...
+_PERFECT_OBJECTS = {
+    "a", "an", "the", "me", "my", "us", "our", "him", "her", "them", "their", "it", "so", "such", "everything",
+    "things", "life", "all", "some", "lots", "tons", "many", "more", "most",
+}  # fmt: skip
+_EXISTENTIAL_NEXT = {
+    "is", "are", "was", "were", "has", "have", "had", "will", "used", "must", "might", "may", "could", "seem",
+    "seems", "seemed", "'s", "'re",
+}  # fmt: skip
 _THEY = {"they": "", "they're": "are", "they've": "have", "they'll": "will", "they'd": "would"}
+# A topic stays in reach of "it"/"them" for this many sentences after the one that named it.
+_TOPIC_REACH = 2
+# Words that open a clause before what it is about ("Yep, that movie is awesome")
+_TOPIC_SKIP = {
+    "yeah", "yep", "yes", "yup", "wow", "oh", "ah", "hey", "hi", "ok", "okay", "well", "so", "and", "but",
+    "also", "plus", "thanks", "actually", "honestly", "mainly", "mostly", "especially", "totally", "aw",
+    "aww", "haha", "lol", "omg", "cool", "nice", "great", "awesome", "sure", "definitely", "agreed",
+}  # fmt: skip
+# Verbs that describe their subject and so make it the thing talked about ("X sounds awesome").
+_TOPIC_VERBS = {"is", "'s", "are", "'re", "was", "were", "sounds", "sound", "looks", "look", "seems", "seem"}
+_TOPIC_NEVER = (
+    FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS
+    | {"me", "us", "him", "her", "them", "you", "your", "his", "their", "its", "he", "she", "a", "an", "there"}
+) - {"these", "those", "this", "that"}  # fmt: skip
+# "make it", "got it", "keep it up", "take it easy": the pronoun stands for no thing
+_IDIOM_VERBS = {
+    "make", "makes", "made", "making", "get", "gets", "got", "gotten", "getting", "keep", "keeps", "kept",
+    "keeping", "take", "takes", "took", "taking", "mean", "means", "meant", "is", "was", "'s", "be", "been",
+    "of", "like", "hang", "nail", "nailed", "rock", "rocked", "killing", "kill", "smash", "smashed", "crush",
+    "crushed", "fake", "let", "put",
+}  # fmt: skip
+_OBJECT_PREPS = {
+    "with", "without", "about", "for", "into", "on", "at", "from", "to", "through", "around", "in",
+}  # fmt: skip
 # Verbs whose imperative takes an adjective or participle: "Stay motivated", "Rest assured", "Get well".
 _COPULAR_IMPERATIVES = {"stay", "rest", "remain", "keep", "get", "be", "feel", "stand", "sit"}
 _IMPERATIVE_NEXT = {
@@ -2508,6 +2793,11 @@ def _agrees(pronoun: str, verb: str) -> bool:
     if pronoun in ("he", "she"):
         return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
     return False
+
+
+def _next_word(text: str, pos: int) -> str:
+    m = re.match(r"\s*([\w'\u2019]+)", text[pos : pos + 30])
+    return m.group(1) if m else ""
 
 
 def _common_case(np: str) -> str:
