@@ -153,3 +153,20 @@ def test_an_erased_record_leaves_no_byte_in_the_cache(tmp_path: Path, how: str) 
         assert not store._recent
     assert secret not in repr(store._recent)
     store.close()
+
+
+def test_a_buffered_insert_that_fails_at_commit_leaves_nothing(tmp_path: Path) -> None:
+    """Record rows go in at the transaction's next statement or its commit: a row the database refuses
+    there fails the whole transaction, which leaves no row and nothing in the cache."""
+    store = open_store(tmp_path / "b.duckdb")
+    brain(store, "b1")
+    store.insert_record(rec("rec_1", "b1", "kept", store.next_seq("b1")))
+    with pytest.raises(duckdb_store.duckdb.ConstraintException), store.atomic():
+        store.insert_record(rec("rec_2", "b1", "refused with its neighbour", store.next_seq("b1")))
+        store.insert_record(rec("rec_1", "b1", "a second rec_1", store.next_seq("b1")))
+    assert "rec_2" not in store._recent
+    assert store.get_record("b1", "rec_2") is None
+    assert [r.content["text"] for r in store.list_records("b1")] == ["kept"]
+    store.insert_record(rec("rec_3", "b1", "the store goes on", store.next_seq("b1")))
+    assert [r.id for r in store.list_records("b1")] == ["rec_1", "rec_3"]
+    store.close()
