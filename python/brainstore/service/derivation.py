@@ -23,13 +23,6 @@ embedded while the last one is written: the cores embed instead of waiting for a
 handed over only once the previous one is taken (one batch ahead at most), and batches are applied in
 the order they were prepared.
 
-While a batch embeds (on a thread of its own; the embedder releases the GIL), the next jobs of the
-namespaces queued then are read and extracted ahead, so the cores do not wait for that Python between
-two embeddings (2,000 turns, 8 clients, paired runs: DuckDB 88.7 and 88.5 against 86.7 and 85.1
-Records/s ready, memory 100.7 and 99.5 against 96.6 and 96.6). Reading
-ahead must not cost a namespace that queues work meanwhile its turn: when the batch is done, those
-newcomers are taken first, and jobs read ahead that no longer fit go back to the head of their queues.
-
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
 derived twice: a Record is re-read inside the transaction and skipped unless still processing.
@@ -199,12 +192,10 @@ class FairQueue:
             self._closed = True
             self._cond.notify_all()
 
-    def take(self, max_jobs: int, max_chars: int, *, wait: bool = True) -> list[Job] | None:
-        """A batch, round robin across namespaces; None once closed. While there is nothing it waits,
-        or with ``wait=False`` returns an empty batch."""
+    def take(self, max_jobs: int, max_chars: int) -> list[Job] | None:
+        """A batch, round robin across namespaces; None once closed. Blocks while there is nothing."""
         with self._cond:
-            if wait:
-                self._cond.wait_for(lambda: self._closed or any(self._queues.values()))
+            self._cond.wait_for(lambda: self._closed or any(self._queues.values()))
             if self._closed:
                 return None
             batch: list[Job] = []
@@ -255,7 +246,6 @@ class Derivation:
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
         self._applier: threading.Thread | None = None
         self._long_texts: ThreadPoolExecutor | None = None  # extraction of long texts, off the worker
-        self._embedding = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-embed")
         self._idle = threading.Condition()
         self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
@@ -283,7 +273,6 @@ class Derivation:
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
         self._long_texts = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
-        self._embedding = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-embed")
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
@@ -331,7 +320,6 @@ class Derivation:
         if self._applier is not None:
             self._applier.join(timeout=30)
             self._applier = None
-        self._embedding.shutdown(wait=True)  # the worker waited for its last batch already
         if self._long_texts is not None:
             # an extraction still running finds the worker stopped; its Record stays processing
             self._long_texts.shutdown(wait=False, cancel_futures=True)
@@ -414,69 +402,31 @@ class Derivation:
         """Take, extract and embed batches, and hand what is finished to the applier."""
         warm_up()  # here, off the request threads
         try:
-            embedding: tuple[list[Job], Future[None]] | None = None
             while True:
-                if embedding is None:
-                    batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS)
-                    if batch is None:
-                        return
-                    jobs = self._read(batch)
-                else:
-                    ahead = self._read(self._queue.take(BATCH_RECORDS, BATCH_CHARS, wait=False) or [])
-                    self._finish(*embedding)
-                    embedding = None
-                    jobs = self._admit(ahead)
-                if jobs:
-                    embedding = (jobs, self._embedding.submit(self._embed, jobs))
+                batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS)
+                if batch is None:
+                    return
+                try:
+                    finished = self._prepare(batch)
+                except Exception:  # a bug must not kill the worker: retry each job on its own
+                    log.exception("preparing a derivation batch failed; retrying its work")
+                    for job in batch:
+                        self._retry_later(job)
+                    continue
+                if finished:
+                    self._prepared.put(finished)
         finally:
-            if embedding is not None:
-                self._finish(*embedding)
             self._prepared.put(None)
 
-    def _read(self, batch: list[Job]) -> list[Job]:
-        """Read and extract a batch (see _load); a failure retries each of its jobs on its own."""
-        try:
-            return self._load(batch)
-        except Exception:  # a bug must not kill the worker
-            log.exception("reading a derivation batch failed; retrying its work")
-            for job in batch:
-                self._retry_later(job)
-            return []
-
-    def _finish(self, jobs: list[Job], embedded: Future[None]) -> None:
-        """Wait for a batch's embedding; hand the finished jobs to the applier (the rest of a long
-        document goes back to the head of its namespace's queue)."""
-        try:
-            embedded.result()
-        except Exception:  # the embedder is down (or a bug): retry each job on its own
-            log.exception("embedding a derivation batch failed; retrying its work")
-            for job in jobs:
-                self._retry_later(job)
-            return
+    def _prepare(self, batch: list[Job]) -> list[Job]:
+        """Extract and embed a batch; the jobs ready to apply (the rest of a long document goes back
+        to the head of its namespace's queue)."""
+        jobs = self._load(batch)
+        self._embed(jobs)
         for job in jobs:
             if not job.ready:
                 self._queue.put(job, front=True)
-        finished = [job for job in jobs if job.ready]
-        if finished:
-            self._prepared.put(finished)
-
-    def _admit(self, ahead: list[Job]) -> list[Job]:
-        """The next batch: the namespaces that queued work while the last one embedded first, then
-        the jobs read ahead, within the batch's bounds; what does not fit goes back to the head of
-        its queue, in order."""
-        fresh = self._queue.take(BATCH_RECORDS, BATCH_CHARS, wait=False) or []
-        served = {job.namespace for job in ahead}
-        for job in reversed([job for job in fresh if job.namespace in served]):
-            self._queue.put(job, front=True)  # they come after the jobs read ahead
-        batch = self._read([job for job in fresh if job.namespace not in served]) + ahead
-        chars = 0
-        for n, job in enumerate(batch):
-            if n and (n >= BATCH_RECORDS or chars + min(job.cost(), BATCH_CHARS) > BATCH_CHARS):
-                for rest in reversed(batch[n:]):
-                    self._queue.put(rest, front=True)
-                return batch[:n]
-            chars += job.cost()
-        return batch
+        return [job for job in jobs if job.ready]
 
     def _apply_prepared(self) -> None:
         while (finished := self._prepared.get()) is not None:
