@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from brainstore.errors import BrainstoreError
-from brainstore.service.traces import Traces, estimated_size
+from brainstore.service.traces import Traces
+
+
+def json_size(value: object) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def trace(i: int, text: str = "") -> dict[str, object]:
@@ -36,11 +43,11 @@ def test_size_bounds_a_trace_and_a_namespace() -> None:
     traces = Traces(1000, trace_bytes=2_000, namespace_bytes=10_000)
     traces.add("ctx_big", "test:acme", "b1", {"id": "ctx_big", "scores": ["x" * 50] * 100, "context": {"t": "y" * 5000}})
     held = traces.get("ctx_big", "test:acme", "b1")
-    assert held is not None and held.get("truncated") and estimated_size(held) <= 2_000
+    assert held is not None and held.get("truncated") and json_size(held) <= 2_000
     for i in range(100):
         traces.add(f"ctx_{i}", "test:acme", "b1", trace(i, "z" * 1500))
     page, _ = traces.page("test:acme", "b1", 100)
-    assert sum(estimated_size(t) for t in page) <= 10_000 and page[0]["id"] == "ctx_99"
+    assert sum(json_size(t) for t in page) <= 10_000 and page[0]["id"] == "ctx_99"
 
 
 def test_forgetting_a_record_drops_the_traces_that_cite_it() -> None:
@@ -76,3 +83,31 @@ def test_a_cursor_not_issued_here_is_refused(cursor: str) -> None:
     with pytest.raises(BrainstoreError) as raised:
         Traces(5).page("test:acme", "b1", 5, cursor)
     assert raised.value.code == "invalid_request_body"
+
+
+def test_a_trace_reads_back_as_it_was_given_and_is_not_shared() -> None:
+    traces = Traces(5)
+    given_trace = {"id": "ctx_1", "scores": [{"final": 0.1 + 0.2, "lanes": {"bm25": 3}}], "nested": {"x": [1, None, True]}}
+    traces.add("ctx_1", "test:acme", "b1", given_trace)
+    given_trace["nested"]["x"].append("changed after the Context returned")
+    held = traces.get("ctx_1", "test:acme", "b1")
+    assert held == {"id": "ctx_1", "scores": [{"final": 0.1 + 0.2, "lanes": {"bm25": 3}}], "nested": {"x": [1, None, True]}}
+    assert held is not traces.get("ctx_1", "test:acme", "b1")  # a reader cannot change what is held
+
+
+def test_held_traces_add_nothing_for_the_garbage_collector_to_walk() -> None:
+    traces = Traces(1000)
+    big = {"id": "ctx", "scores": [{"chunk_id": f"chk_{i}", "lanes": {"dense": i}, "final": 0.5} for i in range(300)]}
+    gc.collect()
+    before = len(gc.get_objects())
+    for i in range(200):
+        traces.add(f"ctx_{i}", "test:acme", "b1", {**big, "id": f"ctx_{i}"})
+    gc.collect()
+    assert len(gc.get_objects()) - before < 200 * 10  # held as dicts: over 200 * 600
+
+
+def test_a_lone_surrogate_in_a_trace_never_fails_the_request() -> None:
+    traces = Traces(5)
+    traces.add("trc_1", "test:acme", None, {"id": "trc_1", "error": {"message": "bad \ud800 here"}, "at": object()})
+    held = traces.get("trc_1", "test:acme", "b1")
+    assert held is not None and held["error"]["message"] == "bad ? here" and isinstance(held["at"], str)
