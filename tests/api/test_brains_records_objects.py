@@ -197,6 +197,15 @@ def test_objects_gain_versions(api: Api) -> None:
     assert_error(api.get("/brains/b1/objects/pref/Theme"), 404, "object_not_found")
 
 
+def test_an_object_value_comes_back_exactly(api: Api) -> None:
+    # beyond 64 bits, a float's shortest form, and text that is not ASCII: the same JSON value read back
+    value = {"big": 2**70, "negative": -(2**65), "ratio": 0.1 + 0.2, "tiny": 5e-324, "text": "caf\u00e9 \U0001f600"}
+    api.brain()
+    assert api.post("/brains/b1/objects", {"type": "pref", "key": "odd", "value": value}).status == 201
+    reply = api.get("/brains/b1/objects/pref/odd")
+    assert reply.status == 200 and reply.body["value"] == value
+
+
 @pytest.mark.parametrize("if_version", [True, False, "1", 1.5, -1])
 def test_if_version_must_be_an_integer(api: Api, if_version: Any) -> None:
     api.brain()
