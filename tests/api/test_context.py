@@ -388,3 +388,24 @@ def test_contexts_waiting_on_a_watermark_never_make_another_tenants_context_pend
     assert answered.status == 200 and answered.body["evidence"]
     service.start()
     assert service.wait_idle()
+
+
+def test_indexed_chunks_are_kept_out_of_full_collections(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import brainstore.service.evidence as evidence
+
+    monkeypatch.setattr(evidence, "FREEZE_AFTER_CHUNKS", 3)
+    gc.unfreeze()
+    try:
+        api.brain("b1", self_name="Alice")
+        for text in ("I live in Lisbon.", "I adopted a dog named Max.", "My sister works at a bakery."):
+            api.remember("b1", {"kind": "message", "text": text, "role": "user"})
+        assert service.wait_idle()
+        assert gc.get_freeze_count() > 0  # the index's chunks went to the permanent generation
+        reply = api.post("/brains/b1/context", {"query": "where does Alice live?"})
+        assert "Lisbon" in json.dumps(reply.body["evidence"])  # and are served as before
+    finally:
+        gc.unfreeze()
