@@ -125,7 +125,7 @@ class MemoryRevision:
     fingerprint: str = ""  # the assertion's identity (service.planner): revisions that say the same thing share it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChunkDraft:
     """A piece of a Record's source text, before an evidence index gave it an id."""
 

@@ -55,7 +55,7 @@ PASSAGE_MAX_TOKENS = 200
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk(ChunkDraft):
     """A draft the index has taken in: the same fields plus the id the kernels and hnswlib see."""
 
