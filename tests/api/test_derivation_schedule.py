@@ -3,8 +3,10 @@ tenant's short Record is derived meanwhile, and the document is derived once it 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from brainstore.api.app import create_app
 from brainstore.derive import Assertion, SourceText, default_extractor
@@ -62,3 +64,28 @@ def test_a_short_record_is_derived_while_another_tenants_long_document_is_still_
     assert service.wait_idle()
     memories = bulk.get("/brains/docs/memories", params={"limit": "10"}).body["data"]
     assert any("Lisbon" in m["statement"] for m in memories)
+
+
+def test_the_rules_read_a_long_document_in_a_process_of_their_own(engine: Engine) -> None:
+    service = engine.open()  # the default extractor: pure Python, so off the GIL the API threads share
+    app = create_app(service)
+    api = Api(app, KEY)
+    api.brain("docs")
+    paragraph = "Alice moved to Lisbon in March and works at a bakery near the river. "
+    document = api.remember("docs", paragraph * (LONG_TEXT_CHARS // len(paragraph) + 1)).body["id"]
+    assert wait_for(api, "docs", document, timeout=120)
+    executor = service.derivation._long_texts
+    assert isinstance(executor, ProcessPoolExecutor)
+    children = list(executor._processes.values())  # type: ignore[attr-defined]
+    assert children and all(child.pid != os.getpid() for child in children)
+    memories = api.get("/brains/docs/memories", params={"limit": "10"}).body["data"]
+    assert any("Lisbon" in m["statement"] for m in memories)
+
+    # Its process killed (out of memory, say): the next long text gets a new one and is derived.
+    for child in children:
+        child.kill()
+        child.join(10)
+    second = api.remember("docs", paragraph.replace("Lisbon", "Porto") * (LONG_TEXT_CHARS // len(paragraph) + 1)).body["id"]
+    assert wait_for(api, "docs", second, timeout=120)
+    memories = api.get("/brains/docs/memories", params={"limit": "50"}).body["data"]
+    assert any("Porto" in m["statement"] for m in memories)

@@ -3,7 +3,8 @@
 A leaf layer: imports nothing from brainstore (no store, service, api). The public surface:
 
 - :class:`SourceText`, :class:`Assertion`, :class:`Extractor` (the provider protocol)
-- :func:`source_text` builds the SourceText for a stored content dict
+- :func:`source_text` builds the SourceText for a stored content dict; :func:`extract_record` reads a
+  stored Record in one picklable call
 - :class:`RuleExtractor` ("rules-v2"), the deterministic offline default; :func:`default_extractor`
 - :class:`LLMExtractor`, a model behind an OpenAI-compatible chat-completions endpoint (opt-in), its
   errors :class:`ExtractorUnavailable` (try again later) and :class:`LLMExtractionError`
@@ -12,7 +13,7 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
 - :data:`UNKNOWN_START`: the valid_from of a state known only to have ended ("I used to live in Dublin")
 """
 
-from .extract import RuleExtractor, default_extractor, source_text
+from .extract import RuleExtractor, default_extractor, extract_record, source_text
 from .llm import LLMExtractionError, LLMExtractor
 from .model import SINGLE_VALUED, Assertion, Extractor, ExtractorUnavailable, SourceText
 from .timeexpr import UNKNOWN_START, named_periods, warm_up
@@ -28,6 +29,7 @@ __all__ = [
     "RuleExtractor",
     "SourceText",
     "default_extractor",
+    "extract_record",
     "named_periods",
     "source_text",
     "warm_up",

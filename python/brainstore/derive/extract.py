@@ -2863,3 +2863,12 @@ _DEFAULT = RuleExtractor()
 def default_extractor() -> Extractor:
     """The extractor used when none is configured: the deterministic rules."""
     return _DEFAULT
+
+
+def extract_record(
+    extractor: Extractor, content: dict[str, Any], *, self_name: str | None, occurred_at: datetime
+) -> tuple[SourceText, list[Assertion]]:
+    """A stored Record's source text and its assertions: one picklable call, so that a long text can
+    be read in a process of its own."""
+    text = source_text(content, self_name=self_name, occurred_at=occurred_at)
+    return text, extractor.extract(text, self_name=self_name)

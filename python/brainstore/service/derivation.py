@@ -41,6 +41,7 @@ by any other. Brains are locked in uid order in a batch, so two processes' batch
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import queue
 import secrets
@@ -48,13 +49,22 @@ import socket
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from brainstore.derive import Assertion, Extractor, ExtractorUnavailable, SourceText, source_text, warm_up
+from brainstore.derive import (
+    Assertion,
+    Extractor,
+    ExtractorUnavailable,
+    RuleExtractor,
+    SourceText,
+    extract_record,
+    source_text,
+    warm_up,
+)
 from brainstore.domain import MemoryRevision, Record, RecordStatus, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
 from brainstore.service.common import SharedStore, shared_store
@@ -75,7 +85,10 @@ BATCH_CHARS = 4_000
 # Characters of one Record's chunks one batch embeds at most. A document's chunks are longer than a
 # turn in tokens per character: 6,000 characters of one took 1.0-1.1 s on the loaded 2-core machine.
 SLICE_CHARS = 3_000
-# Texts at least this long are extracted off the worker (150,000 characters took 1.7-2.1 s).
+# Texts at least this long are extracted off the worker (150,000 characters took 1.7-2.1 s), by the
+# offline rules in a process of their own: on a thread, that much pure Python held the GIL against the
+# request threads and the worker, and a quiet tenant's one-sentence Record took up to 1.7 s to be
+# ready while three such documents were read (0.8 s without them).
 LONG_TEXT_CHARS = 20_000
 # With a shared store: how long a claim holds a Record against other processes (a batch takes well
 # under a second; a process that dies holds its Records this long at most), how often the queue is
@@ -245,7 +258,7 @@ class Derivation:
         # prepared batches on their way to the applier; None tells it to stop
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
         self._applier: threading.Thread | None = None
-        self._long_texts: ThreadPoolExecutor | None = None  # extraction of long texts, off the worker
+        self._long_texts: Executor | None = None  # extraction of long texts, off the worker
         self._idle = threading.Condition()
         self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
@@ -272,7 +285,7 @@ class Derivation:
             self._queued_records.clear()
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
-        self._long_texts = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
+        self._long_texts = self._long_text_executor()
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
@@ -287,6 +300,13 @@ class Derivation:
             self._scan_stop.clear()
             self._scanner = threading.Thread(target=self._scan, name="brainstore-derivation-scan", daemon=True)
             self._scanner.start()
+
+    def _long_text_executor(self) -> Executor:
+        """A process for the offline rules (pure Python, CPU-bound), started when the first long text
+        comes; a thread for an extractor that waits on a model server (and may not pickle)."""
+        if isinstance(self.extractor, RuleExtractor):
+            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        return ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
 
     def _scan(self) -> None:
         """Adopt the queued Records no process derives, and drop the caches of Brains erased elsewhere."""
@@ -490,11 +510,9 @@ class Derivation:
                     self._done(job)  # forgotten meanwhile, or already derived
                     dropped.add(id(job))
                     continue
-                long_texts = self._long_texts
-                if long_texts is not None and _text_length(record) >= LONG_TEXT_CHARS:
-                    # extracted on its own thread; back at the head of its queue when done
-                    future = long_texts.submit(self._extract, job, record, self_name)
-                    future.add_done_callback(lambda done, job=job: self._extracted(job, done))
+                if self._long_texts is not None and _text_length(record) >= LONG_TEXT_CHARS:
+                    # read off the worker; back at the head of its queue when done
+                    self._extract_apart(job, record, self_name)
                     dropped.add(id(job))
                 elif not self._extract(job, record, self_name):
                     dropped.add(id(job))
@@ -504,9 +522,9 @@ class Derivation:
         """Read a Record's assertions and cut its chunks into ``job``; False when it cannot go on now
         (retried later, or failed)."""
         try:
-            text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
-            assertions = self.extractor.extract(text, self_name=self_name)
-            drafts = draft_chunks(record, text)
+            text, assertions = extract_record(
+                self.extractor, record.content, self_name=self_name, occurred_at=record.occurred_at
+            )
         except ExtractorUnavailable as exc:
             # the provider is down, not the Record wrong: it stays processing and is tried again
             log.warning("extractor unavailable for %s: %s", job.item_id, exc)
@@ -516,17 +534,52 @@ class Derivation:
             log.exception("extraction failed for %s", job.item_id)
             self._fail(job, exc)
             return False
+        return self._cut(job, record, text, assertions)
+
+    def _cut(self, job: Job, record: Record, text: SourceText, assertions: list[Assertion]) -> bool:
+        try:
+            drafts = draft_chunks(record, text)
+        except Exception as exc:
+            log.exception("chunking failed for %s", job.item_id)
+            self._fail(job, exc)
+            return False
         job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
         return True
 
-    def _extracted(self, job: Job, done: Future[bool]) -> None:
+    def _extract_apart(self, job: Job, record: Record, self_name: str | None) -> None:
+        for attempt in (1, 2):
+            executor = self._long_texts
+            if executor is None:
+                return  # stopped: the Record stays processing in the store, and start() queues it
+            try:
+                future = executor.submit(
+                    extract_record, self.extractor, record.content, self_name=self_name, occurred_at=record.occurred_at
+                )
+            except BrokenExecutor:  # its process died (killed, out of memory): a new one, once
+                if attempt == 2:
+                    self._retry_later(job)
+                    return
+                self._long_texts = self._long_text_executor()
+                continue
+            except RuntimeError:  # shut down meanwhile, as above
+                return
+            future.add_done_callback(lambda done: self._extracted(job, record, done))
+            return
+
+    def _extracted(self, job: Job, record: Record, done: Future[tuple[SourceText, list[Assertion]]]) -> None:
         if done.cancelled():
             return  # stopped: the Record stays processing in the store, and start() queues it
         failure = done.exception()
-        if failure is not None:  # a bug, not the Record: try it again later
-            log.error("extracting %s failed", job.item_id, exc_info=failure)
+        if isinstance(failure, ExtractorUnavailable):
+            log.warning("extractor unavailable for %s: %s", job.item_id, failure)
             self._retry_later(job)
-        elif done.result():
+        elif isinstance(failure, BrokenExecutor):  # the process died, not the Record wrong
+            log.error("the process extracting %s died; trying again", job.item_id)
+            self._retry_later(job)
+        elif failure is not None:
+            log.error("extraction failed for %s", job.item_id, exc_info=failure)
+            self._fail(job, failure if isinstance(failure, Exception) else RuntimeError(str(failure)))
+        elif self._cut(job, record, *done.result()):
             self._queue.put(job, front=True)
 
     def _fail(self, job: Job, exc: Exception) -> None:
