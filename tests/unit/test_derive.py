@@ -1283,3 +1283,23 @@ def test_for_me_and_a_participle_before_a_noun_open_a_clause():
 )
 def test_its_before_a_participle_and_an_object_is_has(text, statement):
     assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Let's keep spreading awareness and supporting causes like this.", "Bob wants to keep spreading awareness and supporting causes like this."),
+        ("Carol, let's work together to fix the playground.", "Bob wants to work together to fix the playground."),
+        ("Let's help those in need.", "Bob wants to help those in need."),
+    ],
+)
+def test_a_proposal_is_the_speakers_intention(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["Let's do it!", "Let's keep it up!", "Let's catch up soon!", "Let's say it was fun.", "Let me know!"]
+)
+def test_a_proposal_with_nothing_in_it_or_a_sign_off_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []

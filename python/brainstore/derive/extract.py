@@ -1073,6 +1073,14 @@ _SHOWING = re.compile(
     r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)?)\s*(?P<rest>.*)",
     re.I | re.S,
 )
+# "Let's ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech)
+_PROPOSAL = re.compile(
+    r"let['\u2019]?s\s+(?!(?:say|see|just\s+say|not|hope|face\s+it|keep\s+in\s+touch|(?:chat|talk|catch\s+up|speak)"
+    r"\s+(?:later|again))\b)",
+    re.I,
+)
+# "Let's go hiking sometime", "Let's catch up soon": an invitation with no time to it is a pleasantry
+_SOMETIME = re.compile(r"\b(?:sometime|some\s+time|someday|some\s+day|one\s+day|soon)\b", re.I)
 # Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
 # is important", "It's true, nature calms us", "The truth is ..." -> "<speaker> thinks ...".
 _VIEW_OPENER = re.compile(
@@ -1442,6 +1450,10 @@ class _Run:
             if ce - cs < 2 or _FILLER.match(text, cs, ce) or _QUESTION_START.match(text[cs:ce]):
                 prev = None if not conj else prev
                 continue
+            proposal = self._proposal(cs, ce)
+            if proposal is not None:
+                prev = proposal
+                continue
             if _HYPOTHETICAL.match(text, cs, ce):
                 # "If I lose my job, I'll move home": what follows the condition holds only under it
                 conditional = bool(_CONDITION.match(text, cs, ce))
@@ -1600,6 +1612,28 @@ class _Run:
         subj = _Subject(self.me(), self.me_owner(), shown, start, kind="shown")
         self._emit(subj, cs, ce)
         return True
+
+    def _proposal(self, cs: int, ce: int) -> _Subject | None:
+        """ "Let's keep spreading awareness" -> "Mel wants to keep spreading awareness": what a speaker
+        proposes to do is their intention (not a fact that it happens). The subject, for a verb joined to
+        it by "and" ("Let's get together and make the studio shine"); None when the clause is no proposal
+        or says nothing ("Let's do it!", "Let's keep it up")."""
+        m = _PROPOSAL.match(self.text, cs, ce)
+        if m is None or not self.human or self.voice is not None:
+            return None
+        rest = self.words(m.end(), ce)
+        wanted = self.text[m.end() : ce]
+        if (
+            not rest
+            or not rest[0][0].isalpha()
+            or rest[0][0].lower() in _NP_NEVER - _VERB_BASE_SET
+            or _bare(wanted, 2)
+            or _SOMETIME.search(wanted)
+        ):
+            return None
+        subj = _Subject(self.me(), self.me_owner(), f"{self.me()} wants to", m.end(), kind="shown")
+        self._emit(subj, cs, ce)
+        return subj
 
     def _view(self, cs: int, ce: int) -> bool:
         """ "Remember that sometimes stumbling blocks can be open doors" -> "<speaker> thinks sometimes
