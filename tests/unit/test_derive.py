@@ -1303,3 +1303,33 @@ def test_a_proposal_is_the_speakers_intention(text, statement):
 )
 def test_a_proposal_with_nothing_in_it_or_a_sign_off_says_nothing(text):
     assert run(msg(text, speaker="Bob")) == []
+
+
+def test_a_double_hyphen_is_a_dash_between_clauses():
+    assert statements("Exciting things are happening--I'm exploring endorsement deals.") == [
+        "Bob is exploring endorsement deals."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Nothing was recoverable, but now I have an external drive for backups.", "Bob has an external drive for backups."),
+        ("The show was cancelled, but luckily I found another venue.", "Bob found another venue."),
+    ],
+)
+def test_a_sentence_adverb_before_a_new_subject_starts_a_clause(text, statement):
+    assert statement in statements(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Some friends from church and I went camping.", "Bob and some friends from church went camping."),
+        ("The kids and I went to the park.", "Bob and the kids went to the park."),
+        ("Tom and I went to the park.", "Bob and Tom went to the park."),
+    ],
+)
+def test_the_speaker_with_others_keeps_their_case(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")

@@ -609,7 +609,7 @@ _QUESTION_START = re.compile(
     re.I,
 )
 _SPLIT = re.compile(
-    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
+    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're)\b)",
 )
@@ -1074,6 +1074,12 @@ _SHOWING = re.compile(
     re.I | re.S,
 )
 # "Let's ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech)
+_QUANTIFIERS = {"some", "many", "one"}
+# Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
+_CLAUSE_ADVERBS = {
+    "now", "then", "also", "actually", "honestly", "lately", "recently", "currently", "luckily", "sadly",
+    "unfortunately", "fortunately", "thankfully", "meanwhile",
+}  # fmt: skip
 _PROPOSAL = re.compile(
     r"let['\u2019]?s\s+(?!(?:say|see|just\s+say|not|hope|face\s+it|keep\s+in\s+touch|(?:chat|talk|catch\s+up|speak)"
     r"\s+(?:later|again))\b)",
@@ -1766,6 +1772,15 @@ class _Run:
                     t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail
                 ):
                     continue
+            # "..., but now I have a backup drive": a sentence adverb may come before the new subject
+            lead = 0
+            while lead < len(right) - 1 and right[lead][0].lower() in _CLAUSE_ADVERBS:
+                lead += 1
+            if lead and right[lead][0] == "," and lead < len(right) - 1:
+                lead += 1
+            if lead and right[lead][0].lower() not in FIRST_SG | FIRST_PL:
+                lead = 0
+            right = right[lead:]
             first = right[0][0]
             left = [t.lower() for t, _, _ in self.words(cur, m.start())]
             # ", and I ...": a comma before the conjunction and a first-person subject after it start a
@@ -1916,7 +1931,8 @@ class _Run:
             pre = ("has" if nxt in ("been", "got") else "is") if low == "there's" else ""
             return _Subject(self.me(), None, "there", e0, pre, person=False, kind="np")
         if low in DROP_SUBJECTS:
-            return None
+            # "Some friends from church and I went camping": the speaker with others, however they open
+            return self._together(words) if low in _QUANTIFIERS else None
         implicit = None if conj else self._implicit(words)
         if implicit is not None:
             return implicit
@@ -2112,6 +2128,8 @@ class _Run:
                 return None
             me = self.me()
             shown = self._rewrite_simple(other)
+            if not is_name_token(words[0][0]):
+                shown = shown[:1].lower() + shown[1:]  # "The kids and I" -> "Bob and the kids"
             return _Subject(
                 me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown
             )
