@@ -1333,3 +1333,22 @@ def test_a_sentence_adverb_before_a_new_subject_starts_a_clause(text, statement)
 def test_the_speaker_with_others_keeps_their_case(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("FYI, I finished another pottery project - want to see a pic?", "Bob finished another pottery project."),
+        ("I'm trying to pick the right shoes - any advice on that?", "Bob is trying to pick the right shoes."),
+    ],
+)
+def test_a_statement_before_a_trailing_question_stands(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["I went to Paris, didn't I?", "Carol, you moved to Oslo - how is it?", "Do you like my cat, or not?"]
+)
+def test_a_question_with_a_statement_of_nobodys_own_or_a_tag_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []

@@ -1074,6 +1074,12 @@ _SHOWING = re.compile(
     re.I | re.S,
 )
 # "Let's ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech)
+# Where a question may follow a statement in one sentence, and the words that make it a question tag
+_QUESTION_BOUNDARY = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[\u2013\u2014]\s*|(?<=\w)--+|,\s+")
+_TAG_WORDS = {
+    "didn't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "haven't", "hasn't",
+    "can't", "couldn't", "wouldn't", "shouldn't", "right", "or", "and", "but", "because", "so", "if",
+}  # fmt: skip
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
 _CLAUSE_ADVERBS = {
@@ -1421,7 +1427,12 @@ class _Run:
             raw = text[s:e]
         tail = text[e : e + 4]
         if tail.lstrip(".!\u2026\"')").startswith("?") or raw.endswith("?"):
-            return
+            # "I finished another pottery project - want to see it?": a statement of the speaker's own
+            # before a question that follows it stands
+            e = self._before_question(s, e)
+            if e <= s:
+                return
+            raw = text[s:e]
         self.corrective = self.src.kind == "correction" or bool(_CORRECTIVE.search(raw))
         if self.src.kind == "correction" and _RETRACTION.match(raw) and self.voice is None:
             self._retraction(s, e)
@@ -1618,6 +1629,23 @@ class _Run:
         subj = _Subject(self.me(), self.me_owner(), shown, start, kind="shown")
         self._emit(subj, cs, ce)
         return True
+
+    def _before_question(self, s: int, e: int) -> int:
+        """Where the statement before a trailing question ends ("I started a store - pretty cool, huh?"),
+        or ``s`` when the sentence is all question, the statement is not the speaker's own, or the
+        question only asks to agree ("You went, didn't you?")."""
+        cut = None
+        for m in _QUESTION_BOUNDARY.finditer(self.text, s, e):
+            cut = m
+        if cut is None:
+            return s
+        asked = self.words(cut.end(), e)
+        before = self.words(s, cut.start())
+        if not asked or asked[0][0].lower() in _TAG_WORDS or len(before) < 3:
+            return s
+        if not any(w.lower() in _PERSONAL | FIRST_PL | {"our"} for w, _, _ in before):
+            return s
+        return cut.start()
 
     def _proposal(self, cs: int, ce: int) -> _Subject | None:
         """ "Let's keep spreading awareness" -> "Mel wants to keep spreading awareness": what a speaker
