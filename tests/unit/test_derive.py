@@ -1352,3 +1352,8 @@ def test_a_statement_before_a_trailing_question_stands(text, statement):
 )
 def test_a_question_with_a_statement_of_nobodys_own_or_a_tag_says_nothing(text):
     assert run(msg(text, speaker="Bob")) == []
+
+
+def test_a_plural_subject_with_a_relative_clause_takes_a_plural_verb():
+    a = one(msg("These figurines I bought remind me of family love.", speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == ("These figurines Bob bought remind Bob of family love.", "Bob", "Bob")

@@ -2170,6 +2170,7 @@ class _Run:
         if low in _NP_NEVER or low in _FINITE or not (words[0][0][:1].isalpha()):
             return None
         j = None
+        head: str | None = None  # the noun a relative clause inside the subject follows
         for k in range(1, min(len(words), 13)):
             tok = words[k][0].lower()
             if tok in (",", ";", ":", "-", "!", ".") or tok in ("who", "which", "when", "if", "because"):
@@ -2187,7 +2188,7 @@ class _Run:
             b = k - 1
             while b > 0 and words[b][0].lower() in ADVERBS:
                 b -= 1
-            noun = words[b][0].lower()
+            noun = head or words[b][0].lower()
             plural = (
                 noun.endswith("s") and len(noun) > 3 and not noun.endswith(("ss", "'s", "us", "is"))
             ) or (
@@ -2195,7 +2196,10 @@ class _Run:
             )
             if tok in _FINITE or (tok in _VERB_BASE_SET and plural):
                 if k > 1 and _agrees(before, tok):
-                    continue  # "The screenplay I sent in ...": a relative clause inside the subject
+                    # "The screenplay I sent in ...": a relative clause inside the subject; "These
+                    # figurines I bought remind me ...": its noun says whether the verb is plural
+                    head = head or words[k - 2][0].lower()
+                    continue
                 j = k
                 break
         if j is None:
