@@ -1067,6 +1067,10 @@ def test_contractions_and_letters_are_no_names(token):
         ("They give me peace.", "They give Bob peace."),
         ("They've been there for me every step of the way.", "They have been there for Bob every step of the way."),
         ("These moments remind me of how important kindness is.", "These moments remind Bob of how important kindness is."),
+        ("She showed me the importance of gratitude.", "She showed Bob the importance of gratitude."),
+        ("She's been a great addition to my life.", "She has been a great addition to Bob's life."),
+        ("He taught us a lot about loyalty.", "He taught Bob and others a lot about loyalty."),
+        ("They give us peace.", "They give Bob and others peace."),
     ],
 )
 def test_unnamed_people_or_things_are_told_as_the_speakers_experience(text, statement):
@@ -1074,7 +1078,9 @@ def test_unnamed_people_or_things_are_told_as_the_speakers_experience(text, stat
     assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
 
 
-@pytest.mark.parametrize("text", ["They're awesome.", "They eat vegetables.", "These are great.", "Those were the days."])
+@pytest.mark.parametrize(
+    "text", ["They're awesome.", "They eat vegetables.", "These are great.", "Those were the days.", "He is so talented.", "It brings us together."]
+)
 def test_unnamed_they_without_the_speaker_says_nothing(text):
     assert run(msg(text, speaker="Bob")) == []
 

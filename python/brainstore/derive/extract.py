@@ -1165,6 +1165,9 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_OURS = {"us", "our", "ours", "ourselves"}
+# How a clause about someone or something the Record does not name is shown ("They give me peace")
+_UNNAMED = {"They", "He", "She"}
 _CLAUSE_END = re.compile(
     r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
 )
@@ -1905,7 +1908,9 @@ class _Run:
         if low in THIRD_SG:
             who = self._resolve_third()
             if who is None:
-                return None
+                # "She showed me the importance of gratitude": someone the Record does not name, told as
+                # the speaker's own experience only
+                return None if self.assistant else self._pronoun_subject(words)
             return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0), kind="name")
         if low in ("they", "they're", "they've", "they'll") and self.group is not None and not self.assistant:
             # "My friends and mentors are my rocks - they motivate me": the speaker's people, just named
@@ -2067,12 +2072,16 @@ class _Run:
             return None
         w0, _, e0 = words[0]
         toks = [w.lower() for w, _, _ in words]
-        mine = bool(set(toks[1:]) & _PERSONAL)
+        mine = bool(set(toks[1:]) & _PERSONAL) or (
+            toks[0] in _THEY.keys() | THIRD_SG and bool(set(toks[1:]) & _OURS)
+        )
         if toks[0] in _THEY:
             # "They give me peace": unnamed people or things, told as the speaker's own experience only
             if not mine:
                 return None
             return _Subject(self.me(), self.me_owner(), "They", e0, _THEY[toks[0]], kind="it")
+        if toks[0] in THIRD_SG and not mine:
+            return None
         opinion = (len(toks) > 3 and toks[1] in ("is", "was", "'s")) or w0.lower() in ("it's", "that's")
         if not (mine or opinion):
             return None
@@ -2432,6 +2441,8 @@ class _Run:
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
         mentions_me = self.human and (
             (bool(clause_words & _PERSONAL) and subj.kind in ("np", "it", "name"))
+            # "He taught us a lot", "They give us peace": the speaker's people's experience
+            or (subj.kind == "it" and subj.display in _UNNAMED and bool(clause_words & _OURS))
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
         )
         evaluative = bool(_EVALUATIVE.search(pred_exp))
