@@ -1363,3 +1363,11 @@ def test_a_question_with_a_statement_of_nobodys_own_or_a_tag_says_nothing(text):
 def test_a_plural_subject_with_a_relative_clause_takes_a_plural_verb():
     a = one(msg("These figurines I bought remind me of family love.", speaker="Bob"))
     assert (a.statement, a.subject, a.owner) == ("These figurines Bob bought remind Bob of family love.", "Bob", "Bob")
+
+
+
+def test_a_sentence_ending_on_a_contraction_ends_there():
+    assert statements("I went hiking, though my knees didn't. I love the mountains.") == [
+        "Bob went hiking.",
+        "Bob loves the mountains.",
+    ]

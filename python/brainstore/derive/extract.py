@@ -776,7 +776,8 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
     for m in _SENT_END.finditer(text):
         if m.group(0).startswith("."):
             # "Dr. Smith", "e.g. this", "J. K." are not sentence ends
-            prev = re.search(r"([A-Za-z.]+)$", text[start : m.start()])
+            # ("can't." ends one: the letter after an apostrophe is no initial)
+            prev = re.search(r"([A-Za-z.'\u2019]+)$", text[start : m.start()])
             if prev and (prev.group(1).lower().rstrip(".") in _ABBREV or len(prev.group(1)) == 1):
                 continue
         end = m.end()
