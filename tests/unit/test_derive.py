@@ -1371,3 +1371,16 @@ def test_a_sentence_ending_on_a_contraction_ends_there():
         "Bob went hiking.",
         "Bob loves the mountains.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Speaking of which, I just had a letdown in a tourney.", "Bob just had a letdown in a tourney."),
+        ("Yep, I got this new pup for you!", "Bob got this new pup for the other person."),
+        ("Yep Carol, I got this new pup for you!", "Bob got this new pup for Carol."),
+    ],
+)
+def test_interjections_are_no_subjects_and_no_names(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")

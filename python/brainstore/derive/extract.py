@@ -588,7 +588,8 @@ _INTERJ = re.compile(
     r"|nice|awesome|aw+|ugh|yay|thanks|thank\s+you|man|dude|totally|absolutely|definitely|true|indeed"
     r"|oh\s+my\s+god|oh\s+no|seriously|haha|welp|alright|yeah\s+yeah|of\s+course|exactly|agreed"
     r"|congrats|congratulations|oops|whew|phew|hah|ha|ahh|ooh|wowza|dang|damn|jeez|geez|by\s+the\s+way"
-    r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now)"
+    r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now"
+    r"|speaking\s+of\s+(?:which|that))"
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
     re.I,
 )
@@ -1399,7 +1400,8 @@ class _Run:
         for s, e in sentences:
             sent = self.text[s:e]
             m = re.match(
-                r"^\W*(?:(?:hey|hi|hello|oh|wow|thanks|thank\s+you|yeah|yes|no|ok|okay|congrats|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]",
+                r"^\W*(?:(?:hey|hi|hello|oh|wow|whoa|woah|thanks|thank\s+you|yeah|yes|yep|yup|no|nope|ok|okay|congrats"
+                r"|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]",
                 sent,
                 re.I,
             )
