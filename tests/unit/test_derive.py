@@ -1384,3 +1384,22 @@ def test_a_sentence_ending_on_a_contraction_ends_there():
 def test_interjections_are_no_subjects_and_no_names(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Just yesterday I joined a nearby church.", "Bob joined a nearby church on 7 May 2023."),
+        ("Only last month I moved to Oslo.", "Bob moved to Oslo in April 2023."),
+    ],
+)
+def test_a_fronted_time_after_just_or_only(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+def test_a_double_hyphen_before_a_space_is_a_dash():
+    assert statements("I love that song-- I'm going to the concert.") == [
+        "Bob loves that song.",
+        "Bob is going to the concert.",
+    ]

@@ -610,7 +610,7 @@ _QUESTION_START = re.compile(
     re.I,
 )
 _SPLIT = re.compile(
-    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
+    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're)\b)",
 )
@@ -1764,7 +1764,7 @@ class _Run:
                 pos = m.end()
                 continue
             lead = re.match(
-                r"(?:(?:back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
+                r"(?:(?:just|only|even|back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
                 text[pos:ce],
                 re.I,
             )
