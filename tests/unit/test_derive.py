@@ -1403,3 +1403,16 @@ def test_a_double_hyphen_before_a_space_is_a_dash():
         "Bob loves that song.",
         "Bob is going to the concert.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("My dream is to open a bakery.", "Bob's dream is to open a bakery."),
+        ("My own journey made a huge difference to me.", "Bob's own journey made a huge difference to Bob."),
+        ("My work is really stressful.", "Bob's work is really stressful."),
+    ],
+)
+def test_a_verbs_form_after_my_is_a_noun(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")

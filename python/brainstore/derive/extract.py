@@ -2327,6 +2327,8 @@ class _Run:
             and words[2][0].lower() not in _NP_NEVER
         ):
             j = 2  # "our loved ones", "my used car": a participle before the noun
+        elif len(words) > 2 and words[1][0].isalpha() and words[1][0].lower() in _VERB_BASE_SET:
+            j = 2  # "my dream is", "my own journey", "my work was": after "my" a verb's form is a noun
         while (
             j < len(words)
             and j < 6
