@@ -1416,3 +1416,19 @@ def test_a_double_hyphen_before_a_space_is_a_dash():
 def test_a_verbs_form_after_my_is_a_noun(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I'd been wanting to try yoga for a while.", "Bob had been wanting to try yoga for a while."),
+        ("I'd never seen the ocean before that trip.", "Bob had never seen the ocean before that trip."),
+        ("I'd finished my degree by then.", "Bob had finished Bob's degree by then."),
+    ],
+)
+def test_d_before_a_past_participle_is_had(text, statement):
+    assert statements(text) == [statement]
+
+
+def test_d_before_a_verb_is_still_would():
+    assert run(msg("I'd need a new car.", speaker="Bob")) == []

@@ -842,6 +842,16 @@ def _is_verb(tok: str) -> bool:
     return tok.lower() in _VERB_FORMS
 
 
+def _pluperfect(tok: str, words: list[tuple[str, int, int]]) -> str:
+    """"had" for an "'d" before a past participle ("I'd been wanting to", "We'd never seen it"), which
+    is no "would"; "" otherwise."""
+    if not tok.lower().endswith("'d"):
+        return ""
+    nxt = next((w.lower() for w, _, _ in words[1:4] if w.lower() not in ADVERBS), "")
+    participle = nxt in _PARTICIPLES or (nxt.endswith("ed") and nxt in _VERB_FORMS and nxt != "need")
+    return "had" if participle else ""
+
+
 def _contraction_prefix(tok: str) -> str:
     low = tok.lower()
     for suf, word in (
@@ -1081,6 +1091,12 @@ _QUESTION_BOUNDARY = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[\u2013\u2014]\s*|(?
 _TAG_WORDS = {
     "didn't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "haven't", "hasn't",
     "can't", "couldn't", "wouldn't", "shouldn't", "right", "or", "and", "but", "because", "so", "if",
+}  # fmt: skip
+# Past participles unlike their past tense (and "been"): after "'d" they make it "had"
+_PARTICIPLES = {
+    "been", "gone", "done", "seen", "taken", "given", "known", "grown", "shown", "written", "begun", "eaten",
+    "fallen", "forgotten", "gotten", "driven", "ridden", "spoken", "chosen", "broken", "flown", "swum",
+    "sung", "worn", "thrown", "drawn", "woken", "become", "come", "run",
 }  # fmt: skip
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
@@ -1891,8 +1907,9 @@ class _Run:
             if self.assistant:
                 return None
             return _Subject(
-                self.me(), self.me_owner(), self.me(), e0, _contraction_prefix(w0), conj=True, kind="me"
-            )
+                self.me(), self.me_owner(), self.me(), e0, _pluperfect(w0, words) or _contraction_prefix(w0),
+                conj=True, kind="me",
+            )  # fmt: skip
         if low in ("my", "me", "our") or first_person:
             if self.assistant:
                 return None
@@ -1901,7 +1918,7 @@ class _Run:
             if self.assistant:
                 return None
             disp = f"{self.me()} and others"
-            pre = _contraction_prefix(w0).replace("is", "are").replace("has", "have")
+            pre = _pluperfect(w0, words) or _contraction_prefix(w0).replace("is", "are").replace("has", "have")
             return _Subject(self.me(), self.me_owner(), disp, e0, pre, kind="me")
         if low in SECOND or low == "your":
             if self.assistant or low == "your":
