@@ -1432,3 +1432,22 @@ def test_d_before_a_past_participle_is_had(text, statement):
 
 def test_d_before_a_verb_is_still_would():
     assert run(msg("I'd need a new car.", speaker="Bob")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, Carol! I wish I lived in Paris.",
+        "Wow! I bet the nerves are quite a rush.",
+        "That's great. I hope it goes well.",
+        "I moved to Oslo. If I lose my job, I'll move home.",
+    ],
+)
+def test_a_wish_or_hypothetical_after_the_first_sentence_says_nothing_either(text):
+    assert all("wish" not in s and "bet" not in s and "hope" not in s and "home" not in s for s in statements(text))
+
+
+def test_a_hope_to_do_something_is_an_intention():
+    assert statements("Thanks, Carol! I hope to build my own family.") == ["Bob hopes to build Bob's own family."]
+    assert statements("I hope to build my own family.") == ["Bob hopes to build Bob's own family."]
+    assert statements("I hope to see you soon!") == []

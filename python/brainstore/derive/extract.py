@@ -1053,7 +1053,9 @@ _INTENSIFIERS = {
 # A clause that opens on one of these is hypothetical, a wish or advice, not a fact.
 _HYPOTHETICAL = re.compile(
     r"^(?:if|unless|whether|maybe|perhaps|hopefully|imagine|suppose|supposing|in\s+case|even\s+if|what\s+if"
-    r"|i\s+wish|i\s+hope|i['\u2019]m\s+hoping|i\s+am\s+hoping|wish|hope|let['\u2019]?s|let\s+me|let\s+us"
+    r"|i\s+wish|i\s+(?:really\s+)?hope(?!\s+to\s+(?!see\s+you|hear\s+from|talk|chat|catch))"
+    r"|i(?:['\u2019]m|\s+am)\s+(?:really\s+)?hoping(?!\s+to\s+(?!see\s+you|hear\s+from|talk|chat|catch))"
+    r"|wish|hope|let['\u2019]?s|let\s+me|let\s+us"
     r"|i\s+bet|i\s+guess|i\s+suppose|you\s+(?:should|could|might|must|need\s+to|have\s+to|gotta|ought)"
     r"|(?:we|i)\s+(?:should|could|might|ought))\b",
     re.I,
@@ -1486,14 +1488,14 @@ class _Run:
             m = _INTERJ.match(text, cs, ce)
             if m and m.end() > cs:
                 cs, ce = _trim(text, m.end(), ce)
-            if ce - cs < 2 or _FILLER.match(text, cs, ce) or _QUESTION_START.match(text[cs:ce]):
+            if ce - cs < 2 or _FILLER.match(text[cs:ce]) or _QUESTION_START.match(text[cs:ce]):
                 prev = None if not conj else prev
                 continue
             proposal = self._proposal(cs, ce)
             if proposal is not None:
                 prev = proposal
                 continue
-            if _HYPOTHETICAL.match(text, cs, ce):
+            if _HYPOTHETICAL.match(text[cs:ce]):
                 # "If I lose my job, I'll move home": what follows the condition holds only under it
                 conditional = bool(_CONDITION.match(text, cs, ce))
                 prev = None
