@@ -1451,3 +1451,19 @@ def test_a_hope_to_do_something_is_an_intention():
     assert statements("Thanks, Carol! I hope to build my own family.") == ["Bob hopes to build Bob's own family."]
     assert statements("I hope to build my own family.") == ["Bob hopes to build Bob's own family."]
     assert statements("I hope to see you soon!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("We should fight for more money for schools.", "Bob wants to fight for more money for schools."),
+        ("We should all join forces to fix the park.", "Bob wants to join forces to fix the park."),
+    ],
+)
+def test_we_should_is_a_proposal(text, statement):
+    assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize("text", ["We should have gone earlier.", "We should go together sometime!"])
+def test_we_should_with_a_regret_or_no_time_says_nothing(text):
+    assert statements(text) == []

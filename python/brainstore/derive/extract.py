@@ -1087,7 +1087,8 @@ _SHOWING = re.compile(
     r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)?)\s*(?P<rest>.*)",
     re.I | re.S,
 )
-# "Let's ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech)
+# "Let's ...", "We should ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech;
+# not "we should have": a regret)
 # Where a question may follow a statement in one sentence, and the words that make it a question tag
 _QUESTION_BOUNDARY = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[\u2013\u2014]\s*|(?<=\w)--+|,\s+")
 _TAG_WORDS = {
@@ -1107,7 +1108,8 @@ _CLAUSE_ADVERBS = {
     "unfortunately", "fortunately", "thankfully", "meanwhile",
 }  # fmt: skip
 _PROPOSAL = re.compile(
-    r"let['\u2019]?s\s+(?!(?:say|see|just\s+say|not|hope|face\s+it|keep\s+in\s+touch|(?:chat|talk|catch\s+up|speak)"
+    r"(?:we\s+(?:(?:all|really|definitely|totally)\s+)*should\s+(?:(?:all|really|definitely|totally)\s+)*(?!have\b)"
+    r"|let['\u2019]?s\s+)(?!(?:say|see|just\s+say|not|hope|face\s+it|keep\s+in\s+touch|(?:chat|talk|catch\s+up|speak)"
     r"\s+(?:later|again))\b)",
     re.I,
 )
