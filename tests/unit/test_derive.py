@@ -1467,3 +1467,21 @@ def test_we_should_is_a_proposal(text, statement):
 @pytest.mark.parametrize("text", ["We should have gone earlier.", "We should go together sometime!"])
 def test_we_should_with_a_regret_or_no_time_says_nothing(text):
     assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Volunteering is a great way to meet people.", "Bob thinks volunteering is a great way to meet people."),
+        ("Having good support is key.", "Bob thinks having good support is key."),
+        ("Taking risks is scary.", "Bob thinks taking risks is scary."),
+    ],
+)
+def test_an_activity_judged_is_the_speakers_view(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize("text", ["Being yourself is great!", "Books are awesome.", "The view is amazing."])
+def test_a_bare_judgement_of_a_thing_or_of_being_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []

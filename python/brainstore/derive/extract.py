@@ -2508,7 +2508,10 @@ class _Run:
                     return True
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif evaluative:
-                if _bare(f"{subj.display} {pred_exp}", 3):
+                # an activity judged ("Volunteering is a great way to meet people") says what the speaker
+                # thinks of doing it; a thing or a person judged needs more to be more than a reaction
+                activity = subj.kind == "np" and _is_gerund(subj.display.split(" ", 1)[0])
+                if _bare(f"{subj.display} {pred_exp}", 2 if activity else 3):
                     return True  # "The love around you is awesome", "Books have such an awesome power"
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif subj.kind == "np":
