@@ -1485,3 +1485,25 @@ def test_an_activity_judged_is_the_speakers_view(text, statement):
 @pytest.mark.parametrize("text", ["Being yourself is great!", "Books are awesome.", "The view is amazing."])
 def test_a_bare_judgement_of_a_thing_or_of_being_says_nothing(text):
     assert run(msg(text, speaker="Bob")) == []
+
+
+def test_since_we_last_spoke_is_when_not_what():
+    assert statements("Since we last spoke, I took my kids to a park.") == ["Bob took Bob's kids to a park."]
+    assert statements("Been a busy week since we talked.") == []
+
+
+def test_a_long_gerund_phrase_is_the_subject_not_what_the_speaker_is_doing():
+    assert statements("Making my spot comfortable and inviting for my customers is key.") == [
+        "Making Bob's spot comfortable and inviting for Bob's customers is key."
+    ]
+    assert statements("Being around people who share the same love for basketball creates a special bond.") == [
+        "Bob thinks being around people who share the same love for basketball creates a special bond."
+    ]
+
+
+def test_an_emoji_ends_a_sentence_and_is_no_word():
+    assert statements("Inspiring \U0001f4aa I emailed some wholesalers today!", speaker="Bob")[0].startswith(
+        "Bob emailed some wholesalers on"
+    )
+    assert statements("I love my new bike \U0001f6b2!") == ["Bob loves Bob's new bike."]
+    assert statements("Inspiring!") == []

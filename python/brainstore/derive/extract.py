@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -581,7 +582,10 @@ _ABBREV = {
     "mt",
     "no",
 }
-_SENT_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*")
+# A sentence ends at a full stop, "!", "?", "...", a line break, or an emoji ("Inspiring \U0001f4aa I emailed ...")
+_SENT_END = re.compile(
+    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*|(?:\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]\ufe0f?)+(?=\s|$)"
+)
 _INTERJ = re.compile(
     r"(?:(?:oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
     r"|hmm+|um+|uh+|omg|gosh|honestly|actually|also|and|but|plus|btw|anyway|anyways|right|sure|cool|great"
@@ -791,11 +795,18 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and (text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>(["):
+    while s < e and (text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>([" or _symbol(text[s])):
         s += 1
-    while e > s and (text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026"):
+    while e > s and (
+        text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026" or _symbol(text[e - 1])
+    ):
         e -= 1
     return s, e
+
+
+def _symbol(ch: str) -> bool:
+    """An emoji or another pictograph (and the selector that styles one): no part of a clause."""
+    return ch >= "\u2600" and (unicodedata.category(ch) == "So" or ch == "\ufe0f")
 
 
 def _clean_value(v: str, place: bool) -> str:
@@ -1101,6 +1112,9 @@ _PARTICIPLES = {
     "fallen", "forgotten", "gotten", "driven", "ridden", "spoken", "chosen", "broken", "flown", "swum",
     "sung", "worn", "thrown", "drawn", "woken", "become", "come", "run",
 }  # fmt: skip
+_LAST_TALKED = re.compile(
+    r"\s*(?:have\s+|had\s+)?last\s+(?:spoke|spoken|talked|chatted|caught\s+up|met|saw|seen|texted|messaged)\b", re.I
+)
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
 _CLAUSE_ADVERBS = {
@@ -1747,6 +1761,8 @@ class _Run:
         pred = _expand(((subj.prefix + " ") if subj.prefix else "") + self.text[subj.pred_start : ce])
         if word in _PAST_ONLY and (tense_of(pred) != "past" or _LIFE_STAGE.match(pred)):
             return
+        if _LAST_TALKED.match(pred):
+            return  # "Since we last spoke, ...": when the talk was, nothing that happened
         inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
         subj.sole = not (inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"}))
         self._emit(subj, cs, ce)
@@ -2140,6 +2156,8 @@ class _Run:
         s0 = words[0][1]
         me, owner = self.me(), self.me_owner()
         if tok in ("been", "gone"):
+            if k + 1 < len(words) and words[k + 1][0].lower() in ("a", "an", "the", "such", "so", "quite"):
+                return None  # "Been a busy week": it has been, not the speaker
             return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
         if tok in ("gonna", "going"):
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
@@ -2166,8 +2184,10 @@ class _Run:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if [w.lower() for w, _, _ in words] == ["growing", "up"]:
             return None  # "Growing up, I ...": a time of life
+        if _is_gerund(words[k][0]) and _EVALUATIVE.fullmatch(tok) and k + 1 == len(words):
+            return None  # "Inspiring!", "Amazing!": an exclamation, not what the speaker is doing
         if tok in _IMPLICIT_STATE or _is_gerund(words[k][0]):
-            if _is_gerund(words[k][0]) and any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
+            if _is_gerund(words[k][0]) and _gerund_subject(words, k):
                 return None  # "Meeting new people can be ...": the gerund phrase is the subject
             if tok in ("so", "really", "super", "still", "now", "in") and not (
                 k + 1 < len(words)
@@ -2206,8 +2226,10 @@ class _Run:
         head: str | None = None  # the noun a relative clause inside the subject follows
         for k in range(1, min(len(words), 13)):
             tok = words[k][0].lower()
-            if tok in (",", ";", ":", "-", "!", ".") or tok in ("who", "which", "when", "if", "because"):
+            if tok in (",", ";", ":", "-", "!", ".") or tok in ("when", "if", "because"):
                 return None
+            if tok in ("who", "which") and not _is_gerund(words[0][0]):
+                return None  # "Being around people who share my love for it creates ...": an activity's people
             before = words[k - 1][0].lower()
             if before.endswith("'s") and (tok in _AFTER_IS or _EVALUATIVE.fullmatch(tok)):
                 # "Painting's a fun way to ...": the 's is "is" (or "has" before "been")
@@ -2930,6 +2952,23 @@ def _common_case(np: str) -> str:
     if len(words) > 1 and is_name_token(words[0]) and is_name_token(words[1]) and words[0] not in _ARTICLES:
         return np
     return np[:1].lower() + np[1:] if words and words[0] != "I" else np
+
+
+def _gerund_subject(words: list[tuple[str, int, int]], k: int) -> bool:
+    """Whether the gerund at ``k`` opens the clause's subject ("Meeting new people can be ...", "Making my
+    spot comfortable and inviting for my customers is key"): a finite verb follows it, within eight words
+    or, further on, before a mark ends its phrase."""
+    if any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
+        return True
+    for w, _, _ in words[k + 9 : k + 16]:
+        if w in _PHRASE_END:
+            return False
+        if w.lower() in _FINITE:
+            return True
+    return False
+
+
+_PHRASE_END = {",", ";", ":", "(", ")", "-", "\u2013", "\u2014", "!", "?", "."}
 
 
 def _is_gerund(tok: str) -> bool:
