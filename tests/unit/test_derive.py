@@ -1507,3 +1507,15 @@ def test_an_emoji_ends_a_sentence_and_is_no_word():
     )
     assert statements("I love my new bike \U0001f6b2!") == ["Bob loves Bob's new bike."]
     assert statements("Inspiring!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I wanna help make a difference.", "Bob wants to help make a difference."),
+        ("I gotta fix my bike.", "Bob has to fix Bob's bike."),
+        ("We gotta fix the park.", "Bob and others have to fix the park."),
+    ],
+)
+def test_wanna_and_gotta_read_as_english(text, statement):
+    assert statements(text) == [statement]

@@ -2790,8 +2790,10 @@ class _Run:
                 rep = topic
             elif low == "gonna":
                 rep = "going to"
-            elif low == "wanna":
-                rep = "want to"
+            elif low in ("wanna", "gotta"):
+                # "I wanna help" -> "Tim wants to help", "I gotta go" -> "Tim has to go"
+                rep = {"wanna": ("want to", "wants to"), "gotta": ("have to", "has to")}[low][need_conj]
+                need_conj = False
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
                 if low in ADVERBS or low in ("not", "no", "longer", "first", "then", "later") or (len(low) > 4 and low.endswith("ly")):
                     pass  # "typically", "really": the verb comes next
