@@ -1519,3 +1519,15 @@ def test_an_emoji_ends_a_sentence_and_is_no_word():
 )
 def test_wanna_and_gotta_read_as_english(text, statement):
     assert statements(text) == [statement]
+
+
+def test_a_noun_after_and_with_its_own_verb_starts_no_clause():
+    assert statements("I saw how counseling and support groups improved my life.") == [
+        "Bob saw how counseling and support groups improved Bob's life."
+    ]
+    assert statements("I love hiking and walk every day.") == ["Bob loves hiking.", "Bob walks every day."]
+
+
+def test_gotta_after_have_and_i_gotta_say():
+    assert statements("We've gotta fix the park.") == ["Bob and others have got to fix the park."]
+    assert statements("I gotta say, I really like this café.") == ["Bob really likes this café."]

@@ -593,7 +593,7 @@ _INTERJ = re.compile(
     r"|oh\s+my\s+god|oh\s+no|seriously|haha|welp|alright|yeah\s+yeah|of\s+course|exactly|agreed"
     r"|congrats|congratulations|oops|whew|phew|hah|ha|ahh|ooh|wowza|dang|damn|jeez|geez|by\s+the\s+way"
     r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now"
-    r"|speaking\s+of\s+(?:which|that))"
+    r"|speaking\s+of\s+(?:which|that)|i\s+(?:gotta|have\s+to|must)\s+say)"
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
     re.I,
 )
@@ -1115,6 +1115,8 @@ _PARTICIPLES = {
 _LAST_TALKED = re.compile(
     r"\s*(?:have\s+|had\s+)?last\s+(?:spoke|spoken|talked|chatted|caught\s+up|met|saw|seen|texted|messaged)\b", re.I
 )
+# Words that follow a verb as its object, never as a noun after another noun ("help them", "find it")
+_OBJECT_WORDS = {"me", "us", "him", "her", "them", "it", "you", "my", "our", "his", "their", "your", "a", "an", "the"}
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
 _CLAUSE_ADVERBS = {
@@ -1892,6 +1894,15 @@ class _Run:
                     conj.lower() in ("and", "but", "plus")
                     and first.lower() in _VERB_FORMS
                     and first.lower() not in MODALS
+                    # "... counseling and support groups improved my life": a noun with a verb after it
+                    and not (
+                        first.lower() in _VERB_BASE_SET - {"have", "do", "be"}
+                        and len(right) > 2
+                        and right[1][0].isalpha()
+                        and right[1][0].lower() not in _NP_NEVER | _OBJECT_WORDS
+                        and right[2][0].lower() in _FINITE
+                        and right[2][0].lower() not in MODALS
+                    )
                 ) or first.lower() in ("if", "unless", "when", "because")
                 if not (starts_subject or starts_verb):
                     continue
@@ -2793,6 +2804,8 @@ class _Run:
             elif low in ("wanna", "gotta"):
                 # "I wanna help" -> "Tim wants to help", "I gotta go" -> "Tim has to go"
                 rep = {"wanna": ("want to", "wants to"), "gotta": ("have to", "has to")}[low][need_conj]
+                if low == "gotta" and re.search(r"\b(?:have|has|had)\s*$", "".join(out) + text[pos : m.start()]):
+                    rep = "got to"  # "We've gotta" -> "... have got to"
                 need_conj = False
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
                 if low in ADVERBS or low in ("not", "no", "longer", "first", "then", "later") or (len(low) > 4 and low.endswith("ly")):
