@@ -1531,3 +1531,14 @@ def test_a_noun_after_and_with_its_own_verb_starts_no_clause():
 def test_gotta_after_have_and_i_gotta_say():
     assert statements("We've gotta fix the park.") == ["Bob and others have got to fix the park."]
     assert statements("I gotta say, I really like this café.") == ["Bob really likes this café."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Here's a picture of my family at the beach.", "Bob shared a picture of Bob's family at the beach."),
+        ("Here are some pictures from our trip to Rome.", "Bob shared some pictures from Bob's trip to Rome."),
+    ],
+)
+def test_a_picture_is_shown_like_a_pic(text, statement):
+    assert statements(text) == [statement]

@@ -1094,8 +1094,8 @@ _LIFE_STAGE = re.compile(
 _SHOWING = re.compile(
     r"(?:here['\u2019]?s|here\s+is|here\s+are|these\s+are|check\s+out|take\s+a\s+look\s+at|have\s+a\s+look\s+at|look\s+at"
     r"|sharing)\s+(?P<what>(?:(?:a|an|the|some|this|these|that|those|my|our)\s+)?(?:(?:quick|little|new|recent"
-    r"|few|couple\s+of|sneak)\s+)*(?P<noun>pics?|pictures?|photos?|photographs?|snaps?|shots?|peek|glimpse|selfies?"
-    r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)?)\s*(?P<rest>.*)",
+    r"|few|couple\s+of|sneak)\s+)*(?P<noun>(?:pics?|pictures?|photos?|photographs?|snaps?|shots?|peek|glimpse|selfies?"
+    r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)(?![\w'\u2019-]))?)\s*(?P<rest>.*)",
     re.I | re.S,
 )
 # "Let's ...", "We should ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech;
