@@ -1542,3 +1542,20 @@ def test_gotta_after_have_and_i_gotta_say():
 )
 def test_a_picture_is_shown_like_a_pic(text, statement):
     assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Tough tournament, didn't make it to the finals.", "Bob didn't make it to the finals."),
+        ("Haven't been there yet.", "Bob hasn't been there yet."),
+    ],
+)
+def test_a_negated_clause_with_the_i_dropped_is_the_speakers(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize("text", ["Haven't talked in a while!", "Haven't seen you in ages.", "It rained, didn't it?"])
+def test_a_negated_greeting_or_tag_says_nothing(text):
+    assert statements(text) == []
