@@ -616,8 +616,7 @@ _QUESTION_START = re.compile(
 _SPLIT = re.compile(
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
-    r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|haven't|wasn't"
-    r"|couldn't)\b)",
+    r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b)",
 )
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
@@ -1192,11 +1191,8 @@ _IMPLICIT_STATE = {
     "loving", "enjoying", "starting", "heading", "spending", "focusing", "preparing", "saving",
 }  # fmt: skip
 # Negated auxiliaries a chat turn opens a clause on with the "I" dropped (not "don't": an instruction)
-_IMPLICIT_NEGATIONS = {"didn't", "haven't", "wasn't", "couldn't"}
-_NOT_TALKED = re.compile(
-    r"(?:(?:really|actually)\s+)?(?:talked|chatted|spoken|spoke|caught\s+up|heard\s+from|seen\s+(?:you|ya|each\s+other))\b",
-    re.I,
-)
+# ("Haven't been there yet" may answer anything: left alone)
+_IMPLICIT_NEGATIONS = {"didn't", "wasn't", "couldn't"}
 _FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated"}
 _IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
                   "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
@@ -2183,10 +2179,7 @@ class _Run:
             # "Love experimenting with spices.", "Appreciate the support": a feeling, not an order
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in _IMPLICIT_NEGATIONS and k + 1 < len(words) and words[k + 1][0].isalpha():
-            # "Tough tournament, didn't make it to the finals", "Haven't been there yet"; not a greeting
-            # ("Haven't talked in a while", "Haven't seen you in ages")
-            if _NOT_TALKED.match(self.text, words[k + 1][1]):
-                return None
+            # "Tough tournament, didn't make it to the finals"
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
