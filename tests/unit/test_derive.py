@@ -1559,3 +1559,14 @@ def test_a_negated_clause_with_the_i_dropped_is_the_speakers(text, statement):
 @pytest.mark.parametrize("text", ["It rained, didn't it?", "Don't give up!", "Haven't been there yet."])
 def test_a_negated_tag_or_instruction_says_nothing(text):
     assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Here's a shot I got when I volunteered.", "Bob shared a shot Bob got when Bob volunteered."),
+        ("Here's a photo that I took at the lake.", "Bob shared a photo that Bob took at the lake."),
+    ],
+)
+def test_a_picture_the_speaker_took_is_shown(text, statement):
+    assert statements(text) == [statement]

@@ -1655,10 +1655,15 @@ class _Run:
         noun, rest = m.group("noun"), m.group("rest")
         if noun is not None:
             of = re.match(r"(?:of|from|at)\s+", rest, re.I)
-            if of is None:
+            if of is not None:
+                shown = f"{self.me()} shared {m.group('what').strip()} {of.group(0).strip()}"
+                start = m.start("rest") + of.end()
+            elif re.match(r"(?:that\s+|which\s+)?(?:I|we)\b", rest):
+                # "Here's a shot I got when I volunteered": the speaker's own picture, said how it came about
+                shown = f"{self.me()} shared {m.group('what').strip()}"
+                start = m.start("rest")
+            else:
                 return True  # "Here's a pic!": nothing said about what it shows
-            shown = f"{self.me()} shared {m.group('what').strip()} {of.group(0).strip()}"
-            start = m.start("rest") + of.end()
         else:
             # "Check out my pottery creation", "Here's my bookshelf", "Check out these kids I met"; not
             # "Check out that movie" (advice)
