@@ -1570,3 +1570,14 @@ def test_a_negated_tag_or_instruction_says_nothing(text):
 )
 def test_a_picture_the_speaker_took_is_shown(text, statement):
     assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Sometimes it's good to step outside our comfort zones.", "Bob thinks it is good to step outside Bob's comfort zones sometimes."),
+        ("Usually I go running in the morning.", "Bob goes running in the morning usually."),
+    ],
+)
+def test_a_clause_after_how_often_keeps_how_often(text, statement):
+    assert statements(text) == [statement]

@@ -1180,6 +1180,7 @@ _FRONT = re.compile(
     r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
     re.I,
 )
+_FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
 _IMPLICIT_STATE = {
@@ -1808,6 +1809,11 @@ class _Run:
             m = _FRONT.match(text, pos, ce)
             if m and m.end() < ce:
                 pos = m.end()
+                continue
+            often = _FREQUENCY.match(text, pos, ce)
+            if often and often.end() < ce:
+                # "Sometimes I'm so relieved": how often goes with the statement, at its end
+                front, pos = (often.start(1), often.end(1)), often.end()
                 continue
             lead = re.match(
                 r"(?:(?:just|only|even|back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
@@ -2837,7 +2843,8 @@ class _Run:
         out.append(text[pos:ce])
         if front is not None:
             fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
-            out.append(" " + (fronted or text[front[0] : front[1]].strip().rstrip(",")))
+            shown = fronted or text[front[0] : front[1]].strip().rstrip(",")
+            out.append(" " + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
         stmt = stmt.rstrip(" ,;:-\u2013\u2014")
