@@ -1581,3 +1581,9 @@ def test_a_picture_the_speaker_took_is_shown(text, statement):
 )
 def test_a_clause_after_how_often_keeps_how_often(text, statement):
     assert statements(text) == [statement]
+
+
+def test_the_speakers_people_being_there_for_them_is_a_statement():
+    a = one(msg("My family is always there for me.", speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob's family is always there for Bob.", "Bob")
+    assert statements("It is always there.") == []

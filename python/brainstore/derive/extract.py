@@ -2598,7 +2598,8 @@ class _Run:
             # "I'm happy, not sad": the denied alternative is no denial of the clause
             affirmed = _DENIED_ALTERNATIVE.sub("", pred_exp)
             negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
-            if not self._contentful(pred_exp):
+            # "My family is always there for me": the speaker's people say what the predicate does not
+            if not self._contentful(pred_exp) and not (subj.kind == "relative" and mentions_me):
                 return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
