@@ -1117,6 +1117,7 @@ _LAST_TALKED = re.compile(
 )
 # Words that follow a verb as its object, never as a noun after another noun ("help them", "find it")
 _OBJECT_WORDS = {"me", "us", "him", "her", "them", "it", "you", "my", "our", "his", "their", "your", "a", "an", "the"}
+_THERE_FOR = re.compile(r"\bthere\s+for\b", re.I)
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
 _CLAUSE_ADVERBS = {
@@ -2598,8 +2599,10 @@ class _Run:
             # "I'm happy, not sad": the denied alternative is no denial of the clause
             affirmed = _DENIED_ALTERNATIVE.sub("", pred_exp)
             negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
-            # "My family is always there for me": the speaker's people say what the predicate does not
-            if not self._contentful(pred_exp) and not (subj.kind == "relative" and mentions_me):
+            # "My family is always there for me": being there for the speaker is support, however few its
+            # words ("My sister told me" stays nothing)
+            support = subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))
+            if not self._contentful(pred_exp) and not support:
                 return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
