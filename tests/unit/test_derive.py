@@ -1587,3 +1587,21 @@ def test_the_speakers_people_being_there_for_them_is_a_statement():
     a = one(msg("My family is always there for me.", speaker="Bob"))
     assert (a.statement, a.owner) == ("Bob's family is always there for Bob.", "Bob")
     assert statements("My sister told me.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("It's been a dream to adopt and give kids a loving home.", "Bob's dream has been to adopt and give kids a loving home."),
+        ("It was a goal of mine to run a marathon.", "Bob's goal was to run a marathon."),
+        ("It's always been a big part of my life.", "It has always been a big part of Bob's life."),
+    ],
+)
+def test_what_the_speaker_aims_at(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["It's a dream to drive this car.", "It's a plan to fail."])
+def test_a_dream_to_do_that_is_a_delight_is_no_aim(text):
+    assert statements(text) == []

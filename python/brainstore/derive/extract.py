@@ -1118,6 +1118,13 @@ _LAST_TALKED = re.compile(
 # Words that follow a verb as its object, never as a noun after another noun ("help them", "find it")
 _OBJECT_WORDS = {"me", "us", "him", "her", "them", "it", "you", "my", "our", "his", "their", "your", "a", "an", "the"}
 _THERE_FOR = re.compile(r"\bthere\s+for\b", re.I)
+# "It's (always) been a dream (of mine) to ...": what the speaker aims at
+# ("It's a dream to drive": a delight, not an aim)
+_AIM = re.compile(
+    r"\s*(is|was|has)\s+(?:(?:always|really|long)\s+)*(?P<been>been\s+)?(?:(?P<my>my)|a)\s+(dream|goal|plan|wish|hope"
+    r"|passion|priority|mission)(?P<mine>\s+of\s+mine)?\s+to\s+\w",
+    re.I,
+)
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
 _CLAUSE_ADVERBS = {
@@ -2152,7 +2159,8 @@ class _Run:
         if not (mine or opinion):
             return None
         prefix = _contraction_prefix(w0)
-        if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
+        after = [t for t in toks[1:4] if t not in ADVERBS]
+        if prefix == "is" and after and after[0] in ("been", "got", "gotten"):
             prefix = "has"  # "It's been a significant part of my life"
         elif (
             prefix == "is"
@@ -2523,6 +2531,15 @@ class _Run:
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
         )
         evaluative = bool(_EVALUATIVE.search(pred_exp))
+        aim = _AIM.match(pred_exp) if subj.kind == "it" and subj.display == "It" and self.human else None
+        if aim is not None and (aim.group("been") or aim.group("my") or aim.group("mine")) and self.voice is None:
+            # "It's been a dream to adopt ...": the speaker's aim, whatever the pronoun stood for
+            to = next((t for t in self.words(subj.pred_start, ce) if t[0].lower() == "to"), None)
+            if to is not None:
+                verb = {"is": "is", "was": "was"}.get(aim.group(1).lower(), "has been")
+                shown = f"{self.me()}'s {aim.group(4).lower()} {verb}"
+                subj = replace(subj, display=shown, prefix="", pred_start=to[1], kind="me")
+                mentions_me = True
         # who the statement is about and whose it is (attribution.py)
         if subj.kind == "you":
             if _ADVICE.match(pred_exp):
