@@ -1605,3 +1605,26 @@ def test_what_the_speaker_aims_at(text, statement):
 @pytest.mark.parametrize("text", ["It's a dream to drive this car.", "It's a plan to fail."])
 def test_a_dream_to_do_that_is_a_delight_is_no_aim(text):
     assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("But having a furry pal definitely brightens my days.", "Having a furry pal definitely brightens Bob's days."),
+        ("Thinking about the possibilities pumps me up.", "Thinking about the possibilities pumps Bob up."),
+    ],
+)
+def test_an_activity_that_does_something_to_the_speaker_is_the_subject(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["It was inspired by my own journey of self-discovery and my own journey of growth.", "I was drafted - my dream come true!"]
+)
+def test_my_and_a_noun_with_no_verb_after_is_no_clause(text):
+    assert all("journey of growth" not in s and "come true" not in s for s in statements(text))
+
+
+def test_a_gerund_topic_is_lower_case():
+    assert statements("Baking bread sounds fun. I want to try it next week.")[-1].startswith("Bob wants to try baking bread")

@@ -1632,7 +1632,9 @@ class _Run:
             or (low[-1].endswith("s") and len(low[-1]) > 3 and not low[-1].endswith(("ss", "us", "is")))
         )
         shown = self._rewrite_simple(phrase)
-        if (len(np) == 1 and low[0] in _COMMON_NOUNS) or low[0] in ("the", "this", "that", "these", "those"):
+        if (len(np) == 1 and low[0] in _COMMON_NOUNS) or low[0] in ("the", "this", "that", "these", "those") or (
+            _is_gerund(low[0])
+        ):
             shown = shown[:1].lower() + shown[1:]
         self._set_topic(shown, plural=plural)
 
@@ -2286,7 +2288,15 @@ class _Run:
             ) or (
                 k > 2 and words[k - 2][0].lower() in ("and", "&")  # "Creativity and family keep me ..."
             )
-            if tok in _FINITE or (tok in _VERB_BASE_SET and plural):
+            activity_verb = (  # "Having a furry pal definitely brightens my days"
+                _is_gerund(words[0][0])
+                and k > 1
+                and tok.endswith("s")
+                and not tok.endswith("ss")
+                and k + 1 < len(words)
+                and words[k + 1][0].lower() in _PERSONAL_OBJECTS
+            )
+            if tok in _FINITE or (tok in _VERB_BASE_SET and plural) or activity_verb:
                 if k > 1 and _agrees(before, tok):
                     # "The screenplay I sent in ...": a relative clause inside the subject; "These
                     # figurines I bought remind me ...": its noun says whether the verb is plural
@@ -2407,8 +2417,13 @@ class _Run:
             and words[2][0].lower() not in _NP_NEVER
         ):
             j = 2  # "our loved ones", "my used car": a participle before the noun
-        elif len(words) > 2 and words[1][0].isalpha() and words[1][0].lower() in _VERB_BASE_SET:
-            j = 2  # "my dream is", "my own journey", "my work was": after "my" a verb's form is a noun
+        elif (
+            len(words) > 2
+            and words[1][0].isalpha()
+            and words[1][0].lower() in _VERB_BASE_SET
+            and any(w.lower() in _FINITE for w, _, _ in words[2:12])
+        ):
+            j = 2  # "my dream is", "my own journey was", "my work has": after "my" a verb's form is a noun
         while (
             j < len(words)
             and j < 6
@@ -3014,6 +3029,12 @@ def _gerund_subject(words: list[tuple[str, int, int]], k: int) -> bool:
     or, further on, before a mark ends its phrase."""
     if any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
         return True
+    # "Having a furry pal definitely brightens my days": a verb in -s before its object
+    if any(
+        w.lower().endswith("s") and not w.lower().endswith("ss") and len(w) > 3 and nxt.lower() in _PERSONAL_OBJECTS
+        for (w, _, _), (nxt, _, _) in zip(words[k + 2 : k + 9], words[k + 3 : k + 10], strict=False)
+    ):
+        return True
     for w, _, _ in words[k + 9 : k + 16]:
         if w in _PHRASE_END:
             return False
@@ -3022,6 +3043,7 @@ def _gerund_subject(words: list[tuple[str, int, int]], k: int) -> bool:
     return False
 
 
+_PERSONAL_OBJECTS = {"me", "my", "us", "our", "him", "her", "them", "you", "your", "his", "their"}
 _PHRASE_END = {",", ";", ":", "(", ")", "-", "\u2013", "\u2014", "!", "?", "."}
 
 
