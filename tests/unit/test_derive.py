@@ -1628,3 +1628,11 @@ def test_my_and_a_noun_with_no_verb_after_is_no_clause(text):
 
 def test_a_gerund_topic_is_lower_case():
     assert statements("Baking bread sounds fun. I want to try it next week.")[-1].startswith("Bob wants to try baking bread")
+
+
+def test_a_verb_that_goes_on_its_subject_is_no_sign_off():
+    assert statements("We get creative and have a blast together.") == [
+        "Bob and others get creative.",
+        "Bob and others have a blast together.",
+    ]
+    assert statements("Thanks so much and have a great day!") == []

@@ -1518,7 +1518,9 @@ class _Run:
             m = _INTERJ.match(text, cs, ce)
             if m and m.end() > cs:
                 cs, ce = _trim(text, m.end(), ce)
-            if ce - cs < 2 or _FILLER.match(text[cs:ce]) or _QUESTION_START.match(text[cs:ce]):
+            # ("We get creative and have a blast": a verb that goes on its subject is no sign-off)
+            filler = not (conj and prev is not None) and _FILLER.match(text[cs:ce])
+            if ce - cs < 2 or filler or _QUESTION_START.match(text[cs:ce]):
                 prev = None if not conj else prev
                 continue
             proposal = self._proposal(cs, ce)
