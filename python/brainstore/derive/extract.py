@@ -1098,8 +1098,6 @@ _SHOWING = re.compile(
     r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)(?![\w'\u2019-]))?)\s*(?P<rest>.*)",
     re.I | re.S,
 )
-# "Let's ...", "We should ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech;
-# not "we should have": a regret)
 # Where a question may follow a statement in one sentence, and the words that make it a question tag
 _QUESTION_BOUNDARY = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[\u2013\u2014]\s*|(?<=\w)--+|,\s+")
 _TAG_WORDS = {
@@ -1112,6 +1110,7 @@ _PARTICIPLES = {
     "fallen", "forgotten", "gotten", "driven", "ridden", "spoken", "chosen", "broken", "flown", "swum",
     "sung", "worn", "thrown", "drawn", "woken", "become", "come", "run",
 }  # fmt: skip
+# "(since) we last spoke": when the talk was, nothing that happened
 _LAST_TALKED = re.compile(
     r"\s*(?:have\s+|had\s+)?last\s+(?:spoke|spoken|talked|chatted|caught\s+up|met|saw|seen|texted|messaged)\b", re.I
 )
@@ -1125,12 +1124,15 @@ _AIM = re.compile(
     r"|passion|priority|mission)(?P<mine>\s+of\s+mine)?\s+to\s+\w",
     re.I,
 )
+# What may open "<some people> and I ..." ("Some friends from church and I went camping")
 _QUANTIFIERS = {"some", "many", "one"}
 # Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
 _CLAUSE_ADVERBS = {
     "now", "then", "also", "actually", "honestly", "lately", "recently", "currently", "luckily", "sadly",
     "unfortunately", "fortunately", "thankfully", "meanwhile",
 }  # fmt: skip
+# "Let's ...", "We should ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech;
+# not "we should have": a regret)
 _PROPOSAL = re.compile(
     r"(?:we\s+(?:(?:all|really|definitely|totally)\s+)*should\s+(?:(?:all|really|definitely|totally)\s+)*(?!have\b)"
     r"|let['\u2019]?s\s+)(?!(?:say|see|just\s+say|not|hope|face\s+it|keep\s+in\s+touch|(?:chat|talk|catch\s+up|speak)"
