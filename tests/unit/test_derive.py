@@ -1067,6 +1067,10 @@ def test_contractions_and_letters_are_no_names(token):
         ("They give me peace.", "They give Bob peace."),
         ("They've been there for me every step of the way.", "They have been there for Bob every step of the way."),
         ("These moments remind me of how important kindness is.", "These moments remind Bob of how important kindness is."),
+        ("She showed me the importance of gratitude.", "She showed Bob the importance of gratitude."),
+        ("She's been a great addition to my life.", "She has been a great addition to Bob's life."),
+        ("He taught us a lot about loyalty.", "He taught Bob and others a lot about loyalty."),
+        ("They give us peace.", "They give Bob and others peace."),
     ],
 )
 def test_unnamed_people_or_things_are_told_as_the_speakers_experience(text, statement):
@@ -1074,7 +1078,9 @@ def test_unnamed_people_or_things_are_told_as_the_speakers_experience(text, stat
     assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
 
 
-@pytest.mark.parametrize("text", ["They're awesome.", "They eat vegetables.", "These are great.", "Those were the days."])
+@pytest.mark.parametrize(
+    "text", ["They're awesome.", "They eat vegetables.", "These are great.", "Those were the days.", "He is so talented.", "It brings us together."]
+)
 def test_unnamed_they_without_the_speaker_says_nothing(text):
     assert run(msg(text, speaker="Bob")) == []
 
@@ -1283,3 +1289,350 @@ def test_for_me_and_a_participle_before_a_noun_open_a_clause():
 )
 def test_its_before_a_participle_and_an_object_is_has(text, statement):
     assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Let's keep spreading awareness and supporting causes like this.", "Bob wants to keep spreading awareness and supporting causes like this."),
+        ("Carol, let's work together to fix the playground.", "Bob wants to work together to fix the playground."),
+        ("Let's help those in need.", "Bob wants to help those in need."),
+    ],
+)
+def test_a_proposal_is_the_speakers_intention(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["Let's do it!", "Let's keep it up!", "Let's catch up soon!", "Let's say it was fun.", "Let me know!"]
+)
+def test_a_proposal_with_nothing_in_it_or_a_sign_off_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_a_double_hyphen_is_a_dash_between_clauses():
+    assert statements("Exciting things are happening--I'm exploring endorsement deals.") == [
+        "Bob is exploring endorsement deals."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Nothing was recoverable, but now I have an external drive for backups.", "Bob has an external drive for backups."),
+        ("The show was cancelled, but luckily I found another venue.", "Bob found another venue."),
+    ],
+)
+def test_a_sentence_adverb_before_a_new_subject_starts_a_clause(text, statement):
+    assert statement in statements(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Some friends from church and I went camping.", "Bob and some friends from church went camping."),
+        ("The kids and I went to the park.", "Bob and the kids went to the park."),
+        ("Tom and I went to the park.", "Bob and Tom went to the park."),
+    ],
+)
+def test_the_speaker_with_others_keeps_their_case(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("FYI, I finished another pottery project - want to see a pic?", "Bob finished another pottery project."),
+        ("I'm trying to pick the right shoes - any advice on that?", "Bob is trying to pick the right shoes."),
+    ],
+)
+def test_a_statement_before_a_trailing_question_stands(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["I went to Paris, didn't I?", "Carol, you moved to Oslo - how is it?", "Do you like my cat, or not?"]
+)
+def test_a_question_with_a_statement_of_nobodys_own_or_a_tag_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_a_plural_subject_with_a_relative_clause_takes_a_plural_verb():
+    a = one(msg("These figurines I bought remind me of family love.", speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == ("These figurines Bob bought remind Bob of family love.", "Bob", "Bob")
+
+
+
+def test_a_sentence_ending_on_a_contraction_ends_there():
+    assert statements("I went hiking, though my knees didn't. I love the mountains.") == [
+        "Bob went hiking.",
+        "Bob loves the mountains.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Speaking of which, I just had a letdown in a tourney.", "Bob just had a letdown in a tourney."),
+        ("Yep, I got this new pup for you!", "Bob got this new pup for the other person."),
+        ("Yep Carol, I got this new pup for you!", "Bob got this new pup for Carol."),
+    ],
+)
+def test_interjections_are_no_subjects_and_no_names(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Just yesterday I joined a nearby church.", "Bob joined a nearby church on 7 May 2023."),
+        ("Only last month I moved to Oslo.", "Bob moved to Oslo in April 2023."),
+    ],
+)
+def test_a_fronted_time_after_just_or_only(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+def test_a_double_hyphen_before_a_space_is_a_dash():
+    assert statements("I love that song-- I'm going to the concert.") == [
+        "Bob loves that song.",
+        "Bob is going to the concert.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("My dream is to open a bakery.", "Bob's dream is to open a bakery."),
+        ("My own journey made a huge difference to me.", "Bob's own journey made a huge difference to Bob."),
+        ("My work is really stressful.", "Bob's work is really stressful."),
+    ],
+)
+def test_a_verbs_form_after_my_is_a_noun(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I'd been wanting to try yoga for a while.", "Bob had been wanting to try yoga for a while."),
+        ("I'd never seen the ocean before that trip.", "Bob had never seen the ocean before that trip."),
+        ("I'd finished my degree by then.", "Bob had finished Bob's degree by then."),
+    ],
+)
+def test_d_before_a_past_participle_is_had(text, statement):
+    assert statements(text) == [statement]
+
+
+def test_d_before_a_verb_is_still_would():
+    assert run(msg("I'd need a new car.", speaker="Bob")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, Carol! I wish I lived in Paris.",
+        "Wow! I bet the nerves are quite a rush.",
+        "That's great. I hope it goes well.",
+        "I moved to Oslo. If I lose my job, I'll move home.",
+    ],
+)
+def test_a_wish_or_hypothetical_after_the_first_sentence_says_nothing_either(text):
+    assert all("wish" not in s and "bet" not in s and "hope" not in s and "home" not in s for s in statements(text))
+
+
+def test_a_hope_to_do_something_is_an_intention():
+    assert statements("Thanks, Carol! I hope to build my own family.") == ["Bob hopes to build Bob's own family."]
+    assert statements("I hope to build my own family.") == ["Bob hopes to build Bob's own family."]
+    assert statements("I hope to see you soon!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("We should fight for more money for schools.", "Bob wants to fight for more money for schools."),
+        ("We should all join forces to fix the park.", "Bob wants to join forces to fix the park."),
+    ],
+)
+def test_we_should_is_a_proposal(text, statement):
+    assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize("text", ["We should have gone earlier.", "We should go together sometime!"])
+def test_we_should_with_a_regret_or_no_time_says_nothing(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Volunteering is a great way to meet people.", "Bob thinks volunteering is a great way to meet people."),
+        ("Having good support is key.", "Bob thinks having good support is key."),
+        ("Taking risks is scary.", "Bob thinks taking risks is scary."),
+    ],
+)
+def test_an_activity_judged_is_the_speakers_view(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize("text", ["Being yourself is great!", "Books are awesome.", "The view is amazing."])
+def test_a_bare_judgement_of_a_thing_or_of_being_says_nothing(text):
+    assert run(msg(text, speaker="Bob")) == []
+
+
+def test_since_we_last_spoke_is_when_not_what():
+    assert statements("Since we last spoke, I took my kids to a park.") == ["Bob took Bob's kids to a park."]
+    assert statements("Been a busy week since we talked.") == []
+
+
+def test_a_long_gerund_phrase_is_the_subject_not_what_the_speaker_is_doing():
+    assert statements("Making my spot comfortable and inviting for my customers is key.") == [
+        "Making Bob's spot comfortable and inviting for Bob's customers is key."
+    ]
+    assert statements("Being around people who share the same love for basketball creates a special bond.") == [
+        "Bob thinks being around people who share the same love for basketball creates a special bond."
+    ]
+
+
+def test_an_emoji_ends_a_sentence_and_is_no_word():
+    assert statements("Inspiring \U0001f4aa I emailed some wholesalers today!", speaker="Bob")[0].startswith(
+        "Bob emailed some wholesalers on"
+    )
+    assert statements("I love my new bike \U0001f6b2!") == ["Bob loves Bob's new bike."]
+    assert statements("Inspiring!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I wanna help make a difference.", "Bob wants to help make a difference."),
+        ("I gotta fix my bike.", "Bob has to fix Bob's bike."),
+        ("We gotta fix the park.", "Bob and others have to fix the park."),
+    ],
+)
+def test_wanna_and_gotta_read_as_english(text, statement):
+    assert statements(text) == [statement]
+
+
+def test_a_noun_after_and_with_its_own_verb_starts_no_clause():
+    assert statements("I saw how counseling and support groups improved my life.") == [
+        "Bob saw how counseling and support groups improved Bob's life."
+    ]
+    assert statements("I love hiking and walk every day.") == ["Bob loves hiking.", "Bob walks every day."]
+
+
+def test_gotta_after_have_and_i_gotta_say():
+    assert statements("We've gotta fix the park.") == ["Bob and others have got to fix the park."]
+    assert statements("I gotta say, I really like this café.") == ["Bob really likes this café."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Here's a picture of my family at the beach.", "Bob shared a picture of Bob's family at the beach."),
+        ("Here are some pictures from our trip to Rome.", "Bob shared some pictures from Bob's trip to Rome."),
+    ],
+)
+def test_a_picture_is_shown_like_a_pic(text, statement):
+    assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Tough tournament, didn't make it to the finals.", "Bob didn't make it to the finals."),
+        ("Wasn't expecting the rain, didn't bring an umbrella.", "Bob didn't bring an umbrella."),
+    ],
+)
+def test_a_negated_clause_with_the_i_dropped_is_the_speakers(text, statement):
+    a = run(msg(text, speaker="Bob"))[-1]
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize("text", ["It rained, didn't it?", "Don't give up!", "Haven't been there yet."])
+def test_a_negated_tag_or_instruction_says_nothing(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Here's a shot I got when I volunteered.", "Bob shared a shot Bob got when Bob volunteered."),
+        ("Here's a photo that I took at the lake.", "Bob shared a photo that Bob took at the lake."),
+    ],
+)
+def test_a_picture_the_speaker_took_is_shown(text, statement):
+    assert statements(text) == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Sometimes it's good to step outside our comfort zones.", "Bob thinks it is good to step outside Bob's comfort zones sometimes."),
+        ("Usually I go running in the morning.", "Bob goes running in the morning usually."),
+    ],
+)
+def test_a_clause_after_how_often_keeps_how_often(text, statement):
+    assert statements(text) == [statement]
+
+
+def test_the_speakers_people_being_there_for_them_is_a_statement():
+    a = one(msg("My family is always there for me.", speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob's family is always there for Bob.", "Bob")
+    assert statements("My sister told me.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("It's been a dream to adopt and give kids a loving home.", "Bob's dream has been to adopt and give kids a loving home."),
+        ("It was a goal of mine to run a marathon.", "Bob's goal was to run a marathon."),
+        ("It's always been a big part of my life.", "It has always been a big part of Bob's life."),
+    ],
+)
+def test_what_the_speaker_aims_at(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["It's a dream to drive this car.", "It's a plan to fail."])
+def test_a_dream_to_do_that_is_a_delight_is_no_aim(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("But having a furry pal definitely brightens my days.", "Having a furry pal definitely brightens Bob's days."),
+        ("Thinking about the possibilities pumps me up.", "Thinking about the possibilities pumps Bob up."),
+    ],
+)
+def test_an_activity_that_does_something_to_the_speaker_is_the_subject(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["It was inspired by my own journey of self-discovery and my own journey of growth.", "I was drafted - my dream come true!"]
+)
+def test_my_and_a_noun_with_no_verb_after_is_no_clause(text):
+    assert all("journey of growth" not in s and "come true" not in s for s in statements(text))
+
+
+def test_a_gerund_topic_is_lower_case():
+    assert statements("Baking bread sounds fun. I want to try it next week.")[-1].startswith("Bob wants to try baking bread")
+
+
+def test_a_verb_that_goes_on_its_subject_is_no_sign_off():
+    assert statements("We get creative and have a blast together.") == [
+        "Bob and others get creative.",
+        "Bob and others have a blast together.",
+    ]
+    assert statements("Thanks so much and have a great day!") == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -581,14 +582,18 @@ _ABBREV = {
     "mt",
     "no",
 }
-_SENT_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*")
+# A sentence ends at a full stop, "!", "?", "...", a line break, or an emoji ("Inspiring \U0001f4aa I emailed ...")
+_SENT_END = re.compile(
+    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*|(?:\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]\ufe0f?)+(?=\s|$)"
+)
 _INTERJ = re.compile(
     r"(?:(?:oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
     r"|hmm+|um+|uh+|omg|gosh|honestly|actually|also|and|but|plus|btw|anyway|anyways|right|sure|cool|great"
     r"|nice|awesome|aw+|ugh|yay|thanks|thank\s+you|man|dude|totally|absolutely|definitely|true|indeed"
     r"|oh\s+my\s+god|oh\s+no|seriously|haha|welp|alright|yeah\s+yeah|of\s+course|exactly|agreed"
     r"|congrats|congratulations|oops|whew|phew|hah|ha|ahh|ooh|wowza|dang|damn|jeez|geez|by\s+the\s+way"
-    r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now)"
+    r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now"
+    r"|speaking\s+of\s+(?:which|that)|i\s+(?:gotta|have\s+to|must)\s+say)"
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
     re.I,
 )
@@ -609,9 +614,9 @@ _QUESTION_START = re.compile(
     re.I,
 )
 _SPLIT = re.compile(
-    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
+    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
-    r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're)\b)",
+    r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b)",
 )
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
@@ -776,7 +781,8 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
     for m in _SENT_END.finditer(text):
         if m.group(0).startswith("."):
             # "Dr. Smith", "e.g. this", "J. K." are not sentence ends
-            prev = re.search(r"([A-Za-z.]+)$", text[start : m.start()])
+            # ("can't." ends one: the letter after an apostrophe is no initial)
+            prev = re.search(r"([A-Za-z.'\u2019]+)$", text[start : m.start()])
             if prev and (prev.group(1).lower().rstrip(".") in _ABBREV or len(prev.group(1)) == 1):
                 continue
         end = m.end()
@@ -789,11 +795,18 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and (text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>(["):
+    while s < e and (text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>([" or _symbol(text[s])):
         s += 1
-    while e > s and (text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026"):
+    while e > s and (
+        text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026" or _symbol(text[e - 1])
+    ):
         e -= 1
     return s, e
+
+
+def _symbol(ch: str) -> bool:
+    """An emoji or another pictograph (and the selector that styles one): no part of a clause."""
+    return ch >= "\u2600" and (unicodedata.category(ch) == "So" or ch == "\ufe0f")
 
 
 def _clean_value(v: str, place: bool) -> str:
@@ -838,6 +851,16 @@ def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
 
 def _is_verb(tok: str) -> bool:
     return tok.lower() in _VERB_FORMS
+
+
+def _pluperfect(tok: str, words: list[tuple[str, int, int]]) -> str:
+    """"had" for an "'d" before a past participle ("I'd been wanting to", "We'd never seen it"), which
+    is no "would"; "" otherwise."""
+    if not tok.lower().endswith("'d"):
+        return ""
+    nxt = next((w.lower() for w, _, _ in words[1:4] if w.lower() not in ADVERBS), "")
+    participle = nxt in _PARTICIPLES or (nxt.endswith("ed") and nxt in _VERB_FORMS and nxt != "need")
+    return "had" if participle else ""
 
 
 def _contraction_prefix(tok: str) -> str:
@@ -1041,7 +1064,9 @@ _INTENSIFIERS = {
 # A clause that opens on one of these is hypothetical, a wish or advice, not a fact.
 _HYPOTHETICAL = re.compile(
     r"^(?:if|unless|whether|maybe|perhaps|hopefully|imagine|suppose|supposing|in\s+case|even\s+if|what\s+if"
-    r"|i\s+wish|i\s+hope|i['\u2019]m\s+hoping|i\s+am\s+hoping|wish|hope|let['\u2019]?s|let\s+me|let\s+us"
+    r"|i\s+wish|i\s+(?:really\s+)?hope(?!\s+to\s+(?!see\s+you|hear\s+from|talk|chat|catch))"
+    r"|i(?:['\u2019]m|\s+am)\s+(?:really\s+)?hoping(?!\s+to\s+(?!see\s+you|hear\s+from|talk|chat|catch))"
+    r"|wish|hope|let['\u2019]?s|let\s+me|let\s+us"
     r"|i\s+bet|i\s+guess|i\s+suppose|you\s+(?:should|could|might|must|need\s+to|have\s+to|gotta|ought)"
     r"|(?:we|i)\s+(?:should|could|might|ought))\b",
     re.I,
@@ -1069,10 +1094,53 @@ _LIFE_STAGE = re.compile(
 _SHOWING = re.compile(
     r"(?:here['\u2019]?s|here\s+is|here\s+are|these\s+are|check\s+out|take\s+a\s+look\s+at|have\s+a\s+look\s+at|look\s+at"
     r"|sharing)\s+(?P<what>(?:(?:a|an|the|some|this|these|that|those|my|our)\s+)?(?:(?:quick|little|new|recent"
-    r"|few|couple\s+of|sneak)\s+)*(?P<noun>pics?|pictures?|photos?|photographs?|snaps?|shots?|peek|glimpse|selfies?"
-    r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)?)\s*(?P<rest>.*)",
+    r"|few|couple\s+of|sneak)\s+)*(?P<noun>(?:pics?|pictures?|photos?|photographs?|snaps?|shots?|peek|glimpse|selfies?"
+    r"|videos?|clips?|screenshots?|drawings?|sketch(?:es)?)(?![\w'\u2019-]))?)\s*(?P<rest>.*)",
     re.I | re.S,
 )
+# Where a question may follow a statement in one sentence, and the words that make it a question tag
+_QUESTION_BOUNDARY = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[\u2013\u2014]\s*|(?<=\w)--+|,\s+")
+_TAG_WORDS = {
+    "didn't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "haven't", "hasn't",
+    "can't", "couldn't", "wouldn't", "shouldn't", "right", "or", "and", "but", "because", "so", "if",
+}  # fmt: skip
+# Past participles unlike their past tense (and "been"): after "'d" they make it "had"
+_PARTICIPLES = {
+    "been", "gone", "done", "seen", "taken", "given", "known", "grown", "shown", "written", "begun", "eaten",
+    "fallen", "forgotten", "gotten", "driven", "ridden", "spoken", "chosen", "broken", "flown", "swum",
+    "sung", "worn", "thrown", "drawn", "woken", "become", "come", "run",
+}  # fmt: skip
+# "(since) we last spoke": when the talk was, nothing that happened
+_LAST_TALKED = re.compile(
+    r"\s*(?:have\s+|had\s+)?last\s+(?:spoke|spoken|talked|chatted|caught\s+up|met|saw|seen|texted|messaged)\b", re.I
+)
+# Words that follow a verb as its object, never as a noun after another noun ("help them", "find it")
+_OBJECT_WORDS = {"me", "us", "him", "her", "them", "it", "you", "my", "our", "his", "their", "your", "a", "an", "the"}
+_THERE_FOR = re.compile(r"\bthere\s+for\b", re.I)
+# "It's (always) been a dream (of mine) to ...": what the speaker aims at
+# ("It's a dream to drive": a delight, not an aim)
+_AIM = re.compile(
+    r"\s*(is|was|has)\s+(?:(?:always|really|long)\s+)*(?P<been>been\s+)?(?:(?P<my>my)|a)\s+(dream|goal|plan|wish|hope"
+    r"|passion|priority|mission)(?P<mine>\s+of\s+mine)?\s+to\s+\w",
+    re.I,
+)
+# What may open "<some people> and I ..." ("Some friends from church and I went camping")
+_QUANTIFIERS = {"some", "many", "one"}
+# Sentence adverbs a clause may open on before its subject (each read away by _INTERJ or _FRONT)
+_CLAUSE_ADVERBS = {
+    "now", "then", "also", "actually", "honestly", "lately", "recently", "currently", "luckily", "sadly",
+    "unfortunately", "fortunately", "thankfully", "meanwhile",
+}  # fmt: skip
+# "Let's ...", "We should ...": a proposal of the speaker's (not "let's say", "let's see": a figure of speech;
+# not "we should have": a regret)
+_PROPOSAL = re.compile(
+    r"(?:we\s+(?:(?:all|really|definitely|totally)\s+)*should\s+(?:(?:all|really|definitely|totally)\s+)*(?!have\b)"
+    r"|let['\u2019]?s\s+)(?!(?:say|see|just\s+say|not|hope|face\s+it|keep\s+in\s+touch|(?:chat|talk|catch\s+up|speak)"
+    r"\s+(?:later|again))\b)",
+    re.I,
+)
+# "Let's go hiking sometime", "Let's catch up soon": an invitation with no time to it is a pleasantry
+_SOMETIME = re.compile(r"\b(?:sometime|some\s+time|someday|some\s+day|one\s+day|soon)\b", re.I)
 # Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
 # is important", "It's true, nature calms us", "The truth is ..." -> "<speaker> thinks ...".
 _VIEW_OPENER = re.compile(
@@ -1122,6 +1190,7 @@ _FRONT = re.compile(
     r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
     re.I,
 )
+_FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
 _IMPLICIT_STATE = {
@@ -1132,6 +1201,9 @@ _IMPLICIT_STATE = {
     "getting", "going", "doing", "taking", "making", "reading", "writing", "painting", "training",
     "loving", "enjoying", "starting", "heading", "spending", "focusing", "preparing", "saving",
 }  # fmt: skip
+# Negated auxiliaries a chat turn opens a clause on with the "I" dropped (not "don't": an instruction)
+# ("Haven't been there yet" may answer anything: left alone)
+_IMPLICIT_NEGATIONS = {"didn't", "wasn't", "couldn't"}
 _FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated"}
 _IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
                   "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
@@ -1145,6 +1217,9 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_OURS = {"us", "our", "ours", "ourselves"}
+# How a clause about someone or something the Record does not name is shown ("They give me peace")
+_UNNAMED = {"They", "He", "She"}
 _CLAUSE_END = re.compile(
     r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
 )
@@ -1375,7 +1450,8 @@ class _Run:
         for s, e in sentences:
             sent = self.text[s:e]
             m = re.match(
-                r"^\W*(?:(?:hey|hi|hello|oh|wow|thanks|thank\s+you|yeah|yes|no|ok|okay|congrats|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]",
+                r"^\W*(?:(?:hey|hi|hello|oh|wow|whoa|woah|thanks|thank\s+you|yeah|yes|yep|yup|no|nope|ok|okay|congrats"
+                r"|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]",
                 sent,
                 re.I,
             )
@@ -1407,7 +1483,12 @@ class _Run:
             raw = text[s:e]
         tail = text[e : e + 4]
         if tail.lstrip(".!\u2026\"')").startswith("?") or raw.endswith("?"):
-            return
+            # "I finished another pottery project - want to see it?": a statement of the speaker's own
+            # before a question that follows it stands
+            e = self._before_question(s, e)
+            if e <= s:
+                return
+            raw = text[s:e]
         self.corrective = self.src.kind == "correction" or bool(_CORRECTIVE.search(raw))
         if self.src.kind == "correction" and _RETRACTION.match(raw) and self.voice is None:
             self._retraction(s, e)
@@ -1439,10 +1520,16 @@ class _Run:
             m = _INTERJ.match(text, cs, ce)
             if m and m.end() > cs:
                 cs, ce = _trim(text, m.end(), ce)
-            if ce - cs < 2 or _FILLER.match(text, cs, ce) or _QUESTION_START.match(text[cs:ce]):
+            # ("We get creative and have a blast": a verb that goes on its subject is no sign-off)
+            filler = not (conj and prev is not None) and _FILLER.match(text[cs:ce])
+            if ce - cs < 2 or filler or _QUESTION_START.match(text[cs:ce]):
                 prev = None if not conj else prev
                 continue
-            if _HYPOTHETICAL.match(text, cs, ce):
+            proposal = self._proposal(cs, ce)
+            if proposal is not None:
+                prev = proposal
+                continue
+            if _HYPOTHETICAL.match(text[cs:ce]):
                 # "If I lose my job, I'll move home": what follows the condition holds only under it
                 conditional = bool(_CONDITION.match(text, cs, ce))
                 prev = None
@@ -1549,7 +1636,9 @@ class _Run:
             or (low[-1].endswith("s") and len(low[-1]) > 3 and not low[-1].endswith(("ss", "us", "is")))
         )
         shown = self._rewrite_simple(phrase)
-        if (len(np) == 1 and low[0] in _COMMON_NOUNS) or low[0] in ("the", "this", "that", "these", "those"):
+        if (len(np) == 1 and low[0] in _COMMON_NOUNS) or low[0] in ("the", "this", "that", "these", "those") or (
+            _is_gerund(low[0])
+        ):
             shown = shown[:1].lower() + shown[1:]
         self._set_topic(shown, plural=plural)
 
@@ -1581,10 +1670,15 @@ class _Run:
         noun, rest = m.group("noun"), m.group("rest")
         if noun is not None:
             of = re.match(r"(?:of|from|at)\s+", rest, re.I)
-            if of is None:
+            if of is not None:
+                shown = f"{self.me()} shared {m.group('what').strip()} {of.group(0).strip()}"
+                start = m.start("rest") + of.end()
+            elif re.match(r"(?:that\s+|which\s+)?(?:I|we)\b", rest):
+                # "Here's a shot I got when I volunteered": the speaker's own picture, said how it came about
+                shown = f"{self.me()} shared {m.group('what').strip()}"
+                start = m.start("rest")
+            else:
                 return True  # "Here's a pic!": nothing said about what it shows
-            shown = f"{self.me()} shared {m.group('what').strip()} {of.group(0).strip()}"
-            start = m.start("rest") + of.end()
         else:
             # "Check out my pottery creation", "Here's my bookshelf", "Check out these kids I met"; not
             # "Check out that movie" (advice)
@@ -1600,6 +1694,45 @@ class _Run:
         subj = _Subject(self.me(), self.me_owner(), shown, start, kind="shown")
         self._emit(subj, cs, ce)
         return True
+
+    def _before_question(self, s: int, e: int) -> int:
+        """Where the statement before a trailing question ends ("I started a store - pretty cool, huh?"),
+        or ``s`` when the sentence is all question, the statement is not the speaker's own, or the
+        question only asks to agree ("You went, didn't you?")."""
+        cut = None
+        for m in _QUESTION_BOUNDARY.finditer(self.text, s, e):
+            cut = m
+        if cut is None:
+            return s
+        asked = self.words(cut.end(), e)
+        before = self.words(s, cut.start())
+        if not asked or asked[0][0].lower() in _TAG_WORDS or len(before) < 3:
+            return s
+        if not any(w.lower() in _PERSONAL | FIRST_PL | {"our"} for w, _, _ in before):
+            return s
+        return cut.start()
+
+    def _proposal(self, cs: int, ce: int) -> _Subject | None:
+        """ "Let's keep spreading awareness" -> "Mel wants to keep spreading awareness": what a speaker
+        proposes to do is their intention (not a fact that it happens). The subject, for a verb joined to
+        it by "and" ("Let's get together and make the studio shine"); None when the clause is no proposal
+        or says nothing ("Let's do it!", "Let's keep it up")."""
+        m = _PROPOSAL.match(self.text, cs, ce)
+        if m is None or not self.human or self.voice is not None:
+            return None
+        rest = self.words(m.end(), ce)
+        wanted = self.text[m.end() : ce]
+        if (
+            not rest
+            or not rest[0][0].isalpha()
+            or rest[0][0].lower() in _NP_NEVER - _VERB_BASE_SET
+            or _bare(wanted, 2)
+            or _SOMETIME.search(wanted)
+        ):
+            return None
+        subj = _Subject(self.me(), self.me_owner(), f"{self.me()} wants to", m.end(), kind="shown")
+        self._emit(subj, cs, ce)
+        return subj
 
     def _view(self, cs: int, ce: int) -> bool:
         """ "Remember that sometimes stumbling blocks can be open doors" -> "<speaker> thinks sometimes
@@ -1653,6 +1786,8 @@ class _Run:
         pred = _expand(((subj.prefix + " ") if subj.prefix else "") + self.text[subj.pred_start : ce])
         if word in _PAST_ONLY and (tense_of(pred) != "past" or _LIFE_STAGE.match(pred)):
             return
+        if _LAST_TALKED.match(pred):
+            return  # "Since we last spoke, ...": when the talk was, nothing that happened
         inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
         subj.sole = not (inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"}))
         self._emit(subj, cs, ce)
@@ -1689,8 +1824,13 @@ class _Run:
             if m and m.end() < ce:
                 pos = m.end()
                 continue
+            often = _FREQUENCY.match(text, pos, ce)
+            if often and often.end() < ce:
+                # "Sometimes I'm so relieved": how often goes with the statement, at its end
+                front, pos = (often.start(1), often.end(1)), often.end()
+                continue
             lead = re.match(
-                r"(?:(?:back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
+                r"(?:(?:just|only|even|back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
                 text[pos:ce],
                 re.I,
             )
@@ -1732,6 +1872,15 @@ class _Run:
                     t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail
                 ):
                     continue
+            # "..., but now I have a backup drive": a sentence adverb may come before the new subject
+            lead = 0
+            while lead < len(right) - 1 and right[lead][0].lower() in _CLAUSE_ADVERBS:
+                lead += 1
+            if lead and right[lead][0] == "," and lead < len(right) - 1:
+                lead += 1
+            if lead and right[lead][0].lower() not in FIRST_SG | FIRST_PL:
+                lead = 0
+            right = right[lead:]
             first = right[0][0]
             left = [t.lower() for t, _, _ in self.words(cur, m.start())]
             # ", and I ...": a comma before the conjunction and a first-person subject after it start a
@@ -1773,6 +1922,15 @@ class _Run:
                     conj.lower() in ("and", "but", "plus")
                     and first.lower() in _VERB_FORMS
                     and first.lower() not in MODALS
+                    # "... counseling and support groups improved my life": a noun with a verb after it
+                    and not (
+                        first.lower() in _VERB_BASE_SET - {"have", "do", "be"}
+                        and len(right) > 2
+                        and right[1][0].isalpha()
+                        and right[1][0].lower() not in _NP_NEVER | _OBJECT_WORDS
+                        and right[2][0].lower() in _FINITE
+                        and right[2][0].lower() not in MODALS
+                    )
                 ) or first.lower() in ("if", "unless", "when", "because")
                 if not (starts_subject or starts_verb):
                     continue
@@ -1808,8 +1966,9 @@ class _Run:
             if self.assistant:
                 return None
             return _Subject(
-                self.me(), self.me_owner(), self.me(), e0, _contraction_prefix(w0), conj=True, kind="me"
-            )
+                self.me(), self.me_owner(), self.me(), e0, _pluperfect(w0, words) or _contraction_prefix(w0),
+                conj=True, kind="me",
+            )  # fmt: skip
         if low in ("my", "me", "our") or first_person:
             if self.assistant:
                 return None
@@ -1818,7 +1977,7 @@ class _Run:
             if self.assistant:
                 return None
             disp = f"{self.me()} and others"
-            pre = _contraction_prefix(w0).replace("is", "are").replace("has", "have")
+            pre = _pluperfect(w0, words) or _contraction_prefix(w0).replace("is", "are").replace("has", "have")
             return _Subject(self.me(), self.me_owner(), disp, e0, pre, kind="me")
         if low in SECOND or low == "your":
             if self.assistant or low == "your":
@@ -1828,7 +1987,9 @@ class _Run:
         if low in THIRD_SG:
             who = self._resolve_third()
             if who is None:
-                return None
+                # "She showed me the importance of gratitude": someone the Record does not name, told as
+                # the speaker's own experience only
+                return None if self.assistant else self._pronoun_subject(words)
             return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0), kind="name")
         if low in ("they", "they're", "they've", "they'll") and self.group is not None and not self.assistant:
             # "My friends and mentors are my rocks - they motivate me": the speaker's people, just named
@@ -1882,7 +2043,8 @@ class _Run:
             pre = ("has" if nxt in ("been", "got") else "is") if low == "there's" else ""
             return _Subject(self.me(), None, "there", e0, pre, person=False, kind="np")
         if low in DROP_SUBJECTS:
-            return None
+            # "Some friends from church and I went camping": the speaker with others, however they open
+            return self._together(words) if low in _QUANTIFIERS else None
         implicit = None if conj else self._implicit(words)
         if implicit is not None:
             return implicit
@@ -1989,17 +2151,22 @@ class _Run:
             return None
         w0, _, e0 = words[0]
         toks = [w.lower() for w, _, _ in words]
-        mine = bool(set(toks[1:]) & _PERSONAL)
+        mine = bool(set(toks[1:]) & _PERSONAL) or (
+            toks[0] in _THEY.keys() | THIRD_SG and bool(set(toks[1:]) & _OURS)
+        )
         if toks[0] in _THEY:
             # "They give me peace": unnamed people or things, told as the speaker's own experience only
             if not mine:
                 return None
             return _Subject(self.me(), self.me_owner(), "They", e0, _THEY[toks[0]], kind="it")
+        if toks[0] in THIRD_SG and not mine:
+            return None
         opinion = (len(toks) > 3 and toks[1] in ("is", "was", "'s")) or w0.lower() in ("it's", "that's")
         if not (mine or opinion):
             return None
         prefix = _contraction_prefix(w0)
-        if prefix == "is" and len(toks) > 1 and toks[1] in ("been", "got", "gotten"):
+        after = [t for t in toks[1:4] if t not in ADVERBS]
+        if prefix == "is" and after and after[0] in ("been", "got", "gotten"):
             prefix = "has"  # "It's been a significant part of my life"
         elif (
             prefix == "is"
@@ -2029,11 +2196,16 @@ class _Run:
         s0 = words[0][1]
         me, owner = self.me(), self.me_owner()
         if tok in ("been", "gone"):
+            if k + 1 < len(words) and words[k + 1][0].lower() in ("a", "an", "the", "such", "so", "quite"):
+                return None  # "Been a busy week": it has been, not the speaker
             return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
         if tok in ("gonna", "going"):
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
         if tok in _FEELING_VERBS and k + 1 < len(words) and words[k + 1][0].lower() not in _PRONOUN_VALUES:
             # "Love experimenting with spices.", "Appreciate the support": a feeling, not an order
+            return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
+        if tok in _IMPLICIT_NEGATIONS and k + 1 < len(words) and words[k + 1][0].isalpha():
+            # "Tough tournament, didn't make it to the finals"
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
@@ -2055,8 +2227,10 @@ class _Run:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if [w.lower() for w, _, _ in words] == ["growing", "up"]:
             return None  # "Growing up, I ...": a time of life
+        if _is_gerund(words[k][0]) and _EVALUATIVE.fullmatch(tok) and k + 1 == len(words):
+            return None  # "Inspiring!", "Amazing!": an exclamation, not what the speaker is doing
         if tok in _IMPLICIT_STATE or _is_gerund(words[k][0]):
-            if _is_gerund(words[k][0]) and any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
+            if _is_gerund(words[k][0]) and _gerund_subject(words, k):
                 return None  # "Meeting new people can be ...": the gerund phrase is the subject
             if tok in ("so", "really", "super", "still", "now", "in") and not (
                 k + 1 < len(words)
@@ -2078,6 +2252,8 @@ class _Run:
                 return None
             me = self.me()
             shown = self._rewrite_simple(other)
+            if not is_name_token(words[0][0]):
+                shown = shown[:1].lower() + shown[1:]  # "The kids and I" -> "Bob and the kids"
             return _Subject(
                 me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown
             )
@@ -2090,10 +2266,13 @@ class _Run:
         if low in _NP_NEVER or low in _FINITE or not (words[0][0][:1].isalpha()):
             return None
         j = None
+        head: str | None = None  # the noun a relative clause inside the subject follows
         for k in range(1, min(len(words), 13)):
             tok = words[k][0].lower()
-            if tok in (",", ";", ":", "-", "!", ".") or tok in ("who", "which", "when", "if", "because"):
+            if tok in (",", ";", ":", "-", "!", ".") or tok in ("when", "if", "because"):
                 return None
+            if tok in ("who", "which") and not _is_gerund(words[0][0]):
+                return None  # "Being around people who share my love for it creates ...": an activity's people
             before = words[k - 1][0].lower()
             if before.endswith("'s") and (tok in _AFTER_IS or _EVALUATIVE.fullmatch(tok)):
                 # "Painting's a fun way to ...": the 's is "is" (or "has" before "been")
@@ -2107,15 +2286,26 @@ class _Run:
             b = k - 1
             while b > 0 and words[b][0].lower() in ADVERBS:
                 b -= 1
-            noun = words[b][0].lower()
+            noun = head or words[b][0].lower()
             plural = (
                 noun.endswith("s") and len(noun) > 3 and not noun.endswith(("ss", "'s", "us", "is"))
             ) or (
                 k > 2 and words[k - 2][0].lower() in ("and", "&")  # "Creativity and family keep me ..."
             )
-            if tok in _FINITE or (tok in _VERB_BASE_SET and plural):
+            activity_verb = (  # "Having a furry pal definitely brightens my days"
+                _is_gerund(words[0][0])
+                and k > 1
+                and tok.endswith("s")
+                and not tok.endswith("ss")
+                and k + 1 < len(words)
+                and words[k + 1][0].lower() in _PERSONAL_OBJECTS
+            )
+            if tok in _FINITE or (tok in _VERB_BASE_SET and plural) or activity_verb:
                 if k > 1 and _agrees(before, tok):
-                    continue  # "The screenplay I sent in ...": a relative clause inside the subject
+                    # "The screenplay I sent in ...": a relative clause inside the subject; "These
+                    # figurines I bought remind me ...": its noun says whether the verb is plural
+                    head = head or words[k - 2][0].lower()
+                    continue
                 j = k
                 break
         if j is None:
@@ -2231,6 +2421,13 @@ class _Run:
             and words[2][0].lower() not in _NP_NEVER
         ):
             j = 2  # "our loved ones", "my used car": a participle before the noun
+        elif (
+            len(words) > 2
+            and words[1][0].isalpha()
+            and words[1][0].lower() in _VERB_BASE_SET
+            and any(w.lower() in _FINITE for w, _, _ in words[2:12])
+        ):
+            j = 2  # "my dream is", "my own journey was", "my work has": after "my" a verb's form is a noun
         while (
             j < len(words)
             and j < 6
@@ -2348,9 +2545,20 @@ class _Run:
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
         mentions_me = self.human and (
             (bool(clause_words & _PERSONAL) and subj.kind in ("np", "it", "name"))
+            # "He taught us a lot", "They give us peace": the speaker's people's experience
+            or (subj.kind == "it" and subj.display in _UNNAMED and bool(clause_words & _OURS))
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
         )
         evaluative = bool(_EVALUATIVE.search(pred_exp))
+        aim = _AIM.match(pred_exp) if subj.kind == "it" and subj.display == "It" and self.human else None
+        if aim is not None and (aim.group("been") or aim.group("my") or aim.group("mine")) and self.voice is None:
+            # "It's been a dream to adopt ...": the speaker's aim, whatever the pronoun stood for
+            to = next((t for t in self.words(subj.pred_start, ce) if t[0].lower() == "to"), None)
+            if to is not None:
+                verb = {"is": "is", "was": "was"}.get(aim.group(1).lower(), "has been")
+                shown = f"{self.me()}'s {aim.group(4).lower()} {verb}"
+                subj = replace(subj, display=shown, prefix="", pred_start=to[1], kind="me")
+                mentions_me = True
         # who the statement is about and whose it is (attribution.py)
         if subj.kind == "you":
             if _ADVICE.match(pred_exp):
@@ -2387,7 +2595,10 @@ class _Run:
                     return True
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif evaluative:
-                if _bare(f"{subj.display} {pred_exp}", 3):
+                # an activity judged ("Volunteering is a great way to meet people") says what the speaker
+                # thinks of doing it; a thing or a person judged needs more to be more than a reaction
+                activity = subj.kind == "np" and _is_gerund(subj.display.split(" ", 1)[0])
+                if _bare(f"{subj.display} {pred_exp}", 2 if activity else 3):
                     return True  # "The love around you is awesome", "Books have such an awesome power"
                 subj = _frame(subj, self.me(), self.me_owner(), "thinks")
             elif subj.kind == "np":
@@ -2424,7 +2635,10 @@ class _Run:
             # "I'm happy, not sad": the denied alternative is no denial of the clause
             affirmed = _DENIED_ALTERNATIVE.sub("", pred_exp)
             negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
-            if not self._contentful(pred_exp):
+            # "My family is always there for me": being there for the speaker is support, however few its
+            # words ("My sister told me" stays nothing)
+            support = subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))
+            if not self._contentful(pred_exp) and not support:
                 return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
@@ -2644,8 +2858,12 @@ class _Run:
                 rep = topic
             elif low == "gonna":
                 rep = "going to"
-            elif low == "wanna":
-                rep = "want to"
+            elif low in ("wanna", "gotta"):
+                # "I wanna help" -> "Tim wants to help", "I gotta go" -> "Tim has to go"
+                rep = {"wanna": ("want to", "wants to"), "gotta": ("have to", "has to")}[low][need_conj]
+                if low == "gotta" and re.search(r"\b(?:have|has|had)\s*$", "".join(out) + text[pos : m.start()]):
+                    rep = "got to"  # "We've gotta" -> "... have got to"
+                need_conj = False
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
                 if low in ADVERBS or low in ("not", "no", "longer", "first", "then", "later") or (len(low) > 4 and low.endswith("ly")):
                     pass  # "typically", "really": the verb comes next
@@ -2665,7 +2883,8 @@ class _Run:
         out.append(text[pos:ce])
         if front is not None:
             fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
-            out.append(" " + (fronted or text[front[0] : front[1]].strip().rstrip(",")))
+            shown = fronted or text[front[0] : front[1]].strip().rstrip(",")
+            out.append(" " + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
         stmt = stmt.rstrip(" ,;:-\u2013\u2014")
@@ -2806,6 +3025,30 @@ def _common_case(np: str) -> str:
     if len(words) > 1 and is_name_token(words[0]) and is_name_token(words[1]) and words[0] not in _ARTICLES:
         return np
     return np[:1].lower() + np[1:] if words and words[0] != "I" else np
+
+
+def _gerund_subject(words: list[tuple[str, int, int]], k: int) -> bool:
+    """Whether the gerund at ``k`` opens the clause's subject ("Meeting new people can be ...", "Making my
+    spot comfortable and inviting for my customers is key"): a finite verb follows it, within eight words
+    or, further on, before a mark ends its phrase."""
+    if any(w.lower() in _FINITE for w, _, _ in words[k + 1 : k + 9]):
+        return True
+    # "Having a furry pal definitely brightens my days": a verb in -s before its object
+    if any(
+        w.lower().endswith("s") and not w.lower().endswith("ss") and len(w) > 3 and nxt.lower() in _PERSONAL_OBJECTS
+        for (w, _, _), (nxt, _, _) in zip(words[k + 2 : k + 9], words[k + 3 : k + 10], strict=False)
+    ):
+        return True
+    for w, _, _ in words[k + 9 : k + 16]:
+        if w in _PHRASE_END:
+            return False
+        if w.lower() in _FINITE:
+            return True
+    return False
+
+
+_PERSONAL_OBJECTS = {"me", "my", "us", "our", "him", "her", "them", "you", "your", "his", "their"}
+_PHRASE_END = {",", ";", ":", "(", ")", "-", "\u2013", "\u2014", "!", "?", "."}
 
 
 def _is_gerund(tok: str) -> bool:
