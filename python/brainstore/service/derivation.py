@@ -559,6 +559,7 @@ class Derivation:
                 if attempt == 2:
                     self._retry_later(job)
                     return
+                executor.shutdown(wait=False)
                 self._long_texts = self._long_text_executor()
                 continue
             except RuntimeError:  # shut down meanwhile, as above
