@@ -190,14 +190,15 @@ class EvidenceIndexes:
 
         An index's chunks live as long as it does, and a full collection walks every tracked object:
         with 100,000 chunks held, each stopped the process for 110-150 ms, about once in 150 Contexts.
-        Frozen objects are still freed as soon as nothing refers to them; only garbage in reference
-        cycles at the moment of the freeze stays, and the young generations are collected first."""
+        Frozen objects are still freed as soon as nothing refers to them. Garbage in reference cycles
+        would never be, and it may hold an erased Record's text (a traceback's locals, say): a full
+        collection runs first, which walks only what came since the last freeze."""
         with self._lock:
             self._unfrozen_chunks += new_chunks
             if self._unfrozen_chunks < FREEZE_AFTER_CHUNKS:
                 return
             self._unfrozen_chunks = 0
-        gc.collect(1)
+        gc.collect()
         gc.freeze()
 
     def _load_or_rebuild(self, brain_uid: str) -> BrainIndex:
