@@ -85,7 +85,8 @@ def test_the_rules_read_a_long_document_in_a_process_of_their_own(engine: Engine
     for child in children:
         child.kill()
         child.join(10)
-    second = api.remember("docs", paragraph.replace("Lisbon", "Porto") * (LONG_TEXT_CHARS // len(paragraph) + 1)).body["id"]
+    other = paragraph.replace("Lisbon", "Porto")
+    second = api.remember("docs", other * (LONG_TEXT_CHARS // len(other) + 1)).body["id"]
     assert wait_for(api, "docs", second, timeout=120)
     memories = api.get("/brains/docs/memories", params={"limit": "50"}).body["data"]
     assert any("Porto" in m["statement"] for m in memories)
