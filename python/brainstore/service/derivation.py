@@ -525,16 +525,23 @@ class Derivation:
             text, assertions = extract_record(
                 self.extractor, record.content, self_name=self_name, occurred_at=record.occurred_at
             )
-        except ExtractorUnavailable as exc:
-            # the provider is down, not the Record wrong: it stays processing and is tried again
-            log.warning("extractor unavailable for %s: %s", job.item_id, exc)
-            self._retry_later(job)
-            return False
         except Exception as exc:
-            log.exception("extraction failed for %s", job.item_id)
-            self._fail(job, exc)
+            self._not_read(job, exc)
             return False
         return self._cut(job, record, text, assertions)
+
+    def _not_read(self, job: Job, failure: BaseException) -> None:
+        """A Record's extraction raised: tried again later when the cause is not the Record (the
+        provider down, or the process reading it died), failed otherwise."""
+        if isinstance(failure, ExtractorUnavailable):
+            log.warning("extractor unavailable for %s: %s", job.item_id, failure)
+            self._retry_later(job)
+        elif isinstance(failure, BrokenExecutor):
+            log.error("the process extracting %s died; trying again", job.item_id)
+            self._retry_later(job)
+        else:
+            log.error("extraction failed for %s", job.item_id, exc_info=failure)
+            self._fail(job, failure if isinstance(failure, Exception) else RuntimeError(str(failure)))
 
     def _cut(self, job: Job, record: Record, text: SourceText, assertions: list[Assertion]) -> bool:
         try:
@@ -571,15 +578,8 @@ class Derivation:
         if done.cancelled():
             return  # stopped: the Record stays processing in the store, and start() queues it
         failure = done.exception()
-        if isinstance(failure, ExtractorUnavailable):
-            log.warning("extractor unavailable for %s: %s", job.item_id, failure)
-            self._retry_later(job)
-        elif isinstance(failure, BrokenExecutor):  # the process died, not the Record wrong
-            log.error("the process extracting %s died; trying again", job.item_id)
-            self._retry_later(job)
-        elif failure is not None:
-            log.error("extraction failed for %s", job.item_id, exc_info=failure)
-            self._fail(job, failure if isinstance(failure, Exception) else RuntimeError(str(failure)))
+        if failure is not None:
+            self._not_read(job, failure)
         elif self._cut(job, record, *done.result()):
             self._queue.put(job, front=True)
 
@@ -744,8 +744,10 @@ class Derivation:
             elif record.status == "failed":
                 failed.append(record_id)
             else:
-                text = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
-                extracted.append((record, text, self.extractor.extract(text, self_name=self_name)))
+                text, assertions = extract_record(
+                    self.extractor, record.content, self_name=self_name, occurred_at=record.occurred_at
+                )
+                extracted.append((record, text, assertions))
         requeue: list[tuple[str, int]] = []
         with self.evidence.mutating([brain_uid]), self.store.atomic():
             if not self.store.lock_brain(brain_uid):
