@@ -6,10 +6,14 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
 
 from brainstore.api.app import create_app
 from brainstore.derive import Assertion, SourceText, default_extractor
+from brainstore.retrieval.embedder import Embedder
 from brainstore.service.derivation import LONG_TEXT_CHARS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
@@ -90,3 +94,55 @@ def test_the_rules_read_a_long_document_in_a_process_of_their_own(engine: Engine
     assert wait_for(api, "docs", second, timeout=120)
     memories = api.get("/brains/docs/memories", params={"limit": "50"}).body["data"]
     assert any("Porto" in m["statement"] for m in memories)
+
+
+class ReadingLog:
+    """The default extractor, noting every text it reads."""
+
+    def __init__(self) -> None:
+        self.inner = default_extractor()
+        self.name = self.inner.name
+        self.read: list[str] = []
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        self.read.append(source.text)
+        return self.inner.extract(source, self_name=self_name)
+
+
+class FirstEmbeddingWaits:
+    """An embedder whose first call waits (10 s at most) until the extractor has read a text that
+    call does not embed: a worker that reads the next batch while one embeds lets it go at once."""
+
+    def __init__(self, inner: Embedder, extractor: ReadingLog) -> None:
+        self.inner, self.extractor = inner, extractor
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+        self.calls = 0
+        self.next_batch_read_meanwhile = False
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.calls == 1:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not self.next_batch_read_meanwhile:
+                self.next_batch_read_meanwhile = any(
+                    not any(read in text for text in texts) for read in list(self.extractor.read)
+                )
+                time.sleep(0.01)
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_the_next_batch_is_read_while_one_is_embedded(engine: Engine) -> None:
+    extractor = ReadingLog()
+    service = engine.open(extractor)  # type: ignore[arg-type]
+    api = Api(create_app(service), KEY)
+    api.brain("notes")
+    service.derivation.stop()  # the Records below wait in the store, and are queued together at start
+    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
+    embedder = FirstEmbeddingWaits(service.evidence.embedder, extractor)
+    service.evidence._embedder = embedder
+    service.derivation.start()
+    assert all(wait_for(api, "notes", record) for record in ids)
+    assert embedder.next_batch_read_meanwhile

@@ -11,17 +11,20 @@ How a batch runs:
 2. Extract assertions and cut chunks (no I/O), then embed every chunk the batch selected in ONE call
    (the embedder spreads it over the cores). A long document is embedded in slices of at most
    SLICE_CHARS over several batches (its job goes back to the head of its namespace's queue), and
-   its extraction (seconds for 150,000 characters) runs on a thread of its own while the batches go
-   on, so it never holds the worker for more than one short slice.
+   its extraction (seconds for 150,000 characters) runs off the worker while the batches go on (the
+   offline rules in a process of their own, an extractor that waits on a model server on a thread),
+   so it never holds the worker for more than one short slice.
 3. Apply every finished Record in ONE transaction: each Brain is resolved inside it (a Brain erased
    meanwhile takes its Records with it), the memory rules plan the revisions, chunks and statuses are
    written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
 4. Tell the waiting Contexts which Brains moved.
 
-Steps 1-2 run on one thread and steps 3-4 on another, so the next batch is read, extracted and
-embedded while the last one is written: the cores embed instead of waiting for a commit. A batch is
-handed over only once the previous one is taken (one batch ahead at most), and batches are applied in
-the order they were prepared.
+Three threads share the steps: the worker reads and extracts (step 1 and the first half of 2), the
+embedding thread embeds, the applier does 3-4. So the next batch is read while the last one embeds,
+and embedded while the one before is written: the cores embed instead of waiting for Python or for a
+commit. The worker takes the next batch only as late as it can still read it before the embedder is
+free (see _run), a batch is handed to the applier only once the previous one is taken, and batches
+are applied in the order they were prepared.
 
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
@@ -47,9 +50,11 @@ import queue
 import secrets
 import socket
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -164,6 +169,27 @@ class Job:
         return min(sum(len(d.text) for d in self.drafts[self.embedded :]), SLICE_CHARS)
 
 
+@dataclass
+class _Embedding:
+    """A batch on the embedding thread, and when it is expected to be done (time.monotonic)."""
+
+    jobs: list[Job]
+    done: Future[None]
+    due: float
+
+
+@dataclass
+class _Pace:
+    """Moving averages of the worker's pace: seconds to read a batch, and to embed a character."""
+
+    read: float = 0.0
+    per_char: float = 0.0
+
+
+# weight of the newest measurement in a _Pace average
+_EWMA = 0.2
+
+
 def _text_length(record: Record) -> int:
     text = record.content.get("text")
     return len(text) if isinstance(text, str) else 0
@@ -205,10 +231,12 @@ class FairQueue:
             self._closed = True
             self._cond.notify_all()
 
-    def take(self, max_jobs: int, max_chars: int) -> list[Job] | None:
-        """A batch, round robin across namespaces; None once closed. Blocks while there is nothing."""
+    def take(self, max_jobs: int, max_chars: int, *, wait: bool = True) -> list[Job] | None:
+        """A batch, round robin across namespaces; None once closed. While there is nothing, blocks,
+        or with ``wait=False`` returns an empty batch."""
         with self._cond:
-            self._cond.wait_for(lambda: self._closed or any(self._queues.values()))
+            if wait:
+                self._cond.wait_for(lambda: self._closed or any(self._queues.values()))
             if self._closed:
                 return None
             batch: list[Job] = []
@@ -258,6 +286,9 @@ class Derivation:
         # prepared batches on their way to the applier; None tells it to stop
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
         self._applier: threading.Thread | None = None
+        # the worker's embedding calls, so that it reads the next batch meanwhile (see _run)
+        self._embedding = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-embed")
+        self._pace = _Pace()
         self._long_texts: Executor | None = None  # extraction of long texts, off the worker
         self._idle = threading.Condition()
         self._pending = 0
@@ -285,6 +316,7 @@ class Derivation:
             self._queued_records.clear()
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
+        self._embedding = ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-embed")
         self._long_texts = self._long_text_executor()
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
@@ -337,6 +369,7 @@ class Derivation:
             self._queue.close()
             self._thread.join(timeout=30)  # it hands the applier its last batch, then None
             self._thread = None
+        self._embedding.shutdown(wait=False)
         if self._applier is not None:
             self._applier.join(timeout=30)
             self._applier = None
@@ -419,34 +452,73 @@ class Derivation:
 
     # --- the worker ---------------------------------------------------------------------------------------
     def _run(self) -> None:
-        """Take, extract and embed batches, and hand what is finished to the applier."""
+        """Take, extract and embed batches, and hand what is finished to the applier.
+
+        The next batch is read and extracted while the last one is embedded (on the embedding
+        thread): extraction is pure Python on one core, and done in turn with the embedding it left
+        a core idle for its whole length. It is taken as late as it can still be read before the
+        embedder is free: taken at once, it would wait a whole embedding with its Records in it, and
+        a quiet tenant's Record that comes meanwhile would wait for it too."""
         warm_up()  # here, off the request threads
+        embedding: _Embedding | None = None
         try:
             while True:
-                batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS)
+                if embedding is not None:
+                    wait_futures([embedding.done], timeout=max(0.0, embedding.due - self._pace.read - time.monotonic()))
+                batch = self._queue.take(BATCH_RECORDS, BATCH_CHARS, wait=embedding is None)
                 if batch is None:
                     return
-                try:
-                    finished = self._prepare(batch)
-                except Exception:  # a bug must not kill the worker: retry each job on its own
-                    log.exception("preparing a derivation batch failed; retrying its work")
-                    for job in batch:
-                        self._retry_later(job)
-                    continue
-                if finished:
-                    self._prepared.put(finished)
+                started = time.monotonic()
+                jobs = self._load_batch(batch) if batch else []
+                self._pace.read = _EWMA * (time.monotonic() - started) + (1 - _EWMA) * self._pace.read
+                following = self._start_embedding(jobs, after=embedding) if jobs else None
+                if embedding is not None:
+                    self._hand_over(embedding)
+                embedding = following
         finally:
+            if embedding is not None:
+                self._hand_over(embedding)
             self._prepared.put(None)
 
-    def _prepare(self, batch: list[Job]) -> list[Job]:
-        """Extract and embed a batch; the jobs ready to apply (the rest of a long document goes back
-        to the head of its namespace's queue)."""
-        jobs = self._load(batch)
-        self._embed(jobs)
+    def _start_embedding(self, jobs: list[Job], *, after: _Embedding | None) -> _Embedding:
+        chars = sum(job.cost() for job in jobs)
+        begins = time.monotonic() if after is None or after.done.done() else max(after.due, time.monotonic())
+
+        def embed() -> None:
+            started = time.monotonic()
+            self._embed(jobs)
+            if chars:
+                pace = (time.monotonic() - started) / chars
+                self._pace.per_char = _EWMA * pace + (1 - _EWMA) * self._pace.per_char
+
+        return _Embedding(jobs, self._embedding.submit(embed), begins + chars * self._pace.per_char)
+
+    def _load_batch(self, batch: list[Job]) -> list[Job]:
+        try:
+            return self._load(batch)
+        except Exception:  # a bug must not kill the worker: retry each job on its own
+            log.exception("reading a derivation batch failed; retrying its work")
+            for job in batch:
+                self._retry_later(job)
+            return []
+
+    def _hand_over(self, embedding: _Embedding) -> None:
+        """Once a batch is embedded: its finished jobs to the applier, the rest of a long document
+        back to the head of its namespace's queue."""
+        jobs = embedding.jobs
+        try:
+            embedding.done.result()
+        except Exception:
+            log.exception("embedding a derivation batch failed; retrying its work")
+            for job in jobs:
+                self._retry_later(job)
+            return
         for job in jobs:
             if not job.ready:
                 self._queue.put(job, front=True)
-        return [job for job in jobs if job.ready]
+        finished = [job for job in jobs if job.ready]
+        if finished:
+            self._prepared.put(finished)
 
     def _apply_prepared(self) -> None:
         while (finished := self._prepared.get()) is not None:
