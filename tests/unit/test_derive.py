@@ -1636,3 +1636,17 @@ def test_a_verb_that_goes_on_its_subject_is_no_sign_off():
         "Bob and others have a blast together.",
     ]
     assert statements("Thanks so much and have a great day!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Thanks Sam! I'm so proud of you guys.", "Bob is so proud of Sam and others."),
+        ("Sam, I met you both at the park.", "Bob met Sam and others at the park."),
+        ("Sam, feeling supported by all of you means so much to me.", "Feeling supported by Sam and others means so much to Bob."),
+        ("I'm glad you two came to the party, Sam.", "Bob is glad Sam and others came to the party."),
+        ("Sam, I'll tell you all about it.", "Bob will tell Sam all about it."),
+    ],
+)
+def test_the_second_person_plural_is_the_person_spoken_to_and_others(text, statement):
+    assert statement in statements(text)

@@ -2507,6 +2507,7 @@ class _Run:
         if self.topic is not None and re.search(r"\b(?:it|them)\b", out, re.I):
             out = self._topic_objects(out)
         if self.addressee:
+            out = _PLURAL_YOU.sub(f"{self.addressee} and others", out)
             out = re.sub(r"\byour\b", f"{self.addressee}'s", out, flags=re.I)
             out = re.sub(r"\byou\b", self.addressee, out, flags=re.I)
         return out
@@ -2806,6 +2807,14 @@ class _Run:
             if m.start() < skip_until:
                 continue
             prior, before = before, m.group(0)
+            plural_you = _PLURAL_YOU.match(text, m.start(), ce)
+            if plural_you is not None:
+                # "you guys", "all of you": the person spoken to and the people with them
+                out.append(text[pos : m.start()])
+                out.append(f"{you} and others")
+                pos = skip_until = plural_you.end()
+                before = "you"
+                continue
             r = next((r for r in rel if r[0] <= m.start() < r[1]), None)
             if r is not None:
                 before = text[pos : m.start()]
@@ -2898,6 +2907,12 @@ class _Run:
         return stmt
 
 
+# The second person plural: "you guys", "you all", "y'all", "you two", "all of you", "both of you"
+_PLURAL_YOU = re.compile(
+    r"(?:you\s+(?:guys|all(?!\s+(?:about|over|the\s+best)\b)|both|two|folks)|y['\u2019]all|(?:all|both|each)\s+of\s+you)"
+    r"(?![\w'\u2019])",
+    re.I,
+)
 _NP_NEVER = {
     "if", "when", "while", "because", "since", "as", "so", "but", "and", "or", "for", "to", "in", "on", "at",
     "with", "by", "from", "of", "about", "like", "just", "not", "no", "yes", "yeah", "then", "there", "here",
