@@ -1650,3 +1650,38 @@ def test_a_verb_that_goes_on_its_subject_is_no_sign_off():
 )
 def test_the_second_person_plural_is_the_person_spoken_to_and_others(text, statement):
     assert statement in statements(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Thanks Sam, your support really means a lot.", "Sam's support really means a lot to Bob."),
+        ("Your encouragement really motivates me to keep going.", "The other person's encouragement really motivates Bob to keep going."),
+        ("Your support and friendship mean everything.", "The other person's support and friendship mean everything to Bob."),
+    ],
+)
+def test_what_the_person_spoken_to_gives_the_speaker_is_the_speakers(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["Your dog is so cute!", "Your sister told me.", "Sam, your words are really encouraging."])
+def test_the_addressees_belongings_alone_say_nothing(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Pottery means a lot to me.", "Pottery means a lot to Bob."),
+        ("My family has always meant the world to me.", "Bob's family has always meant the world to Bob."),
+    ],
+)
+def test_what_something_is_worth_to_the_speaker_is_a_statement(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("That means a lot.") == statements("It means a lot to hear that.") == []
+
+
+def test_a_sign_off_is_no_name_spoken_to():
+    assert statements("I'm so proud of you! Bye!") == ["Bob is so proud of the other person."]

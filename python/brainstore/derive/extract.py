@@ -1980,8 +1980,10 @@ class _Run:
             pre = _pluperfect(w0, words) or _contraction_prefix(w0).replace("is", "are").replace("has", "have")
             return _Subject(self.me(), self.me_owner(), disp, e0, pre, kind="me")
         if low in SECOND or low == "your":
-            if self.assistant or low == "your":
-                return None  # "your X": the addressee's belongings, too loose to attribute
+            if self.assistant:
+                return None
+            if low == "your":
+                return self._yours(words)
             who = self.you()
             return _Subject(who, None, who, e0, _contraction_prefix(w0), conj=True, kind="you")
         if low in THIRD_SG:
@@ -2240,6 +2242,20 @@ class _Run:
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
         return None
 
+    def _yours(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "Your support means a lot (to me)", "Your encouragement motivates me": what the person spoken to
+        gives the speaker is the speaker's own experience. Any other "your X" is the addressee's
+        belongings, too loose to attribute."""
+        if not self.human or self.voice is not None:
+            return None
+        np = self._noun_phrase(words, yours=True)
+        if np is None:
+            return None
+        pred = _expand(self.text[np.pred_start : words[-1][2]])
+        if not ({w.lower() for w, _, _ in words} & _PERSONAL or _SIGNIFICANCE.match(pred)):
+            return None
+        return replace(np, subject=self.me(), owner=self.me_owner(), kind="yours")
+
     def _together(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "Tom and I got divorced": about the speaker, with the other person named in the statement."""
         for j in range(1, min(len(words) - 1, 5)):
@@ -2259,7 +2275,7 @@ class _Run:
             )
         return None
 
-    def _noun_phrase(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+    def _noun_phrase(self, words: list[tuple[str, int, int]], *, yours: bool = False) -> _Subject | None:
         """ "The office is closed on Mondays", "Pottery is a huge part of my life", "Dance floors help
         avoid injuries": the words before the first finite verb name what the clause is about."""
         low = words[0][0].lower()
@@ -2327,7 +2343,11 @@ class _Run:
         )
         if head in _VAGUE_HEADS and not resolved:
             return None  # "A lot's been going on", "Everything is great": nothing to hold on to
-        if any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in np_words) and self.addressee is None:
+        if (
+            not yours
+            and any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in np_words)
+            and self.addressee is None
+        ):
             return None
         np = self.text[words[0][1] : words[j - 1][2]]
         if low in ("his", "her", "their"):
@@ -2506,11 +2526,11 @@ class _Run:
         out = re.sub(r"\b(?:me|myself)\b", me, out, flags=re.I)
         if self.topic is not None and re.search(r"\b(?:it|them)\b", out, re.I):
             out = self._topic_objects(out)
-        if self.addressee:
-            out = _PLURAL_YOU.sub(f"{self.addressee} and others", out)
-            out = re.sub(r"\byour\b", f"{self.addressee}'s", out, flags=re.I)
-            out = re.sub(r"\byou\b", self.addressee, out, flags=re.I)
-        return out
+        # (a phrase with "you" in it reaches here without a name for them only as the speaker's experience)
+        you = self.you()
+        out = _PLURAL_YOU.sub(f"{you} and others", out)
+        out = re.sub(r"\byour\b", f"{you}'s", out, flags=re.I)
+        return re.sub(r"\byou\b", you, out, flags=re.I)
 
     def _topic_objects(self, text: str) -> str:
         """ "Playing it" -> "Playing guitar": objects that stand for the topic (see _topic_for)."""
@@ -2639,7 +2659,10 @@ class _Run:
             # "My family is always there for me": being there for the speaker is support, however few its
             # words ("My sister told me" stays nothing)
             support = subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))
-            if not self._contentful(pred_exp) and not support:
+            # "Pottery means a lot to me", "Your support means the world": what something is worth to
+            # the speaker, however few its words ("It means a lot" says nothing of what)
+            significant = subj.kind not in ("it", "you") and bool(_SIGNIFICANCE.match(pred_exp))
+            if not self._contentful(pred_exp) and not support and not significant:
                 return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
@@ -2647,6 +2670,9 @@ class _Run:
         statement = self._statement(subj, cs, ce, exprs)
         if not statement:
             return True
+        if subj.kind == "yours" and not after & (_PERSONAL | _OURS):
+            # "Your support means a lot": to the speaker, who says so
+            statement = _SIGNIFICANCE_WORDS.sub(lambda m: f"{m.group(0)} to {self.me()}", statement, count=1)
         # a state the past tense says is over ("I lived in Oslo"); liking something in the past
         # ("they loved the lions") is how an experience went, not a taste that ended
         habit_once = found is not None and not found[3] and not re.search(r"\bused\s+to\b", pred_exp, re.I)
@@ -2907,6 +2933,15 @@ class _Run:
         return stmt
 
 
+# What something is worth to someone: "means a lot", "has meant the world", "means so much"
+_SIGNIFICANCE_WORDS = re.compile(
+    r"\b(?:means?|meant)\s+(?:(?:a\s+lot|so\s+much|the\s+world|everything|a\s+great\s+deal|a\s+ton|tons|so\s+very"
+    r"\s+much)\b)",
+    re.I,
+)
+_SIGNIFICANCE = re.compile(
+    r"\s*(?:(?:really|truly|so|just|also|always|still|has|have|had|already)\s+)*" + _SIGNIFICANCE_WORDS.pattern, re.I
+)
 # The second person plural: "you guys", "you all", "y'all", "you two", "all of you", "both of you"
 _PLURAL_YOU = re.compile(
     r"(?:you\s+(?:guys|all(?!\s+(?:about|over|the\s+best)\b)|both|two|folks)|y['\u2019]all|(?:all|both|each)\s+of\s+you)"
