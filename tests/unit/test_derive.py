@@ -1685,3 +1685,12 @@ def test_what_something_is_worth_to_the_speaker_is_a_statement(text, statement):
 
 def test_a_sign_off_is_no_name_spoken_to():
     assert statements("I'm so proud of you! Bye!") == ["Bob is so proud of the other person."]
+
+
+def test_a_guess_at_what_did_happen_is_said_as_a_guess():
+    a = one(msg("I may have found a job at a tech company that needs my skills.", speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob may have found a job at a tech company that needs Bob's skills.", "Bob")
+    assert statements("I must have left my keys at the office.") == ["Bob must have left Bob's keys at the office."]
+    # what did not happen, and a guess at how the person spoken to felt, stay nothing
+    assert statements("I could have gone to the party.") == statements("I should have called my mom.") == []
+    assert statements("You must have been so proud.") == []

@@ -1168,6 +1168,13 @@ _MODAL_HEAD = re.compile(
     r"(?!\s+(?:really\s+)?(?:love|like|prefer|enjoy)\b)\b",
     re.I,
 )
+# "I may have found a job", "My sister might have met him": the speaker's guess at what did happen, said as
+# a guess (not "could have", "should have": what did not)
+_LIKELY_PAST = re.compile(
+    r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*(?:may|might|must)\s+(?:already\s+|just\s+)?"
+    r"have\s+(?:already\s+|just\s+|finally\s+)?(?!been\s+(?:so|such|a|an|really|very|quite|pretty|super)\b)[a-z]+\b",
+    re.I,
+)
 # Openers that carry no subject but say something: "That's why I love it" -> "I love it".
 # "would" + a verb of doing, for a past habit (not "would love", "would be", "would say" ...)
 _WOULD_HABIT = re.compile(
@@ -2560,7 +2567,11 @@ class _Run:
         if habit is not None:
             subj = habit
             pred_exp = _expand(subj.prefix + " " + text[subj.pred_start : ce].strip())
-        if _MODAL_HEAD.match(pred_exp) and subj.kind not in ("it",):
+        if (
+            _MODAL_HEAD.match(pred_exp)
+            and subj.kind not in ("it",)
+            and not (subj.kind in ("me", "relative", "mine") and _LIKELY_PAST.match(pred_exp))
+        ):
             return False  # "I could try", "you should go": what might be is no fact
         clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
