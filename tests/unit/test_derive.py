@@ -1694,3 +1694,21 @@ def test_a_guess_at_what_did_happen_is_said_as_a_guess():
     # what did not happen, and a guess at how the person spoken to felt, stay nothing
     assert statements("I could have gone to the party.") == statements("I should have called my mom.") == []
     assert statements("You must have been so proud.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Yeah, Sam, thanks for having my back.", "Bob is grateful to Sam for having Bob's back."),
+        ("Thanks for being there for me and believing in me.", "Bob is grateful to the other person for being there for Bob and believing in Bob."),
+        ("Thanks so much for offering to help, Sam!", "Bob is grateful to Sam for offering to help."),
+    ],
+)
+def test_thanks_for_something_done_is_the_speakers_gratitude(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["Thanks for asking!", "Thanks for letting me know, Sam.", "Thanks for the recommendation!"])
+def test_thanks_for_nothing_done_says_nothing(text):
+    assert statements(text) == []

@@ -1139,6 +1139,13 @@ _PROPOSAL = re.compile(
     r"\s+(?:later|again))\b)",
     re.I,
 )
+# "Thanks (so much)(, Sam) for having my back": gratitude for something done (a gerund follows)
+_THANKS_FOR = re.compile(
+    r"(?:thanks|thank\s+you|thx)(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton|bunch)|\s+again)?(?:\s*,\s*[A-Z][a-z]+\s*,?)?"
+    r"\s+for\s+(?=[a-z]+ing\b)",
+    re.I,
+)
+_THANKS_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:but|so|though|although|whereas|while)\s+", re.I)
 # "Let's go hiking sometime", "Let's catch up soon": an invitation with no time to it is a pleasantry
 _SOMETIME = re.compile(r"\b(?:sometime|some\s+time|someday|some\s+day|one\s+day|soon)\b", re.I)
 # Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
@@ -1502,6 +1509,8 @@ class _Run:
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
+            if self._thanks(s, e):
+                return
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
             v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+").match(text, ns, e)
@@ -1718,6 +1727,25 @@ class _Run:
         if not any(w.lower() in _PERSONAL | FIRST_PL | {"our"} for w, _, _ in before):
             return s
         return cut.start()
+
+    def _thanks(self, s: int, e: int) -> bool:
+        """ "Thanks for having my back" -> "Jon is grateful to Gina for having Jon's back": what the person
+        spoken to did, as the speaker tells it. True when the sentence was read that way. ("Thanks for
+        asking", "Thanks for letting me know": nothing done worth keeping.)"""
+        m = _THANKS_FOR.match(self.text, s, e)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        end = _THANKS_END.search(self.text, m.end(), e)
+        ce = end.start() if end else e
+        vocative = re.search(r",\s*([A-Z][a-z]+)\s*[.!]*$", self.text[s:ce])
+        if vocative and is_name_token(vocative.group(1)):
+            ce = s + vocative.start()  # "..., Sam."
+        done = self.words(m.end(), ce)
+        if len(done) < 2 or not self._contentful(self.text[done[1][1] : ce]):
+            return False
+        shown = f"{self.me()} is grateful to {self.you()} for"
+        self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown"), s, ce)
+        return True
 
     def _proposal(self, cs: int, ce: int) -> _Subject | None:
         """ "Let's keep spreading awareness" -> "Mel wants to keep spreading awareness": what a speaker
