@@ -1712,3 +1712,16 @@ def test_thanks_for_something_done_is_the_speakers_gratitude(text, statement):
 @pytest.mark.parametrize("text", ["Thanks for asking!", "Thanks for letting me know, Sam.", "Thanks for the recommendation!"])
 def test_thanks_for_nothing_done_says_nothing(text):
     assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I finished it and started a new painting.", "Bob started a new painting."),
+        ("We're all still sad about it, but have been comforted by the good times.", "Bob and others have been comforted by the good times."),
+    ],
+)
+def test_an_object_pronoun_is_no_subject_of_the_next_verb(text, statement):
+    assert statement in statements(text)
+    # a pronoun before a verb is one: the verb after "and" is not the speaker's
+    assert statements("I think it looks great and keeps me going.") == ["Bob thinks it looks great."]

@@ -1569,10 +1569,7 @@ class _Run:
                 prev = None
                 continue
             subj.front = front
-            inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
-            subj.sole = not (
-                inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"})
-            )
+            subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
             # a clause that only might be ("I could try X and see Y") passes that on to the next
             prev = subj if self._emit(subj, cs, ce) else None
 
@@ -1823,8 +1820,7 @@ class _Run:
             return
         if _LAST_TALKED.match(pred):
             return  # "Since we last spoke, ...": when the talk was, nothing that happened
-        inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
-        subj.sole = not (inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"}))
+        subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
         self._emit(subj, cs, ce)
 
     def _retraction(self, s: int, e: int) -> None:
@@ -3100,6 +3096,23 @@ def _agrees(pronoun: str, verb: str) -> bool:
         )
     if pronoun in ("he", "she"):
         return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
+    return False
+
+
+def _inner_subject(words: list[tuple[str, int, int]]) -> bool:
+    """Whether a clause's predicate holds a subject of its own ("..., they motivate me", "the book that
+    ..."), so that a verb after "and" may belong to it. "it", "you", "some" ... are one only before a
+    verb: "I finished it and started another" has none."""
+    for k, (w, _, _) in enumerate(words):
+        low = w.lower()
+        if low in THIRD_SG | FIRST_PL | {"who", "which", "that"}:
+            return True
+        if low in SECOND | DROP_SUBJECTS:
+            if "'" in low:
+                return True  # "it's", "you're", "they've"
+            nxt = next((x.lower() for x, _, _ in words[k + 1 : k + 4] if x.lower() not in ADVERBS), "")
+            if nxt in _FINITE or nxt in _VERB_FORMS:
+                return True
     return False
 
 
