@@ -1725,3 +1725,17 @@ def test_an_object_pronoun_is_no_subject_of_the_next_verb(text, statement):
     assert statement in statements(text)
     # a pronoun before a verb is one: the verb after "and" is not the speaker's
     assert statements("I think it looks great and keeps me going.") == ["Bob thinks it looks great."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Thanks, Sam! Glad my journey is inspiring others.", "Bob is glad Bob's journey is inspiring others."),
+        ("So glad I finally finished my novel.", "Bob is glad Bob finally finished Bob's novel."),
+        ("Need help with marketing strategies.", "Bob needs help with marketing strategies."),
+    ],
+)
+def test_glad_and_need_with_the_i_dropped_are_the_speakers(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("Glad to hear it!") == statements("Need it?") == []

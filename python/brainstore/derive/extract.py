@@ -1208,7 +1208,7 @@ _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
 _IMPLICIT_STATE = {
-    "busy", "excited", "happy", "thrilled", "proud", "grateful", "thankful", "stoked", "pumped", "nervous",
+    "busy", "excited", "happy", "glad", "thrilled", "proud", "grateful", "thankful", "stoked", "pumped", "nervous",
     "tired", "exhausted", "sick", "hooked", "lucky", "blessed", "keen", "eager", "ready", "done", "off",
     "back", "swamped", "obsessed", "super", "really", "so", "still", "currently", "now", "finally", "in",
     "working", "living", "feeling", "planning", "thinking", "looking", "hoping", "trying", "learning",
@@ -1218,7 +1218,8 @@ _IMPLICIT_STATE = {
 # Negated auxiliaries a chat turn opens a clause on with the "I" dropped (not "don't": an instruction)
 # ("Haven't been there yet" may answer anything: left alone)
 _IMPLICIT_NEGATIONS = {"didn't", "wasn't", "couldn't"}
-_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated"}
+# ("Need help with marketing": a want, not an order, like them)
+_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated", "need"}
 _IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
                   "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
 _QUOTE = re.compile(
