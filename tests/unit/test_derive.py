@@ -1636,3 +1636,106 @@ def test_a_verb_that_goes_on_its_subject_is_no_sign_off():
         "Bob and others have a blast together.",
     ]
     assert statements("Thanks so much and have a great day!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Thanks Sam! I'm so proud of you guys.", "Bob is so proud of Sam and others."),
+        ("Sam, I met you both at the park.", "Bob met Sam and others at the park."),
+        ("Sam, feeling supported by all of you means so much to me.", "Feeling supported by Sam and others means so much to Bob."),
+        ("I'm glad you two came to the party, Sam.", "Bob is glad Sam and others came to the party."),
+        ("Sam, I'll tell you all about it.", "Bob will tell Sam all about it."),
+    ],
+)
+def test_the_second_person_plural_is_the_person_spoken_to_and_others(text, statement):
+    assert statement in statements(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Thanks Sam, your support really means a lot.", "Sam's support really means a lot to Bob."),
+        ("Your encouragement really motivates me to keep going.", "The other person's encouragement really motivates Bob to keep going."),
+        ("Your support and friendship mean everything.", "The other person's support and friendship mean everything to Bob."),
+    ],
+)
+def test_what_the_person_spoken_to_gives_the_speaker_is_the_speakers(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["Your dog is so cute!", "Your sister told me.", "Sam, your words are really encouraging."])
+def test_the_addressees_belongings_alone_say_nothing(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Pottery means a lot to me.", "Pottery means a lot to Bob."),
+        ("My family has always meant the world to me.", "Bob's family has always meant the world to Bob."),
+    ],
+)
+def test_what_something_is_worth_to_the_speaker_is_a_statement(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("That means a lot.") == statements("It means a lot to hear that.") == []
+
+
+def test_a_sign_off_is_no_name_spoken_to():
+    assert statements("I'm so proud of you! Bye!") == ["Bob is so proud of the other person."]
+
+
+def test_a_guess_at_what_did_happen_is_said_as_a_guess():
+    a = one(msg("I may have found a job at a tech company that needs my skills.", speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob may have found a job at a tech company that needs Bob's skills.", "Bob")
+    assert statements("I must have left my keys at the office.") == ["Bob must have left Bob's keys at the office."]
+    # what did not happen, and a guess at how the person spoken to felt, stay nothing
+    assert statements("I could have gone to the party.") == statements("I should have called my mom.") == []
+    assert statements("You must have been so proud.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Yeah, Sam, thanks for having my back.", "Bob is grateful to Sam for having Bob's back."),
+        ("Thanks for being there for me and believing in me.", "Bob is grateful to the other person for being there for Bob and believing in Bob."),
+        ("Thanks so much for offering to help, Sam!", "Bob is grateful to Sam for offering to help."),
+    ],
+)
+def test_thanks_for_something_done_is_the_speakers_gratitude(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize("text", ["Thanks for asking!", "Thanks for letting me know, Sam.", "Thanks for the recommendation!"])
+def test_thanks_for_nothing_done_says_nothing(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I finished it and started a new painting.", "Bob started a new painting."),
+        ("We're all still sad about it, but have been comforted by the good times.", "Bob and others have been comforted by the good times."),
+    ],
+)
+def test_an_object_pronoun_is_no_subject_of_the_next_verb(text, statement):
+    assert statement in statements(text)
+    # a pronoun before a verb is one: the verb after "and" is not the speaker's
+    assert statements("I think it looks great and keeps me going.") == ["Bob thinks it looks great."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Thanks, Sam! Glad my journey is inspiring others.", "Bob is glad Bob's journey is inspiring others."),
+        ("So glad I finally finished my novel.", "Bob is glad Bob finally finished Bob's novel."),
+        ("Need help with marketing strategies.", "Bob needs help with marketing strategies."),
+    ],
+)
+def test_glad_and_need_with_the_i_dropped_are_the_speakers(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("Glad to hear it!") == statements("Need it?") == []

@@ -121,7 +121,8 @@ NOT_NAMES = {
     "totally", "definitely", "absolutely", "same", "love", "like", "congrats", "congratulations", "wish",
     "hope", "keep", "take", "try", "check", "remember", "imagine", "guess", "anyway", "btw", "plus",
     "mine", "yours", "ours", "theirs", "whoa", "aw", "aww", "ah", "um", "hmm", "ugh", "yay", "man",
-    "yep", "yup", "nope", "yeh", "yea", "woah", "ooh", "looky", "hooray",
+    "yep", "yup", "nope", "yeh", "yea", "woah", "ooh", "looky", "hooray", "bye", "goodbye", "goodnight",
+    "cheers", "ciao", "later", "bravo", "kudos",
 }  # fmt: skip
 
 _CONTRACTED = ("n't", "'ve", "'ll", "'re", "'m", "'d")

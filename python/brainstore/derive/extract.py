@@ -1139,6 +1139,13 @@ _PROPOSAL = re.compile(
     r"\s+(?:later|again))\b)",
     re.I,
 )
+# "Thanks (so much)(, Sam) for having my back": gratitude for something done (a gerund follows)
+_THANKS_FOR = re.compile(
+    r"(?:thanks|thank\s+you|thx)(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton|bunch)|\s+again)?(?:\s*,\s*[A-Z][a-z]+\s*,?)?"
+    r"\s+for\s+(?=[a-z]+ing\b)",
+    re.I,
+)
+_THANKS_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:but|so|though|although|whereas|while)\s+", re.I)
 # "Let's go hiking sometime", "Let's catch up soon": an invitation with no time to it is a pleasantry
 _SOMETIME = re.compile(r"\b(?:sometime|some\s+time|someday|some\s+day|one\s+day|soon)\b", re.I)
 # Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
@@ -1168,6 +1175,13 @@ _MODAL_HEAD = re.compile(
     r"(?!\s+(?:really\s+)?(?:love|like|prefer|enjoy)\b)\b",
     re.I,
 )
+# "I may have found a job", "My sister might have met him": the speaker's guess at what did happen, said as
+# a guess (not "could have", "should have": what did not)
+_LIKELY_PAST = re.compile(
+    r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*(?:may|might|must)\s+(?:already\s+|just\s+)?"
+    r"have\s+(?:already\s+|just\s+|finally\s+)?(?!been\s+(?:so|such|a|an|really|very|quite|pretty|super)\b)[a-z]+\b",
+    re.I,
+)
 # Openers that carry no subject but say something: "That's why I love it" -> "I love it".
 # "would" + a verb of doing, for a past habit (not "would love", "would be", "would say" ...)
 _WOULD_HABIT = re.compile(
@@ -1194,7 +1208,7 @@ _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
 _IMPLICIT_STATE = {
-    "busy", "excited", "happy", "thrilled", "proud", "grateful", "thankful", "stoked", "pumped", "nervous",
+    "busy", "excited", "happy", "glad", "thrilled", "proud", "grateful", "thankful", "stoked", "pumped", "nervous",
     "tired", "exhausted", "sick", "hooked", "lucky", "blessed", "keen", "eager", "ready", "done", "off",
     "back", "swamped", "obsessed", "super", "really", "so", "still", "currently", "now", "finally", "in",
     "working", "living", "feeling", "planning", "thinking", "looking", "hoping", "trying", "learning",
@@ -1204,7 +1218,8 @@ _IMPLICIT_STATE = {
 # Negated auxiliaries a chat turn opens a clause on with the "I" dropped (not "don't": an instruction)
 # ("Haven't been there yet" may answer anything: left alone)
 _IMPLICIT_NEGATIONS = {"didn't", "wasn't", "couldn't"}
-_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated"}
+# ("Need help with marketing": a want, not an order, like them)
+_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated", "need"}
 _IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
                   "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
 _QUOTE = re.compile(
@@ -1495,6 +1510,8 @@ class _Run:
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
+            if self._thanks(s, e):
+                return
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
             v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+").match(text, ns, e)
@@ -1553,10 +1570,7 @@ class _Run:
                 prev = None
                 continue
             subj.front = front
-            inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
-            subj.sole = not (
-                inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"})
-            )
+            subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
             # a clause that only might be ("I could try X and see Y") passes that on to the next
             prev = subj if self._emit(subj, cs, ce) else None
 
@@ -1712,6 +1726,25 @@ class _Run:
             return s
         return cut.start()
 
+    def _thanks(self, s: int, e: int) -> bool:
+        """ "Thanks for having my back" -> "Jon is grateful to Gina for having Jon's back": what the person
+        spoken to did, as the speaker tells it. True when the sentence was read that way. ("Thanks for
+        asking", "Thanks for letting me know": nothing done worth keeping.)"""
+        m = _THANKS_FOR.match(self.text, s, e)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        end = _THANKS_END.search(self.text, m.end(), e)
+        ce = end.start() if end else e
+        vocative = re.search(r",\s*([A-Z][a-z]+)\s*[.!]*$", self.text[s:ce])
+        if vocative and is_name_token(vocative.group(1)):
+            ce = s + vocative.start()  # "..., Sam."
+        done = self.words(m.end(), ce)
+        if len(done) < 2 or not self._contentful(self.text[done[1][1] : ce]):
+            return False
+        shown = f"{self.me()} is grateful to {self.you()} for"
+        self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown"), s, ce)
+        return True
+
     def _proposal(self, cs: int, ce: int) -> _Subject | None:
         """ "Let's keep spreading awareness" -> "Mel wants to keep spreading awareness": what a speaker
         proposes to do is their intention (not a fact that it happens). The subject, for a verb joined to
@@ -1788,8 +1821,7 @@ class _Run:
             return
         if _LAST_TALKED.match(pred):
             return  # "Since we last spoke, ...": when the talk was, nothing that happened
-        inner = {t.lower() for t, _, _ in self.words(subj.pred_start, ce)}
-        subj.sole = not (inner & (THIRD_SG | DROP_SUBJECTS | SECOND | FIRST_PL | {"who", "which", "that"}))
+        subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
         self._emit(subj, cs, ce)
 
     def _retraction(self, s: int, e: int) -> None:
@@ -1980,8 +2012,10 @@ class _Run:
             pre = _pluperfect(w0, words) or _contraction_prefix(w0).replace("is", "are").replace("has", "have")
             return _Subject(self.me(), self.me_owner(), disp, e0, pre, kind="me")
         if low in SECOND or low == "your":
-            if self.assistant or low == "your":
-                return None  # "your X": the addressee's belongings, too loose to attribute
+            if self.assistant:
+                return None
+            if low == "your":
+                return self._yours(words)
             who = self.you()
             return _Subject(who, None, who, e0, _contraction_prefix(w0), conj=True, kind="you")
         if low in THIRD_SG:
@@ -2240,6 +2274,20 @@ class _Run:
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
         return None
 
+    def _yours(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "Your support means a lot (to me)", "Your encouragement motivates me": what the person spoken to
+        gives the speaker is the speaker's own experience. Any other "your X" is the addressee's
+        belongings, too loose to attribute."""
+        if not self.human or self.voice is not None:
+            return None
+        np = self._noun_phrase(words, yours=True)
+        if np is None:
+            return None
+        pred = _expand(self.text[np.pred_start : words[-1][2]])
+        if not ({w.lower() for w, _, _ in words} & _PERSONAL or _SIGNIFICANCE.match(pred)):
+            return None
+        return replace(np, subject=self.me(), owner=self.me_owner(), kind="yours")
+
     def _together(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "Tom and I got divorced": about the speaker, with the other person named in the statement."""
         for j in range(1, min(len(words) - 1, 5)):
@@ -2259,7 +2307,7 @@ class _Run:
             )
         return None
 
-    def _noun_phrase(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+    def _noun_phrase(self, words: list[tuple[str, int, int]], *, yours: bool = False) -> _Subject | None:
         """ "The office is closed on Mondays", "Pottery is a huge part of my life", "Dance floors help
         avoid injuries": the words before the first finite verb name what the clause is about."""
         low = words[0][0].lower()
@@ -2327,7 +2375,11 @@ class _Run:
         )
         if head in _VAGUE_HEADS and not resolved:
             return None  # "A lot's been going on", "Everything is great": nothing to hold on to
-        if any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in np_words) and self.addressee is None:
+        if (
+            not yours
+            and any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in np_words)
+            and self.addressee is None
+        ):
             return None
         np = self.text[words[0][1] : words[j - 1][2]]
         if low in ("his", "her", "their"):
@@ -2506,10 +2558,11 @@ class _Run:
         out = re.sub(r"\b(?:me|myself)\b", me, out, flags=re.I)
         if self.topic is not None and re.search(r"\b(?:it|them)\b", out, re.I):
             out = self._topic_objects(out)
-        if self.addressee:
-            out = re.sub(r"\byour\b", f"{self.addressee}'s", out, flags=re.I)
-            out = re.sub(r"\byou\b", self.addressee, out, flags=re.I)
-        return out
+        # (a phrase with "you" in it reaches here without a name for them only as the speaker's experience)
+        you = self.you()
+        out = _PLURAL_YOU.sub(f"{you} and others", out)
+        out = re.sub(r"\byour\b", f"{you}'s", out, flags=re.I)
+        return re.sub(r"\byou\b", you, out, flags=re.I)
 
     def _topic_objects(self, text: str) -> str:
         """ "Playing it" -> "Playing guitar": objects that stand for the topic (see _topic_for)."""
@@ -2539,7 +2592,11 @@ class _Run:
         if habit is not None:
             subj = habit
             pred_exp = _expand(subj.prefix + " " + text[subj.pred_start : ce].strip())
-        if _MODAL_HEAD.match(pred_exp) and subj.kind not in ("it",):
+        if (
+            _MODAL_HEAD.match(pred_exp)
+            and subj.kind not in ("it",)
+            and not (subj.kind in ("me", "relative", "mine") and _LIKELY_PAST.match(pred_exp))
+        ):
             return False  # "I could try", "you should go": what might be is no fact
         clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
@@ -2638,7 +2695,10 @@ class _Run:
             # "My family is always there for me": being there for the speaker is support, however few its
             # words ("My sister told me" stays nothing)
             support = subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))
-            if not self._contentful(pred_exp) and not support:
+            # "Pottery means a lot to me", "Your support means the world": what something is worth to
+            # the speaker, however few its words ("It means a lot" says nothing of what)
+            significant = subj.kind not in ("it", "you") and bool(_SIGNIFICANCE.match(pred_exp))
+            if not self._contentful(pred_exp) and not support and not significant:
                 return True
         change = change or bool(_CHANGE.search(pred_exp))
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
@@ -2646,6 +2706,9 @@ class _Run:
         statement = self._statement(subj, cs, ce, exprs)
         if not statement:
             return True
+        if subj.kind == "yours" and not after & (_PERSONAL | _OURS):
+            # "Your support means a lot": to the speaker, who says so
+            statement = _SIGNIFICANCE_WORDS.sub(lambda m: f"{m.group(0)} to {self.me()}", statement, count=1)
         # a state the past tense says is over ("I lived in Oslo"); liking something in the past
         # ("they loved the lions") is how an experience went, not a taste that ended
         habit_once = found is not None and not found[3] and not re.search(r"\bused\s+to\b", pred_exp, re.I)
@@ -2806,6 +2869,14 @@ class _Run:
             if m.start() < skip_until:
                 continue
             prior, before = before, m.group(0)
+            plural_you = _PLURAL_YOU.match(text, m.start(), ce)
+            if plural_you is not None:
+                # "you guys", "all of you": the person spoken to and the people with them
+                out.append(text[pos : m.start()])
+                out.append(f"{you} and others")
+                pos = skip_until = plural_you.end()
+                before = "you"
+                continue
             r = next((r for r in rel if r[0] <= m.start() < r[1]), None)
             if r is not None:
                 before = text[pos : m.start()]
@@ -2898,6 +2969,21 @@ class _Run:
         return stmt
 
 
+# What something is worth to someone: "means a lot", "has meant the world", "means so much"
+_SIGNIFICANCE_WORDS = re.compile(
+    r"\b(?:means?|meant)\s+(?:(?:a\s+lot|so\s+much|the\s+world|everything|a\s+great\s+deal|a\s+ton|tons|so\s+very"
+    r"\s+much)\b)",
+    re.I,
+)
+_SIGNIFICANCE = re.compile(
+    r"\s*(?:(?:really|truly|so|just|also|always|still|has|have|had|already)\s+)*" + _SIGNIFICANCE_WORDS.pattern, re.I
+)
+# The second person plural: "you guys", "you all", "y'all", "you two", "all of you", "both of you"
+_PLURAL_YOU = re.compile(
+    r"(?:you\s+(?:guys|all(?!\s+(?:about|over|the\s+best)\b)|both|two|folks)|y['\u2019]all|(?:all|both|each)\s+of\s+you)"
+    r"(?![\w'\u2019])",
+    re.I,
+)
 _NP_NEVER = {
     "if", "when", "while", "because", "since", "as", "so", "but", "and", "or", "for", "to", "in", "on", "at",
     "with", "by", "from", "of", "about", "like", "just", "not", "no", "yes", "yeah", "then", "there", "here",
@@ -3011,6 +3097,23 @@ def _agrees(pronoun: str, verb: str) -> bool:
         )
     if pronoun in ("he", "she"):
         return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
+    return False
+
+
+def _inner_subject(words: list[tuple[str, int, int]]) -> bool:
+    """Whether a clause's predicate holds a subject of its own ("..., they motivate me", "the book that
+    ..."), so that a verb after "and" may belong to it. "it", "you", "some" ... are one only before a
+    verb: "I finished it and started another" has none."""
+    for k, (w, _, _) in enumerate(words):
+        low = w.lower()
+        if low in THIRD_SG | FIRST_PL | {"who", "which", "that"}:
+            return True
+        if low in SECOND | DROP_SUBJECTS:
+            if "'" in low:
+                return True  # "it's", "you're", "they've"
+            nxt = next((x.lower() for x, _, _ in words[k + 1 : k + 4] if x.lower() not in ADVERBS), "")
+            if nxt in _FINITE or nxt in _VERB_FORMS:
+                return True
     return False
 
 
