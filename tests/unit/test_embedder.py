@@ -153,6 +153,24 @@ def test_bulk_batches_give_every_concurrent_run_work(onnx: OnnxEmbedder) -> None
     assert max(len(rows) for rows in split) <= 4  # a fourth of the texts each, at least 4
 
 
+def test_concurrent_runs_take_the_costliest_batches_first(onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started in length order, the longest batch came last and ran alone on one core at the end."""
+    texts = [*MIXED, *(" ".join(["word"] * k) for k in range(1, 80, 3))]
+    expected = onnx.embed(texts)
+    costs: list[int] = []
+
+    class InOrder:  # a pool that runs what it is given in the order given
+        def map(self, fn, items):  # type: ignore[no-untyped-def]
+            return [fn(item) for item in items]
+
+    session, _ = onnx._bulk_runner()
+    real_run = onnx._run
+    monkeypatch.setattr(onnx, "_bulk_runner", lambda: (session, InOrder()))
+    monkeypatch.setattr(onnx, "_run", lambda s, ids, mask: costs.append(ids.size) or real_run(s, ids, mask))
+    np.testing.assert_allclose(onnx.embed(texts), expected, atol=2e-5)
+    assert len(costs) > 2 and costs == sorted(costs, reverse=True)
+
+
 def test_a_forked_process_makes_its_own_bulk_pool(onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     import brainstore.retrieval.embedder as embedder_module
 

@@ -319,6 +319,9 @@ class OnnxEmbedder:
         if bulk:
             session, pool = self._bulk_runner()
             if len(batches) > 1:
+                # costliest first: the short batches then fill in beside the last long one, instead of
+                # one core running the longest batch alone at the end of the call
+                batches.sort(key=lambda rows: -len(rows) * int(lengths[rows[-1]]))
                 outputs = list(pool.map(lambda rows: run(session, rows), batches))
             else:
                 outputs = [run(session, batches[0])]
