@@ -1778,3 +1778,17 @@ def test_a_relative_clause_after_there_were_is_no_vague_head():
 def test_an_s_before_a_gerund_is_is_unless_a_verb_follows():
     assert statements("The dog's barking at night.") == ["Bob says the dog is barking at night."]
     assert statements("The store's opening hours are long.") == ["Bob says the store's opening hours are long."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Of course! I'll always be there for you, Sam.", "Bob will always be there for Sam."),
+        ("I'm here for you, Sam!", "Bob is here for Sam."),
+        ("We're here for you, Sam.", "Bob and others are here for Sam."),
+    ],
+)
+def test_the_speaker_being_there_for_someone_is_support(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("I'm there.") == statements("I'm here.") == []

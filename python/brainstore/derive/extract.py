@@ -1128,6 +1128,10 @@ _LAST_TALKED = re.compile(
 # Words that follow a verb as its object, never as a noun after another noun ("help them", "find it")
 _OBJECT_WORDS = {"me", "us", "him", "her", "them", "it", "you", "my", "our", "his", "their", "your", "a", "an", "the"}
 _THERE_FOR = re.compile(r"\bthere\s+for\b", re.I)
+_HERE_FOR = re.compile(
+    r"\s*(?:(?:am|is|are|will|would|always|be|still|just|really|truly|definitely|here|and)\s+)*(?:there|here)\s+for\s+\w",
+    re.I,
+)
 # "It's (always) been a dream (of mine) to ...": what the speaker aims at
 # ("It's a dream to drive": a delight, not an aim)
 _AIM = re.compile(
@@ -2716,7 +2720,10 @@ class _Run:
             negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
             # "My family is always there for me": being there for the speaker is support, however few its
             # words ("My sister told me" stays nothing)
-            support = subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))
+            # ("I'll always be there for you", "I'm here for you": the speaker's support of someone)
+            support = (subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))) or (
+                subj.kind == "me" and self.human and bool(_HERE_FOR.match(pred_exp))
+            )
             # "Pottery means a lot to me", "Your support means the world": what something is worth to
             # the speaker, however few its words ("It means a lot" says nothing of what)
             significant = subj.kind not in ("it", "you") and bool(_SIGNIFICANCE.match(pred_exp))
