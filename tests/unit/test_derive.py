@@ -1739,3 +1739,56 @@ def test_glad_and_need_with_the_i_dropped_are_the_speakers(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.owner) == (statement, "Bob")
     assert statements("Glad to hear it!") == statements("Need it?") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Glad to hear my support makes a difference, Sam.", "Bob is glad to hear Bob's support makes a difference."),
+        ("Glad to hear you enjoyed it!", "Bob is glad to hear the other person enjoyed it."),
+        ("Glad to hear that you're doing well.", "Bob is glad to hear that the other person is doing well."),
+    ],
+)
+def test_glad_to_hear_a_clause_is_no_sign_off(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("Glad to hear it!") == statements("Glad to hear from you.") == statements("Glad to hear that.") == []
+
+
+def test_a_contracted_i_inside_a_subject_takes_the_verb_of_the_name():
+    assert statements("Finding a community where I'm accepted has really meant a lot to me.") == [
+        "Finding a community where Bob is accepted has really meant a lot to Bob."
+    ]
+
+
+@pytest.mark.parametrize("comma", [",", ""])
+def test_a_list_closed_by_and_is_one_phrase(comma):
+    text = f"Finding a community where I'm accepted, loved{comma} and supported has really meant a lot to me."
+    assert statements(text) == [
+        f"Finding a community where Bob is accepted, loved{comma} and supported has really meant a lot to Bob."
+    ]
+    assert statements("I cooked, cleaned and went home.") == ["Bob cooked, cleaned.", "Bob went home."]
+
+
+def test_a_relative_clause_after_there_were_is_no_vague_head():
+    assert statements("There were 7 people that attended.") == ["Bob says there were 7 people that attended."]
+    assert statements("There is something that bugs me.") == []
+
+
+def test_an_s_before_a_gerund_is_is_unless_a_verb_follows():
+    assert statements("The dog's barking at night.") == ["Bob says the dog is barking at night."]
+    assert statements("The store's opening hours are long.") == ["Bob says the store's opening hours are long."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Of course! I'll always be there for you, Sam.", "Bob will always be there for Sam."),
+        ("I'm here for you, Sam!", "Bob is here for Sam."),
+        ("We're here for you, Sam.", "Bob and others are here for Sam."),
+    ],
+)
+def test_the_speaker_being_there_for_someone_is_support(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    assert statements("I'm there.") == statements("I'm here.") == []

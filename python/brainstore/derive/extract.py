@@ -597,8 +597,14 @@ _INTERJ = re.compile(
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
     re.I,
 )
+# "Glad to hear you enjoyed it", "Glad to hear my support helps": what was heard is a clause with a
+# subject of its own, no sign-off ("Glad to hear it", "Glad to hear from you" stay one)
+_HEARD_CLAUSE = (
+    r"\s+(?:that\s+)?(?:i|i['\u2019]m|i['\u2019]ve|my|we|we['\u2019]re|our|you|you['\u2019]re|you['\u2019]ve|your|he|she"
+    r"|he['\u2019]s|she['\u2019]s|his|her|they|they['\u2019]re|their|the)\b"
+)
 _FILLER = re.compile(
-    r"^(?:(?:good|nice|great|glad)\s+to\s+(?:see|hear|meet|talk|chat)|see\s+you|talk\s+(?:soon|later)|take\s+care"
+    r"^(?:(?:good|nice|great|glad)\s+to\s+(?:see|meet|talk|chat|hear(?!" + _HEARD_CLAUSE + r"))|see\s+you|talk\s+(?:soon|later)|take\s+care"
     r"|good\s+(?:luck|night|morning|evening|afternoon|job|work)|have\s+(?:a|an)\s+\w+|happy\s+\w+day|bye"
     r"|goodbye|cheers|welcome|you're\s+welcome|no\s+problem|no\s+worries|np|ttyl|gtg|brb|thx|ty|xoxo"
     r"|sounds\s+(?:good|great|fun|amazing)|same\s+here|me\s+too|keep\s+(?:it\s+up|going|up)|let\s+me\s+know"
@@ -863,6 +869,11 @@ def _pluperfect(tok: str, words: list[tuple[str, int, int]]) -> str:
     return "had" if participle else ""
 
 
+# A personal subject with its verb contracted onto it, as the verb the name it becomes takes
+_PERSON_CONTRACTION = re.compile(r"\b(I|you)'(m|re|ve|ll|d)\b", re.I)
+_CONTRACTED = {"m": "is", "re": "is", "ve": "has", "ll": "will", "d": "would"}
+
+
 def _contraction_prefix(tok: str) -> str:
     low = tok.lower()
     for suf, word in (
@@ -1117,6 +1128,10 @@ _LAST_TALKED = re.compile(
 # Words that follow a verb as its object, never as a noun after another noun ("help them", "find it")
 _OBJECT_WORDS = {"me", "us", "him", "her", "them", "it", "you", "my", "our", "his", "their", "your", "a", "an", "the"}
 _THERE_FOR = re.compile(r"\bthere\s+for\b", re.I)
+_HERE_FOR = re.compile(
+    r"\s*(?:(?:am|is|are|will|would|always|be|still|just|really|truly|definitely|here|and)\s+)*(?:there|here)\s+for\s+\w",
+    re.I,
+)
 # "It's (always) been a dream (of mine) to ...": what the speaker aims at
 # ("It's a dream to drive": a delight, not an aim)
 _AIM = re.compile(
@@ -1944,6 +1959,8 @@ class _Run:
                 - {"it", "it's", "that", "that's", "this", "they", "they're", "there", "there's"}
             ):
                 continue  # "I've heard so many great things": "so" is an adverb here
+            if conj and conj.lower() in ("and", "plus") and _listed(left, first.lower()):
+                continue  # "a community where I'm accepted, loved and supported": one list, one clause
             if conj:
                 starts_subject = first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {
                     "my",
@@ -2070,7 +2087,7 @@ class _Run:
             and self.human
             and self.voice is None
             and (low == "there's" or nxt in _EXISTENTIAL_NEXT)
-            and not any(w.lower() in _VAGUE_HEADS - {"nothing", "one"} for w, _, _ in words[1:5])
+            and not any(w.lower() in _VAGUE_HEADS - {"nothing", "one"} for w, _, _ in _existential_head(words))
             and not _bare(" ".join(w for w, _, _ in words[1:]), 1)
         ):
             # "There were 7 people at the party": what the speaker reports, theirs to vouch for as told
@@ -2317,12 +2334,19 @@ class _Run:
         head: str | None = None  # the noun a relative clause inside the subject follows
         for k in range(1, min(len(words), 13)):
             tok = words[k][0].lower()
+            if tok == "," and _list_comma(words, k):
+                continue  # "A community where I'm accepted, loved and supported means ..."
             if tok in (",", ";", ":", "-", "!", ".") or tok in ("when", "if", "because"):
                 return None
             if tok in ("who", "which") and not _is_gerund(words[0][0]):
                 return None  # "Being around people who share my love for it creates ...": an activity's people
             before = words[k - 1][0].lower()
-            if before.endswith("'s") and (tok in _AFTER_IS or _EVALUATIVE.fullmatch(tok)):
+            if before.endswith("'s") and (
+                tok in _AFTER_IS
+                or _EVALUATIVE.fullmatch(tok)
+                # "The store's doing great" (not "The store's opening hours are ...": a verb follows)
+                or (_is_gerund(tok) and not any(w.lower() in _FINITE for w, _, _ in words[k + 1 :]))
+            ):
                 # "Painting's a fun way to ...": the 's is "is" (or "has" before "been")
                 np = self.text[words[0][1] : words[k - 1][2] - 2]
                 shown = _common_case(self._rewrite_simple(np))
@@ -2554,6 +2578,8 @@ class _Run:
             return ""
         me = self.me()
         out = re.sub(r"\b(?:my|our)\b", f"{me}'s", _norm(s), flags=re.I)
+        # "where I'm accepted" -> "where Caroline is accepted", not "Caroline'm"
+        out = _PERSON_CONTRACTION.sub(lambda m: f"{m.group(1)} {_CONTRACTED[m.group(2).lower()]}", out)
         out = re.sub(r"\bI\b", me, out)
         out = re.sub(r"\b(?:me|myself)\b", me, out, flags=re.I)
         if self.topic is not None and re.search(r"\b(?:it|them)\b", out, re.I):
@@ -2694,7 +2720,10 @@ class _Run:
             negated = bool(_NEG.search(affirmed)) and not _NEG_EXCEPT.search(affirmed)
             # "My family is always there for me": being there for the speaker is support, however few its
             # words ("My sister told me" stays nothing)
-            support = subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))
+            # ("I'll always be there for you", "I'm here for you": the speaker's support of someone)
+            support = (subj.kind == "relative" and mentions_me and bool(_THERE_FOR.search(pred_exp))) or (
+                subj.kind == "me" and self.human and bool(_HERE_FOR.match(pred_exp))
+            )
             # "Pottery means a lot to me", "Your support means the world": what something is worth to
             # the speaker, however few its words ("It means a lot" says nothing of what)
             significant = subj.kind not in ("it", "you") and bool(_SIGNIFICANCE.match(pred_exp))
@@ -3098,6 +3127,34 @@ def _agrees(pronoun: str, verb: str) -> bool:
     if pronoun in ("he", "she"):
         return verb not in ("are", "am", "have", "do", "were") and verb not in _VERB_BASE_SET
     return False
+
+
+def _listed(left: list[str], first: str) -> bool:
+    """ "accepted, loved" before "and supported": the last item of a list whose items share a form
+    (-ed, -ing), which continues the list and starts no clause of its own."""
+    if len(left) < 3 or left[-2] != "," or not (left[-1].isalpha() and left[-3].isalpha() and first.isalpha()):
+        return False
+    return any(all(w.endswith(suffix) and len(w) > len(suffix) + 2 for w in (left[-3], left[-1], first))
+               for suffix in ("ed", "ing"))  # fmt: skip
+
+
+def _existential_head(words: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """What "there is/were" introduces, up to a relative clause after it: "There were 7 people that
+    attended" introduces "7 people", not "that"."""
+    head = words[1:5]
+    for i in range(2, len(head)):
+        if head[i][0].lower() in ("that", "who", "which") and head[i - 1][0].lower() not in _EXISTENTIAL_NEXT:
+            return head[:i]
+    return head
+
+
+def _list_comma(words: list[tuple[str, int, int]], k: int) -> bool:
+    """The comma at k separates items of a list that "and" closes ("accepted, loved and supported")."""
+    lows = [w.lower() for w, _, _ in words[k + 1 : k + 5]]
+    if k < 1 or ("and" not in lows[1:3] and "or" not in lows[1:3]):
+        return False
+    closing = lows.index("and" if "and" in lows[1:3] else "or")
+    return closing + 1 < len(lows) and _listed([words[k - 1][0].lower(), ",", lows[0]], lows[closing + 1])
 
 
 def _inner_subject(words: list[tuple[str, int, int]]) -> bool:
