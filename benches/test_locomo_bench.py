@@ -30,7 +30,7 @@ import pytest
 from brainstore.derive import source_text
 from brainstore.retrieval.chunking import chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
-from brainstore.retrieval.pipeline import retrieve
+from brainstore.retrieval.pipeline import DEFAULT_CONFIG, retrieve
 from brainstore.service.context import query_periods
 
 from . import locomo
@@ -60,14 +60,16 @@ def embedder():
         pytest.skip(f"no ONNX embedder: {exc}")
 
 
-def _embed_cached(embedder, texts: list[str], tag: str) -> np.ndarray:
+def _embed_cached(embedder, texts: list[str], tag: str, *, queries: bool = False) -> np.ndarray:
     digest = hashlib.sha256("\x00".join([embedder.model_name, *texts]).encode()).hexdigest()[:16]
     path = CACHE / f"locomo-{tag}-{digest}.npy"
     if path.is_file():
         vectors = np.load(path)
         if vectors.shape == (len(texts), embedder.dimension):
             return vectors
-    vectors = embedder.embed(texts)
+    # A model that embeds queries unlike passages (a prefix, an instruction) has embed_queries.
+    embed = getattr(embedder, "embed_queries", embedder.embed) if queries else embedder.embed
+    vectors = embed(texts)
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
     return vectors
@@ -90,7 +92,7 @@ def _index(conversation: locomo.Conversation, embedder) -> BrainIndex:
     return index
 
 
-def measure(conversations, embedder, sample_ids) -> dict[int, dict[str, float]]:
+def measure(conversations, embedder, sample_ids, config=DEFAULT_CONFIG) -> dict[int, dict[str, float]]:
     """{budget: {"all": mean, "1".."4": per category mean, "n": questions}}."""
     per: dict[int, dict[int, list[float]]] = {b: {1: [], 2: [], 3: [], 4: []} for b in BUDGETS}
     for conversation in conversations:
@@ -99,14 +101,14 @@ def measure(conversations, embedder, sample_ids) -> dict[int, dict[str, float]]:
         index = _index(conversation, embedder)
         questions = locomo.scored_questions(conversation)
         qvecs = _embed_cached(
-            embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}"
+            embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True
         )
         for (question, evidence), qvec in zip(questions, qvecs, strict=True):
             focus = query_periods(question.question, datetime.now(UTC))  # as the service does
             for budget in BUDGETS:
                 result = retrieve(
                     index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
-                    focus=focus,
+                    focus=focus, config=config,
                 )  # fmt: skip
                 assert result.tokens_used <= budget
                 selected = {c.chunk.record_id for c in result.selected}
