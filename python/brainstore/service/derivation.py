@@ -471,7 +471,10 @@ class Derivation:
                 started = time.monotonic()
                 jobs = self._load_batch(batch) if batch else []
                 self._pace.read = _EWMA * (time.monotonic() - started) + (1 - _EWMA) * self._pace.read
-                following = self._start_embedding(jobs, after=embedding) if jobs else None
+                try:
+                    following = self._start_embedding(jobs, after=embedding) if jobs else None
+                except RuntimeError:  # stop() gave up waiting for this thread: its Records stay processing
+                    return
                 if embedding is not None:
                     self._hand_over(embedding)
                 embedding = following
