@@ -185,9 +185,9 @@ class _Pace:
     read: float = 0.0
     per_char: float = 0.0
 
-
-# weight of the newest measurement in a _Pace average
-_EWMA = 0.2
+    @staticmethod
+    def moved(average: float, sample: float) -> float:
+        return 0.2 * sample + 0.8 * average  # the newest measurement weighs a fifth
 
 
 def _text_length(record: Record) -> int:
@@ -470,7 +470,7 @@ class Derivation:
                     return
                 started = time.monotonic()
                 jobs = self._load_batch(batch) if batch else []
-                self._pace.read = _EWMA * (time.monotonic() - started) + (1 - _EWMA) * self._pace.read
+                self._pace.read = _Pace.moved(self._pace.read, time.monotonic() - started)
                 try:
                     following = self._start_embedding(jobs, after=embedding) if jobs else None
                 except RuntimeError:  # stop() gave up waiting for this thread: its Records stay processing
@@ -491,8 +491,7 @@ class Derivation:
             started = time.monotonic()
             self._embed(jobs)
             if chars:
-                pace = (time.monotonic() - started) / chars
-                self._pace.per_char = _EWMA * pace + (1 - _EWMA) * self._pace.per_char
+                self._pace.per_char = _Pace.moved(self._pace.per_char, (time.monotonic() - started) / chars)
 
         return _Embedding(jobs, self._embedding.submit(embed), begins + chars * self._pace.per_char)
 

@@ -35,7 +35,7 @@ DEFAULT_NAMESPACE_BYTES = 64 << 20
 DEFAULT_NAMESPACES = 4096
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Held:
     seq: int
     brain_id: str | None
@@ -104,7 +104,7 @@ class Traces:
     ) -> None:
         if namespace is None:
             return  # failed before a valid key: no tenant may read it, none may lose a trace to it
-        held = _Held(0, brain_id, self._bounded(trace), record_ids)
+        data = self._bounded(trace)  # encoded outside the lock
         with self._lock:
             ring = self._rings.get(namespace)
             if ring is None:
@@ -115,8 +115,7 @@ class Traces:
             old = ring.items.pop(trace_id, None)
             if old is not None:
                 ring.size -= old.size
-            held.seq = next(self._seq)
-            ring.items[trace_id] = held
+            held = ring.items[trace_id] = _Held(next(self._seq), brain_id, data, record_ids)
             ring.size += held.size
             while len(ring.items) > self.capacity or ring.size > self.namespace_bytes:
                 _, evicted = ring.items.popitem(last=False)
