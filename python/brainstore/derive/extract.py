@@ -1184,16 +1184,18 @@ _LOSS = re.compile(
 # "(It) seems like ...", "Looks like ...": a view when a clause follows
 _SEEMS = re.compile(r"(?:it\s+)?(?:seems|looks|sounds)\s+(?:like|that)\s+", re.I)
 _SHOWN_OWN = re.compile(r"(?:my|our|these|this|the)\b", re.I)
+# Adverbs that may stand before a modal verb ("I really could", "she probably might have")
+_BEFORE_MODAL = r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*"
 # Modal verbs that make a claim hypothetical ("I could try", "I might move"), unless a desire ("I'd love to").
 _MODAL_HEAD = re.compile(
-    r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*(?:would|could|might|should|may|must)"
+    _BEFORE_MODAL + r"(?:would|could|might|should|may|must)"
     r"(?!\s+(?:really\s+)?(?:love|like|prefer|enjoy)\b)\b",
     re.I,
 )
 # "I may have found a job", "My sister might have met him": the speaker's guess at what did happen, said as
 # a guess (not "could have", "should have": what did not)
 _LIKELY_PAST = re.compile(
-    r"^\s*(?:(?:really|probably|definitely|maybe|also|just|totally)\s+)*(?:may|might|must)\s+(?:already\s+|just\s+)?"
+    _BEFORE_MODAL + r"(?:may|might|must)\s+(?:already\s+|just\s+)?"
     r"have\s+(?:already\s+|just\s+|finally\s+)?(?!been\s+(?:so|such|a|an|really|very|quite|pretty|super)\b)[a-z]+\b",
     re.I,
 )
