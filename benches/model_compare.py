@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from brainstore.derive import source_text
-from brainstore.retrieval.chunking import chunk_record, embedding_text
+from brainstore.retrieval.chunking import embedding_text
+from brainstore.retrieval.embedder import EmbedderUnavailable, _packaged_file
 from brainstore.retrieval.pipeline import DEFAULT_CONFIG
 
 from . import locomo
-from .test_locomo_bench import BUDGETS, measure
+from .test_locomo_bench import BUDGETS, conversation_drafts, measure
 
 QUERY_SAMPLES = 200
 QUERY_WARMUP = 20
@@ -70,12 +70,10 @@ def _version(dist: str) -> str:
 
 
 def _packaged(dist: str, rel_path: str) -> Path:
-    _version(dist)
-    distribution = importlib.metadata.distribution(dist)
-    for entry in distribution.files or ():
-        if entry.as_posix() == rel_path:
-            return Path(str(distribution.locate_file(entry))).resolve()
-    raise CandidateMissing(f"package {dist!r} lacks {rel_path}")
+    try:
+        return _packaged_file(dist, rel_path)
+    except EmbedderUnavailable as exc:  # its message speaks of the default embedder's packages
+        raise CandidateMissing(f"package {dist!r} is not installed, or lacks {rel_path}") from exc
 
 
 # ------------------------------------------------------------------------------------ candidates
@@ -207,19 +205,10 @@ def turn_texts(conversations: list[locomo.Conversation], count: int) -> list[str
     """The embedding texts of the first ``count`` chunks, built as the LoCoMo bench builds them."""
     texts: list[str] = []
     for conversation in conversations:
-        for turn in conversation.turns:
-            src = source_text(
-                {"kind": "message", "speaker": turn.speaker, "text": turn.text},
-                self_name=None,
-                occurred_at=turn.occurred_at,
-            )
-            drafts = chunk_record(
-                turn.dia_id, src, source_name="locomo", trust="normal", visibility="shareable"
-            )
-            texts.extend(embedding_text(d) for d in drafts)
-            if len(texts) >= count:
-                return texts[:count]
-    return texts
+        texts.extend(embedding_text(d) for d in conversation_drafts(conversation))
+        if len(texts) >= count:
+            break
+    return texts[:count]
 
 
 def query_latency(embedder: Any, questions: list[str]) -> dict[str, float]:

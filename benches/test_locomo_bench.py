@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from brainstore.derive import source_text
-from brainstore.retrieval.chunking import chunk_record, embedding_text
+from brainstore.retrieval.chunking import ChunkDraft, chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import DEFAULT_CONFIG, retrieve
 from brainstore.service.context import query_periods
@@ -75,7 +75,8 @@ def _embed_cached(embedder, texts: list[str], tag: str, *, queries: bool = False
     return vectors
 
 
-def _index(conversation: locomo.Conversation, embedder) -> BrainIndex:
+def conversation_drafts(conversation: locomo.Conversation) -> list[ChunkDraft]:
+    """The chunks of a conversation, one message Record per turn."""
     drafts = []
     for turn in conversation.turns:
         src = source_text(
@@ -86,6 +87,11 @@ def _index(conversation: locomo.Conversation, embedder) -> BrainIndex:
         drafts.extend(
             chunk_record(turn.dia_id, src, source_name="locomo", trust="normal", visibility="shareable")
         )
+    return drafts
+
+
+def _index(conversation: locomo.Conversation, embedder) -> BrainIndex:
+    drafts = conversation_drafts(conversation)
     index = BrainIndex(embedder.dimension, embedder.model_name)
     vectors = _embed_cached(embedder, [embedding_text(d) for d in drafts], f"chunks-{conversation.sample_id}")
     index.add(drafts, vectors)
