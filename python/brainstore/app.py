@@ -97,11 +97,6 @@ def build_service(config: Config) -> Service:
 REDERIVE_BATCH = 32
 
 
-def _progress_path(config: Config, brain_uid: str) -> Path | None:
-    # The memory engine lives and dies with the process: nothing to resume.
-    return None if config.engine == "memory" else config.data_dir / "rederive" / f"{brain_uid}.json"
-
-
 def _read_progress(path: Path | None) -> dict[str, Any]:
     if path is None or not path.exists():
         return {}
@@ -122,6 +117,18 @@ def _write_progress(path: Path | None, progress: dict[str, Any]) -> None:
     os.replace(partial, path)  # a crash leaves the old progress or the new, never half of one
 
 
+def _forget_progress_of_erased_brains(service: Service, config: Config) -> None:
+    """A server erases a Brain's progress with the Brain, but only in its own data directory: a run
+    on another host's (a shared PostgreSQL) finds the progress of Brains erased since, and drops it."""
+    folder = config.rederive_dir
+    if folder is None or not folder.is_dir():
+        return
+    for held in folder.iterdir():
+        uid = held.name.split(".", 1)[0]
+        if held.suffix in (".json", ".tmp") and service.store.brain_by_uid(uid) is None:
+            config.forget_rederive_progress(uid)
+
+
 def rederive_brains(
     service: Service,
     config: Config,
@@ -139,12 +146,13 @@ def rederive_brains(
     server runs, so finishing once is enough."""
     extractor = service.derivation.extractor.name
     totals = {"brains": 0, "records": 0, "requeued": 0, "skipped": 0}
+    _forget_progress_of_erased_brains(service, config)
     for brain_uid in brain_uids:
         brain = service.store.brain_by_uid(brain_uid)
         if brain is None:
             continue
         label = f"{brain.namespace}/{brain.id}"
-        path = _progress_path(config, brain_uid)
+        path = config.rederive_progress(brain_uid)
         held = {} if restart else _read_progress(path)
         if held.get("extractor") != extractor:
             held = {}
@@ -157,15 +165,21 @@ def rederive_brains(
         for start in range(0, len(pending), REDERIVE_BATCH):
             batch = pending[start : start + REDERIVE_BATCH]
             counts = service.derivation.rederive_records(brain_uid, [record_id for record_id, _ in batch])
+            if service.store.brain_by_uid(brain_uid) is None:
+                break  # erased meanwhile (by a server on the same database): its progress went with it
             for key, value in counts.items():
                 totals[key] += value
             cursor = batch[-1][1]  # list_records is in change-sequence order
             done += len(batch)
             _write_progress(path, {"extractor": extractor, "seq": cursor, "done": False})
             report(f"{label}: {done}/{len(pending)} Records")
-        _write_progress(path, {"extractor": extractor, "seq": cursor, "done": True})
-        totals["brains"] += 1
-        report(f"{label}: done")
+        else:
+            _write_progress(path, {"extractor": extractor, "seq": cursor, "done": True})
+            totals["brains"] += 1
+            report(f"{label}: done")
+            continue
+        config.forget_rederive_progress(brain_uid)
+        report(f"{label}: erased meanwhile")
     return totals
 
 

@@ -102,6 +102,23 @@ class Config:
     def hosted(self) -> bool:
         return self.deployment == "hosted"
 
+    @property
+    def rederive_dir(self) -> Path | None:
+        """Where ``brainstore rederive`` keeps each Brain's progress; the memory engine lives and dies
+        with the process, so it has nothing to resume."""
+        return None if self.engine == "memory" else self.data_dir / "rederive"
+
+    def rederive_progress(self, brain_uid: str) -> Path | None:
+        return None if self.rederive_dir is None else self.rederive_dir / f"{brain_uid}.json"
+
+    def forget_rederive_progress(self, brain_uid: str) -> None:
+        """Remove a Brain's rederive progress (and a half-written one): called when the Brain is
+        erased, which must leave nothing of it behind, its id in a file name included."""
+        path = self.rederive_progress(brain_uid)
+        if path is not None:
+            path.with_suffix(".tmp").unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
         env = dict(os.environ if env is None else env)

@@ -154,6 +154,33 @@ def test_an_interrupted_rederive_continues_where_it_stopped(
     assert rederive_brains(rules, engine.config, [brain.uid])["records"] == 4
 
 
+@pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
+def test_forgetting_a_brain_removes_its_rederive_progress(engine: Engine) -> None:
+    service = engine.open()
+    api, _, _, _ = seed(service)
+    brain = service.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    rederive_brains(service, engine.config, [brain.uid], restart=True)
+    assert (engine.data_dir / "rederive" / f"{brain.uid}.json").exists()
+    assert api.delete("/brains/b1").status == 200
+    assert list((engine.data_dir / "rederive").iterdir()) == []  # not even the Brain's id in a name
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
+def test_a_rederive_run_drops_the_progress_of_brains_erased_by_another_server(engine: Engine) -> None:
+    service = engine.open()
+    seed(service)
+    brain = service.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    rederive_brains(service, engine.config, [brain.uid])
+    folder = engine.data_dir / "rederive"
+    # a server on another host erased a Brain this directory re-derived earlier, mid-save
+    (folder / "brn_erasedelsewhere.json").write_text('{"extractor": "rules", "seq": 9, "done": true}')
+    (folder / "brn_erasedelsewhere.tmp").write_text("{")
+    rederive_brains(service, engine.config, [])
+    assert sorted(p.name for p in folder.iterdir()) == [f"{brain.uid}.json"]
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     """``brainstore <args>`` in a child process, without this environment's BRAINSTORE_* settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRAINSTORE_")}

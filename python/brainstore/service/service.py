@@ -80,6 +80,7 @@ class Service:
             derivation=self.derivation,
             rules=self.rules,
             traces=self.traces,
+            forget_rederive_progress=self.config.forget_rederive_progress,
         )
         self.contexts = Contexts(
             store,

@@ -51,6 +51,7 @@ class Writes:
         derivation: Derivation,
         rules: MemoryRules,
         traces: Traces,
+        forget_rederive_progress: Callable[[str], None] = lambda brain_uid: None,
     ) -> None:
         self.store = store
         self.hosted = hosted
@@ -60,6 +61,7 @@ class Writes:
         self.derivation = derivation
         self.rules = rules
         self.traces = traces
+        self.forget_rederive_progress = forget_rederive_progress
         self.group = GroupCommit(store)
 
     # --- idempotency ------------------------------------------------------------------------------------
@@ -154,6 +156,7 @@ class Writes:
             counts = self.store.erase_brain(brain.uid)  # its idempotent replies go with it
             self.evidence.drop(brain.uid)
         self.traces.erase_brain(principal.namespace, brain.id)
+        self.forget_rederive_progress(brain.uid)
         body = {
             "object": "deletion_receipt",
             "id": brain.id,
