@@ -382,8 +382,7 @@ class DuckDBStore:
                 if outermost:
                     purge = local.erased
                     self._flush_records(cursor)
-                    if local.seqs:
-                        cursor.executemany("INSERT INTO changes VALUES (?, ?)", [list(i) for i in local.seqs.items()])
+                    self._insert("changes", ("VARCHAR", "BIGINT"), list(local.seqs.items()))
                     if purge:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
