@@ -146,3 +146,42 @@ def test_the_next_batch_is_read_while_one_is_embedded(engine: Engine) -> None:
     service.derivation.start()
     assert all(wait_for(api, "notes", record) for record in ids)
     assert embedder.next_batch_read_meanwhile
+
+
+class FirstEmbeddingWaitsForTheNext:
+    """An embedder whose first call waits (10 s at most) until a second call has begun: a worker that
+    queues the next batch's embedding behind the one in progress lets it go at once."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+        self.second_call = threading.Event()
+        self.second_began_during_the_first = False
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self.lock:
+            self.calls += 1
+            first = self.calls == 1
+        if first:
+            self.second_began_during_the_first = self.second_call.wait(10)
+        else:
+            self.second_call.set()
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_the_next_batch_is_embedded_behind_the_one_in_progress(engine: Engine) -> None:
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("notes")
+    service.derivation.stop()  # the Records below wait in the store, and are queued together at start
+    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
+    embedder = FirstEmbeddingWaitsForTheNext(service.evidence.embedder)
+    service.evidence._embedder = embedder
+    service.derivation.start()
+    assert all(wait_for(api, "notes", record) for record in ids)
+    assert embedder.second_began_during_the_first
