@@ -1792,3 +1792,16 @@ def test_the_speaker_being_there_for_someone_is_support(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.owner) == (statement, "Bob")
     assert statements("I'm there.") == statements("I'm here.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Finding self-acceptance was a long process.", "Bob says finding self-acceptance was a long process."),
+        ("Connecting with like-minded people is key.", "Bob thinks connecting with like-minded people is key."),
+    ],
+)
+def test_a_hyphen_inside_a_word_ends_no_subject_phrase(text, statement):
+    assert statements(text) == [statement]
+    # a spaced dash still ends the phrase
+    assert not any("minded people is key" in s for s in statements("Connecting with like - minded people is key."))

@@ -2338,6 +2338,8 @@ class _Run:
             tok = words[k][0].lower()
             if tok == "," and _list_comma(words, k):
                 continue  # "A community where I'm accepted, loved and supported means ..."
+            if tok == "-" and _inside_word(words, k):
+                continue  # "Finding self-acceptance was ...": a hyphen inside a word ends no phrase
             if tok in (",", ";", ":", "-", "!", ".") or tok in ("when", "if", "because"):
                 return None
             if tok in ("who", "which") and not _is_gerund(words[0][0]):
@@ -3157,6 +3159,11 @@ def _list_comma(words: list[tuple[str, int, int]], k: int) -> bool:
         return False
     closing = lows.index("and" if "and" in lows[1:3] else "or")
     return closing + 1 < len(lows) and _listed([words[k - 1][0].lower(), ",", lows[0]], lows[closing + 1])
+
+
+def _inside_word(words: list[tuple[str, int, int]], k: int) -> bool:
+    """The token at k joins the words either side of it with no space ("self-acceptance", "b-ball")."""
+    return 0 < k < len(words) - 1 and words[k - 1][2] == words[k][1] and words[k][2] == words[k + 1][1]
 
 
 def _inner_subject(words: list[tuple[str, int, int]]) -> bool:
