@@ -1805,3 +1805,17 @@ def test_a_hyphen_inside_a_word_ends_no_subject_phrase(text, statement):
     assert statements(text) == [statement]
     # a spaced dash still ends the phrase
     assert not any("minded people is key" in s for s in statements("Connecting with like - minded people is key."))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Their love gives me strength.", "Their love gives Bob strength."),
+        ("Her stories have been with me and still inspire me.", "Her stories have been with Bob and still inspire Bob."),
+    ],
+)
+def test_what_someone_unnamed_gives_the_speaker_is_the_speakers_experience(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    # about them alone, or about the person spoken to, it is no one's we can place
+    assert statements("Her name is Shadow.") == statements("Their support boosts your motivation.") == []

@@ -2410,7 +2410,12 @@ class _Run:
         ):
             return None
         np = self.text[words[0][1] : words[j - 1][2]]
-        if low in ("his", "her", "their"):
+        if low in ("his", "her", "their") and not (
+            # "Their love gives me strength": what someone unnamed gives the speaker is the speaker's own
+            # experience, as with "They give me peace"; anything else about them ("Her name is Shadow")
+            # is about someone we cannot place
+            self.human and self.voice is None and any(w.lower() in _PERSONAL for w, _, _ in words[j:])
+        ):
             return None
         if low in ("our",):
             subject = f"{self.me()}'s {np.split(' ', 1)[1]}" if " " in np else None
