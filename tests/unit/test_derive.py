@@ -1819,3 +1819,9 @@ def test_what_someone_unnamed_gives_the_speaker_is_the_speakers_experience(text,
     assert (a.statement, a.owner) == (statement, "Bob")
     # about them alone, or about the person spoken to, it is no one's we can place
     assert statements("Her name is Shadow.") == statements("Their support boosts your motivation.") == []
+
+
+def test_sure_between_a_plural_subject_and_its_verb_is_an_adverb():
+    a = one(msg("These little guys sure bring joy to my life!", speaker="Bob"))
+    assert (a.statement, a.owner) == ("These little guys sure bring joy to Bob's life.", "Bob")
+    assert statements("Kids sure love pizza.") == ["Bob says kids sure love pizza."]

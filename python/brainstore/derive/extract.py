@@ -2358,9 +2358,9 @@ class _Run:
                 if before.removesuffix("'s") in _VAGUE_HEADS:
                     return None
                 return _Subject(shown, None, shown, words[k - 1][2], pre, person=False, kind="np")
-            # the noun before any adverbs: "Turtles really bring me joy"
+            # the noun before any adverbs: "Turtles really bring me joy", "These guys sure bring me joy"
             b = k - 1
-            while b > 0 and words[b][0].lower() in ADVERBS:
+            while b > 0 and words[b][0].lower() in _SUBJECT_ADVERBS:
                 b -= 1
             noun = head or words[b][0].lower()
             plural = (
@@ -2386,13 +2386,7 @@ class _Run:
                 break
         if j is None:
             return None
-        while j > 1 and words[j - 1][0].lower() in ADVERBS | {
-            "sure",
-            "really",
-            "definitely",
-            "probably",
-            "truly",
-        }:
+        while j > 1 and words[j - 1][0].lower() in _SUBJECT_ADVERBS:
             j -= 1  # "Life sure can be a roller coaster"
         np_words = words[:j]
         head = np_words[-1][0].lower().removesuffix("'s")
@@ -3221,6 +3215,8 @@ def _gerund_subject(words: list[tuple[str, int, int]], k: int) -> bool:
     return False
 
 
+# Adverbs between a subject and its verb ("Life sure can be ...", "Turtles really bring ...")
+_SUBJECT_ADVERBS = ADVERBS | {"sure"}
 _PERSONAL_OBJECTS = {"me", "my", "us", "our", "him", "her", "them", "you", "your", "his", "their"}
 _PHRASE_END = {",", ";", ":", "(", ")", "-", "\u2013", "\u2014", "!", "?", "."}
 
