@@ -1825,3 +1825,17 @@ def test_sure_between_a_plural_subject_and_its_verb_is_an_adverb():
     a = one(msg("These little guys sure bring joy to my life!", speaker="Bob"))
     assert (a.statement, a.owner) == ("These little guys sure bring joy to Bob's life.", "Bob")
     assert statements("Kids sure love pizza.") == ["Bob says kids sure love pizza."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sam, after finishing my screenplay I got a rejection letter.",
+        "After finishing my screenplay, I got a rejection letter.",
+    ],
+)
+def test_a_fronted_activity_time_goes_with_its_clause(text):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob got a rejection letter after finishing Bob's screenplay.", "Bob")
+    # a fronted phrase with no first-person subject after it is left alone
+    assert statements("After finishing it, Sam got a rejection letter.") == []

@@ -1221,6 +1221,9 @@ _FRONT = re.compile(
     r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
     re.I,
 )
+# A fronted time told by an activity ("After finishing my screenplay, I got ...", "While walking home I
+# saw ..."): it goes with the statement, at its end, like a fronted date
+_GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
 _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
@@ -1869,6 +1872,10 @@ class _Run:
         front = None
         pos = cs
         for _ in range(2):
+            subject_at = self._gerund_front_end(pos, ce)
+            if subject_at is not None:
+                front, pos = (pos, subject_at[0]), subject_at[1]
+                continue
             m = _FRONT.match(text, pos, ce)
             if m and m.end() < ce:
                 pos = m.end()
@@ -1901,6 +1908,23 @@ class _Run:
                     continue
             break
         return front, pos
+
+    def _gerund_front_end(self, pos: int, ce: int) -> tuple[int, int] | None:
+        """Where a fronted "after/while ... <gerund> ..." phrase ends and where the first-person subject
+        after it starts: at its comma if it has one, else at the first "I"/"we"."""
+        m = _GERUND_FRONT.match(self.text, pos, ce)
+        if m is None or not _is_gerund(m.group("ing")):
+            return None
+        rest = self.words(m.end(), ce)
+        comma = next((k for k, t in enumerate(rest) if t[0] == ","), None)
+        if comma is None:
+            k = next((k for k, t in enumerate(rest) if t[0].lower() in FIRST_SG | FIRST_PL), None)
+            if k is None or k == 0:
+                return None
+            return rest[k - 1][2], rest[k][1]
+        if comma + 1 < len(rest) and rest[comma + 1][0].lower() in FIRST_SG | FIRST_PL:
+            return rest[comma][1], rest[comma + 1][1]
+        return None
 
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
@@ -1991,6 +2015,10 @@ class _Run:
         first_cs, first_ce, first_conj = out[0]
         lead = _INTERJ.match(text, first_cs, first_ce)
         sub_at = lead.end() if lead and lead.end() > first_cs else first_cs
+        if len(out) > 1 and not out[1][2] and self._gerund_front_end(sub_at, out[1][1]) is not None:
+            # "After finishing my screenplay, I got ...": the fronted phrase stays with its clause
+            out[0:2] = [(first_cs, out[1][1], first_conj)]
+            first_ce = out[0][1]
         sub = _SUBORDINATE.match(text, sub_at, first_ce)
         if sub is not None:
             # "Since I lost my job, things have been tough": the subordinate clause ends at the comma
@@ -2986,7 +3014,9 @@ class _Run:
         out.append(text[pos:ce])
         if front is not None:
             fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
-            shown = fronted or text[front[0] : front[1]].strip().rstrip(",")
+            shown = fronted or self._rewrite_simple(text[front[0] : front[1]].strip().rstrip(","))
+            if _GERUND_FRONT.match(shown):
+                shown = shown[:1].lower() + shown[1:]
             out.append(" " + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
