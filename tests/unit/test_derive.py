@@ -1839,3 +1839,20 @@ def test_a_fronted_activity_time_goes_with_its_clause(text):
     assert (a.statement, a.owner) == ("Bob got a rejection letter after finishing Bob's screenplay.", "Bob")
     # a fronted phrase with no first-person subject after it is left alone
     assert statements("After finishing it, Sam got a rejection letter.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        (
+            "I've learned that having confidence in yourself is important.",
+            "Bob has learned that having confidence in oneself is important.",
+        ),
+        ("Taking care of yourself helps me stay strong.", "Taking care of oneself helps Bob stay strong."),
+    ],
+)
+def test_yourself_in_a_clause_that_names_no_one_spoken_to_is_anyones(text, statement):
+    assert statements(text) == [statement]
+    # said of the person spoken to, it is them; an order to enjoy oneself is nobody's fact
+    assert statements("Art is helping you express yourself, Sam.") == ["Bob says art is helping Sam express Sam."]
+    assert statements("Enjoy yourself!") == []

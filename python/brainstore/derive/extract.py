@@ -2282,7 +2282,12 @@ class _Run:
             return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
         if tok in ("gonna", "going"):
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
-        if tok in _FEELING_VERBS and k + 1 < len(words) and words[k + 1][0].lower() not in _PRONOUN_VALUES:
+        if (
+            tok in _FEELING_VERBS
+            and k + 1 < len(words)
+            # ("Enjoy yourself!": a reflexive "yourself" says the dropped subject is "you", an order)
+            and words[k + 1][0].lower() not in _PRONOUN_VALUES | {"yourself", "yourselves"}
+        ):
             # "Love experimenting with spices.", "Appreciate the support": a feeling, not an order
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in _IMPLICIT_NEGATIONS and k + 1 < len(words) and words[k + 1][0].isalpha():
@@ -2617,6 +2622,8 @@ class _Run:
             out = self._topic_objects(out)
         # (a phrase with "you" in it reaches here without a name for them only as the speaker's experience)
         you = self.you()
+        if not re.search(r"\b(?:you|your|you['\u2019](?:re|ve|ll|d))\b", out, re.I):
+            out = re.sub(r"\byourself\b", "oneself", out, flags=re.I)  # "Taking care of yourself helps"
         out = _PLURAL_YOU.sub(f"{you} and others", out)
         out = re.sub(r"\byour\b", f"{you}'s", out, flags=re.I)
         return re.sub(r"\byou\b", you, out, flags=re.I)
@@ -2983,8 +2990,10 @@ class _Run:
                 rep = f"{you}'s"
             elif low in ("you're", "you've", "you'll", "you'd"):
                 rep = you + " " + {"re": "is", "ve": "has", "ll": "will", "d": "would"}[low.split("'")[1]]
-            elif low in ("yourself", "ourselves"):
-                rep = you if low == "yourself" else f"{me} and others"
+            elif low == "yourself":
+                rep = you if _addressed(self.words(cs, ce)) else "oneself"
+            elif low == "ourselves":
+                rep = f"{me} and others"
             elif low in ("it", "them") and prior and (topic := self._topic_for(low, prior, _next_word(text, m.end()))):
                 rep = topic
             elif low == "gonna":
@@ -3188,6 +3197,12 @@ def _list_comma(words: list[tuple[str, int, int]], k: int) -> bool:
         return False
     closing = lows.index("and" if "and" in lows[1:3] else "or")
     return closing + 1 < len(lows) and _listed([words[k - 1][0].lower(), ",", lows[0]], lows[closing + 1])
+
+
+def _addressed(words: list[tuple[str, int, int]]) -> bool:
+    """Whether a clause names the person spoken to ("art helps you express yourself"): without that,
+    "yourself" is anyone's ("having confidence in yourself is important" -> "... in oneself")."""
+    return any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in words)
 
 
 def _inside_word(words: list[tuple[str, int, int]], k: int) -> bool:
