@@ -1792,3 +1792,67 @@ def test_the_speaker_being_there_for_someone_is_support(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.owner) == (statement, "Bob")
     assert statements("I'm there.") == statements("I'm here.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Finding self-acceptance was a long process.", "Bob says finding self-acceptance was a long process."),
+        ("Connecting with like-minded people is key.", "Bob thinks connecting with like-minded people is key."),
+    ],
+)
+def test_a_hyphen_inside_a_word_ends_no_subject_phrase(text, statement):
+    assert statements(text) == [statement]
+    # a spaced dash still ends the phrase
+    assert not any("minded people is key" in s for s in statements("Connecting with like - minded people is key."))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Their love gives me strength.", "Their love gives Bob strength."),
+        ("Her stories have been with me and still inspire me.", "Her stories have been with Bob and still inspire Bob."),
+    ],
+)
+def test_what_someone_unnamed_gives_the_speaker_is_the_speakers_experience(text, statement):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == (statement, "Bob")
+    # about them alone, or about the person spoken to, it is no one's we can place
+    assert statements("Her name is Shadow.") == statements("Their support boosts your motivation.") == []
+
+
+def test_sure_between_a_plural_subject_and_its_verb_is_an_adverb():
+    a = one(msg("These little guys sure bring joy to my life!", speaker="Bob"))
+    assert (a.statement, a.owner) == ("These little guys sure bring joy to Bob's life.", "Bob")
+    assert statements("Kids sure love pizza.") == ["Bob says kids sure love pizza."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sam, after finishing my screenplay I got a rejection letter.",
+        "After finishing my screenplay, I got a rejection letter.",
+    ],
+)
+def test_a_fronted_activity_time_goes_with_its_clause(text):
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner) == ("Bob got a rejection letter after finishing Bob's screenplay.", "Bob")
+    # a fronted phrase with no first-person subject after it is left alone
+    assert statements("After finishing it, Sam got a rejection letter.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        (
+            "I've learned that having confidence in yourself is important.",
+            "Bob has learned that having confidence in oneself is important.",
+        ),
+        ("Taking care of yourself helps me stay strong.", "Taking care of oneself helps Bob stay strong."),
+    ],
+)
+def test_yourself_in_a_clause_that_names_no_one_spoken_to_is_anyones(text, statement):
+    assert statements(text) == [statement]
+    # said of the person spoken to, it is them; an order to enjoy oneself is nobody's fact
+    assert statements("Art is helping you express yourself, Sam.") == ["Bob says art is helping Sam express Sam."]
+    assert statements("Enjoy yourself!") == []

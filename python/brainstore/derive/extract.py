@@ -1221,6 +1221,9 @@ _FRONT = re.compile(
     r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
     re.I,
 )
+# A fronted time told by an activity ("After finishing my screenplay, I got ...", "While walking home I
+# saw ..."): it goes with the statement, at its end, like a fronted date
+_GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
 _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
@@ -1869,6 +1872,10 @@ class _Run:
         front = None
         pos = cs
         for _ in range(2):
+            subject_at = self._gerund_front_end(pos, ce)
+            if subject_at is not None:
+                front, pos = (pos, subject_at[0]), subject_at[1]
+                continue
             m = _FRONT.match(text, pos, ce)
             if m and m.end() < ce:
                 pos = m.end()
@@ -1901,6 +1908,23 @@ class _Run:
                     continue
             break
         return front, pos
+
+    def _gerund_front_end(self, pos: int, ce: int) -> tuple[int, int] | None:
+        """Where a fronted "after/while ... <gerund> ..." phrase ends and where the first-person subject
+        after it starts: at its comma if it has one, else at the first "I"/"we"."""
+        m = _GERUND_FRONT.match(self.text, pos, ce)
+        if m is None or not _is_gerund(m.group("ing")):
+            return None
+        rest = self.words(m.end(), ce)
+        comma = next((k for k, t in enumerate(rest) if t[0] == ","), None)
+        if comma is None:
+            k = next((k for k, t in enumerate(rest) if t[0].lower() in FIRST_SG | FIRST_PL), None)
+            if k is None or k == 0:
+                return None
+            return rest[k - 1][2], rest[k][1]
+        if comma + 1 < len(rest) and rest[comma + 1][0].lower() in FIRST_SG | FIRST_PL:
+            return rest[comma][1], rest[comma + 1][1]
+        return None
 
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
@@ -1991,6 +2015,10 @@ class _Run:
         first_cs, first_ce, first_conj = out[0]
         lead = _INTERJ.match(text, first_cs, first_ce)
         sub_at = lead.end() if lead and lead.end() > first_cs else first_cs
+        if len(out) > 1 and not out[1][2] and self._gerund_front_end(sub_at, out[1][1]) is not None:
+            # "After finishing my screenplay, I got ...": the fronted phrase stays with its clause
+            out[0:2] = [(first_cs, out[1][1], first_conj)]
+            first_ce = out[0][1]
         sub = _SUBORDINATE.match(text, sub_at, first_ce)
         if sub is not None:
             # "Since I lost my job, things have been tough": the subordinate clause ends at the comma
@@ -2254,7 +2282,12 @@ class _Run:
             return _Subject(me, owner, me, s0, "has", kind="me", implicit=True)
         if tok in ("gonna", "going"):
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
-        if tok in _FEELING_VERBS and k + 1 < len(words) and words[k + 1][0].lower() not in _PRONOUN_VALUES:
+        if (
+            tok in _FEELING_VERBS
+            and k + 1 < len(words)
+            # ("Enjoy yourself!": a reflexive "yourself" says the dropped subject is "you", an order)
+            and words[k + 1][0].lower() not in _PRONOUN_VALUES | {"yourself", "yourselves"}
+        ):
             # "Love experimenting with spices.", "Appreciate the support": a feeling, not an order
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in _IMPLICIT_NEGATIONS and k + 1 < len(words) and words[k + 1][0].isalpha():
@@ -2338,6 +2371,8 @@ class _Run:
             tok = words[k][0].lower()
             if tok == "," and _list_comma(words, k):
                 continue  # "A community where I'm accepted, loved and supported means ..."
+            if tok == "-" and _inside_word(words, k):
+                continue  # "Finding self-acceptance was ...": a hyphen inside a word ends no phrase
             if tok in (",", ";", ":", "-", "!", ".") or tok in ("when", "if", "because"):
                 return None
             if tok in ("who", "which") and not _is_gerund(words[0][0]):
@@ -2356,9 +2391,9 @@ class _Run:
                 if before.removesuffix("'s") in _VAGUE_HEADS:
                     return None
                 return _Subject(shown, None, shown, words[k - 1][2], pre, person=False, kind="np")
-            # the noun before any adverbs: "Turtles really bring me joy"
+            # the noun before any adverbs: "Turtles really bring me joy", "These guys sure bring me joy"
             b = k - 1
-            while b > 0 and words[b][0].lower() in ADVERBS:
+            while b > 0 and words[b][0].lower() in _SUBJECT_ADVERBS:
                 b -= 1
             noun = head or words[b][0].lower()
             plural = (
@@ -2384,13 +2419,7 @@ class _Run:
                 break
         if j is None:
             return None
-        while j > 1 and words[j - 1][0].lower() in ADVERBS | {
-            "sure",
-            "really",
-            "definitely",
-            "probably",
-            "truly",
-        }:
+        while j > 1 and words[j - 1][0].lower() in _SUBJECT_ADVERBS:
             j -= 1  # "Life sure can be a roller coaster"
         np_words = words[:j]
         head = np_words[-1][0].lower().removesuffix("'s")
@@ -2408,7 +2437,12 @@ class _Run:
         ):
             return None
         np = self.text[words[0][1] : words[j - 1][2]]
-        if low in ("his", "her", "their"):
+        if low in ("his", "her", "their") and not (
+            # "Their love gives me strength": what someone unnamed gives the speaker is the speaker's own
+            # experience, as with "They give me peace"; anything else about them ("Her name is Shadow")
+            # is about someone we cannot place
+            self.human and self.voice is None and any(w.lower() in _PERSONAL for w, _, _ in words[j:])
+        ):
             return None
         if low in ("our",):
             subject = f"{self.me()}'s {np.split(' ', 1)[1]}" if " " in np else None
@@ -2588,6 +2622,8 @@ class _Run:
             out = self._topic_objects(out)
         # (a phrase with "you" in it reaches here without a name for them only as the speaker's experience)
         you = self.you()
+        if not re.search(r"\b(?:you|your|you['\u2019](?:re|ve|ll|d))\b", out, re.I):
+            out = re.sub(r"\byourself\b", "oneself", out, flags=re.I)  # "Taking care of yourself helps"
         out = _PLURAL_YOU.sub(f"{you} and others", out)
         out = re.sub(r"\byour\b", f"{you}'s", out, flags=re.I)
         return re.sub(r"\byou\b", you, out, flags=re.I)
@@ -2954,8 +2990,10 @@ class _Run:
                 rep = f"{you}'s"
             elif low in ("you're", "you've", "you'll", "you'd"):
                 rep = you + " " + {"re": "is", "ve": "has", "ll": "will", "d": "would"}[low.split("'")[1]]
-            elif low in ("yourself", "ourselves"):
-                rep = you if low == "yourself" else f"{me} and others"
+            elif low == "yourself":
+                rep = you if _addressed(self.words(cs, ce)) else "oneself"
+            elif low == "ourselves":
+                rep = f"{me} and others"
             elif low in ("it", "them") and prior and (topic := self._topic_for(low, prior, _next_word(text, m.end()))):
                 rep = topic
             elif low == "gonna":
@@ -2985,7 +3023,9 @@ class _Run:
         out.append(text[pos:ce])
         if front is not None:
             fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
-            shown = fronted or text[front[0] : front[1]].strip().rstrip(",")
+            shown = fronted or self._rewrite_simple(text[front[0] : front[1]].strip().rstrip(","))
+            if _GERUND_FRONT.match(shown):
+                shown = shown[:1].lower() + shown[1:]
             out.append(" " + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
@@ -3159,6 +3199,17 @@ def _list_comma(words: list[tuple[str, int, int]], k: int) -> bool:
     return closing + 1 < len(lows) and _listed([words[k - 1][0].lower(), ",", lows[0]], lows[closing + 1])
 
 
+def _addressed(words: list[tuple[str, int, int]]) -> bool:
+    """Whether a clause names the person spoken to ("art helps you express yourself"): without that,
+    "yourself" is anyone's ("having confidence in yourself is important" -> "... in oneself")."""
+    return any(w.lower() in SECOND | {"your", "yours"} for w, _, _ in words)
+
+
+def _inside_word(words: list[tuple[str, int, int]], k: int) -> bool:
+    """The token at k joins the words either side of it with no space ("self-acceptance", "b-ball")."""
+    return 0 < k < len(words) - 1 and words[k - 1][2] == words[k][1] and words[k][2] == words[k + 1][1]
+
+
 def _inner_subject(words: list[tuple[str, int, int]]) -> bool:
     """Whether a clause's predicate holds a subject of its own ("..., they motivate me", "the book that
     ..."), so that a verb after "and" may belong to it. "it", "you", "some" ... are one only before a
@@ -3209,6 +3260,8 @@ def _gerund_subject(words: list[tuple[str, int, int]], k: int) -> bool:
     return False
 
 
+# Adverbs between a subject and its verb ("Life sure can be ...", "Turtles really bring ...")
+_SUBJECT_ADVERBS = ADVERBS | {"sure"}
 _PERSONAL_OBJECTS = {"me", "my", "us", "our", "him", "her", "them", "you", "your", "his", "their"}
 _PHRASE_END = {",", ";", ":", "(", ")", "-", "\u2013", "\u2014", "!", "?", "."}
 
