@@ -446,31 +446,18 @@ def test_the_int8_embedder_is_made_once_and_agrees_with_the_default(
     assert load_embedder("onnx-int8") is int8
 
 
-def test_the_default_model_runs_fused_with_the_shipped_graphs_vectors(
-    onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import onnx as onnx_format
+def test_the_int8_embedder_says_what_to_install_without_onnx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
 
-    from brainstore.retrieval.embedder import fused_default_model
+    from brainstore.retrieval.embedder import dynamic_int8_model
 
-    assert onnx._graph == fused_default_model() != onnx.model_path
-    nodes = [node.op_type for node in onnx_format.load(str(onnx._graph)).graph.node]
-    assert {"Attention", "SkipLayerNormalization", "BiasGelu"} <= set(nodes) and len(nodes) < 50
-    monkeypatch.setattr(OnnxEmbedder, "_fused", staticmethod(lambda shipped: shipped))
-    shipped = OnnxEmbedder()
-    assert shipped._graph == shipped.model_path
-    texts = [*MIXED, "", "word " * 300, "short", "a longer sentence that pads the short ones in its batch"]
-    np.testing.assert_allclose(onnx.embed(texts), shipped.embed(texts), atol=2e-6)
-    np.testing.assert_allclose(onnx.embed_query("Where does Alice live?"), shipped.embed_query("Where does Alice live?"), atol=2e-6)
-    assert onnx.model_name == DEFAULT_MODEL_NAME
+    real_import = builtins.__import__
 
+    def no_quantizer(name: str, *args: object, **kwargs: object) -> object:
+        if name.startswith("onnxruntime.quantization"):
+            raise ImportError("No module named 'onnx'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
 
-def test_the_default_model_runs_the_shipped_graph_where_no_cache_can_be_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    blocked = tmp_path / "not-a-directory"
-    blocked.write_text("")
-    monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(blocked))
-    embedder = OnnxEmbedder()
-    assert embedder._graph == embedder.model_path
-    assert embedder.model_name == DEFAULT_MODEL_NAME and embedder.embed(["hello"]).shape == (1, 384)
+    monkeypatch.setattr(builtins, "__import__", no_quantizer)
+    with pytest.raises(EmbedderUnavailable, match=r"brainstore\[int8\]"):
+        dynamic_int8_model(tmp_path)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -42,11 +41,8 @@ __all__ = [
     "OnnxEmbedder",
     "OpenAICompatibleEmbedder",
     "dynamic_int8_model",
-    "fused_default_model",
     "load_embedder",
 ]
-
-log = logging.getLogger("brainstore.embedder")
 
 #: The name stored next to every embedding the default model makes.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -206,7 +202,6 @@ class OnnxEmbedder:
         self.tokenizer_path = tokenizer_file
         self.sha256 = self._verify(model_file, expected_sha256, "model")
         self._verify(tokenizer_file, tokenizer_pin, "tokenizer")
-        self._graph = self._fused(model_file) if self.sha256 == DEFAULT_MODEL_SHA256 else model_file
         # A custom model is named after its content, so two different files never share a name.
         self.model_name: str = model_name or (
             DEFAULT_MODEL_NAME if self.sha256 == DEFAULT_MODEL_SHA256 else f"onnx-{self.sha256[:16]}"
@@ -215,7 +210,7 @@ class OnnxEmbedder:
         self.batch_size = batch_size
         self.threads = threads
         self._tokenizer = self._load_tokenizer(tokenizer_file, max_tokens)
-        self._session = self._load_session(self._graph, threads, spinning=True)
+        self._session = self._load_session(model_file, threads, spinning=True)
         # the bulk session and its pool, made on first use (and again in a forked child, whose copy of
         # the pool has no threads): (pid, session, pool)
         self._bulk: tuple[int, Any, ThreadPoolExecutor] | None = None
@@ -232,16 +227,6 @@ class OnnxEmbedder:
         self._output_name = out.name
         last = out.shape[-1] if out.shape else None
         self.dimension: int = last if isinstance(last, int) else int(self._encode([""], bulk=False).shape[1])
-
-    @staticmethod
-    def _fused(shipped: Path) -> Path:
-        """The pinned model as the same weights in onnxruntime's fused kernels (fused_default_model);
-        the shipped graph, a little slower and with the same vectors, where the cache is not writable."""
-        try:
-            return fused_default_model()
-        except OSError as exc:
-            log.warning("running the shipped embedding graph: cannot keep its fused form (%s)", exc)
-            return shipped
 
     @staticmethod
     def _verify(path: Path, expected: str | None, what: str) -> str:
@@ -304,7 +289,7 @@ class OnnxEmbedder:
             with self._bulk_lock:
                 bulk = self._bulk
                 if bulk is None or bulk[0] != os.getpid():
-                    session = self._load_session(self._graph, 1, spinning=False)
+                    session = self._load_session(self.model_path, 1, spinning=False)
                     pool = ThreadPoolExecutor(self.threads, thread_name_prefix="brainstore-embed")
                     bulk = self._bulk = (os.getpid(), session, pool)
         return bulk[1], bulk[2]
@@ -535,174 +520,38 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
     0.975); LoCoMo recall at 1,000/2,000 tokens unchanged within noise (tuning 0.895/0.943 against
     0.898/0.941, held-out 0.886/0.930 against 0.890/0.932; anonymous speakers, held-out 0.848/0.905
     against 0.853/0.906). Without per-channel scales and the reduced range AVX2 needs, the cosine fell
-    to 0.52 for some texts.
+    to 0.52 for some texts. Needs the ``onnx`` package (``pip install 'brainstore[int8]'``).
     """
     import onnxruntime as ort
 
-    def make(folded: Path, made: Path) -> None:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        quantize_dynamic(folded, made, weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
-
-    return _made_from_default_model(f"dynamic-ort{ort.__version__}", make, cache_dir)
-
-
-#: Version of :func:`fused_default_model`'s graph; a new one makes a new file.
-_FUSED_GRAPH_VERSION = 1
-# all-MiniLM-L6-v2's attention heads (of 32 dimensions); the weights do not say how they are cut.
-_HEADS = 12
-
-
-def fused_default_model(cache_dir: Path | None = None) -> Path:
-    """The default model's graph built again from its own weights, as onnxruntime's fused transformer
-    kernels (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu): 34 nodes instead
-    of 300. Made once from the pinned file and kept in ``cache_dir`` (as :func:`dynamic_int8_model`).
-
-    The arithmetic is the same float32 (vectors within 2e-7 of the shipped graph's, cosine 1.0), so
-    the vectors keep the default model's name and stored embeddings stay valid. The shipped graph is
-    a torch export whose attention the runtime cannot fuse; per-node overhead is most of a short
-    query's time. Measured on the 2-core machine, quiet: a question 3.00-3.04 ms against 3.42-3.66,
-    LoCoMo chunks in calls of 34: 277-278 against 265-266 chunks/s."""
-    import onnxruntime as ort
-
-    return _made_from_default_model(f"fused{_FUSED_GRAPH_VERSION}-ort{ort.__version__}", _fused_graph, cache_dir)
-
-
-def _made_from_default_model(kind: str, make: Any, cache_dir: Path | None) -> Path:
-    """``make(folded, target)`` run once on the pinned model with its int8 weights folded to float32
-    (onnxruntime's constant folding), its result kept as ``<cache>/<sha>-<kind>.onnx``."""
-    import tempfile
-
-    import onnxruntime as ort
-
-    directory = cache_dir or _cache_dir()
-    target = directory / f"{DEFAULT_MODEL_SHA256[:16]}-{kind}.onnx"
-    if target.is_file():
-        return target
     source = _packaged_file(_MODEL_DIST, _MODEL_FILE)
     OnnxEmbedder._verify(source, DEFAULT_MODEL_SHA256, "model")
+    directory = cache_dir or _cache_dir()
+    target = directory / f"{DEFAULT_MODEL_SHA256[:16]}-dynamic-ort{ort.__version__}.onnx"
+    if target.is_file():
+        return target
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "the int8 embedder is made with the onnx package, which is not installed: "
+            "pip install 'brainstore[int8]'"
+        ) from exc
+    import tempfile
+
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=directory) as work:
         folded = Path(work) / "folded.onnx"
         options = ort.SessionOptions()
+        # constant folding turns the shipped int8 weights into the float32 ones quantize_dynamic reads
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.optimized_model_filepath = str(folded)
         options.log_severity_level = 3
         ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
-        made = Path(work) / "made.onnx"
-        make(folded, made)
+        made = Path(work) / "dynamic.onnx"
+        quantize_dynamic(folded, made, weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
         os.replace(made, target)  # another process making it at the same time writes the same bytes
     return target
-
-
-def _fused_graph(folded: Path, target: Path) -> None:
-    """The BERT encoder of ``folded`` (the default model, float32) as fused kernels, to ``target``."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    model = onnx.load(str(folded))
-    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    made_by = {output: node for node in model.graph.node for output in node.output}
-
-    def linear(prefix: str) -> tuple[np.ndarray, np.ndarray]:
-        """(weight [in, out], bias) of the layer whose bias is ``prefix.bias``: the export adds the
-        bias to a MatMul by an unnamed weight."""
-        bias = f"inner.{prefix}.bias"
-        add = next(n for n in model.graph.node if n.op_type == "Add" and bias in n.input)
-        matmul = made_by[next(i for i in add.input if i != bias)]
-        if matmul.op_type != "MatMul":
-            raise EmbedderUnavailable(f"the default model's {prefix} is not a MatMul and an Add")
-        return weights[matmul.input[1]], weights[bias]
-
-    initializers: list[Any] = []
-
-    def given(name: str, value: np.ndarray) -> str:
-        initializers.append(numpy_helper.from_array(np.ascontiguousarray(value, dtype=np.float32), name))
-        return name
-
-    def weight(name: str) -> str:
-        return given(name, weights[f"inner.{name}"])
-
-    fused = {"domain": "com.microsoft"}
-    epsilon = 1e-12  # the model's LayerNorm epsilon
-    nodes = [
-        helper.make_node("Cast", [name], [f"{name}_32"], to=TensorProto.INT32)
-        for name in ("input_ids", "token_type_ids", "attention_mask")
-    ]
-    nodes.append(
-        helper.make_node(
-            "EmbedLayerNormalization",
-            ["input_ids_32", "token_type_ids_32"]
-            + [weight(f"embeddings.{n}") for n in ("word_embeddings.weight", "position_embeddings.weight")]
-            + [weight("embeddings.token_type_embeddings.weight")]
-            + [weight(f"embeddings.LayerNorm.{n}") for n in ("weight", "bias")]
-            + ["attention_mask_32"],
-            ["hidden_0", "mask_index"],
-            epsilon=epsilon,
-            **fused,
-        )
-    )
-    hidden, layers = "hidden_0", 1 + max(
-        int(name.split(".")[3]) for name in weights if name.startswith("inner.encoder.layer.")
-    )
-    for i in range(layers):
-        layer = f"encoder.layer.{i}"
-        q, k, v = (linear(f"{layer}.attention.self.{n}") for n in ("query", "key", "value"))
-        out_w, out_b = linear(f"{layer}.attention.output.dense")
-        up_w, up_b = linear(f"{layer}.intermediate.dense")
-        down_w, down_b = linear(f"{layer}.output.dense")
-        after = "last_hidden_state" if i == layers - 1 else f"hidden_{i + 1}"
-        nodes += [
-            helper.make_node(
-                "Attention",
-                [
-                    hidden,
-                    given(f"qkv_{i}", np.concatenate([q[0], k[0], v[0]], axis=1)),
-                    given(f"qkv_bias_{i}", np.concatenate([q[1], k[1], v[1]])),
-                    "mask_index",
-                ],
-                [f"attended_{i}"],
-                num_heads=_HEADS,
-                **fused,
-            ),
-            helper.make_node("MatMul", [f"attended_{i}", given(f"out_{i}", out_w)], [f"projected_{i}"]),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [f"projected_{i}", hidden]
-                + [weight(f"{layer}.attention.output.LayerNorm.{n}") for n in ("weight", "bias")]
-                + [given(f"out_bias_{i}", out_b)],
-                [f"normed_{i}"],
-                epsilon=epsilon,
-                **fused,
-            ),
-            helper.make_node("MatMul", [f"normed_{i}", given(f"up_{i}", up_w)], [f"up_{i}_out"]),
-            helper.make_node("BiasGelu", [f"up_{i}_out", given(f"up_bias_{i}", up_b)], [f"gelu_{i}"], **fused),
-            helper.make_node("MatMul", [f"gelu_{i}", given(f"down_{i}", down_w)], [f"down_{i}_out"]),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [f"down_{i}_out", f"normed_{i}"]
-                + [weight(f"{layer}.output.LayerNorm.{n}") for n in ("weight", "bias")]
-                + [given(f"down_bias_{i}", down_b)],
-                [after],
-                epsilon=epsilon,
-                **fused,
-            ),
-        ]
-        hidden = after
-    width = weights["inner.embeddings.LayerNorm.weight"].shape[0]
-    graph = helper.make_graph(
-        nodes,
-        "all-MiniLM-L6-v2-fused",
-        [
-            helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
-            for name in ("input_ids", "attention_mask", "token_type_ids")
-        ],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", width])],
-        initializers,
-    )
-    made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    made.ir_version = 8
-    onnx.save(made, str(target))
 
 
 # --------------------------------------------------------------------------------------------------
