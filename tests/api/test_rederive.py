@@ -166,6 +166,19 @@ def test_forgetting_a_brain_removes_its_rederive_progress(engine: Engine) -> Non
     assert list((engine.data_dir / "rederive").iterdir()) == []  # not even the Brain's id in a name
 
 
+@pytest.mark.parametrize("engine_kind", ["duckdb"])
+def test_a_progress_file_that_cannot_be_removed_does_not_fail_the_erasure(engine: Engine) -> None:
+    service = engine.open()
+    api, _, _, _ = seed(service)
+
+    def refuse(brain_uid: str) -> None:
+        raise PermissionError("read-only directory")
+
+    service.writes.forget_rederive_progress = refuse
+    assert api.delete("/brains/b1").status == 200
+    assert api.get("/brains/b1").status == 404
+
+
 @pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
 def test_a_rederive_run_drops_the_progress_of_brains_erased_by_another_server(engine: Engine) -> None:
     service = engine.open()

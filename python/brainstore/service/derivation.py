@@ -22,10 +22,11 @@ How a batch runs:
 Threads share the steps: the worker reads and extracts (step 1 and the first half of 2), the
 embedding threads embed, the applier does 3-4. So the next batch is read while the last one embeds,
 and embedded while the one before is written: the cores embed instead of waiting for Python or for a
-commit. The next batch's embedding call queues behind the one in progress (EMBEDDINGS_AT_ONCE), so
-a core that finishes its share of a call takes up the next one instead of idling. The worker takes the next batch only as late as it can still read it before the embedder is
-free (see _run), a batch is handed to the applier only once the previous one is taken, and batches
-are applied in the order they were prepared.
+commit. The next batch's embedding call queues behind the one in progress (EMBEDDINGS_AT_ONCE), so a
+core that finishes its share of a call takes up the next one instead of idling. The worker takes the
+next batch only as late as it can still read it before the embedder is free (see _run), a batch is
+handed to the applier only once the previous one is taken, and batches are applied in the order they
+were prepared.
 
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
@@ -94,7 +95,7 @@ SLICE_CHARS = 3_000
 # Embedding calls in flight at once. The embedder runs a call as a few pieces on its cores, and the
 # last piece of a call ran alone while the other core idled; with the next call already queued behind
 # it, that core takes the next call's first piece. Embedding alone, 3,958 LoCoMo chunks in calls of
-# 34 (the size the batches here make), quiet: 252-263 chunks/s one call at a time, 269-282 two.
+# 34 (the size the batches here make), quiet: 245-268 chunks/s one call at a time, 257-282 two.
 EMBEDDINGS_AT_ONCE = 2
 # Texts at least this long are extracted off the worker (150,000 characters took 1.7-2.1 s), by the
 # offline rules in a process of their own: on a thread, that much pure Python held the GIL against the

@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -37,6 +38,8 @@ from brainstore.service.planner import MemoryRules
 from brainstore.service.traces import Traces
 from brainstore.service.views import brain_view, object_view, record_view
 from brainstore.store.base import Store, StoreFeature
+
+log = logging.getLogger("brainstore.writes")
 
 
 class Writes:
@@ -156,7 +159,10 @@ class Writes:
             counts = self.store.erase_brain(brain.uid)  # its idempotent replies go with it
             self.evidence.drop(brain.uid)
         self.traces.erase_brain(principal.namespace, brain.id)
-        self.forget_rederive_progress(brain.uid)
+        try:
+            self.forget_rederive_progress(brain.uid)
+        except OSError:  # the Brain is erased either way; the file is a rederive run's to drop later
+            log.exception("could not remove the rederive progress of erased Brain %s", brain.uid)
         body = {
             "object": "deletion_receipt",
             "id": brain.id,
