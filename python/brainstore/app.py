@@ -161,25 +161,26 @@ def rederive_brains(
             continue
         cursor = int(held.get("seq", 0))
         pending = [(r.id, r.seq) for r in service.store.list_records(brain_uid) if r.seq > cursor]
-        done = 0
+        done, erased = 0, False
         for start in range(0, len(pending), REDERIVE_BATCH):
             batch = pending[start : start + REDERIVE_BATCH]
             counts = service.derivation.rederive_records(brain_uid, [record_id for record_id, _ in batch])
-            if service.store.brain_by_uid(brain_uid) is None:
-                break  # erased meanwhile (by a server on the same database): its progress went with it
+            erased = service.store.brain_by_uid(brain_uid) is None  # by a server on the same database
+            if erased:
+                break
             for key, value in counts.items():
                 totals[key] += value
             cursor = batch[-1][1]  # list_records is in change-sequence order
             done += len(batch)
             _write_progress(path, {"extractor": extractor, "seq": cursor, "done": False})
             report(f"{label}: {done}/{len(pending)} Records")
-        else:
-            _write_progress(path, {"extractor": extractor, "seq": cursor, "done": True})
-            totals["brains"] += 1
-            report(f"{label}: done")
+        if erased:  # its progress goes with it
+            config.forget_rederive_progress(brain_uid)
+            report(f"{label}: erased meanwhile")
             continue
-        config.forget_rederive_progress(brain_uid)
-        report(f"{label}: erased meanwhile")
+        _write_progress(path, {"extractor": extractor, "seq": cursor, "done": True})
+        totals["brains"] += 1
+        report(f"{label}: done")
     return totals
 
 

@@ -109,7 +109,8 @@ class Config:
         return None if self.engine == "memory" else self.data_dir / "rederive"
 
     def rederive_progress(self, brain_uid: str) -> Path | None:
-        return None if self.rederive_dir is None else self.rederive_dir / f"{brain_uid}.json"
+        folder = self.rederive_dir
+        return None if folder is None else folder / f"{brain_uid}.json"
 
     def forget_rederive_progress(self, brain_uid: str) -> None:
         """Remove a Brain's rederive progress (and a half-written one): called when the Brain is

@@ -166,6 +166,33 @@ def test_forgetting_a_brain_removes_its_rederive_progress(engine: Engine) -> Non
     assert list((engine.data_dir / "rederive").iterdir()) == []  # not even the Brain's id in a name
 
 
+@pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
+def test_a_rederive_run_whose_brain_is_erased_midway_stops_and_drops_its_progress(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(composition, "REDERIVE_BATCH", 1)
+    service = engine.open()
+    api, _, _, _ = seed(service)
+    brain = service.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    rederive_batch = service.derivation.rederive_records
+    calls: list[str] = []
+
+    def then_erased(brain_uid: str, record_ids: list[str]) -> dict[str, int]:
+        counts = rederive_batch(brain_uid, record_ids)
+        calls.append(brain_uid)
+        if len(calls) == 2:  # a server erases the Brain while the run is under way
+            assert api.delete("/brains/b1").status == 200
+        return counts
+
+    monkeypatch.setattr(service.derivation, "rederive_records", then_erased)
+    lines: list[str] = []
+    totals = rederive_brains(service, engine.config, [brain.uid], restart=True, report=lines.append)
+    assert len(calls) == 2 and lines[-1].endswith("erased meanwhile")
+    assert totals["brains"] == 0 and totals["records"] == 1  # the batch before the erasure
+    assert list((engine.data_dir / "rederive").iterdir()) == []
+
+
 @pytest.mark.parametrize("engine_kind", ["duckdb"])
 def test_a_progress_file_that_cannot_be_removed_does_not_fail_the_erasure(engine: Engine) -> None:
     service = engine.open()

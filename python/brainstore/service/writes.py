@@ -54,7 +54,7 @@ class Writes:
         derivation: Derivation,
         rules: MemoryRules,
         traces: Traces,
-        forget_rederive_progress: Callable[[str], None] = lambda brain_uid: None,
+        forget_rederive_progress: Callable[[str], None],
     ) -> None:
         self.store = store
         self.hosted = hosted
