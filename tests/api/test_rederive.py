@@ -18,6 +18,7 @@ from brainstore.api.app import create_app
 from brainstore.app import build_service, rederive_brains
 from brainstore.config import Config
 from brainstore.derive import Assertion, ExtractorUnavailable, RuleExtractor, SourceText
+from brainstore.domain import Brain
 from brainstore.service import Service
 from tests.conftest import Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
@@ -57,6 +58,13 @@ def seed(service: Service) -> tuple[Api, list[str], str, str]:
     return api, records, lisbon, correction.body["id"]
 
 
+def brain_of(service: Service) -> Brain:
+    """The seeded Brain "b1"."""
+    brain = service.store.get_brain("test:acme", "b1")
+    assert brain is not None
+    return brain
+
+
 def listed(api: Api) -> list[dict[str, object]]:
     data: list[dict[str, object]] = api.get("/brains/b1/memories", params={"limit": "100"}).body["data"]
     return data
@@ -72,8 +80,7 @@ def test_rederive_replaces_derived_memories_and_keeps_records_objects_and_correc
     louder = Louder()
     service = engine.open(louder)
     api = Api(create_app(service))
-    brain = service.store.get_brain("test:acme", "b1")
-    assert brain is not None
+    brain = brain_of(service)
     totals = rederive_brains(service, engine.config, [brain.uid])
     assert service.wait_idle()
     assert totals == {"brains": 1, "records": 4, "requeued": 0, "skipped": 1}  # the correction is the user's
@@ -107,8 +114,7 @@ def test_rederive_with_the_same_extractor_changes_nothing_a_reader_sees(engine: 
     service = engine.open()
     api, _, _, _ = seed(service)
     before = sorted((m["statement"], m["owner"], m["status"]) for m in listed(api))  # type: ignore[type-var]
-    brain = service.store.get_brain("test:acme", "b1")
-    assert brain is not None
+    brain = brain_of(service)
     rederive_brains(service, engine.config, [brain.uid], restart=True)
     assert service.wait_idle()
     after = sorted((m["statement"], m["owner"], m["status"]) for m in listed(api))  # type: ignore[type-var]
@@ -122,8 +128,7 @@ def test_an_interrupted_rederive_continues_where_it_stopped(
     monkeypatch.setattr(composition, "REDERIVE_BATCH", 1)
     first = engine.open()
     seed(first)
-    brain = first.store.get_brain("test:acme", "b1")
-    assert brain is not None
+    brain = brain_of(first)
     engine.close(first)
 
     failing = Louder(fail_at=3)  # the third Record's extraction fails
@@ -158,8 +163,7 @@ def test_an_interrupted_rederive_continues_where_it_stopped(
 def test_forgetting_a_brain_removes_its_rederive_progress(engine: Engine) -> None:
     service = engine.open()
     api, _, _, _ = seed(service)
-    brain = service.store.get_brain("test:acme", "b1")
-    assert brain is not None
+    brain = brain_of(service)
     rederive_brains(service, engine.config, [brain.uid], restart=True)
     assert (engine.data_dir / "rederive" / f"{brain.uid}.json").exists()
     assert api.delete("/brains/b1").status == 200
@@ -173,8 +177,7 @@ def test_a_rederive_run_whose_brain_is_erased_midway_stops_and_drops_its_progres
     monkeypatch.setattr(composition, "REDERIVE_BATCH", 1)
     service = engine.open()
     api, _, _, _ = seed(service)
-    brain = service.store.get_brain("test:acme", "b1")
-    assert brain is not None
+    brain = brain_of(service)
     rederive_batch = service.derivation.rederive_records
     calls: list[str] = []
 
@@ -210,8 +213,7 @@ def test_a_progress_file_that_cannot_be_removed_does_not_fail_the_erasure(engine
 def test_a_rederive_run_drops_the_progress_of_brains_erased_by_another_server(engine: Engine) -> None:
     service = engine.open()
     seed(service)
-    brain = service.store.get_brain("test:acme", "b1")
-    assert brain is not None
+    brain = brain_of(service)
     rederive_brains(service, engine.config, [brain.uid])
     folder = engine.data_dir / "rederive"
     # a server on another host erased a Brain this directory re-derived earlier, mid-save
