@@ -53,6 +53,13 @@ def _serve(args: argparse.Namespace) -> int:
 
         # Before the fork: workers that each made a watermark secret would refuse each other's watermarks.
         load_or_create_secret(config.data_dir)
+    from brainstore.retrieval.embedder import EmbedderUnavailable, prepare_embedder
+
+    try:
+        prepare_embedder(config.embedder)  # before the workers: a worker making it would hold up its first Records
+    except EmbedderUnavailable as exc:
+        print(f"brainstore serve: {exc}", file=sys.stderr)
+        return 2
     if config.key_registry is None:
         print(
             "WARNING: no key registry configured: any well-formed sk_<env>_<project>_<secret> key is accepted "

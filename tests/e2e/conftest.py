@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from brainstore.retrieval.embedder import _cache_dir
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -42,7 +44,8 @@ class Server:
             "--port", str(self.port), "--engine", self.engine,
             "--data-dir", str(self.data_dir), "--threads", "4", *self.args,
         ]  # fmt: skip
-        env = {**os.environ, "HOME": str(self.data_dir), **self.env}
+        # The user's cache, not the data directory's: each server would make the int8 query model anew.
+        env = {**os.environ, "HOME": str(self.data_dir), "BRAINSTORE_CACHE_DIR": str(_cache_dir().parent), **self.env}
         with self.log.open("ab") as log:
             # Its own session, so a kill reaches gunicorn's worker too.
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env, start_new_session=True)

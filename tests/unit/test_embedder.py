@@ -202,7 +202,7 @@ def test_concurrent_calls_match_serial(onnx: OnnxEmbedder) -> None:
         queries = list(pool.map(onnx.embed_query, MIXED))
     for result in results:
         assert np.array_equal(result, expected)
-    np.testing.assert_allclose(np.stack(queries), expected, atol=2e-5)
+    assert np.array_equal(np.stack(queries), np.stack([onnx.embed_query(text) for text in MIXED]))
 
 
 def test_pool_threads_spin_only_while_a_run_lasts(onnx: OnnxEmbedder) -> None:
@@ -459,5 +459,57 @@ def test_the_int8_embedder_says_what_to_install_without_onnx(tmp_path: Path, mon
         return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(builtins, "__import__", no_quantizer)
-    with pytest.raises(EmbedderUnavailable, match=r"brainstore\[int8\]"):
+    with pytest.raises(EmbedderUnavailable, match=r"pip install 'onnx"):
         dynamic_int8_model(tmp_path)
+
+
+# ------------------------------------------------------------------------------- int8 questions
+
+
+def test_the_default_embeds_questions_with_its_int8_copy_and_passages_with_the_model(onnx: OnnxEmbedder) -> None:
+    exact = OnnxEmbedder()  # the model alone: what every stored vector was made with
+    assert onnx.query_model_path is not None and exact.query_model_path is None
+    assert onnx.model_name == exact.model_name == DEFAULT_MODEL_NAME  # Brains keep their vectors
+    assert np.array_equal(onnx.embed(MIXED), exact.embed(MIXED))
+    quick = np.stack([onnx.embed_query(text) for text in MIXED])
+    full = np.stack([exact.embed_query(text) for text in MIXED])
+    cosines = np.einsum("ij,ij->i", quick, full)
+    assert cosines.min() > 0.95 and cosines.mean() > 0.98  # the same question
+    assert cosines.max() < 1 - 1e-5  # yet not the model's own arithmetic: the copy ran
+    np.testing.assert_allclose(np.linalg.norm(quick, axis=1), 1.0, atol=1e-5)
+
+
+def test_questions_use_the_model_itself_when_the_copy_cannot_be_made(
+    onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def read_only(cache_dir: Path | None = None) -> Path:
+        raise PermissionError(13, "Permission denied", "/cache")
+
+    monkeypatch.setattr("brainstore.retrieval.embedder.dynamic_int8_model", read_only)
+    monkeypatch.setattr("brainstore.retrieval.embedder._CACHE", {})
+    with caplog.at_level("WARNING", logger="brainstore.embedder"):
+        fallback = load_embedder("onnx")
+    assert isinstance(fallback, OnnxEmbedder) and fallback.query_model_path is None
+    assert "full-precision" in caplog.text and "Permission denied" in caplog.text
+    np.testing.assert_allclose(
+        np.stack([fallback.embed_query(text) for text in MIXED]), onnx.embed(MIXED), atol=2e-5
+    )
+
+
+def test_prepare_makes_the_copy_a_spec_needs_before_serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from brainstore.retrieval.embedder import dynamic_int8_model, prepare_embedder
+
+    monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path))
+    prepare_embedder("openai:http://127.0.0.1:1/v1#m")  # a hosted model needs no file
+    assert not any(tmp_path.rglob("*.onnx"))
+    prepare_embedder(None)
+    made = list(tmp_path.rglob("*.onnx"))
+    assert made == [dynamic_int8_model()]  # where load_embedder looks for it
+
+    def broken(cache_dir: Path | None = None) -> Path:
+        raise EmbedderUnavailable("no quantizer")
+
+    monkeypatch.setattr("brainstore.retrieval.embedder.dynamic_int8_model", broken)
+    prepare_embedder("onnx")  # the default serves without it
+    with pytest.raises(EmbedderUnavailable, match="no quantizer"):
+        prepare_embedder("onnx-int8")  # a model that is the copy cannot
