@@ -1024,14 +1024,14 @@ def test_leaving_closes_the_old_employer_when_the_text_says():
 @pytest.mark.parametrize(
     "text",
     [
-        "Stay motivated and keep chasing those dreams!",
-        "Don't let anything stop you.",
+        "Stay tuned and check out those pictures!",
+        "Don't worry about anything.",
         "Haven't been there yet.",
         "Rest assured.",
         "Fingers crossed a producer falls in love with it.",
         "Lots has been going on since then.",
         "Keep it up!",
-        "Believe in yourself.",
+        "Trust yourself.",
     ],
 )
 def test_no_owner_is_an_instruction_or_an_idiom(text):
@@ -1556,7 +1556,7 @@ def test_a_negated_clause_with_the_i_dropped_is_the_speakers(text, statement):
     assert (a.statement, a.owner) == (statement, "Bob")
 
 
-@pytest.mark.parametrize("text", ["It rained, didn't it?", "Don't give up!", "Haven't been there yet."])
+@pytest.mark.parametrize("text", ["It rained, didn't it?", "Don't worry!", "Haven't been there yet."])
 def test_a_negated_tag_or_instruction_says_nothing(text):
     assert statements(text) == []
 
@@ -1856,3 +1856,31 @@ def test_yourself_in_a_clause_that_names_no_one_spoken_to_is_anyones(text, state
     # said of the person spoken to, it is them; an order to enjoy oneself is nobody's fact
     assert statements("Art is helping you express yourself, Sam.") == ["Bob says art is helping Sam express Sam."]
     assert statements("Enjoy yourself!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Thanks! Don't quit, Sam!", ["Bob encourages Sam not to quit."]),
+        (
+            "Cool! Stay motivated and keep chasing those dreams!",
+            [
+                "Bob encourages the other person to stay motivated.",
+                "Bob encourages the other person to keep chasing those dreams.",
+            ],
+        ),
+        ("Don't let anything stop you, Sam.", ["Bob encourages Sam not to let anything stop Sam."]),
+        ("Keep pushing for your goals and you'll get there!", ["Bob encourages the other person to keep pushing for the other person's goals."]),
+        ("Never give up on your dreams!", ["Bob encourages the other person to never give up on the other person's dreams."]),
+    ],
+)
+def test_urging_the_person_spoken_to_on_is_the_speakers_encouragement(text, said):
+    out = run(msg(text, speaker="Bob"))
+    assert [(a.statement, a.subject, a.owner) for a in out] == [(s, "Bob", "Bob") for s in said]
+
+
+@pytest.mark.parametrize(
+    "text", ["Keep it up!", "Keep going!", "Don't forget to call your mom.", "Check it out!", "Keep in mind it's late."]
+)
+def test_an_order_that_urges_nothing_on_says_nothing(text):
+    assert statements(text) == []

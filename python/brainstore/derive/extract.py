@@ -1161,6 +1161,20 @@ _THANKS_FOR = re.compile(
     re.I,
 )
 _THANKS_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:but|so|though|although|whereas|while)\s+", re.I)
+# Urging the person spoken to on: "Keep chasing your dreams", "Stay motivated", "Never give up", "Believe in
+# yourself", "Don't quit", "Don't let anything stop you" ("Don't forget to call": a reminder, no urging)
+_ENCOURAGE = re.compile(
+    r"(?:(?P<neg>(?:don['\u2019]t|do\s+not)\s+)(?=give\s+up|quit|stop|let|lose|forget(?!\s+to\b|\s*,))"
+    r"|(?=keep(?:\s+on)?\s+(?:[a-z]+ing\b|it\s+up|at\s+it|up\b)|stay\s+(?:motivated|strong|positive|focused"
+    r"|determined|true|confident|hopeful)\b|never\s+(?:give\s+up|stop|quit)\b|believe\s+in\s+yourself\b"
+    r"|push\s+(?:through|on|forward)\b|hang\s+in\s+there\b))",
+    re.I,
+)
+# "Keep pushing and you'll get there": what follows "and" is what the urging promises
+_PROMISE = re.compile(
+    r",?\s+and\s+(?=(?:you|you['\u2019]ll|you['\u2019]re|it|it['\u2019]ll|it['\u2019]s|things|everything|we|we['\u2019]ll)\b)",
+    re.I,
+)
 # "Let's go hiking sometime", "Let's catch up soon": an invitation with no time to it is a pleasantry
 _SOMETIME = re.compile(r"\b(?:sometime|some\s+time|someday|some\s+day|one\s+day|soon)\b", re.I)
 # Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
@@ -1562,6 +1576,9 @@ class _Run:
             if ce - cs < 2 or filler or _QUESTION_START.match(text[cs:ce]):
                 prev = None if not conj else prev
                 continue
+            if self._encouragement(cs, ce):
+                prev = None
+                continue
             proposal = self._proposal(cs, ce)
             if proposal is not None:
                 prev = proposal
@@ -1763,6 +1780,23 @@ class _Run:
             return False
         shown = f"{self.me()} is grateful to {self.you()} for"
         self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown"), s, ce)
+        return True
+
+    def _encouragement(self, cs: int, ce: int) -> bool:
+        """ "Keep chasing your dreams" -> "Tim encourages John to keep chasing John's dreams": urging the
+        person spoken to on is something the speaker does for them, like support or thanks, where any
+        other order ("Check it out") stays nothing. True when the clause was read that way (it may still
+        say nothing: "Keep it up!", "Keep going!")."""
+        m = _ENCOURAGE.match(self.text, cs, ce)
+        if m is None or not self.human or self.voice is not None or self.assistant:
+            return False
+        promise = _PROMISE.search(self.text, m.end(), ce)
+        ce = promise.start() if promise else ce
+        neg = m.group("neg")
+        shown = f"{self.me()} encourages {self.you()} {'not to' if neg else 'to'}"
+        start = m.end("neg") if neg else cs
+        # (implicit: the verb that opens the order is lower-cased after the words put before it)
+        self._emit(_Subject(self.me(), self.me_owner(), shown, start, kind="shown", implicit=True), cs, ce)
         return True
 
     def _proposal(self, cs: int, ce: int) -> _Subject | None:
