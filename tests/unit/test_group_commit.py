@@ -47,7 +47,7 @@ def test_concurrent_writes_share_commits_and_each_gets_its_own_answer() -> None:
             return i * 10
 
         try:
-            results[i] = group.run(body)
+            results[i] = group.run(body, f"brn_{i}")
         except Exception as exc:
             results[i] = exc
 
@@ -67,5 +67,45 @@ def test_a_failed_shared_commit_retries_each_write_alone() -> None:
     store = CountingStore()
     group = GroupCommit(store)
     store.fail_next_commit = True
-    assert group.run(lambda: store.next_seq("brn_1")) == 1  # the group failed; the write alone succeeded
+    assert group.run(lambda: store.next_seq("brn_1"), "brn_1") == 1  # the group failed; the write alone succeeded
     assert store.current_seq("brn_1") == 1
+
+
+def test_a_group_runs_its_writes_in_brain_order_and_arrival_order_within_a_brain() -> None:
+    """A group locks its Brains in the order derivation's batches do: two transactions that lock the
+    same Brains never wait on each other in a cycle (a deadlock on PostgreSQL)."""
+    store = CountingStore()
+    group = GroupCommit(store)
+    ran: list[str] = []
+    leading, release = threading.Event(), threading.Event()
+
+    def lead() -> str:
+        leading.set()
+        release.wait(10)  # the commit in progress, while the next group's writes arrive
+        return "lead"
+
+    leader = threading.Thread(target=group.run, args=(lead, "brn_m"))
+    leader.start()
+    assert leading.wait(10)
+    arrivals = [("brn_c", "c1"), ("brn_a", "a1"), (None, "new"), ("brn_c", "c2"), ("brn_b", "b1"), ("brn_a", "a2")]
+    answers: dict[str, str] = {}
+    threads = []
+    for brain_uid, name in arrivals:
+
+        def write(name: str = name) -> str:
+            ran.append(name)
+            return name.upper()
+
+        threads.append(
+            threading.Thread(target=lambda w=write, b=brain_uid, n=name: answers.__setitem__(n, group.run(w, b)))
+        )
+        threads[-1].start()
+        deadline = time.monotonic() + 10
+        while len(group._pending) < len(threads) and time.monotonic() < deadline:  # it arrived: the next one may
+            time.sleep(0.001)
+    release.set()
+    for t in (leader, *threads):
+        t.join(10)
+    assert ran == ["new", "a1", "a2", "b1", "c1", "c2"]
+    assert answers == {name: name.upper() for _, name in arrivals}
+    assert store.transactions == 2  # the leader's, then one for all that arrived meanwhile

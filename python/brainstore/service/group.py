@@ -6,6 +6,11 @@ an idle server commits each write at once, a busy one pays one commit for many. 
 answers for itself: a write that raises a BrainstoreError (a check before it wrote anything) fails
 alone; if the shared transaction fails, every write of the group is tried again in a transaction of
 its own, so one bad write never fails another.
+
+A group runs its writes in the order of the Brains they lock (``brain_uid``), arrival order within a
+Brain, as derivation's batches do: two transactions that lock several Brains then take them in the
+same order and never wait on each other in a cycle (on PostgreSQL a cycle is a deadlock the server
+breaks after a second by failing one of them).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ MAX_GROUP = 64
 @dataclass(eq=False)
 class _Slot(Generic[T]):
     write: Callable[[], T]
+    brain_uid: str
     done: bool = False
     result: Any = None
     error: BaseException | None = None
@@ -38,13 +44,14 @@ class GroupCommit:
         self._pending: list[_Slot[Any]] = []
         self._committing = False
 
-    def run(self, write: Callable[[], T]) -> T:
+    def run(self, write: Callable[[], T], brain_uid: str | None) -> T:
         """Run ``write`` inside a transaction shared with concurrent writes; returns once committed.
 
         ``write`` must check before it writes: a BrainstoreError it raises must leave nothing behind
-        in the shared transaction.
+        in the shared transaction. ``brain_uid`` is the Brain it locks (None: none yet, as when it
+        makes one).
         """
-        slot: _Slot[T] = _Slot(write)
+        slot: _Slot[T] = _Slot(write, brain_uid or "")
         with self._cond:
             self._pending.append(slot)
             while self._committing and not slot.done:
@@ -66,7 +73,7 @@ class GroupCommit:
     def _commit(self, group: list[_Slot[Any]]) -> None:
         try:
             with self.store.atomic():
-                for slot in group:
+                for slot in sorted(group, key=lambda queued: queued.brain_uid):  # stable: arrival order within a Brain
                     try:
                         slot.result = slot.write()
                     except BrainstoreError as exc:

@@ -76,8 +76,10 @@ class Writes:
         request_fingerprint: str,
         operation: str,
         write: Callable[[], tuple[Reply, str | None, str | None]],
+        brain: Brain | None,
     ) -> Reply:
-        """Run ``write`` once per Idempotency-Key; a replay returns the original reply.
+        """Run ``write`` once per Idempotency-Key; a replay returns the original reply. ``brain`` is
+        the Brain it writes to (None when it makes one), which orders it in its group commit.
 
         ``write`` returns the reply, the Brain it wrote under and the resource it made, which key the
         stored reply so that erasing them erases it. The reply is stored in the same transaction as
@@ -113,7 +115,7 @@ class Writes:
                 )
             return reply
 
-        return self.group.run(once)
+        return self.group.run(once, brain.uid if brain is not None else None)
 
     def _locked(self, brain: Brain) -> None:
         """Inside the write's transaction: the Brain still exists, and stays until it commits."""
@@ -150,7 +152,9 @@ class Writes:
             return Reply(201, brain_view(brain), self.watermarks.issue(brain, seq)), brain.uid, None
 
         # The Brain id is part of the body here, so the key's scope is the whole project.
-        return self._idempotent(principal, "createBrain:", idempotency_key, request_fingerprint, "createBrain", write)
+        return self._idempotent(
+            principal, "createBrain:", idempotency_key, request_fingerprint, "createBrain", write, None
+        )
 
     def forget_brain(self, principal: Principal, brain_id: str) -> Reply:
         brain = resolve_brain(self.store, principal, brain_id)
@@ -223,7 +227,7 @@ class Writes:
             return Reply(202, record_view(record), self.watermarks.issue(brain, seq)), brain.uid, record.id
 
         reply = self._idempotent(
-            principal, f"rememberRecord:{brain_id}", idempotency_key, request_fingerprint, "rememberRecord", write
+            principal, f"rememberRecord:{brain_id}", idempotency_key, request_fingerprint, "rememberRecord", write, brain
         )
         if made:  # not for a replay: that Record is queued (or derived) already
             record = made[-1]  # (the last attempt: a group that failed as a whole wrote it again alone)
@@ -340,7 +344,7 @@ class Writes:
             return Reply(201, object_view(version), self.watermarks.issue(brain, seq)), brain.uid, None
 
         return self._idempotent(
-            principal, f"acceptObject:{brain_id}", idempotency_key, request_fingerprint, "acceptObject", write
+            principal, f"acceptObject:{brain_id}", idempotency_key, request_fingerprint, "acceptObject", write, brain
         )
 
     def get_object(self, principal: Principal, brain_id: str, type_: str, key: str) -> dict[str, Any]:
