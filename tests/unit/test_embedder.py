@@ -513,3 +513,22 @@ def test_prepare_makes_the_copy_a_spec_needs_before_serving(tmp_path: Path, monk
     prepare_embedder("onnx")  # the default serves without it
     with pytest.raises(EmbedderUnavailable, match="no quantizer"):
         prepare_embedder("onnx-int8")  # a model that is the copy cannot
+
+
+def test_a_damaged_copy_in_the_cache_leaves_questions_to_the_model(
+    onnx: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import onnxruntime
+
+    from brainstore.retrieval.embedder import DEFAULT_MODEL_SHA256
+
+    monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr("brainstore.retrieval.embedder._CACHE", {})
+    damaged = tmp_path / "brainstore" / f"{DEFAULT_MODEL_SHA256[:16]}-dynamic-ort{onnxruntime.__version__}.onnx"
+    damaged.parent.mkdir()
+    damaged.write_bytes(b"half a model")  # a disk that failed mid-write
+    with caplog.at_level("WARNING", logger="brainstore.embedder"):
+        fallback = load_embedder("onnx")
+    assert isinstance(fallback, OnnxEmbedder) and fallback.query_model_path is None
+    assert str(damaged) in caplog.text
+    np.testing.assert_allclose(fallback.embed_query(MIXED[0]), onnx.embed([MIXED[0]])[0], atol=2e-5)

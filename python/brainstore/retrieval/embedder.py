@@ -625,9 +625,20 @@ def load_embedder(spec: str | None = None) -> Embedder:
         with _CACHE_LOCK:
             embedder = _CACHE.get(key)
             if embedder is None:
-                embedder = OnnxEmbedder(*paths) if paths else OnnxEmbedder(query_model_path=_query_model())
+                embedder = OnnxEmbedder(*paths) if paths else _default_onnx()
                 _CACHE[key] = embedder
     return embedder
+
+
+def _default_onnx() -> OnnxEmbedder:
+    """The shipped model, its questions run on its int8 copy when there is a working one."""
+    query_model = _query_model()
+    if query_model is not None:
+        try:
+            return OnnxEmbedder(query_model_path=query_model)
+        except EmbedderUnavailable as exc:  # a damaged copy in the cache: the model itself still serves
+            log.warning("questions are embedded by the full-precision model: %s (delete the file to remake it)", exc)
+    return OnnxEmbedder()
 
 
 def _query_model() -> Path | None:
