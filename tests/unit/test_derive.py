@@ -1884,3 +1884,20 @@ def test_urging_the_person_spoken_to_on_is_the_speakers_encouragement(text, said
 )
 def test_an_order_that_urges_nothing_on_says_nothing(text):
     assert statements(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Believe in yourself, Sam!", "Bob encourages Sam to believe in themselves."),
+        ("Stay true to yourself!", "Bob encourages the other person to stay true to themselves."),
+        ("Keep believing in yourselves!", "Bob encourages the other person to keep believing in themselves."),
+    ],
+)
+def test_yourself_in_an_urging_is_the_person_urged(text, said):
+    # told of them, the person urged is no longer "you" ("in Sam" would read as someone else); elsewhere
+    # "yourself" keeps its rules
+    assert statements(text) == [said]
+    assert statements("Having confidence in yourself is important.") == [
+        "Bob thinks having confidence in oneself is important."
+    ]

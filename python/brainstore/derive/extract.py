@@ -849,6 +849,7 @@ class _Subject:
     partner: str | None = None  # "Tom and I ...": the other person
     attr_single: bool = False  # "Alice's blood type is ...": a one-valued attribute of the subject
     implicit: bool = False  # the clause had no subject word ("Busy with studies"): the speaker's
+    urged: bool = False  # the speaker urges the person spoken to on: "yourself" is them, now "themselves"
 
 
 def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
@@ -1796,7 +1797,8 @@ class _Run:
         shown = f"{self.me()} encourages {self.you()} {'not to' if neg else 'to'}"
         start = m.end("neg") if neg else cs
         # (implicit: the verb that opens the order is lower-cased after the words put before it)
-        self._emit(_Subject(self.me(), self.me_owner(), shown, start, kind="shown", implicit=True), cs, ce)
+        urged = _Subject(self.me(), self.me_owner(), shown, start, kind="shown", implicit=True, urged=True)
+        self._emit(urged, cs, ce)
         return True
 
     def _proposal(self, cs: int, ce: int) -> _Subject | None:
@@ -3024,6 +3026,10 @@ class _Run:
                 rep = f"{you}'s"
             elif low in ("you're", "you've", "you'll", "you'd"):
                 rep = you + " " + {"re": "is", "ve": "has", "ll": "will", "d": "would"}[low.split("'")[1]]
+            elif low in ("yourself", "yourselves") and subj.urged:
+                # "Gina encourages Jon to believe in themselves": told of them, the person urged is no
+                # longer "you", nor anyone at large, and "in Jon" reads as someone else
+                rep = "themselves"
             elif low == "yourself":
                 rep = you if _addressed(self.words(cs, ce)) else "oneself"
             elif low == "ourselves":
