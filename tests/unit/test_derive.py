@@ -1901,3 +1901,20 @@ def test_yourself_in_an_urging_is_the_person_urged(text, said):
     assert statements("Having confidence in yourself is important.") == [
         "Bob thinks having confidence in oneself is important."
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Keep at it, buddy!", "Bob encourages the other person to keep at it."),
+        ("Keep chasing your dreams, pal.", "Bob encourages the other person to keep chasing the other person's dreams."),
+        ("Stay strong, my friend.", "Bob encourages the other person to stay strong."),
+        ("Don't let anything stop you, bro.", "Bob encourages the other person not to let anything stop the other person."),
+    ],
+)
+def test_a_word_for_the_person_urged_closing_the_urging_is_left_out(text, said):
+    assert statements(text) == [said]
+    # with no comma before it, the word is what the urging is about
+    assert statements("Keep talking to your friend.") == [
+        "Bob encourages the other person to keep talking to the other person's friend."
+    ]

@@ -1171,6 +1171,11 @@ _ENCOURAGE = re.compile(
     r"|push\s+(?:through|on|forward)\b|hang\s+in\s+there\b))",
     re.I,
 )
+# "Keep at it, buddy!": a word for the person spoken to, closing the urging, is no part of what they are
+# urged to do (a name there is dropped with the sentence's other vocatives)
+_ADDRESS_END = re.compile(
+    r",\s*(?:my\s+)?(?:buddy|bud|pal|man|dude|bro|mate|friend|girl|champ|sis)\s*[.!]*\s*$", re.I
+)
 # "Keep pushing and you'll get there": what follows "and" is what the urging promises
 _PROMISE = re.compile(
     r",?\s+and\s+(?=(?:you|you['\u2019]ll|you['\u2019]re|it|it['\u2019]ll|it['\u2019]s|things|everything|we|we['\u2019]ll)\b)",
@@ -1793,6 +1798,8 @@ class _Run:
             return False
         promise = _PROMISE.search(self.text, m.end(), ce)
         ce = promise.start() if promise else ce
+        address = _ADDRESS_END.search(self.text, m.end(), ce)
+        ce = address.start() if address else ce
         neg = m.group("neg")
         shown = f"{self.me()} encourages {self.you()} {'not to' if neg else 'to'}"
         start = m.end("neg") if neg else cs
