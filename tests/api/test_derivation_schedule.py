@@ -4,16 +4,18 @@ tenant's short Record is derived meanwhile, and the document is derived once it 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+import pytest
 
 from brainstore.api.app import create_app
 from brainstore.derive import Assertion, SourceText, default_extractor
-from brainstore.retrieval.embedder import Embedder
+from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
 from brainstore.service.derivation import LONG_TEXT_CHARS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
@@ -185,3 +187,41 @@ def test_the_next_batch_is_embedded_behind_the_one_in_progress(engine: Engine) -
     service.derivation.start()
     assert all(wait_for(api, "notes", record) for record in ids)
     assert embedder.second_began_during_the_first
+
+
+def _nice() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+class NoteThePriority:
+    """An embedder noting the nice value of the thread that runs each call."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+        self.bulk: list[int] = []
+        self.questions: list[int] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.bulk.append(_nice())
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.questions.append(_nice())
+        return self.inner.embed_query(text)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux gives each thread its own nice value")
+def test_derivation_embeds_at_background_priority_and_a_question_at_the_requests(engine: Engine) -> None:
+    if _nice() != 0:
+        pytest.skip("the test process must run at the default priority")
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("notes")
+    embedder = NoteThePriority(service.evidence.embedder)
+    service.evidence._embedder = embedder
+    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(5)]
+    assert all(wait_for(api, "notes", record) for record in ids)
+    assert api.post("/brains/notes/context", {"query": "Which bed needs water?"}).status == 200
+    assert embedder.bulk and set(embedder.bulk) == {BACKGROUND_NICE}
+    assert embedder.questions == [0]

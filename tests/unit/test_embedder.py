@@ -7,6 +7,7 @@ import json
 import os
 import random
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from brainstore.retrieval.embedder import (
+    BACKGROUND_NICE,
     DEFAULT_MODEL_NAME,
     DEFAULT_MODEL_SHA256,
     EMBEDDING_API_KEY_ENV,
@@ -24,6 +26,7 @@ from brainstore.retrieval.embedder import (
     EmbedderUnavailable,
     OnnxEmbedder,
     OpenAICompatibleEmbedder,
+    background_priority,
     load_embedder,
 )
 
@@ -165,7 +168,7 @@ def test_concurrent_runs_take_the_costliest_batches_first(onnx: OnnxEmbedder, mo
 
     session, _ = onnx._bulk_runner()
     real_run = onnx._run
-    monkeypatch.setattr(onnx, "_bulk_runner", lambda: (session, InOrder()))
+    monkeypatch.setattr(onnx, "_bulk_runner", lambda nice=0: (session, InOrder()))
     monkeypatch.setattr(onnx, "_run", lambda s, ids, mask: costs.append(ids.size) or real_run(s, ids, mask))
     np.testing.assert_allclose(onnx.embed(texts), expected, atol=2e-5)
     assert len(costs) > 2 and costs == sorted(costs, reverse=True)
@@ -203,6 +206,72 @@ def test_concurrent_calls_match_serial(onnx: OnnxEmbedder) -> None:
     for result in results:
         assert np.array_equal(result, expected)
     assert np.array_equal(np.stack(queries), np.stack([onnx.embed_query(text) for text in MIXED]))
+
+
+def test_a_question_asked_beside_another_embedding_runs_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two intra-op threads stall at every barrier when another call holds a core: a question asked
+    while a bulk call or another question runs takes the one-thread session, and gets the same vector."""
+    embedder = OnnxEmbedder(threads=2)
+    question = "Where did Caroline go hiking last weekend?"
+    used: list[object] = []
+    bulk_entered, release = threading.Event(), threading.Event()
+    real_run = embedder._run
+
+    def run(session: object, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if session not in (embedder._session, embedder._lone_session):  # a bulk call: hold it
+            bulk_entered.set()
+            assert release.wait(30)
+        used.append(session)
+        return real_run(session, ids, mask)
+
+    monkeypatch.setattr(embedder, "_run", run)
+    alone = embedder.embed_query(question)
+    assert used == [embedder._session]
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        bulk = pool.submit(embedder.embed, MIXED)
+        assert bulk_entered.wait(30)
+        beside = embedder.embed_query(question)
+        assert used[-1] is embedder._lone_session and embedder._lone_session is not embedder._session
+        release.set()
+        bulk.result(timeout=30)
+    np.testing.assert_allclose(beside, alone, atol=1e-5)
+
+    # the bulk call is over, and a failed run is counted out too: a question alone has both threads again
+    monkeypatch.setattr(embedder, "_run", lambda session, ids, mask: (_ for _ in ()).throw(RuntimeError("boom")))
+    with pytest.raises(RuntimeError, match="boom"):
+        embedder.embed_query(question)
+    monkeypatch.setattr(embedder, "_run", run)
+    embedder.embed_query(question)
+    assert used[-1] is embedder._session
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux gives each thread its own nice value")
+def test_the_pieces_of_a_bulk_call_run_at_the_priority_of_the_thread_that_asked(
+    onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    if nice() != 0:
+        pytest.skip("the test process must run at the default priority")
+    texts = [*MIXED, *(" ".join(["word"] * k) for k in range(1, 80, 3))]  # several pieces
+    expected = onnx.embed(texts)
+    ran_at: list[int] = []
+    real_run = onnx._run
+    monkeypatch.setattr(onnx, "_run", lambda s, ids, mask: ran_at.append(nice()) or real_run(s, ids, mask))
+
+    def in_the_background() -> np.ndarray:
+        background_priority()
+        return onnx.embed(texts)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        np.testing.assert_allclose(pool.submit(in_the_background).result(timeout=60), expected, atol=2e-5)
+    assert len(ran_at) > 1 and set(ran_at) == {BACKGROUND_NICE}
+    ran_at.clear()
+    np.testing.assert_allclose(onnx.embed(texts), expected, atol=2e-5)  # a request thread's call
+    assert len(ran_at) > 1 and set(ran_at) == {0}
+    assert nice() == 0
 
 
 def test_pool_threads_spin_only_while_a_run_lasts(onnx: OnnxEmbedder) -> None:

@@ -74,6 +74,7 @@ from brainstore.derive import (
 )
 from brainstore.domain import MemoryRevision, Record, RecordStatus, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
+from brainstore.retrieval.embedder import background_priority
 from brainstore.service.common import SharedStore, shared_store
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
 from brainstore.service.planner import MemoryRules, MemoryState, assertion_fingerprint, revision_fingerprint
@@ -295,7 +296,7 @@ class Derivation:
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
         self._applier: threading.Thread | None = None
         # the worker's embedding calls, so that it reads the next batch meanwhile (see _run)
-        self._embedding = ThreadPoolExecutor(EMBEDDINGS_AT_ONCE, thread_name_prefix="brainstore-derivation-embed")
+        self._embedding = self._embedding_executor()
         self._pace = _Pace()
         self._long_texts: Executor | None = None  # extraction of long texts, off the worker
         self._idle = threading.Condition()
@@ -313,6 +314,16 @@ class Derivation:
     def _shared(self) -> SharedStore | None:
         return shared_store(self.store)
 
+    @staticmethod
+    def _embedding_executor() -> ThreadPoolExecutor:
+        """Where the worker's embedding calls run: at background priority (see BACKGROUND_NICE), as
+        derivation is throughput work that must not take a core from a request. Only these threads:
+        the worker and the applier hold the GIL for long stretches, and a thread the scheduler
+        neglects while it holds the GIL would hold up every request thread."""
+        return ThreadPoolExecutor(
+            EMBEDDINGS_AT_ONCE, thread_name_prefix="brainstore-derivation-embed", initializer=background_priority
+        )
+
     # --- lifecycle --------------------------------------------------------------------------------------
     def start(self) -> None:
         if self._thread is not None:
@@ -324,7 +335,7 @@ class Derivation:
             self._queued_records.clear()
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
-        self._embedding = ThreadPoolExecutor(EMBEDDINGS_AT_ONCE, thread_name_prefix="brainstore-derivation-embed")
+        self._embedding = self._embedding_executor()
         self._long_texts = self._long_text_executor()
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
