@@ -225,3 +225,8 @@ def test_derivation_embeds_at_background_priority_and_a_question_at_the_requests
     assert api.post("/brains/notes/context", {"query": "Which bed needs water?"}).status == 200
     assert embedder.bulk and set(embedder.bulk) == {BACKGROUND_NICE}
     assert embedder.questions == [0]
+    long_texts = service.derivation._long_text_executor()  # the process that reads long documents
+    try:
+        assert long_texts.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60) == BACKGROUND_NICE
+    finally:
+        long_texts.shutdown()

@@ -149,12 +149,14 @@ def _packaged_file(dist_name: str, rel_path: str) -> Path:
 # ONNX (default, offline)
 
 
-# A thread that only does throughput work (derivation's embedding calls) runs at this nice value, and so
-# do the pool threads that run the pieces of its calls: a request thread at the default priority takes
-# a core first when both want one. Measured on 2 cores, a 100,000-chunk Brain answering fast Contexts
-# while 4 clients posted Records to another: client p50 27-30 ms (p99 59-65) with every thread alike,
-# 17-21 ms (p99 42-50) this way; Records still became ready as fast.
-BACKGROUND_NICE = 10
+# A thread that only does throughput work (derivation's embedding calls, the process that reads long
+# documents) runs at this nice value, and so do the pool threads that run the pieces of its calls: a
+# request thread at the default priority takes a core first when both want one. Measured on 2 cores, a
+# 100,000-chunk Brain answering fast Contexts while 4 clients posted Records to another, alternating
+# runs: client p50 34 ms (p99 64-68) at nice 5 against 41-46 (p99 97-103) with every thread alike; nice
+# 10 gave 19-27 ms, but a quiet tenant's Record then waited up to 2.3-2.8 s behind a bulk load's POSTs
+# (1.6-1.7 s alike, 1.3-1.9 s at nice 5).
+BACKGROUND_NICE = 5
 # Only Linux gives each thread its own nice value; elsewhere setpriority(PRIO_PROCESS, tid) names a process.
 _PER_THREAD_NICE = sys.platform.startswith("linux")
 

@@ -354,9 +354,11 @@ class Derivation:
 
     def _long_text_executor(self) -> Executor:
         """A process for the offline rules (pure Python, CPU-bound), started when the first long text
-        comes; a thread for an extractor that waits on a model server (and may not pickle)."""
+        comes, at background priority like the embedding (a long document read at the default
+        priority would take a core from the embedding of every other tenant's Records); a thread for
+        an extractor that waits on a model server (and may not pickle)."""
         if isinstance(self.extractor, RuleExtractor):
-            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=background_priority)
         return ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
 
     def _scan(self) -> None:
