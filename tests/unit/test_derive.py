@@ -1918,3 +1918,32 @@ def test_a_word_for_the_person_urged_closing_the_urging_is_left_out(text, said):
     assert statements("Keep talking to your friend.") == [
         "Bob encourages the other person to keep talking to the other person's friend."
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Keep going after your dreams, Sam!", ["Bob encourages Sam to keep going after Sam's dreams."]),
+        (
+            "Thanks! Keep going for your dreams and don't quit!",
+            [
+                "Bob encourages the other person to keep going for the other person's dreams.",
+                "Bob encourages the other person not to quit.",
+            ],
+        ),
+        (
+            "Keep chasing your dreams and never give up.",
+            [
+                "Bob encourages the other person to keep chasing the other person's dreams.",
+                "Bob encourages the other person to never give up.",
+            ],
+        ),
+    ],
+)
+def test_keep_going_for_something_is_an_urging_and_a_second_urging_after_and_is_its_own(text, said):
+    # "Keep going!" alone still urges nothing on; "and don't forget to ..." is a reminder, left out
+    assert statements(text) == said
+    assert statements("Keep going!") == []
+    assert statements("Keep chasing your dreams and don't forget to call.") == [
+        "Bob encourages the other person to keep chasing the other person's dreams."
+    ]

@@ -607,7 +607,9 @@ _FILLER = re.compile(
     r"^(?:(?:good|nice|great|glad)\s+to\s+(?:see|meet|talk|chat|hear(?!" + _HEARD_CLAUSE + r"))|see\s+you|talk\s+(?:soon|later)|take\s+care"
     r"|good\s+(?:luck|night|morning|evening|afternoon|job|work)|have\s+(?:a|an)\s+\w+|happy\s+\w+day|bye"
     r"|goodbye|cheers|welcome|you're\s+welcome|no\s+problem|no\s+worries|np|ttyl|gtg|brb|thx|ty|xoxo"
-    r"|sounds\s+(?:good|great|fun|amazing)|same\s+here|me\s+too|keep\s+(?:it\s+up|going|up)|let\s+me\s+know"
+    r"|sounds\s+(?:good|great|fun|amazing)|same\s+here|me\s+too|let\s+me\s+know"
+    # ("Keep going after your dreams!": an urging with something in it, see _ENCOURAGE)
+    r"|keep\s+(?:it\s+up|going(?!\s+(?:for|after|towards?)\b)|up)"
     r"|hope\s+(?:you|it|that|so)|wish\s+me|love\s+you|miss\s+you|catch\s+you|fingers\s+crossed|rest\s+assured)\b",
     re.I,
 )
@@ -1181,6 +1183,8 @@ _PROMISE = re.compile(
     r",?\s+and\s+(?=(?:you|you['\u2019]ll|you['\u2019]re|it|it['\u2019]ll|it['\u2019]s|things|everything|we|we['\u2019]ll)\b)",
     re.I,
 )
+# "... and don't quit": a second urging joined to the first
+_MORE_URGING = re.compile(r",?\s+and\s+(?=(?:don['\u2019]t|do\s+not|never)\s)", re.I)
 # "Let's go hiking sometime", "Let's catch up soon": an invitation with no time to it is a pleasantry
 _SOMETIME = re.compile(r"\b(?:sometime|some\s+time|someday|some\s+day|one\s+day|soon)\b", re.I)
 # Openers that hand the clause after them to the speaker as their view: "Remember that staying positive
@@ -1798,6 +1802,10 @@ class _Run:
             return False
         promise = _PROMISE.search(self.text, m.end(), ce)
         ce = promise.start() if promise else ce
+        # "Keep going for your dreams and don't quit!": two urgings, each told as one
+        more = _MORE_URGING.search(self.text, m.end(), ce)
+        rest = (more.end(), ce) if more is not None else None
+        ce = more.start() if more is not None else ce
         address = _ADDRESS_END.search(self.text, m.end(), ce)
         ce = address.start() if address else ce
         neg = m.group("neg")
@@ -1806,6 +1814,8 @@ class _Run:
         # (implicit: the verb that opens the order is lower-cased after the words put before it)
         urged = _Subject(self.me(), self.me_owner(), shown, start, kind="shown", implicit=True, urged=True)
         self._emit(urged, cs, ce)
+        if rest is not None:
+            self._encouragement(*rest)
         return True
 
     def _proposal(self, cs: int, ce: int) -> _Subject | None:
