@@ -1947,3 +1947,17 @@ def test_keep_going_for_something_is_an_urging_and_a_second_urging_after_and_is_
     assert statements("Keep chasing your dreams and don't forget to call.") == [
         "Bob encourages the other person to keep chasing the other person's dreams."
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("I got new ideas and plans for the project.", ["Bob got new ideas and plans for the project."]),
+        ("We made friends and plans for the summer.", ["Bob and others made friends and plans for the summer."]),
+    ],
+)
+def test_a_third_person_s_form_after_and_cannot_share_a_first_person_subject(text, said):
+    # "plans" after "I ... and" is a noun joined to the object, not a verb to inflect ("Bob planses")
+    assert statements(text) == said
+    # with a subject it agrees with, the same form stays a second verb
+    assert statements("I think it looks great and keeps me going.") == ["Bob thinks it looks great."]

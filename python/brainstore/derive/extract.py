@@ -419,6 +419,12 @@ for _b in _VERB_BASES:
     _VERB_FORMS.add(_b + "d" if _b.endswith("e") else _b + "ed")
 _VERB_FORMS |= MODALS | {"'s", "s", "'ll", "ll", "'d", "d", "'ve", "'re", "'m"}
 _VERB_BASE_SET = set(_VERB_BASES) | {"be", "have", "do"}
+# Third-person -s forms of known verbs that are no base form too ("plans", "loves"; not "does", "is")
+_THIRD_S_ONLY = {conjugate_3sg(_b) for _b in _VERB_BASES} - _VERB_BASE_SET
+# Subjects a third-person -s verb never goes with ("I ... and plans": a noun, not the verb)
+_NOT_THIRD_SUBJECTS = FIRST_SG | FIRST_PL | SECOND | {"they", "they're", "they've", "they'll", "they'd"}
+# Words that may be (or carry) a third-person subject inside a clause ("I think it looks ...")
+_THIRD_PERSON_WORDS = THIRD_SG | {"it", "it's", "that", "that's", "this", "who", "which", "is", "has", "does", "'s"}
 # Finite forms that only a verb takes: auxiliaries, modals, third-person -s and past forms of known verbs.
 _FINITE = {
     "is", "are", "was", "were", "am", "'s", "'re", "'m", "has", "have", "had", "does", "do", "did", "can",
@@ -2050,6 +2056,15 @@ class _Run:
                     conj.lower() in ("and", "but", "plus")
                     and first.lower() in _VERB_FORMS
                     and first.lower() not in MODALS
+                    # "I got new ideas and plans for it": "plans" cannot share the subject "I", so it is
+                    # a noun joined to the object, no second verb
+                    # ("I think it looks great and keeps me going": "it" has a verb it may share)
+                    and not (
+                        first.lower() in _THIRD_S_ONLY
+                        and left
+                        and left[0] in _NOT_THIRD_SUBJECTS
+                        and not any(t in _THIRD_S_ONLY or t in _THIRD_PERSON_WORDS for t in left[1:])
+                    )
                     # "... counseling and support groups improved my life": a noun with a verb after it
                     and not (
                         first.lower() in _VERB_BASE_SET - {"have", "do", "be"}
