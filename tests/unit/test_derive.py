@@ -1961,3 +1961,10 @@ def test_a_third_person_s_form_after_and_cannot_share_a_first_person_subject(tex
     assert statements(text) == said
     # with a subject it agrees with, the same form stays a second verb
     assert statements("I think it looks great and keeps me going.") == ["Bob thinks it looks great."]
+
+
+def test_a_word_before_a_vocative_name_is_no_person_spoken_to():
+    # "Bummer, Sam." is an interjection, then the name: Sam is the one spoken to, not "Bummer"
+    assert statements("Bummer, Sam. You worked so hard on that project.") == [
+        "Bob thinks Sam worked so hard on that project."
+    ]

@@ -1521,7 +1521,10 @@ class _Run:
                 re.I,
             )
             if m and is_name_token(m.group(1)):
-                found.add(m.group(1))
+                # "Bummer, Joanna.": a word before a name that closes the vocative is an interjection,
+                # the name is the one spoken to
+                after = re.match(r"\s*([A-Z][a-z]+)\s*(?:[,.!?\u2026]|$)", sent[m.end() :])
+                found.add(after.group(1) if after and is_name_token(after.group(1)) else m.group(1))
             m = re.search(r",\s*([A-Z][a-z]+)\s*[.!?\u2026]*[\"')\]]*\s*$", sent)
             if (
                 m
