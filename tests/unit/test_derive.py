@@ -1968,3 +1968,19 @@ def test_a_word_before_a_vocative_name_is_no_person_spoken_to():
     assert statements("Bummer, Sam. You worked so hard on that project.") == [
         "Bob thinks Sam worked so hard on that project."
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Congrats on finishing your degree, Sam!", ["Bob congratulates Sam on finishing Sam's degree."]),
+        ("Wow, Sam! Congrats on the promotion!", ["Bob congratulates Sam on the promotion."]),
+        ("Congratulations on your new baby!", ["Bob congratulates the other person on the other person's new baby."]),
+        ("Congrats on winning, you deserve it.", ["Bob congratulates the other person on winning."]),
+    ],
+)
+def test_congratulating_the_person_spoken_to_on_something_is_the_speakers_act(text, said):
+    out = run(msg(text, speaker="Bob"))
+    assert [(a.statement, a.subject, a.owner) for a in out] == [(s, "Bob", "Bob") for s in said]
+    # with nothing said of what, it stays an interjection
+    assert statements("Congrats, Sam!") == []

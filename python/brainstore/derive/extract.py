@@ -1169,6 +1169,15 @@ _THANKS_FOR = re.compile(
     r"\s+for\s+(?=[a-z]+ing\b)",
     re.I,
 )
+# "Congrats on the promotion(, Sam)!": what the person spoken to achieved, as the speaker tells it
+_CONGRATS_ON = re.compile(
+    r"(?:congrats|congratulations|congratz)(?:\s+again)?(?:\s*,\s*[A-Z][a-z]+\s*,?)?\s+(?:on|for)\s+(?=\w)", re.I
+)
+_CLAUSE_AFTER_COMMA = re.compile(
+    r",\s+(?=(?:i|i['\u2019]m|we|you|you['\u2019]re|you['\u2019]ve|he|she|they|it|it['\u2019]s|that|that['\u2019]s"
+    r"|this|what|how)\b)",
+    re.I,
+)
 _THANKS_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:but|so|though|although|whereas|while)\s+", re.I)
 # Urging the person spoken to on: "Keep chasing your dreams", "Stay motivated", "Never give up", "Believe in
 # yourself", "Don't quit", "Don't let anything stop you" ("Don't forget to call": a reminder, no urging)
@@ -1563,7 +1572,7 @@ class _Run:
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
-            if self._thanks(s, e):
+            if self._thanks(s, e) or self._congratulations(s, e):
                 return
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
@@ -1798,6 +1807,29 @@ class _Run:
         if len(done) < 2 or not self._contentful(self.text[done[1][1] : ce]):
             return False
         shown = f"{self.me()} is grateful to {self.you()} for"
+        self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown"), s, ce)
+        return True
+
+    def _congratulations(self, s: int, e: int) -> bool:
+        """ "Congrats on finishing your degree, John!" -> "Maria congratulates John on finishing John's
+        degree": like thanks, congratulating is something the speaker does for the person spoken to, and
+        it says what they achieved. True when the sentence was read that way ("Congrats!" alone says
+        nothing and stays an interjection)."""
+        m = _CONGRATS_ON.match(self.text, s, e)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        end = _THANKS_END.search(self.text, m.end(), e)
+        ce = end.start() if end else e
+        # "Congrats on winning, you deserve it": a clause of its own follows
+        clause = _CLAUSE_AFTER_COMMA.search(self.text, m.end(), ce)
+        ce = clause.start() if clause else ce
+        vocative = re.search(r",\s*([A-Z][a-z]+)\s*[.!]*$", self.text[s:ce])
+        if vocative and is_name_token(vocative.group(1)):
+            ce = s + vocative.start()  # "..., Sam."
+        done = self.words(m.end(), ce)
+        if not done or not self._contentful(self.text[m.end() : ce]):
+            return False
+        shown = f"{self.me()} congratulates {self.you()} {m.group(0).split()[-1].lower()}"
         self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown"), s, ce)
         return True
 
