@@ -190,7 +190,7 @@ def test_the_next_batch_is_embedded_behind_the_one_in_progress(engine: Engine) -
 
 
 def _nice() -> int:
-    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    return os.getpriority(os.PRIO_PROCESS, 0)
 
 
 class NoteThePriority:

@@ -157,7 +157,8 @@ def _packaged_file(dist_name: str, rel_path: str) -> Path:
 # 10 gave 19-27 ms, but a quiet tenant's Record then waited up to 2.3-2.8 s behind a bulk load's POSTs
 # (1.6-1.7 s alike, 1.3-1.9 s at nice 5).
 BACKGROUND_NICE = 5
-# Only Linux gives each thread its own nice value; elsewhere setpriority(PRIO_PROCESS, tid) names a process.
+# Only Linux gives each thread its own nice value (setpriority(PRIO_PROCESS, 0) is then the calling
+# thread's); elsewhere it would be the whole process's.
 _PER_THREAD_NICE = sys.platform.startswith("linux")
 
 
@@ -170,7 +171,7 @@ def _set_nice(nice: int) -> None:
     if not _PER_THREAD_NICE:
         return
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
     except OSError:  # raising a priority needs a privilege: the thread then keeps the one it has
         log.debug("could not set this thread's nice value to %d", nice)
 
@@ -179,7 +180,7 @@ def _thread_nice() -> int:
     if not _PER_THREAD_NICE:
         return 0
     try:
-        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return os.getpriority(os.PRIO_PROCESS, 0)
     except OSError:
         return 0
 
@@ -198,9 +199,9 @@ class OnnxEmbedder:
     takes 6.0 ms on one thread and 3.7 ms on two, and the query embedding is the largest part of a fast
     Context; a query asked while the embedder runs anything else runs on one thread instead (see
     :meth:`_running`). Bulk embedding (:meth:`embed`) instead runs that many single-threaded batches at
-    once on a second session: the parallel sections of one run wait for every intra-op thread at each barrier,
-    so when request threads take a core the whole run stalls, while independent runs just share what
-    is left. Measured on 1,000 LoCoMo turns, quiet machine: batches of 25 ran at 94 texts/s on one
+    once on a second session: the parallel sections of one run wait for every intra-op thread at each
+    barrier, so when request threads take a core the whole run stalls, while independent runs just
+    share what is left. Measured on 1,000 LoCoMo turns, quiet machine: batches of 25 ran at 94 texts/s on one
     2-thread session and 126 texts/s as two single-threaded runs; a server deriving them while
     accepting them went from 42 to 54 Records/s ready (with the pipelined derivation).
 
