@@ -409,3 +409,56 @@ def test_indexed_chunks_are_kept_out_of_full_collections(
         assert "Lisbon" in json.dumps(reply.body["evidence"])  # and are served as before
     finally:
         gc.unfreeze()
+
+
+def test_a_brain_whose_index_is_being_built_holds_up_its_own_changes_and_no_other_tenants(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold Brain's first Context builds its index (seconds from files, minutes from the store at
+    100,000 chunks) under that Brain's lock: its own writers wait, another tenant's derivation does not."""
+    import threading
+
+    from tests.conftest import OTHER_PROJECT_KEY
+
+    other = Api(api.app, key=OTHER_PROJECT_KEY)
+    api.brain("b1")
+    api.remember("b1", "I keep bees on the roof.")
+    other.brain("b2")
+    assert service.wait_idle()
+    uid = service.store.get_brain("test:acme", "b1").uid
+    service.evidence.drop(uid)  # cold: the next Context builds it
+    building, release = threading.Event(), threading.Event()
+    load_or_rebuild = service.evidence._load_or_rebuild
+
+    def slow_build(brain_uid: str) -> Any:
+        if brain_uid == uid:
+            building.set()
+            release.wait(60)
+        return load_or_rebuild(brain_uid)
+
+    monkeypatch.setattr(service.evidence, "_load_or_rebuild", slow_build)
+    answers: list[Any] = []
+    first_context = threading.Thread(target=lambda: answers.append(context(api, query="bees")))
+    first_context.start()
+    own_change = threading.Event()
+
+    def change_b1() -> None:
+        with service.evidence.mutating([uid]):
+            own_change.set()
+
+    try:
+        assert building.wait(10)
+        writer = threading.Thread(target=change_b1)
+        writer.start()
+        record_id = other.remember("b2", "I had tea with Sam today.").body["id"]
+        deadline = time.monotonic() + 10
+        while other.get(f"/brains/b2/records/{record_id}").body["status"] != "ready":
+            assert time.monotonic() < deadline, "another tenant's Record waited for b1's index build"
+            time.sleep(0.02)
+        assert not own_change.is_set()  # b1's writer waits for the build it would race
+    finally:
+        release.set()
+        first_context.join(30)
+    writer.join(10)
+    assert own_change.is_set()
+    assert answers and answers[0]["evidence"]

@@ -7,9 +7,12 @@ Invariants:
 - An index changes only after the transaction that stored its change has committed (:meth:`apply`
   runs after commit, :meth:`forget_record` after the erase), so a rolled-back write is never served
   and a retried one is never added twice (a Record already in the index is skipped).
-- Changes are serialized with :meth:`mutating`: a writer holds it across its transaction and the index
-  update, so a delete can never slip between a commit and its index update and leave an erased
-  Record's chunks behind.
+- Changes are serialized per Brain with :meth:`mutating`: a writer holds it across its transaction
+  and the index update, so a delete can never slip between a commit and its index update and leave an
+  erased Record's chunks behind. A build from the store (:meth:`index`, :meth:`memory_lane`) holds its
+  Brain's lock too, so no change of that Brain lands meanwhile; other Brains' writers go on (one lock
+  for every Brain let a cold Brain's first Context, loading or rebuilding its index for seconds to
+  minutes, hold up every other tenant's derivation).
 - "ready implies findable": a writer marks the Brains it is applying before it commits
   (:meth:`mutating`); a reader that has seen a Record ready passes :meth:`settled` before it searches.
 - Saved index files hold Record text: a forget deletes them at once, after the Record left the live
@@ -39,12 +42,14 @@ import logging
 import shutil
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,8 +109,10 @@ class EvidenceIndexes:
         self._embedder_lock = threading.Lock()
         self._indexes: dict[str, BrainIndex] = {}
         self._lanes: dict[str, MemoryLane] = {}
-        self._lock = threading.RLock()  # the two dicts above
-        self._mutation = threading.RLock()
+        self._lock = threading.RLock()  # the two dicts above, and _brain_locks
+        # Each Brain's lock for changes and builds (see _brain). A lock lives while someone holds or
+        # waits for it, so the map does not keep one for every Brain ever seen.
+        self._brain_locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._applying: Counter[str] = Counter()
         self._settled = threading.Condition(threading.Lock())
         # With a shared store: the change sequence each built index / lane reflects.
@@ -116,7 +123,7 @@ class EvidenceIndexes:
         self._saves = threading.Condition(threading.Lock())
         self._saver: threading.Thread | None = None
         # Held while index files are written or deleted: a save never waits for, or holds up, a
-        # Context (which may take the mutation lock to build a memory lane).
+        # Context (which may take its Brain's lock to build a memory lane).
         self._files = threading.Lock()
         self._unfrozen_chunks = 0  # under _lock
 
@@ -139,11 +146,26 @@ class EvidenceIndexes:
         return self.embedder.embed_query(text)
 
     # --- serializing changes --------------------------------------------------------------------------
+    def _lock_of(self, brain_uid: str) -> Any:
+        with self._lock:
+            lock = self._brain_locks.get(brain_uid)
+            if lock is None:
+                lock = self._brain_locks[brain_uid] = threading.RLock()
+            return lock
+
+    @contextmanager
+    def _brain(self, brain_uids: Iterable[str]) -> Iterator[None]:
+        """The locks of these Brains, taken in uid order (as every holder of several takes them)."""
+        with ExitStack() as held:
+            for uid in sorted(set(brain_uids)):
+                held.enter_context(self._lock_of(uid))
+            yield
+
     @contextmanager
     def mutating(self, brain_uids: Iterable[str] = ()) -> Iterator[None]:
         """Held by a writer across its transaction and its index update (see the module docstring)."""
         uids = list(dict.fromkeys(brain_uids))
-        with self._mutation:
+        with self._brain(uids):
             with self._settled:
                 self._applying.update(uids)
             try:
@@ -170,7 +192,7 @@ class EvidenceIndexes:
             held = self._indexes.get(brain_uid)
             if held is not None:
                 return held
-        with self._mutation:  # a rebuild reads the store: no change may land meanwhile
+        with self._brain([brain_uid]):  # a rebuild reads the store: no change of it may land meanwhile
             with self._lock:
                 held = self._indexes.get(brain_uid)
                 if held is not None:
@@ -325,7 +347,7 @@ class EvidenceIndexes:
             lane = self._lanes.get(brain_uid)
             if lane is not None:
                 return lane
-        with self._mutation:
+        with self._brain([brain_uid]):
             with self._lock:
                 lane = self._lanes.get(brain_uid)
                 if lane is not None:
@@ -493,7 +515,7 @@ class EvidenceIndexes:
         head = self.store.current_seq(brain_uid)
         if head <= low:
             return
-        with self._mutation:  # no local change lands between reading the rows and applying them
+        with self._brain([brain_uid]):  # no local change lands between reading the rows and applying them
             self._catch_up_index(shared, brain_uid, head)
             self._catch_up_lane(brain_uid, head)
 
@@ -549,7 +571,7 @@ class EvidenceIndexes:
         live = shared.live_brains(held)
         for brain_uid in held:
             if brain_uid not in live:
-                with self._mutation:
+                with self._brain([brain_uid]):
                     self.drop(brain_uid)
 
     def save(self) -> None:
