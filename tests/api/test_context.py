@@ -462,3 +462,62 @@ def test_a_brain_whose_index_is_being_built_holds_up_its_own_changes_and_no_othe
     writer.join(10)
     assert own_change.is_set()
     assert answers and answers[0]["evidence"]
+
+
+def test_writing_one_brains_index_files_holds_up_no_other_brains_forget(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing a 100,000-chunk index takes about 2 s; a forget deletes its Brain's files, and waits
+    only for a save of that Brain (which it must follow, so the files never keep what it erased)."""
+    import threading
+
+    from brainstore.retrieval.index import BrainIndex
+    from tests.conftest import OTHER_PROJECT_KEY, open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    other = Api(api.app, key=OTHER_PROJECT_KEY)
+    api.brain("b1")
+    vault = api.remember("b1", "the vault code is 4471-zebra-kappa").body["id"]
+    other.brain("b2")
+    locker = other.remember("b2", "my locker code is 9921-lima").body["id"]
+    assert service.wait_idle()
+    service.evidence.save()
+    uid = service.store.get_brain("test:acme", "b1").uid
+    held = service.evidence.index(uid)
+    saving, release = threading.Event(), threading.Event()
+    save = BrainIndex.save
+
+    def slow_save(index: BrainIndex, directory: Any) -> None:
+        if index is held:
+            saving.set()
+            release.wait(60)
+        save(index, directory)
+
+    monkeypatch.setattr(BrainIndex, "save", slow_save)
+    saver = threading.Thread(target=service.evidence._save_one, args=(uid,))
+    saver.start()
+
+    def forget(client: Api, path: str, done: list[int]) -> threading.Thread:
+        thread = threading.Thread(target=lambda: done.append(client.delete(path).status))
+        thread.start()
+        return thread
+
+    other_done: list[int] = []
+    own_done: list[int] = []
+    try:
+        assert saving.wait(10)
+        forget(other, f"/brains/b2/records/{locker}", other_done).join(20)
+        assert other_done == [200]  # while b1's save still runs
+        own = forget(api, f"/brains/b1/records/{vault}", own_done)
+        own.join(0.5)
+        assert own.is_alive() and not own_done  # b1's forget waits for the save it must follow
+    finally:
+        release.set()
+        saver.join(30)
+    own.join(20)
+    assert own_done == [200]
+    files = [p for p in (tmp_path / "index").rglob("*") if p.is_file()]
+    assert not any(b"4471-zebra-kappa" in p.read_bytes() or b"9921-lima" in p.read_bytes() for p in files)
+    service.stop()
+    service.store.close()

@@ -109,7 +109,7 @@ class EvidenceIndexes:
         self._embedder_lock = threading.Lock()
         self._indexes: dict[str, BrainIndex] = {}
         self._lanes: dict[str, MemoryLane] = {}
-        self._lock = threading.RLock()  # the two dicts above, and _brain_locks
+        self._lock = threading.RLock()  # the two dicts above, _brain_locks and _file_locks
         # Each Brain's lock for changes and builds (see _brain). A lock lives while someone holds or
         # waits for it, so the map does not keep one for every Brain ever seen.
         self._brain_locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -122,9 +122,10 @@ class EvidenceIndexes:
         self._save_due: dict[str, float] = {}
         self._saves = threading.Condition(threading.Lock())
         self._saver: threading.Thread | None = None
-        # Held while index files are written or deleted: a save never waits for, or holds up, a
-        # Context (which may take its Brain's lock to build a memory lane).
-        self._files = threading.Lock()
+        # Each Brain's lock while its index files are written or deleted (a 100,000-chunk index takes
+        # about 2 s to write): a save never waits for, or holds up, a Context (which may take its
+        # Brain's lock to build a memory lane), nor another Brain's forget.
+        self._file_locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._unfrozen_chunks = 0  # under _lock
 
     def _shared(self) -> SharedStore | None:
@@ -146,11 +147,13 @@ class EvidenceIndexes:
         return self.embedder.embed_query(text)
 
     # --- serializing changes --------------------------------------------------------------------------
-    def _lock_of(self, brain_uid: str) -> Any:
+    def _lock_of(self, brain_uid: str, locks: weakref.WeakValueDictionary[str, Any] | None = None) -> Any:
+        """The Brain's lock in ``locks`` (its change lock by default), made when nobody holds one."""
+        locks = self._brain_locks if locks is None else locks
         with self._lock:
-            lock = self._brain_locks.get(brain_uid)
+            lock = locks.get(brain_uid)
             if lock is None:
-                lock = self._brain_locks[brain_uid] = threading.RLock()
+                lock = locks[brain_uid] = threading.RLock()
             return lock
 
     @contextmanager
@@ -437,14 +440,15 @@ class EvidenceIndexes:
                 log.exception("saving the index of %s failed; it is rebuilt from the store if needed", brain_uid)
 
     def _remove_files(self, directory: Path) -> None:
-        with self._files:
+        """Delete a Brain's index files (``directory`` is named after the Brain)."""
+        with self._lock_of(directory.name, self._file_locks):
             shutil.rmtree(directory, ignore_errors=True)
 
     def _save_one(self, brain_uid: str) -> None:
         # A forget deletes the files after the Record left the live index, and a drop after the index
-        # left the dict, both under the files lock: a save that ran before either is deleted by it, one
-        # that runs after cannot hold what they erased.
-        with self._files:
+        # left the dict, both under the Brain's files lock: a save that ran before either is deleted by
+        # it, one that runs after cannot hold what they erased.
+        with self._lock_of(brain_uid, self._file_locks):
             with self._lock:
                 index = self._indexes.get(brain_uid)
             directory = self._index_dir(brain_uid)
@@ -578,10 +582,7 @@ class EvidenceIndexes:
         """Write every live index now (at stop); no background save is due after it."""
         with self._saves:
             self._save_due.clear()
-        with self._files:
-            with self._lock:
-                held = dict(self._indexes)
-            for brain_uid, index in held.items():
-                directory = self._index_dir(brain_uid)
-                if directory is not None and len(index):
-                    index.save(directory)
+        with self._lock:
+            held = list(self._indexes)
+        for brain_uid in held:
+            self._save_one(brain_uid)
