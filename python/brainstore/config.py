@@ -48,6 +48,8 @@ class Config:
     docs_base: str = "https://docs.brainstore.dev"
     rate_limit_per_minute: int = 600
     trace_buffer: int = 1000
+    # Chunks the in-memory indexes may hold in all (0: no limit); see EvidenceIndexes.resident_chunks.
+    resident_chunks: int = 0
     embedder: str | None = None
     migrate_on_start: bool = True
     purposes: tuple[str, ...] = field(default=("general",))
@@ -72,6 +74,8 @@ class Config:
             raise ValueError("a hosted deployment refuses to start without a key registry (--key-registry)")
         if self.workers < 1:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
+        if self.resident_chunks < 0:
+            raise ValueError(f"resident_chunks must be 0 (no limit) or more, got {self.resident_chunks}")
         if self.workers > 1 and self.engine != "postgres":
             raise ValueError(
                 f"workers: {self.workers} worker processes need --engine postgres; the {self.engine} engine "
@@ -135,6 +139,7 @@ class Config:
             docs_base=env.get("BRAINSTORE_DOCS_BASE", "https://docs.brainstore.dev").rstrip("/"),
             rate_limit_per_minute=_int(env, "BRAINSTORE_RATE_LIMIT", 600),
             trace_buffer=_int(env, "BRAINSTORE_TRACE_BUFFER", 1000),
+            resident_chunks=_int(env, "BRAINSTORE_RESIDENT_CHUNKS", 0),
             embedder=env.get("BRAINSTORE_EMBEDDER") or None,
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
             database_url=env.get("BRAINSTORE_DATABASE_URL") or None,

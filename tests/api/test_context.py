@@ -521,3 +521,100 @@ def test_writing_one_brains_index_files_holds_up_no_other_brains_forget(
     assert not any(b"4471-zebra-kappa" in p.read_bytes() or b"9921-lima" in p.read_bytes() for p in files)
     service.stop()
     service.store.close()
+
+
+def _resident_brains(service: Service) -> set[str]:
+    with service.evidence._lock:
+        return set(service.evidence._indexes)
+
+
+def test_beyond_resident_chunks_the_least_recently_searched_index_leaves_memory_and_loads_again(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from tests.conftest import open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    facts = {"b1": "the vault code is 4471", "b2": "the locker code is 9921", "b3": "the gate code is 3050"}
+    for brain, text in facts.items():
+        api.brain(brain)
+        api.remember(brain, text)
+    assert service.wait_idle()
+    uid = {brain: service.store.get_brain("test:acme", brain).uid for brain in facts}
+    evidence = service.evidence
+    sizes = {brain: len(evidence.index(uid[brain])) for brain in facts}
+    first = context(api, "b1", query="vault code")["evidence"]
+    context(api, "b2", query="locker code")
+    context(api, "b3", query="gate code")  # least recently searched first: b1, b2, b3
+    evidence.resident_chunks = sizes["b2"] + sizes["b3"]
+    evidence._evict()
+    assert _resident_brains(service) == {uid["b2"], uid["b3"]}
+
+    # A Brain that is being written (its lock held) is passed over, never waited for.
+    held, done = threading.Event(), threading.Event()
+
+    def writing_b2() -> None:
+        with evidence.mutating([uid["b2"]]):
+            held.set()
+            done.wait(30)
+
+    writer = threading.Thread(target=writing_b2)
+    writer.start()
+    try:
+        assert held.wait(10)
+        evidence.resident_chunks = sizes["b3"]
+        evidence._evict()  # b2 is older but busy: b3 would be the only other, and the newest stays
+        assert _resident_brains(service) == {uid["b2"], uid["b3"]}
+    finally:
+        done.set()
+        writer.join(10)
+    evidence.resident_chunks = sizes["b2"] + sizes["b3"]
+
+    # Searched again, b1 comes back from the files its eviction wrote (no rebuild from the store), with
+    # the same evidence; loading it puts the memory over the limit, and b2, now the least recent, leaves.
+    monkeypatch.setattr(evidence, "_rebuild", lambda brain_uid: pytest.fail("rebuilt from the store"))
+    assert context(api, "b1", query="vault code")["evidence"] == first
+    deadline = time.monotonic() + 10
+    while _resident_brains(service) != {uid["b1"], uid["b3"]}:
+        assert time.monotonic() < deadline, _resident_brains(service)
+        time.sleep(0.02)
+    service.stop()
+    service.store.close()
+
+
+def test_preloading_stops_at_resident_chunks_with_the_most_recently_saved_indexes(tmp_path: Any) -> None:
+    import os
+
+    from tests.conftest import open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    for brain in ("b1", "b2", "b3"):
+        api.brain(brain)
+        api.remember(brain, f"a note about {brain}")
+    assert service.wait_idle()
+    uid = {brain: service.store.get_brain("test:acme", brain).uid for brain in ("b1", "b2", "b3")}
+    size = len(service.evidence.index(uid["b2"]))
+    service.stop()
+    service.store.close()
+    for age, brain in enumerate(("b2", "b3", "b1")):  # b2 saved last
+        os.utime(tmp_path / "index" / uid[brain], (1e9 - age, 1e9 - age))
+
+    service = open_engine("duckdb", tmp_path, resident_chunks=size)
+    try:
+        preloader = service.contexts._preloader
+        assert preloader is not None
+        preloader.join(60)
+        assert _resident_brains(service) == {uid["b2"]}
+        assert context(Api(create_app(service)), "b3", query="note")["evidence"]  # the rest load when searched
+        assert uid["b3"] in _resident_brains(service)
+    finally:
+        service.stop()
+        service.store.close()
+
+
+def test_resident_chunks_is_never_negative() -> None:
+    with pytest.raises(ValueError, match="resident_chunks"):
+        Config(engine="memory", resident_chunks=-1)

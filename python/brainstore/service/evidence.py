@@ -100,10 +100,29 @@ def draft_chunks(record: Record, text: SourceText) -> list[ChunkDraft]:
     )
 
 
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed meanwhile
+        return 0.0
+
+
 class EvidenceIndexes:
-    def __init__(self, store: Store, *, index_root: Path | None, embedder: Embedder | None = None, embedder_spec: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        index_root: Path | None,
+        embedder: Embedder | None = None,
+        embedder_spec: str | None = None,
+        resident_chunks: int = 0,
+    ) -> None:
         self.store = store
         self.index_root = index_root
+        # At most this many chunks in the indexes held in memory (0: no limit); beyond it the least
+        # recently searched Brains' indexes leave memory (see _evict), to be loaded again when needed.
+        self.resident_chunks = resident_chunks
+        self._evicting = threading.Lock()
         self._embedder = embedder
         self._embedder_spec = embedder_spec
         self._embedder_lock = threading.Lock()
@@ -194,6 +213,8 @@ class EvidenceIndexes:
         with self._lock:
             held = self._indexes.get(brain_uid)
             if held is not None:
+                if self.resident_chunks:  # the most recently used last, for _evict
+                    self._indexes[brain_uid] = self._indexes.pop(brain_uid)
                 return held
         with self._brain([brain_uid]):  # a rebuild reads the store: no change of it may land meanwhile
             with self._lock:
@@ -206,8 +227,62 @@ class EvidenceIndexes:
             with self._lock:
                 self._indexes[brain_uid] = index
                 self._index_seq[brain_uid] = seq
+                over = self.resident_chunks and sum(len(i) for i in self._indexes.values()) > self.resident_chunks
             self._keep_out_of_full_collections(len(index))
-            return index
+        if over:
+            # off this thread: a Context must not wait for other Brains' index files to be written
+            threading.Thread(target=self._evict, name="brainstore-index-evict", daemon=True).start()
+        return index
+
+    def _evict(self) -> None:
+        """Take the least recently searched Brains' indexes (and memory lanes) out of memory until the
+        rest hold at most ``resident_chunks`` chunks; the most recent one always stays. Each is saved
+        first, so that loading it again reads its files instead of rebuilding it from the store.
+
+        A Brain whose lock is held (a writer, a build) is skipped rather than waited for: this thread
+        takes one Brain's lock at a time and never blocks on one, so it cannot deadlock with holders
+        of several. The Brain's own writers wait while its index is saved (about 2 s at 100,000
+        chunks)."""
+        if not self._evicting.acquire(blocking=False):
+            return  # one eviction at a time; the one running looks again after each pass
+        try:
+            while True:
+                with self._lock:
+                    total = sum(len(i) for i in self._indexes.values())
+                    victims = list(self._indexes)[:-1]  # least recently used first
+                freed = 0
+                for brain_uid in victims:
+                    if total - freed <= self.resident_chunks:
+                        break
+                    lock = self._lock_of(brain_uid)
+                    if not lock.acquire(blocking=False):
+                        continue
+                    try:
+                        freed += self._evict_one(brain_uid)
+                    finally:
+                        lock.release()
+                if not freed:  # within the limit, or every other Brain busy: the next load looks again
+                    return
+        finally:
+            self._evicting.release()
+
+    def _evict_one(self, brain_uid: str) -> int:
+        """Under the Brain's lock: its index saved and out of memory; the chunks it held."""
+        with self._lock:
+            index = self._indexes.get(brain_uid)
+        if index is None:
+            return 0
+        self._save_one(brain_uid)
+        with self._saves:
+            self._save_due.pop(brain_uid, None)
+        with self._lock:
+            if self._indexes.get(brain_uid) is not index:
+                return 0
+            del self._indexes[brain_uid]
+            self._index_seq.pop(brain_uid, None)
+            self._lanes.pop(brain_uid, None)
+            self._lane_seq.pop(brain_uid, None)
+        return len(index)
 
     def _keep_out_of_full_collections(self, new_chunks: int) -> None:
         """Once enough chunks came in, move every object the garbage collector tracks out of its full
@@ -463,7 +538,9 @@ class EvidenceIndexes:
             return
         if self.store.schema_version() < StoreFeature.CHUNKS:
             return
-        for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+        # the most recently saved first: with a resident_chunks budget, those are the ones kept
+        directories = sorted((p for p in root.iterdir() if p.is_dir()), key=_modified, reverse=True)
+        for directory in directories:
             if stopping is not None and stopping.is_set():
                 return
             brain_uid = directory.name
@@ -471,7 +548,10 @@ class EvidenceIndexes:
                 if self.store.brain_by_uid(brain_uid) is None:
                     self._remove_files(directory)
                     continue
-                self.index(brain_uid)
+                with self._lock:
+                    full = self.resident_chunks and sum(len(i) for i in self._indexes.values()) >= self.resident_chunks
+                if not full:
+                    self.index(brain_uid)
             except Exception:
                 log.exception("preloading the index of %s failed; it is loaded when first searched", brain_uid)
         if self._indexes:

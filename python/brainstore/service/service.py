@@ -61,6 +61,7 @@ class Service:
             index_root=self.config.data_dir / "index" if store.kind != "memory" else None,
             embedder=embedder,
             embedder_spec=self.config.embedder,
+            resident_chunks=self.config.resident_chunks,
         )
         self.rules = MemoryRules(clock, new_id)
         self.memories = MemoryReads(store, visibility=self.visibility, watermarks=self.watermarks)
