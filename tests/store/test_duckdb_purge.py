@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -13,8 +14,24 @@ from typing import Any
 import duckdb
 import pytest
 
+from brainstore.domain import ObjectVersion
 from brainstore.store.duckdb import DuckDBStore, migrations
-from tests.store.erasure import ERASES, MAIN, OTHER, PLACES, ROWS, SKIP, T0, make_secret, populate, rec
+from tests.store.erasure import (
+    ERASES,
+    MAIN,
+    OTHER,
+    PLACES,
+    ROWS,
+    SKIP,
+    T0,
+    chunk,
+    make_secret,
+    mem,
+    populate,
+    rec,
+    reply,
+    text,
+)
 
 
 def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -217,7 +234,7 @@ def test_a_failed_compaction_keeps_the_old_file_and_stays_dirty(
         raise OSError("disk full")
 
     if failing == "copy":
-        monkeypatch.setattr(store, "_copy_to_tmp", boom)
+        monkeypatch.setattr(store, "_copy", boom)
     else:
         monkeypatch.setattr(module.os, "replace", boom)
     with pytest.raises(OSError, match="disk full"):
@@ -253,3 +270,108 @@ def test_a_process_that_dies_before_compacting_purges_at_next_open(tmp_path: Pat
         assert store.brain_by_uid(OTHER) is None and len(store.list_records(MAIN)) == ROWS + 1
     finally:
         store.close()
+
+
+def write_everywhere(store: DuckDBStore, n: int) -> None:
+    """One transaction that writes to every content table, as derivation and the API do."""
+    rnd = random.Random(n)
+    with store.atomic():
+        seq = store.next_seq(MAIN)
+        rid = f"rec_late{n:03d}"
+        store.insert_record(rec(rid, MAIN, text(rnd), seq))
+        store.append_record_status(MAIN, rid, "ready", seq=seq, memory_ids=[f"mem_late{n:03d}"])
+        store.insert_memory_revision(mem(f"mem_late{n:03d}", MAIN, 1, text(rnd, 120), seq, rid), f"fpl{n}")
+        store.insert_chunks([chunk(MAIN, rid, 0, text(rnd, 150)), chunk(MAIN, rid, 150, text(rnd, 150))])
+        store.insert_object_version(
+            ObjectVersion(f"obj_l{n}", MAIN, "note", f"k{n}", 1, {"n": n, "t": text(rnd, 30)}, "api", T0, seq)
+        )
+        store.put_idempotent(reply(MAIN, f"k-late{n}", text(rnd, 40), rid))
+
+
+def in_another_thread(action: Any, timeout: float = 20.0) -> None:
+    """Run ``action`` on another thread and wait for it: a write that waits on the compaction fails here."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "a write waited for the compaction"
+    assert errors == []
+
+
+def test_writes_go_on_while_compaction_copies_and_every_one_reaches_the_new_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
+    secret = make_secret(random.Random(6))
+    open_populated(path, secret, ("erase_record",)).close()
+    twin.parent.mkdir()
+    shutil.copyfile(path, twin)
+    store = DuckDBStore(path, purge_delay=3600)
+    store.erase_record(MAIN, "rec_secret")
+    copy, replay = store._copy, store._replay
+    rounds: list[int] = []
+
+    def copying(copier: Any, name: str) -> None:
+        # Committed after the snapshot: more than the last round takes, so one round runs before it.
+        in_another_thread(lambda: [write_everywhere(store, n) for n in range(40)])
+        copy(copier, name)
+
+    def replaying(replayer: Any, journal: Any, start: int) -> int:
+        rounds.append(start)
+        end = replay(replayer, journal, start)
+        if len(rounds) == 1:  # the first round runs with writers going on: these are the last one's
+            in_another_thread(lambda: [write_everywhere(store, n) for n in range(40, 43)])
+        return end
+
+    monkeypatch.setattr(store, "_copy", copying)
+    monkeypatch.setattr(store, "_replay", replaying)
+    store.compact()
+    assert rounds == [0, 40]
+    assert not store.dirty and files_holding(tmp_path, secret) == []
+    monkeypatch.undo()
+    write_everywhere(store, 43)  # the new file takes writes
+    store.close()
+
+    reference = DuckDBStore(twin, purge_delay=3600)  # the same writes, no compaction
+    reference.erase_record(MAIN, "rec_secret")
+    for n in range(44):
+        write_everywhere(reference, n)
+    reference.close()
+    assert dump(path) == dump(twin)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb", "twin"]
+
+
+def test_an_erase_committed_while_compaction_copies_is_purged_by_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.duckdb"
+    secret = make_secret(random.Random(8))
+    store = open_populated(path, secret, ("erase_brain",), purge_delay=3600)
+    write_everywhere(store, 0)
+    store.erase_record(MAIN, "rec_late000")  # makes the store dirty; the secret is not erased yet
+    copy = store._copy
+
+    def copying(copier: Any, name: str) -> None:
+        in_another_thread(lambda: store.erase_brain(OTHER))
+        copy(copier, name)
+
+    monkeypatch.setattr(store, "_copy", copying)
+    try:
+        store.compact()
+        monkeypatch.undo()
+        # The copy was made before the erase: its bytes may be there still, so the store stays dirty.
+        assert store.dirty and (tmp_path / "s.duckdb.purge").exists()
+        assert store.brain_by_uid(OTHER) is None and store.get_record(MAIN, "rec_late000") is None
+        store.compact()
+        assert not store.dirty and files_holding(tmp_path, secret) == []
+        assert not (tmp_path / "s.duckdb.purge").exists()
+    finally:
+        store.close()
+    assert files_holding(tmp_path, secret) == []

@@ -17,11 +17,18 @@ one now; ``close()`` runs one if the store is dirty. A ``<file>.purge`` marker i
 erase commits and removed after a compaction, so a process that dies in between compacts on next open.
 A failed compaction keeps the old file (committed data is never at stake), stays dirty and is retried.
 
-Compaction holds the write lock throughout (no transaction is open, none commits), copies while reads
-go on, then swaps under the exclusive side of a gate every store call enters shared: reads pause only
-for the swap (they never wait on the write lock itself), then each thread's cursor notices the new
-connection generation and is replaced. Not covered: copies outside the file (backups, filesystem snapshots, SSD remapping of the old
-file's blocks after it is unlinked).
+Compaction does not stop writers while it copies: a store serves every tenant, and copying a large
+file takes seconds (3.8 s for 160 MB). It pins a snapshot under the write lock and, from then on, every
+committed transaction's writing statements go to a journal. The snapshot is copied while reads and writes
+go on; the journal is replayed into the copy in rounds, also while writers go on, until little is left;
+the rest is replayed under the write lock, the copy's row counts are checked against the live file's,
+and the files are swapped under the exclusive side of a gate every store call enters shared: reads and
+writes pause only for the last round and the swap, then each thread's cursor notices the new connection
+generation and is replaced. An erase that commits after the snapshot still has its bytes in the copy, so
+the store stays dirty and the next compaction (``purge_delay`` later) purges it. After a failed attempt
+the next one holds the write lock throughout, so a journal that cannot be replayed never blocks purging.
+Not covered: copies outside the file (backups, filesystem snapshots, SSD remapping of the old file's
+blocks after it is unlinked).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
@@ -116,6 +123,36 @@ log = logging.getLogger("brainstore.store.duckdb")
 _MAX_DEFER = 4
 _RETRY_MAX = 60.0  # seconds between retries of a failing background compaction, at most
 _ALIAS = "brainstore_compact"
+# Journal replay: rounds run while writers go on until at most this many transactions are left for the
+# round under the write lock (a few milliseconds of statements), or for at most this many rounds.
+_CATCH_UP_LEFT = 16
+_CATCH_UP_ROUNDS = 8
+# Statements that only read; everything else a transaction runs is journaled while a compaction copies.
+_READS = ("SELECT", "WITH", "FROM", "DESCRIBE", "SHOW", "PRAGMA", "EXPLAIN")
+
+
+def _quote(identifier: str) -> str:
+    return identifier.replace('"', '""')
+
+
+# Shrinks a large file this much at a time before unlinking it.
+_SHRINK_STEP = 8 << 20
+
+
+def _remove_gradually(path: Path) -> None:
+    """Unlink a large file without stalling other writers: freeing all of a 224 MB file's blocks at
+    once held up the WAL's fsyncs of every commit for 120-140 ms; freeing them a few megabytes at a
+    time spreads that out."""
+    try:
+        with open(path, "rb+") as file:
+            size = os.fstat(file.fileno()).st_size
+            while size > 0:
+                size = max(0, size - _SHRINK_STEP)
+                os.ftruncate(file.fileno(), size)
+                time.sleep(0.002)  # room for another thread's fsync
+    except FileNotFoundError:
+        return
+    _remove(path)
 
 
 def _remove(path: Path) -> None:
@@ -146,6 +183,27 @@ class _Written:
     erased: list[str] = field(default_factory=list)
 
 
+class _Journaling:
+    """A transaction's cursor while a compaction copies: its writing statements are noted, to be
+    replayed into the copy once the transaction commits."""
+
+    __slots__ = ("_cursor", "_statements")
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, statements: list[tuple[str, Any]]) -> None:
+        self._cursor = cursor
+        self._statements = statements
+
+    def execute(self, query: str, parameters: Any = None) -> duckdb.DuckDBPyConnection:
+        result = self._cursor.execute(query, parameters)
+        words = query.lstrip().split(None, 1)
+        if words and words[0].upper() not in _READS:
+            self._statements.append((query, list(parameters) if parameters is not None else None))
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
 class DuckDBStore:
     kind = "duckdb"
 
@@ -167,6 +225,12 @@ class DuckDBStore:
         self._gate = threading.Condition(threading.Lock())
         self._gate_active = 0
         self._gate_exclusive = False
+        # One compaction at a time; taken before the write lock (close() holds both).
+        self._compaction = threading.RLock()
+        # While a compaction copies: each committed transaction's writing statements, in commit order
+        # (appended under the write lock). None otherwise.
+        self._journal: list[list[tuple[str, Any]]] | None = None
+        self._erasures = 0  # erases committed so far: one committed after a compaction's snapshot keeps it dirty
         # Purge scheduling.
         self._purge = threading.Condition(threading.Lock())
         self._dirty = False
@@ -272,9 +336,13 @@ class DuckDBStore:
 
     def _cur(self) -> duckdb.DuckDBPyConnection:
         """This thread's cursor, for a statement: the Records this transaction buffered go in first,
-        so that the statement sees them."""
+        so that the statement sees them. While a compaction copies, a transaction's statements are
+        journaled."""
         cursor = self._cursor()
         self._flush_records(cursor)
+        statements = getattr(self._local, "journaled", None)
+        if statements is not None:
+            return _Journaling(cursor, statements)  # type: ignore[return-value]
         return cursor
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
@@ -376,6 +444,7 @@ class DuckDBStore:
                 local.erased_brains = []
                 local.locked = set()
                 local.written = _Written()
+                local.journaled = [] if self._journal is not None else None
                 cursor.execute("BEGIN TRANSACTION")
             try:
                 yield
@@ -386,6 +455,12 @@ class DuckDBStore:
                     if purge:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
+                    if local.journaled and self._journal is not None:
+                        self._journal.append(local.journaled)
+                    if purge:
+                        self._erasures += 1
+                        with self._purge:
+                            self._dirty = True
                     self._seq_cache.update(local.seqs)
                     self._remember(local.written)
                     for uid in local.erased_brains:
@@ -402,13 +477,12 @@ class DuckDBStore:
                     local.erased = False
                     local.seqs = {}
                     local.written = _Written()
+                    local.journaled = None
         if purge:
             self._after_erase()
 
     # --- purge ------------------------------------------------------------------------------------
     def _after_erase(self) -> None:
-        with self._purge:
-            self._dirty = True
         if self.purge_delay == 0:
             try:
                 self.compact()
@@ -458,78 +532,160 @@ class DuckDBStore:
     def compact(self) -> None:
         """Rewrite the file with only live data, so erased rows' bytes leave it.
 
-        Writers wait for the whole compaction; readers go on while the copy is made and wait only while
-        the files are swapped. On failure the old file stays in place, the store stays dirty, and the
-        error is raised.
+        Reads and writes go on while the copy is made and caught up; they wait only for the last
+        round of the catch-up and the swap (see the module's docstring). Every erase committed before
+        the call is purged when it returns; one committed meanwhile leaves the store dirty. On failure
+        the old file stays in place, the store stays dirty, and the error is raised.
         """
         if getattr(self._local, "depth", 0) or getattr(self._local, "gate", 0):
             raise RuntimeError("compact() cannot run inside atomic() or another store call")
-        with self._write_lock:
-            if self._closed:
-                raise duckdb.ConnectionException("Connection already closed!")
-            try:
-                with self._shared():  # no transaction is open, and none can commit until the swap is done
-                    self._copy_to_tmp()
+        # After a failure, writers wait for the whole copy: nothing is journaled, so a statement that
+        # does not replay cannot keep erased bytes in the file.
+        with self._compaction, self._write_lock if self._failures else nullcontext():
+            self._compact()
+
+    def _compact(self) -> None:
+        if self._closed:
+            raise duckdb.ConnectionException("Connection already closed!")
+        copier: duckdb.DuckDBPyConnection | None = None
+        replayer: duckdb.DuckDBPyConnection | None = None
+        try:
+            with self._shared():
+                name = self._attach_copy()  # creating the file takes a quarter second: not under the lock
+            with self._write_lock, self._shared():
+                erasures = self._erasures
+                with self._purge:
+                    self._first_erase = None  # an erase from now on debounces from itself
+                copier = self._pin_snapshot(name)
+                journal: list[list[tuple[str, Any]]] = []
+                self._journal = journal
+            with self._shared():
+                self._copy(copier, name)
+                replayer = self._conn.cursor()
+                replayer.execute(f"USE {_ALIAS}")  # this cursor's unqualified names are the copy's
+                replayed = 0
+                for _ in range(_CATCH_UP_ROUNDS):
+                    if len(journal) - replayed <= _CATCH_UP_LEFT:
+                        break
+                    replayed = self._replay(replayer, journal, replayed)
+                self._sync_copy(copier)  # most of the copy reaches the disk before writers wait
+            with self._write_lock:
+                with self._shared():
+                    self._replay(replayer, journal, replayed)
+                    self._journal = None
+                    replayer.close()
+                    self._check_copy(copier, name)
+                    self._sync_copy(copier)
+                    copier.execute(f"DETACH {_ALIAS}")
+                    copier.close()
+                    if Path(f"{self._tmp}.wal").exists():
+                        raise RuntimeError("compaction left a WAL behind its copy")
                 with self._exclusive():
                     self._swap()
-            except BaseException:
-                _remove(self._tmp)
-                _remove(Path(f"{self._tmp}.wal"))
-                raise  # still dirty; the marker stays
-            # Every erase committed before this took the write lock is purged now.
-            with self._purge:
-                self._dirty = False
-                self._failures = 0
-                self._first_erase = None
-                self._due = None
-            _remove(self._marker)
+        except BaseException:
+            with self._write_lock:
+                self._journal = None
+                if not self._closed:
+                    with self._shared():
+                        for cursor in (replayer, copier):
+                            if cursor is not None:
+                                with suppress(duckdb.Error):  # closed already
+                                    cursor.close()
+                        if self._alias_attached():
+                            self._conn.execute(f"DETACH {_ALIAS}")
+            _remove(self._tmp)
+            _remove(Path(f"{self._tmp}.wal"))
+            raise  # still dirty; the marker stays
+        # The old file, with the erased bytes, goes while writers go on.
+        _remove_gradually(self._backup)
+        _fsync_dir(self.path.parent)
+        with self._write_lock:  # erases commit under it: none can slip between the check and the reset
+            if self._erasures == erasures:  # every erase committed so far is out of the file
+                with self._purge:
+                    self._dirty = False
+                    self._failures = 0
+                    self._first_erase = None
+                    self._due = None
+                _remove(self._marker)
 
-    def _copy_to_tmp(self) -> None:
-        """Copy the live database into self._tmp and check it holds every row. Leaves the old file alone."""
+    def _alias_attached(self) -> bool:
+        return bool(self._conn.execute("SELECT 1 FROM duckdb_databases() WHERE database_name = ?", [_ALIAS]).fetchall())
+
+    def _attach_copy(self) -> str:
+        """Attach a new, empty file for the copy; returns the live database's name."""
         conn = self._conn
         for leftover in (self._tmp, Path(f"{self._tmp}.wal")):
             _remove(leftover)
-        conn.execute("CHECKPOINT")
         name, tags = conn.execute(
             "SELECT database_name, tags FROM duckdb_databases() WHERE database_name = current_database()"
         ).fetchone()  # type: ignore[misc]
         # Keep the file readable by the DuckDB versions that read the old one.
-        # (COPY runs on the main connection while other threads may read through their cursors.)
         version = str((tags or {}).get("storage_version", "")).rstrip("+")
         options = f" (STORAGE_VERSION '{version}')" if version.startswith("v") else ""
         quoted_path = str(self._tmp).replace("'", "''")
-        quoted_name = name.replace('"', '""')
         conn.execute(f"ATTACH '{quoted_path}' AS {_ALIAS}{options}")
-        try:
-            conn.execute(f'COPY FROM DATABASE "{quoted_name}" TO {_ALIAS}')
-            tables = {
-                (schema, table)
-                for schema, table in conn.execute(
-                    "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [name]
-                ).fetchall()
-            }
-            copied = {
-                (schema, table)
-                for schema, table in conn.execute(
-                    "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [_ALIAS]
-                ).fetchall()
-            }
-            if tables != copied:
-                raise RuntimeError(f"compaction copied tables {sorted(copied)}, expected {sorted(tables)}")
-            for schema, table in sorted(tables):
-                ident = f'"{schema.replace(chr(34), chr(34) * 2)}"."{table.replace(chr(34), chr(34) * 2)}"'
-                old, new = conn.execute(
-                    f'SELECT (SELECT count(*) FROM "{quoted_name}".{ident}), (SELECT count(*) FROM {_ALIAS}.{ident})'
-                ).fetchone()  # type: ignore[misc]
-                if old != new:
-                    raise RuntimeError(f"compaction copied {new} rows of {table}, expected {old}")
-            conn.execute(f"CHECKPOINT {_ALIAS}")
-        finally:
-            conn.execute(f"DETACH {_ALIAS}")
-        if Path(f"{self._tmp}.wal").exists():
-            raise RuntimeError("compaction left a WAL behind its copy")
+        return str(name)
+
+    def _pin_snapshot(self, name: str) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own in a transaction whose snapshot of the live database is pinned. Caller
+        holds the write lock, so the snapshot holds every committed transaction and none half done."""
+        self._conn.execute("CHECKPOINT")  # the copy reads the main file, not a long WAL
+        copier = self._conn.cursor()
+        copier.execute("BEGIN TRANSACTION")
+        copier.execute(f'SELECT count(*) FROM "{_quote(name)}".main.schema_migrations').fetchall()
+        return copier
+
+    def _copy(self, copier: duckdb.DuckDBPyConnection, name: str) -> None:
+        """Copy the pinned snapshot into the attached copy and check it holds every row of it."""
+        copier.execute(f'COPY FROM DATABASE "{_quote(name)}" TO {_ALIAS}')
+        self._check_copy(copier, name)
+        copier.execute("COMMIT")
+
+    def _check_copy(self, cursor: duckdb.DuckDBPyConnection, name: str) -> None:
+        """The copy has the live database's tables, each with as many rows, as ``cursor`` sees them."""
+        tables = {
+            (schema, table)
+            for schema, table in cursor.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [name]
+            ).fetchall()
+        }
+        copied = {
+            (schema, table)
+            for schema, table in cursor.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ?", [_ALIAS]
+            ).fetchall()
+        }
+        if tables != copied:
+            raise RuntimeError(f"compaction copied tables {sorted(copied)}, expected {sorted(tables)}")
+        for schema, table in sorted(tables):
+            ident = f'"{_quote(schema)}"."{_quote(table)}"'
+            old, new = cursor.execute(
+                f'SELECT (SELECT count(*) FROM "{_quote(name)}".{ident}), (SELECT count(*) FROM {_ALIAS}.{ident})'
+            ).fetchone()  # type: ignore[misc]
+            if old != new:
+                raise RuntimeError(f"compaction copied {new} rows of {table}, expected {old}")
+
+    def _sync_copy(self, copier: duckdb.DuckDBPyConnection) -> None:
+        copier.execute(f"CHECKPOINT {_ALIAS}")
         with open(self._tmp, "rb+") as copy:
             os.fsync(copy.fileno())
+
+    def _replay(self, replayer: duckdb.DuckDBPyConnection, journal: list[list[tuple[str, Any]]], start: int) -> int:
+        """Replay the journal's transactions from ``start`` into the copy, in one transaction; returns
+        where the next round starts."""
+        end = len(journal)  # writers append whole transactions, under the write lock
+        if end == start:
+            return end
+        replayer.execute("BEGIN TRANSACTION")
+        try:
+            for statements in journal[start:end]:
+                for query, parameters in statements:
+                    replayer.execute(query, parameters)
+            replayer.execute("COMMIT")
+        except BaseException:
+            replayer.execute("ROLLBACK")
+            raise
+        return end
 
     def _swap(self) -> None:
         """Put the checked copy in place of the file. Runs with every store call held off."""
@@ -559,8 +715,6 @@ class DuckDBStore:
             _fsync_dir(self.path.parent)
             self._conn = self._connect()
             raise
-        _remove(self._backup)
-        _fsync_dir(self.path.parent)
 
     def close(self) -> None:
         with self._purge:
@@ -569,7 +723,7 @@ class DuckDBStore:
             purger = self._purger
         if purger is not None and purger is not threading.current_thread():
             purger.join()
-        with self._write_lock:
+        with self._compaction, self._write_lock:
             if self._closed:
                 return
             if self._dirty:
