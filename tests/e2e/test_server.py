@@ -82,6 +82,7 @@ def test_sigterm_during_derivation_stops_cleanly_and_the_rest_resumes(tmp_path: 
     log = srv.log.read_text(errors="replace")
     assert srv.proc.returncode == 0, log[-3000:]
     assert "terminate called" not in log and "Traceback" not in log, log[-3000:]
+    assert "was sent SIG" not in log, log[-3000:]  # the worker exited, not died of a signal
     srv = Server(tmp_path / "data").start()
     try:
         with Client(srv.base_url, KEY) as client:

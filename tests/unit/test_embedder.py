@@ -574,14 +574,7 @@ def test_prepare_makes_the_copy_a_spec_needs_before_serving(tmp_path: Path, monk
     prepare_embedder(None)
     made = list(tmp_path.rglob("*.onnx"))
     assert made == [dynamic_int8_model()]  # where load_embedder looks for it
-
-    def broken(cache_dir: Path | None = None) -> Path:
-        raise EmbedderUnavailable("no quantizer")
-
-    monkeypatch.setattr("brainstore.retrieval.embedder.dynamic_int8_model", broken)
-    prepare_embedder("onnx")  # the default serves without it
-    with pytest.raises(EmbedderUnavailable, match="no quantizer"):
-        prepare_embedder("onnx-int8")  # a model that is the copy cannot
+    # (a copy that cannot be made: test_preparing_the_embedder_makes_the_int8_model_without_importing_onnxruntime)
 
 
 def test_a_damaged_copy_in_the_cache_leaves_questions_to_the_model(
@@ -601,3 +594,28 @@ def test_a_damaged_copy_in_the_cache_leaves_questions_to_the_model(
     assert isinstance(fallback, OnnxEmbedder) and fallback.query_model_path is None
     assert str(damaged) in caplog.text
     np.testing.assert_allclose(fallback.embed_query(MIXED[0]), onnx.embed([MIXED[0]])[0], atol=2e-5)
+
+
+def test_preparing_the_embedder_makes_the_int8_model_without_importing_onnxruntime(tmp_path: Path) -> None:
+    """gunicorn's master prepares the embedder, then forks: a worker forked after onnxruntime was
+    imported died of a signal as it exited."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "from brainstore.retrieval.embedder import prepare_embedder\n"
+        "prepare_embedder(sys.argv[1])\n"
+        "assert 'onnxruntime' not in sys.modules, 'imported onnxruntime'\n"
+    )
+    env = {**os.environ, "BRAINSTORE_CACHE_DIR": str(tmp_path)}
+    for spec in ("onnx-int8", "onnx"):  # made by the first, found by the second
+        done = subprocess.run([sys.executable, "-c", script, spec], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert [p.name.endswith(".onnx") for p in (tmp_path / "brainstore").iterdir()] == [True]
+
+    (tmp_path / "blocked").write_text("a file where the cache directory would be")
+    env["BRAINSTORE_CACHE_DIR"] = str(tmp_path / "blocked")
+    done = subprocess.run([sys.executable, "-c", script, "onnx-int8"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "EmbedderUnavailable" in done.stderr
+    done = subprocess.run([sys.executable, "-c", script, "onnx"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]  # questions then use the model itself

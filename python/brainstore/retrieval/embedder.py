@@ -611,7 +611,7 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
     source = _packaged_file(_MODEL_DIST, _MODEL_FILE)
     OnnxEmbedder._verify(source, DEFAULT_MODEL_SHA256, "model")
     directory = cache_dir or _cache_dir()
-    target = directory / f"{DEFAULT_MODEL_SHA256[:16]}-dynamic-ort{ort.__version__}.onnx"
+    target = _int8_model_file(directory, ort.__version__)
     if target.is_file():
         return target
     try:
@@ -636,6 +636,10 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
         quantize_dynamic(folded, made, weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
         os.replace(made, target)  # another process making it at the same time writes the same bytes
     return target
+
+
+def _int8_model_file(directory: Path, onnxruntime_version: str) -> Path:
+    return directory / f"{DEFAULT_MODEL_SHA256[:16]}-dynamic-ort{onnxruntime_version}.onnx"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -728,9 +732,41 @@ def prepare_embedder(spec: str | None = None) -> None:
     """Make the files the embedder ``spec`` names but no package ships (the default model's int8
     copy, about 3 s), before a server serves: made at the first embedding instead, they held up a new
     server's first Records by as long. A copy that cannot be made for ``onnx-int8`` raises
-    EmbedderUnavailable; for the default it is only logged (questions then use the model itself)."""
+    EmbedderUnavailable; for the default it is only logged (questions then use the model itself).
+
+    The copy is made in a child process, and this one never imports onnxruntime: gunicorn's master
+    calls this before it forks the workers, and a process forked after onnxruntime was imported holds
+    a handle of a thread that exists only in its parent, which its exit joins. Every worker then died
+    of SIGSEGV or SIGABRT as it exited, after its shutdown had saved and closed everything."""
     kind = (spec or "onnx").strip()
+    if kind not in ("onnx", "onnx-int8"):
+        return
+    try:
+        made = _int8_model_file(_cache_dir(), importlib.metadata.version("onnxruntime")).is_file()
+    except importlib.metadata.PackageNotFoundError:  # another build of it (onnxruntime-gpu, ...)
+        made = False
+    if made:
+        return
+    import subprocess
+
+    child = subprocess.run(
+        [sys.executable, "-c", "import sys; from brainstore.retrieval.embedder import _prepare; _prepare(sys.argv[1])", kind],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if child.returncode != 0:
+        raise EmbedderUnavailable(child.stdout.strip() or f"making the int8 model failed (exit status {child.returncode})")
+
+
+def _prepare(kind: str) -> None:
+    """prepare_embedder's child: a copy that cannot be made for ``onnx-int8`` is the one failure,
+    its reason on standard output."""
     if kind == "onnx":
         _query_model()
-    elif kind == "onnx-int8":
+        return
+    try:
         dynamic_int8_model()
+    except EmbedderUnavailable as exc:
+        print(exc)
+        sys.exit(2)
