@@ -483,6 +483,8 @@ def test_writing_one_brains_index_files_holds_up_no_other_brains_forget(
     locker = other.remember("b2", "my locker code is 9921-lima").body["id"]
     assert service.wait_idle()
     service.evidence.save()
+    api.remember("b1", "a change since the save, for the next one to write")
+    assert service.wait_idle()
     uid = service.store.get_brain("test:acme", "b1").uid
     held = service.evidence.index(uid)
     saving, release = threading.Event(), threading.Event()
@@ -610,6 +612,41 @@ def test_preloading_stops_at_resident_chunks_with_the_most_recently_saved_indexe
         assert _resident_brains(service) == {uid["b2"]}
         assert context(Api(create_app(service)), "b3", query="note")["evidence"]  # the rest load when searched
         assert uid["b3"] in _resident_brains(service)
+    finally:
+        service.stop()
+        service.store.close()
+
+
+def test_a_stop_writes_only_the_indexes_changed_since_their_files_were_written(tmp_path: Any) -> None:
+    from tests.conftest import open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    for brain in ("b1", "b2"):
+        api.brain(brain)
+        api.remember(brain, f"a note about {brain}")
+    assert service.wait_idle()
+    uid = {brain: service.store.get_brain("test:acme", brain).uid for brain in ("b1", "b2")}
+    service.stop()
+    service.store.close()
+    graphs = {brain: tmp_path / "index" / uid[brain] / "vectors.hnsw" for brain in uid}
+    written = {brain: graph.stat().st_mtime_ns for brain, graph in graphs.items()}
+
+    service = open_engine("duckdb", tmp_path)
+    try:
+        api = Api(create_app(service))
+        for brain in ("b1", "b2"):  # both loaded from their files
+            assert context(api, brain, query="note")["evidence"]
+        api.remember("b2", "another note about b2")
+        assert service.wait_idle()
+    finally:
+        service.stop()
+        service.store.close()
+    assert graphs["b1"].stat().st_mtime_ns == written["b1"]  # unchanged: not written again
+    assert graphs["b2"].stat().st_mtime_ns != written["b2"]
+    service = open_engine("duckdb", tmp_path)
+    try:
+        assert len(service.evidence.index(uid["b2"])) == 2
     finally:
         service.stop()
         service.store.close()

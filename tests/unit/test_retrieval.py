@@ -419,6 +419,21 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert new.id not in {c.id for c in index.chunks()}
 
 
+def test_an_index_knows_whether_its_files_hold_what_it_holds(tmp_path: Path) -> None:
+    index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."})
+    assert index.unsaved  # in no file yet
+    index.save(tmp_path)
+    assert not index.unsaved
+    assert index.remove_record("nothing") == [] and not index.unsaved
+    index.remove_record("b")
+    assert index.unsaved
+    index.save(tmp_path)
+    loaded = BrainIndex.load(tmp_path)
+    assert loaded is not None and not loaded.unsaved
+    loaded.add(drafts_for("c", "Pottery class!"), unit(3)[None, :])
+    assert loaded.unsaved
+
+
 def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path) -> None:
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."}, {"a": 1, "b": 2})
     erased, kept = unit(1).tobytes(), unit(2).tobytes()

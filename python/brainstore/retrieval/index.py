@@ -272,6 +272,9 @@ class BrainIndex:
         self._lexical = kernels.LexicalIndex()
         self._hnsw = self._new_hnsw(_INITIAL_CAPACITY)
         self._capacity = _INITIAL_CAPACITY
+        # Changes made, and how many of them its files hold (see ``unsaved``).
+        self._changes = 0
+        self._saved_changes = -1  # never saved: what it holds is in no file
 
     # ------------------------------------------------------------------------------------ internals
 
@@ -324,6 +327,7 @@ class BrainIndex:
             for chunk, n, j, lead in zip(chunks, tokens, joined, leads, strict=True):
                 self._register(chunk, n, j, lead)
             self._link({c.record_id for c in chunks})
+            self._changes += 1
         return chunks
 
     def _link(self, record_ids: set[str]) -> None:
@@ -414,6 +418,7 @@ class BrainIndex:
             for chunk_id in ids:
                 self._hnsw.mark_deleted(chunk_id)
                 self._unregister(chunk_id)
+            self._changes += 1
             return list(ids)
 
     # ----------------------------------------------------------------------------------------- reads
@@ -616,6 +621,13 @@ class BrainIndex:
                 os.fsync(fh.fileno())
             os.replace(hnsw_tmp, directory / _HNSW_FILE)
             os.replace(meta_tmp, directory / _META_FILE)
+            self._saved_changes = self._changes
+
+    @property
+    def unsaved(self) -> bool:
+        """True when the last :meth:`save` (or the files it was loaded from) does not hold what it
+        holds now."""
+        return self._saved_changes != self._changes
 
     @classmethod
     def load(cls, directory: Path, model_name: str | None = None) -> BrainIndex | None:
@@ -665,6 +677,7 @@ class BrainIndex:
                 _reserve_below(max(live))
             index._hnsw = hnsw
             index._capacity = capacity
+            index._saved_changes = index._changes
             return index
         except (OSError, ValueError, TypeError, KeyError, RuntimeError, json.JSONDecodeError):
             return None

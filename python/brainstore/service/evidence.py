@@ -527,7 +527,9 @@ class EvidenceIndexes:
             with self._lock:
                 index = self._indexes.get(brain_uid)
             directory = self._index_dir(brain_uid)
-            if index is not None and directory is not None and len(index):
+            # Unchanged since its files were written or read: writing 100,000 chunks again took 2.1-2.4 s
+            # of a stop for each such Brain (gunicorn kills a worker 10 s into its stop).
+            if index is not None and directory is not None and len(index) and index.unsaved:
                 index.save(directory)
 
     def preload(self, stopping: threading.Event | None = None) -> None:
@@ -659,7 +661,8 @@ class EvidenceIndexes:
                     self.drop(brain_uid)
 
     def save(self) -> None:
-        """Write every live index now (at stop); no background save is due after it."""
+        """Write every live index changed since its files were written or read, now (at stop); no
+        background save is due after it."""
         with self._saves:
             self._save_due.clear()
         with self._lock:
