@@ -375,3 +375,37 @@ def test_an_erase_committed_while_compaction_copies_is_purged_by_the_next_one(
     finally:
         store.close()
     assert files_holding(tmp_path, secret) == []
+
+
+def test_a_background_compaction_whose_journal_fails_to_replay_is_retried_holding_writers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.duckdb"
+    secret = make_secret(random.Random(9))
+    store = open_populated(path, secret, ("erase_record",), purge_delay=0.05)
+    copy, replay = store._copy, store._replay
+    held: list[bool] = []
+
+    def copying(copier: Any, name: str) -> None:
+        held.append(store._write_lock._is_owned())  # type: ignore[attr-defined]
+        if len(held) == 1:
+            in_another_thread(lambda: write_everywhere(store, 0))
+        copy(copier, name)
+
+    def replaying(replayer: Any, journal: Any, start: int) -> int:
+        if journal[start:]:
+            raise RuntimeError("a statement that does not replay")
+        return replay(replayer, journal, start)
+
+    monkeypatch.setattr(store, "_copy", copying)
+    monkeypatch.setattr(store, "_replay", replaying)
+    try:
+        store.erase_record(MAIN, "rec_secret")
+        started = time.monotonic()
+        while store.dirty and time.monotonic() - started < 20:
+            time.sleep(0.05)
+        assert held == [False, True]  # the retry copied with writers held off: nothing to replay
+        assert not store.dirty and files_holding(tmp_path, secret) == []
+        assert store.get_record(MAIN, "rec_late000") is not None
+    finally:
+        store.close()
