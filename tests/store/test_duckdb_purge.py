@@ -8,13 +8,14 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
-from brainstore.domain import ObjectVersion
+from brainstore.domain import Citation, ObjectVersion
 from brainstore.store.duckdb import DuckDBStore, migrations
 from tests.store.erasure import (
     ERASES,
@@ -280,7 +281,9 @@ def write_everywhere(store: DuckDBStore, n: int) -> None:
         rid = f"rec_late{n:03d}"
         store.insert_record(rec(rid, MAIN, text(rnd), seq))
         store.append_record_status(MAIN, rid, "ready", seq=seq, memory_ids=[f"mem_late{n:03d}"])
-        store.insert_memory_revision(mem(f"mem_late{n:03d}", MAIN, 1, text(rnd, 120), seq, rid), f"fpl{n}")
+        revision = mem(f"mem_late{n:03d}", MAIN, 1, text(rnd, 120), seq, rid)
+        also = Citation("rec_0001", 0, 4, revision.statement[:4])  # so erasing rid's citations updates it
+        store.insert_memory_revision(replace(revision, citations=(*revision.citations, also)), f"fpl{n}")
         store.insert_chunks([chunk(MAIN, rid, 0, text(rnd, 150)), chunk(MAIN, rid, 150, text(rnd, 150))])
         store.insert_object_version(
             ObjectVersion(f"obj_l{n}", MAIN, "note", f"k{n}", 1, {"n": n, "t": text(rnd, 30)}, "api", T0, seq)
@@ -409,3 +412,68 @@ def test_a_background_compaction_whose_journal_fails_to_replay_is_retried_holdin
         assert store.get_record(MAIN, "rec_late000") is not None
     finally:
         store.close()
+
+
+def _apply(store: DuckDBStore, kind: str, n: int) -> None:
+    if kind == "write":
+        write_everywhere(store, n)
+    elif kind == "erase_record":
+        store.erase_record(MAIN, f"rec_late{n:03d}")
+    elif kind == "erase_memory":
+        store.erase_memory(MAIN, f"mem_late{n:03d}", seq=store.next_seq(MAIN), at=T0)
+    elif kind == "erase_chunks":
+        store.erase_chunks(MAIN, f"rec_late{n:03d}")
+    elif kind == "erase_citations":
+        store.erase_record_citations(MAIN, f"rec_late{n:03d}")
+    else:
+        store.append_record_status(MAIN, f"rec_late{n:03d}", "failed", seq=store.next_seq(MAIN))
+
+
+def test_writes_and_erases_racing_repeated_compactions_leave_the_file_a_store_without_them_would_have(
+    tmp_path: Path,
+) -> None:
+    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
+    open_populated(path, make_secret(random.Random(10))).close()
+    twin.parent.mkdir()
+    shutil.copyfile(path, twin)
+    store = DuckDBStore(path, purge_delay=0.02)
+    rnd = random.Random(11)
+    stop = threading.Event()
+    compactions: list[BaseException | None] = []
+
+    def compacting() -> None:
+        while not stop.is_set():
+            try:
+                store.compact()
+                compactions.append(None)
+            except BaseException as exc:
+                compactions.append(exc)
+            time.sleep(rnd.random() * 0.1)
+
+    compactor = threading.Thread(target=compacting)
+    compactor.start()
+    done: list[tuple[str, int]] = []
+    live: list[int] = []
+    try:
+        for n in range(200):
+            kind = rnd.choice(["write"] * 4 + ["erase_record", "erase_memory", "erase_chunks", "erase_citations", "status"])
+            if kind == "write":
+                live.append(n)
+            elif not live:
+                continue
+            else:
+                n = rnd.choice(live)
+                if kind == "erase_record":
+                    live.remove(n)
+            _apply(store, kind, n)
+            done.append((kind, n))
+    finally:
+        stop.set()
+        compactor.join()
+        store.close()
+    assert len(compactions) > 3 and not any(compactions)
+    reference = DuckDBStore(twin, purge_delay=3600)
+    for kind, n in done:
+        _apply(reference, kind, n)
+    reference.close()
+    assert dump(path) == dump(twin)
