@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 import subprocess
@@ -477,3 +478,31 @@ def test_writes_and_erases_racing_repeated_compactions_leave_the_file_a_store_wi
         _apply(reference, kind, n)
     reference.close()
     assert dump(path) == dump(twin)
+
+
+def test_compactions_rest_four_times_as_long_as_the_last_one_took(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tenant forgetting something every moment must not keep a core copying the file."""
+    path = tmp_path / "s.duckdb"
+    store = open_populated(path, make_secret(random.Random(12)), purge_delay=0.02)
+    copy = store._copy
+    spans: list[tuple[float, float]] = []
+
+    def slow_copy(copier: Any, name: str) -> None:
+        started = time.monotonic()
+        time.sleep(0.3)  # a large file
+        copy(copier, name)
+        spans.append((started, time.monotonic()))
+
+    monkeypatch.setattr(store, "_copy", slow_copy)
+    try:
+        for n in range(3):
+            write_everywhere(store, n)
+        for n in range(3):
+            store.erase_record(MAIN, f"rec_late{n:03d}")
+            while store.dirty:  # the next erase comes right after this one is purged
+                time.sleep(0.01)
+        assert len(spans) == 3
+        for (first, end), (second, _) in itertools.pairwise(spans):
+            assert second - end >= 4 * (end - first)
+    finally:
+        store.close()

@@ -10,9 +10,11 @@ the erased bytes in freed blocks of the file. So every committed ``erase_*`` mar
 *compaction* copies the live database into a fresh file (``ATTACH``; ``COPY FROM DATABASE``), checks that
 every table holds the same number of rows, and swaps it over the old one (``os.replace``; the old .wal
 goes too). The guarantee: **erased content leaves the file within ``purge_delay`` seconds** of the
-erase's commit (plus the time the compaction itself takes); a burst of erases is compacted once,
-``purge_delay`` after the last of them, but never later than ``_MAX_DEFER * purge_delay`` after the
-first. ``purge_delay=0`` compacts before the erase's outermost ``atomic()`` returns; ``compact()`` runs
+erase's commit (plus the time the compaction itself takes; for a file that takes longer than
+``purge_delay / _REST_FACTOR`` to copy, ``_REST_FACTOR`` times that instead); a burst of erases is
+compacted once, ``purge_delay`` after the last of them, but never later than ``_MAX_DEFER * purge_delay``
+after the first, and no sooner than ``_REST_FACTOR`` times the last compaction's duration after it
+ended. ``purge_delay=0`` compacts before the erase's outermost ``atomic()`` returns; ``compact()`` runs
 one now; ``close()`` runs one if the store is dirty. A ``<file>.purge`` marker is written before an
 erase commits and removed after a compaction, so a process that dies in between compacts on next open.
 A failed compaction keeps the old file (committed data is never at stake), stays dirty and is retried.
@@ -122,6 +124,11 @@ log = logging.getLogger("brainstore.store.duckdb")
 
 # Under a steady stream of erases the debounce still compacts this many purge_delays after the first one.
 _MAX_DEFER = 4
+# A scheduled compaction starts no sooner than this many times the last one's duration after it ended: a
+# tenant that forgets something every second would otherwise keep a core copying a large file all the time
+# (a 224 MB file takes about 4 s; 1,000,000 chunks, ten times as long). At most a fifth of a core then goes
+# to compaction, and erased bytes leave a file that takes D seconds to copy within 4 D + D.
+_REST_FACTOR = 4.0
 _RETRY_MAX = 60.0  # seconds between retries of a failing background compaction, at most
 _ALIAS = "brainstore_compact"
 # Journal replay: rounds run while writers go on until at most this many transactions are left for the
@@ -237,6 +244,7 @@ class DuckDBStore:
         self._dirty = False
         self._first_erase: float | None = None
         self._due: float | None = None
+        self._rest_until = 0.0  # see _REST_FACTOR
         self._failures = 0
         self._stopping = False
         self._closed = False
@@ -506,6 +514,7 @@ class DuckDBStore:
                 if self._first_erase is None:
                     self._first_erase = now
                 self._due = min(now + self.purge_delay, self._first_erase + _MAX_DEFER * self.purge_delay)
+                self._due = max(self._due, self._rest_until)
             if self._purger is None or not self._purger.is_alive():  # none yet, or lost in a fork
                 self._purger = threading.Thread(target=self._purge_loop, name="brainstore-purge", daemon=True)
                 self._purger.start()
@@ -548,6 +557,7 @@ class DuckDBStore:
     def _compact(self) -> None:
         if self._closed:
             raise duckdb.ConnectionException("Connection already closed!")
+        started = time.monotonic()
         copier: duckdb.DuckDBPyConnection | None = None
         replayer: duckdb.DuckDBPyConnection | None = None
         try:
@@ -601,6 +611,11 @@ class DuckDBStore:
         _remove_gradually(self._backup)
         _fsync_dir(self.path.parent)
         with self._write_lock:  # erases commit under it: none can slip between the check and the reset
+            ended = time.monotonic()
+            with self._purge:
+                self._rest_until = ended + _REST_FACTOR * (ended - started)
+                if self._due is not None and self._erasures != erasures:
+                    self._due = max(self._due, self._rest_until)
             if self._erasures == erasures:  # every erase committed so far is out of the file
                 with self._purge:
                     self._dirty = False
