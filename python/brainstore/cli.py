@@ -458,6 +458,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Every file this process writes may hold tenants' text (index files, a compaction's copy and its
+    # WAL, import logs): readable by this user only, whatever the directory's or the shell's mode.
+    os.umask(os.umask(0o077) | 0o077)
     args = parser().parse_args(argv)
     return int(args.run(args))
 

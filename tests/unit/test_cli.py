@@ -114,3 +114,29 @@ def test_import_and_embedded_mcp_refuse_while_the_data_directory_is_held(tmp_pat
     finally:
         service.stop()
         service.store.close()
+
+
+def test_the_files_a_command_writes_are_readable_by_their_owner_only(tmp_path: Path) -> None:
+    """Index files and a compaction's copy hold tenants' text; a data directory made by the operator
+    with the usual 0755 would otherwise show them to every local user."""
+    import stat
+    import subprocess
+    import sys
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon in 2021."}\n')
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--data-dir", str(data)]  # fmt: skip
+    done = subprocess.run(
+        ["sh", "-c", 'umask 022 && exec "$0" -m brainstore.cli "$@"', sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = [p for p in data.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".duckdb" for p in written) and any(p.parent.parent.name == "index" for p in written)
+    assert [p for p in written if stat.S_IMODE(p.stat().st_mode) & 0o077] == []
