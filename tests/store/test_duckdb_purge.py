@@ -506,3 +506,40 @@ def test_compactions_rest_four_times_as_long_as_the_last_one_took(tmp_path: Path
             assert second - end >= 4 * (end - first)
     finally:
         store.close()
+
+
+def test_writers_wait_while_the_journal_holds_more_than_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes at full speed during a long copy must not grow the process without bound."""
+    import brainstore.store.duckdb as module
+
+    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
+    open_populated(path, make_secret(random.Random(13))).close()
+    twin.parent.mkdir()
+    shutil.copyfile(path, twin)
+    store = DuckDBStore(path, purge_delay=3600)
+    monkeypatch.setattr(module, "_JOURNAL_LIMIT", 1)  # one transaction fills it
+    copy = store._copy
+    committed: list[int] = []
+    writer = threading.Thread(target=lambda: [(write_everywhere(store, n), committed.append(n)) for n in range(5)])
+
+    def copying(copier: Any, name: str) -> None:
+        writer.start()
+        deadline = time.monotonic() + 20
+        while not committed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        assert committed == [0]  # the second transaction waits for room
+        copy(copier, name)
+
+    monkeypatch.setattr(store, "_copy", copying)
+    try:
+        store.compact()
+        writer.join(20)
+        assert committed == [0, 1, 2, 3, 4]
+    finally:
+        store.close()
+    reference = DuckDBStore(twin, purge_delay=3600)
+    for n in range(5):
+        write_everywhere(reference, n)
+    reference.close()
+    assert dump(path) == dump(twin)

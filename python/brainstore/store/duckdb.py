@@ -19,17 +19,18 @@ one now; ``close()`` runs one if the store is dirty. A ``<file>.purge`` marker i
 erase commits and removed after a compaction, so a process that dies in between compacts on next open.
 A failed compaction keeps the old file (committed data is never at stake), stays dirty and is retried.
 
-Compaction does not stop writers while it copies: a store serves every tenant, and copying a large
-file takes seconds (about 4 s for the 224 MB file of 100,000 chunks). It pins a snapshot under the write lock and, from then on, every
-committed transaction's writing statements go to a journal. The snapshot is copied while reads and writes
-go on; the journal is replayed into the copy in rounds, also while writers go on, until little is left;
-the rest is replayed under the write lock, the copy's row counts are checked against the live file's,
-and the files are swapped under the exclusive side of a gate every store call enters shared: reads and
-writes pause only for the last round and the swap, then each thread's cursor notices the new connection
-generation and is replaced. An erase that commits after the snapshot still has its bytes in the copy, so
-the store stays dirty and the next compaction (``purge_delay`` later) purges it. The retries of a failed
-background compaction hold the write lock throughout, so a journal that cannot be replayed never keeps
-erased bytes in the file.
+Compaction does not stop writers while it copies: a store serves every tenant, and copying a large file
+takes seconds (about 4 s for the 224 MB file of 100,000 chunks). It pins a snapshot under the write lock
+and, from then on, every committed transaction's writing statements go to a journal. The snapshot is
+copied while reads and writes go on; the journal is replayed into the copy in rounds, also while writers
+go on, until little is left; the rest is replayed under the write lock, the copy's row counts are
+checked against the live file's, and the files are swapped under the exclusive side of a gate every
+store call enters shared: reads and writes pause only for the last round and the swap, then each
+thread's cursor notices the new connection generation and is replaced. An erase that commits after the
+snapshot still has its bytes in the copy, so the store stays dirty and the next compaction
+(``purge_delay`` later) purges it. Replayed entries leave the journal; while it holds more than
+``_JOURNAL_LIMIT``, new transactions wait. The retries of a failed background compaction hold the write
+lock throughout, so a journal that cannot be replayed never keeps erased bytes in the file.
 Not covered: copies outside the file (backups, filesystem snapshots, SSD remapping of the old file's
 blocks after it is unlinked).
 """
@@ -135,6 +136,10 @@ _ALIAS = "brainstore_compact"
 # round under the write lock (a few milliseconds of statements), or for at most this many rounds.
 _CATCH_UP_LEFT = 16
 _CATCH_UP_ROUNDS = 8
+# What the journal may hold (strings and bytes of the statements and their parameters, roughly) before
+# new transactions wait for the compaction to replay it or finish: a copy of a large file takes a minute,
+# and writes at full speed meanwhile must not grow the process without bound.
+_JOURNAL_LIMIT = 64 << 20
 # Statements that only read; everything else a transaction runs is journaled while a compaction copies.
 _READS = ("SELECT", "WITH", "FROM", "DESCRIBE", "SHOW", "PRAGMA", "EXPLAIN")
 
@@ -191,6 +196,17 @@ class _Written:
     erased: list[str] = field(default_factory=list)
 
 
+def _footprint(statements: list[tuple[str, Any]]) -> int:
+    """Roughly the bytes a transaction's journaled statements hold."""
+    total = 0
+    for query, parameters in statements:
+        total += len(query)
+        for value in parameters or ():
+            for item in value if isinstance(value, list) else (value,):
+                total += len(item) if isinstance(item, str | bytes) else 8
+    return total
+
+
 class _Journaling:
     """A transaction's cursor while a compaction copies: its writing statements are noted, to be
     replayed into the copy once the transaction commits."""
@@ -236,8 +252,11 @@ class DuckDBStore:
         # One compaction at a time; taken before the write lock (close() holds both).
         self._compaction = threading.RLock()
         # While a compaction copies: each committed transaction's writing statements, in commit order
-        # (appended under the write lock). None otherwise.
-        self._journal: list[list[tuple[str, Any]]] | None = None
+        # (appended under the write lock; None once replayed). None otherwise.
+        self._journal: list[list[tuple[str, Any]] | None] | None = None
+        self._journal_sizes: list[int] = []
+        self._journal_bytes = 0  # held by entries not replayed yet (see _JOURNAL_LIMIT)
+        self._journal_room = threading.Condition(threading.Lock())
         self._erasures = 0  # erases committed so far: one committed after a compaction's snapshot keeps it dirty
         # Purge scheduling.
         self._purge = threading.Condition(threading.Lock())
@@ -442,6 +461,8 @@ class DuckDBStore:
     @contextmanager
     def atomic(self) -> Iterator[None]:
         purge = False
+        if self._journal is not None and not getattr(self._local, "depth", 0):
+            self._wait_for_journal_room()  # before the write lock, which the compaction needs to finish
         with self._write_lock, self._shared():
             local = self._local
             cursor = self._cursor()  # no flush: a write that buffers a Record enters here
@@ -465,7 +486,11 @@ class DuckDBStore:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
                     if local.journaled and self._journal is not None:
-                        self._journal.append(local.journaled)
+                        size = _footprint(local.journaled)
+                        with self._journal_room:
+                            self._journal.append(local.journaled)
+                            self._journal_sizes.append(size)
+                            self._journal_bytes += size
                     if purge:
                         self._erasures += 1
                         with self._purge:
@@ -489,6 +514,18 @@ class DuckDBStore:
                     local.journaled = None
         if purge:
             self._after_erase()
+
+    def _wait_for_journal_room(self) -> None:
+        with self._journal_room:
+            while self._journal is not None and self._journal_bytes > _JOURNAL_LIMIT:
+                self._journal_room.wait()
+
+    def _set_journal(self, journal: list[list[tuple[str, Any]] | None] | None) -> None:
+        with self._journal_room:
+            self._journal = journal
+            self._journal_sizes = []
+            self._journal_bytes = 0
+            self._journal_room.notify_all()
 
     # --- purge ------------------------------------------------------------------------------------
     def _after_erase(self) -> None:
@@ -568,8 +605,8 @@ class DuckDBStore:
                 with self._purge:
                     self._first_erase = None  # an erase from now on debounces from itself
                 copier = self._pin_snapshot(name)
-                journal: list[list[tuple[str, Any]]] = []
-                self._journal = journal
+                journal: list[list[tuple[str, Any]] | None] = []
+                self._set_journal(journal)
             with self._shared():
                 self._copy(copier, name)
                 replayer = self._conn.cursor()
@@ -583,7 +620,7 @@ class DuckDBStore:
             with self._write_lock:
                 with self._shared():
                     self._replay(replayer, journal, replayed)
-                    self._journal = None
+                    self._set_journal(None)
                     replayer.close()
                     self._check_copy(copier, name)
                     self._sync_copy(copier)
@@ -595,7 +632,7 @@ class DuckDBStore:
                     self._swap()
         except BaseException:
             with self._write_lock:
-                self._journal = None
+                self._set_journal(None)
                 if not self._closed:
                     with self._shared():
                         for cursor in (replayer, copier):
@@ -686,21 +723,29 @@ class DuckDBStore:
         with open(self._tmp, "rb+") as copy:
             os.fsync(copy.fileno())
 
-    def _replay(self, replayer: duckdb.DuckDBPyConnection, journal: list[list[tuple[str, Any]]], start: int) -> int:
-        """Replay the journal's transactions from ``start`` into the copy, in one transaction; returns
-        where the next round starts."""
+    def _replay(
+        self, replayer: duckdb.DuckDBPyConnection, journal: list[list[tuple[str, Any]] | None], start: int
+    ) -> int:
+        """Replay the journal's transactions from ``start`` into the copy, in one transaction, and let
+        them go; returns where the next round starts."""
         end = len(journal)  # writers append whole transactions, under the write lock
         if end == start:
             return end
         replayer.execute("BEGIN TRANSACTION")
         try:
             for statements in journal[start:end]:
-                for query, parameters in statements:
+                for query, parameters in statements or ():
                     replayer.execute(query, parameters)
             replayer.execute("COMMIT")
         except BaseException:
             replayer.execute("ROLLBACK")
             raise
+        with self._journal_room:
+            if self._journal is journal:
+                for i in range(start, end):
+                    journal[i] = None
+                self._journal_bytes -= sum(self._journal_sizes[start:end])
+                self._journal_room.notify_all()
         return end
 
     def _swap(self) -> None:
