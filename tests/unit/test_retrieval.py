@@ -434,6 +434,16 @@ def test_an_index_knows_whether_its_files_hold_what_it_holds(tmp_path: Path) -> 
     assert loaded.unsaved
 
 
+def test_loading_makes_files_saved_readable_by_others_private(tmp_path: Path) -> None:
+    import stat
+
+    build({"a": "I adopted a puppy named Biscuit."}).save(tmp_path)
+    for saved in tmp_path.iterdir():
+        saved.chmod(0o644)  # as versions before the umask wrote them
+    assert BrainIndex.load(tmp_path) is not None
+    assert sorted(oct(stat.S_IMODE(p.stat().st_mode)) for p in tmp_path.iterdir()) == ["0o600", "0o600"]
+
+
 def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path) -> None:
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."}, {"a": 1, "b": 2})
     erased, kept = unit(1).tobytes(), unit(2).tobytes()

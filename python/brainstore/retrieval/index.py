@@ -147,6 +147,13 @@ _ids_lock = threading.Lock()
 _ids_floor = 0
 
 
+def _private(path: Path) -> None:
+    """Make a saved file readable by its owner only: it holds Record text. (Files saved by versions that
+    wrote them with the shell's umask, 0644 under the usual 022, are made private when next loaded.)"""
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+
+
 def _scrub_deleted(path: Path, dimension: int) -> int:
     """Zero, in a graph file hnswlib saved, the vector of every element marked deleted; returns how
     many. Raises ValueError when the file is not laid out as expected (then nothing may trust it)."""
@@ -644,6 +651,8 @@ class BrainIndex:
                 return None
             if hnsw_path.stat().st_size != meta["hnsw_bytes"]:
                 return None
+            for saved in (meta_path, hnsw_path):
+                _private(saved)
             index = cls(int(meta["dimension"]), str(meta["model_name"]))
             _scrub_deleted(hnsw_path, index.dimension)  # a save of an older version may hold some
             capacity = max(int(meta["capacity"]), _INITIAL_CAPACITY)
