@@ -543,3 +543,42 @@ def test_writers_wait_while_the_journal_holds_more_than_its_limit(tmp_path: Path
         write_everywhere(reference, n)
     reference.close()
     assert dump(path) == dump(twin)
+
+
+def test_a_compactions_copy_is_readable_by_its_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy holds every tenant's text while it is made; the store is also used outside the CLI,
+    whose umask makes it private anyway."""
+    import os
+    import stat
+
+    path = tmp_path / "s.duckdb"
+    store = open_populated(path, make_secret(random.Random(14)), purge_delay=3600)
+    copy, replay = store._copy, store._replay
+    modes: dict[str, int] = {}
+
+    def note_modes() -> None:
+        for p in tmp_path.iterdir():
+            if ".compact" in p.name:
+                modes[p.name] = modes.get(p.name, 0) | stat.S_IMODE(p.stat().st_mode)
+
+    def copying(copier: Any, name: str) -> None:
+        note_modes()
+        in_another_thread(lambda: write_everywhere(store, 0))
+        copy(copier, name)
+        note_modes()
+
+    def replaying(replayer: Any, journal: Any, start: int) -> int:
+        end = replay(replayer, journal, start)
+        note_modes()
+        return end
+
+    monkeypatch.setattr(store, "_copy", copying)
+    monkeypatch.setattr(store, "_replay", replaying)
+    previous = os.umask(0o022)
+    try:
+        store.compact()
+    finally:
+        os.umask(previous)
+        store.close()
+    assert "s.duckdb.compact" in modes
+    assert {name: oct(mode) for name, mode in modes.items() if mode & 0o077} == {}

@@ -312,8 +312,10 @@ class DuckDBStore:
         self._private_files()
         return conn
 
-    def _private_files(self) -> None:
-        for path in (self.path, Path(f"{self.path}.wal")):
+    def _private_files(self, database: Path | None = None) -> None:
+        """The database file (default: the store's) and its WAL, readable by this user only."""
+        database = database or self.path
+        for path in (database, Path(f"{database}.wal")):
             try:
                 if path.stat().st_mode & 0o077:
                     path.chmod(0o600)
@@ -677,6 +679,7 @@ class DuckDBStore:
         options = f" (STORAGE_VERSION '{version}')" if version.startswith("v") else ""
         quoted_path = str(self._tmp).replace("'", "''")
         conn.execute(f"ATTACH '{quoted_path}' AS {_ALIAS}{options}")
+        self._private_files(self._tmp)  # before any row is copied into it
         return str(name)
 
     def _pin_snapshot(self, name: str) -> duckdb.DuckDBPyConnection:
@@ -693,6 +696,7 @@ class DuckDBStore:
         copier.execute(f'COPY FROM DATABASE "{_quote(name)}" TO {_ALIAS}')
         self._check_copy(copier, name)
         copier.execute("COMMIT")
+        self._private_files(self._tmp)  # a WAL the commit created
 
     def _check_copy(self, cursor: duckdb.DuckDBPyConnection, name: str) -> None:
         """The copy has the live database's tables, each with as many rows, as ``cursor`` sees them."""
@@ -737,6 +741,7 @@ class DuckDBStore:
                 for query, parameters in statements or ():
                     replayer.execute(query, parameters)
             replayer.execute("COMMIT")
+            self._private_files(self._tmp)  # a WAL the commit created
         except BaseException:
             replayer.execute("ROLLBACK")
             raise
