@@ -444,6 +444,19 @@ def test_loading_makes_files_saved_readable_by_others_private(tmp_path: Path) ->
     assert sorted(oct(stat.S_IMODE(p.stat().st_mode)) for p in tmp_path.iterdir()) == ["0o600", "0o600"]
 
 
+def test_index_files_that_cannot_be_made_private_still_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build({"a": "I adopted a puppy named Biscuit."}).save(tmp_path)
+    for saved in tmp_path.iterdir():
+        saved.chmod(0o644)
+
+    def refuse(self: Path, mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted", str(self))
+
+    monkeypatch.setattr(Path, "chmod", refuse)  # another owner's files, or a read-only mount
+    loaded = BrainIndex.load(tmp_path)
+    assert loaded is not None and len(loaded) == 1
+
+
 def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path) -> None:
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."}, {"a": 1, "b": 2})
     erased, kept = unit(1).tobytes(), unit(2).tobytes()

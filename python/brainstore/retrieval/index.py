@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import mmap
 import os
 import re
@@ -39,6 +40,8 @@ import numpy as np
 from brainstore import kernels
 
 from .chunking import Chunk, ChunkDraft, cited_form
+
+log = logging.getLogger("brainstore.index")
 
 __all__ = ["BrainIndex", "ChunkFilter", "Selection"]
 
@@ -149,9 +152,13 @@ _ids_floor = 0
 
 def _private(path: Path) -> None:
     """Make a saved file readable by its owner only: it holds Record text. (Files saved by versions that
-    wrote them with the shell's umask, 0644 under the usual 022, are made private when next loaded.)"""
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o600)
+    wrote them with the shell's umask, 0644 under the usual 022, are made private when next loaded.) A
+    file this process may read but not change (another owner, a read-only mount) still loads."""
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o600)
+    except OSError as exc:
+        log.warning("%s is readable by other users and cannot be made private: %s", path, exc)
 
 
 def _scrub_deleted(path: Path, dimension: int) -> int:
