@@ -582,3 +582,32 @@ def test_a_compactions_copy_is_readable_by_its_owner_only(tmp_path: Path, monkey
         store.close()
     assert "s.duckdb.compact" in modes
     assert {name: oct(mode) for name, mode in modes.items() if mode & 0o077} == {}
+
+
+def test_the_swap_which_holds_off_reads_finds_the_wal_already_checkpointed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes during the copy fill the WAL (nothing is checkpointed while the snapshot is pinned); it is
+    written into the old file under the write lock, with reads going on, not during the swap."""
+    path = tmp_path / "s.duckdb"
+    store = open_populated(path, make_secret(random.Random(15)), purge_delay=3600)
+    copy, swap = store._copy, store._swap
+    wal_at_swap: list[int] = []
+
+    def copying(copier: Any, name: str) -> None:
+        in_another_thread(lambda: [write_everywhere(store, n) for n in range(20)])
+        copy(copier, name)
+
+    def swapping() -> None:
+        wal = Path(f"{path}.wal")
+        wal_at_swap.append(wal.stat().st_size if wal.exists() else 0)
+        swap()
+
+    monkeypatch.setattr(store, "_copy", copying)
+    monkeypatch.setattr(store, "_swap", swapping)
+    try:
+        store.compact()
+        assert store.get_record(MAIN, "rec_late019") is not None
+    finally:
+        store.close()
+    assert wal_at_swap == [0]
