@@ -601,7 +601,7 @@ class DuckDBStore:
         replayer: duckdb.DuckDBPyConnection | None = None
         try:
             with self._shared():
-                name = self._attach_copy()  # creating the file takes a quarter second: not under the lock
+                name = self._attach_copy()  # creating the file took up to a quarter second: not under the lock
             with self._write_lock, self._shared():
                 erasures = self._erasures
                 with self._purge:
