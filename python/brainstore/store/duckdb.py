@@ -25,12 +25,13 @@ and, from then on, every committed transaction's writing statements go to a jour
 copied while reads and writes go on; the journal is replayed into the copy in rounds, also while writers
 go on, until little is left; the rest is replayed under the write lock, the copy's row counts are
 checked against the live file's, and the files are swapped under the exclusive side of a gate every
-store call enters shared: reads and writes pause only for the last round and the swap, then each
-thread's cursor notices the new connection generation and is replaced. An erase that commits after the
-snapshot still has its bytes in the copy, so the store stays dirty and the next compaction
-(``purge_delay`` later) purges it. Replayed entries leave the journal; while it holds more than
-``_JOURNAL_LIMIT``, new transactions wait. The retries of a failed background compaction hold the write
-lock throughout, so a journal that cannot be replayed never keeps erased bytes in the file.
+store call enters shared: reads pause only for the swap, writes also for the last round and a checkpoint
+of what they wrote during the copy. Then each thread's cursor notices the new connection generation and
+is replaced. An erase that commits after the snapshot still has its bytes in the copy, so the store
+stays dirty and the next compaction (``purge_delay`` later) purges it. Replayed entries leave the
+journal; while it holds more than ``_JOURNAL_LIMIT``, new transactions wait. The retries of a failed
+background compaction hold the write lock throughout, so a journal that cannot be replayed never keeps
+erased bytes in the file.
 Not covered: copies outside the file (backups, filesystem snapshots, SSD remapping of the old file's
 blocks after it is unlinked).
 """
@@ -581,8 +582,9 @@ class DuckDBStore:
     def compact(self) -> None:
         """Rewrite the file with only live data, so erased rows' bytes leave it.
 
-        Reads and writes go on while the copy is made and caught up; they wait only for the last
-        round of the catch-up and the swap (see the module's docstring). Every erase committed before
+        Reads and writes go on while the copy is made and caught up. Reads wait only for the swap;
+        writes also for the last round of the catch-up and the checkpoint of what was written meanwhile
+        (see the module's docstring). Every erase committed before
         the call is purged when it returns; one committed meanwhile leaves the store dirty. On failure
         the old file stays in place, the store stays dirty, and the error is raised.
         """
