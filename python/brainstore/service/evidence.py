@@ -227,12 +227,16 @@ class EvidenceIndexes:
             with self._lock:
                 self._indexes[brain_uid] = index
                 self._index_seq[brain_uid] = seq
-                over = self.resident_chunks and sum(len(i) for i in self._indexes.values()) > self.resident_chunks
+                over = self.resident_chunks and self._held_chunks() > self.resident_chunks
             self._keep_out_of_full_collections(len(index))
         if over:
             # off this thread: a Context must not wait for other Brains' index files to be written
             threading.Thread(target=self._evict, name="brainstore-index-evict", daemon=True).start()
         return index
+
+    def _held_chunks(self) -> int:
+        """The chunks of every index in memory (caller holds ``_lock``)."""
+        return sum(len(index) for index in self._indexes.values())
 
     def _evict(self) -> None:
         """Take the least recently searched Brains' indexes (and memory lanes) out of memory until the
@@ -248,7 +252,7 @@ class EvidenceIndexes:
         try:
             while True:
                 with self._lock:
-                    total = sum(len(i) for i in self._indexes.values())
+                    total = self._held_chunks()
                     victims = list(self._indexes)[:-1]  # least recently used first
                 freed = 0
                 for brain_uid in victims:
@@ -551,7 +555,7 @@ class EvidenceIndexes:
                     self._remove_files(directory)
                     continue
                 with self._lock:
-                    full = self.resident_chunks and sum(len(i) for i in self._indexes.values()) >= self.resident_chunks
+                    full = self.resident_chunks and self._held_chunks() >= self.resident_chunks
                 if not full:
                     self.index(brain_uid)
             except Exception:
