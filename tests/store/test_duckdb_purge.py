@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -309,23 +310,39 @@ def in_another_thread(action: Any, timeout: float = 20.0) -> None:
     assert errors == []
 
 
+def populated_twins(tmp_path: Path, seed: int, places: tuple[str, ...] = PLACES) -> tuple[Path, Path, str]:
+    """A populated store's file, an identical one beside it (to make the same writes on without
+    compacting), and the secret in them."""
+    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
+    secret = make_secret(random.Random(seed))
+    open_populated(path, secret, places).close()
+    twin.parent.mkdir()
+    shutil.copyfile(path, twin)
+    return path, twin, secret
+
+
+def before_each_copy(store: DuckDBStore, monkeypatch: pytest.MonkeyPatch, action: Callable[[], Any]) -> None:
+    """Run ``action`` whenever a compaction of ``store`` has pinned its snapshot and is about to copy it:
+    what ``action`` commits goes to the journal."""
+    copy = store._copy
+
+    def copying(copier: Any, name: str) -> None:
+        action()
+        copy(copier, name)
+
+    monkeypatch.setattr(store, "_copy", copying)
+
+
 def test_writes_go_on_while_compaction_copies_and_every_one_reaches_the_new_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
-    secret = make_secret(random.Random(6))
-    open_populated(path, secret, ("erase_record",)).close()
-    twin.parent.mkdir()
-    shutil.copyfile(path, twin)
+    path, twin, secret = populated_twins(tmp_path, 6, ("erase_record",))
     store = DuckDBStore(path, purge_delay=3600)
     store.erase_record(MAIN, "rec_secret")
-    copy, replay = store._copy, store._replay
+    replay = store._replay
     rounds: list[int] = []
-
-    def copying(copier: Any, name: str) -> None:
-        # Committed after the snapshot: more than the last round takes, so one round runs before it.
-        in_another_thread(lambda: [write_everywhere(store, n) for n in range(40)])
-        copy(copier, name)
+    # Committed after the snapshot: more than the last round takes, so one round runs before it.
+    before_each_copy(store, monkeypatch, lambda: in_another_thread(lambda: [write_everywhere(store, n) for n in range(40)]))
 
     def replaying(replayer: Any, journal: Any, start: int) -> int:
         rounds.append(start)
@@ -334,7 +351,6 @@ def test_writes_go_on_while_compaction_copies_and_every_one_reaches_the_new_file
             in_another_thread(lambda: [write_everywhere(store, n) for n in range(40, 43)])
         return end
 
-    monkeypatch.setattr(store, "_copy", copying)
     monkeypatch.setattr(store, "_replay", replaying)
     store.compact()
     assert rounds == [0, 40]
@@ -360,13 +376,7 @@ def test_an_erase_committed_while_compaction_copies_is_purged_by_the_next_one(
     store = open_populated(path, secret, ("erase_brain",), purge_delay=3600)
     write_everywhere(store, 0)
     store.erase_record(MAIN, "rec_late000")  # makes the store dirty; the secret is not erased yet
-    copy = store._copy
-
-    def copying(copier: Any, name: str) -> None:
-        in_another_thread(lambda: store.erase_brain(OTHER))
-        copy(copier, name)
-
-    monkeypatch.setattr(store, "_copy", copying)
+    before_each_copy(store, monkeypatch, lambda: in_another_thread(lambda: store.erase_brain(OTHER)))
     try:
         store.compact()
         monkeypatch.undo()
@@ -387,21 +397,20 @@ def test_a_background_compaction_whose_journal_fails_to_replay_is_retried_holdin
     path = tmp_path / "s.duckdb"
     secret = make_secret(random.Random(9))
     store = open_populated(path, secret, ("erase_record",), purge_delay=0.05)
-    copy, replay = store._copy, store._replay
+    replay = store._replay
     held: list[bool] = []
 
-    def copying(copier: Any, name: str) -> None:
+    def note_the_lock_and_write_once() -> None:
         held.append(store._write_lock._is_owned())  # type: ignore[attr-defined]
         if len(held) == 1:
             in_another_thread(lambda: write_everywhere(store, 0))
-        copy(copier, name)
 
     def replaying(replayer: Any, journal: Any, start: int) -> int:
         if journal[start:]:
             raise RuntimeError("a statement that does not replay")
         return replay(replayer, journal, start)
 
-    monkeypatch.setattr(store, "_copy", copying)
+    before_each_copy(store, monkeypatch, note_the_lock_and_write_once)
     monkeypatch.setattr(store, "_replay", replaying)
     try:
         store.erase_record(MAIN, "rec_secret")
@@ -433,10 +442,7 @@ def _apply(store: DuckDBStore, kind: str, n: int) -> None:
 def test_writes_and_erases_racing_repeated_compactions_leave_the_file_a_store_without_them_would_have(
     tmp_path: Path,
 ) -> None:
-    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
-    open_populated(path, make_secret(random.Random(10))).close()
-    twin.parent.mkdir()
-    shutil.copyfile(path, twin)
+    path, twin, _ = populated_twins(tmp_path, 10)
     store = DuckDBStore(path, purge_delay=0.02)
     rnd = random.Random(11)
     stop = threading.Event()
@@ -512,26 +518,21 @@ def test_writers_wait_while_the_journal_holds_more_than_its_limit(tmp_path: Path
     """Writes at full speed during a long copy must not grow the process without bound."""
     import brainstore.store.duckdb as module
 
-    path, twin = tmp_path / "s.duckdb", tmp_path / "twin" / "s.duckdb"
-    open_populated(path, make_secret(random.Random(13))).close()
-    twin.parent.mkdir()
-    shutil.copyfile(path, twin)
+    path, twin, _ = populated_twins(tmp_path, 13)
     store = DuckDBStore(path, purge_delay=3600)
     monkeypatch.setattr(module, "_JOURNAL_LIMIT", 1)  # one transaction fills it
-    copy = store._copy
     committed: list[int] = []
     writer = threading.Thread(target=lambda: [(write_everywhere(store, n), committed.append(n)) for n in range(5)])
 
-    def copying(copier: Any, name: str) -> None:
+    def start_writing() -> None:
         writer.start()
         deadline = time.monotonic() + 20
         while not committed and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.3)
         assert committed == [0]  # the second transaction waits for room
-        copy(copier, name)
 
-    monkeypatch.setattr(store, "_copy", copying)
+    before_each_copy(store, monkeypatch, start_writing)
     try:
         store.compact()
         writer.join(20)
@@ -591,19 +592,15 @@ def test_the_swap_which_holds_off_reads_finds_the_wal_already_checkpointed(
     written into the old file under the write lock, with reads going on, not during the swap."""
     path = tmp_path / "s.duckdb"
     store = open_populated(path, make_secret(random.Random(15)), purge_delay=3600)
-    copy, swap = store._copy, store._swap
+    swap = store._swap
     wal_at_swap: list[int] = []
-
-    def copying(copier: Any, name: str) -> None:
-        in_another_thread(lambda: [write_everywhere(store, n) for n in range(20)])
-        copy(copier, name)
+    before_each_copy(store, monkeypatch, lambda: in_another_thread(lambda: [write_everywhere(store, n) for n in range(20)]))
 
     def swapping() -> None:
         wal = Path(f"{path}.wal")
         wal_at_swap.append(wal.stat().st_size if wal.exists() else 0)
         swap()
 
-    monkeypatch.setattr(store, "_copy", copying)
     monkeypatch.setattr(store, "_swap", swapping)
     try:
         store.compact()
