@@ -12,6 +12,7 @@ from __future__ import annotations
 from brainstore_core import (
     MAX_PATTERN_CHARS,
     TOKENIZER_NAME,
+    ChunkTable,
     LexicalIndex,
     Pattern,
     count_tokens,
@@ -28,6 +29,7 @@ from brainstore_core import (
 __all__ = [
     "MAX_PATTERN_CHARS",
     "TOKENIZER_NAME",
+    "ChunkTable",
     "LexicalIndex",
     "Pattern",
     "count_tokens",

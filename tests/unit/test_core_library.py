@@ -31,6 +31,7 @@ from brainstore import kernels
 PUBLIC = [
     "MAX_PATTERN_CHARS",
     "TOKENIZER_NAME",
+    "ChunkTable",
     "LexicalIndex",
     "Pattern",
     "count_tokens",
@@ -218,6 +219,29 @@ def searching() -> Callable[[], object]:
     return lambda: index.search("alpha beta gamma delta epsilon zeta", 50)
 
 
+def chunk_columns(n: int) -> tuple[list, ...]:
+    ids = list(range(n))
+    speakers = [WORDS[i % len(WORDS)] for i in ids]
+    return ids, [float(i) for i in ids], ["chat"] * n, speakers, [1.0] * n, [10] * n, [8] * n
+
+
+def tabled(n: int) -> core.ChunkTable:
+    table = core.ChunkTable()
+    table.add(*chunk_columns(n))
+    return table
+
+
+def ranking() -> Callable[[], object]:
+    table = tabled(N)
+    fused = [(i, 1.0 / (i + 1)) for i in range(N)]
+    knobs = dict(
+        vector_weight=0.1, lexical_weight=0.15, named=["beta"], speaker_boost=1.5, focus=[(10.0, 500.0)], time_boost=2.0,
+        neighbor_weights=[0.3, 0.3], neighbor_gap=3600.0, next_factor=1.3, neighbor_sources=N, allowed=None,
+        excluded=[], now=1e6, decay=1e-7, recency_weight=0.05, max_candidates=150,
+    )  # fmt: skip
+    return lambda: table.rank(fused, fused[:1000], fused[:1000], **knobs)  # type: ignore[arg-type]
+
+
 def removing() -> Callable[[], object]:
     index = indexed(2)
     return lambda: index.remove(range(0, len(TEXTS) * 2, 2))
@@ -238,6 +262,10 @@ BATCH_CALLS: dict[str, Callable[[], Callable[[], object]]] = {
     "rrf_fuse": lambda: lambda: core.rrf_fuse([ranked(N)[0], ranked(N)[0][::-1]], [1.0, 0.5]),
     "final_scores": lambda: lambda: core.final_scores(ranked(N)[1], [0.5] * N, [0.9] * N, 0.3),
     "near_duplicates": lambda: lambda: core.near_duplicates(TEXTS[:800]),
+    "ChunkTable.add": lambda: (lambda columns: lambda: core.ChunkTable().add(*columns))(chunk_columns(N)),
+    "ChunkTable.link": lambda: (lambda table: lambda: table.link(range(N)))(tabled(N)),
+    "ChunkTable.remove": lambda: (lambda table: lambda: table.remove(range(0, N, 2)))(tabled(N)),
+    "ChunkTable.rank": ranking,
     "LexicalIndex.add": lambda: lambda: core.LexicalIndex().add(range(len(TEXTS)), TEXTS),
     "LexicalIndex.remove": removing,
     "LexicalIndex.search": searching,

@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 TRUST_LEVELS = ("high", "normal", "low")
+# What a chunk's score is multiplied by, by its source's trust level.
+TRUST_MULTIPLIER = {"high": 1.1, "normal": 1.0, "low": 0.8}
 MESSAGE_MAX_TOKENS = 25
 PASSAGE_MAX_TOKENS = 200
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")

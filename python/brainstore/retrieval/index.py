@@ -39,7 +39,7 @@ import numpy as np
 
 from brainstore import kernels
 
-from .chunking import Chunk, ChunkDraft, cited_form
+from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form
 
 log = logging.getLogger("brainstore.index")
 
@@ -263,17 +263,12 @@ class BrainIndex:
         self.model_name = model_name
         self._lock = _RWLock()
         self._chunks: dict[int, Chunk] = {}
-        self._tokens: dict[int, int] = {}  # token count of each chunk's cited form
-        self._joined: dict[int, int] = {}  # ... of its text alone after a joining space (in a passage)
-        self._before: dict[int, int | None] = {}  # the chunk right before it in its Record's text
-        self._turn: dict[int, tuple[int, int]] = {}  # the first and last chunk ids of its Record
-        # The chunks added right before and after it, a list in the order Records came in (the order
-        # of a conversation). Ids are unique in the process, so a Brain's ids are not consecutive
-        # while other Brains take ids in between: id - 1 is not the neighbour.
-        self._previous: dict[int, int | None] = {}
-        self._following: dict[int, int | None] = {}
-        self._newest: int | None = None
-        self._ts: dict[int, float] = {}  # occurred_at as a POSIX timestamp
+        # What ranking reads of each chunk (kernels.ChunkTable): when it was said, source, speaker,
+        # trust, token counts, the chunk before it in its Record, and the chunks added right before
+        # and after it, a list in the order Records came in (the order of a conversation). Ids are
+        # unique in the process, so a Brain's ids are not consecutive while other Brains take ids in
+        # between: id - 1 is not the neighbour.
+        self._table = kernels.ChunkTable()
         self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
@@ -338,9 +333,7 @@ class BrainIndex:
                 self._capacity = capacity
             self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
             self._lexical.add(ids, [c.index_text for c in chunks])
-            for chunk, n, j, lead in zip(chunks, tokens, joined, leads, strict=True):
-                self._register(chunk, n, j, lead)
-            self._link({c.record_id for c in chunks})
+            self._register_all(chunks, tokens, joined, leads)
             self._changes += 1
         return chunks
 
@@ -350,22 +343,30 @@ class BrainIndex:
         for record_id in record_ids:
             ordered = sorted(self._by_record[record_id], key=lambda i: (self._chunks[i].start, i))
             self._by_record[record_id] = ordered
-            turn = (min(ordered), max(ordered))
-            for before, chunk_id in zip([None, *ordered], ordered, strict=False):
-                self._before[chunk_id] = before
-                self._turn[chunk_id] = turn
+            self._table.link(ordered)
 
-    def _register(self, chunk: Chunk, tokens: int, joined: int, lead: str | None) -> None:
+    def _register_all(
+        self, chunks: list[Chunk], tokens: list[int], joined: list[int], leads: Sequence[str | None]
+    ) -> None:
+        """Take in new chunks (in the order they were added), then link their Records."""
+        ts = [c.occurred_at.timestamp() for c in chunks]
+        self._table.add(
+            [c.id for c in chunks],
+            ts,
+            [c.source_name for c in chunks],
+            [None if c.speaker is None else c.speaker.lower() for c in chunks],
+            [TRUST_MULTIPLIER.get(c.trust, 1.0) for c in chunks],
+            tokens,
+            [min(j, n) for j, n in zip(joined, tokens, strict=True)],
+        )
+        for chunk, when, lead in zip(chunks, ts, leads, strict=True):
+            self._register(chunk, when, lead)
+        self._link({c.record_id for c in chunks})
+
+    def _register(self, chunk: Chunk, ts: float, lead: str | None) -> None:
         self._chunks[chunk.id] = chunk
-        self._previous[chunk.id], self._following[chunk.id] = self._newest, None
-        if self._newest is not None:
-            self._following[self._newest] = chunk.id
-        self._newest = chunk.id
         self._lead[chunk.id] = lead
-        self._tokens[chunk.id] = tokens
-        self._joined[chunk.id] = min(joined, tokens)
-        self._ts[chunk.id] = chunk.occurred_at.timestamp()
-        self._columns.add(chunk.id, self._ts[chunk.id], chunk.source_name)
+        self._columns.add(chunk.id, ts, chunk.source_name)
         self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
         if chunk.speaker:
             self._speakers[chunk.speaker.lower()] += 1
@@ -379,9 +380,9 @@ class BrainIndex:
         names = [a or b for a, b in _VOCATIVE.findall(chunk.text)]
         if not names:
             return
-        other = self._chunks.get(self._previous[chunk.id])  # type: ignore[arg-type]
+        other = self._chunks.get(self._table.previous(chunk.id))  # type: ignore[arg-type]
         while other is not None and other.record_id == chunk.record_id:
-            other = self._chunks.get(self._previous[other.id])  # type: ignore[arg-type]
+            other = self._chunks.get(self._table.previous(other.id))  # type: ignore[arg-type]
         if other is None or not other.speaker or other.source_name != chunk.source_name:
             return
         addressee = other.speaker.lower()
@@ -395,19 +396,7 @@ class BrainIndex:
     def _unregister(self, chunk_id: int) -> None:
         self._columns.drop(chunk_id)
         chunk = self._chunks.pop(chunk_id)
-        del self._tokens[chunk_id]
-        del self._joined[chunk_id]
-        del self._before[chunk_id]
-        del self._turn[chunk_id]
         del self._lead[chunk_id]
-        previous, following = self._previous.pop(chunk_id), self._following.pop(chunk_id)
-        if previous is not None:
-            self._following[previous] = following
-        if following is not None:
-            self._previous[following] = previous
-        else:
-            self._newest = previous
-        del self._ts[chunk_id]
         if chunk.speaker:
             name = chunk.speaker.lower()
             self._speakers[name] -= 1
@@ -429,6 +418,7 @@ class BrainIndex:
             if not ids:
                 return []
             self._lexical.remove(ids)
+            self._table.remove(ids)
             for chunk_id in ids:
                 self._hnsw.mark_deleted(chunk_id)
                 self._unregister(chunk_id)
@@ -448,12 +438,12 @@ class BrainIndex:
         """(the token count of the chunk's cited form, what packing charges for it alone; the count of
         its text after a joining space, what it adds to a passage that already holds its neighbour),
         or None once the chunk is gone."""
-        tokens, joined = self._tokens.get(chunk_id), self._joined.get(chunk_id)
-        return None if tokens is None or joined is None else (tokens, joined)
+        return self._table.token_counts(chunk_id)
 
-    def before(self, chunk_id: int) -> int | None:
-        """The id of the chunk right before this one in its Record's text, if any."""
-        return self._before.get(chunk_id)
+    @property
+    def table(self) -> kernels.ChunkTable:
+        """What ranking reads of each chunk, and the ranking pass (:meth:`kernels.ChunkTable.rank`)."""
+        return self._table
 
     def quote(self, run: Sequence[Chunk]) -> str | None:
         """The exact Record text of consecutive chunks of one Record, in text order (the whitespace
@@ -622,7 +612,7 @@ class BrainIndex:
                         c.source_name,
                         c.trust,
                         c.visibility,
-                        self._tokens[c.id],
+                        self._table.token_counts(c.id)[0],  # type: ignore[index]
                         self._lead[c.id],
                     ]
                     for c in self._chunks.values()
@@ -679,9 +669,7 @@ class BrainIndex:
                 counts.append(int(ntok))
                 leads.append(lead)
             joined = kernels.count_tokens([" " + c.text for c in chunks])
-            for chunk, n, j, lead in zip(chunks, counts, joined, leads, strict=True):
-                index._register(chunk, n, j, lead)
-            index._link(set(index._by_record))
+            index._register_all(chunks, counts, joined, leads)
             live = set(index._chunks)
             if len(live) != len(chunks):
                 return None

@@ -8,15 +8,17 @@ Steps of :func:`retrieve`:
 2. Lexical lane: BM25 (Rust) over ``index_text`` with the question words stripped from the query
    (names and content words kept).
 3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
-4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`). Chunks by a speaker the query
-   names (by the speaker's label, or by a name others address them with: :meth:`BrainIndex.speaker_named`),
-   and chunks said within a period the query names (``focus``), are boosted.
-5. Context spreading: a turn (a Record's chunks) also earns a share of the fused score of the turns
-   up to two before and after it in the same conversation and session, the following turns more
-   (a question is often answered by the reply to the turn that names the topic, or by the reply to
-   that reply). The share goes to the turn's chunk nearest the scoring one.
-6. Final score: :func:`kernels.final_scores` with the trust multiplier (high 1.1, normal 1.0,
-   low 0.8) and a small recency weight.
+4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`).
+5. Ranking, in one native call (:meth:`kernels.ChunkTable.rank`, over the per-chunk facts the index
+   keeps in Rust): the fused score plus score-aware terms (cosine and normalised BM25); chunks by a
+   speaker the query names (by the speaker's label, or by a name others address them with:
+   :meth:`BrainIndex.speaker_named`), and chunks said within a period the query names (``focus``),
+   are boosted. Context spreading: a turn (a Record's chunks) also earns a share of the fused score
+   of the turns up to two before and after it in the same conversation and session, the following
+   turns more (a question is often answered by the reply to the turn that names the topic, or by the
+   reply to that reply). The share goes to the turn's chunk nearest the scoring one.
+6. Final score: the trust multiplier (high 1.1, normal 1.0, low 0.8) and a small recency weight
+   (the formula of :func:`kernels.final_scores`), best first.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
 8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited form (speaker, day and
    text: exactly what the Context returns), greedy by score. Consecutive chunks of one Record that
@@ -58,7 +60,6 @@ __all__ = [
     "retrieve",
 ]
 
-TRUST_MULTIPLIER = {"high": 1.1, "normal": 1.0, "low": 0.8}
 # Candidates each lane returns. 150 found as much held-out LoCoMo evidence as 200 (0.890 / 0.935 of it
 # at 1,000 / 2,000 tokens against 0.894 / 0.935) for 0.6 ms less per Context on 100,000 chunks.
 LANE_DEPTH = 150
@@ -103,6 +104,7 @@ class Candidate:
     lanes: dict[str, dict] = field(default_factory=dict)  # lane name -> {"rank", "score"}
     tokens: int = 0  # tokens of the chunk's cited form
     joined: int = 0  # tokens it adds to a passage that holds its neighbour (BrainIndex.token_counts)
+    before: int | None = None  # the chunk right before it in its Record's text
 
 
 @dataclass(frozen=True)
@@ -445,86 +447,48 @@ def retrieve(
             fused = kernels.rrf_fuse(ranked, weights, config.rrf_k)
     fused = fused[: config.max_fused]
 
-    # --- one pass: score-aware terms, speaker boost (the index's tables are read directly: this loop
-    # runs for every fused candidate of every request)
-    get_chunk, get_ts = index._chunks.get, index._ts.get
-    vec = dict(lane_hits.get("vector", ()))
-    lex = dict(lane_hits.get("lexical", ()))
-    vw = config.vector_score_weight
-    lw = config.lexical_score_weight / (max(lex.values(), default=0.0) or 1.0)
-    named = _named_speakers(index, query) if config.speaker_boost else set()
-    boost = 1.0 + config.speaker_boost
-    time_boost = 1.0 + config.time_boost
+    # --- one native pass (kernels.ChunkTable.rank): score-aware terms, speaker and time boosts, score
+    # spread to the neighbouring turns, recency and trust, best first
+    lexical_hits = lane_hits.get("lexical", [])
     slack = config.time_slack_days * 86400.0
-    focus = [(start, end + slack) for start, end in focus]
-    chunks: list[Chunk] = []
-    base: list[float] = []
-    for chunk_id, s in fused:
-        c = get_chunk(chunk_id)
-        if c is None:  # removed since the lane ran
-            continue
-        v = vec.get(chunk_id, 0.0)
-        s += (vw * v if v > 0 else 0.0) + lw * lex.get(chunk_id, 0.0)
-        if c.speaker is not None and named and c.speaker.lower() in named:
-            s *= boost
-        if focus:
-            said = get_ts(chunk_id, 0.0)
-            if any(start <= said < end for start, end in focus):
-                s *= time_boost
-        chunks.append(c)
-        base.append(s)
-
-    # --- context spreading to the neighbouring turns
-    if any(config.neighbor_weights) and chunks:
-        position = {c.id: i for i, c in enumerate(chunks)}
-        extra: dict[int, float] = {}
-        gap, weights = config.neighbor_gap_seconds, config.neighbor_weights
-        # (the end of the turn to walk from, the step to the next turn that way, the factor)
-        directions = ((0, index._previous.get, 1.0), (1, index._following.get, config.next_factor))
-        turn_of = index._turn.get
-        for c, s in zip(chunks[: config.neighbor_sources], base, strict=False):
-            ts, source, turn = get_ts(c.id, 0.0), c.source_name, turn_of(c.id, (c.id, c.id))
-            for end, step, factor in directions:
-                other_id = step(turn[end])
-                for weight in weights:  # one turn further each time, until the conversation breaks
-                    other = get_chunk(other_id)  # type: ignore[arg-type]
-                    if other is None or other.source_name != source or abs(get_ts(other_id, 0.0) - ts) > gap:
-                        break
-                    if admits is None or admits(other_id):
-                        extra[other_id] = extra.get(other_id, 0.0) + weight * factor * s
-                    other_id = step(turn_of(other_id, (other_id, other_id))[end])
-        for other_id, bonus in extra.items():
-            i = position.get(other_id)
-            if i is not None:
-                base[i] += bonus
-            else:
-                chunks.append(get_chunk(other_id))  # type: ignore[arg-type]
-                base.append(bonus)
-
-    # --- final scores
     now_ts = (now or datetime.now(UTC)).timestamp()
-    decay = math.log(2) / (config.recency_half_life_days * 86400.0)
-    exp = math.exp
-    recency = [exp(-decay * max(now_ts - get_ts(c.id, now_ts), 0.0)) for c in chunks]
-    trust = [TRUST_MULTIPLIER.get(c.trust, 1.0) for c in chunks]
-    scores = kernels.final_scores(base, recency, trust, config.recency_weight)
-    order = sorted(range(len(chunks)), key=lambda i: (-scores[i], chunks[i].id))[: config.max_candidates]
+    ranked = index.table.rank(
+        fused,
+        lane_hits.get("vector", []),
+        lexical_hits,
+        vector_weight=config.vector_score_weight,
+        lexical_weight=config.lexical_score_weight / (max((s for _, s in lexical_hits), default=0.0) or 1.0),
+        named=sorted(_named_speakers(index, query)) if config.speaker_boost else [],
+        speaker_boost=1.0 + config.speaker_boost,
+        focus=[(start, end + slack) for start, end in focus],
+        time_boost=1.0 + config.time_boost,
+        neighbor_weights=config.neighbor_weights,
+        neighbor_gap=config.neighbor_gap_seconds,
+        next_factor=config.next_factor,
+        neighbor_sources=config.neighbor_sources,
+        allowed=allowed_list,
+        excluded=excluded,
+        now=now_ts,
+        decay=math.log(2) / (config.recency_half_life_days * 86400.0),
+        recency_weight=config.recency_weight,
+        max_candidates=config.max_candidates,
+    )
 
     ranks: dict[str, dict[int, int]] = {
         name: {cid: r for r, (cid, _) in enumerate(hits)} for name, hits in lane_hits.items()
     }
+    get_chunk = index._chunks.get
     candidates = []
-    for i in order:
-        c = chunks[i]
-        counts = index.token_counts(c.id)
-        if counts is None:
+    for chunk_id, score, tokens, joined, before in ranked:
+        c = get_chunk(chunk_id)
+        if c is None:
             continue  # its Record was forgotten since the lanes ran
         per_lane = {}
         for name, table in ranks.items():
-            r = table.get(c.id)
+            r = table.get(chunk_id)
             if r is not None:
                 per_lane[name] = {"rank": r, "score": lane_hits[name][r][1]}
-        candidates.append(Candidate(c, scores[i], per_lane, *counts))
+        candidates.append(Candidate(c, score, per_lane, tokens, joined, before))
 
     # --- near-duplicates, packing
     # Only the head of the ranking can be packed: stop once it holds twice the budget (near-duplicate
@@ -542,7 +506,7 @@ def retrieve(
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:
         priority = [c.score for c in pool]
-    prev = _predecessors(index, pool)
+    prev = _predecessors(pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
     joined = [c.joined for c in pool]
     chosen = kernels.pack([c.tokens for c in pool], priority, budget_tokens, prev=prev, joined=joined)
@@ -555,16 +519,13 @@ def retrieve(
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected))
 
 
-def _predecessors(index: BrainIndex, pool: list[Candidate]) -> list[int]:
+def _predecessors(pool: list[Candidate]) -> list[int]:
     """For each pool item, the pool index of the chunk right before it in the same Record (-1 if
     that chunk is not in the pool). Redacted chunks stand alone: they are served as summaries."""
     position = {c.chunk.id: i for i, c in enumerate(pool) if c.chunk.visibility != "redacted_summary"}
-    prev = [-1] * len(pool)
-    for chunk_id, i in position.items():
-        before = index.before(chunk_id)
-        if before is not None:
-            prev[i] = position.get(before, -1)
-    return prev
+    return [
+        -1 if c.before is None or c.chunk.visibility == "redacted_summary" else position.get(c.before, -1) for c in pool
+    ]
 
 
 def _passages(pool: list[Candidate], prev: list[int], chosen: list[int]) -> list[Passage]:

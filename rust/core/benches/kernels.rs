@@ -1,10 +1,12 @@
 //! Criterion benches of the kernels, on seeded synthetic data so runs are comparable.
-//! Run: `cargo bench -p brainstore-core` (groups: tokens, pack, watermark, lexical, fuse).
+//! Run: `cargo bench -p brainstore-core` (groups: tokens, pack, watermark, lexical, fuse, rank).
 
+use std::collections::HashSet;
 use std::hint::black_box;
 
 use brainstore_core::lexical::{near_duplicates, LexicalIndex};
 use brainstore_core::pack::pack;
+use brainstore_core::rank::{Admits, ChunkTable, NewChunk, RankRequest};
 use brainstore_core::score::{final_scores, rrf_fuse};
 use brainstore_core::{tokens, watermark};
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -145,12 +147,71 @@ fn bench_fuse(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_rank(c: &mut Criterion) {
+    // A fast Context's ranking pass over a 100,000-chunk Brain: 150 fused candidates, two turns of
+    // spreading each way from the best 30, turns of one to three chunks.
+    let mut rng = Rng(5);
+    let n = 100_000_i64;
+    let speakers = ["alice", "bob"];
+    let chunks: Vec<NewChunk> = (0..n)
+        .map(|id| NewChunk {
+            id,
+            ts: 1.7e9 + id as f64 * 60.0,
+            source: Some(format!("conversation {}", id / 500)),
+            speaker: Some(speakers[rng.below(2)].to_owned()),
+            trust: 1.0,
+            tokens: 20,
+            joined: 18,
+        })
+        .collect();
+    let table = ChunkTable::new();
+    table.add(chunks).unwrap();
+    let mut id = 0;
+    while id < n {
+        let len = 1 + rng.below_i64(3);
+        table.link(&(id..(id + len).min(n)).collect::<Vec<_>>());
+        id += len;
+    }
+    let mut seen = HashSet::new();
+    let fused: Vec<(i64, f64)> = (0..150)
+        .map(|r| (rng.below_i64(100_000), 1.0 / (10.0 + f64::from(r))))
+        .filter(|f| seen.insert(f.0))
+        .collect();
+    let named: HashSet<String> = ["alice".to_owned()].into();
+    let request = RankRequest {
+        fused: &fused,
+        vector: &fused[..fused.len() / 2],
+        lexical: &fused[fused.len() / 2..],
+        vector_weight: 0.1,
+        lexical_weight: 0.15,
+        named: &named,
+        speaker_boost: 1.5,
+        focus: &[(1.7e9, 1.7e9 + 86_400.0)],
+        time_boost: 2.0,
+        neighbor_weights: &[0.3, 0.3],
+        neighbor_gap: 3600.0,
+        next_factor: 1.3,
+        neighbor_sources: 30,
+        admits: Admits::All,
+        now: 1.8e9,
+        decay: 4.5e-8,
+        recency_weight: 0.05,
+        max_candidates: 150,
+    };
+    let mut g = c.benchmark_group("rank");
+    g.bench_function("rank_150_fused_100k_chunks", |b| {
+        b.iter(|| table.rank(black_box(&request)));
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_tokens,
     bench_pack,
     bench_watermark,
     bench_lexical,
-    bench_fuse
+    bench_fuse,
+    bench_rank
 );
 criterion_main!(benches);

@@ -7,6 +7,7 @@
 //! - [`tokens`]: `cl100k_base` BPE token counts and truncation.
 //! - [`pack`]: greedy packing of scored items into a token budget, never over it.
 //! - [`score`]: final scores (recency, trust) and reciprocal-rank fusion.
+//! - [`rank`]: the per-chunk facts ranking reads, and the ranking pass after the lanes.
 //! - [`lexical`]: BM25 inverted index and near-duplicate detection.
 //! - [`watermark`]: signed, versioned change-sequence tokens.
 //! - [`pattern`]: JSON Schema `pattern`s (ECMA-262 flavour), bounded and matched in linear time.
@@ -15,6 +16,7 @@ pub mod error;
 pub mod lexical;
 pub mod pack;
 pub mod pattern;
+pub mod rank;
 pub mod score;
 pub mod tokens;
 pub mod watermark;

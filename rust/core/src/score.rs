@@ -40,8 +40,13 @@ pub fn final_scores(
         .iter()
         .zip(recency)
         .zip(trust)
-        .map(|((&b, &r), &t)| b * t * recency_weight.mul_add(r.clamp(0.0, 1.0), 1.0))
+        .map(|((&b, &r), &t)| final_score(b, r, t, recency_weight))
         .collect())
+}
+
+/// One item of [`final_scores`].
+pub fn final_score(base: f64, recency: f64, trust: f64, recency_weight: f64) -> f64 {
+    base * trust * recency_weight.mul_add(recency.clamp(0.0, 1.0), 1.0)
 }
 
 /// Reciprocal-rank fusion of ranked id lists (best first).

@@ -4,10 +4,11 @@
 use brainstore_core::lexical::{near_duplicates, LexicalIndex};
 use brainstore_core::pack::{pack, Runs};
 use brainstore_core::pattern::Pattern;
+use brainstore_core::rank::{Admits, ChunkTable, NewChunk, RankRequest};
 use brainstore_core::score::{cmp_desc, rrf_fuse};
 use brainstore_core::{tokens, watermark};
 use proptest::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
@@ -311,6 +312,66 @@ proptest! {
         if let Ok(pattern) = Pattern::new(&source) {
             let _ = pattern.is_match(&text);
             prop_assert_eq!(pattern.matches(&[text.as_str()]), vec![pattern.is_match(&text)]);
+        }
+    }
+}
+
+fn any_float() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        6 => -1.0e6..1.0e6_f64,
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn ranking_never_panics_and_orders_best_first(
+        chunks in prop::collection::vec((0..60_i64, any_float(), 0..3_u8, 0..3_u8), 0..40),
+        links in prop::collection::vec(prop::collection::vec(0..60_i64, 0..4), 0..6),
+        removed in prop::collection::vec(0..60_i64, 0..6),
+        fused in prop::collection::vec((0..70_i64, any_float()), 0..40),
+        weights in prop::collection::vec(any_float(), 0..4),
+        knobs in prop::collection::vec(any_float(), 9),
+        sources in 0..50_usize,
+        max_candidates in 0..60_usize,
+    ) {
+        let table = ChunkTable::new();
+        let mut seen = BTreeSet::new();
+        let names = [None, Some("a".to_owned()), Some("b".to_owned())];
+        let new: Vec<NewChunk> = chunks.iter().filter(|c| seen.insert(c.0)).map(|&(id, ts, source, speaker)| NewChunk {
+            id, ts, source: names[usize::from(source)].clone(), speaker: names[usize::from(speaker)].clone(),
+            trust: 1.0, tokens: 3, joined: 2,
+        }).collect();
+        table.add(new).unwrap();
+        for record in &links {
+            table.link(record);
+        }
+        // Half of these go, the other half stay but are excluded from this request.
+        table.remove(&removed[..removed.len() / 2]);
+        // Fused ids are unique (rrf_fuse's invariant).
+        let mut fused_ids = BTreeSet::new();
+        let fused: Vec<(i64, f64)> = fused.into_iter().filter(|f| fused_ids.insert(f.0)).collect();
+        let named: HashSet<String> = ["a".to_owned()].into();
+        let excluded: HashSet<i64> = removed.iter().copied().collect();
+        let request = RankRequest {
+            fused: &fused, vector: &fused, lexical: &fused,
+            vector_weight: knobs[0], lexical_weight: knobs[1], named: &named, speaker_boost: knobs[2],
+            focus: &[(knobs[3], knobs[4])], time_boost: knobs[5], neighbor_weights: &weights,
+            neighbor_gap: knobs[6], next_factor: knobs[7], neighbor_sources: sources,
+            admits: Admits::Except(&excluded), now: knobs[8], decay: 1e-7, recency_weight: 0.05, max_candidates,
+        };
+        let ranked = table.rank(&request);
+        prop_assert!(ranked.len() <= max_candidates);
+        let ids: BTreeSet<i64> = ranked.iter().map(|r| r.id).collect();
+        prop_assert_eq!(ids.len(), ranked.len());
+        // Excluded chunks earn nothing from neighbours: only the lanes could have put them here.
+        prop_assert!(ranked.iter().all(|r| !excluded.contains(&r.id) || fused_ids.contains(&r.id)));
+        for pair in ranked.windows(2) {
+            prop_assert!(cmp_desc(pair[0].score, pair[1].score).then(pair[0].id.cmp(&pair[1].id)).is_lt());
         }
     }
 }

@@ -14,6 +14,9 @@
     reason = "owned arguments can cross into `detached`"
 )]
 
+use std::collections::HashSet;
+
+use brainstore_core::rank::{self, Admits, NewChunk, RankRequest};
 use brainstore_core::{lexical, pack as packing, pattern, score, tokens, watermark, CoreError};
 use pyo3::exceptions::PyValueError;
 use pyo3::marker::Ungil;
@@ -172,6 +175,162 @@ impl LexicalIndex {
     }
 }
 
+/// What ranking reads of each chunk of one Brain's index; `frozen` because the core table locks
+/// internally. The lookups of one id hold the GIL: they are a hash probe, cheaper than releasing it.
+#[pyclass(frozen, module = "brainstore_core._native")]
+struct ChunkTable {
+    inner: rank::ChunkTable,
+}
+
+#[pymethods]
+impl ChunkTable {
+    #[new]
+    fn new() -> Self {
+        Self {
+            inner: rank::ChunkTable::new(),
+        }
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one column per chunk fact")]
+    fn add(
+        &self,
+        py: Python<'_>,
+        ids: Vec<i64>,
+        ts: Vec<f64>,
+        sources: Vec<Option<String>>,
+        speakers: Vec<Option<String>>,
+        trusts: Vec<f64>,
+        tokens: Vec<i64>,
+        joined: Vec<i64>,
+    ) -> PyResult<()> {
+        let n = ids.len();
+        if [
+            ts.len(),
+            sources.len(),
+            speakers.len(),
+            trusts.len(),
+            tokens.len(),
+            joined.len(),
+        ]
+        .iter()
+        .any(|&len| len != n)
+        {
+            return Err(PyValueError::new_err("every column needs one value per id"));
+        }
+        let chunks: Vec<NewChunk> = ids
+            .into_iter()
+            .zip(ts)
+            .zip(sources.into_iter().zip(speakers))
+            .zip(trusts.into_iter().zip(tokens).zip(joined))
+            .map(
+                |(((id, ts), (source, speaker)), ((trust, tokens), joined))| NewChunk {
+                    id,
+                    ts,
+                    source,
+                    speaker,
+                    trust,
+                    tokens,
+                    joined,
+                },
+            )
+            .collect();
+        detached(py, || self.inner.add(chunks)).map_err(to_py_err)
+    }
+
+    fn link(&self, py: Python<'_>, ordered: Vec<i64>) {
+        detached(py, || self.inner.link(&ordered));
+    }
+
+    fn remove(&self, py: Python<'_>, ids: Vec<i64>) {
+        detached(py, || self.inner.remove(&ids));
+    }
+
+    fn previous(&self, id: i64) -> Option<i64> {
+        self.inner.previous(id)
+    }
+
+    fn token_counts(&self, id: i64) -> Option<(i64, i64)> {
+        self.inner.token_counts(id)
+    }
+
+    fn names(&self) -> usize {
+        self.inner.names()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the retrieval configuration, one knob each"
+    )]
+    #[pyo3(signature = (
+        fused, vector, lexical, *, vector_weight, lexical_weight, named, speaker_boost, focus,
+        time_boost, neighbor_weights, neighbor_gap, next_factor, neighbor_sources, allowed,
+        excluded, now, decay, recency_weight, max_candidates
+    ))]
+    fn rank(
+        &self,
+        py: Python<'_>,
+        fused: Vec<(i64, f64)>,
+        vector: Vec<(i64, f64)>,
+        lexical: Vec<(i64, f64)>,
+        vector_weight: f64,
+        lexical_weight: f64,
+        named: Vec<String>,
+        speaker_boost: f64,
+        focus: Vec<(f64, f64)>,
+        time_boost: f64,
+        neighbor_weights: Vec<f64>,
+        neighbor_gap: f64,
+        next_factor: f64,
+        neighbor_sources: usize,
+        allowed: Option<Vec<i64>>,
+        excluded: Vec<i64>,
+        now: f64,
+        decay: f64,
+        recency_weight: f64,
+        max_candidates: usize,
+    ) -> Vec<(i64, f64, i64, i64, Option<i64>)> {
+        detached(py, || {
+            let named: HashSet<String> = named.into_iter().collect();
+            let allowed: Option<HashSet<i64>> = allowed.map(|ids| ids.into_iter().collect());
+            let excluded: HashSet<i64> = excluded.into_iter().collect();
+            let admits = match (&allowed, excluded.is_empty()) {
+                (Some(ids), _) => Admits::Only(ids),
+                (None, false) => Admits::Except(&excluded),
+                (None, true) => Admits::All,
+            };
+            let request = RankRequest {
+                fused: &fused,
+                vector: &vector,
+                lexical: &lexical,
+                vector_weight,
+                lexical_weight,
+                named: &named,
+                speaker_boost,
+                focus: &focus,
+                time_boost,
+                neighbor_weights: &neighbor_weights,
+                neighbor_gap,
+                next_factor,
+                neighbor_sources,
+                admits,
+                now,
+                decay,
+                recency_weight,
+                max_candidates,
+            };
+            self.inner
+                .rank(&request)
+                .into_iter()
+                .map(|r| (r.id, r.score, r.tokens, r.joined, r.before))
+                .collect()
+        })
+    }
+}
+
 /// A JSON Schema `pattern`, compiled once; `frozen` and `Sync`, so threads share it freely.
 #[pyclass(frozen, module = "brainstore_core._native")]
 struct Pattern {
@@ -222,6 +381,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(final_scores, m)?)?;
     m.add_function(wrap_pyfunction!(near_duplicates, m)?)?;
     m.add_class::<LexicalIndex>()?;
+    m.add_class::<ChunkTable>()?;
     m.add_class::<Pattern>()?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-"""brainstore's native kernels as a library: token counts, budgeted packing, BM25, rank fusion, watermarks,
-linear-time patterns. No Python dependencies.
+"""brainstore's native kernels as a library: token counts, budgeted packing, BM25, rank fusion, the
+ranking pass after the lanes, watermarks, linear-time patterns. No Python dependencies.
 
 This module is the typed face of the Rust crate ``brainstore-core`` (``rust/core``); its private
 extension ``brainstore_core._native`` (``rust/py``) only converts values, releases the GIL and maps
@@ -31,6 +31,7 @@ from brainstore_core import _native
 __all__ = [
     "MAX_PATTERN_CHARS",
     "TOKENIZER_NAME",
+    "ChunkTable",
     "LexicalIndex",
     "Pattern",
     "count_tokens",
@@ -140,6 +141,121 @@ def decode_watermark(secret: bytes, brain_key: str, token: str) -> int | None:
     if not isinstance(token, str):
         return None
     return _native.decode_watermark(bytes(secret), brain_key, token)
+
+
+class ChunkTable:
+    """What ranking reads of each chunk of one Brain's index, and the ranking pass after the lanes.
+
+    Per chunk: when it was said (POSIX seconds), its source and (lowercased) speaker, its trust
+    multiplier, its token counts, the chunk before it in its Record's text, its Record's first and
+    last chunk (lowest and highest id), and the chunks added right before and after it.
+
+    Invariants: one entry per id (adding a present or repeated id raises :class:`ValueError` and adds
+    nothing); removing a chunk splices it out of the added order as if it had never been added; a
+    source or speaker name no live chunk carries is dropped with its last chunk; :meth:`rank` is
+    deterministic (score descending, then id ascending). Thread-safe: one internal read-write lock.
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self) -> None:
+        self._table = _native.ChunkTable()
+
+    def add(
+        self,
+        ids: Sequence[int],
+        ts: Sequence[float],
+        sources: Sequence[str | None],
+        speakers: Sequence[str | None],
+        trusts: Sequence[float],
+        tokens: Sequence[int],
+        joined: Sequence[int],
+    ) -> None:
+        """Add chunks (one value per id in every column), each after the newest, in the order given;
+        each is its own Record's only chunk until :meth:`link`. GIL released."""
+        self._table.add(list(ids), list(ts), list(sources), list(speakers), list(trusts), list(tokens), list(joined))
+
+    def link(self, ordered: Sequence[int]) -> None:
+        """One Record's chunks in text order: each points at the one before it, all at the Record's
+        first and last chunk. GIL released."""
+        self._table.link(list(ordered))
+
+    def remove(self, ids: Sequence[int]) -> None:
+        """Forget chunks; unknown ids are ignored. GIL released."""
+        self._table.remove(list(ids))
+
+    def previous(self, chunk_id: int) -> int | None:
+        """The chunk added right before ``chunk_id``, if any."""
+        return self._table.previous(chunk_id)
+
+    def token_counts(self, chunk_id: int) -> tuple[int, int] | None:
+        """``(tokens, joined)`` of the chunk, or ``None`` when it is not in the table."""
+        return self._table.token_counts(chunk_id)
+
+    def names(self) -> int:
+        """The number of distinct source and speaker names held."""
+        return self._table.names()
+
+    def __len__(self) -> int:
+        """The number of chunks held."""
+        return len(self._table)
+
+    def rank(
+        self,
+        fused: Sequence[tuple[int, float]],
+        vector: Sequence[tuple[int, float]],
+        lexical: Sequence[tuple[int, float]],
+        *,
+        vector_weight: float,
+        lexical_weight: float,
+        named: Sequence[str],
+        speaker_boost: float,
+        focus: Sequence[tuple[float, float]],
+        time_boost: float,
+        neighbor_weights: Sequence[float],
+        neighbor_gap: float,
+        next_factor: float,
+        neighbor_sources: int,
+        allowed: Sequence[int] | None,
+        excluded: Sequence[int],
+        now: float,
+        decay: float,
+        recency_weight: float,
+        max_candidates: int,
+    ) -> list[tuple[int, float, int, int, int | None]]:
+        """The best ``max_candidates`` of the ``fused`` (id, score) pairs and the neighbouring turns
+        they spread score to, as ``(id, score, tokens, joined, before)``, best first, ties by id. Fused ids not
+        in the table are left out. GIL released.
+
+        A fused chunk scores ``fused + (vector_weight * cosine if cosine > 0) + lexical_weight * bm25``,
+        times ``speaker_boost`` when ``named`` holds its speaker and ``time_boost`` when it was said
+        within a ``[start, end)`` of ``focus``. The best ``neighbor_sources`` of them give
+        ``neighbor_weights[k]`` of their score to the turn ``k + 1`` turns before their Record (times
+        ``next_factor`` after it), walking while the turns share the source and lie within
+        ``neighbor_gap`` seconds; only ids in ``allowed`` (when given) and not in ``excluded`` receive
+        it. The final score is ``score * trust * (1 + recency_weight * exp(-decay * age))`` at ``now``.
+        """
+        return self._table.rank(
+            list(fused),
+            list(vector),
+            list(lexical),
+            vector_weight=vector_weight,
+            lexical_weight=lexical_weight,
+            named=list(named),
+            speaker_boost=speaker_boost,
+            focus=list(focus),
+            time_boost=time_boost,
+            neighbor_weights=list(neighbor_weights),
+            neighbor_gap=neighbor_gap,
+            next_factor=next_factor,
+            neighbor_sources=max(neighbor_sources, 0),
+            allowed=None if allowed is None else list(allowed),
+            excluded=list(excluded),
+            now=now,
+            decay=decay,
+            recency_weight=recency_weight,
+            max_candidates=max(max_candidates, 0),
+        )
 
 
 class LexicalIndex:

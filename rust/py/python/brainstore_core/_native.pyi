@@ -8,6 +8,7 @@ from typing import final
 __all__ = [
     "MAX_PATTERN_CHARS",
     "TOKENIZER_NAME",
+    "ChunkTable",
     "LexicalIndex",
     "Pattern",
     "__version__",
@@ -45,6 +46,49 @@ def final_scores(
     base: Sequence[float], recency: Sequence[float], trust: Sequence[float], recency_weight: float
 ) -> list[float]: ...
 def near_duplicates(texts: Sequence[str], threshold: float = 0.9) -> list[int]: ...
+
+@final
+class ChunkTable:
+    def __new__(cls) -> ChunkTable: ...
+    def add(
+        self,
+        ids: Sequence[int],
+        ts: Sequence[float],
+        sources: Sequence[str | None],
+        speakers: Sequence[str | None],
+        trusts: Sequence[float],
+        tokens: Sequence[int],
+        joined: Sequence[int],
+    ) -> None: ...
+    def link(self, ordered: Sequence[int]) -> None: ...
+    def remove(self, ids: Sequence[int]) -> None: ...
+    def previous(self, id: int) -> int | None: ...
+    def token_counts(self, id: int) -> tuple[int, int] | None: ...
+    def names(self) -> int: ...
+    def __len__(self) -> int: ...
+    def rank(
+        self,
+        fused: Sequence[tuple[int, float]],
+        vector: Sequence[tuple[int, float]],
+        lexical: Sequence[tuple[int, float]],
+        *,
+        vector_weight: float,
+        lexical_weight: float,
+        named: Sequence[str],
+        speaker_boost: float,
+        focus: Sequence[tuple[float, float]],
+        time_boost: float,
+        neighbor_weights: Sequence[float],
+        neighbor_gap: float,
+        next_factor: float,
+        neighbor_sources: int,
+        allowed: Sequence[int] | None,
+        excluded: Sequence[int],
+        now: float,
+        decay: float,
+        recency_weight: float,
+        max_candidates: int,
+    ) -> list[tuple[int, float, int, int, int | None]]: ...
 
 @final
 class LexicalIndex:

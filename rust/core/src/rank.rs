@@ -1,0 +1,541 @@
+//! The facts retrieval ranks chunks by, and the ranking pass that runs after the lanes.
+//!
+//! [`ChunkTable`] holds, for every chunk of one Brain's index, what ranking reads: when it was said,
+//! its source and speaker, its trust multiplier, its token counts, the chunk before it in its
+//! Record's text, its Record's first and last chunk, and the chunks added right before and after
+//! it (the order Records came in, a conversation's order). [`ChunkTable::rank`] then scores the
+//! fused lane results in one call: score-aware fusion terms, the speaker and time boosts, score
+//! spread to neighbouring turns, recency and trust, best first. Done per candidate in Python it
+//! was the largest part of a fast Context after the question's embedding.
+//!
+//! Invariants:
+//! - One entry per id: adding an id that is present is refused, so links are never overwritten.
+//! - Removing a chunk splices it out of the added-order list, as if it had never been added;
+//!   unknown ids are ignored. A source or speaker name no live chunk carries is dropped with its
+//!   last chunk: a forgotten Record leaves none of its text behind.
+//! - [`ChunkTable::rank`] gives the same scores, in the same order, as the Python it replaces:
+//!   the same floating-point operations in the same order (`tests/unit/test_rank_native.py`).
+//! - All methods take `&self`: state sits behind one `RwLock`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::error::CoreError;
+use crate::score::{cmp_desc, final_score};
+
+/// A chunk as [`ChunkTable::add`] takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewChunk {
+    pub id: i64,
+    /// When it was said, in POSIX seconds.
+    pub ts: f64,
+    pub source: Option<String>,
+    /// Lowercased by the caller, as the names a query is matched against are.
+    pub speaker: Option<String>,
+    /// The multiplier of its source's trust level.
+    pub trust: f64,
+    /// Tokens of its cited form.
+    pub tokens: i64,
+    /// Tokens it adds after a joining space to a passage that holds its neighbour.
+    pub joined: i64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    ts: f64,
+    source: Option<Arc<str>>,
+    speaker: Option<Arc<str>>,
+    trust: f64,
+    tokens: i64,
+    joined: i64,
+    before: Option<i64>,
+    turn: (i64, i64),
+    previous: Option<i64>,
+    following: Option<i64>,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<i64, Entry>,
+    newest: Option<i64>,
+    // One copy of each source and speaker name, shared by its chunks, so that comparing two
+    // chunks' sources is a pointer comparison in the common case.
+    names: HashSet<Arc<str>>,
+}
+
+impl Inner {
+    fn intern(&mut self, name: Option<String>) -> Option<Arc<str>> {
+        let name = name?;
+        if let Some(known) = self.names.get(name.as_str()) {
+            return Some(Arc::clone(known));
+        }
+        let shared: Arc<str> = Arc::from(name);
+        self.names.insert(Arc::clone(&shared));
+        Some(shared)
+    }
+
+    fn release(&mut self, name: Option<Arc<str>>) {
+        if let Some(name) = name {
+            // The set's copy and this one: no chunk carries the name any more.
+            if Arc::strong_count(&name) == 2 {
+                self.names.remove(&name);
+            }
+        }
+    }
+}
+
+/// Which chunks may receive score spread from a neighbour (a request's filter and visibility).
+#[derive(Debug, Clone, Copy)]
+pub enum Admits<'a> {
+    All,
+    Only(&'a HashSet<i64>),
+    Except(&'a HashSet<i64>),
+}
+
+impl Admits<'_> {
+    fn admits(self, id: i64) -> bool {
+        match self {
+            Admits::All => true,
+            Admits::Only(ids) => ids.contains(&id),
+            Admits::Except(ids) => !ids.contains(&id),
+        }
+    }
+}
+
+/// One ranking pass's inputs. Weights are the retrieval configuration's, already combined where
+/// the Python did so (`lexical_weight` is divided by the best lexical score, boosts are `1 + boost`).
+#[derive(Debug, Clone, Copy)]
+pub struct RankRequest<'a> {
+    /// Fused (id, score) pairs, best first.
+    pub fused: &'a [(i64, f64)],
+    /// The vector lane's (id, cosine) hits.
+    pub vector: &'a [(i64, f64)],
+    /// The lexical lane's (id, BM25) hits.
+    pub lexical: &'a [(i64, f64)],
+    pub vector_weight: f64,
+    pub lexical_weight: f64,
+    /// Lowercased speakers the query names; their chunks' scores are multiplied by `speaker_boost`.
+    pub named: &'a HashSet<String>,
+    pub speaker_boost: f64,
+    /// `[start, end)` periods in POSIX seconds; chunks said within one are multiplied by `time_boost`.
+    pub focus: &'a [(f64, f64)],
+    pub time_boost: f64,
+    /// The share of a chunk's score the turns one, two, ... turns away earn.
+    pub neighbor_weights: &'a [f64],
+    /// Turns further apart in time than this (seconds) are not neighbours.
+    pub neighbor_gap: f64,
+    /// What the following turns earn, relative to the preceding ones.
+    pub next_factor: f64,
+    /// Only this many of the best fused chunks spread score.
+    pub neighbor_sources: usize,
+    pub admits: Admits<'a>,
+    /// POSIX seconds of the request's time, and the recency decay per second.
+    pub now: f64,
+    pub decay: f64,
+    pub recency_weight: f64,
+    pub max_candidates: usize,
+}
+
+/// A ranked chunk: its id, final score, token counts (cited form, joined) and the chunk before it
+/// in its Record's text (packing joins the two into one passage).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    pub id: i64,
+    pub score: f64,
+    pub tokens: i64,
+    pub joined: i64,
+    pub before: Option<i64>,
+}
+
+/// The chunks of one Brain's index, as ranking sees them. See the module docs.
+#[derive(Default)]
+pub struct ChunkTable {
+    inner: RwLock<Inner>,
+}
+
+impl ChunkTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    // As in `LexicalIndex`: a panic under the lock cannot leave the maps unsafe to read, and
+    // recovering keeps one bad call from disabling ranking for the process.
+    fn read(&self) -> RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds chunks, each after the newest one, in the order given. Each is its own Record's only
+    /// chunk until [`ChunkTable::link`] says otherwise.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidArgument`] when an id is present already or repeated; nothing is added.
+    pub fn add(&self, chunks: Vec<NewChunk>) -> Result<(), CoreError> {
+        let mut inner = self.write();
+        let mut ids = HashSet::with_capacity(chunks.len());
+        if chunks
+            .iter()
+            .any(|c| !ids.insert(c.id) || inner.entries.contains_key(&c.id))
+        {
+            return Err(CoreError::InvalidArgument {
+                name: "chunks",
+                reason: "an id is present already or repeated",
+            });
+        }
+        inner.entries.reserve(chunks.len());
+        for chunk in chunks {
+            let source = inner.intern(chunk.source);
+            let speaker = inner.intern(chunk.speaker);
+            let previous = inner.newest;
+            if let Some(entry) = previous.and_then(|p| inner.entries.get_mut(&p)) {
+                entry.following = Some(chunk.id);
+            }
+            inner.newest = Some(chunk.id);
+            inner.entries.insert(
+                chunk.id,
+                Entry {
+                    ts: chunk.ts,
+                    source,
+                    speaker,
+                    trust: chunk.trust,
+                    tokens: chunk.tokens,
+                    joined: chunk.joined,
+                    before: None,
+                    turn: (chunk.id, chunk.id),
+                    previous,
+                    following: None,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Links one Record's chunks, given in text order: each points at the one before it, and all at
+    /// the Record's first and last chunk (the lowest and highest id). Unknown ids are skipped.
+    pub fn link(&self, ordered: &[i64]) {
+        let (Some(&first), Some(&last)) = (ordered.iter().min(), ordered.iter().max()) else {
+            return;
+        };
+        let mut inner = self.write();
+        let mut before = None;
+        for &id in ordered {
+            if let Some(entry) = inner.entries.get_mut(&id) {
+                entry.before = before;
+                entry.turn = (first, last);
+            }
+            before = Some(id);
+        }
+    }
+
+    /// Removes chunks; unknown ids are ignored.
+    pub fn remove(&self, ids: &[i64]) {
+        let mut inner = self.write();
+        for id in ids {
+            let Some(entry) = inner.entries.remove(id) else {
+                continue;
+            };
+            if let Some(p) = entry.previous.and_then(|p| inner.entries.get_mut(&p)) {
+                p.following = entry.following;
+            }
+            match entry.following.and_then(|f| inner.entries.get_mut(&f)) {
+                Some(f) => f.previous = entry.previous,
+                None => inner.newest = entry.previous,
+            }
+            inner.release(entry.source);
+            inner.release(entry.speaker);
+        }
+    }
+
+    /// The chunk added right before `id`, if any.
+    pub fn previous(&self, id: i64) -> Option<i64> {
+        self.read().entries.get(&id)?.previous
+    }
+
+    /// `(tokens, joined)` of `id`, or `None` when it is not in the table.
+    pub fn token_counts(&self, id: i64) -> Option<(i64, i64)> {
+        self.read().entries.get(&id).map(|e| (e.tokens, e.joined))
+    }
+
+    /// The number of chunks.
+    pub fn len(&self) -> usize {
+        self.read().entries.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The distinct source and speaker names the table holds.
+    pub fn names(&self) -> usize {
+        self.read().names.len()
+    }
+
+    /// Scores the fused candidates and the neighbouring turns they spread score to; the best
+    /// `max_candidates`, best first (ties by id). Fused ids not in the table (removed since the
+    /// lanes ran) are left out.
+    pub fn rank(&self, request: &RankRequest<'_>) -> Vec<Ranked> {
+        let inner = self.read();
+        let entries = &inner.entries;
+        let vector: HashMap<i64, f64> = request.vector.iter().copied().collect();
+        let lexical: HashMap<i64, f64> = request.lexical.iter().copied().collect();
+
+        // The score pass: fusion plus score-aware terms, speaker and time boosts.
+        let mut ids: Vec<i64> = Vec::with_capacity(request.fused.len());
+        let mut base: Vec<f64> = Vec::with_capacity(request.fused.len());
+        for &(id, fused) in request.fused {
+            let Some(entry) = entries.get(&id) else {
+                continue;
+            };
+            let v = vector.get(&id).copied().unwrap_or(0.0);
+            let vector_term = if v > 0.0 {
+                request.vector_weight * v
+            } else {
+                0.0
+            };
+            let mut s = fused
+                + (vector_term + request.lexical_weight * lexical.get(&id).copied().unwrap_or(0.0));
+            if !request.named.is_empty()
+                && entry
+                    .speaker
+                    .as_deref()
+                    .is_some_and(|n| request.named.contains(n))
+            {
+                s *= request.speaker_boost;
+            }
+            if request
+                .focus
+                .iter()
+                .any(|&(start, end)| start <= entry.ts && entry.ts < end)
+            {
+                s *= request.time_boost;
+            }
+            ids.push(id);
+            base.push(s);
+        }
+
+        if request.neighbor_weights.iter().any(|&w| w != 0.0) && !ids.is_empty() {
+            spread(entries, request, &mut ids, &mut base);
+        }
+
+        // Final scores: recency and trust.
+        let mut ranked: Vec<Ranked> = ids
+            .iter()
+            .zip(&base)
+            .map(|(&id, &b)| {
+                let e = &entries[&id];
+                let recency = (-request.decay * (request.now - e.ts).max(0.0)).exp();
+                let score = final_score(b, recency, e.trust, request.recency_weight);
+                Ranked {
+                    id,
+                    score,
+                    tokens: e.tokens,
+                    joined: e.joined,
+                    before: e.before,
+                }
+            })
+            .collect();
+        ranked.sort_unstable_by(|a, b| cmp_desc(a.score, b.score).then(a.id.cmp(&b.id)));
+        ranked.truncate(request.max_candidates);
+        ranked
+    }
+}
+
+/// Spreading to the neighbouring turns: the best `neighbor_sources` scored chunks walk from their
+/// Record's first chunk backwards and from its last forwards, one turn further each time, until the
+/// conversation breaks (another source, or too far apart in time). A chunk not scored yet joins
+/// `ids` with what it earned; bonuses are summed in the order they are earned.
+fn spread(
+    entries: &HashMap<i64, Entry>,
+    request: &RankRequest<'_>,
+    ids: &mut Vec<i64>,
+    base: &mut Vec<f64>,
+) {
+    let mut extra: Vec<(i64, f64)> = Vec::new();
+    let mut extra_at: HashMap<i64, usize> = HashMap::new();
+    let sources = ids.len().min(request.neighbor_sources);
+    for (&id, &s) in ids[..sources].iter().zip(base.iter()) {
+        let entry = &entries[&id];
+        for backwards in [true, false] {
+            let (start, factor) = if backwards {
+                (entry.turn.0, 1.0)
+            } else {
+                (entry.turn.1, request.next_factor)
+            };
+            let step = |at: i64| {
+                entries
+                    .get(&at)
+                    .and_then(|e| if backwards { e.previous } else { e.following })
+            };
+            let mut other_id = step(start);
+            for &weight in request.neighbor_weights {
+                let Some((oid, o)) = other_id.and_then(|o| entries.get(&o).map(|e| (o, e))) else {
+                    break;
+                };
+                if o.source != entry.source || (o.ts - entry.ts).abs() > request.neighbor_gap {
+                    break;
+                }
+                if request.admits.admits(oid) {
+                    let bonus = weight * factor * s;
+                    if let Some(&at) = extra_at.get(&oid) {
+                        extra[at].1 += bonus;
+                    } else {
+                        extra_at.insert(oid, extra.len());
+                        extra.push((oid, bonus));
+                    }
+                }
+                other_id = step(if backwards { o.turn.0 } else { o.turn.1 });
+            }
+        }
+    }
+    let position: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    for (oid, bonus) in extra {
+        if let Some(&i) = position.get(&oid) {
+            base[i] += bonus;
+        } else {
+            ids.push(oid);
+            base.push(bonus);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: i64, ts: f64, source: &str, speaker: &str) -> NewChunk {
+        NewChunk {
+            id,
+            ts,
+            source: Some(source.to_owned()),
+            speaker: Some(speaker.to_owned()),
+            trust: 1.0,
+            tokens: 10,
+            joined: 8,
+        }
+    }
+
+    fn request<'a>(fused: &'a [(i64, f64)], named: &'a HashSet<String>) -> RankRequest<'a> {
+        RankRequest {
+            fused,
+            vector: &[],
+            lexical: &[],
+            vector_weight: 0.0,
+            lexical_weight: 0.0,
+            named,
+            speaker_boost: 1.5,
+            focus: &[],
+            time_boost: 2.0,
+            neighbor_weights: &[],
+            neighbor_gap: 3600.0,
+            next_factor: 1.0,
+            neighbor_sources: 30,
+            admits: Admits::All,
+            now: 0.0,
+            decay: 0.0,
+            recency_weight: 0.0,
+            max_candidates: 150,
+        }
+    }
+
+    #[test]
+    fn add_refuses_present_and_repeated_ids() {
+        let table = ChunkTable::new();
+        table.add(vec![chunk(1, 0.0, "s", "a")]).unwrap();
+        assert!(table.add(vec![chunk(1, 0.0, "s", "a")]).is_err());
+        assert!(table
+            .add(vec![chunk(2, 0.0, "s", "a"), chunk(2, 0.0, "s", "a")])
+            .is_err());
+        assert_eq!(table.len(), 1);
+    }
+
+    #[test]
+    fn remove_splices_the_added_order_and_drops_unused_names() {
+        let table = ChunkTable::new();
+        table
+            .add(vec![
+                chunk(1, 0.0, "s", "ann"),
+                chunk(2, 0.0, "t", "bob"),
+                chunk(3, 0.0, "s", "ann"),
+            ])
+            .unwrap();
+        assert_eq!(table.names(), 4);
+        table.remove(&[2, 99]);
+        assert_eq!(table.previous(3), Some(1));
+        assert_eq!(table.names(), 2); // "t" and "bob" went with their only chunk
+        table.remove(&[3]);
+        table.add(vec![chunk(4, 0.0, "s", "ann")]).unwrap();
+        assert_eq!(table.previous(4), Some(1)); // 1 is the newest again after 3 went
+        table.remove(&[1, 4]);
+        assert_eq!((table.len(), table.names()), (0, 0));
+    }
+
+    #[test]
+    fn link_sets_before_and_the_turn() {
+        let table = ChunkTable::new();
+        table
+            .add(vec![
+                chunk(5, 0.0, "s", "a"),
+                chunk(6, 0.0, "s", "a"),
+                chunk(7, 0.0, "s", "a"),
+            ])
+            .unwrap();
+        table.link(&[6, 5, 7]);
+        let fused = [(5, 1.0), (6, 1.0), (7, 1.0)];
+        let named = HashSet::new();
+        let before: Vec<(i64, Option<i64>)> = table
+            .rank(&request(&fused, &named))
+            .iter()
+            .map(|r| (r.id, r.before))
+            .collect();
+        assert_eq!(before, vec![(5, Some(6)), (6, None), (7, Some(5))]);
+        assert_eq!(table.token_counts(7), Some((10, 8)));
+        assert_eq!(table.token_counts(8), None);
+    }
+
+    #[test]
+    fn spreading_stops_at_another_source_and_respects_admits() {
+        let table = ChunkTable::new();
+        table
+            .add(vec![
+                chunk(1, 0.0, "other", "a"),
+                chunk(2, 0.0, "s", "a"),
+                chunk(3, 0.0, "s", "b"),
+                chunk(4, 0.0, "s", "a"),
+                chunk(5, 99_999.0, "s", "a"),
+            ])
+            .unwrap();
+        let named = HashSet::new();
+        let fused = [(3, 1.0)];
+        let mut req = request(&fused, &named);
+        req.neighbor_weights = &[0.5, 0.25];
+        let ranked = table.rank(&req);
+        let got: Vec<(i64, f64)> = ranked.iter().map(|r| (r.id, r.score)).collect();
+        // 2 and 4 are one turn away; 1 is another source, 5 too far in time.
+        assert_eq!(got, vec![(3, 1.0), (2, 0.5), (4, 0.5)]);
+        let except: HashSet<i64> = [4].into();
+        req.admits = Admits::Except(&except);
+        assert_eq!(
+            table.rank(&req).iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![3, 2]
+        );
+    }
+
+    #[test]
+    fn boosts_and_removed_candidates() {
+        let table = ChunkTable::new();
+        table
+            .add(vec![chunk(1, 10.0, "s", "ann"), chunk(2, 20.0, "s", "bob")])
+            .unwrap();
+        let named: HashSet<String> = ["ann".to_owned()].into();
+        let fused = [(2, 1.0), (1, 0.8), (9, 5.0)];
+        let mut req = request(&fused, &named);
+        req.focus = &[(15.0, 25.0)];
+        let got: Vec<(i64, f64)> = table.rank(&req).iter().map(|r| (r.id, r.score)).collect();
+        assert_eq!(got, vec![(2, 2.0), (1, 0.8 * 1.5)]);
+    }
+}
