@@ -215,6 +215,14 @@ def test_index_grows_past_initial_capacity() -> None:
     assert hits[0][0] == chunks[1234].id
 
 
+def test_removing_every_record_leaves_nothing_in_the_ranking_table() -> None:
+    index = build({"a": "I adopted a puppy named Biscuit.", "b": "The puppy chewed my shoes."})
+    assert len(index.table) == len(index) == 2 and index.table.names() == 2  # "chat" and the speaker
+    for record_id in ("a", "b"):
+        index.remove_record(record_id)
+    assert (len(index.table), index.table.names()) == (0, 0)
+
+
 def test_remove_record_removes_from_both_lanes() -> None:
     index = build(
         {"a": "I adopted a puppy named Biscuit.", "b": "The puppy chewed my shoes."}, {"a": 1, "b": 2}
