@@ -22,12 +22,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{LazyLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::error::{same_len, CoreError};
 use crate::score::cmp_desc;
+use crate::shared::Shared;
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -177,23 +178,13 @@ impl Inner {
 /// A thread-safe BM25 index keyed by `i64` doc ids. See the module docs.
 #[derive(Default)]
 pub struct LexicalIndex {
-    inner: RwLock<Inner>,
+    inner: Shared<Inner>,
 }
 
 impl LexicalIndex {
     /// An empty index.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    // A panic while holding the lock cannot leave `Inner` half-updated in a way that breaks
-    // memory safety; recovering keeps one bad call from disabling search for the process.
-    fn read(&self) -> RwLockReadGuard<'_, Inner> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
-        self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Adds (or replaces) documents.
@@ -203,7 +194,7 @@ impl LexicalIndex {
     pub fn add<S: AsRef<str>>(&self, ids: &[i64], texts: &[S]) -> Result<(), CoreError> {
         same_len("doc_ids", ids.len(), "texts", texts.len())?;
         let analyzed: Vec<Vec<String>> = texts.iter().map(|t| analyze(t.as_ref())).collect();
-        let mut inner = self.write();
+        let mut inner = self.inner.write();
         for (&id, terms) in ids.iter().zip(analyzed) {
             inner.insert(id, terms);
         }
@@ -212,7 +203,7 @@ impl LexicalIndex {
 
     /// Removes documents; unknown ids are ignored.
     pub fn remove(&self, ids: &[i64]) {
-        let mut inner = self.write();
+        let mut inner = self.inner.write();
         for &id in ids {
             inner.remove(id);
         }
@@ -234,12 +225,14 @@ impl LexicalIndex {
         }
         let allowed: Option<HashSet<i64>> = allowed.map(|a| a.iter().copied().collect());
         let excluded: HashSet<i64> = excluded.iter().copied().collect();
-        self.read().search(&terms, k, allowed.as_ref(), &excluded)
+        self.inner
+            .read()
+            .search(&terms, k, allowed.as_ref(), &excluded)
     }
 
     /// Number of documents.
     pub fn len(&self) -> usize {
-        self.read().docs.len()
+        self.inner.read().docs.len()
     }
 
     /// Whether the index holds no document.

@@ -18,6 +18,7 @@ pub mod pack;
 pub mod pattern;
 pub mod rank;
 pub mod score;
+mod shared;
 pub mod tokens;
 pub mod watermark;
 

@@ -18,10 +18,11 @@
 //! - All methods take `&self`: state sits behind one `RwLock`.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 
 use crate::error::CoreError;
 use crate::score::{cmp_desc, final_score};
+use crate::shared::Shared;
 
 /// A chunk as [`ChunkTable::add`] takes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,7 +151,7 @@ pub struct Ranked {
 /// The chunks of one Brain's index, as ranking sees them. See the module docs.
 #[derive(Default)]
 pub struct ChunkTable {
-    inner: RwLock<Inner>,
+    inner: Shared<Inner>,
 }
 
 impl ChunkTable {
@@ -159,23 +160,13 @@ impl ChunkTable {
         Self::default()
     }
 
-    // As in `LexicalIndex`: a panic under the lock cannot leave the maps unsafe to read, and
-    // recovering keeps one bad call from disabling ranking for the process.
-    fn read(&self) -> RwLockReadGuard<'_, Inner> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
-        self.inner.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Adds chunks, each after the newest one, in the order given. Each is its own Record's only
     /// chunk until [`ChunkTable::link`] says otherwise.
     ///
     /// # Errors
     /// [`CoreError::InvalidArgument`] when an id is present already or repeated; nothing is added.
     pub fn add(&self, chunks: Vec<NewChunk>) -> Result<(), CoreError> {
-        let mut inner = self.write();
+        let mut inner = self.inner.write();
         let mut ids = HashSet::with_capacity(chunks.len());
         if chunks
             .iter()
@@ -220,7 +211,7 @@ impl ChunkTable {
         let (Some(&first), Some(&last)) = (ordered.iter().min(), ordered.iter().max()) else {
             return;
         };
-        let mut inner = self.write();
+        let mut inner = self.inner.write();
         let mut before = None;
         for &id in ordered {
             if let Some(entry) = inner.entries.get_mut(&id) {
@@ -233,7 +224,7 @@ impl ChunkTable {
 
     /// Removes chunks; unknown ids are ignored.
     pub fn remove(&self, ids: &[i64]) {
-        let mut inner = self.write();
+        let mut inner = self.inner.write();
         for id in ids {
             let Some(entry) = inner.entries.remove(id) else {
                 continue;
@@ -252,17 +243,21 @@ impl ChunkTable {
 
     /// The chunk added right before `id`, if any.
     pub fn previous(&self, id: i64) -> Option<i64> {
-        self.read().entries.get(&id)?.previous
+        self.inner.read().entries.get(&id)?.previous
     }
 
     /// `(tokens, joined)` of `id`, or `None` when it is not in the table.
     pub fn token_counts(&self, id: i64) -> Option<(i64, i64)> {
-        self.read().entries.get(&id).map(|e| (e.tokens, e.joined))
+        self.inner
+            .read()
+            .entries
+            .get(&id)
+            .map(|e| (e.tokens, e.joined))
     }
 
     /// The number of chunks.
     pub fn len(&self) -> usize {
-        self.read().entries.len()
+        self.inner.read().entries.len()
     }
 
     /// Whether the table is empty.
@@ -272,14 +267,14 @@ impl ChunkTable {
 
     /// The distinct source and speaker names the table holds.
     pub fn names(&self) -> usize {
-        self.read().names.len()
+        self.inner.read().names.len()
     }
 
     /// Scores the fused candidates and the neighbouring turns they spread score to; the best
     /// `max_candidates`, best first (ties by id). Fused ids not in the table (removed since the
     /// lanes ran) are left out.
     pub fn rank(&self, request: &RankRequest<'_>) -> Vec<Ranked> {
-        let inner = self.read();
+        let inner = self.inner.read();
         let entries = &inner.entries;
         let vector: HashMap<i64, f64> = request.vector.iter().copied().collect();
         let lexical: HashMap<i64, f64> = request.lexical.iter().copied().collect();
