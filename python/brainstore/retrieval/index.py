@@ -434,12 +434,6 @@ class BrainIndex:
     def get(self, chunk_id: int) -> Chunk | None:
         return self._chunks.get(chunk_id)
 
-    def token_counts(self, chunk_id: int) -> tuple[int, int] | None:
-        """(the token count of the chunk's cited form, what packing charges for it alone; the count of
-        its text after a joining space, what it adds to a passage that already holds its neighbour),
-        or None once the chunk is gone."""
-        return self._table.token_counts(chunk_id)
-
     @property
     def table(self) -> kernels.ChunkTable:
         """What ranking reads of each chunk, and the ranking pass (:meth:`kernels.ChunkTable.rank`)."""

@@ -102,8 +102,8 @@ class Candidate:
     chunk: Chunk
     score: float
     lanes: dict[str, dict] = field(default_factory=dict)  # lane name -> {"rank", "score"}
-    tokens: int = 0  # tokens of the chunk's cited form
-    joined: int = 0  # tokens it adds to a passage that holds its neighbour (BrainIndex.token_counts)
+    tokens: int = 0  # tokens of the chunk's cited form, what packing charges for it alone
+    joined: int = 0  # tokens of its text after a joining space: what it adds to a passage holding its neighbour
     before: int | None = None  # the chunk right before it in its Record's text
 
 
