@@ -236,7 +236,7 @@ def ranking() -> Callable[[], object]:
     fused = [(i, 1.0 / (i + 1)) for i in range(N)]
     knobs = dict(
         vector_weight=0.1, lexical_weight=0.15, named=["beta"], speaker_boost=1.5, focus=[(10.0, 500.0)], time_boost=2.0,
-        neighbor_weights=[0.3, 0.3], neighbor_gap=3600.0, next_factor=1.3, neighbor_sources=N, allowed=None,
+        neighbor_weights=[0.3, 0.3], neighbor_gap=3600.0, next_factor=1.3, neighbor_sources=N, since=None, until=None, sources=None,
         excluded=[], now=1e6, decay=1e-7, recency_weight=0.05, max_candidates=150,
     )  # fmt: skip
     return lambda: table.rank(fused, fused[:1000], fused[:1000], **knobs)  # type: ignore[arg-type]

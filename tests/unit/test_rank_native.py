@@ -51,7 +51,7 @@ def reference(
     lexical: list[tuple[int, float]],
     named: set[str],
     focus: list[tuple[float, float]],
-    admitted: set[int] | None,
+    flt: tuple[float | None, float | None, set[str] | None],
     excluded: set[int],
     now: float,
     k: Knobs,
@@ -60,8 +60,16 @@ def reference(
     previous = {c: (order[i - 1] if i else None) for i, c in enumerate(order)}
     following = {c: (order[i + 1] if i + 1 < len(order) else None) for i, c in enumerate(order)}
 
-    def admits(chunk_id: int) -> bool:
-        return chunk_id in admitted if admitted is not None else chunk_id not in excluded
+    since, until, sources = flt
+
+    def admits(chunk_id: int) -> bool:  # what Selection.__contains__ answered: BrainIndex.select's rules
+        f = facts[chunk_id]
+        return (
+            (since is None or f.ts >= since)
+            and (until is None or f.ts <= until)
+            and (sources is None or f.source in sources)
+            and chunk_id not in excluded
+        )
 
     vec, lex = dict(vector), dict(lexical)
     ids: list[int] = []
@@ -141,21 +149,25 @@ def scenarios(draw: st.DrawFn) -> tuple:
     named = set(draw(st.lists(st.sampled_from(["ann", "bob", "zed"]), max_size=2)))
     focus = draw(st.lists(st.tuples(st.floats(0, 20 * DAY), st.floats(0, 10 * DAY)), max_size=2))
     focus = [(start, start + length) for start, length in focus]
-    admitted = draw(st.none() | st.sets(st.sampled_from(ids)))
-    excluded = set() if admitted is not None else draw(st.sets(st.sampled_from(ids), max_size=5))
+    flt = (
+        draw(st.none() | st.floats(0, 30 * DAY)),
+        draw(st.none() | st.floats(0, 30 * DAY)),
+        draw(st.none() | st.sets(st.sampled_from(["chat", "mail", "web"]))),
+    )
+    excluded = draw(st.sets(st.sampled_from(ids), max_size=5))
     knobs = Knobs(
         neighbor_weights=draw(st.sampled_from([(0.3, 0.3), (0.5,), (0.0, 0.0), (0.2, 0.1, 0.05)])),
         neighbor_gap=draw(st.sampled_from([3600.0, 5 * DAY])),
         neighbor_sources=draw(st.integers(0, 40)),
         max_candidates=draw(st.integers(0, 50)),
     )
-    return facts, ids, records, removed, fused, vector, lexical, named, focus, admitted, excluded, knobs
+    return facts, ids, records, removed, fused, vector, lexical, named, focus, flt, excluded, knobs
 
 
 @settings(deadline=None, max_examples=300)
 @given(scenarios(), st.floats(0, 40 * DAY))
 def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> None:
-    facts, ids, records, removed, fused, vector, lexical, named, focus, admitted, excluded, k = scenario
+    facts, ids, records, removed, fused, vector, lexical, named, focus, flt, excluded, k = scenario
     table = kernels.ChunkTable()
     table.add(
         ids,
@@ -187,14 +199,16 @@ def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> Non
         neighbor_gap=k.neighbor_gap,
         next_factor=k.next_factor,
         neighbor_sources=k.neighbor_sources,
-        allowed=None if admitted is None else sorted(admitted),
-        excluded=sorted(excluded),
+        since=flt[0],
+        until=flt[1],
+        sources=flt[2],
+        excluded=excluded,
         now=now,
         decay=k.decay,
         recency_weight=k.recency_weight,
         max_candidates=k.max_candidates,
     )
-    want = reference(live, order, turns, fused, vector, lexical, named, focus, admitted, excluded, now, k)
+    want = reference(live, order, turns, fused, vector, lexical, named, focus, flt, excluded, now, k)
     assert [g[:4] for g in got] == want
     befores = {c: b for r in records for b, c in zip([None, *reversed(r)], reversed(r), strict=False)}
     assert all(g[4] == befores[g[0]] for g in got)

@@ -390,6 +390,7 @@ def retrieve(
     Unix seconds: chunks said within one (or ``time_slack_days`` after it) get the time boost.
     """
     lanes: list[dict] = []
+    hidden = excluded  # ranking applies it and the filter itself, even when the selection takes it in
     allowed_list: list[int] | None = None
     selection: Selection | None = None
     admits: Callable[[int], bool] | None = None
@@ -466,8 +467,10 @@ def retrieve(
         neighbor_gap=config.neighbor_gap_seconds,
         next_factor=config.next_factor,
         neighbor_sources=config.neighbor_sources,
-        allowed=allowed_list,
-        excluded=excluded,
+        since=None if eligible is None else eligible.since,
+        until=None if eligible is None else eligible.until,
+        sources=None if eligible is None else eligible.sources,
+        excluded=hidden,
         now=now_ts,
         decay=math.log(2) / (config.recency_half_life_days * 86400.0),
         recency_weight=config.recency_weight,

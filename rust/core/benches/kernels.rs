@@ -178,6 +178,7 @@ fn bench_rank(c: &mut Criterion) {
         .filter(|f| seen.insert(f.0))
         .collect();
     let named: HashSet<String> = ["alice".to_owned()].into();
+    let none = HashSet::new();
     let request = RankRequest {
         fused: &fused,
         vector: &fused[..fused.len() / 2],
@@ -192,7 +193,7 @@ fn bench_rank(c: &mut Criterion) {
         neighbor_gap: 3600.0,
         next_factor: 1.3,
         neighbor_sources: 30,
-        admits: Admits::All,
+        admits: Admits::all(&none),
         now: 1.8e9,
         decay: 4.5e-8,
         recency_weight: 0.05,

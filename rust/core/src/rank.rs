@@ -85,21 +85,36 @@ impl Inner {
     }
 }
 
-/// Which chunks may receive score spread from a neighbour (a request's filter and visibility).
+/// Which chunks may receive score spread from a neighbour: those a request's filter admits (said
+/// within `[since, until]`, from one of `sources`; `None` leaves a condition out), less `excluded`
+/// (what the request may not see). Judged on the table's own facts, so a filter that admits most of a
+/// large Brain costs nothing to pass in.
 #[derive(Debug, Clone, Copy)]
-pub enum Admits<'a> {
-    All,
-    Only(&'a HashSet<i64>),
-    Except(&'a HashSet<i64>),
+pub struct Admits<'a> {
+    pub since: Option<f64>,
+    pub until: Option<f64>,
+    pub sources: Option<&'a HashSet<String>>,
+    pub excluded: &'a HashSet<i64>,
 }
 
 impl Admits<'_> {
-    fn admits(self, id: i64) -> bool {
-        match self {
-            Admits::All => true,
-            Admits::Only(ids) => ids.contains(&id),
-            Admits::Except(ids) => !ids.contains(&id),
+    /// Admits every chunk.
+    pub fn all(excluded: &HashSet<i64>) -> Admits<'_> {
+        Admits {
+            since: None,
+            until: None,
+            sources: None,
+            excluded,
         }
+    }
+
+    fn admits(&self, id: i64, entry: &Entry) -> bool {
+        self.since.is_none_or(|since| entry.ts >= since)
+            && self.until.is_none_or(|until| entry.ts <= until)
+            && self
+                .sources
+                .is_none_or(|sources| entry.source.as_deref().is_some_and(|s| sources.contains(s)))
+            && !self.excluded.contains(&id)
     }
 }
 
@@ -374,7 +389,7 @@ fn spread(
                 if o.source != entry.source || (o.ts - entry.ts).abs() > request.neighbor_gap {
                     break;
                 }
-                if request.admits.admits(oid) {
+                if request.admits.admits(oid, o) {
                     let bonus = weight * factor * s;
                     if let Some(&at) = extra_at.get(&oid) {
                         extra[at].1 += bonus;
@@ -414,7 +429,11 @@ mod tests {
         }
     }
 
-    fn request<'a>(fused: &'a [(i64, f64)], named: &'a HashSet<String>) -> RankRequest<'a> {
+    fn request<'a>(
+        fused: &'a [(i64, f64)],
+        named: &'a HashSet<String>,
+        excluded: &'a HashSet<i64>,
+    ) -> RankRequest<'a> {
         RankRequest {
             fused,
             vector: &[],
@@ -429,7 +448,7 @@ mod tests {
             neighbor_gap: 3600.0,
             next_factor: 1.0,
             neighbor_sources: 30,
-            admits: Admits::All,
+            admits: Admits::all(excluded),
             now: 0.0,
             decay: 0.0,
             recency_weight: 0.0,
@@ -481,9 +500,9 @@ mod tests {
             .unwrap();
         table.link(&[6, 5, 7]);
         let fused = [(5, 1.0), (6, 1.0), (7, 1.0)];
-        let named = HashSet::new();
+        let (named, none) = (HashSet::new(), HashSet::new());
         let before: Vec<(i64, Option<i64>)> = table
-            .rank(&request(&fused, &named))
+            .rank(&request(&fused, &named, &none))
             .iter()
             .map(|r| (r.id, r.before))
             .collect();
@@ -504,20 +523,43 @@ mod tests {
                 chunk(5, 99_999.0, "s", "a"),
             ])
             .unwrap();
-        let named = HashSet::new();
+        let (named, none) = (HashSet::new(), HashSet::new());
         let fused = [(3, 1.0)];
-        let mut req = request(&fused, &named);
+        let mut req = request(&fused, &named, &none);
         req.neighbor_weights = &[0.5, 0.25];
         let ranked = table.rank(&req);
         let got: Vec<(i64, f64)> = ranked.iter().map(|r| (r.id, r.score)).collect();
         // 2 and 4 are one turn away; 1 is another source, 5 too far in time.
         assert_eq!(got, vec![(3, 1.0), (2, 0.5), (4, 0.5)]);
         let except: HashSet<i64> = [4].into();
-        req.admits = Admits::Except(&except);
+        req.admits.excluded = &except;
         assert_eq!(
             table.rank(&req).iter().map(|r| r.id).collect::<Vec<_>>(),
             vec![3, 2]
         );
+        // A filter admits by the table's facts; the fused chunk came from the lanes and stays.
+        let other: HashSet<String> = ["other".to_owned()].into();
+        req.admits = Admits {
+            sources: Some(&other),
+            ..Admits::all(&none)
+        };
+        assert_eq!(
+            table.rank(&req).iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![3]
+        );
+        req.admits = Admits {
+            since: Some(1.0),
+            ..Admits::all(&none)
+        };
+        assert_eq!(
+            table.rank(&req).iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![3]
+        );
+        req.admits = Admits {
+            until: Some(0.0),
+            ..Admits::all(&none)
+        };
+        assert_eq!(table.rank(&req).len(), 3);
     }
 
     #[test]
@@ -527,8 +569,9 @@ mod tests {
             .add(vec![chunk(1, 10.0, "s", "ann"), chunk(2, 20.0, "s", "bob")])
             .unwrap();
         let named: HashSet<String> = ["ann".to_owned()].into();
+        let none = HashSet::new();
         let fused = [(2, 1.0), (1, 0.8), (9, 5.0)];
-        let mut req = request(&fused, &named);
+        let mut req = request(&fused, &named, &none);
         req.focus = &[(15.0, 25.0)];
         let got: Vec<(i64, f64)> = table.rank(&req).iter().map(|r| (r.id, r.score)).collect();
         assert_eq!(got, vec![(2, 2.0), (1, 0.8 * 1.5)]);

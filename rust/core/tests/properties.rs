@@ -362,7 +362,7 @@ proptest! {
             vector_weight: knobs[0], lexical_weight: knobs[1], named: &named, speaker_boost: knobs[2],
             focus: &[(knobs[3], knobs[4])], time_boost: knobs[5], neighbor_weights: &weights,
             neighbor_gap: knobs[6], next_factor: knobs[7], neighbor_sources: sources,
-            admits: Admits::Except(&excluded), now: knobs[8], decay: 1e-7, recency_weight: 0.05, max_candidates,
+            admits: Admits { since: knobs[3].is_sign_positive().then_some(knobs[4]), ..Admits::all(&excluded) }, now: knobs[8], decay: 1e-7, recency_weight: 0.05, max_candidates,
         };
         let ranked = table.rank(&request);
         prop_assert!(ranked.len() <= max_candidates);

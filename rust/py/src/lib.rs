@@ -267,8 +267,8 @@ impl ChunkTable {
     )]
     #[pyo3(signature = (
         fused, vector, lexical, *, vector_weight, lexical_weight, named, speaker_boost, focus,
-        time_boost, neighbor_weights, neighbor_gap, next_factor, neighbor_sources, allowed,
-        excluded, now, decay, recency_weight, max_candidates
+        time_boost, neighbor_weights, neighbor_gap, next_factor, neighbor_sources, since, until,
+        sources, excluded, now, decay, recency_weight, max_candidates
     ))]
     fn rank(
         &self,
@@ -286,7 +286,9 @@ impl ChunkTable {
         neighbor_gap: f64,
         next_factor: f64,
         neighbor_sources: usize,
-        allowed: Option<Vec<i64>>,
+        since: Option<f64>,
+        until: Option<f64>,
+        sources: Option<Vec<String>>,
         excluded: Vec<i64>,
         now: f64,
         decay: f64,
@@ -295,12 +297,13 @@ impl ChunkTable {
     ) -> Vec<(i64, f64, i64, i64, Option<i64>)> {
         detached(py, || {
             let named: HashSet<String> = named.into_iter().collect();
-            let allowed: Option<HashSet<i64>> = allowed.map(|ids| ids.into_iter().collect());
+            let sources: Option<HashSet<String>> = sources.map(|names| names.into_iter().collect());
             let excluded: HashSet<i64> = excluded.into_iter().collect();
-            let admits = match (&allowed, excluded.is_empty()) {
-                (Some(ids), _) => Admits::Only(ids),
-                (None, false) => Admits::Except(&excluded),
-                (None, true) => Admits::All,
+            let admits = Admits {
+                since,
+                until,
+                sources: sources.as_ref(),
+                excluded: &excluded,
             };
             let request = RankRequest {
                 fused: &fused,

@@ -24,7 +24,7 @@ Invariants, each checked by property tests in Rust (proptest) and Python (hypoth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from brainstore_core import _native
 
@@ -216,8 +216,10 @@ class ChunkTable:
         neighbor_gap: float,
         next_factor: float,
         neighbor_sources: int,
-        allowed: Sequence[int] | None,
-        excluded: Sequence[int],
+        since: float | None,
+        until: float | None,
+        sources: Collection[str] | None,
+        excluded: Collection[int],
         now: float,
         decay: float,
         recency_weight: float,
@@ -232,8 +234,8 @@ class ChunkTable:
         within a ``[start, end)`` of ``focus``. The best ``neighbor_sources`` of them give
         ``neighbor_weights[k]`` of their score to the turn ``k + 1`` turns before their Record (times
         ``next_factor`` after it), walking while the turns share the source and lie within
-        ``neighbor_gap`` seconds; only ids in ``allowed`` (when given) and not in ``excluded`` receive
-        it. The final score is ``score * trust * (1 + recency_weight * exp(-decay * age))`` at ``now``.
+        ``neighbor_gap`` seconds; only chunks said within ``[since, until]`` from one of ``sources``
+        (``None`` leaves a condition out) and not in ``excluded`` receive it. The final score is ``score * trust * (1 + recency_weight * exp(-decay * age))`` at ``now``.
         """
         return self._table.rank(
             list(fused),
@@ -249,7 +251,9 @@ class ChunkTable:
             neighbor_gap=neighbor_gap,
             next_factor=next_factor,
             neighbor_sources=max(neighbor_sources, 0),
-            allowed=None if allowed is None else list(allowed),
+            since=since,
+            until=until,
+            sources=None if sources is None else list(sources),
             excluded=list(excluded),
             now=now,
             decay=decay,
