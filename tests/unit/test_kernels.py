@@ -4,10 +4,12 @@ tests/unit/test_core_library.py."""
 
 from __future__ import annotations
 
+import array
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -210,6 +212,24 @@ def test_lexical_allowed_filter() -> None:
     assert sorted(doc for doc, _ in index.search("moved", 5)) == [10, 30]
     assert [doc for doc, _ in index.search("moved", 5, allowed=[30])] == [30]
     assert index.search("moved", 5, allowed=[]) == []
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40), st.sampled_from(["q", "int64", "uint64", "strided"]))
+def test_lexical_allowed_as_an_array_is_the_same_as_a_list(extra: list[int], kind: str) -> None:
+    index = kernels.LexicalIndex()
+    index.add(range(40), [f"word{i % 3} shared" for i in range(40)])
+    ids = list(range(0, 40, 3)) + extra
+    if kind == "q":
+        allowed = array.array("q", ids)
+    elif kind == "strided":  # a view that is not contiguous
+        allowed = np.repeat(np.asarray(ids, dtype=np.int64), 2)[::2]
+    elif kind == "uint64":  # not a signed array: read as a sequence, negative ids cannot be in it
+        ids = [i for i in ids if i >= 0]
+        allowed = np.asarray(ids, dtype=np.uint64)
+    else:
+        allowed = np.asarray(ids, dtype=np.int64)
+    assert index.search("shared word1", 50, allowed) == index.search("shared word1", 50, ids)
 
 
 def test_lexical_replace_and_remove() -> None:

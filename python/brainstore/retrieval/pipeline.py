@@ -391,12 +391,10 @@ def retrieve(
     """
     lanes: list[dict] = []
     hidden = excluded  # ranking applies it and the filter itself, even when the selection takes it in
-    allowed_list: list[int] | None = None
     selection: Selection | None = None
     admits: Callable[[int], bool] | None = None
     if eligible is not None:
         selection = index.select(eligible, excluded)
-        allowed_list = selection.ids.tolist()
         admits = selection.__contains__
         excluded = frozenset()
     elif excluded:
@@ -422,7 +420,7 @@ def retrieve(
 
     lex_query = lexical_query(query, index.is_speaker)
     run_lane(
-        "lexical", lambda: index.lexical(lex_query, k_lexical, allowed_list, excluded), config.lexical_weight
+        "lexical", lambda: index.lexical(lex_query, k_lexical, None if selection is None else selection.ids, excluded), config.lexical_weight
     )
     if query_vec is not None:
         run_lane(

@@ -63,6 +63,20 @@ def _texts(texts: Sequence[str]) -> list[str]:
     return list(texts)
 
 
+def _ids(ids: Sequence[int] | None) -> list[int] | bytes | None:
+    """Ids as the extension takes them: an array of signed 8-byte integers as its native-endian bytes
+    (one copy of its memory), anything else as a list."""
+    if ids is None:
+        return None
+    try:
+        view = memoryview(ids)  # type: ignore[arg-type]
+    except TypeError:
+        return list(ids)
+    if view.ndim == 1 and view.itemsize == 8 and view.format in ("q", "l"):
+        return view.tobytes()
+    return list(ids)
+
+
 def token_count(text: str) -> int:
     """Number of ``cl100k_base`` tokens in ``text``; 0 exactly for the empty string. GIL released."""
     return _native.token_count(text)
@@ -290,14 +304,14 @@ class LexicalIndex:
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(doc_id, score)`` pairs, score descending then id ascending.
 
-        ``allowed`` restricts results to those ids (an empty sequence allows nothing); ids in
-        ``excluded`` are never returned. Only documents sharing a term with the query are returned,
-        so fewer than ``k`` may come back; ``k <= 0`` returns nothing. GIL released.
+        ``allowed`` restricts results to those ids (an empty sequence allows nothing); an array of
+        signed 8-byte integers (numpy's int64, ``array("q")``) is passed as its bytes, without a Python
+        int per id. Ids in ``excluded`` are never returned. Only documents sharing a term with the
+        query are returned, so fewer than ``k`` may come back; ``k <= 0`` returns nothing. GIL released.
         """
         if k <= 0:
             return []
-        ids = None if allowed is None else list(allowed)
-        return self._index.search(query, min(k, _I64_MAX), ids, list(excluded))
+        return self._index.search(query, min(k, _I64_MAX), _ids(allowed), list(excluded))
 
     def __len__(self) -> int:
         """The number of documents indexed."""
