@@ -508,7 +508,11 @@ class BrainIndex:
             return Selection(columns.ids[keep])
 
     def lexical(
-        self, query: str, k: int, allowed: Sequence[int] | np.ndarray | None = None, excluded: Collection[int] = ()
+        self,
+        query: str,
+        k: int,
+        allowed: Sequence[int] | np.ndarray | None = None,
+        excluded: Collection[int] = (),
     ) -> list[tuple[int, float]]:
         """The ``k`` best chunks by BM25 over ``index_text``, best first, optionally only among
         ``allowed`` ids (a :class:`Selection`'s id array goes to Rust without a Python int per id) and

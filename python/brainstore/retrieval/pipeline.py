@@ -103,7 +103,7 @@ class Candidate:
     score: float
     lanes: dict[str, dict] = field(default_factory=dict)  # lane name -> {"rank", "score"}
     tokens: int = 0  # tokens of the chunk's cited form, what packing charges for it alone
-    joined: int = 0  # tokens of its text after a joining space: what it adds to a passage holding its neighbour
+    joined: int = 0  # tokens of its text after a joining space, in a passage with its neighbour
     before: int | None = None  # the chunk right before it in its Record's text
 
 
@@ -419,9 +419,8 @@ def retrieve(
         )
 
     lex_query = lexical_query(query, index.is_speaker)
-    run_lane(
-        "lexical", lambda: index.lexical(lex_query, k_lexical, None if selection is None else selection.ids, excluded), config.lexical_weight
-    )
+    allowed = None if selection is None else selection.ids
+    run_lane("lexical", lambda: index.lexical(lex_query, k_lexical, allowed, excluded), config.lexical_weight)
     if query_vec is not None:
         run_lane(
             "vector", lambda: index.vector(query_vec, k_vector, selection, excluded), config.vector_weight
@@ -525,7 +524,7 @@ def _predecessors(pool: list[Candidate]) -> list[int]:
     that chunk is not in the pool). Redacted chunks stand alone: they are served as summaries."""
     position = {c.chunk.id: i for i, c in enumerate(pool) if c.chunk.visibility != "redacted_summary"}
     return [
-        -1 if c.before is None or c.chunk.visibility == "redacted_summary" else position.get(c.before, -1) for c in pool
+        position.get(c.before, -1) if c.before is not None and c.chunk.id in position else -1 for c in pool
     ]
 
 
