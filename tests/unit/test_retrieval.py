@@ -603,6 +603,35 @@ def test_eligible_filter_is_applied_before_ranking() -> None:
 
 @settings(deadline=None, max_examples=60)
 @given(
+    st.lists(st.tuples(st.sampled_from(["chat", "mail"]), st.integers(0, 30)), min_size=1, max_size=24),
+    st.none() | st.integers(0, 30),
+    st.none() | st.integers(0, 30),
+    st.none() | st.sets(st.sampled_from(["chat", "mail", "web"])),
+    st.sets(st.integers(0, 23), max_size=4),
+)
+def test_spread_score_reaches_only_chunks_the_selection_admits(
+    turns: list[tuple[str, int]], since: int | None, until: int | None, sources: set[str] | None, hidden: set[int]
+) -> None:
+    """A filter's rules are stated twice: BrainIndex.select (numpy columns) gives the lanes their
+    allowed ids, ChunkTable.rank (Rust) admits neighbours by them. A neighbour the selection does not
+    hold must never become a candidate."""
+    index = BrainIndex(DIM, MODEL)
+    ids = []
+    for n, (source, minute) in enumerate(turns):  # minutes apart: every turn is a neighbour of the next
+        drafts = chunk_record(f"r{n}", msg(f"camping turn {n}", when=T0 + timedelta(minutes=minute)),
+                              source_name=source, trust="normal", visibility="shareable")  # fmt: skip
+        ids += [c.id for c in index.add(drafts, unit(n)[None, :])]
+    minute = lambda m: None if m is None else (T0 + timedelta(minutes=m)).timestamp()  # noqa: E731
+    flt = ChunkFilter(since=minute(since), until=minute(until), sources=None if sources is None else frozenset(sources))
+    excluded = frozenset(ids[i] for i in hidden if i < len(ids))
+    admitted = set(index.select(flt, excluded).ids.tolist())
+    r = retrieve(index, "camping turn", unit(0), budget_tokens=2000, deadline=far_deadline(), eligible=flt,
+                 excluded=excluded)  # fmt: skip
+    assert {c.chunk.id for c in r.candidates} <= admitted
+
+
+@settings(deadline=None, max_examples=60)
+@given(
     st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["chat", "mail", None])), min_size=0, max_size=30),
     st.one_of(st.none(), st.integers(0, 40)),
     st.one_of(st.none(), st.integers(0, 40)),

@@ -492,7 +492,9 @@ class BrainIndex:
         return chunk_id in self._chunks
 
     def select(self, flt: ChunkFilter, excluded: Collection[int] = ()) -> Selection:
-        """The live chunks ``flt`` admits, less ``excluded``."""
+        """The live chunks ``flt`` admits, less ``excluded``. Ranking admits neighbours by the same rules
+        in Rust (``Admits`` in rust/core/src/rank.rs), where a scan of the table took 3.1 ms against
+        0.2 ms for these columns at 100,000 chunks; a test checks that the two agree."""
         with self._lock.read():
             columns = self._columns.current()
             keep = np.ones(len(columns.ids), dtype=bool)
