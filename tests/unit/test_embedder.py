@@ -515,6 +515,48 @@ def test_the_int8_embedder_is_made_once_and_agrees_with_the_default(
     assert load_embedder("onnx-int8") is int8
 
 
+@pytest.fixture(scope="module")
+def folded_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from brainstore.retrieval.embedder import _MODEL_DIST, _MODEL_FILE, _folded_model, _packaged_file
+
+    return _folded_model(_packaged_file(_MODEL_DIST, _MODEL_FILE), tmp_path_factory.mktemp("folded") / "folded.onnx")
+
+
+def test_the_fused_graph_computes_what_the_model_computes(
+    onnx: OnnxEmbedder, folded_model: Path, tmp_path: Path
+) -> None:
+    import onnx as onnx_format
+
+    from brainstore.retrieval.fused_graph import fused_bert
+
+    source = onnx_format.load(str(folded_model))
+    fused = fused_bert(source, check=False)  # checked here on more than the one batch it checks itself
+    assert len(fused.graph.node) < len(source.graph.node) / 4
+    path = tmp_path / "fused.onnx"
+    onnx_format.save(fused, str(path))
+    rewritten = OnnxEmbedder(path, expected_sha256=None)
+    # MIXED has texts of 1 to 60-odd tokens, so every batch is padded: the mask reaches the attention
+    np.testing.assert_allclose(rewritten.embed(MIXED), onnx.embed(MIXED), atol=1e-5)
+
+
+def test_a_fused_graph_that_computes_something_else_is_refused(
+    folded_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnx as onnx_format
+
+    from brainstore.retrieval import fused_graph
+
+    source = onnx_format.load(str(folded_model))
+    monkeypatch.setattr(fused_graph, "_HEADS", 6)  # the same weights, split into the wrong heads
+    with pytest.raises(fused_graph.FusedGraphMismatch, match="differs from the model"):
+        fused_graph.fused_bert(source)
+    for weight in source.graph.initializer:
+        if weight.name.endswith("word_embeddings.weight"):
+            weight.name = "renamed"
+    with pytest.raises(fused_graph.FusedGraphMismatch, match="no word embeddings"):
+        fused_graph.fused_bert(source)
+
+
 def test_the_int8_embedder_says_what_to_install_without_onnx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
@@ -582,11 +624,11 @@ def test_a_damaged_copy_in_the_cache_leaves_questions_to_the_model(
 ) -> None:
     import onnxruntime
 
-    from brainstore.retrieval.embedder import DEFAULT_MODEL_SHA256
+    from brainstore.retrieval.embedder import _int8_model_file
 
     monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr("brainstore.retrieval.embedder._CACHE", {})
-    damaged = tmp_path / "brainstore" / f"{DEFAULT_MODEL_SHA256[:16]}-dynamic-ort{onnxruntime.__version__}.onnx"
+    damaged = _int8_model_file(tmp_path / "brainstore", onnxruntime.__version__)
     damaged.parent.mkdir()
     damaged.write_bytes(b"half a model")  # a disk that failed mid-write
     with caplog.at_level("WARNING", logger="brainstore.embedder"):
