@@ -256,6 +256,33 @@ def test_context_traces(api: Api, service: Service) -> None:
     assert listed.index(second["id"]) < listed.index(first["id"])
 
 
+def test_a_context_is_answered_before_its_trace_is_written(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client has the whole body while the trace is still being written; a reader who asks
+    meanwhile waits for it (here a short wait gives up), and one who asks after finds it."""
+    import falcon.testing
+
+    from brainstore.service import traces
+
+    seed(api, service)
+    monkeypatch.setattr(traces, "RESERVED_WAIT", 0.05)
+    env = falcon.testing.create_environ(
+        method="POST",
+        path="/v1/brains/b1/context",
+        body=json.dumps({"query": "sushi"}),
+        headers={"Authorization": f"Bearer {api.key}", "Content-Type": "application/json"},
+    )
+    body = api.app(env, lambda status, headers, exc_info=None: None)
+    items = iter(body)
+    answer = json.loads(next(items))  # what the server writes to the client
+    assert service.traces.get(answer["id"], "test:acme", "b1") is None  # reserved, not written yet
+    assert list(items) == []  # the server asks for more: the work after the response runs
+    body.close()
+    trace = api.get(f"/brains/b1/traces/{answer['id']}").body
+    assert trace["context"] == answer and trace["scores"]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

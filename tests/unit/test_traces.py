@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
+import time
 
 import pytest
 from hypothesis import given
@@ -111,3 +113,50 @@ def test_a_lone_surrogate_in_a_trace_never_fails_the_request() -> None:
     traces.add("trc_1", "test:acme", None, {"id": "trc_1", "error": {"message": "bad \ud800 here"}, "at": object()})
     held = traces.get("trc_1", "test:acme", "b1")
     assert held is not None and held["error"]["message"] == "bad ? here" and isinstance(held["at"], str)
+
+
+# ------------------------------------------------------------------- reserved, written after the response
+
+
+def test_a_reader_of_a_reserved_trace_waits_for_it_to_be_written() -> None:
+    traces = Traces(10)
+    traces.reserve("ctx_1", "test:acme", "b1", frozenset({"rec_1"}))
+    writer = threading.Timer(0.2, lambda: traces.write("ctx_1", "test:acme", trace(1)))
+    writer.start()
+    started = time.monotonic()
+    try:
+        assert traces.get("ctx_1", "test:acme", "b1") == trace(1)
+        assert time.monotonic() - started >= 0.15  # it waited, and found it
+    finally:
+        writer.join()
+    traces.reserve("ctx_2", "test:acme", "b1", frozenset())
+    threading.Timer(0.2, lambda: traces.write("ctx_2", "test:acme", trace(2))).start()
+    page, _ = traces.page("test:acme", "b1", 10)
+    assert [t["id"] for t in page] == ["ctx_2", "ctx_1"]
+
+
+def test_forgetting_what_a_reserved_trace_quotes_drops_it_and_what_is_written_later() -> None:
+    traces = Traces(10)
+    traces.reserve("ctx_1", "test:acme", "b1", frozenset({"rec_1"}))
+    traces.reserve("ctx_2", "test:acme", "b1", frozenset({"rec_2"}))
+    traces.erase_record("test:acme", "b1", "rec_1")
+    started = time.monotonic()
+    assert traces.get("ctx_1", "test:acme", "b1") is None
+    assert time.monotonic() - started < 0.5  # nobody waits on a dropped place
+    traces.write("ctx_1", "test:acme", trace(1, "a forgotten Record's text"))  # the response went out first
+    traces.write("ctx_2", "test:acme", trace(2))
+    assert traces.get("ctx_1", "test:acme", "b1") is None
+    assert [t["id"] for t in traces.page("test:acme", "b1", 10)[0]] == ["ctx_2"]
+    traces.reserve("ctx_3", "test:acme", "b1", frozenset())
+    traces.erase_brain("test:acme", "b1")
+    traces.write("ctx_3", "test:acme", trace(3))
+    assert traces.page("test:acme", "b1", 10)[0] == []
+
+
+def test_a_trace_that_cannot_be_written_gives_its_place_up() -> None:
+    traces = Traces(10)
+    traces.reserve("ctx_1", "test:acme", "b1", frozenset())
+    traces.write("ctx_1", "test:acme", None)  # building it failed
+    started = time.monotonic()
+    assert traces.get("ctx_1", "test:acme", "b1") is None and traces.page("test:acme", "b1", 10)[0] == []
+    assert time.monotonic() - started < 0.5

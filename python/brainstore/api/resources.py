@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import falcon
@@ -58,6 +58,20 @@ def _read_bounded(stream: Any) -> bytes:
 def send(resp: falcon.Response, body: Any, status: int = 200) -> None:
     resp.status = status
     resp.media = body
+
+
+#: The WSGI environ key of the work a request leaves for after its response (see App.__call__).
+AFTER_RESPONSE = "brainstore.after_response"
+
+
+def after_response(req: falcon.Request, work: Callable[[], None]) -> None:
+    """Run ``work`` once the response is written; at once when the app was called without the list
+    (a WSGI host that would never run it)."""
+    pending = req.env.get(AFTER_RESPONSE)
+    if pending is None:
+        work()
+    else:
+        pending.append(work)
 
 
 def send_reply(resp: falcon.Response, reply: Reply) -> None:
@@ -229,6 +243,8 @@ class Context(Resource):
         reply = self.service.create_context(
             req.context.principal, brain_id, request, watermark=req.get_header("Brain-Watermark")
         )
+        if reply.then is not None:
+            after_response(req, reply.then)
         if streaming and reply.status == 200:
             resp.status = 200
             resp.content_type = "text/event-stream"

@@ -28,11 +28,16 @@ MISSING: Any = _Missing()  # if_version absent, as opposed to if_version: null
 
 @dataclass(frozen=True)
 class Reply:
-    """A write's answer: HTTP status, body and the Brain-Watermark header (None when there is none)."""
+    """A write's answer: HTTP status, body and the Brain-Watermark header (None when there is none).
+
+    ``then`` is work that belongs to the request but not to its answer (writing a Context's trace):
+    whoever sends the answer runs it once the answer is written, so the client does not wait for it.
+    """
 
     status: int
     body: dict[str, Any]
     watermark: str | None
+    then: Callable[[], None] | None = None
 
 
 Clock = Callable[[], datetime]

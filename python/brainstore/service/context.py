@@ -231,7 +231,7 @@ class Contexts:
                 pending = self._pending(brain, context_id, request, "past the synchronous budget; read it with getTrace")
                 self._trace(namespace, brain, context_id, pending, None, 202)
                 return Reply(202, pending, None)
-        return Reply(200, self._assemble_and_trace(brain, namespace, context_id, request, started), None)
+        return self._answer(brain, namespace, context_id, request, started)
 
     def _reached(self, brain: Brain, target: int) -> bool:
         if self.derivation.pending_through(brain.uid, target):
@@ -355,27 +355,37 @@ class Contexts:
             context_id,
             namespace,
             brain.id,
-            {
-                "id": context_id,
-                "object": "trace",
-                "kind": "context",
-                "created_at": timestamp(self.clock()),
-                "operation": "createContext",
-                "http_status": status,
-                "error": None,
-                "lanes": retrieval.lanes if retrieval else [],
-                "scores": [
-                    {"chunk_id": str(c.chunk.id), "record_id": c.chunk.record_id, "lanes": c.lanes, "final": c.score}
-                    for c in (retrieval.candidates[:100] if retrieval else [])
-                ],
-                "citations": context.get("citations", []),
-                "budget": context.get("budget"),
-                "cost": context.get("cost"),
-                "context": context,
-            },
-            # the trace names these Records (scores) and quotes some of them: forgetting one drops it
-            record_ids=record_ids | frozenset(c.chunk.record_id for c in (retrieval.candidates[:100] if retrieval else [])),
+            self._trace_of(context_id, context, retrieval, status, timestamp(self.clock())),
+            record_ids=self._named(retrieval, record_ids),
         )
+
+    @staticmethod
+    def _trace_of(
+        context_id: str, context: dict[str, Any], retrieval: Retrieval | None, status: int, created_at: str | None
+    ) -> dict[str, Any]:
+        return {
+            "id": context_id,
+            "object": "trace",
+            "kind": "context",
+            "created_at": created_at,
+            "operation": "createContext",
+            "http_status": status,
+            "error": None,
+            "lanes": retrieval.lanes if retrieval else [],
+            "scores": [
+                {"chunk_id": str(c.chunk.id), "record_id": c.chunk.record_id, "lanes": c.lanes, "final": c.score}
+                for c in (retrieval.candidates[:100] if retrieval else [])
+            ],
+            "citations": context.get("citations", []),
+            "budget": context.get("budget"),
+            "cost": context.get("cost"),
+            "context": context,
+        }
+
+    @staticmethod
+    def _named(retrieval: Retrieval | None, quoted: frozenset[str]) -> frozenset[str]:
+        """The Records a trace names (its scores) and quotes: forgetting one drops the trace."""
+        return quoted | frozenset(c.chunk.record_id for c in (retrieval.candidates[:100] if retrieval else []))
 
     def _assemble_and_trace(
         self, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], started: float
@@ -383,6 +393,22 @@ class Contexts:
         context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
         self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids)
         return context
+
+    def _answer(self, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], started: float) -> Reply:
+        """A Context answered on the request's thread; its trace is written after the answer is (see
+        Reply.then), its place held before, so that reading it at once finds it."""
+        context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
+        created_at = timestamp(self.clock())
+        self.traces.reserve(context_id, namespace, brain.id, self._named(retrieval, record_ids))
+
+        def write_trace() -> None:
+            trace = None
+            try:
+                trace = self._trace_of(context_id, context, retrieval, 200, created_at)
+            finally:
+                self.traces.write(context_id, namespace, trace)  # None gives the place up: no reader waits on
+
+        return Reply(200, context, None, then=write_trace)
 
     # --- assembly ------------------------------------------------------------------------------------------
     @staticmethod

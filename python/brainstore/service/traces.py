@@ -22,6 +22,7 @@ import binascii
 import itertools
 import json
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,18 +34,22 @@ from brainstore.errors import invalid
 DEFAULT_TRACE_BYTES = 1 << 20  # a budget of 100,000 tokens quotes about 400 KB of text
 DEFAULT_NAMESPACE_BYTES = 64 << 20
 DEFAULT_NAMESPACES = 4096
+# Seconds a reader waits for a reserved trace: it is written right after its response, in well under
+# a millisecond, so only a stuck writer would make anyone wait this long.
+RESERVED_WAIT = 2.0
 
 
 @dataclass(frozen=True)
 class _Held:
     seq: int
     brain_id: str | None
-    trace: bytes  # JSON
+    trace: bytes | None  # JSON; None while reserved (see Traces.reserve)
     record_ids: frozenset[str]
+    written: threading.Event | None = None  # set once a reserved trace is written or dropped
 
     @property
     def size(self) -> int:
-        return len(self.trace)
+        return len(self.trace) if self.trace is not None else 0
 
 
 @dataclass
@@ -106,20 +111,78 @@ class Traces:
             return  # failed before a valid key: no tenant may read it, none may lose a trace to it
         data = self._bounded(trace)  # encoded outside the lock
         with self._lock:
+            self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, data, record_ids))
+
+    def reserve(self, trace_id: str, namespace: str, brain_id: str, record_ids: frozenset[str]) -> None:
+        """Hold a trace's place before it is written (:meth:`write`): readers of it wait for it, and
+        forgetting what it will quote drops the place, so the trace written later is dropped too. A
+        Context's trace is written after its response (the API runs it then), and a client that reads
+        it at once must still find it."""
+        with self._lock:
+            self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, None, record_ids, threading.Event()))
+
+    def write(self, trace_id: str, namespace: str, trace: dict[str, Any] | None) -> None:
+        """Fill the place :meth:`reserve` held (``None``: give it up); nothing when it was dropped
+        meanwhile (its Records or Brain forgotten, or pushed out of the ring)."""
+        place = self._place(trace_id, namespace)
+        if place is None:
+            return
+        data = None
+        try:
+            data = self._bounded(trace) if trace is not None else None
+        finally:
+            self._release(trace_id, namespace, place, data)
+
+    def _place(self, trace_id: str, namespace: str) -> _Held | None:
+        with self._lock:
             ring = self._rings.get(namespace)
-            if ring is None:
-                ring = self._rings[namespace] = _Ring()
-                while len(self._rings) > self.max_namespaces:
-                    self._rings.popitem(last=False)
-            self._rings.move_to_end(namespace)
-            old = ring.items.pop(trace_id, None)
-            if old is not None:
-                ring.size -= old.size
-            held = ring.items[trace_id] = _Held(next(self._seq), brain_id, data, record_ids)
-            ring.size += held.size
-            while len(ring.items) > self.capacity or ring.size > self.namespace_bytes:
-                _, evicted = ring.items.popitem(last=False)
-                ring.size -= evicted.size
+            held = ring.items.get(trace_id) if ring is not None else None
+        return held if held is not None and held.trace is None else None
+
+    def _release(self, trace_id: str, namespace: str, place: _Held, data: bytes | None) -> None:
+        """The reserved ``place`` becomes ``data`` (None: it goes), if it is still held."""
+        assert place.written is not None
+        with self._lock:
+            ring = self._rings.get(namespace)
+            if ring is not None and ring.items.get(trace_id) is place:
+                if data is None:
+                    del ring.items[trace_id]
+                else:
+                    # in its place, so the ring's order stays the order the Contexts were answered in
+                    ring.items[trace_id] = _Held(place.seq, place.brain_id, data, place.record_ids)
+                    ring.size += len(data)
+                    self._evict(ring)
+        place.written.set()
+
+    def _hold(self, trace_id: str, namespace: str, held: _Held) -> None:
+        """Under the lock: ``held`` as ``trace_id``, newest, in its namespace's ring."""
+        ring = self._rings.get(namespace)
+        if ring is None:
+            ring = self._rings[namespace] = _Ring()
+            while len(self._rings) > self.max_namespaces:
+                _, dropped = self._rings.popitem(last=False)
+                self._released(dropped.items.values())
+        self._rings.move_to_end(namespace)
+        old = ring.items.pop(trace_id, None)
+        if old is not None:
+            ring.size -= old.size
+            self._released([old])
+        ring.items[trace_id] = held
+        ring.size += held.size
+        self._evict(ring)
+
+    def _evict(self, ring: _Ring) -> None:
+        while len(ring.items) > self.capacity or ring.size > self.namespace_bytes:
+            _, evicted = ring.items.popitem(last=False)
+            ring.size -= evicted.size
+            self._released([evicted])
+
+    @staticmethod
+    def _released(items: Any) -> None:
+        """Wake whoever waits for these places: they are gone."""
+        for held in items:
+            if held.written is not None:
+                held.written.set()
 
     def _bounded(self, trace: dict[str, Any]) -> bytes:
         data = encoded(trace)
@@ -134,9 +197,12 @@ class Traces:
         return data
 
     def get(self, trace_id: str, namespace: str, brain_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            ring = self._rings.get(namespace)
-            held = ring.items.get(trace_id) if ring is not None else None
+        held = self._lookup(trace_id, namespace)
+        if held is not None and held.written is not None:
+            held.written.wait(RESERVED_WAIT)
+            held = self._lookup(trace_id, namespace)
+            if held is not None and held.trace is None:
+                return None
         # A failed request made before a Brain was resolved (brain_id None) is readable from any
         # Brain of its namespace; nothing of another namespace is ever readable.
         if held is None or (held.brain_id is not None and held.brain_id != brain_id):
@@ -148,19 +214,34 @@ class Traces:
     ) -> tuple[list[dict[str, Any]], str | None]:
         """A Brain's traces, newest first, and the cursor of the next page (None on the last)."""
         before = _read_cursor(cursor) if cursor is not None else None
-        with self._lock:
-            ring = self._rings.get(namespace)
-            held = list(ring.items.values()) if ring is not None else []
+        held = self._listed(namespace)
+        reserved = [item.written for item in held if item.trace is None and item.brain_id == brain_id]
+        if reserved:
+            deadline = time.monotonic() + RESERVED_WAIT
+            for written in reserved:
+                if written is not None:
+                    written.wait(max(0.0, deadline - time.monotonic()))
+            held = self._listed(namespace)
         found: list[_Held] = []
         for item in reversed(held):
-            if item.brain_id != brain_id or (before is not None and item.seq >= before):
+            if item.brain_id != brain_id or item.trace is None or (before is not None and item.seq >= before):
                 continue
             found.append(item)
             if len(found) > limit:
                 break
         more = len(found) > limit
         found = found[:limit]
-        return [orjson.loads(h.trace) for h in found], (_cursor(found[-1].seq) if more else None)
+        return [orjson.loads(h.trace) for h in found if h.trace is not None], (_cursor(found[-1].seq) if more else None)
+
+    def _lookup(self, trace_id: str, namespace: str) -> _Held | None:
+        with self._lock:
+            ring = self._rings.get(namespace)
+            return ring.items.get(trace_id) if ring is not None else None
+
+    def _listed(self, namespace: str) -> list[_Held]:
+        with self._lock:
+            ring = self._rings.get(namespace)
+            return list(ring.items.values()) if ring is not None else []
 
     def erase_brain(self, namespace: str, brain_id: str) -> None:
         self._drop(namespace, lambda h: h.brain_id == brain_id)
@@ -175,4 +256,6 @@ class Traces:
             if ring is None:
                 return
             for trace_id in [k for k, h in ring.items.items() if doomed(h)]:
-                ring.size -= ring.items.pop(trace_id).size
+                dropped = ring.items.pop(trace_id)
+                ring.size -= dropped.size
+                self._released([dropped])
