@@ -12,6 +12,9 @@ Invariants:
 - Nothing outlives the data it quotes: forgetting a Record drops every trace that cites it, forgetting a
   Brain drops all of its traces.
 - The number of namespaces held is bounded too; the one least recently written is dropped first.
+- A fast Context's trace is written after its response, its place reserved before (``reserve``,
+  ``write``): a reader waits for it, a delete drops the place, and what is written to a dropped place
+  is dropped with it.
 - A restart clears everything (the spec's "bounded in-process buffer").
 """
 
@@ -80,6 +83,12 @@ def _read_cursor(cursor: str) -> int:
         return int(raw[1:])
     except (ValueError, UnicodeError, binascii.Error):
         raise invalid("cursor", "is not a cursor this endpoint issued") from None
+
+
+def _wait_written(held: _Held, seconds: float) -> None:
+    """Until the reserved ``held`` is written or dropped, at most ``seconds``."""
+    if held.written is not None:
+        held.written.wait(max(0.0, seconds))
 
 
 class Traces:
@@ -198,8 +207,8 @@ class Traces:
 
     def get(self, trace_id: str, namespace: str, brain_id: str) -> dict[str, Any] | None:
         held = self._lookup(trace_id, namespace)
-        if held is not None and held.written is not None:
-            held.written.wait(RESERVED_WAIT)
+        if held is not None and held.trace is None:
+            _wait_written(held, RESERVED_WAIT)
             held = self._lookup(trace_id, namespace)
             if held is not None and held.trace is None:
                 return None
@@ -215,23 +224,22 @@ class Traces:
         """A Brain's traces, newest first, and the cursor of the next page (None on the last)."""
         before = _read_cursor(cursor) if cursor is not None else None
         held = self._listed(namespace)
-        reserved = [item.written for item in held if item.trace is None and item.brain_id == brain_id]
+        reserved = [item for item in held if item.trace is None and item.brain_id == brain_id]
         if reserved:
             deadline = time.monotonic() + RESERVED_WAIT
-            for written in reserved:
-                if written is not None:
-                    written.wait(max(0.0, deadline - time.monotonic()))
+            for item in reserved:
+                _wait_written(item, deadline - time.monotonic())
             held = self._listed(namespace)
-        found: list[_Held] = []
+        found: list[tuple[int, bytes]] = []  # (seq, trace) of written traces
         for item in reversed(held):
             if item.brain_id != brain_id or item.trace is None or (before is not None and item.seq >= before):
                 continue
-            found.append(item)
+            found.append((item.seq, item.trace))
             if len(found) > limit:
                 break
         more = len(found) > limit
         found = found[:limit]
-        return [orjson.loads(h.trace) for h in found if h.trace is not None], (_cursor(found[-1].seq) if more else None)
+        return [orjson.loads(trace) for _, trace in found], (_cursor(found[-1][0]) if more else None)
 
     def _lookup(self, trace_id: str, namespace: str) -> _Held | None:
         with self._lock:
