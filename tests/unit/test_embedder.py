@@ -504,6 +504,10 @@ def test_the_int8_embedder_is_made_once_and_agrees_with_the_default(
 
     made = dynamic_int8_model(tmp_path)
     stamp = made.stat().st_mtime_ns
+    import onnx as onnx_format
+
+    operators = {node.op_type for node in onnx_format.load(str(made)).graph.node}
+    assert {"QAttention", "QEmbedLayerNormalization"} <= operators  # quantized from the fused graph
     assert dynamic_int8_model(tmp_path) == made and made.stat().st_mtime_ns == stamp  # kept, not made again
     monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr("brainstore.retrieval.embedder._CACHE", {})
