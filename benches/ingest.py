@@ -5,6 +5,12 @@ floor no server on these cores can beat), and the fairness of derivation across 
 Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory]`` or through
 pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures the int8
 embedder (server and floor alike). LoCoMo turns come from /work/shared/data/locomo.
+
+Beside the rates it reports CPU time (Linux: from /proc): the floor's per text, and per Record the
+server's (every process and thread of it, from the first POST to the last Record ready) and this
+client's (its posting threads and its poller). On a machine whose cores are all busy, the rate is CPU
+bound: ``cores / (server + client CPU a Record)`` is the most this work could reach with every core
+busy, which shows how much of the gap to the floor is work and how much idle cores.
 """
 
 from __future__ import annotations
@@ -50,9 +56,39 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def session_cpu_seconds(session: int) -> float:
+    """User and system CPU of every live process of a session, their waited-for children included
+    (0.0 where /proc is missing)."""
+    total = 0
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        # after the command's closing parenthesis: state ppid pgrp session ... utime stime cutime cstime
+        if int(fields[3]) == session:
+            total += sum(int(f) for f in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    """User and system CPU of this process, every thread."""
+    times = os.times()
+    return times.user + times.system
+
+
+@dataclass
+class Served:
+    base: str  # the /v1 URL
+    session: int  # the server's session id: the pid of the command, its leader
+
+    def cpu_seconds(self) -> float:
+        return session_cpu_seconds(self.session)
+
+
 @contextmanager
-def serve(engine: str, *, threads: int = 8) -> Iterator[str]:
-    """A `brainstore serve` on a free loopback port and a fresh data directory; its /v1 URL."""
+def serve(engine: str, *, threads: int = 8) -> Iterator[Served]:
+    """A `brainstore serve` on a free loopback port and a fresh data directory."""
     with tempfile.TemporaryDirectory() as data:
         port = free_port()
         env = {**os.environ, "HOME": data, "BRAINSTORE_RATE_LIMIT": "0"}
@@ -71,7 +107,7 @@ def serve(engine: str, *, threads: int = 8) -> Iterator[str]:
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError((Path(data) / "server.log").read_text()[-2000:]) from None
                     time.sleep(0.2)
-            yield base
+            yield Served(base, proc.pid)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
@@ -140,22 +176,43 @@ class Throughput:
     records: int
     accepted_per_s: float
     ready_per_s: float
+    server_cpu_ms: float  # a Record, from the first POST to the last ready
+    client_cpu_ms: float  # a Record, this process's posting threads and poller
+
+    def cpu_bound_per_s(self, cores: int) -> float:
+        """Records/s this much CPU a Record allows with every core busy."""
+        return cores * 1000 / max(self.server_cpu_ms + self.client_cpu_ms, 1e-9)
 
 
 def throughput(engine: str, items: list[tuple[str, str, str]], clients: int = 8) -> Throughput:
-    with serve(engine) as base:
+    with serve(engine) as served:
+        base = served.base
         httpx.post(base + "/brains", json={"id": "b1", "self": {"type": "person", "name": items[0][0]}},
                    headers={"Authorization": f"Bearer {KEY}"}).raise_for_status()  # fmt: skip
+        server_cpu, client_cpu = served.cpu_seconds(), own_cpu_seconds()
         start = time.monotonic()
         acked = post_all(base, KEY, "b1", [message(*t) for t in items], clients)
         accepted = time.monotonic()
         wait_ready(base, KEY, "b1", [rid for rid, _ in acked])
         done = time.monotonic()
-    return Throughput(engine, len(items), len(items) / (accepted - start), len(items) / (done - start))
+        server_cpu, client_cpu = served.cpu_seconds() - server_cpu, own_cpu_seconds() - client_cpu
+    n = len(items)
+    return Throughput(
+        engine, n, n / (accepted - start), n / (done - start), server_cpu * 1000 / n, client_cpu * 1000 / n
+    )
 
 
-def embedder_floor(items: list[tuple[str, str, str]], batch: int = 64) -> float:
-    """Texts/s of the offline embedder alone on the chunks these turns make, in batches."""
+@dataclass
+class Floor:
+    per_s: float  # texts a second
+    cpu_ms: float  # CPU a text (this process, every thread)
+
+    def cpu_bound_per_s(self, cores: int) -> float:
+        return cores * 1000 / max(self.cpu_ms, 1e-9)
+
+
+def embedder_floor(items: list[tuple[str, str, str]], batch: int = 64) -> Floor:
+    """The offline embedder alone on the chunks these turns make, in batches: texts/s, and CPU a text."""
     from datetime import datetime
 
     from brainstore.derive import source_text
@@ -172,10 +229,11 @@ def embedder_floor(items: list[tuple[str, str, str]], batch: int = 64) -> float:
         record = Record("rec_x", "brn_x", content, None, "shareable", when, when, "api", 0)
         texts += [embedding_text(d) for d in draft_chunks(record, source_text(content, self_name=None, occurred_at=when))]
     embedder.embed(texts[:batch])  # warm
-    start = time.monotonic()
+    cpu, start = own_cpu_seconds(), time.monotonic()
     for i in range(0, len(texts), batch):
         embedder.embed(texts[i : i + batch])
-    return len(items) / (time.monotonic() - start)
+    seconds, cpu = time.monotonic() - start, own_cpu_seconds() - cpu
+    return Floor(len(items) / seconds, cpu * 1000 / len(items))
 
 
 @dataclass
@@ -192,7 +250,8 @@ def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, 
     the POSTs by far): seconds from POST to ready, p50 and max."""
     text = " ".join(t for _, _, t in bulk)
     doc = (text * (doc_chars // max(len(text), 1) + 1))[:doc_chars]
-    with serve(engine) as base:
+    with serve(engine) as served:
+        base = served.base
         for key, brain in ((KEY, "bulk"), (QUIET_KEY, "quiet")):
             httpx.post(base + "/brains", json={"id": brain}, headers={"Authorization": f"Bearer {key}"}).raise_for_status()
         acked: list[tuple[str, float]] = []
@@ -237,13 +296,20 @@ def main() -> None:
     parser.add_argument("--fairness", action="store_true")
     args = parser.parse_args()
     items = turns(args.records)
+    cores = os.cpu_count() or 1
     floor = embedder_floor(items)
-    print(f"embedder floor: {floor:.1f} Records/s ({len(items)} LoCoMo turns, batches of 64)")
+    print(
+        f"embedder floor: {floor.per_s:.1f} Records/s ({len(items)} LoCoMo turns, batches of 64), "
+        f"{floor.cpu_ms:.1f} ms of CPU a text ({floor.cpu_bound_per_s(cores):.0f}/s with {cores} cores busy)"
+    )
     for engine in args.engines.split(","):
         result = throughput(engine, items)
         print(
             f"{engine}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
-            f"({result.ready_per_s / floor:.2f} of the floor)"
+            f"({result.ready_per_s / floor.per_s:.2f} of the floor); CPU a Record: server "
+            f"{result.server_cpu_ms:.1f} ms, client {result.client_cpu_ms:.1f} ms "
+            f"({result.cpu_bound_per_s(cores):.0f}/s with {cores} cores busy, "
+            f"{result.cpu_bound_per_s(cores) / floor.per_s:.2f} of the floor)"
         )
     if args.fairness:
         for engine in args.engines.split(","):
