@@ -71,6 +71,8 @@ def test_reads_by_id_say_what_the_file_says(ops: list[tuple[Any, ...]]) -> None:
                             rid = f"rec_{n}_{i}"
                             store.insert_record(rec(rid, uid, body, store.next_seq(uid)))
                             written.append((uid, rid))
+                        ids = [rid for _, rid in written]
+                        assert store.records(uid, ids) == from_file(store, uid, ids)  # its own writes
                 elif op[0] == "status" and written:
                     uid, rid = written[op[1] % len(written)]
                     with store.atomic():
@@ -93,6 +95,12 @@ def test_reads_by_id_say_what_the_file_says(ops: list[tuple[Any, ...]]) -> None:
                     assert store.records(uid, ids) == from_file(store, uid, ids)
                     for rid in ids[-3:]:
                         assert store.get_record(uid, rid) == from_file(store, uid, [rid]).get(rid)
+                    with store.atomic():  # a transaction that has not written reads the last commit
+                        assert store.records(uid, ids) == from_file(store, uid, ids)
+                    # the sequence's end is in the file, whether a Record or a changes row holds it
+                    issued = store.current_seq(uid)
+                    store._seq_cache.pop(uid, None)
+                    assert store.current_seq(uid) == issued
         finally:
             store.close()
 

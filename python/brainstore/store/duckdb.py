@@ -196,6 +196,10 @@ class _Written:
     events: list[RecordStatus] = field(default_factory=list)
     erased: list[str] = field(default_factory=list)
 
+    @property
+    def nothing(self) -> bool:
+        return not (self.rows or self.events or self.erased)
+
 
 def _footprint(statements: list[tuple[str, Any]]) -> int:
     """Roughly the bytes a transaction's journaled statements hold."""
@@ -206,6 +210,19 @@ def _footprint(statements: list[tuple[str, Any]]) -> int:
             for item in value if isinstance(value, list) else (value,):
                 total += len(item) if isinstance(item, str | bytes) else 8
     return total
+
+
+def _uncarried_seqs(seqs: dict[str, int], written: _Written) -> list[tuple[str, int]]:
+    """The per-Brain ends of a transaction's change sequence that need a ``changes`` row: those no
+    Record row it wrote holds already (current_seq reads Records too). A group commit of Records
+    then writes one statement less (about 1 ms of CPU, a fifth of a lone Record's write)."""
+    erased = set(written.erased)
+    carried: dict[str, int] = {}
+    for row in written.rows:
+        if row[0] not in erased:
+            brain_uid, seq = row[1], row[-1]
+            carried[brain_uid] = max(carried.get(brain_uid, 0), seq)
+    return [(brain_uid, seq) for brain_uid, seq in seqs.items() if carried.get(brain_uid) != seq]
 
 
 class _Journaling:
@@ -270,7 +287,7 @@ class DuckDBStore:
         self._closed = False
         self._purger: threading.Thread | None = None
         # The committed end of each Brain's change sequence (a transaction's own advance is in
-        # ``self._local.seqs`` until it commits, when one row per Brain records it).
+        # ``self._local.seqs`` until it commits, when a Record row or a ``changes`` row records it).
         self._seq_cache: dict[str, int] = {}
         # Brains never change once created, so reads of them are cached; erase_brain drops its entries
         # again after its commit (a reader may have cached the Brain meanwhile).
@@ -401,7 +418,7 @@ class DuckDBStore:
     # --- Records written by this process (RECENT_RECORDS) -----------------------------------------------
     def _remember(self, written: _Written) -> None:
         """After a commit: what it wrote to Records, in the cache of recent ones."""
-        if not (written.rows or written.events or written.erased):
+        if written.nothing:
             return
         with self._recent_lock:
             recent = self._recent
@@ -424,9 +441,12 @@ class DuckDBStore:
                 recent.pop(record_id, None)
 
     def _recent_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record] | None:
-        """The Records from the cache of recent ones, or None unless every one is there (outside a
-        transaction only: inside one, its own writes are not in the cache)."""
-        if getattr(self._local, "depth", 0):
+        """The Records from the cache of recent ones, or None unless every one is there. Inside a
+        transaction only until it writes to Records: its snapshot is then the last commit, which the
+        cache follows under the same write lock (derivation's batch reads its Records' statuses with
+        two statements less); after, its own writes are not in the cache."""
+        local = self._local
+        if getattr(local, "depth", 0) and not local.written.nothing:
             return None
         with self._recent_lock:
             held = [self._recent.get(record_id) for record_id in record_ids]
@@ -484,7 +504,7 @@ class DuckDBStore:
                 if outermost:
                     purge = local.erased
                     self._flush_records(cursor)
-                    self._insert("changes", ("VARCHAR", "BIGINT"), list(local.seqs.items()))
+                    self._insert("changes", ("VARCHAR", "BIGINT"), _uncarried_seqs(local.seqs, local.written))
                     if purge:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
                     cursor.execute("COMMIT")
@@ -853,7 +873,11 @@ class DuckDBStore:
         with self._write_lock:  # not while a transaction that advances it is committing
             cached = self._seq_cache.get(brain_uid)
             if cached is None:
-                row = self._rows("SELECT coalesce(max(seq), 0) FROM changes WHERE brain_uid = ?", [brain_uid])
+                row = self._rows(
+                    "SELECT greatest((SELECT coalesce(max(seq), 0) FROM changes WHERE brain_uid = ?), "
+                    "(SELECT coalesce(max(seq), 0) FROM records WHERE brain_uid = ?))",
+                    [brain_uid, brain_uid],
+                )
                 cached = self._seq_cache[brain_uid] = int(row[0][0])
             return cached
 
@@ -1109,6 +1133,10 @@ class DuckDBStore:
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
+            if brain_uid not in self._local.seqs:
+                # its row may hold the Brain's sequence end (see _uncarried_seqs): an erase advances
+                # it (forgetRecord does already), so a changes row holds it and it never goes back
+                self.next_seq(brain_uid)
             self._cur().execute("DELETE FROM record_events WHERE record_id = ? AND brain_uid = ?", [record_id, brain_uid])
             self._cur().execute("DELETE FROM records WHERE id = ? AND brain_uid = ?", [record_id, brain_uid])
             self._local.written.erased.append(record_id)
