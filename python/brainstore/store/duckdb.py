@@ -45,7 +45,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -92,6 +92,10 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 # ready. At most this many, each with content of at most this many characters of JSON; longer ones
 # are read from the file.
 RECENT_RECORDS = 4096
+# Brains whose memory keys (see _MemoryKeys) are held, least recently used dropped first, and the most
+# revisions a Brain may have to be held (a larger one is looked up by statements, as without them).
+MEMORY_KEY_BRAINS = 64
+MEMORY_KEY_REVISIONS = 250_000
 RECENT_CONTENT_CHARS = 8192
 # Joins a (subject, attribute) pair into one comparable key; the unit separator never occurs in text.
 _KEY_SEP = "\x1f"
@@ -212,6 +216,25 @@ def _footprint(statements: list[tuple[str, Any]]) -> int:
     return total
 
 
+@dataclass
+class _MemoryKeys:
+    """One Brain's memory ids under each fingerprint and each (subject key, attribute) of any of its
+    revisions: a superset of the current Memories a lookup by either can match. Derivation looks up
+    every batch's assertions, and most find nothing: a key missing here needs no statement, and one
+    present is read by its Memories' ids instead of two scans of the Brain's revisions (5 ms a lookup at
+    2,000 turns, 9-14 ms at 200,000 revisions). Added to as revisions are written (a rolled-back write
+    leaves a superset still); dropped whole by any erase in the Brain, since the keys hold its text."""
+
+    by_fingerprint: dict[str, set[str]] = field(default_factory=dict)
+    by_attribute: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+
+    def add(self, memory_id: str, fingerprint: str | None, subject_key: str, attribute: str | None) -> None:
+        if fingerprint:
+            self.by_fingerprint.setdefault(fingerprint, set()).add(memory_id)
+        if attribute:
+            self.by_attribute.setdefault((subject_key, attribute), set()).add(memory_id)
+
+
 def _uncarried_seqs(seqs: dict[str, int], written: _Written) -> list[tuple[str, int]]:
     """The per-Brain ends of a transaction's change sequence that need a ``changes`` row: those no
     Record row it wrote holds already (current_seq reads Records too). A group commit of Records
@@ -299,6 +322,8 @@ class DuckDBStore:
         # sees what it would read from the file.
         self._recent: OrderedDict[str, tuple[tuple[Any, ...], int]] = OrderedDict()
         self._recent_lock = threading.Lock()
+        # brain uid -> its memory keys, or None when it has too many revisions; used under the write lock
+        self._memory_keys: OrderedDict[str, _MemoryKeys | None] = OrderedDict()
         self._schema: int | None = None
         self._exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -972,6 +997,7 @@ class DuckDBStore:
             self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
             self._seq_cache.pop(brain_uid, None)
             self._local.seqs.pop(brain_uid, None)
+            self._forget_memory_keys(brain_uid)
             self._forget_brain(brain_uid)
             self._local.erased_brains.append(brain_uid)
             self._local.locked.discard(brain_uid)
@@ -1312,6 +1338,10 @@ class DuckDBStore:
         with self.atomic():
             self._insert("memory_revisions", _REVISION_TYPES, rows)
             self._insert("memory_links", _LINK_TYPES, links)
+            for r in revisions:
+                keys = self._memory_keys.get(r.brain_uid)
+                if keys is not None:
+                    keys.add(r.memory_id, r.fingerprint, r.subject.casefold(), r.attribute)
 
     def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
         self.insert_memory_revisions([replace(revision, fingerprint=fingerprint)])
@@ -1349,10 +1379,59 @@ class DuckDBStore:
         )
         return [self._memory(r) for r in rows]
 
+    def _keys(self, brain_uid: str) -> _MemoryKeys | None:
+        """The Brain's memory keys (read once, in one statement), or None when it has too many. Caller
+        holds the write lock."""
+        if brain_uid in self._memory_keys:
+            self._memory_keys.move_to_end(brain_uid)
+            return self._memory_keys[brain_uid]
+        rows = self._rows(
+            "SELECT memory_id, fingerprint, subject_key, attribute FROM memory_revisions WHERE brain_uid = ? "
+            f"LIMIT {MEMORY_KEY_REVISIONS + 1}",
+            [brain_uid],
+        )
+        keys: _MemoryKeys | None = None
+        if len(rows) <= MEMORY_KEY_REVISIONS:
+            keys = _MemoryKeys()
+            for row in rows:
+                keys.add(*row)
+        self._memory_keys[brain_uid] = keys
+        if len(self._memory_keys) > MEMORY_KEY_BRAINS:
+            self._memory_keys.popitem(last=False)
+        return keys
+
+    def _forget_memory_keys(self, brain_uid: str) -> None:
+        """Inside an erase's transaction (which holds the write lock): the keys may hold erased text."""
+        self._memory_keys.pop(brain_uid, None)
+
+    def _by_keys(
+        self, brain_uid: str, lookup: Callable[[_MemoryKeys], set[str]], where: str, params: Sequence[Any]
+    ) -> list[MemoryRevision] | None:
+        """Current revisions matching ``where`` among the Memories the Brain's keys name; None when the
+        Brain's keys are not held (too many revisions)."""
+        with self._write_lock:
+            keys = self._keys(brain_uid)
+            if keys is None:
+                return None
+            memory_ids = sorted(lookup(keys))
+            if not memory_ids:
+                return []
+            return self._current(
+                brain_uid, where, params, "ORDER BY memory_id", among=("SELECT unnest(?::VARCHAR[])", [memory_ids])
+            )
+
     def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
         if not fingerprints:
             return []
         wanted = sorted(set(fingerprints))
+        found = self._by_keys(
+            brain_uid,
+            lambda keys: set().union(*(keys.by_fingerprint.get(f, ()) for f in wanted)),
+            "list_contains(?::VARCHAR[], fingerprint)",
+            [wanted],
+        )
+        if found is not None:
+            return found
         return self._current(
             brain_uid,
             "list_contains(?::VARCHAR[], fingerprint)",
@@ -1369,6 +1448,15 @@ class DuckDBStore:
             return []
         wanted = sorted({f"{subject.casefold()}{_KEY_SEP}{attribute}" for subject, attribute in keys})
         match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
+        pairs = {(subject.casefold(), attribute) for subject, attribute in keys}
+        found = self._by_keys(
+            brain_uid,
+            lambda held: set().union(*(held.by_attribute.get(pair, ()) for pair in pairs)),
+            match,
+            [wanted],
+        )
+        if found is not None:
+            return found
         return self._current(
             brain_uid,
             match,
@@ -1459,6 +1547,7 @@ class DuckDBStore:
             self._cur().execute(
                 "INSERT OR REPLACE INTO memory_tombstones VALUES (?, ?, ?, ?)", [memory_id, brain_uid, seq, _ts(at)]
             )
+            self._forget_memory_keys(brain_uid)
             self._erased()
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
@@ -1488,6 +1577,7 @@ class DuckDBStore:
             self._cur().execute(
                 "DELETE FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]
             )
+            self._forget_memory_keys(brain_uid)
             self._erased()
 
     # --- evidence chunks --------------------------------------------------------------------------

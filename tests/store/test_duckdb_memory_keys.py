@@ -1,0 +1,166 @@
+"""The DuckDB store's memory keys (_MemoryKeys): a lookup of current Memories by fingerprint or by subject
+and attribute must find exactly what the statements alone find, across writes, rolled-back writes and
+every kind of erase; and an erase leaves none of the Brain's text in them."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brainstore.domain import Brain, Citation
+from brainstore.store import duckdb as duckdb_store
+from brainstore.store.duckdb import DuckDBStore
+from tests.store.erasure import T0, mem
+
+BRAINS = ("b1", "b2")
+FINGERPRINTS = ("fp_a", "fp_b", "fp_c", "")
+SUBJECTS = ("Alice", "alice", "Bob")
+ATTRIBUTES = ("likes", "lives_in", None)
+
+
+class Boom(Exception):
+    pass
+
+
+def open_store(path: Path) -> DuckDBStore:
+    store = DuckDBStore(path, purge_delay=3600)
+    store.migrate()
+    for uid in BRAINS:
+        store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
+    return store
+
+
+def by_statements(store: DuckDBStore, call: Any, *args: Any) -> Any:
+    """The same lookup with the Brain's keys not held: the store reads by statements alone."""
+    saved = dict(store._memory_keys)
+    limit = duckdb_store.MEMORY_KEY_REVISIONS
+    try:
+        store._memory_keys.clear()
+        duckdb_store.MEMORY_KEY_REVISIONS = -1
+        return call(*args)
+    finally:
+        duckdb_store.MEMORY_KEY_REVISIONS = limit
+        store._memory_keys.clear()
+        store._memory_keys.update(saved)
+
+
+WRITE = st.tuples(
+    st.just("write"),
+    st.sampled_from(BRAINS),
+    st.integers(0, 5),  # memory
+    st.sampled_from(FINGERPRINTS),
+    st.sampled_from(SUBJECTS),
+    st.sampled_from(ATTRIBUTES),
+    st.sampled_from(["active", "superseded", "pending"]),
+    st.sampled_from(["rec_1", "rec_2"]),
+)
+OPS = st.lists(
+    st.one_of(
+        WRITE,
+        st.tuples(st.just("rolled_back"), WRITE),
+        st.tuples(st.just("erase_memory"), st.sampled_from(BRAINS), st.integers(0, 5)),
+        st.tuples(st.just("erase_citations"), st.sampled_from(BRAINS), st.sampled_from(["rec_1", "rec_2"])),
+        st.tuples(st.just("erase_brain"), st.sampled_from(BRAINS)),
+    ),
+    min_size=1,
+    max_size=16,
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_lookups_by_held_keys_find_what_the_statements_find(ops: list[tuple[Any, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        store = open_store(Path(directory) / "b.duckdb")
+        versions: dict[tuple[str, str], int] = {}
+        try:
+            for op in ops:
+                if op[0] == "write":
+                    write(store, versions, op)
+                elif op[0] == "rolled_back":
+                    with pytest.raises(Boom), store.atomic():
+                        write(store, dict(versions), op[1])
+                        raise Boom
+                elif op[0] == "erase_memory":
+                    store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
+                elif op[0] == "erase_citations":
+                    store.erase_record_citations(op[1], op[2])
+                elif op[0] == "erase_brain":
+                    store.erase_brain(op[1])
+                    store.insert_brain(Brain(op[1], "ns", op[1], None, None, None, T0))
+                for uid in BRAINS:
+                    fingerprints = [f for f in FINGERPRINTS if f]
+                    keys = [(s, a) for s in SUBJECTS for a in ATTRIBUTES if a]
+                    assert store.memories_by_fingerprints(uid, fingerprints) == by_statements(
+                        store, store.memories_by_fingerprints, uid, fingerprints
+                    )
+                    assert store.memories_by_attributes(uid, keys) == by_statements(
+                        store, store.memories_by_attributes, uid, keys
+                    )
+                    with store.atomic():  # inside a transaction too
+                        assert store.memories_by_fingerprints(uid, fingerprints[:1]) == by_statements(
+                            store, store.memories_by_fingerprints, uid, fingerprints[:1]
+                        )
+        finally:
+            store.close()
+
+
+def write(store: DuckDBStore, versions: dict[tuple[str, str], int], op: tuple[Any, ...]) -> None:
+    _, uid, n, fingerprint, subject, attribute, status, cites = op
+    memory_id = f"mem_{uid}_{n}"
+    with store.atomic():
+        if not store.lock_brain(uid):
+            return
+        version = versions.get((uid, memory_id), 0) + 1
+        revision = replace(
+            mem(memory_id, uid, version, f"{subject} {attribute} {n}", store.next_seq(uid), cites),
+            subject=subject,
+            attribute=attribute,
+            status=status,
+            fingerprint=fingerprint,
+            citations=(Citation(cites, 0, 4, subject[:4]),),
+        )
+        store.insert_memory_revisions([revision])
+        versions[(uid, memory_id)] = version
+
+
+@pytest.mark.parametrize("erase", ["erase_memory", "erase_citations", "erase_brain"])
+def test_an_erase_drops_the_brains_keys(tmp_path: Path, erase: str) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    secret = "Zanzibar-7f3e"
+    for uid in BRAINS:
+        write(store, {}, ("write", uid, 0, "fp_a", secret, "lives_in", "active", "rec_1"))
+    assert store.memories_by_attributes("b1", [(secret, "lives_in")])
+    assert store.memories_by_attributes("b2", [(secret, "lives_in")])
+    if erase == "erase_memory":
+        store.erase_memory("b1", "mem_b1_0", seq=store.next_seq("b1"), at=T0)
+    elif erase == "erase_citations":
+        store.erase_record_citations("b1", "rec_1")
+    else:
+        store.erase_brain("b1")
+    assert "b1" not in store._memory_keys  # nothing of the erased Memory's subject stays in memory
+    assert "b2" in store._memory_keys  # another Brain's keys are not touched
+    assert store.memories_by_attributes("b1", [(secret, "lives_in")]) == []
+    store.close()
+
+
+def test_a_brain_with_too_many_revisions_is_looked_up_by_statements(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(duckdb_store, "MEMORY_KEY_REVISIONS", 2)
+    store = open_store(tmp_path / "b.duckdb")
+    versions: dict[tuple[str, str], int] = {}
+    for n in range(3):
+        write(store, versions, ("write", "b1", n, "fp_a", "Alice", "likes", "active", "rec_1"))
+    found = store.memories_by_fingerprints("b1", ["fp_a"])
+    assert [m.memory_id for m in found] == ["mem_b1_0", "mem_b1_1", "mem_b1_2"]
+    assert store._memory_keys["b1"] is None
+    write(store, versions, ("write", "b1", 3, "fp_a", "Alice", "likes", "active", "rec_1"))
+    assert len(store.memories_by_fingerprints("b1", ["fp_a"])) == 4
+    store.close()
