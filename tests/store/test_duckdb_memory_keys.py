@@ -64,6 +64,8 @@ OPS = st.lists(
     st.one_of(
         WRITE,
         st.tuples(st.just("rolled_back"), WRITE),
+        # an erase, a lookup that reads the keys after it, and a rollback that restores what it erased
+        st.tuples(st.just("rolled_back_erase"), st.sampled_from(BRAINS), st.integers(0, 5)),
         st.tuples(st.just("erase_memory"), st.sampled_from(BRAINS), st.integers(0, 5)),
         st.tuples(st.just("erase_citations"), st.sampled_from(BRAINS), st.sampled_from(["rec_1", "rec_2"])),
         st.tuples(st.just("erase_brain"), st.sampled_from(BRAINS)),
@@ -86,6 +88,11 @@ def test_lookups_by_held_keys_find_what_the_statements_find(ops: list[tuple[Any,
                 elif op[0] == "rolled_back":
                     with pytest.raises(Boom), store.atomic():
                         write(store, dict(versions), op[1])
+                        raise Boom
+                elif op[0] == "rolled_back_erase":
+                    with pytest.raises(Boom), store.atomic():
+                        store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
+                        store.memories_by_fingerprints(op[1], ["fp_a"])
                         raise Boom
                 elif op[0] == "erase_memory":
                     store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
@@ -147,6 +154,21 @@ def test_an_erase_drops_the_brains_keys(tmp_path: Path, erase: str) -> None:
     assert "b1" not in store._memory_keys  # nothing of the erased Memory's subject stays in memory
     assert "b2" in store._memory_keys  # another Brain's keys are not touched
     assert store.memories_by_attributes("b1", [(secret, "lives_in")]) == []
+    store.close()
+
+
+def test_the_keys_held_stay_within_their_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(duckdb_store, "MEMORY_KEY_TOTAL", 5)
+    store = open_store(tmp_path / "b.duckdb")
+    for uid in ("b3", "b4"):
+        store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
+    for uid in ("b1", "b2", "b3", "b4"):
+        for n in range(2):
+            write(store, {}, ("write", uid, n, "fp_a", "Alice", "likes", "active", "rec_1"))
+        assert len(store.memories_by_fingerprints(uid, ["fp_a"])) == 2
+        assert sum(k.size for k in store._memory_keys.values() if k is not None) <= 5
+    assert list(store._memory_keys) == ["b3", "b4"]  # the least recently used went first
+    assert len(store.memories_by_fingerprints("b1", ["fp_a"])) == 2  # read again when needed
     store.close()
 
 

@@ -92,9 +92,11 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 # ready. At most this many, each with content of at most this many characters of JSON; longer ones
 # are read from the file.
 RECENT_RECORDS = 4096
-# Brains whose memory keys (see _MemoryKeys) are held, least recently used dropped first, and the most
-# revisions a Brain may have to be held (a larger one is looked up by statements, as without them).
+# Memory keys (see _MemoryKeys) held: for at most this many Brains and revisions in all (a few hundred
+# bytes each), least recently used dropped first; a Brain with more revisions than the last is looked
+# up by statements, as without them.
 MEMORY_KEY_BRAINS = 64
+MEMORY_KEY_TOTAL = 500_000
 MEMORY_KEY_REVISIONS = 250_000
 RECENT_CONTENT_CHARS = 8192
 # Joins a (subject, attribute) pair into one comparable key; the unit separator never occurs in text.
@@ -223,12 +225,15 @@ class _MemoryKeys:
     every batch's assertions, and most find nothing: a key missing here needs no statement, and one
     present is read by its Memories' ids instead of two scans of the Brain's revisions (5 ms a lookup at
     2,000 turns, 9-14 ms at 200,000 revisions). Added to as revisions are written (a rolled-back write
-    leaves a superset still); dropped whole by any erase in the Brain, since the keys hold its text."""
+    leaves a superset still); dropped whole by any erase in the Brain, since the keys hold its text, and
+    all of them by a rollback, since keys read after an erase inside it would miss what it restores."""
 
     by_fingerprint: dict[str, set[str]] = field(default_factory=dict)
     by_attribute: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    size: int = 0  # revisions added
 
     def add(self, memory_id: str, fingerprint: str | None, subject_key: str, attribute: str | None) -> None:
+        self.size += 1
         if fingerprint:
             self.by_fingerprint.setdefault(fingerprint, set()).add(memory_id)
         if attribute:
@@ -551,6 +556,7 @@ class DuckDBStore:
             except BaseException:
                 purge = False
                 if outermost:
+                    self._memory_keys.clear()  # see _MemoryKeys
                     cursor.execute("ROLLBACK")
                 raise
             finally:
@@ -1396,8 +1402,11 @@ class DuckDBStore:
             for row in rows:
                 keys.add(*row)
         self._memory_keys[brain_uid] = keys
-        if len(self._memory_keys) > MEMORY_KEY_BRAINS:
-            self._memory_keys.popitem(last=False)
+        held = self._memory_keys
+        while len(held) > 1 and (
+            len(held) > MEMORY_KEY_BRAINS or sum(k.size for k in held.values() if k is not None) > MEMORY_KEY_TOTAL
+        ):
+            held.popitem(last=False)
         return keys
 
     def _forget_memory_keys(self, brain_uid: str) -> None:
