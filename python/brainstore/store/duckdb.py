@@ -223,8 +223,8 @@ class _MemoryKeys:
     """One Brain's memory ids under each fingerprint and each (subject key, attribute) of any of its
     revisions: a superset of the current Memories a lookup by either can match. Derivation looks up
     every batch's assertions, and most find nothing: a key missing here needs no statement, and one
-    present is read by its Memories' ids instead of two scans of the Brain's revisions (5 ms a lookup at
-    2,000 turns, 9-14 ms at 200,000 revisions). Added to as revisions are written (a rolled-back write
+    present reads the Memories it names, one scan of the Brain's revisions instead of two (5 ms a
+    lookup at 2,000 turns, 9-14 ms at 200,000 revisions, before). Added to as revisions are written (a rolled-back write
     leaves a superset still); dropped whole by any erase in the Brain, since the keys hold its text, and
     all of them by a rollback, since keys read after an erase inside it would miss what it restores."""
 
@@ -1455,9 +1455,9 @@ class DuckDBStore:
     def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
         if not keys:
             return []
-        wanted = sorted({f"{subject.casefold()}{_KEY_SEP}{attribute}" for subject, attribute in keys})
-        match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
         pairs = {(subject.casefold(), attribute) for subject, attribute in keys}
+        wanted = sorted(f"{subject_key}{_KEY_SEP}{attribute}" for subject_key, attribute in pairs)
+        match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
         found = self._by_keys(
             brain_uid,
             lambda held: set().union(*(held.by_attribute.get(pair, ()) for pair in pairs)),
