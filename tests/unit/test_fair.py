@@ -31,6 +31,19 @@ def test_the_queue_bounds_a_batch_by_the_text_it_will_embed() -> None:
     assert len(queue.take(64, 100) or []) == 1  # the first job always goes, whatever its size
 
 
+def test_the_queue_counts_a_record_not_read_yet_by_the_length_it_was_queued_with() -> None:
+    queue = FairQueue()
+    for i in range(40):
+        queue.put(Job("record", "test:bulk", "brn_bulk", f"rec_{i}", chars=100))
+    assert len(queue.take(64, 4_000) or []) == 40  # 100 each, not a turn's worth of 200
+    for i in range(40):
+        queue.put(Job("record", "test:bulk", "brn_bulk", f"rec_{i}"))
+    assert len(queue.take(64, 4_000) or []) == 20  # length unknown: UNKNOWN_RECORD_CHARS each
+    assert len(queue.take(64, 4_000) or []) == 20
+    for i in range(2):
+        queue.put(Job("record", "test:bulk", "brn_bulk", f"rec_doc{i}", chars=150_000))
+    assert len(queue.take(64, 4_000) or []) == 1  # a document counts one slice (SLICE_CHARS), not 150,000
+
 def test_the_executor_serves_a_quiet_namespace_before_a_backlog() -> None:
     executor = FairExecutor(1, per_namespace=1000)
     gate, running = threading.Event(), threading.Event()

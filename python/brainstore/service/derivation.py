@@ -90,6 +90,9 @@ BATCH_RECORDS = 32
 # longest a quiet tenant's Record waits behind another tenant's work already in the batch. (6,000 gave
 # the same Records/s and a quiet tenant's p50 of 0.68 s instead of 0.54 s in benches/ingest.py.)
 BATCH_CHARS = 4_000
+# What a batch counts for a Record whose length it does not know (one queued by another process, or
+# before a restart) until it reads it: a turn's worth.
+UNKNOWN_RECORD_CHARS = 200
 # Characters of one Record's chunks one batch embeds at most. A document's chunks are longer than a
 # turn in tokens per character: 6,000 characters of one took 1.0-1.1 s on the loaded 2-core machine.
 SLICE_CHARS = 3_000
@@ -153,6 +156,7 @@ class Job:
     brain_uid: str
     item_id: str
     seq: int = 0  # a Record's change sequence (0 when unknown: it then holds back every watermark)
+    chars: int = 0  # the length of a Record's text when it was queued (0 when unknown)
     failures: int = 0
     # a Record's derivation in progress
     record: Record | None = None
@@ -172,8 +176,8 @@ class Job:
     def cost(self) -> int:
         if self.kind == "memory":
             return 0
-        if self.record is None:
-            return len(str(self.item_id)) + 200  # unknown until loaded: a turn's worth
+        if self.record is None:  # not read yet: its text's length, else a turn's worth
+            return min(self.chars or UNKNOWN_RECORD_CHARS, SLICE_CHARS)
         return min(sum(len(d.text) for d in self.drafts[self.embedded :]), SLICE_CHARS)
 
 
@@ -199,7 +203,7 @@ class _Pace:
         return 0.2 * sample + 0.8 * average  # the newest measurement weighs a fifth
 
 
-def _text_length(record: Record) -> int:
+def text_length(record: Record) -> int:
     text = record.content.get("text")
     return len(text) if isinstance(text, str) else 0
 
@@ -418,13 +422,14 @@ class Derivation:
     def _namespace(self, brain_uid: str) -> str:
         return self.namespace_of(brain_uid) or "?"
 
-    def put_record(self, brain_uid: str, record_id: str, seq: int = 0) -> None:
+    def put_record(self, brain_uid: str, record_id: str, seq: int = 0, chars: int = 0) -> None:
+        """Queue a Record; ``chars``, its text's length, lets a batch count it before reading it."""
         with self._idle:
             self._queued_records.setdefault(brain_uid, {})[record_id] = seq  # holds back its watermark
             if self._thread is None:
                 return  # stopped: the Record stays processing in the store, and start() queues it
             self._pending += 1
-        self._queue.put(Job("record", self._namespace(brain_uid), brain_uid, record_id, seq))
+        self._queue.put(Job("record", self._namespace(brain_uid), brain_uid, record_id, seq, chars))
 
     def put_memory(self, brain_uid: str, memory_id: str) -> None:
         if self._thread is None:
@@ -611,7 +616,7 @@ class Derivation:
                     self._done(job)  # forgotten meanwhile, or already derived
                     dropped.add(id(job))
                     continue
-                if self._long_texts is not None and _text_length(record) >= LONG_TEXT_CHARS:
+                if self._long_texts is not None and text_length(record) >= LONG_TEXT_CHARS:
                     # read off the worker; back at the head of its queue when done
                     self._extract_apart(job, record, self_name)
                     dropped.add(id(job))

@@ -31,7 +31,7 @@ from brainstore.service.common import (
     require,
     resolve_brain,
 )
-from brainstore.service.derivation import Derivation, memory_state, write_plan
+from brainstore.service.derivation import Derivation, memory_state, text_length, write_plan
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.group import GroupCommit
 from brainstore.service.planner import MemoryRules
@@ -231,7 +231,7 @@ class Writes:
         )
         if made:  # not for a replay: that Record is queued (or derived) already
             record = made[-1]  # (the last attempt: a group that failed as a whole wrote it again alone)
-            self.derivation.put_record(brain.uid, record.id, record.seq)
+            self.derivation.put_record(brain.uid, record.id, record.seq, text_length(record))
         return reply
 
     def check_correction(self, brain: Brain, memory_id: str) -> None:
