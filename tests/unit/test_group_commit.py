@@ -7,7 +7,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from brainstore.errors import error
+from brainstore.service import group as group_module
 from brainstore.service.group import GroupCommit
 from brainstore.store.memory import MemoryStore
 
@@ -109,3 +112,52 @@ def test_a_group_runs_its_writes_in_brain_order_and_arrival_order_within_a_brain
     assert ran == ["new", "a1", "a2", "b1", "c1", "c2"]
     assert answers == {name: name.upper() for _, name in arrivals}
     assert store.transactions == 2  # the leader's, then one for all that arrived meanwhile
+
+
+def test_a_lone_writer_never_waits_to_gather(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(group_module, "GATHER_SECONDS", 60.0)  # a wait would outlast the join below
+    store = CountingStore()
+    group = GroupCommit(store)
+    writer = threading.Thread(target=lambda: [group.run(lambda: store.next_seq("brn_1"), "brn_1") for _ in range(20)])
+    writer.start()
+    writer.join(10)
+    assert not writer.is_alive() and store.current_seq("brn_1") == 20 and store.transactions == 20
+
+
+def test_a_leader_waits_for_the_writers_of_the_last_group_to_come_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the group after the first waits this long for a fourth writer (the first one's) that never comes
+    monkeypatch.setattr(group_module, "GATHER_SECONDS", 0.05)
+    store = CountingStore()
+    group = GroupCommit(store)
+    leading, release = threading.Event(), threading.Event()
+
+    def lead() -> int:
+        leading.set()
+        release.wait(10)  # the commit in progress, while three writers arrive
+        return store.next_seq("brn_0")
+
+    leader = threading.Thread(target=group.run, args=(lead, "brn_0"))
+    leader.start()
+    assert leading.wait(10)
+    first = [threading.Thread(target=group.run, args=(lambda i=i: store.next_seq(f"brn_{i}"), f"brn_{i}")) for i in (1, 2, 3)]
+    for t in first:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(group._pending) < 3 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    release.set()
+    for t in (leader, *first):
+        t.join(10)
+    assert store.transactions == 2  # the leader's, then the three that arrived during it
+    # The three come back one by one: the first to arrive waits for the other two instead of
+    # committing alone.
+    monkeypatch.setattr(group_module, "GATHER_SECONDS", 60.0)
+    again = [threading.Thread(target=group.run, args=(lambda i=i: store.next_seq(f"brn_{i}"), f"brn_{i}")) for i in (1, 2, 3)]
+    for t in again[:2]:
+        t.start()
+        time.sleep(0.05)
+        assert store.transactions == 2  # still gathering
+    again[2].start()
+    for t in again:
+        t.join(10)
+    assert store.transactions == 3 and all(store.current_seq(f"brn_{i}") == 2 for i in (1, 2, 3))

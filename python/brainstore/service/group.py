@@ -2,10 +2,11 @@
 
 A write waits at most for the transaction that was already committing when it arrived, then goes in
 the next one with every write that arrived meanwhile (the leader/follower scheme of database logs):
-an idle server commits each write at once, a busy one pays one commit for many. Each write still
-answers for itself: a write that raises a BrainstoreError (a check before it wrote anything) fails
-alone; if the shared transaction fails, every write of the group is tried again in a transaction of
-its own, so one bad write never fails another.
+an idle server commits each write at once, a busy one pays one commit for many, and its leader first
+gives the writers the last commit answered a moment to come back (``GATHER_SECONDS``). Each write
+still answers for itself: a write that raises a BrainstoreError (a check before it wrote anything)
+fails alone; if the shared transaction fails, every write of the group is tried again in a
+transaction of its own, so one bad write never fails another.
 
 A group runs its writes in the order of the Brains they lock (``brain_uid``), arrival order within a
 Brain, as derivation's batches do: two transactions that lock several Brains then take them in the
@@ -26,6 +27,13 @@ from brainstore.store.base import Store
 T = TypeVar("T")
 # Writes in one transaction at most: bounds how long the write lock is held.
 MAX_GROUP = 64
+# How long a leader waits, at most, for as many writes as the last group and those that arrived while
+# it committed: a busy server's clients send their next write as soon as the last is answered. Taking
+# only what had arrived, 8 clients posting LoCoMo turns to DuckDB made groups of 3.6 writes on average
+# (a commit costs about 2 ms of statements, a write in it 0.1 more); waiting up to 2 ms, 4.0; 5 ms,
+# 5.9, and the request threads' CPU went from 1.68 to 1.47 ms a Record (3 paired runs). A lone writer
+# never waits: the last group was its own.
+GATHER_SECONDS = 0.005
 
 
 @dataclass(eq=False)
@@ -40,9 +48,14 @@ class _Slot(Generic[T]):
 class GroupCommit:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # a group is committed
+        self._arrived = threading.Condition(lock)  # a write arrived while a leader gathers
         self._pending: list[_Slot[Any]] = []
         self._committing = False
+        self._gathering = False
+        # writes seen together lately: the last group and those that arrived while it committed
+        self._writers = 1
 
     def run(self, write: Callable[[], T], brain_uid: str | None) -> T:
         """Run ``write`` inside a transaction shared with concurrent writes; returns once committed.
@@ -54,10 +67,17 @@ class GroupCommit:
         slot: _Slot[T] = _Slot(write, brain_uid or "")
         with self._cond:
             self._pending.append(slot)
+            if self._gathering:
+                self._arrived.notify()
             while self._committing and not slot.done:
                 self._cond.wait()
             if not slot.done:  # nobody is committing: lead the next group, this write included
                 self._committing = True
+                expected = min(self._writers, MAX_GROUP)
+                if len(self._pending) < expected:
+                    self._gathering = True
+                    self._arrived.wait_for(lambda: len(self._pending) >= expected, GATHER_SECONDS)
+                    self._gathering = False
                 group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
         if not slot.done:
             try:
@@ -65,6 +85,7 @@ class GroupCommit:
             finally:
                 with self._cond:
                     self._committing = False
+                    self._writers = len(group) + len(self._pending)
                     self._cond.notify_all()
         if slot.error is not None:
             raise slot.error
