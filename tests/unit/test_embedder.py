@@ -332,7 +332,8 @@ def test_load_embedder_custom_onnx_paths(onnx: OnnxEmbedder, tmp_path: Path) -> 
     assert custom is not onnx
     assert custom is load_embedder(f"onnx:{copy}:{onnx.tokenizer_path}")
     assert custom.model_name == DEFAULT_MODEL_NAME  # same bytes, same model
-    assert np.array_equal(custom.embed(MIXED), onnx.embed(MIXED))
+    # the default runs passages on the model's fused graph: the same vectors, summed in another order
+    np.testing.assert_allclose(custom.embed(MIXED), onnx.embed(MIXED), atol=1e-5)
 
 
 @pytest.mark.parametrize("spec", ["torch", "onnx:a:b:c", "onnx::b", "openai:http://x", "openai:#m"])
@@ -585,7 +586,7 @@ def test_the_default_embeds_questions_with_its_int8_copy_and_passages_with_the_m
     exact = OnnxEmbedder()  # the model alone: what every stored vector was made with
     assert onnx.query_model_path is not None and exact.query_model_path is None
     assert onnx.model_name == exact.model_name == DEFAULT_MODEL_NAME  # Brains keep their vectors
-    assert np.array_equal(onnx.embed(MIXED), exact.embed(MIXED))
+    np.testing.assert_allclose(onnx.embed(MIXED), exact.embed(MIXED), atol=1e-5)  # (its fused graph)
     quick = np.stack([onnx.embed_query(text) for text in MIXED])
     full = np.stack([exact.embed_query(text) for text in MIXED])
     cosines = np.einsum("ij,ij->i", quick, full)
@@ -612,14 +613,14 @@ def test_questions_use_the_model_itself_when_the_copy_cannot_be_made(
 
 
 def test_prepare_makes_the_copy_a_spec_needs_before_serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from brainstore.retrieval.embedder import dynamic_int8_model, prepare_embedder
+    from brainstore.retrieval.embedder import dynamic_int8_model, fused_model, prepare_embedder
 
     monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path))
     prepare_embedder("openai:http://127.0.0.1:1/v1#m")  # a hosted model needs no file
     assert not any(tmp_path.rglob("*.onnx"))
     prepare_embedder(None)
-    made = list(tmp_path.rglob("*.onnx"))
-    assert made == [dynamic_int8_model()]  # where load_embedder looks for it
+    made = sorted(tmp_path.rglob("*.onnx"))
+    assert made == sorted([dynamic_int8_model(), fused_model()])  # where load_embedder looks for them
     # (a copy that cannot be made: test_preparing_the_embedder_makes_the_int8_model_without_importing_onnxruntime)
 
 
@@ -657,7 +658,8 @@ def test_preparing_the_embedder_makes_the_int8_model_without_importing_onnxrunti
     for spec in ("onnx-int8", "onnx"):  # made by the first, found by the second
         done = subprocess.run([sys.executable, "-c", script, spec], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
-    assert [p.name.endswith(".onnx") for p in (tmp_path / "brainstore").iterdir()] == [True]
+    made = sorted(p.name for p in (tmp_path / "brainstore").iterdir())
+    assert len(made) == 2 and "fused-ort" in made[1] and "fused-dynamic" in made[0]  # the fused graph, its int8 copy
 
     (tmp_path / "blocked").write_text("a file where the cache directory would be")
     env["BRAINSTORE_CACHE_DIR"] = str(tmp_path / "blocked")
@@ -665,3 +667,44 @@ def test_preparing_the_embedder_makes_the_int8_model_without_importing_onnxrunti
     assert done.returncode != 0 and "EmbedderUnavailable" in done.stderr
     done = subprocess.run([sys.executable, "-c", script, "onnx"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]  # questions then use the model itself
+
+
+# ------------------------------------------------------------------------------- fused passages
+
+
+def test_the_default_embeds_passages_with_the_fused_graph_made_once(
+    onnx: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnx as onnx_format
+
+    from brainstore.retrieval.embedder import fused_model
+
+    made = fused_model(tmp_path)
+    stamp = made.stat().st_mtime_ns
+    assert "Attention" in {node.op_type for node in onnx_format.load(str(made)).graph.node}
+    assert fused_model(tmp_path) == made and made.stat().st_mtime_ns == stamp  # kept, not made again
+    monkeypatch.setenv("BRAINSTORE_CACHE_DIR", str(tmp_path.parent))
+    monkeypatch.setattr("brainstore.retrieval.embedder._CACHE", {})
+    default = load_embedder("onnx")
+    assert isinstance(default, OnnxEmbedder) and default.bulk_model_path == fused_model()
+    np.testing.assert_allclose(default.embed(MIXED), OnnxEmbedder().embed(MIXED), atol=1e-5)
+    assert default._bulk is not None and default._bulk[1] is not None
+    assert Path(default._bulk[1]._model_path) == default.bulk_model_path  # the session embed() ran
+
+
+@pytest.mark.parametrize("damage", ["other vectors", "not a model"])
+def test_a_bulk_graph_that_does_not_give_the_models_vectors_is_not_used(
+    onnx: OnnxEmbedder, tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from brainstore.retrieval.embedder import dynamic_int8_model
+
+    if damage == "other vectors":  # loads and runs, close to the model (cosine 0.99) but not it
+        bulk = dynamic_int8_model()
+    else:
+        bulk = tmp_path / "fused.onnx"
+        bulk.write_bytes(b"half a model")
+    embedder = OnnxEmbedder(bulk_model_path=bulk)
+    with caplog.at_level("WARNING", logger="brainstore.embedder"):
+        vectors = embedder.embed(MIXED)
+    assert "model's own graph" in caplog.text
+    np.testing.assert_allclose(vectors, OnnxEmbedder().embed(MIXED), atol=1e-6)

