@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -660,24 +660,15 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
     import onnxruntime as ort
 
     directory = cache_dir or _cache_dir()
-    target = _int8_model_file(directory, ort.__version__)
-    if target.is_file():
-        return target
-    try:
-        import onnx
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise EmbedderUnavailable(
-            "the int8 model is made with the onnx package, a dependency of brainstore that is not "
-            "installed: pip install 'onnx>=1.17,<2'"
-        ) from exc
-    import tempfile
 
-    fused = fused_model(directory)
-    with tempfile.TemporaryDirectory(dir=directory) as work:
-        made = Path(work) / "dynamic.onnx"
+    def make(made: Path) -> None:
+        try:
+            import onnx
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+        except ImportError as exc:
+            raise _without_onnx("int8 model") from exc
         quantize_dynamic(
-            fused,
+            fused_model(directory),
             made,
             weight_type=QuantType.QInt8,
             per_channel=True,
@@ -685,8 +676,8 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
             # the fused operators are com.microsoft's, which the quantizer's shape inference cannot type
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
-        os.replace(made, target)  # another process making it at the same time writes the same bytes
-    return target
+
+    return _made_once(_int8_model_file(directory, ort.__version__), make)
 
 
 def fused_model(cache_dir: Path | None = None) -> Path:
@@ -702,28 +693,39 @@ def fused_model(cache_dir: Path | None = None) -> Path:
     """
     import onnxruntime as ort
 
-    source = _packaged_file(_MODEL_DIST, _MODEL_FILE)
-    OnnxEmbedder._verify(source, DEFAULT_MODEL_SHA256, "model")
-    directory = cache_dir or _cache_dir()
-    target = _fused_model_file(directory, ort.__version__)
+    def make(made: Path) -> None:
+        try:
+            import onnx
+        except ImportError as exc:
+            raise _without_onnx("fused model") from exc
+        source = _packaged_file(_MODEL_DIST, _MODEL_FILE)
+        OnnxEmbedder._verify(source, DEFAULT_MODEL_SHA256, "model")
+        folded = _folded_model(source, made.with_name("folded.onnx"))
+        onnx.save(fused_bert(onnx.load(str(folded))), str(made))
+
+    return _made_once(_fused_model_file(cache_dir or _cache_dir(), ort.__version__), make)
+
+
+def _made_once(target: Path, make: Callable[[Path], None]) -> Path:
+    """``target``, made by ``make`` (given a path in a temporary directory beside it) unless it exists.
+    Another process making it at the same time writes the same bytes."""
     if target.is_file():
         return target
-    try:
-        import onnx
-    except ImportError as exc:
-        raise EmbedderUnavailable(
-            "the fused model is made with the onnx package, a dependency of brainstore that is not "
-            "installed: pip install 'onnx>=1.17,<2'"
-        ) from exc
     import tempfile
 
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory) as work:
-        folded = _folded_model(source, Path(work) / "folded.onnx")
-        made = Path(work) / "fused.onnx"
-        onnx.save(fused_bert(onnx.load(str(folded))), str(made))
-        os.replace(made, target)  # another process making it at the same time writes the same bytes
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        made = Path(work) / target.name
+        make(made)
+        os.replace(made, target)
     return target
+
+
+def _without_onnx(what: str) -> EmbedderUnavailable:
+    return EmbedderUnavailable(
+        f"the {what} is made with the onnx package, a dependency of brainstore that is not installed: "
+        "pip install 'onnx>=1.17,<2'"
+    )
 
 
 def _folded_model(source: Path, target: Path) -> Path:
