@@ -38,7 +38,7 @@ import time
 from concurrent.futures import Future
 from functools import partial
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NamedTuple
 
 import falcon
 from gunicorn import http
@@ -236,6 +236,44 @@ class Connection:
             self.sock.close()
 
 
+class _HeadHeld:
+    """The socket a response is written to, as gunicorn's thread sees it: its first write, the status
+    line and headers, is held and goes out with the body's first bytes in one send. Two sends cost
+    another syscall and, on a socket with a timeout, another poll, each dropping the GIL: 0.05-0.14 ms
+    of CPU a request for a trivial app under load. Anything still held goes out at :meth:`flush`; any
+    other use of the socket sends it first."""
+
+    __slots__ = ("_head", "_sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._head: bytes | None = None  # None until the first write
+
+    def sendall(self, data: bytes) -> None:
+        if self._head is None:
+            self._head = bytes(data)
+            return
+        head, self._head = self._head, b""
+        self._sock.sendall(head + data if head else data)
+
+    def flush(self) -> None:
+        head, self._head = self._head, b""
+        if head:
+            self._sock.sendall(head)
+
+    def __getattr__(self, name: str) -> Any:
+        self.flush()
+        return getattr(self._sock, name)
+
+
+class _Replying(NamedTuple):
+    """What gunicorn's ``handle_request`` reads of a connection, with the response's socket."""
+
+    sock: _HeadHeld
+    client: Any
+    server: Any
+
+
 class BufferingWorker(ThreadWorker):
     """gthread whose threads only ever see complete requests (see the module docstring)."""
 
@@ -414,8 +452,7 @@ class BufferingWorker(ThreadWorker):
     def handle(self, conn: Connection) -> bool:  # type: ignore[override]
         req = None
         try:
-            conn.sock.setblocking(True)
-            conn.sock.settimeout(self.client_timeout)
+            conn.sock.settimeout(self.client_timeout)  # blocking, each operation bounded
             if conn.framing.refusal is not None:
                 self._write_error(conn.sock, conn.framing.refusal)
                 return False
@@ -429,7 +466,12 @@ class BufferingWorker(ThreadWorker):
                 return False
             # The front already answered an Expect: 100-continue while it read the body.
             req._expected_100_continue = False
-            if not self.handle_request(req, conn):
+            reply = _HeadHeld(conn.sock)
+            try:
+                answered = self.handle_request(req, _Replying(reply, conn.client, conn.server))
+            finally:
+                reply.flush()
+            if not answered:
                 return False
             if not conn.parser.finish_body():
                 return False

@@ -327,3 +327,35 @@ def test_encoded_surrogates_in_query_header_and_path_never_fail_the_server(edge:
         )
         assert context.status_code == 400 and context.json()["code"] == "invalid_request_body"
         assert client.get("/brains/b1/traces").status_code == 200
+
+
+def _dechunked(raw: bytes) -> tuple[bytes, bytes]:
+    """A chunked body at the start of ``raw``, and what follows its last chunk."""
+    body = b""
+    while True:
+        size_line, _, raw = raw.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            assert raw.startswith(b"\r\n")
+            return body, raw[2:]
+        body, raw = body + raw[:size], raw[size + 2 :]
+
+
+def test_a_streamed_reply_is_whole_and_the_connection_serves_the_next_request(edge: Server) -> None:
+    """The worker holds a response's head until its first body bytes: a chunked event stream still
+    arrives whole, head first, and the kept-alive connection then answers the next request."""
+    payload = json.dumps({"query": "what happened", "mode": "thorough"}).encode()
+    stream = (
+        b"POST /v1/brains/b1/context HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Accept: text/event-stream\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(payload) + payload
+        + b"GET /v1/brains/b1 HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Connection: close\r\n\r\n"
+    )  # fmt: skip
+    raw = exchange(edge, stream)
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and b"text/event-stream" in head.lower()
+    assert b"transfer-encoding: chunked" in head.lower()
+    events, after = _dechunked(rest)
+    names = [block.split(b"\n")[0] for block in events.strip().split(b"\n\n")]
+    assert names[0] == b"event: context.started" and names[-1] == b"event: context.completed"
+    [(status, _, body)] = responses(after)
+    assert status == 200 and json.loads(body)["id"] == "b1"
