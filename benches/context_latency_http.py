@@ -14,7 +14,9 @@ Two Brains, each measured by the same client in one run (so the numbers pair up)
 
 For each request: the client's wall time (request written to response read, over a kept-alive
 connection) and the server's ``budget.ms.used``; p50 and p99 of both, and of their difference (what
-HTTP, gunicorn, Falcon, validation and serialization add). Nothing here is a timed assertion.
+HTTP, gunicorn, Falcon, validation and serialization add). Each query is asked twice in turn, by httpx and
+by the standard library's http.client, each on its own kept-alive connection: the difference between
+the two rows is what the Python client library itself adds. Nothing here is a timed assertion.
 
 Run: ``.venv/bin/python -m benches.context_latency_http --chunks 100000 --locomo 26``
 (``--engine memory`` serves the memory engine; only ``--locomo`` applies to it).
@@ -23,6 +25,7 @@ Run: ``.venv/bin/python -m benches.context_latency_http --chunks 100000 --locomo
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -35,6 +38,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -167,26 +171,67 @@ def ingest_locomo(client: httpx.Client, url: str, sample_id: str) -> list[str]:
     return [q.question for q, _ in locomo.scored_questions(conversation)]
 
 
-def measure(client: httpx.Client, url: str, brain: str, queries: list[str]) -> dict[str, Any]:
-    wall, server = [], []
-    for query in queries:
-        body = json.dumps({"query": query, "budget": {"tokens": BUDGET}})
-        started = time.perf_counter()
+class StdlibClient:
+    """The standard library's http.client on one kept-alive connection: next to httpx, how much of the
+    gap between the server's ``ms.used`` and the client's wall time is the Python client library's."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self._path = parts.path
+        self._connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+
+    def post(self, path: str, body: str) -> bytes:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"}
+        self._connection.request("POST", self._path + path, body=body, headers=headers)
+        reply = self._connection.getresponse()
+        data = reply.read()
+        if reply.status != 200:
+            raise RuntimeError(f"{reply.status}: {data[:200]!r}")
+        return data
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def measure(client: httpx.Client, url: str, brain: str, queries: list[str]) -> dict[str, dict[str, Any]]:
+    """Each query asked by httpx and by http.client in turn (who goes first alternates), on their own
+    kept-alive connections; per client, p50 and p99 of its wall time, the server's ``ms.used`` and
+    their difference."""
+    stdlib = StdlibClient(url)
+
+    def by_httpx(body: str) -> bytes:
         reply = client.post(f"{url}/brains/{brain}/context", content=body, headers={"Content-Type": "application/json"})
-        elapsed = (time.perf_counter() - started) * 1e3
         reply.raise_for_status()
-        wall.append(elapsed)
-        server.append(reply.json()["budget"]["ms"]["used"])
-    w, s = np.asarray(wall), np.asarray(server)
-    return {
-        "n": len(wall),
-        "client p50": float(np.percentile(w, 50)),
-        "client p99": float(np.percentile(w, 99)),
-        "server p50": float(np.percentile(s, 50)),
-        "server p99": float(np.percentile(s, 99)),
-        "gap p50": float(np.percentile(w - s, 50)),
-        "gap p99": float(np.percentile(w - s, 99)),
-    }
+        return reply.content
+
+    def by_stdlib(body: str) -> bytes:
+        return stdlib.post(f"/brains/{brain}/context", body)
+
+    askers = {"httpx": by_httpx, "http.client": by_stdlib}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in askers}
+    try:
+        for i, query in enumerate(queries):
+            body = json.dumps({"query": query, "budget": {"tokens": BUDGET}})
+            for name in list(askers)[:: 1 if i % 2 == 0 else -1]:
+                started = time.perf_counter()
+                data = askers[name](body)
+                elapsed = (time.perf_counter() - started) * 1e3
+                samples[name].append((elapsed, json.loads(data)["budget"]["ms"]["used"]))
+    finally:
+        stdlib.close()
+    results = {}
+    for name, pairs in samples.items():
+        w, s = np.asarray([p[0] for p in pairs]), np.asarray([p[1] for p in pairs])
+        results[name] = {
+            "n": len(w),
+            "client p50": float(np.percentile(w, 50)),
+            "client p99": float(np.percentile(w, 99)),
+            "server p50": float(np.percentile(s, 50)),
+            "server p99": float(np.percentile(s, 99)),
+            "gap p50": float(np.percentile(w - s, 50)),
+            "gap p99": float(np.percentile(w - s, 99)),
+        }
+    return results
 
 
 def _load() -> str:
@@ -236,11 +281,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
     print(f"fast Context over loopback HTTP, {args.engine}, budget {BUDGET} ({_load()} at the end)")
-    for name, r in results.items():
-        print(
-            f"  {name:<16} n={r['n']:<4} client p50 {r['client p50']:6.2f} p99 {r['client p99']:6.2f} | "
-            f"server p50 {r['server p50']:6.2f} p99 {r['server p99']:6.2f} | gap p50 {r['gap p50']:5.2f} p99 {r['gap p99']:5.2f} ms"
-        )
+    for name, by_client in results.items():
+        for client_name, r in by_client.items():
+            print(
+                f"  {name:<16} {client_name:<11} n={r['n']:<4} client p50 {r['client p50']:6.2f} p99 {r['client p99']:6.2f} | "
+                f"server p50 {r['server p50']:6.2f} p99 {r['server p99']:6.2f} | gap p50 {r['gap p50']:5.2f} p99 {r['gap p99']:5.2f} ms"
+            )
     return 0
 
 
