@@ -12,6 +12,7 @@ import pytest
 
 from brainstore.api.app import create_app
 from brainstore.service import Service
+from brainstore.service import context as context_module
 from tests.conftest import Api, assert_error, open_engine
 
 SECRET = "the vault code is 4471-zebra-kappa"
@@ -70,6 +71,68 @@ def test_traces_do_not_outlive_the_records_they_quote(api: Api, service: Service
     assert service.wait_idle()
     api.delete(f"/brains/b1/records/{rec1}")
     assert api.get(f"/brains/b2/traces/{elsewhere['id']}").status == 200
+
+
+@pytest.mark.parametrize("ms", [None, 6000], ids=["answered-at-once", "completed-off-the-request"])
+def test_a_record_forgotten_while_a_context_quotes_it_leaves_no_trace(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch, ms: int | None
+) -> None:
+    """The delete lands after the Context read the Record's text and before its trace is held: the
+    delete finds no trace to drop, so the trace must not be held after it either. A Context answered
+    at once has no trace then; one completed off the request thread (a thorough budget over the
+    synchronous one) is assembled again without the Record."""
+    api.brain()
+    rec = api.remember("b1", SECRET).body["id"]
+    assert service.wait_idle()
+    contexts = service.contexts
+    assemble = contexts._assemble
+    raced: list[str] = []
+
+    def assemble_then_forget(*args: Any, **kwargs: Any) -> Any:
+        assembled = assemble(*args, **kwargs)
+        if not raced:
+            raced.append(rec)
+            assert SECRET in str(assembled[0])  # quoted
+            assert api.delete(f"/brains/b1/records/{rec}").status == 200
+        return assembled
+
+    monkeypatch.setattr(contexts, "_assemble", assemble_then_forget)
+    request: dict[str, Any] = {"query": "vault code", "mode": "thorough"}
+    if ms is not None:
+        request["budget"] = {"ms": ms}
+    reply = api.post("/brains/b1/context", request)
+    assert reply.status == 200 and raced
+    found = api.get(f"/brains/b1/traces/{reply.body['id']}")
+    assert SECRET not in str(found.body) and SECRET not in str(api.get("/brains/b1/traces").body)
+    if ms is None:
+        assert_error(found, 404, "trace_not_found")
+    else:
+        assert found.status == 200 and found.body["context"]["status"] == "ready"
+        assert found.body["context"]["evidence"] == []
+
+
+def test_a_context_raced_by_deletes_on_every_assembly_says_to_send_it_again(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.brain()
+    rec = api.remember("b1", SECRET).body["id"]
+    assert service.wait_idle()
+    contexts = service.contexts
+    assemble = contexts._assemble
+    attempts: list[int] = []
+
+    def assemble_then_erase_traces(*args: Any, **kwargs: Any) -> Any:
+        assembled = assemble(*args, **kwargs)
+        attempts.append(1)
+        service.traces.erase_record("test:acme", "b1", rec)  # a delete's last step, each time
+        return assembled
+
+    monkeypatch.setattr(contexts, "_assemble", assemble_then_erase_traces)
+    reply = api.post("/brains/b1/context", {"query": "vault code", "mode": "thorough", "budget": {"ms": 6000}})
+    assert len(attempts) == context_module.ASSEMBLY_ATTEMPTS
+    trace = api.get(f"/brains/b1/traces/{reply.body['id']}").body
+    assert trace["context"]["status"] == "pending" and "send the Context again" in trace["context"]["reason"]
+    assert SECRET not in str(trace)
 
 
 def race_writes_with_forget_brain(service: Service) -> None:

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from brainstore.errors import BrainstoreError
+from brainstore.service import traces as traces_module
 from brainstore.service.traces import Traces
 
 
@@ -120,7 +121,7 @@ def test_a_lone_surrogate_in_a_trace_never_fails_the_request() -> None:
 
 def test_a_reader_of_a_reserved_trace_waits_for_it_to_be_written() -> None:
     traces = Traces(10)
-    traces.reserve("ctx_1", "test:acme", "b1", frozenset({"rec_1"}))
+    traces.reserve("ctx_1", "test:acme", "b1", frozenset({"rec_1"}), traces.mark())
     writer = threading.Timer(0.2, lambda: traces.write("ctx_1", "test:acme", trace(1)))
     writer.start()
     started = time.monotonic()
@@ -129,7 +130,7 @@ def test_a_reader_of_a_reserved_trace_waits_for_it_to_be_written() -> None:
         assert time.monotonic() - started >= 0.15  # it waited, and found it
     finally:
         writer.join()
-    traces.reserve("ctx_2", "test:acme", "b1", frozenset())
+    traces.reserve("ctx_2", "test:acme", "b1", frozenset(), traces.mark())
     threading.Timer(0.2, lambda: traces.write("ctx_2", "test:acme", trace(2))).start()
     page, _ = traces.page("test:acme", "b1", 10)
     assert [t["id"] for t in page] == ["ctx_2", "ctx_1"]
@@ -137,8 +138,8 @@ def test_a_reader_of_a_reserved_trace_waits_for_it_to_be_written() -> None:
 
 def test_forgetting_what_a_reserved_trace_quotes_drops_it_and_what_is_written_later() -> None:
     traces = Traces(10)
-    traces.reserve("ctx_1", "test:acme", "b1", frozenset({"rec_1"}))
-    traces.reserve("ctx_2", "test:acme", "b1", frozenset({"rec_2"}))
+    traces.reserve("ctx_1", "test:acme", "b1", frozenset({"rec_1"}), traces.mark())
+    traces.reserve("ctx_2", "test:acme", "b1", frozenset({"rec_2"}), traces.mark())
     traces.erase_record("test:acme", "b1", "rec_1")
     started = time.monotonic()
     assert traces.get("ctx_1", "test:acme", "b1") is None
@@ -147,7 +148,7 @@ def test_forgetting_what_a_reserved_trace_quotes_drops_it_and_what_is_written_la
     traces.write("ctx_2", "test:acme", trace(2))
     assert traces.get("ctx_1", "test:acme", "b1") is None
     assert [t["id"] for t in traces.page("test:acme", "b1", 10)[0]] == ["ctx_2"]
-    traces.reserve("ctx_3", "test:acme", "b1", frozenset())
+    traces.reserve("ctx_3", "test:acme", "b1", frozenset(), traces.mark())
     traces.erase_brain("test:acme", "b1")
     traces.write("ctx_3", "test:acme", trace(3))
     assert traces.page("test:acme", "b1", 10)[0] == []
@@ -155,8 +156,42 @@ def test_forgetting_what_a_reserved_trace_quotes_drops_it_and_what_is_written_la
 
 def test_a_trace_that_cannot_be_written_gives_its_place_up() -> None:
     traces = Traces(10)
-    traces.reserve("ctx_1", "test:acme", "b1", frozenset())
+    traces.reserve("ctx_1", "test:acme", "b1", frozenset(), traces.mark())
     traces.write("ctx_1", "test:acme", None)  # building it failed
     started = time.monotonic()
     assert traces.get("ctx_1", "test:acme", "b1") is None and traces.page("test:acme", "b1", 10)[0] == []
     assert time.monotonic() - started < 0.5
+
+
+def test_a_trace_is_not_held_when_what_it_names_was_forgotten_after_its_mark() -> None:
+    """A Context takes its mark before it quotes; a delete between the quoting and the holding must
+    leave nothing either (it found no trace to drop)."""
+    traces = Traces(10)
+    mark = traces.mark()
+    traces.erase_record("test:acme", "b1", "rec_1")  # after the quoting, before the trace is held
+    assert not traces.add("ctx_a", "test:acme", "b1", trace(1, "the forgotten text"), frozenset({"rec_1"}), mark=mark)
+    traces.reserve("ctx_b", "test:acme", "b1", frozenset({"rec_1", "rec_2"}), mark)
+    traces.write("ctx_b", "test:acme", trace(2, "the forgotten text"))
+    # what the delete did not name, and traces of other Brains and namespaces, are held
+    assert traces.add("ctx_c", "test:acme", "b1", trace(3), frozenset({"rec_2"}), mark=mark)
+    assert traces.add("ctx_d", "test:acme", "b2", trace(4), frozenset({"rec_1"}), mark=mark)
+    assert traces.add("ctx_e", "test:other", "b1", trace(5), frozenset({"rec_1"}), mark=mark)
+    assert [t["id"] for t in traces.page("test:acme", "b1", 10)[0]] == ["ctx_3"]  # ctx_c
+    # a delete before the mark was seen by the quoting: nothing to refuse
+    assert traces.add("ctx_f", "test:acme", "b1", trace(6), frozenset({"rec_1"}), mark=traces.mark())
+    mark = traces.mark()
+    traces.erase_brain("test:acme", "b2")
+    assert not traces.add("ctx_g", "test:acme", "b2", trace(7), frozenset(), mark=mark)
+
+
+def test_a_mark_older_than_every_delete_kept_holds_nothing_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(traces_module, "RECENT_ERASURES", 4)
+    traces = Traces(10)
+    mark = traces.mark()
+    for i in range(5):  # the first of them is no longer known
+        traces.erase_record("test:acme", "b9", f"rec_{i}")
+    assert not traces.add("ctx_a", "test:acme", "b1", trace(1), frozenset({"rec_1"}), mark=mark)
+    mark = traces.mark()
+    for i in range(4):
+        traces.erase_record("test:acme", "b9", f"rec_{i}")
+    assert traces.add("ctx_b", "test:acme", "b1", trace(2), frozenset({"rec_1"}), mark=mark)

@@ -75,6 +75,8 @@ MEMORY_LANE_WEIGHT = 0.25
 # reached its watermark (the sweep, every SWEEP_SECONDS, looks for the Contexts that answered 202).
 SHARED_POLL_SECONDS = 0.05
 SWEEP_SECONDS = 0.5
+# Times a Context whose trace would outlive a Record forgotten during its assembly is assembled again.
+ASSEMBLY_ATTEMPTS = 3
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -350,13 +352,15 @@ class Contexts:
         retrieval: Retrieval | None,
         status: int,
         record_ids: frozenset[str] = frozenset(),
-    ) -> None:
-        self.traces.add(
+        mark: int | None = None,
+    ) -> bool:
+        return self.traces.add(
             context_id,
             namespace,
             brain.id,
             self._trace_of(context_id, context, retrieval, status, timestamp(self.clock())),
             record_ids=self._named(retrieval, record_ids),
+            mark=mark,
         )
 
     @staticmethod
@@ -390,16 +394,26 @@ class Contexts:
     def _assemble_and_trace(
         self, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], started: float
     ) -> dict[str, Any]:
-        context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
-        self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids)
+        """A Context and its trace. A Record it quotes forgotten before the trace is held (the trace would
+        outlive it): assembled again, which no longer finds it, at most ASSEMBLY_ATTEMPTS times; then
+        its trace says to send it again. A completion in the background is read only from its trace."""
+        for _ in range(ASSEMBLY_ATTEMPTS):
+            mark = self.traces.mark()  # before anything is read that the trace may quote
+            context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
+            if self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids, mark=mark):
+                return context
+        reason = "Records it quoted were forgotten while it was assembled; send the Context again"
+        self._trace(namespace, brain, context_id, self._pending(brain, context_id, request, reason), None, 202)
         return context
 
     def _answer(self, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], started: float) -> Reply:
         """A Context answered on the request's thread; its trace is written after the answer is (see
-        Reply.then), its place held before, so that reading it at once finds it."""
+        Reply.then), its place held before, so that reading it at once finds it. No place is held when
+        a Record it quotes was forgotten meanwhile: the trace would outlive it."""
+        mark = self.traces.mark()  # before anything is read that the trace may quote
         context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
         created_at = timestamp(self.clock())
-        self.traces.reserve(context_id, namespace, brain.id, self._named(retrieval, record_ids))
+        self.traces.reserve(context_id, namespace, brain.id, self._named(retrieval, record_ids), mark)
 
         def write_trace() -> None:
             trace = None

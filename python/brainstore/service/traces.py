@@ -15,6 +15,10 @@ Invariants:
 - A fast Context's trace is written after its response, its place reserved before (``reserve``,
   ``write``): a reader waits for it, a delete drops the place, and what is written to a dropped place
   is dropped with it.
+- A Context takes a mark (``mark``) before it reads anything it may quote; a trace held with that mark
+  (``add``, ``reserve``) is not held when a delete of its Brain or of a Record it names came after the
+  mark, so a delete between the quoting and the holding leaves nothing behind either. Recent deletes
+  are kept for this (ids only, at most ``RECENT_ERASURES``); a mark older than all of them holds nothing.
 - A restart clears everything (the spec's "bounded in-process buffer").
 """
 
@@ -26,7 +30,7 @@ import itertools
 import json
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +41,9 @@ from brainstore.errors import invalid
 DEFAULT_TRACE_BYTES = 1 << 20  # a budget of 100,000 tokens quotes about 400 KB of text
 DEFAULT_NAMESPACE_BYTES = 64 << 20
 DEFAULT_NAMESPACES = 4096
+# Deletes remembered for the traces of Contexts still being assembled (see Traces.mark): a Context takes
+# milliseconds, so only a flood of deletes during one makes its mark older than all of them.
+RECENT_ERASURES = 4096
 # Seconds a reader waits for a reserved trace: it is written right after its response, in well under
 # a millisecond, so only a stuck writer would make anyone wait this long.
 RESERVED_WAIT = 2.0
@@ -107,6 +114,28 @@ class Traces:
         self._lock = threading.Lock()
         self._rings: OrderedDict[str, _Ring] = OrderedDict()
         self._seq = itertools.count(1)
+        # (mark, namespace, brain_id, record_id or None for the whole Brain), oldest first
+        self._erasures: deque[tuple[int, str, str, str | None]] = deque(maxlen=RECENT_ERASURES)
+        self._erased = 0  # the mark of the newest erasure
+
+    def mark(self) -> int:
+        """Taken before a Context reads what it may quote: pass it to :meth:`add` or :meth:`reserve`."""
+        with self._lock:
+            return self._erased
+
+    def _erased_since(self, mark: int, namespace: str, brain_id: str | None, record_ids: frozenset[str]) -> bool:
+        """Under the lock: whether a delete after ``mark`` took this Brain or a Record of ``record_ids``
+        (or may have: ``mark`` is older than every delete kept)."""
+        if mark >= self._erased:
+            return False
+        if mark + 1 < self._erasures[0][0]:  # deletes after the mark were pushed out: maybe
+            return True
+        for at, erased_namespace, erased_brain, record_id in reversed(self._erasures):
+            if at <= mark:
+                return False
+            if (erased_namespace, erased_brain) == (namespace, brain_id) and (record_id is None or record_id in record_ids):
+                return True
+        return False
 
     def add(
         self,
@@ -115,19 +144,27 @@ class Traces:
         brain_id: str | None,
         trace: dict[str, Any],
         record_ids: frozenset[str] = frozenset(),
-    ) -> None:
+        mark: int | None = None,
+    ) -> bool:
+        """Hold a trace; with the ``mark`` its Context took first, only if nothing it names was deleted
+        since. Whether it is held."""
         if namespace is None:
-            return  # failed before a valid key: no tenant may read it, none may lose a trace to it
+            return False  # failed before a valid key: no tenant may read it, none may lose a trace to it
         data = self._bounded(trace)  # encoded outside the lock
         with self._lock:
+            if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
+                return False
             self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, data, record_ids))
+        return True
 
-    def reserve(self, trace_id: str, namespace: str, brain_id: str, record_ids: frozenset[str]) -> None:
+    def reserve(self, trace_id: str, namespace: str, brain_id: str, record_ids: frozenset[str], mark: int) -> None:
         """Hold a trace's place before it is written (:meth:`write`): readers of it wait for it, and
         forgetting what it will quote drops the place, so the trace written later is dropped too. A
         Context's trace is written after its response (the API runs it then), and a client that reads
-        it at once must still find it."""
+        it at once must still find it. Nothing is held when what it names was deleted since ``mark``."""
         with self._lock:
+            if self._erased_since(mark, namespace, brain_id, record_ids):
+                return
             self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, None, record_ids, threading.Event()))
 
     def write(self, trace_id: str, namespace: str, trace: dict[str, Any] | None) -> None:
@@ -252,14 +289,16 @@ class Traces:
             return list(ring.items.values()) if ring is not None else []
 
     def erase_brain(self, namespace: str, brain_id: str) -> None:
-        self._drop(namespace, lambda h: h.brain_id == brain_id)
+        self._drop(namespace, brain_id, None, lambda h: h.brain_id == brain_id)
 
     def erase_record(self, namespace: str, brain_id: str, record_id: str) -> None:
         """Drop every trace of the Brain that quotes or cites ``record_id``."""
-        self._drop(namespace, lambda h: h.brain_id == brain_id and record_id in h.record_ids)
+        self._drop(namespace, brain_id, record_id, lambda h: h.brain_id == brain_id and record_id in h.record_ids)
 
-    def _drop(self, namespace: str, doomed: Any) -> None:
+    def _drop(self, namespace: str, brain_id: str, record_id: str | None, doomed: Any) -> None:
         with self._lock:
+            self._erased += 1
+            self._erasures.append((self._erased, namespace, brain_id, record_id))
             ring = self._rings.get(namespace)
             if ring is None:
                 return
