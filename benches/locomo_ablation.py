@@ -2,7 +2,8 @@
 
 Every variant is the default :class:`RetrievalConfig` with one change (or a pipeline switch), run
 through :func:`retrieve` on indexes built exactly as ``benches/test_locomo_bench.py`` builds them
-(one Record per turn, the default ONNX embedder, embeddings cached under ``/tmp``). Tune on the
+(one Record per turn, the service's default embedder, questions embedded as a Context embeds its
+question, embeddings cached under ``/tmp``). Tune on the
 tuning split; report the held-out split (``--split held-out``).
 
 Besides the plain data, ``--stress`` runs two perturbations that take away LoCoMo's conventions, to
@@ -22,13 +23,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
-import os
 import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,9 +39,9 @@ from brainstore.retrieval.pipeline import DEFAULT_CONFIG, RetrievalConfig, retri
 from brainstore.service.context import query_periods
 
 from . import locomo
+from .test_locomo_bench import default_embedder, embed_cached
 
 BUDGETS = (1000, 2000)
-CACHE = Path(os.environ.get("BRAINSTORE_BENCH_CACHE", "/tmp/brainstore-bench"))
 UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 
 
@@ -89,19 +87,6 @@ class Built:
     at: datetime
 
 
-def _embed_cached(embedder: Any, texts: list[str], tag: str) -> np.ndarray:
-    digest = hashlib.sha256("\x00".join([embedder.model_name, *texts]).encode()).hexdigest()[:16]
-    path = CACHE / f"locomo-{tag}-{digest}.npy"
-    if path.is_file():
-        vectors = np.load(path)
-        if vectors.shape == (len(texts), embedder.dimension):
-            return vectors
-    vectors = embedder.embed(texts)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors
-
-
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
     names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
     drafts = []
@@ -112,9 +97,9 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
         drafts.extend(chunk_record(turn.dia_id, src, source_name="locomo", trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
     tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress == "anonymous" else "")
-    index.add(drafts, _embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
+    index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
     questions = locomo.scored_questions(conversation)
-    qvecs = _embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}")
+    qvecs = embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True)
     # Asked now, as the service asks (relative periods and recency resolve against the clock).
     return Built(conversation, index, questions, qvecs, datetime.now(UTC))
 
@@ -167,9 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("\n".join(VARIANTS))
         return 0
-    from brainstore.retrieval.embedder import OnnxEmbedder
-
-    embedder = OnnxEmbedder(threads=os.cpu_count() or 1)
+    embedder = default_embedder()
     ids = locomo.TUNING if args.split == "tuning" else locomo.HELD_OUT
     conversations = [c for c in locomo.load_conversations() if c.sample_id in ids]
     if not conversations:

@@ -2,8 +2,9 @@
 
 One Record per turn (kind ``message``, the turn's speaker, ``occurred_at`` the session date; an image
 caption appended as ``[shares a photo of ...]``), chunked by :func:`chunk_record`, embedded with the
-default ONNX embedder, searched with :func:`retrieve`. A question scores the share of its evidence
-turns among the Records of the selected passages (categories 1-4, rules in
+default embedder the service runs (questions as a Context embeds them), searched with
+:func:`retrieve`. A question scores the share of its evidence turns among the Records of the
+selected passages (categories 1-4, rules in
 ``/work/shared/data/locomo/SOURCE.md``).
 
 The pipeline was tuned on conversations 26, 30, 41, 42, 43 (:data:`locomo.TUNING`); 44, 47, 48, 49, 50
@@ -52,24 +53,40 @@ def conversations() -> list[locomo.Conversation]:
 
 @pytest.fixture(scope="module")
 def embedder():
-    from brainstore.retrieval.embedder import EmbedderUnavailable, OnnxEmbedder
+    from brainstore.retrieval.embedder import EmbedderUnavailable
 
     try:
-        return OnnxEmbedder(threads=os.cpu_count() or 1)
+        return default_embedder()
     except EmbedderUnavailable as exc:  # pragma: no cover - depends on the machine
         pytest.skip(f"no ONNX embedder: {exc}")
 
 
-def _embed_cached(embedder, texts: list[str], tag: str, *, queries: bool = False) -> np.ndarray:
-    digest = hashlib.sha256("\x00".join([embedder.model_name, *texts]).encode()).hexdigest()[:16]
+def default_embedder():
+    """The embedder the service runs by default: passages by the model's fused graph, questions by its
+    int8 copy (both made once in the cache directory, as ``brainstore serve`` makes them)."""
+    from brainstore.retrieval.embedder import load_embedder, prepare_embedder
+
+    prepare_embedder(None)
+    return load_embedder(None)
+
+
+def embed_cached(embedder, texts: list[str], tag: str, *, queries: bool = False) -> np.ndarray:
+    """``texts`` embedded as passages, or as questions (``queries``) the way a Context embeds its
+    question (``embed_query``: the default's int8 copy); kept under CACHE by embedder and texts."""
+    # questions of the default come from its int8 copy, passages from the model's own vectors
+    kind = f"queries {getattr(embedder, 'query_model_path', None) or ''}" if queries else "passages"
+    digest = hashlib.sha256("\x00".join([embedder.model_name, kind, *texts]).encode()).hexdigest()[:16]
     path = CACHE / f"locomo-{tag}-{digest}.npy"
     if path.is_file():
         vectors = np.load(path)
         if vectors.shape == (len(texts), embedder.dimension):
             return vectors
-    # A model that embeds queries unlike passages (a prefix, an instruction) has embed_queries.
-    embed = getattr(embedder, "embed_queries", embedder.embed) if queries else embedder.embed
-    vectors = embed(texts)
+    if not queries:
+        vectors = embedder.embed(texts)
+    elif hasattr(embedder, "embed_queries"):  # a model that embeds questions unlike passages (a prefix)
+        vectors = embedder.embed_queries(texts)
+    else:
+        vectors = np.stack([embedder.embed_query(text) for text in texts]) if texts else embedder.embed([])
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
     return vectors
@@ -93,7 +110,7 @@ def conversation_drafts(conversation: locomo.Conversation) -> list[ChunkDraft]:
 def _index(conversation: locomo.Conversation, embedder) -> BrainIndex:
     drafts = conversation_drafts(conversation)
     index = BrainIndex(embedder.dimension, embedder.model_name)
-    vectors = _embed_cached(embedder, [embedding_text(d) for d in drafts], f"chunks-{conversation.sample_id}")
+    vectors = embed_cached(embedder, [embedding_text(d) for d in drafts], f"chunks-{conversation.sample_id}")
     index.add(drafts, vectors)
     return index
 
@@ -106,7 +123,7 @@ def measure(conversations, embedder, sample_ids, config=DEFAULT_CONFIG) -> dict[
             continue
         index = _index(conversation, embedder)
         questions = locomo.scored_questions(conversation)
-        qvecs = _embed_cached(
+        qvecs = embed_cached(
             embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True
         )
         for (question, evidence), qvec in zip(questions, qvecs, strict=True):
