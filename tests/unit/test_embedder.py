@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import random
 import shutil
@@ -499,11 +500,13 @@ def test_load_embedder_openai(provider: FakeProvider, monkeypatch: pytest.Monkey
 
 
 def test_the_int8_embedder_is_made_once_and_agrees_with_the_default(
-    onnx: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    onnx: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from brainstore.retrieval.embedder import DYNAMIC_MODEL_PREFIX, dynamic_int8_model
 
-    made = dynamic_int8_model(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        made = dynamic_int8_model(tmp_path)
+    assert not [r for r in caplog.records if "pre-processing" in r.getMessage()]  # it is given the fused graph
     stamp = made.stat().st_mtime_ns
     import onnx as onnx_format
 

@@ -632,6 +632,17 @@ def _cache_dir() -> Path:
     return Path(base) / "brainstore" if base else Path.home() / ".cache" / "brainstore"
 
 
+class _Unless(logging.Filter):
+    """Drops the log records whose message holds ``words``."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__()
+        self.words = words
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.words not in record.getMessage()
+
+
 def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
     """The default model as fused BERT operators (:func:`~brainstore.retrieval.fused_graph.fused_bert`)
     with its MatMuls and attention projections quantized dynamically (int8 weights per channel, uint8
@@ -664,15 +675,22 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
             from onnxruntime.quantization import QuantType, quantize_dynamic
         except ImportError as exc:
             raise _without_onnx("int8 model") from exc
-        quantize_dynamic(
-            fused_model(directory),
-            made,
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            reduce_range=True,
-            # the fused operators are com.microsoft's, which the quantizer's shape inference cannot type
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
+        # The quantizer tells the root logger to pre-process the model first (shape inference and
+        # onnxruntime's own graph optimizations): the fused graph it is given is that already.
+        root, hint = logging.getLogger(), _Unless("pre-processing before quantization")
+        root.addFilter(hint)
+        try:
+            quantize_dynamic(
+                fused_model(directory),
+                made,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=True,
+                # the fused operators are com.microsoft's, which the quantizer's shape inference cannot type
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )
+        finally:
+            root.removeFilter(hint)
 
     return _made_once(_int8_model_file(directory, ort.__version__), make)
 
