@@ -172,6 +172,30 @@ def test_the_keys_held_stay_within_their_bounds(tmp_path: Path, monkeypatch: pyt
     store.close()
 
 
+def test_a_tenant_that_touches_many_brains_gives_up_its_own_keys_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(duckdb_store, "MEMORY_KEY_BRAINS", 3)
+    store = open_store(tmp_path / "b.duckdb")  # b1, b2 in namespace "ns"
+    busy = [f"busy_{i}" for i in range(6)]
+    for uid in busy:
+        store.insert_brain(Brain(uid, "other", uid, None, None, None, T0))
+    for uid in ("b1", "b2", *busy):
+        write(store, {}, ("write", uid, 0, "fp_a", "Alice", "likes", "active", "rec_1"))
+        assert len(store.memories_by_fingerprints(uid, ["fp_a"])) == 1
+        assert len(store._memory_keys) <= 3
+    assert list(store._memory_keys) == ["b1", "b2", "busy_5"]  # "other" pushed out only its own
+    monkeypatch.setattr(duckdb_store, "MEMORY_KEY_BRAINS", 64)
+    monkeypatch.setattr(duckdb_store, "MEMORY_KEY_TOTAL", 4)
+    for n in range(1, 4):  # one Brain of "other" grows past the total
+        write(store, {}, ("write", "busy_5", n, "fp_a", "Alice", "likes", "active", "rec_1"))
+    store._memory_keys.pop("busy_5")  # read again: 4 revisions
+    assert len(store.memories_by_fingerprints("busy_5", ["fp_a"])) == 4
+    assert len(store.memories_by_fingerprints("b1", ["fp_a"])) == 1  # b1 is read again, and held
+    assert "b1" in store._memory_keys and "busy_5" not in store._memory_keys  # the heaviest gave way
+    store.close()
+
+
 def test_a_brain_with_too_many_revisions_is_looked_up_by_statements(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -94,8 +94,9 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 RECENT_RECORDS = 4096
 RECENT_CONTENT_CHARS = 8192
 # Memory keys (see _MemoryKeys) held: for at most this many Brains and revisions in all (a few hundred
-# bytes each), least recently used dropped first; a Brain with more revisions than the last is looked
-# up by statements, as without them.
+# bytes each); a Brain with more revisions than the last is looked up by statements, as without them.
+# Over a bound, the namespace holding the most (Brains, or revisions) gives up its least recently
+# used Brain: a tenant that touches many Brains, or one huge one, never pushes out another's few.
 MEMORY_KEY_BRAINS = 64
 MEMORY_KEY_TOTAL = 500_000
 MEMORY_KEY_REVISIONS = 250_000
@@ -328,8 +329,10 @@ class DuckDBStore:
         # sees what it would read from the file.
         self._recent: OrderedDict[str, tuple[tuple[Any, ...], int]] = OrderedDict()
         self._recent_lock = threading.Lock()
-        # brain uid -> its memory keys, or None when it has too many revisions; used under the write lock
+        # brain uid -> its memory keys, or None when it has too many revisions, least recently used first;
+        # and the namespace of each Brain held. Used under the write lock.
         self._memory_keys: OrderedDict[str, _MemoryKeys | None] = OrderedDict()
+        self._memory_key_namespaces: dict[str, str] = {}
         self._schema: int | None = None
         self._exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -558,6 +561,7 @@ class DuckDBStore:
                 purge = False
                 if outermost:
                     self._memory_keys.clear()  # see _MemoryKeys
+                    self._memory_key_namespaces.clear()
                     cursor.execute("ROLLBACK")
                 raise
             finally:
@@ -1402,17 +1406,43 @@ class DuckDBStore:
             keys = _MemoryKeys()
             for row in rows:
                 keys.add(*row)
+        namespace = self._rows("SELECT namespace FROM brains WHERE uid = ?", [brain_uid])
         self._memory_keys[brain_uid] = keys
-        held = self._memory_keys
-        while len(held) > 1 and (
-            len(held) > MEMORY_KEY_BRAINS or sum(k.size for k in held.values() if k is not None) > MEMORY_KEY_TOTAL
-        ):
-            held.popitem(last=False)
+        self._memory_key_namespaces[brain_uid] = namespace[0][0] if namespace else ""
+        self._bound_memory_keys(brain_uid)
         return keys
+
+    def _bound_memory_keys(self, kept: str) -> None:
+        """Within MEMORY_KEY_BRAINS and MEMORY_KEY_TOTAL, never dropping ``kept`` (just read): over a
+        bound, the namespace that holds the most of what is over (``kept``'s between equals) gives up
+        its least recently used Brain."""
+        held, owner = self._memory_keys, self._memory_key_namespaces
+        while True:
+            brains: dict[str, int] = {}
+            revisions: dict[str, int] = {}
+            for uid, keys in held.items():
+                namespace = owner.get(uid, "")
+                brains[namespace] = brains.get(namespace, 0) + 1
+                revisions[namespace] = revisions.get(namespace, 0) + (keys.size if keys is not None else 0)
+            if len(held) > MEMORY_KEY_BRAINS:
+                heaviest = brains
+            elif sum(revisions.values()) > MEMORY_KEY_TOTAL:
+                heaviest = revisions
+            else:
+                return
+            droppable = [uid for uid in held if uid != kept]  # oldest first
+            if not droppable:
+                return
+            # the least recently used of the heaviest namespace; between equals, the one that just grew
+            newcomer = owner.get(kept, "")
+            victim = max(droppable, key=lambda uid: (heaviest[owner.get(uid, "")], owner.get(uid, "") == newcomer))
+            del held[victim]
+            owner.pop(victim, None)
 
     def _forget_memory_keys(self, brain_uid: str) -> None:
         """Inside an erase's transaction (which holds the write lock): the keys may hold erased text."""
         self._memory_keys.pop(brain_uid, None)
+        self._memory_key_namespaces.pop(brain_uid, None)
 
     def _by_keys(
         self, brain_uid: str, lookup: Callable[[_MemoryKeys], set[str]], where: str, params: Sequence[Any]
