@@ -241,7 +241,9 @@ class _HeadHeld:
     line and headers, is held and goes out with the body's first bytes in one send. Two sends cost
     another syscall and, on a socket with a timeout, another poll, each dropping the GIL: a trivial
     app under load took 0.35-0.37 ms of CPU a request this way against 0.41-0.43. Anything still held
-    goes out at :meth:`flush`; any other use of the socket sends it first."""
+    goes out at :meth:`flush`; any other use of the socket sends it first. A streamed body's head
+    waits for its first chunk: the event stream of a thorough Context yields its first event at once,
+    and /mcp answers no long-lived streams (GET is 405)."""
 
     __slots__ = ("_head", "_sock")
 
