@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,18 @@ def test_traces_do_not_outlive_the_records_they_quote(api: Api, service: Service
     assert api.get(f"/brains/b2/traces/{elsewhere['id']}").status == 200
 
 
+def after_each_assembly(service: Service, monkeypatch: pytest.MonkeyPatch, then: Callable[[Any], None]) -> None:
+    """``then`` runs with each Context's assembly right after it, before its trace is held."""
+    assemble = service.contexts._assemble
+
+    def assemble_then(*args: Any, **kwargs: Any) -> Any:
+        assembled = assemble(*args, **kwargs)
+        then(assembled)
+        return assembled
+
+    monkeypatch.setattr(service.contexts, "_assemble", assemble_then)
+
+
 @pytest.mark.parametrize("ms", [None, 6000], ids=["answered-at-once", "completed-off-the-request"])
 def test_a_record_forgotten_while_a_context_quotes_it_leaves_no_trace(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch, ms: int | None
@@ -84,19 +97,15 @@ def test_a_record_forgotten_while_a_context_quotes_it_leaves_no_trace(
     api.brain()
     rec = api.remember("b1", SECRET).body["id"]
     assert service.wait_idle()
-    contexts = service.contexts
-    assemble = contexts._assemble
     raced: list[str] = []
 
-    def assemble_then_forget(*args: Any, **kwargs: Any) -> Any:
-        assembled = assemble(*args, **kwargs)
+    def forget_once(assembled: Any) -> None:
         if not raced:
             raced.append(rec)
             assert SECRET in str(assembled[0])  # quoted
             assert api.delete(f"/brains/b1/records/{rec}").status == 200
-        return assembled
 
-    monkeypatch.setattr(contexts, "_assemble", assemble_then_forget)
+    after_each_assembly(service, monkeypatch, forget_once)
     request: dict[str, Any] = {"query": "vault code", "mode": "thorough"}
     if ms is not None:
         request["budget"] = {"ms": ms}
@@ -117,17 +126,13 @@ def test_a_context_raced_by_deletes_on_every_assembly_says_to_send_it_again(
     api.brain()
     rec = api.remember("b1", SECRET).body["id"]
     assert service.wait_idle()
-    contexts = service.contexts
-    assemble = contexts._assemble
     attempts: list[int] = []
 
-    def assemble_then_erase_traces(*args: Any, **kwargs: Any) -> Any:
-        assembled = assemble(*args, **kwargs)
+    def erase_traces(_: Any) -> None:
         attempts.append(1)
         service.traces.erase_record("test:acme", "b1", rec)  # a delete's last step, each time
-        return assembled
 
-    monkeypatch.setattr(contexts, "_assemble", assemble_then_erase_traces)
+    after_each_assembly(service, monkeypatch, erase_traces)
     reply = api.post("/brains/b1/context", {"query": "vault code", "mode": "thorough", "budget": {"ms": 6000}})
     assert len(attempts) == context_module.ASSEMBLY_ATTEMPTS
     trace = api.get(f"/brains/b1/traces/{reply.body['id']}").body
