@@ -169,6 +169,7 @@ def test_a_trace_is_not_held_when_what_it_names_was_forgotten_after_its_mark() -
     traces = Traces(10)
     mark = traces.mark()
     traces.erase_record("test:acme", "b1", "rec_1")  # after the quoting, before the trace is held
+    assert "rec_1" not in str(list(traces._erasures)) and "b1" not in str(list(traces._erasures))
     assert not traces.add("ctx_a", "test:acme", "b1", trace(1, "the forgotten text"), frozenset({"rec_1"}), mark=mark)
     traces.reserve("ctx_b", "test:acme", "b1", frozenset({"rec_1", "rec_2"}), mark)
     traces.write("ctx_b", "test:acme", trace(2, "the forgotten text"))

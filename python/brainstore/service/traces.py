@@ -18,7 +18,8 @@ Invariants:
 - A Context takes a mark (``mark``) before it reads anything it may quote; a trace held with that mark
   (``add``, ``reserve``) is not held when a delete of its Brain or of a Record it names came after the
   mark, so a delete between the quoting and the holding leaves nothing behind either. Recent deletes
-  are kept for this (ids only, at most ``RECENT_ERASURES``); a mark older than all of them holds nothing.
+  are kept for this as hashes of what they deleted (Python's keyed string hash: no id is kept), at most
+  ``RECENT_ERASURES``; a mark older than all of them holds nothing, nor does a colliding hash.
 - A restart clears everything (the spec's "bounded in-process buffer").
 """
 
@@ -114,8 +115,8 @@ class Traces:
         self._lock = threading.Lock()
         self._rings: OrderedDict[str, _Ring] = OrderedDict()
         self._seq = itertools.count(1)
-        # (mark, namespace, brain_id, record_id or None for the whole Brain), oldest first
-        self._erasures: deque[tuple[int, str, str, str | None]] = deque(maxlen=RECENT_ERASURES)
+        # (mark, hash of (namespace, brain_id) or of (namespace, brain_id, record_id), whole Brain), oldest first
+        self._erasures: deque[tuple[int, int, bool]] = deque(maxlen=RECENT_ERASURES)
         self._erased = 0  # the mark of the newest erasure
 
     def mark(self) -> int:
@@ -130,10 +131,18 @@ class Traces:
             return False
         if mark + 1 < self._erasures[0][0]:  # deletes after the mark were pushed out: maybe
             return True
-        for at, erased_namespace, erased_brain, record_id in reversed(self._erasures):
+        brain = hash((namespace, brain_id))
+        named: set[int] | None = None
+        for at, erased, whole_brain in reversed(self._erasures):
             if at <= mark:
                 return False
-            if (erased_namespace, erased_brain) == (namespace, brain_id) and (record_id is None or record_id in record_ids):
+            if whole_brain:
+                if erased == brain:
+                    return True
+                continue
+            if named is None:
+                named = {hash((namespace, brain_id, record_id)) for record_id in record_ids}
+            if erased in named:
                 return True
         return False
 
@@ -296,9 +305,10 @@ class Traces:
         self._drop(namespace, brain_id, record_id, lambda h: h.brain_id == brain_id and record_id in h.record_ids)
 
     def _drop(self, namespace: str, brain_id: str, record_id: str | None, doomed: Any) -> None:
+        erased = hash((namespace, brain_id)) if record_id is None else hash((namespace, brain_id, record_id))
         with self._lock:
             self._erased += 1
-            self._erasures.append((self._erased, namespace, brain_id, record_id))
+            self._erasures.append((self._erased, erased, record_id is None))
             ring = self._rings.get(namespace)
             if ring is None:
                 return
