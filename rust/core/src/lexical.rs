@@ -241,12 +241,36 @@ impl LexicalIndex {
     }
 }
 
-/// Hashed shingles of one text, sorted and deduplicated.
+/// Hashes of the words of `text` as [`words`] makes them (lowercased), each word's bytes hashed once.
+/// An ASCII word is lowercased in a reused buffer; only others go through `str::to_lowercase`.
+fn word_hashes(text: &str) -> Vec<u64> {
+    let mut lowered = String::new();
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut h = DefaultHasher::new();
+            if !w.is_ascii() {
+                w.to_lowercase().hash(&mut h);
+            } else if w.bytes().any(|b| b.is_ascii_uppercase()) {
+                lowered.clear();
+                lowered.push_str(w);
+                lowered.make_ascii_lowercase();
+                lowered.as_str().hash(&mut h);
+            } else {
+                w.hash(&mut h);
+            }
+            h.finish()
+        })
+        .collect()
+}
+
+/// Hashed shingles of one text, sorted and deduplicated: word 3-shingles, or the words themselves
+/// when there are fewer than 3.
 fn shingles(text: &str) -> Vec<u64> {
-    let words: Vec<String> = words(text).collect();
-    let hash = |parts: &[String]| {
-        // DefaultHasher::new() has fixed keys, so hashes are stable within a process; the
-        // length prefix keeps a 1-word set entry from colliding with a 3-word shingle.
+    let words = word_hashes(text);
+    // DefaultHasher::new() has fixed keys, so hashes are stable within a process; the length
+    // prefix keeps a 1-word set entry from colliding with a 3-word shingle.
+    let hash = |parts: &[u64]| {
         let mut h = DefaultHasher::new();
         parts.len().hash(&mut h);
         parts.hash(&mut h);
@@ -262,24 +286,37 @@ fn shingles(text: &str) -> Vec<u64> {
     out
 }
 
-/// Jaccard similarity of two sorted, deduplicated sets. Two empty sets are identical (1.0).
-fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
+/// Jaccard similarity of `common` shared items of two sets of `total` items together.
+fn jaccard(common: usize, total: usize) -> f64 {
+    common as f64 / (total - common) as f64
+}
+
+/// Whether two sorted, deduplicated sets have a Jaccard similarity of at least `threshold` (two empty
+/// sets are identical: 1.0). The merge stops once the items left cannot bring it there: the
+/// similarity grows with the items shared, so the most that could still be shared decides.
+fn similar(a: &[u64], b: &[u64], threshold: f64) -> bool {
+    let total = a.len() + b.len();
+    if total == 0 {
+        return 1.0 >= threshold;
     }
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
                 common += 1;
                 i += 1;
                 j += 1;
+                continue;
             }
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+        }
+        let most = common + (a.len() - i).min(b.len() - j);
+        if jaccard(most, total) < threshold {
+            return false;
         }
     }
-    common as f64 / (a.len() + b.len() - common) as f64
+    jaccard(common, total) >= threshold
 }
 
 /// Indices, ascending, of texts whose Jaccard similarity to ANY earlier text (kept or not) is at
@@ -307,7 +344,7 @@ pub fn near_duplicates<S: AsRef<str>>(
             if hi > 0 && (lo as f64) < threshold * hi as f64 {
                 return false;
             }
-            jaccard(s, earlier) >= threshold
+            similar(s, earlier, threshold)
         });
         if is_dup {
             dups.push(i);

@@ -169,6 +169,17 @@ proptest! {
     }
 
     #[test]
+    fn near_duplicates_is_jaccard_of_lowercased_word_shingles(
+        texts in prop::collection::vec("([A-Ca-cÉéßΣσ]{1,2}[ ,.!]{1,2}){0,7}", 1..12),
+        threshold in prop_oneof![Just(0.0), Just(0.5), Just(0.9), Just(1.0), 0.0..=1.0_f64],
+    ) {
+        // upper-cased copies too, so that near and exact repeats across case occur
+        let mut all = texts.clone();
+        all.extend(texts.iter().map(|t| t.to_uppercase()));
+        prop_assert_eq!(near_duplicates(&all, threshold).unwrap(), reference_near_duplicates(&all, threshold));
+    }
+
+    #[test]
     fn near_duplicates_flags_exact_repeats(texts in prop::collection::vec("[a-z]{1,6}( [a-z]{1,6}){0,8}", 1..10)) {
         let mut doubled = texts.clone();
         doubled.extend(texts.iter().cloned());
@@ -178,6 +189,38 @@ proptest! {
         }
         prop_assert!(dups.iter().all(|&i| i > 0));
     }
+}
+
+/// The definition of `near_duplicates`: the words of a text lowercased, its set of word 3-shingles
+/// (of its words when it has fewer than 3), and a text is a near duplicate of any earlier one whose
+/// set has a Jaccard similarity of at least `threshold` with its own (two empty sets: 1.0).
+fn reference_near_duplicates(texts: &[String], threshold: f64) -> Vec<usize> {
+    let sets: Vec<HashSet<Vec<String>>> = texts
+        .iter()
+        .map(|text| {
+            let words: Vec<String> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let size = if words.len() < 3 { 1 } else { 3 };
+            words.windows(size).map(<[String]>::to_vec).collect()
+        })
+        .collect();
+    (0..texts.len())
+        .filter(|&i| {
+            (0..i).any(|k| {
+                let (a, b) = (&sets[i], &sets[k]);
+                let similarity = if a.is_empty() && b.is_empty() {
+                    1.0
+                } else {
+                    let common = a.intersection(b).count();
+                    common as f64 / (a.len() + b.len() - common) as f64
+                };
+                similarity >= threshold
+            })
+        })
+        .collect()
 }
 
 /// A regular expression over a small alphabet, rendered in ECMA-262 syntax and matched by a
