@@ -58,6 +58,7 @@ class Server:
                 return self
             except httpx.TransportError:
                 time.sleep(0.1)
+        self.stop()  # a server that never answered must not outlive the test
         raise RuntimeError(f"server did not answer in {timeout}s: {self.log.read_text()[-2000:]}")
 
     def kill9(self) -> None:
