@@ -632,17 +632,6 @@ def _cache_dir() -> Path:
     return Path(base) / "brainstore" if base else Path.home() / ".cache" / "brainstore"
 
 
-class _Unless(logging.Filter):
-    """Drops the log records whose message holds ``words``."""
-
-    def __init__(self, words: str) -> None:
-        super().__init__()
-        self.words = words
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return self.words not in record.getMessage()
-
-
 def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
     """The default model as fused BERT operators (:func:`~brainstore.retrieval.fused_graph.fused_bert`)
     with its MatMuls and attention projections quantized dynamically (int8 weights per channel, uint8
@@ -677,7 +666,11 @@ def dynamic_int8_model(cache_dir: Path | None = None) -> Path:
             raise _without_onnx("int8 model") from exc
         # The quantizer tells the root logger to pre-process the model first (shape inference and
         # onnxruntime's own graph optimizations): the fused graph it is given is that already.
-        root, hint = logging.getLogger(), _Unless("pre-processing before quantization")
+        root = logging.getLogger()
+
+        def hint(record: logging.LogRecord) -> bool:
+            return "pre-processing before quantization" not in record.getMessage()
+
         root.addFilter(hint)
         try:
             quantize_dynamic(
@@ -776,9 +769,10 @@ def load_embedder(spec: str | None = None) -> Embedder:
 
     * ``None``, ``""`` or ``"onnx"``: the default :class:`OnnxEmbedder`. Passages are embedded by the
       model itself, run as its fused graph (:func:`fused_model`); a question by its int8 copy
-      (:func:`dynamic_int8_model`), the largest part of a fast Context: 2.1 ms instead of 3.7 for a short question on the 2-core machine, cosine 0.99 to
-      the exact vector, LoCoMo held-out recall at 1,000/2,000 tokens 0.888/0.929 against 0.890/0.932
-      (tuning 0.896/0.941 against 0.898/0.941). Stored vectors do not change;
+      (:func:`dynamic_int8_model`), the largest part of a fast Context: 2.1 ms instead of 3.7 for a
+      short question on the 2-core machine, cosine 0.99 to the exact vector, LoCoMo held-out recall at
+      1,000/2,000 tokens 0.888/0.929 against 0.890/0.932 (tuning 0.896/0.941 against 0.898/0.941).
+      Stored vectors do not change;
     * ``"onnx-int8"``: the default model with int8 activations (:func:`dynamic_int8_model`), about
       1.4 times faster; its vectors differ, so a Brain's chunks are embedded again when it switches;
     * ``"onnx:/path/model.onnx:/path/tokenizer.json"`` (the tokenizer part is optional): a custom ONNX

@@ -1406,9 +1406,9 @@ class DuckDBStore:
             keys = _MemoryKeys()
             for row in rows:
                 keys.add(*row)
-        namespace = self._rows("SELECT namespace FROM brains WHERE uid = ?", [brain_uid])
+        brain = self.brain_by_uid(brain_uid)  # the Brain cache: no statement once a request resolved it
         self._memory_keys[brain_uid] = keys
-        self._memory_key_namespaces[brain_uid] = namespace[0][0] if namespace else ""
+        self._memory_key_namespaces[brain_uid] = brain.namespace if brain is not None else ""
         self._bound_memory_keys(brain_uid)
         return keys
 
