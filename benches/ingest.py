@@ -2,9 +2,11 @@
 `brainstore serve` on loopback, beside the embedder's own batched throughput on the same texts (the
 floor no server on these cores can beat), and the fairness of derivation across tenants.
 
-Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory]`` or through
-pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures the int8
-embedder (server and floor alike). LoCoMo turns come from /work/shared/data/locomo.
+Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory] [--fairness]``
+or through pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures
+the int8 embedder (server and floor alike). ``--tenants 8`` has the 8 clients post for 8 tenants, one
+each (a hosted server's many small writers) instead of all for one. LoCoMo turns come from
+/work/shared/data/locomo.
 
 Beside the rates it reports CPU time (Linux: from /proc): the floor's per text, and per Record the
 server's (every process and thread of it, from the first POST to the last Record ready) and this
@@ -190,16 +192,39 @@ class Throughput:
         return self.server_cpu_ms + self.client_cpu_ms
 
 
-def throughput(engine: str, items: list[tuple[str, str, str]], clients: int = 8) -> Throughput:
+def tenant_key(tenant: int) -> str:
+    """The key of a tenant (a project of its own) in the throughput runs; tenant 0 is KEY."""
+    return KEY if tenant == 0 else f"sk_test_tenant{tenant}_bench{tenant:04d}"
+
+
+def throughput(engine: str, items: list[tuple[str, str, str]], clients: int = 8, tenants: int = 1) -> Throughput:
+    """``items`` cut into ``tenants`` runs of consecutive turns, each posted by its own tenant to its own
+    Brain, the ``clients`` shared out among them (one each at least)."""
+    size = -(-len(items) // tenants)
+    shares = [items[at : at + size] for at in range(0, len(items), size)]
     with serve(engine) as served:
         base = served.base
-        httpx.post(base + "/brains", json={"id": "b1", "self": {"type": "person", "name": items[0][0]}},
-                   headers={"Authorization": f"Bearer {KEY}"}).raise_for_status()  # fmt: skip
+        for tenant, share in enumerate(shares):
+            httpx.post(base + "/brains", json={"id": "b1", "self": {"type": "person", "name": share[0][0]}},
+                       headers={"Authorization": f"Bearer {tenant_key(tenant)}"}).raise_for_status()  # fmt: skip
         server_cpu, client_cpu = served.cpu_seconds(), own_cpu_seconds()
         start = time.monotonic()
-        acked = post_all(base, KEY, "b1", [message(*t) for t in items], clients)
+        acked: list[list[tuple[str, float]]] = [[] for _ in shares]
+        posters = [
+            threading.Thread(
+                target=lambda tenant=tenant, share=share: acked[tenant].extend(
+                    post_all(base, tenant_key(tenant), "b1", [message(*t) for t in share], max(1, clients // len(shares)))
+                )
+            )
+            for tenant, share in enumerate(shares)
+        ]
+        for poster in posters:
+            poster.start()
+        for poster in posters:
+            poster.join()
         accepted = time.monotonic()
-        wait_ready(base, KEY, "b1", [rid for rid, _ in acked])
+        for tenant, posted in enumerate(acked):
+            wait_ready(base, tenant_key(tenant), "b1", [rid for rid, _ in posted])
         done = time.monotonic()
         server_cpu, client_cpu = served.cpu_seconds() - server_cpu, own_cpu_seconds() - client_cpu
     n = len(items)
@@ -297,6 +322,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--engines", default="duckdb,memory")
     parser.add_argument("--fairness", action="store_true")
+    parser.add_argument("--tenants", type=int, default=1, help="the 8 clients post for this many tenants")
     args = parser.parse_args()
     items = turns(args.records)
     cores = os.cpu_count() or 1
@@ -306,10 +332,11 @@ def main() -> None:
         f"{floor.cpu_ms:.1f} ms of CPU a text ({busy_cores_rate(cores, floor.cpu_ms):.0f}/s with {cores} cores busy)"
     )
     for engine in args.engines.split(","):
-        result = throughput(engine, items)
+        result = throughput(engine, items, tenants=args.tenants)
         bound = busy_cores_rate(cores, result.cpu_ms)
+        label = engine if args.tenants == 1 else f"{engine}, {args.tenants} tenants"
         print(
-            f"{engine}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
+            f"{label}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
             f"({result.ready_per_s / floor.per_s:.2f} of the floor); CPU a Record: server "
             f"{result.server_cpu_ms:.1f} ms, client {result.client_cpu_ms:.1f} ms "
             f"({bound:.0f}/s with {cores} cores busy, {bound / floor.per_s:.2f} of the floor)"

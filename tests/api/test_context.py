@@ -396,6 +396,33 @@ def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_
     assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]].count(rec) == 1
 
 
+def test_a_failed_batch_of_a_backlog_is_applied_again_record_by_record(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    real, failed = service.store.append_record_statuses, threading.Event()
+
+    def fail_once(events: Any) -> Any:
+        if len(events) > 1 and not failed.is_set():
+            failed.set()
+            raise RuntimeError("the disk is full")  # inside a batch's transaction
+        return real(events)
+
+    api.brain("b1")
+    monkeypatch.setattr(service.store, "append_record_statuses", fail_once)
+    service.derivation.stop()  # the Records below wait in the store: a backlog, derived in batches
+    ids = [api.remember("b1", f"Note {i}: the bees on roof {i} swarmed.").body["id"] for i in range(12)]
+    service.derivation.start()
+    assert service.wait_idle(timeout=30)
+    assert failed.is_set()
+    assert all(api.get(f"/brains/b1/records/{rec}").body["status"] == "ready" for rec in ids)
+    uid = service.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    assert len(service.evidence.index(uid)) == service.store.count_chunks(uid) == len(ids)
+    served = [e["record_id"] for e in context(api, query="bees roof swarmed")["evidence"]]
+    assert served and len(served) == len(set(served))
+
+
 def test_contexts_waiting_on_a_watermark_never_make_another_tenants_context_pending(
     api: Api, service: Service
 ) -> None:

@@ -98,6 +98,46 @@ def test_the_rules_read_a_long_document_in_a_process_of_their_own(engine: Engine
     assert any("Porto" in m["statement"] for m in memories)
 
 
+class BacklogEmbeddingHeld:
+    """An embedder whose calls for texts holding ``marker`` wait until the test lets them go."""
+
+    def __init__(self, inner: Embedder, marker: str) -> None:
+        self.inner, self.marker = inner, marker
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(self.marker in text for text in texts):
+            self.started.set()
+            assert self.release.wait(60)
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_a_light_tenants_record_is_derived_while_another_tenants_backlog_is_embedded(engine: Engine) -> None:
+    service = engine.open()
+    app = create_app(service)
+    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
+    bulk.brain("notes")
+    quiet.brain("notes")
+    embedder = BacklogEmbeddingHeld(service.evidence.embedder, "tomatoes")
+    service.evidence._embedder = embedder
+    service.derivation.stop()  # the Records below wait in the store: a backlog at start
+    ids = [bulk.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
+    service.derivation.start()
+    assert embedder.started.wait(30)  # a batch of the backlog is being embedded, and stays so
+    try:
+        short = quiet.remember("notes", "I had tea with Sam today.").body["id"]
+        assert wait_for(quiet, "notes", short, timeout=20)
+        assert all(status(bulk, "notes", record) == "processing" for record in ids)
+    finally:
+        embedder.release.set()
+    assert all(wait_for(bulk, "notes", record) for record in ids)
+    assert service.wait_idle()
+
+
 class ReadingLog:
     """The default extractor, noting every text it reads."""
 
@@ -212,7 +252,9 @@ class NoteThePriority:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux gives each thread its own nice value")
-def test_derivation_embeds_at_background_priority_and_a_question_at_the_requests(engine: Engine) -> None:
+def test_a_backlog_embeds_at_background_priority_and_a_question_or_a_light_record_at_the_requests(
+    engine: Engine,
+) -> None:
     if _nice() != 0:
         pytest.skip("the test process must run at the default priority")
     service = engine.open()
@@ -220,11 +262,17 @@ def test_derivation_embeds_at_background_priority_and_a_question_at_the_requests
     api.brain("notes")
     embedder = NoteThePriority(service.evidence.embedder)
     service.evidence._embedder = embedder
-    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(5)]
+    service.derivation.stop()  # the Records below wait in the store: a backlog at start
+    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
+    service.derivation.start()
     assert all(wait_for(api, "notes", record) for record in ids)
-    assert api.post("/brains/notes/context", {"query": "Which bed needs water?"}).status == 200
     assert embedder.bulk and set(embedder.bulk) == {BACKGROUND_NICE}
+    assert api.post("/brains/notes/context", {"query": "Which bed needs water?"}).status == 200
     assert embedder.questions == [0]
+    embedder.bulk.clear()
+    one = api.remember("notes", "The basil needs water too.").body["id"]  # the whole backlog: light
+    assert wait_for(api, "notes", one)
+    assert embedder.bulk == [0]
     long_texts = service.derivation._long_text_executor()  # the process that reads long documents
     try:
         assert long_texts.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60) == BACKGROUND_NICE

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 
 import pytest
 
-from brainstore.service.derivation import FairQueue, Job
+from brainstore.service.derivation import EXPRESS_CHARS, EXPRESS_JOBS, FairQueue, Job
 from brainstore.service.fair import FairExecutor, NamespaceBusy
 
 
@@ -43,6 +44,78 @@ def test_the_queue_counts_a_record_not_read_yet_by_the_length_it_was_queued_with
     for i in range(2):
         queue.put(Job("record", "test:bulk", "brn_bulk", f"rec_doc{i}", chars=150_000))
     assert len(queue.take(64, 4_000) or []) == 1  # a document counts one slice (SLICE_CHARS), not 150,000
+
+class Jobs:
+    """A FairQueue and the count of each namespace's jobs not done yet, as Derivation keeps it."""
+
+    def __init__(self) -> None:
+        self.outstanding: Counter[str] = Counter()
+        self.queue = FairQueue(lambda namespace: self.outstanding[namespace])
+
+    def put(self, namespace: str, item: str, chars: int = 30) -> Job:
+        job = Job("record", namespace, f"brn_{namespace}", item, chars=chars)
+        self.outstanding[namespace] += 1
+        self.queue.put(job)
+        return job
+
+    def done(self, job: Job) -> None:
+        self.outstanding[job.namespace] -= 1
+        self.queue.wake()
+
+    def take_light(self) -> list[Job]:
+        """take_light(), failing instead of blocking when no namespace is light."""
+        taken: list[list[Job] | None] = []
+        waiter = threading.Thread(target=lambda: taken.append(self.queue.take_light(EXPRESS_CHARS)), daemon=True)
+        waiter.start()
+        waiter.join(5)
+        if waiter.is_alive():
+            self.queue.close()  # it returns None
+            waiter.join(5)
+        assert taken and taken[0] is not None, "no namespace was light"
+        return taken[0]
+
+
+def test_a_namespace_whose_whole_backlog_is_light_is_left_to_the_express_lane() -> None:
+    jobs = Jobs()
+    for i in range(10):
+        jobs.put("bulk", f"rec_b{i}")
+    first = jobs.put("quiet", "rec_q1")
+    assert {j.namespace for j in jobs.queue.take(64, 100_000) or []} == {"bulk"}
+    assert jobs.take_light() == [first]
+    # held by the express lane: its next job waits for it, on both paths
+    second = jobs.put("quiet", "rec_q2")
+    assert jobs.queue.take(64, 100_000, wait=False) == []
+    taken: list[Job] = []
+    waiter = threading.Thread(target=lambda: taken.extend(jobs.take_light()), daemon=True)
+    waiter.start()
+    jobs.queue.release({"quiet"})
+    waiter.join(0.2)
+    assert waiter.is_alive()  # released, but its first job is not done: not light yet
+    jobs.done(first)
+    waiter.join(10)
+    assert taken == [second]
+
+
+def test_a_namespace_with_work_elsewhere_or_too_much_of_it_is_batched() -> None:
+    jobs = Jobs()
+    jobs.outstanding["retried"] += 1  # one job waits for a retry
+    jobs.put("retried", "rec_r1")
+    for i in range(EXPRESS_JOBS + 1):
+        jobs.put("many", f"rec_m{i}")
+    jobs.put("long", "rec_l1", chars=EXPRESS_CHARS + 1)
+    light = jobs.put("light", "rec_x1", chars=EXPRESS_CHARS)
+    batch = jobs.queue.take(64, 100_000) or []
+    assert {j.namespace for j in batch} == {"retried", "many", "long"} and len(batch) == EXPRESS_JOBS + 3
+    assert jobs.take_light() == [light]
+
+
+def test_the_express_lane_takes_several_light_namespaces_up_to_its_text_bound() -> None:
+    jobs = Jobs()
+    for i in range(5):
+        jobs.put(f"tenant{i}", f"rec_{i}", chars=EXPRESS_CHARS // 2)
+    assert [j.item_id for j in jobs.take_light()] == ["rec_0", "rec_1"]
+    assert [j.item_id for j in jobs.take_light()] == ["rec_2", "rec_3"]
+
 
 def test_the_executor_serves_a_quiet_namespace_before_a_backlog() -> None:
     executor = FairExecutor(1, per_namespace=1000)

@@ -28,6 +28,11 @@ next batch only as late as it can still read it before the embedder is free (see
 handed to the applier only once the previous one is taken, and batches are applied in the order they
 were prepared.
 
+A namespace whose whole backlog is a few short Records (EXPRESS_JOBS) does not wait for those
+batches: the express lane reads, embeds and applies its jobs at once, on a thread of its own at the
+requests' priority (the batches embed at background priority), and the worker leaves that namespace
+alone meanwhile. So a tenant posting now and then is not queued behind another tenant's bulk load.
+
 A failure of the embedder, the store or an unreachable extractor (ExtractorUnavailable) leaves the work
 queued and retries it with backoff; any other extraction failure marks that Record failed. Nothing is
 derived twice: a Record is re-read inside the transaction and skipped unless still processing.
@@ -53,7 +58,7 @@ import secrets
 import socket
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
@@ -101,6 +106,14 @@ SLICE_CHARS = 3_000
 # it, that core takes the next call's first piece. Embedding alone, 3,958 LoCoMo chunks in calls of
 # 34 (the size the batches here make), quiet: 245-268 chunks/s one call at a time, 257-282 two.
 EMBEDDINGS_AT_ONCE = 2
+# A namespace whose whole backlog is at most this many jobs and this much text, all of it waiting in
+# the queue (none being derived or waiting for a retry), is light: the express lane derives it at once,
+# beside the batches, instead of behind the batch being embedded and the one read meanwhile. In
+# benches/ingest.py's fairness scenario, a quiet tenant's one-sentence Record spent its worst seconds
+# there during the bulk load's POSTs: up to 1.1 s before a batch took it and 0.7 s in that batch's
+# embedding, at background priority behind the request threads (max 2.38 s on a slow day).
+EXPRESS_JOBS = 4
+EXPRESS_CHARS = 1_000
 # Texts at least this long are extracted off the worker (150,000 characters took 1.7-2.1 s), by the
 # offline rules in a process of their own: on a thread, that much pure Python held the GIL against the
 # request threads and the worker, and a quiet tenant's one-sentence Record took up to 1.7 s to be
@@ -221,12 +234,20 @@ def _corrected_reading(corrected: Sequence[tuple[MemoryRevision, str]], assertio
 
 
 class FairQueue:
-    """Jobs per namespace, taken round robin; a namespace's jobs keep their order."""
+    """Jobs per namespace, taken round robin; a namespace's jobs keep their order.
 
-    def __init__(self) -> None:
+    Light namespaces (EXPRESS_JOBS) are left to :meth:`take_light`, which holds them until
+    :meth:`release`: :meth:`take` leaves their jobs alone meanwhile too, so one namespace's jobs are
+    never derived on both paths at once. ``outstanding`` says how many jobs a namespace has in all,
+    queued or not (being derived, waiting for a retry, read apart): a namespace is light only when
+    every one of them is queued here."""
+
+    def __init__(self, outstanding: Callable[[str], int] = lambda namespace: 0) -> None:
         self._queues: OrderedDict[str, deque[Job]] = OrderedDict()
         self._cond = threading.Condition()
         self._closed = False
+        self._outstanding = outstanding
+        self._held: set[str] = set()  # namespaces the express lane is deriving
 
     def put(self, job: Job, *, front: bool = False) -> None:
         with self._cond:
@@ -237,19 +258,25 @@ class FairQueue:
                 queue.appendleft(job)
             else:
                 queue.append(job)
-            self._cond.notify()
+            self._cond.notify_all()  # the worker and the express lane wait for different jobs
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
 
+    def wake(self) -> None:
+        """A job left the pipeline: its namespace may have become light."""
+        with self._cond:
+            self._cond.notify_all()
+
     def take(self, max_jobs: int, max_chars: int, *, wait: bool = True) -> list[Job] | None:
-        """A batch, round robin across namespaces; None once closed. While there is nothing, blocks,
-        or with ``wait=False`` returns an empty batch."""
+        """A batch, round robin across the namespaces that are neither light nor held by the express
+        lane; None once closed. While there is nothing, blocks, or with ``wait=False`` returns an
+        empty batch."""
         with self._cond:
             if wait:
-                self._cond.wait_for(lambda: self._closed or any(self._queues.values()))
+                self._cond.wait_for(lambda: self._closed or any(map(self._batched, self._queues)))
             if self._closed:
                 return None
             batch: list[Job] = []
@@ -260,6 +287,8 @@ class FairQueue:
                     queue = self._queues[namespace]
                     if not queue:
                         del self._queues[namespace]
+                        continue
+                    if not self._batched(namespace):
                         continue
                     if batch and chars + min(queue[0].cost(), max_chars) > max_chars:
                         continue
@@ -275,6 +304,42 @@ class FairQueue:
                 if not progressed or len(batch) >= max_jobs or chars >= max_chars:
                     break
             return batch
+
+    def take_light(self, max_chars: int) -> list[Job] | None:
+        """Every job of the light namespaces, up to ``max_chars`` of text (a first namespace whatever
+        its size), in their order; the namespaces are held until :meth:`release`. Blocks until one is
+        light; None once closed."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._closed or any(self._light(ns) for ns in self._queues))
+            if self._closed:
+                return None
+            batch: list[Job] = []
+            chars = 0
+            for namespace in [ns for ns in self._queues if self._light(ns)]:
+                cost = sum(job.cost() for job in self._queues[namespace])
+                if batch and chars + cost > max_chars:
+                    break
+                batch.extend(self._queues.pop(namespace))
+                chars += cost
+                self._held.add(namespace)
+            return batch
+
+    def release(self, namespaces: set[str]) -> None:
+        with self._cond:
+            self._held -= namespaces
+            self._cond.notify_all()
+
+    def _batched(self, namespace: str) -> bool:
+        return bool(self._queues[namespace]) and namespace not in self._held and not self._light(namespace)
+
+    def _light(self, namespace: str) -> bool:
+        queue = self._queues[namespace]
+        return (
+            namespace not in self._held
+            and 0 < len(queue) <= EXPRESS_JOBS
+            and len(queue) == self._outstanding(namespace)
+            and sum(job.cost() for job in queue) <= EXPRESS_CHARS
+        )
 
 
 class Derivation:
@@ -294,8 +359,10 @@ class Derivation:
         self.extractor = extractor
         self.namespace_of = namespace_of
         self.on_applied = on_applied
-        self._queue = FairQueue()
+        self._outstanding: Counter[str] = Counter()  # namespace -> its jobs not done yet (under _idle)
+        self._queue = FairQueue(self._outstanding_jobs)
         self._thread: threading.Thread | None = None
+        self._express: threading.Thread | None = None
         # prepared batches on their way to the applier; None tells it to stop
         self._prepared: queue.Queue[list[Job] | None] = queue.Queue(maxsize=1)
         self._applier: threading.Thread | None = None
@@ -333,9 +400,10 @@ class Derivation:
         if self._thread is not None:
             return
         self._stopping = False
-        self._queue = FairQueue()
+        self._queue = FairQueue(self._outstanding_jobs)
         with self._idle:  # the store is the durable queue: everything still to do is read back below
             self._pending = 0
+            self._outstanding.clear()
             self._queued_records.clear()
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
@@ -351,6 +419,9 @@ class Derivation:
         if self.store.schema_version() >= StoreFeature.MEMORIES:
             for brain_uid, memory_id in self.store.memories_in_status("pending"):
                 self.put_memory(brain_uid, memory_id)
+        # after the backlog read back is queued: it is no namespace's light work
+        self._express = threading.Thread(target=self._run_express, name="brainstore-derivation-express", daemon=True)
+        self._express.start()
         if self._shared() is not None:
             self._scan_stop.clear()
             self._scanner = threading.Thread(target=self._scan, name="brainstore-derivation-scan", daemon=True)
@@ -394,6 +465,9 @@ class Derivation:
             self._queue.close()
             self._thread.join(timeout=30)  # it hands the applier its last batch, then None
             self._thread = None
+        if self._express is not None:
+            self._express.join(timeout=30)
+            self._express = None
         self._embedding.shutdown(wait=False)
         if self._applier is not None:
             self._applier.join(timeout=30)
@@ -404,6 +478,7 @@ class Derivation:
             self._long_texts = None
         with self._idle:
             self._pending = 0
+            self._outstanding.clear()
             self._queued_records.clear()
             self._queued_memories.clear()
             self._idle.notify_all()
@@ -424,20 +499,29 @@ class Derivation:
 
     def put_record(self, brain_uid: str, record_id: str, seq: int = 0, chars: int = 0) -> None:
         """Queue a Record; ``chars``, its text's length, lets a batch count it before reading it."""
+        job = Job("record", self._namespace(brain_uid), brain_uid, record_id, seq, chars)
         with self._idle:
             self._queued_records.setdefault(brain_uid, {})[record_id] = seq  # holds back its watermark
             if self._thread is None:
                 return  # stopped: the Record stays processing in the store, and start() queues it
             self._pending += 1
-        self._queue.put(Job("record", self._namespace(brain_uid), brain_uid, record_id, seq, chars))
+            self._outstanding[job.namespace] += 1
+        self._queue.put(job)
 
     def put_memory(self, brain_uid: str, memory_id: str) -> None:
         if self._thread is None:
             return  # stopped: the Memory stays pending in the store, and start() queues it
+        job = Job("memory", self._namespace(brain_uid), brain_uid, memory_id)
         with self._idle:
             self._pending += 1
+            self._outstanding[job.namespace] += 1
             self._queued_memories.add((brain_uid, memory_id))
-        self._queue.put(Job("memory", self._namespace(brain_uid), brain_uid, memory_id))
+        self._queue.put(job)
+
+    def _outstanding_jobs(self, namespace: str) -> int:
+        # Read without _idle: a job is counted before it is queued and uncounted once it is done, so a
+        # namespace never looks light while one of its jobs is elsewhere.
+        return self._outstanding.get(namespace, 0)
 
     def adopt_memory(self, brain_uid: str, memory_id: str) -> None:
         """Queue a Memory left pending (by a process that may have died), unless it is queued here.
@@ -466,6 +550,11 @@ class Derivation:
     def _done(self, job: Job) -> None:
         with self._idle:
             self._pending -= 1
+            left = self._outstanding[job.namespace] - 1
+            if left > 0:
+                self._outstanding[job.namespace] = left
+            else:
+                self._outstanding.pop(job.namespace, None)
             if job.kind == "memory":
                 self._queued_memories.discard((job.brain_uid, job.item_id))
             if job.kind == "record":
@@ -475,6 +564,7 @@ class Derivation:
                     if not held:
                         del self._queued_records[job.brain_uid]
             self._idle.notify_all()
+        self._queue.wake()
 
     # --- the worker ---------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -508,6 +598,28 @@ class Derivation:
             if embedding is not None:
                 self._hand_over(embedding)
             self._prepared.put(None)
+
+    def _run_express(self) -> None:
+        """The express lane: the light namespaces' jobs (EXPRESS_JOBS), read, embedded and applied at
+        once on this thread, at the requests' priority, beside the worker's batches."""
+        while (batch := self._queue.take_light(EXPRESS_CHARS)) is not None:
+            try:
+                self._derive_express(batch)
+            finally:
+                self._queue.release({job.namespace for job in batch})
+
+    def _derive_express(self, batch: list[Job]) -> None:
+        jobs = self._load_batch(batch)
+        try:
+            while unembedded := [job for job in jobs if not job.ready]:
+                self._embed(unembedded)  # each call embeds at least one more chunk of every job
+        except Exception:
+            log.exception("embedding an express batch failed; retrying its work")
+            for job in jobs:
+                self._retry_later(job)
+            return
+        if jobs:
+            self._apply_or_retry(jobs)
 
     def _start_embedding(self, jobs: list[Job], *, after: _Embedding | None) -> _Embedding:
         chars = sum(job.cost() for job in jobs)
@@ -556,12 +668,15 @@ class Derivation:
 
     def _apply_prepared(self) -> None:
         while (finished := self._prepared.get()) is not None:
-            try:
-                self._apply_batch(finished)
-            except Exception:  # a bug must not kill the applier: retry each job on its own
-                log.exception("applying a derivation batch failed; retrying its work")
-                for job in finished:
-                    self._retry_later(job)
+            self._apply_or_retry(finished)
+
+    def _apply_or_retry(self, finished: list[Job]) -> None:
+        try:
+            self._apply_batch(finished)
+        except Exception:  # a bug must not kill the thread applying: retry each job on its own
+            log.exception("applying a derivation batch failed; retrying its work")
+            for job in finished:
+                self._retry_later(job)
 
     def _apply_batch(self, finished: list[Job]) -> None:
         try:
