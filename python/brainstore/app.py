@@ -37,10 +37,10 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
     if config.engine == "postgres":
         from brainstore.store.postgres import PostgresStore
 
-        # Every thread of the worker (gunicorn's; derivation's reader, applier, long-text reader and
-        # scan of the shared queue; the two Context completions and their sweep; the VACUUM) holds at
-        # most one connection at a time.
-        store = PostgresStore(config.require_database_url(), pool_size=config.threads + 8)
+        # Every thread of the worker (gunicorn's; derivation's reader, express lane, applier, long-text
+        # reader and scan of the shared queue; the two Context completions and their sweep; the VACUUM)
+        # holds at most one connection at a time.
+        store = PostgresStore(config.require_database_url(), pool_size=config.threads + 9)
     else:
         from brainstore.store.duckdb import DuckDBStore
 
