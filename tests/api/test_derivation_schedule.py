@@ -138,6 +138,33 @@ def test_a_light_tenants_record_is_derived_while_another_tenants_backlog_is_embe
     assert service.wait_idle()
 
 
+class NoteThePreparation:
+    """An embedder noting whether derivation prepared its passage path."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+        self.prepared = threading.Event()
+
+    def prepare_bulk(self) -> None:
+        self.prepared.set()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_derivation_prepares_the_embedder_before_the_first_record(engine: Engine) -> None:
+    service = engine.open()
+    service.derivation.stop()
+    embedder = NoteThePreparation(service.evidence.embedder)
+    service.evidence._embedder = embedder
+    service.derivation.start()
+    assert embedder.prepared.wait(10)  # no Record was posted
+
+
 class ReadingLog:
     """The default extractor, noting every text it reads."""
 

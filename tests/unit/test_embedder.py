@@ -188,6 +188,17 @@ def test_a_forked_process_makes_its_own_bulk_pool(onnx: OnnxEmbedder, monkeypatc
     child_pool.shutdown()
 
 
+def test_the_bulk_session_can_be_made_before_the_first_call(onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import brainstore.retrieval.embedder as embedder_module
+
+    onnx.embed(MIXED)  # this process's session exists
+    monkeypatch.setattr(embedder_module.os, "getpid", lambda: -2)  # as in a new worker process
+    onnx.prepare_bulk()
+    assert onnx._bulk is not None and onnx._bulk[0] == -2
+    for pool in onnx._bulk[2].values():
+        pool.shutdown()
+
+
 def test_duplicates_in_one_batch_are_identical(onnx: OnnxEmbedder) -> None:
     out = onnx.embed(["same text", "other", "same text"])
     assert np.array_equal(out[0], out[2])

@@ -291,8 +291,8 @@ class OnnxEmbedder:
         self._in_flight = 0  # embedding calls running, bulk or question
         self._in_flight_lock = threading.Lock()
         # the bulk session and its pools, one per nice value of the threads that call (see
-        # BACKGROUND_NICE), made on first use (and again in a forked child, whose copy of a pool has no
-        # threads): (pid, session, {nice: pool})
+        # BACKGROUND_NICE), made on first use or by prepare_bulk (and again in a forked child, whose copy
+        # of a pool has no threads): (pid, session, {nice: pool})
         self._bulk: tuple[int, Any, dict[int, ThreadPoolExecutor]] | None = None
         self._bulk_lock = threading.Lock()
 
@@ -362,6 +362,11 @@ class OnnxEmbedder:
         if not isinstance(text, str):
             raise TypeError(f"text is {type(text).__name__}, not str")
         return self._encode([text], bulk=False)[0]
+
+    def prepare_bulk(self) -> None:
+        """Load the session :meth:`embed` runs in this process now (the bulk graph, checked against the
+        model: about a second) instead of in the first call."""
+        self._bulk_runner(_thread_nice())
 
     def _bulk_runner(self, nice: int = 0) -> tuple[Any, ThreadPoolExecutor]:
         """The bulk session, and the pool whose threads run at ``nice`` (the caller's priority)."""

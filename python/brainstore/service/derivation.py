@@ -576,6 +576,10 @@ class Derivation:
         embedder is free: taken at once, it would wait a whole embedding with its Records in it, and
         a quiet tenant's Record that comes meanwhile would wait for it too."""
         warm_up()  # here, off the request threads
+        try:
+            self.evidence.prepare_bulk()
+        except Exception as exc:  # the first embedding meets it again, and its Records are retried
+            log.warning("the embedder could not be prepared: %s", exc)
         embedding: _Embedding | None = None
         try:
             while True:

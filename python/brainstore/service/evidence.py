@@ -162,6 +162,14 @@ class EvidenceIndexes:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.embed(list(texts))
 
+    def prepare_bulk(self) -> None:
+        """Ready what :meth:`embed` runs before the first Record needs it: a new server's first Record
+        waited about a second for the offline model's passage session. An embedder with no such step
+        (a hosted provider) has nothing to do."""
+        prepare = getattr(self.embedder, "prepare_bulk", None)
+        if prepare is not None:
+            prepare()
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_query(text)
 
