@@ -45,6 +45,7 @@ def test_the_queue_counts_a_record_not_read_yet_by_the_length_it_was_queued_with
         queue.put(Job("record", "test:bulk", "brn_bulk", f"rec_doc{i}", chars=150_000))
     assert len(queue.take(64, 4_000) or []) == 1  # a document counts one slice (SLICE_CHARS), not 150,000
 
+
 class Jobs:
     """A FairQueue and the count of each namespace's jobs not done yet, as Derivation keeps it."""
 
