@@ -16,6 +16,7 @@ import pytest
 from brainstore.api.app import create_app
 from brainstore.derive import Assertion, SourceText, default_extractor
 from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
+from brainstore.service import Service
 from brainstore.service.derivation import LONG_TEXT_CHARS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
@@ -98,12 +99,34 @@ def test_the_rules_read_a_long_document_in_a_process_of_their_own(engine: Engine
     assert any("Porto" in m["statement"] for m in memories)
 
 
-class BacklogEmbeddingHeld:
+class WrappedEmbedder:
+    """The service's embedder, passed through: the tests' embedders below change one thing of it."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def backlog(service: Service, api: Api, brain: str, count: int = 40) -> list[str]:
+    """``count`` notes posted while derivation is stopped, then started: a backlog, queued at once."""
+    service.derivation.stop()  # the Records wait in the store, and start() queues them together
+    ids = [api.remember(brain, f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(count)]
+    service.derivation.start()
+    return ids
+
+
+class BacklogEmbeddingHeld(WrappedEmbedder):
     """An embedder whose calls for texts holding ``marker`` wait until the test lets them go."""
 
     def __init__(self, inner: Embedder, marker: str) -> None:
-        self.inner, self.marker = inner, marker
-        self.model_name, self.dimension = inner.model_name, inner.dimension
+        super().__init__(inner)
+        self.marker = marker
         self.started, self.release = threading.Event(), threading.Event()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -111,9 +134,6 @@ class BacklogEmbeddingHeld:
             self.started.set()
             assert self.release.wait(60)
         return self.inner.embed(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
 
 
 def test_a_light_tenants_record_is_derived_while_another_tenants_backlog_is_embedded(engine: Engine) -> None:
@@ -124,9 +144,7 @@ def test_a_light_tenants_record_is_derived_while_another_tenants_backlog_is_embe
     quiet.brain("notes")
     embedder = BacklogEmbeddingHeld(service.evidence.embedder, "tomatoes")
     service.evidence._embedder = embedder
-    service.derivation.stop()  # the Records below wait in the store: a backlog at start
-    ids = [bulk.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
-    service.derivation.start()
+    ids = backlog(service, bulk, "notes")
     assert embedder.started.wait(30)  # a batch of the backlog is being embedded, and stays so
     try:
         short = quiet.remember("notes", "I had tea with Sam today.").body["id"]
@@ -138,22 +156,15 @@ def test_a_light_tenants_record_is_derived_while_another_tenants_backlog_is_embe
     assert service.wait_idle()
 
 
-class NoteThePreparation:
+class NoteThePreparation(WrappedEmbedder):
     """An embedder noting whether derivation prepared its passage path."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_name, self.dimension = inner.model_name, inner.dimension
+        super().__init__(inner)
         self.prepared = threading.Event()
 
     def prepare_bulk(self) -> None:
         self.prepared.set()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
 
 
 def test_derivation_prepares_the_embedder_before_the_first_record(engine: Engine) -> None:
@@ -178,13 +189,13 @@ class ReadingLog:
         return self.inner.extract(source, self_name=self_name)
 
 
-class FirstEmbeddingWaits:
+class FirstEmbeddingWaits(WrappedEmbedder):
     """An embedder whose first call waits (10 s at most) until the extractor has read a text that
     call does not embed: a worker that reads the next batch while one embeds lets it go at once."""
 
     def __init__(self, inner: Embedder, extractor: ReadingLog) -> None:
-        self.inner, self.extractor = inner, extractor
-        self.model_name, self.dimension = inner.model_name, inner.dimension
+        super().__init__(inner)
+        self.extractor = extractor
         self.calls = 0
         self.next_batch_read_meanwhile = False
 
@@ -199,31 +210,25 @@ class FirstEmbeddingWaits:
                 time.sleep(0.01)
         return self.inner.embed(texts)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
-
 
 def test_the_next_batch_is_read_while_one_is_embedded(engine: Engine) -> None:
     extractor = ReadingLog()
     service = engine.open(extractor)  # type: ignore[arg-type]
     api = Api(create_app(service), KEY)
     api.brain("notes")
-    service.derivation.stop()  # the Records below wait in the store, and are queued together at start
-    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
     embedder = FirstEmbeddingWaits(service.evidence.embedder, extractor)
     service.evidence._embedder = embedder
-    service.derivation.start()
+    ids = backlog(service, api, "notes")
     assert all(wait_for(api, "notes", record) for record in ids)
     assert embedder.next_batch_read_meanwhile
 
 
-class FirstEmbeddingWaitsForTheNext:
+class FirstEmbeddingWaitsForTheNext(WrappedEmbedder):
     """An embedder whose first call waits (10 s at most) until a second call has begun: a worker that
     queues the next batch's embedding behind the one in progress lets it go at once."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_name, self.dimension = inner.model_name, inner.dimension
+        super().__init__(inner)
         self.second_call = threading.Event()
         self.second_began_during_the_first = False
         self.calls = 0
@@ -239,19 +244,14 @@ class FirstEmbeddingWaitsForTheNext:
             self.second_call.set()
         return self.inner.embed(texts)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
-
 
 def test_the_next_batch_is_embedded_behind_the_one_in_progress(engine: Engine) -> None:
     service = engine.open()
     api = Api(create_app(service), KEY)
     api.brain("notes")
-    service.derivation.stop()  # the Records below wait in the store, and are queued together at start
-    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
     embedder = FirstEmbeddingWaitsForTheNext(service.evidence.embedder)
     service.evidence._embedder = embedder
-    service.derivation.start()
+    ids = backlog(service, api, "notes")
     assert all(wait_for(api, "notes", record) for record in ids)
     assert embedder.second_began_during_the_first
 
@@ -260,12 +260,11 @@ def _nice() -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
 
 
-class NoteThePriority:
+class NoteThePriority(WrappedEmbedder):
     """An embedder noting the nice value of the thread that runs each call."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_name, self.dimension = inner.model_name, inner.dimension
+        super().__init__(inner)
         self.bulk: list[int] = []
         self.questions: list[int] = []
 
@@ -289,9 +288,7 @@ def test_a_backlog_embeds_at_background_priority_and_a_question_or_a_light_recor
     api.brain("notes")
     embedder = NoteThePriority(service.evidence.embedder)
     service.evidence._embedder = embedder
-    service.derivation.stop()  # the Records below wait in the store: a backlog at start
-    ids = [api.remember("notes", f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(40)]
-    service.derivation.start()
+    ids = backlog(service, api, "notes")
     assert all(wait_for(api, "notes", record) for record in ids)
     assert embedder.bulk and set(embedder.bulk) == {BACKGROUND_NICE}
     assert api.post("/brains/notes/context", {"query": "Which bed needs water?"}).status == 200
