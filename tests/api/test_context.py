@@ -251,6 +251,11 @@ def test_context_traces(api: Api, service: Service) -> None:
     trace = api.get(f"/brains/b1/traces/{first['id']}").body
     assert trace["kind"] == "context" and trace["lanes"] and trace["scores"]
     assert {lane["name"] for lane in trace["lanes"]} >= {"lexical", "vector"}
+    # each scored chunk names the lanes that found it, at its rank there; every lane's first hit is scored
+    found = [(name, hit["rank"]) for score in trace["scores"] for name, hit in score["lanes"].items()]
+    assert {name for name, _ in found} <= {lane["name"] for lane in trace["lanes"]}
+    assert {(lane["name"], 0) for lane in trace["lanes"] if lane["candidates"]} <= set(found)
+    assert len(set(found)) == len(found)
     assert trace["context"]["id"] == first["id"] and trace["cost"]["generative_calls"] == 0
     listed = [t["id"] for t in api.get("/brains/b1/traces").body["data"]]
     assert listed.index(second["id"]) < listed.index(first["id"])

@@ -547,7 +547,7 @@ def test_retrieve_finds_lexical_and_vector_matches() -> None:
     assert "t1" in records and "t4" in records
     assert records[0] in {"t1", "t4"}
     top = next(c for c in r.candidates if c.chunk.record_id == "t1")
-    assert top.lanes["lexical"]["rank"] == 0
+    assert r.lane_ranks([top.chunk.id])[0]["lexical"]["rank"] == 0
     assert [lane["name"] for lane in r.lanes] == ["lexical", "vector"]
     assert not any(lane["cut"] for lane in r.lanes)
     assert r.tokens_used == sum(c.tokens for c in r.selected)

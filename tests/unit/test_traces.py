@@ -116,6 +116,13 @@ def test_a_lone_surrogate_in_a_trace_never_fails_the_request() -> None:
     assert held is not None and held["error"]["message"] == "bad ? here" and isinstance(held["at"], str)
 
 
+def test_a_key_that_is_not_a_string_is_held_as_one() -> None:
+    traces = Traces(5)
+    traces.add("trc_1", "test:acme", None, {"id": "trc_1", "counts": {1: "one", "two": 2}})
+    held = traces.get("trc_1", "test:acme", "b1")
+    assert held is not None and held["counts"] == {"1": "one", "two": 2}
+
+
 # ------------------------------------------------------------------- reserved, written after the response
 
 

@@ -101,7 +101,6 @@ DEFAULT_CONFIG = RetrievalConfig()
 class Candidate:
     chunk: Chunk
     score: float
-    lanes: dict[str, dict] = field(default_factory=dict)  # lane name -> {"rank", "score"}
     tokens: int = 0  # tokens of the chunk's cited form, what packing charges for it alone
     joined: int = 0  # tokens of its text after a joining space, in a passage with its neighbour
     before: int | None = None  # the chunk right before it in its Record's text
@@ -130,6 +129,18 @@ class Retrieval:
     lanes: list[dict]  # {"name", "candidates", "ms", "cut"}
     tokens_used: int
     unknowns: list[str]
+    lane_hits: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # each lane's ranked hits
+
+    def lane_ranks(self, chunk_ids: Sequence[int]) -> list[dict[str, dict]]:
+        """Per chunk, lane name -> {"rank", "score"} of each lane that found it. Only a trace reads this,
+        after the response: the Context does not wait for it."""
+        found: dict[int, dict[str, dict]] = {chunk_id: {} for chunk_id in chunk_ids}
+        for name, hits in self.lane_hits.items():
+            for rank, (chunk_id, score) in enumerate(hits):
+                lanes = found.get(chunk_id)
+                if lanes is not None:
+                    lanes[name] = {"rank": rank, "score": score}
+        return [found[chunk_id] for chunk_id in chunk_ids]
 
 
 # ------------------------------------------------------------------------------------- query words
@@ -474,21 +485,13 @@ def retrieve(
         max_candidates=config.max_candidates,
     )
 
-    ranks: dict[str, dict[int, int]] = {
-        name: {cid: r for r, (cid, _) in enumerate(hits)} for name, hits in lane_hits.items()
-    }
     get_chunk = index._chunks.get
     candidates = []
     for chunk_id, score, tokens, joined, before in ranked:
         c = get_chunk(chunk_id)
         if c is None:
             continue  # its Record was forgotten since the lanes ran
-        per_lane = {}
-        for name, table in ranks.items():
-            r = table.get(chunk_id)
-            if r is not None:
-                per_lane[name] = {"rank": r, "score": lane_hits[name][r][1]}
-        candidates.append(Candidate(c, score, per_lane, tokens, joined, before))
+        candidates.append(Candidate(c, score, tokens, joined, before))
 
     # --- near-duplicates, packing
     # Only the head of the ranking can be packed: stop once it holds twice the budget (near-duplicate
@@ -516,7 +519,7 @@ def retrieve(
     used = sum(p.tokens for p in selected)
     while used > budget_tokens:
         used -= selected.pop().tokens
-    return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected))
+    return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
 
 
 def _predecessors(pool: list[Candidate]) -> list[int]:

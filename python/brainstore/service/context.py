@@ -43,7 +43,7 @@ from brainstore.errors import invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import format_day
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
-from brainstore.retrieval.pipeline import Passage, Retrieval, content_terms, retrieve
+from brainstore.retrieval.pipeline import Candidate, Passage, Retrieval, content_terms, retrieve
 from brainstore.service.answer import Composer, ExtractiveComposer, ServedPassage
 from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain, shared_store
 from brainstore.service.derivation import Derivation
@@ -376,15 +376,20 @@ class Contexts:
             "http_status": status,
             "error": None,
             "lanes": retrieval.lanes if retrieval else [],
-            "scores": [
-                {"chunk_id": str(c.chunk.id), "record_id": c.chunk.record_id, "lanes": c.lanes, "final": c.score}
-                for c in (retrieval.candidates[:100] if retrieval else [])
-            ],
+            "scores": Contexts._scores(retrieval.candidates[:100], retrieval) if retrieval else [],
             "citations": context.get("citations", []),
             "budget": context.get("budget"),
             "cost": context.get("cost"),
             "context": context,
         }
+
+    @staticmethod
+    def _scores(candidates: list[Candidate], retrieval: Retrieval) -> list[dict[str, Any]]:
+        lanes = retrieval.lane_ranks([c.chunk.id for c in candidates])
+        return [
+            {"chunk_id": str(c.chunk.id), "record_id": c.chunk.record_id, "lanes": found, "final": c.score}
+            for c, found in zip(candidates, lanes, strict=True)
+        ]
 
     @staticmethod
     def _named(retrieval: Retrieval | None, quoted: frozenset[str]) -> frozenset[str]:
