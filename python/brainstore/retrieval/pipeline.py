@@ -97,7 +97,9 @@ class RetrievalConfig:
 DEFAULT_CONFIG = RetrievalConfig()
 
 
-@dataclass(frozen=True)
+# Not frozen: a Context makes about 150 of these and 90 Passages, and a frozen dataclass's __init__
+# (object.__setattr__ per field) took 1.2 us a Candidate against 0.3.
+@dataclass(slots=True)
 class Candidate:
     chunk: Chunk
     score: float
@@ -106,7 +108,7 @@ class Candidate:
     before: int | None = None  # the chunk right before it in its Record's text
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Passage:
     """Packed evidence as the Context returns it: one chunk, or consecutive chunks of one Record
     packed together and rendered under one header (``"Caroline (8 May 2023): First. Second."``)."""
