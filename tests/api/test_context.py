@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -372,8 +373,6 @@ def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
 def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_them_once(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import threading
-
     from brainstore.service import derivation
 
     monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.3,))
@@ -404,8 +403,6 @@ def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_
 def test_a_failed_batch_of_a_backlog_is_applied_again_record_by_record(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import threading
-
     real, failed = service.store.append_record_statuses, threading.Event()
 
     def fail_once(events: Any) -> Any:
@@ -475,8 +472,6 @@ def test_a_brain_whose_index_is_being_built_holds_up_its_own_changes_and_no_othe
 ) -> None:
     """A cold Brain's first Context builds its index (seconds from files, minutes from the store at
     100,000 chunks) under that Brain's lock: its own writers wait, another tenant's derivation does not."""
-    import threading
-
     from tests.conftest import OTHER_PROJECT_KEY
 
     other = Api(api.app, key=OTHER_PROJECT_KEY)
@@ -528,8 +523,6 @@ def test_writing_one_brains_index_files_holds_up_no_other_brains_forget(
 ) -> None:
     """Writing a 100,000-chunk index takes about 2 s; a forget deletes its Brain's files, and waits
     only for a save of that Brain (which it must follow, so the files never keep what it erased)."""
-    import threading
-
     from brainstore.retrieval.index import BrainIndex
     from tests.conftest import OTHER_PROJECT_KEY, open_engine
 
@@ -592,8 +585,6 @@ def _resident_brains(service: Service) -> set[str]:
 def test_beyond_resident_chunks_the_least_recently_searched_index_leaves_memory_and_loads_again(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import threading
-
     from tests.conftest import open_engine
 
     service = open_engine("duckdb", tmp_path)

@@ -359,7 +359,8 @@ class Derivation:
         self.extractor = extractor
         self.namespace_of = namespace_of
         self.on_applied = on_applied
-        self._outstanding: Counter[str] = Counter()  # namespace -> its jobs not done yet (under _idle)
+        # namespace -> its jobs not done yet, queued or anywhere else (under _idle); empty when idle
+        self._outstanding: Counter[str] = Counter()
         self._queue = FairQueue(self._outstanding_jobs)
         self._thread: threading.Thread | None = None
         self._express: threading.Thread | None = None
@@ -371,7 +372,6 @@ class Derivation:
         self._pace = _Pace()
         self._long_texts: Executor | None = None  # extraction of long texts, off the worker
         self._idle = threading.Condition()
-        self._pending = 0
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
         self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
         self._retries: set[threading.Timer] = set()
@@ -402,7 +402,6 @@ class Derivation:
         self._stopping = False
         self._queue = FairQueue(self._outstanding_jobs)
         with self._idle:  # the store is the durable queue: everything still to do is read back below
-            self._pending = 0
             self._outstanding.clear()
             self._queued_records.clear()
             self._queued_memories.clear()
@@ -477,7 +476,6 @@ class Derivation:
             self._long_texts.shutdown(wait=False, cancel_futures=True)
             self._long_texts = None
         with self._idle:
-            self._pending = 0
             self._outstanding.clear()
             self._queued_records.clear()
             self._queued_memories.clear()
@@ -491,7 +489,7 @@ class Derivation:
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout)
+            return self._idle.wait_for(lambda: not self._outstanding, timeout=timeout)
 
     # --- queueing ---------------------------------------------------------------------------------------
     def _namespace(self, brain_uid: str) -> str:
@@ -504,7 +502,6 @@ class Derivation:
             self._queued_records.setdefault(brain_uid, {})[record_id] = seq  # holds back its watermark
             if self._thread is None:
                 return  # stopped: the Record stays processing in the store, and start() queues it
-            self._pending += 1
             self._outstanding[job.namespace] += 1
         self._queue.put(job)
 
@@ -513,7 +510,6 @@ class Derivation:
             return  # stopped: the Memory stays pending in the store, and start() queues it
         job = Job("memory", self._namespace(brain_uid), brain_uid, memory_id)
         with self._idle:
-            self._pending += 1
             self._outstanding[job.namespace] += 1
             self._queued_memories.add((brain_uid, memory_id))
         self._queue.put(job)
@@ -549,7 +545,6 @@ class Derivation:
 
     def _done(self, job: Job) -> None:
         with self._idle:
-            self._pending -= 1
             left = self._outstanding[job.namespace] - 1
             if left > 0:
                 self._outstanding[job.namespace] = left
