@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from datetime import UTC, datetime
 
 import pytest
 
-from brainstore.service.derivation import EXPRESS_CHARS, EXPRESS_JOBS, FairQueue, Job
+from brainstore.derive import source_text
+from brainstore.domain import Record
+from brainstore.service.derivation import EXPRESS_CHARS, EXPRESS_JOBS, FairQueue, Job, text_length
 from brainstore.service.fair import FairExecutor, NamespaceBusy
 
 
@@ -46,6 +49,23 @@ def test_the_queue_counts_a_record_not_read_yet_by_the_length_it_was_queued_with
     assert len(queue.take(64, 4_000) or []) == 1  # a document counts one slice (SLICE_CHARS), not 150,000
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"kind": "message", "text": "I had tea with Sam.", "speaker": "Ana"},
+        {"kind": "document", "text": "Minutes of the meeting."},
+        {"kind": "event", "name": "x" * 5_000},
+        {"kind": "event", "name": "deploy", "text": "y" * 5_000},
+        {"kind": "fact", "subject": "Ana", "predicate": "lives in", "value": "z" * 1_000},
+        {"kind": "fact", "text": "Ana lives in Porto."},
+    ],
+)
+def test_a_record_is_queued_with_the_length_of_the_text_it_is_read_as(content: dict[str, str]) -> None:
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    record = Record("rec_1", "brn_1", content, None, "shareable", when, when, "api", 1)
+    assert text_length(record) == len(source_text(content, self_name=None, occurred_at=when).text) > 10
+
+
 class Jobs:
     """A FairQueue and the count of each namespace's jobs not done yet, as Derivation keeps it."""
 
@@ -53,7 +73,7 @@ class Jobs:
         self.outstanding: Counter[str] = Counter()
         self.queue = FairQueue(lambda namespace: self.outstanding[namespace])
 
-    def put(self, namespace: str, item: str, chars: int = 30) -> Job:
+    def put(self, namespace: str, item: str, chars: int | None = 30) -> Job:
         job = Job("record", namespace, f"brn_{namespace}", item, chars=chars)
         self.outstanding[namespace] += 1
         self.queue.put(job)
@@ -107,6 +127,14 @@ def test_a_namespace_with_work_elsewhere_or_too_much_of_it_is_batched() -> None:
     light = jobs.put("light", "rec_x1", chars=EXPRESS_CHARS)
     batch = jobs.queue.take(64, 100_000) or []
     assert {j.namespace for j in batch} == {"retried", "many", "long"} and len(batch) == EXPRESS_JOBS + 3
+    assert jobs.take_light() == [light]
+
+
+def test_a_namespace_holding_a_record_of_unknown_length_is_batched() -> None:
+    jobs = Jobs()
+    guessed = jobs.put("restarted", "rec_u1", chars=None)  # read back at a start: guessed at a turn's length
+    light = jobs.put("light", "rec_x1")
+    assert jobs.queue.take(64, 100_000, wait=False) == [guessed]
     assert jobs.take_light() == [light]
 
 

@@ -107,11 +107,13 @@ SLICE_CHARS = 3_000
 # 34 (the size the batches here make), quiet: 245-268 chunks/s one call at a time, 257-282 two.
 EMBEDDINGS_AT_ONCE = 2
 # A namespace whose whole backlog is at most this many jobs and this much text, all of it waiting in
-# the queue (none being derived or waiting for a retry), is light: the express lane derives it at once,
-# beside the batches, instead of behind the batch being embedded and the one read meanwhile. In
-# benches/ingest.py's fairness scenario, a quiet tenant's one-sentence Record spent its worst seconds
-# there during the bulk load's POSTs: up to 1.1 s before a batch took it and 0.7 s in that batch's
-# embedding, at background priority behind the request threads (max 2.38 s on a slow day).
+# the queue (none being derived or waiting for a retry) and of known length, is light: the express
+# lane derives it at once, beside the batches, instead of behind the batch being embedded and the one
+# read meanwhile. In benches/ingest.py's fairness scenario, a quiet tenant's one-sentence Record spent
+# its worst seconds there during the bulk load's POSTs: up to 1.1 s before a batch took it and 0.7 s in
+# that batch's embedding, at background priority behind the request threads (max 2.38 s on a slow
+# day). A Record of unknown length (read back at a start) is guessed at a turn's: it could be a
+# document, which would hold the lane, and every light namespace behind it, for seconds.
 EXPRESS_JOBS = 4
 EXPRESS_CHARS = 1_000
 # Texts at least this long are extracted off the worker (150,000 characters took 1.7-2.1 s), by the
@@ -169,7 +171,7 @@ class Job:
     brain_uid: str
     item_id: str
     seq: int = 0  # a Record's change sequence (0 when unknown: it then holds back every watermark)
-    chars: int = 0  # the length of a Record's text when it was queued (0 when unknown)
+    chars: int | None = None  # the length of a Record's text when it was queued (None: unknown)
     failures: int = 0
     # a Record's derivation in progress
     record: Record | None = None
@@ -183,6 +185,12 @@ class Job:
         return sum(len(v) for v in self.vectors)
 
     @property
+    def sized(self) -> bool:
+        """Whether its cost is known, not guessed: a Record queued without its length (read back at a
+        start, or adopted from another process) is guessed at until it is read."""
+        return self.kind == "memory" or self.record is not None or self.chars is not None
+
+    @property
     def ready(self) -> bool:
         return self.kind == "memory" or (self.assertions is not None and self.embedded == len(self.drafts))
 
@@ -190,7 +198,7 @@ class Job:
         if self.kind == "memory":
             return 0
         if self.record is None:  # not read yet: its text's length, else a turn's worth
-            return min(self.chars or UNKNOWN_RECORD_CHARS, SLICE_CHARS)
+            return min(UNKNOWN_RECORD_CHARS if self.chars is None else self.chars, SLICE_CHARS)
         return min(sum(len(d.text) for d in self.drafts[self.embedded :]), SLICE_CHARS)
 
 
@@ -217,8 +225,9 @@ class _Pace:
 
 
 def text_length(record: Record) -> int:
-    text = record.content.get("text")
-    return len(text) if isinstance(text, str) else 0
+    """The length of the text a Record is read as, whatever field of its content holds the words (an
+    event's name, a fact's triple)."""
+    return len(source_text(record.content, self_name=None, occurred_at=record.occurred_at).text)
 
 
 def _corrected_reading(corrected: Sequence[tuple[MemoryRevision, str]], assertion: Assertion) -> str | None:
@@ -338,6 +347,7 @@ class FairQueue:
             namespace not in self._held
             and 0 < len(queue) <= EXPRESS_JOBS
             and len(queue) == self._outstanding(namespace)
+            and all(job.sized for job in queue)
             and sum(job.cost() for job in queue) <= EXPRESS_CHARS
         )
 
@@ -495,7 +505,7 @@ class Derivation:
     def _namespace(self, brain_uid: str) -> str:
         return self.namespace_of(brain_uid) or "?"
 
-    def put_record(self, brain_uid: str, record_id: str, seq: int = 0, chars: int = 0) -> None:
+    def put_record(self, brain_uid: str, record_id: str, seq: int = 0, chars: int | None = None) -> None:
         """Queue a Record; ``chars``, its text's length, lets a batch count it before reading it."""
         job = Job("record", self._namespace(brain_uid), brain_uid, record_id, seq, chars)
         with self._idle:
