@@ -21,6 +21,8 @@ Guarantees, per connection:
   (a malformed request line or header, a head over the limit, a bad chunk) is answered with the
   spec's Error body, ``http_400`` with its generic message, or ``invalid_request_body`` for a body
   over the limit; a failure of the worker itself is ``internal_error``. Never gunicorn's HTML.
+- Complete requests wait on the main loop for a thread and go to the threads fairly across API keys
+  (:class:`FairDispatch`): no key runs on more than half of them while its other requests wait.
 - Closing after an error half-closes the socket and drains what the client still sends on the main
   loop, bounded in time and bytes, so the reply is not cut off by a reset and no thread lingers.
 
@@ -35,6 +37,7 @@ import json
 import selectors
 import socket
 import time
+from collections import Counter, OrderedDict, deque
 from concurrent.futures import Future
 from functools import partial
 from http import HTTPStatus
@@ -53,6 +56,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from brainstore.api.errors import error_body, from_falcon
 from brainstore.api.resources import MAX_BODY
+from brainstore.auth.keys import parse_authorization
 from brainstore.config import Config
 from brainstore.errors import BrainstoreError, invalid
 from brainstore.ids import new_id
@@ -94,6 +98,7 @@ class Framing:
         self.length: int | None = None  # Content-Length of the body
         self.chunked = False
         self.expects_continue = False
+        self.authorization: bytes | None = None  # the first Authorization header: whose request it is
         self.refusal: BrainstoreError | None = None
         self.unsure = False
         self._scanned = 0
@@ -149,6 +154,8 @@ class Framing:
                 codings.extend(c.strip().lower() for c in value.split(b","))
             elif name == b"expect":
                 self.expects_continue = value.lower() == b"100-continue"
+            elif name == b"authorization" and self.authorization is None:
+                self.authorization = value
         if codings:
             # Both framings at once, or a coding other than a final chunked: the parser refuses.
             if lengths or codings[-1] != b"chunked":
@@ -224,6 +231,7 @@ class Connection:
         self.idle = False  # kept alive with nothing read yet of its next request
         self.draining = False
         self.drained = 0
+        self.tenant = ""  # whose request was handed to a thread (see FairDispatch)
 
     def next_request(self) -> None:
         self.framing = Framing()
@@ -234,6 +242,66 @@ class Connection:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
+
+
+def tenant_of(authorization: bytes | None) -> str:
+    """Whose request it is, for :class:`FairDispatch`: the API key, read as the app reads it, so that
+    the many spellings of one key's header (the scheme's case, spaces) are one tenant and not many
+    that would each take a share of the threads; "" for every request whose header the app refuses
+    (they share one share: a flood of them is answered 401, at most on half the threads)."""
+    if authorization is None:
+        return ""
+    try:
+        return parse_authorization(authorization.decode("latin-1")).raw
+    except BrainstoreError:
+        return ""
+
+
+class FairDispatch:
+    """Complete requests waiting for a pool thread, handed out by API key (:func:`tenant_of`): the key
+    with the fewest requests running goes first, round robin among equals, and no key runs on more
+    than half the threads while its other requests wait. gunicorn hands requests to its threads first
+    come, first served, so one tenant with many requests in flight made every other tenant's request
+    wait behind all of them; a request cannot be paused, so the half a key cannot take is what lets
+    another tenant's request start at once. At most ``slots`` requests run at once (the pool's
+    threads), so none waits in the pool's own queue. Used on the worker's main loop only."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self.per_tenant = max(1, slots // 2)
+        self._running: Counter[str] = Counter()
+        self._in_flight = 0
+        self._waiting: OrderedDict[str, deque[Connection]] = OrderedDict()
+
+    def add(self, conn: Connection) -> None:
+        conn.tenant = tenant_of(conn.framing.authorization)
+        queue = self._waiting.get(conn.tenant)
+        if queue is None:
+            queue = self._waiting[conn.tenant] = deque()
+        queue.append(conn)
+
+    def next(self) -> Connection | None:
+        """The request to run now, or None when every slot is taken or nothing waits."""
+        if not self._waiting or self._in_flight >= self.slots:
+            return None
+        tenant = min(self._waiting, key=self._running.__getitem__)  # the first of the least served
+        if self._running[tenant] >= self.per_tenant:
+            return None
+        queue = self._waiting[tenant]
+        conn = queue.popleft()
+        if queue:
+            self._waiting.move_to_end(tenant)
+        else:
+            del self._waiting[tenant]
+        self._running[tenant] += 1
+        self._in_flight += 1
+        return conn
+
+    def done(self, conn: Connection) -> None:
+        self._in_flight -= 1
+        self._running[conn.tenant] -= 1
+        if not self._running[conn.tenant]:
+            del self._running[conn.tenant]
 
 
 class _HeadHeld:
@@ -285,6 +353,7 @@ class BufferingWorker(ThreadWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.connections: dict[Connection, None] = {}  # waiting on the poller: reading or draining
+        self.dispatch = FairDispatch(self.cfg.threads)
         self._next_sweep = 0.0
         self._next_notify = 0.0
         self._docs_base = "https://docs.brainstore.dev"
@@ -326,6 +395,14 @@ class BufferingWorker(ThreadWorker):
         conn = Connection(sock, client, listener.getsockname())
         conn.deadline = time.monotonic() + self.client_timeout
         self._wait_for_request(conn)
+
+    def enqueue_req(self, conn: Connection) -> None:  # type: ignore[override]
+        self.dispatch.add(conn)
+        self._run_waiting()
+
+    def _run_waiting(self) -> None:
+        while (conn := self.dispatch.next()) is not None:
+            super().enqueue_req(conn)
 
     def _wait_for_request(self, conn: Connection) -> None:
         if self._complete(conn):
@@ -409,7 +486,9 @@ class BufferingWorker(ThreadWorker):
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
     def finish_request(self, conn: Connection, fs: Future[Any]) -> None:  # type: ignore[override]
-        """Back on the main loop after a thread answered: next request, or close."""
+        """Back on the main loop after a thread answered: next request, or close; and the request
+        waiting next, on the thread this one freed."""
+        self.dispatch.done(conn)
         try:
             keepalive = bool(fs.result()) if not fs.cancelled() else False
         except Exception:
@@ -419,6 +498,7 @@ class BufferingWorker(ThreadWorker):
         except Exception:
             self.log.exception("Error after a response: closing the connection")
             self._drop(conn)
+        self._run_waiting()
 
     def _after_response(self, conn: Connection, keepalive: bool) -> None:
         if keepalive and self.alive:
@@ -514,4 +594,3 @@ class BufferingWorker(ThreadWorker):
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
         sock.sendall(head + body)
-

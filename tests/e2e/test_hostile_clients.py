@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import KEY
+from tests.conftest import KEY, OTHER_PROJECT_KEY
 from tests.contract.openapi import validate_schema
 from tests.e2e.conftest import Server
 
@@ -186,13 +186,18 @@ def test_clients_that_do_not_read_their_responses_hold_a_thread_only_until_the_w
         readers.append(sock)
     try:
         time.sleep(1.0)
+        # The key may hold at most half the threads: another tenant is answered at once.
         started = time.monotonic()
-        # Answered once the blocked writes give up: within the write bound, not never.
-        reply = httpx.get(edge.base_url + "/brains/b1", headers=auth, timeout=CLIENT_TIMEOUT * 3)
+        other = {"Authorization": f"Bearer {OTHER_PROJECT_KEY}"}
+        assert httpx.get(edge.base_url + "/brains/b1", headers=other, timeout=CLIENT_TIMEOUT).status_code == 404
+        assert time.monotonic() - started <= 1.0
+        # The key's own next request is answered once the blocked writes give up (two rounds of them,
+        # two threads at a time): within the write bound, not never.
+        reply = httpx.get(edge.base_url + "/brains/b1", headers=auth, timeout=CLIENT_TIMEOUT * 4)
         assert reply.status_code == 200
-        assert time.monotonic() - started <= CLIENT_TIMEOUT + 2.0
+        assert time.monotonic() - started <= 2 * CLIENT_TIMEOUT + 2.0
         # Start reading only once every blocked write has given up (reading earlier lets it finish).
-        time.sleep(max(0.0, opened + CLIENT_TIMEOUT + 2.0 - time.monotonic()))
+        time.sleep(max(0.0, opened + 2 * CLIENT_TIMEOUT + 2.0 - time.monotonic()))
         for sock in readers:  # the server gave up on each of them: the stream ends early
             sock.settimeout(CLIENT_TIMEOUT + 5)
             received = 0
@@ -205,6 +210,42 @@ def test_clients_that_do_not_read_their_responses_hold_a_thread_only_until_the_w
     finally:
         for sock in readers:
             sock.close()
+
+
+def test_one_tenants_requests_in_flight_leave_threads_for_another(tmp_path: Path) -> None:
+    """Two threads. One tenant's Contexts each hold a thread for 2 s (waiting for a Brain-Watermark
+    that a long document's derivation reaches much later); another tenant, asking meanwhile, is
+    answered at once instead of behind them."""
+    srv = Server(tmp_path / "data", "--threads", "2", engine="memory", env={"BRAINSTORE_RATE_LIMIT": "0"}).start()
+    try:
+        bulk, quiet = {"Authorization": f"Bearer {KEY}"}, {"Authorization": f"Bearer {OTHER_PROJECT_KEY}"}
+        assert httpx.post(srv.base_url + "/brains", json={"id": "docs"}, headers=bulk).status_code == 201
+        assert httpx.post(srv.base_url + "/brains", json={"id": "notes"}, headers=quiet).status_code == 201
+        document = {"content": "Alice moved to Lisbon in March and works at a bakery. " * 3_500}
+        written = httpx.post(srv.base_url + "/brains/docs/records", json=document, headers=bulk, timeout=30)
+        assert written.status_code == 202
+        waiting = {**bulk, "Brain-Watermark": written.headers["Brain-Watermark"]}
+        body = {"query": "Where does Alice work?", "budget": {"ms": 60_000}}  # waits 2 s inline, then 202
+        statuses: list[int] = []
+
+        def ask() -> None:
+            reply = httpx.post(srv.base_url + "/brains/docs/context", json=body, headers=waiting, timeout=30)
+            statuses.append(reply.status_code)
+
+        askers = [threading.Thread(target=ask) for _ in range(3)]
+        for asker in askers:
+            asker.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        assert httpx.get(srv.base_url + "/brains/notes", headers=quiet, timeout=30).status_code == 200
+        assert time.monotonic() - started < 1.0  # not behind the 2 s waits
+        for asker in askers:
+            asker.join(30)
+        # The first was still waiting for the document's derivation when the other tenant asked; the
+        # last may find it derived (the key's requests run one at a time on two threads).
+        assert statuses[0] == 202 and set(statuses) <= {200, 202} and len(statuses) == 3
+    finally:
+        srv.stop()
 
 
 # --- what gunicorn refuses before routing ----------------------------------------------------------

@@ -1,10 +1,11 @@
-"""The worker's response socket (brainstore.serving): a response's head goes out with its body."""
+"""The worker (brainstore.serving): a response's head goes out with its body, and complete requests
+are handed to its threads fairly across API keys."""
 
 from __future__ import annotations
 
 import socket
 
-from brainstore.serving import _HeadHeld
+from brainstore.serving import Connection, FairDispatch, Framing, _HeadHeld, tenant_of
 
 
 class RecordingSocket:
@@ -49,3 +50,90 @@ def test_any_other_use_of_the_socket_sends_what_is_held_first() -> None:
     reply.sendall(HEAD)
     reply.shutdown(socket.SHUT_WR)  # gunicorn's close after a failure once the head was "sent"
     assert sock.sent == [HEAD] and sock.shut
+
+
+BULK, QUIET = "sk_test_bulk_0001", "sk_test_quiet_0002"
+
+
+def request(authorization: bytes | None) -> Connection:
+    """A connection whose complete request carries ``authorization`` as its Authorization header."""
+    conn = Connection(None, None, None)  # type: ignore[arg-type]
+    head = b"GET /v1/brains HTTP/1.1\r\nHost: x\r\n"
+    if authorization is not None:
+        head += b"Authorization: " + authorization + b"\r\n"
+    conn.buf += head + b"\r\n"
+    assert conn.framing.advance(conn.buf) == len(conn.buf)
+    return conn
+
+
+def keyed(key: str) -> Connection:
+    return request(f"Bearer {key}".encode())
+
+
+def started(dispatch: FairDispatch) -> list[str]:
+    """Whose requests the dispatch hands out now, in order."""
+    out = []
+    while (conn := dispatch.next()) is not None:
+        out.append(conn.tenant)
+    return out
+
+
+def test_the_framing_reads_the_first_authorization_header() -> None:
+    assert request(b"Bearer sk_test_a_1").framing.authorization == b"Bearer sk_test_a_1"
+    assert request(None).framing.authorization is None
+    framing = Framing()
+    framing.advance(bytearray(b"GET / HTTP/1.1\r\nauthorization:  Bearer b \r\nAUTHORIZATION: Bearer c\r\n\r\n"))
+    assert framing.authorization == b"Bearer b"  # the first one
+
+
+def test_every_spelling_of_one_key_is_one_tenant() -> None:
+    for header in (b"Bearer " + BULK.encode(), b"bEaReR " + BULK.encode(), b"Bearer     " + BULK.encode() + b"  "):
+        assert tenant_of(header) == BULK
+    # Whatever the app refuses before routing is one tenant, however it is spelled.
+    for refused in (None, b"", b"Basic dXNlcjpwYXNz", b"Bearer not-a-key", b"Bearer sk_prod_p_1", b"\xff\xfe"):
+        assert tenant_of(refused) == ""
+
+
+def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
+    dispatch = FairDispatch(4)
+    for _ in range(10):
+        dispatch.add(keyed(BULK))
+    assert started(dispatch) == [BULK] * 2  # at most half the threads
+    quiet = keyed(QUIET)
+    dispatch.add(quiet)
+    assert started(dispatch) == [QUIET]  # at once, on a thread the bulk could not take
+    dispatch.add(keyed(QUIET))
+    for spelling in (b"bearer  " + BULK.encode(), b"Bearer sk_test_bulk_0001 "):
+        dispatch.add(request(spelling))  # not a tenant of its own: waits with the bulk
+    dispatch.add(request(None))  # no credential is a tenant of its own
+    assert started(dispatch) == [""]  # 4 running: every thread is taken
+    dispatch.done(quiet)
+    assert started(dispatch) == [QUIET]
+
+
+def test_the_fewest_running_goes_first_and_equals_take_turns() -> None:
+    a, b, c = "sk_test_a_1", "sk_test_b_1", "sk_test_c_1"
+    dispatch = FairDispatch(8)
+    running = []
+    for key in (a, a, a, b, c):
+        dispatch.add(conn := keyed(key))
+        running.append(conn)
+    assert started(dispatch) == [a, b, c, a, a]
+    for conn in running:
+        dispatch.done(conn)
+    for key in (a, a, b, b):
+        dispatch.add(keyed(key))
+    assert started(dispatch) == [a, b, a, b]
+
+
+def test_one_thread_serves_every_key_in_turn() -> None:
+    a, b = "sk_test_a_1", "sk_test_b_1"
+    dispatch = FairDispatch(1)
+    for key in (a, a, b):
+        dispatch.add(keyed(key))
+    order = []
+    while (conn := dispatch.next()) is not None:
+        order.append(conn.tenant)
+        assert dispatch.next() is None  # the one thread is taken
+        dispatch.done(conn)
+    assert order == [a, b, a]
