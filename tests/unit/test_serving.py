@@ -1,11 +1,17 @@
-"""The worker (brainstore.serving): a response's head goes out with its body, and complete requests
-are handed to its threads fairly across API keys."""
+"""The worker (brainstore.serving): a response's head goes out with its body, complete requests are
+handed to its threads fairly across API keys."""
 
 from __future__ import annotations
 
 import socket
 
-from brainstore.serving import Connection, FairDispatch, Framing, _HeadHeld, tenant_of
+from brainstore.serving import (
+    Connection,
+    FairDispatch,
+    Framing,
+    _HeadHeld,
+    tenant_of,
+)
 
 
 class RecordingSocket:
@@ -95,10 +101,10 @@ def test_every_spelling_of_one_key_is_one_tenant() -> None:
 
 
 def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
-    dispatch = FairDispatch(4)
+    dispatch = FairDispatch(8)
     for _ in range(10):
         dispatch.add(keyed(BULK))
-    assert started(dispatch) == [BULK] * 2  # at most half the threads
+    assert started(dispatch) == [BULK] * 6  # three quarters of the threads at most
     quiet = keyed(QUIET)
     dispatch.add(quiet)
     assert started(dispatch) == [QUIET]  # at once, on a thread the bulk could not take
@@ -106,9 +112,17 @@ def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
     for spelling in (b"bearer  " + BULK.encode(), b"Bearer sk_test_bulk_0001 "):
         dispatch.add(request(spelling))  # not a tenant of its own: waits with the bulk
     dispatch.add(request(None))  # no credential is a tenant of its own
-    assert started(dispatch) == [""]  # 4 running: every thread is taken
+    assert started(dispatch) == [""]  # 8 running: every thread is taken
     dispatch.done(quiet)
     assert started(dispatch) == [QUIET]
+
+
+def test_each_pool_size_keeps_a_thread_from_any_one_key() -> None:
+    for slots, per_key in ((1, 1), (2, 1), (3, 2), (4, 3), (8, 6), (16, 12)):
+        dispatch = FairDispatch(slots)
+        for _ in range(slots + 1):
+            dispatch.add(keyed(BULK))
+        assert len(started(dispatch)) == per_key
 
 
 def test_the_fewest_running_goes_first_and_equals_take_turns() -> None:
