@@ -23,6 +23,10 @@ Guarantees, per connection:
   over the limit; a failure of the worker itself is ``internal_error``. Never gunicorn's HTML.
 - Complete requests wait on the main loop for a thread and go to the threads fairly across API keys
   (:class:`FairDispatch`): a quarter of them stays free of any one key's requests.
+- At most ``worker_connections`` connections at once, fewer where the open-file limit allows fewer
+  (:func:`connection_limit`); at the limit, connections idle between requests, or whose request head
+  is incomplete a second after it began, are closed to let new ones in; running out of file
+  descriptors pauses accepting instead of ending the worker.
 - Closing after an error half-closes the socket and drains what the client still sends on the main
   loop, bounded in time and bytes, so the reply is not cut off by a reset and no thread lingers.
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import resource
 import selectors
 import socket
 import time
@@ -77,9 +82,37 @@ SWEEP_INTERVAL = 0.1
 RECV_SIZE = 64 * 1024
 #: The heartbeat file is touched at most this often (seconds); the arbiter's timeout is far longer.
 NOTIFY_INTERVAL = 1.0
+#: File descriptors left to all but client connections (database, index and model files, a PostgreSQL
+#: pool, the worker's pipes): the connection limit is lowered to fit the process's open-file limit.
+RESERVED_FDS = 128
+#: How long accepting pauses (seconds) when the process is out of file descriptors all the same.
+ACCEPT_PAUSE = 0.5
+#: At the connection limit, a sweep closes at most this share of it (see BufferingWorker._evict_unused).
+EVICT_SHARE = 4
+#: At the limit, a connection whose request head is incomplete this long (seconds) after it began
+#: may be closed to make room.
+STALLED_HEAD = 1.0
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def connection_limit(configured: int) -> int:
+    """``configured`` connections at most, within the process's open-file limit: its soft limit is
+    raised toward the hard one first (as Go's runtime does when it starts), and :data:`RESERVED_FDS`
+    are kept for the rest. gunicorn accepts up to its ``worker_connections`` (1,000) whatever that
+    limit is, often 1,024: accept() then failed with EMFILE and the error ended the worker, so a
+    client opening enough connections, with no key at all, restarted the service again and again."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = configured + RESERVED_FDS
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if soft == resource.RLIM_INFINITY:
+        return configured
+    return max(1, min(configured, soft - RESERVED_FDS))
 
 
 class Framing:
@@ -356,6 +389,7 @@ class BufferingWorker(ThreadWorker):
         super().__init__(*args, **kwargs)
         self.connections: dict[Connection, None] = {}  # waiting on the poller: reading or draining
         self.dispatch = FairDispatch(self.cfg.threads)
+        self._accept_paused_until = 0.0  # out of file descriptors: accept nothing until then
         self._next_sweep = 0.0
         self._next_notify = 0.0
         self._docs_base = "https://docs.brainstore.dev"
@@ -371,6 +405,13 @@ class BufferingWorker(ThreadWorker):
         # The CLI validated the configuration; a bad one is reported by the app itself.
         with contextlib.suppress(ValueError):
             self._docs_base = Config.from_env().docs_base
+        self.worker_connections = connection_limit(self.cfg.worker_connections)
+        if self.worker_connections < self.cfg.worker_connections:
+            self.log.warning(
+                "Serving at most %d connections at once: the open-file limit (ulimit -n) leaves no room for %d",
+                self.worker_connections,
+                self.cfg.worker_connections,
+            )
         super().init_process()
 
     def notify(self) -> None:
@@ -389,6 +430,9 @@ class BufferingWorker(ThreadWorker):
         try:
             sock, client = listener.accept()
         except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self._out_of_descriptors(exc)
+                return
             if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                 raise
             return
@@ -397,6 +441,47 @@ class BufferingWorker(ThreadWorker):
         conn = Connection(sock, client, listener.getsockname())
         conn.deadline = time.monotonic() + self.client_timeout
         self._wait_for_request(conn)
+
+    def _out_of_descriptors(self, exc: OSError) -> None:
+        """accept() found no file descriptor free (other files took what the connection limit left):
+        accept nothing for :data:`ACCEPT_PAUSE` seconds, the pending connections waiting in the
+        listen backlog, and close idle kept-alive connections to make room."""
+        self.log.warning("Not accepting connections for %.1f s: %s", ACCEPT_PAUSE, exc)
+        self._accept_paused_until = time.monotonic() + ACCEPT_PAUSE
+        self.set_accept_enabled(False)
+        self._evict_unused()
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        """gunicorn's loop enables accepting whenever connections are under the limit; not while paused."""
+        if enabled and time.monotonic() < self._accept_paused_until:
+            return
+        super().set_accept_enabled(enabled)
+
+    def _evict_unused(self) -> None:
+        """Close connections that hold a place without using it, at most 1/:data:`EVICT_SHARE` of
+        the limit at once: kept-alive ones idle longest first (closing one loses nothing), then those
+        whose request head is still incomplete :data:`STALLED_HEAD` seconds after it began (a client
+        sends its head at once). Anyone can open such connections, no key needed: they would
+        otherwise keep every new client out for their whole keepalive, or head timeout, again and
+        again."""
+        began_before = time.monotonic() - STALLED_HEAD + self.client_timeout  # as a head deadline
+        idle, stalled = [], []
+        for conn in self.connections:
+            if conn.idle:
+                idle.append(conn)
+            elif not conn.draining and conn.framing.head_end is None and conn.deadline <= began_before:
+                stalled.append(conn)
+        idle.sort(key=lambda c: c.deadline)
+        stalled.sort(key=lambda c: c.deadline)
+        for conn in (idle + stalled)[: max(1, self.worker_connections // EVICT_SHARE)]:
+            self._drop(conn)
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        """As gunicorn's, but waking every sweep while there is no room for a connection: the
+        listeners are off then, and nothing else may wake the loop for a second."""
+        if self.nr_conns >= self.worker_connections or time.monotonic() < self._accept_paused_until:
+            timeout = min(timeout, SWEEP_INTERVAL)
+        super().wait_for_and_dispatch_events(timeout)
 
     def enqueue_req(self, conn: Connection) -> None:  # type: ignore[override]
         self.dispatch.add(conn)
@@ -525,6 +610,8 @@ class BufferingWorker(ThreadWorker):
         self._next_sweep = now + SWEEP_INTERVAL
         for conn in [c for c in self.connections if force or c.deadline <= now]:
             self._drop(conn)
+        if self.nr_conns >= self.worker_connections or now < self._accept_paused_until:
+            self._evict_unused()
 
     def _cap_keepalive(self, deadline: float) -> None:
         """Stopping: idle connections (nothing read of a next request) close by ``deadline``."""

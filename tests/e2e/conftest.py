@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -24,8 +25,16 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, data_dir: Path, *args: str, engine: str = "duckdb", env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *args: str,
+        engine: str = "duckdb",
+        env: dict[str, str] | None = None,
+        open_files: int | None = None,
+    ) -> None:
         self.data_dir = data_dir
+        self.open_files = open_files  # the server's RLIMIT_NOFILE, soft and hard, when set
         self.env = env or {}
         self.args = args
         self.engine = engine
@@ -48,7 +57,15 @@ class Server:
         env = {**os.environ, "HOME": str(self.data_dir), "BRAINSTORE_CACHE_DIR": str(_cache_dir().parent), **self.env}
         with self.log.open("ab") as log:
             # Its own session, so a kill reaches gunicorn's worker too.
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env, start_new_session=True)
+            limit = self.open_files
+            self.proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=log,
+                env=env,
+                start_new_session=True,
+                preexec_fn=None if limit is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)),
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -248,6 +248,36 @@ def test_one_tenants_requests_in_flight_leave_threads_for_another(tmp_path: Path
         srv.stop()
 
 
+def test_connections_held_open_keep_no_new_client_out_and_never_end_the_worker(tmp_path: Path) -> None:
+    """An open-file limit of 256 leaves room for 128 connections. Twice that many are held open, no
+    key needed: 128 kept alive after one request each, then 128 that send nothing. A new client is
+    answered at once all the same, by the same worker (the memory engine's Brain is still there):
+    before, the kept-alive ones held every place for their 20 s keepalive, and without the limit,
+    accept() ran out of file descriptors and the error ended the worker."""
+    srv = Server(tmp_path / "data", engine="memory", env={"BRAINSTORE_RATE_LIMIT": "0"}, open_files=256).start()
+    held: list[socket.socket] = []
+    try:
+        auth = {"Authorization": f"Bearer {KEY}"}
+        assert httpx.post(srv.base_url + "/brains", json={"id": "b1"}, headers=auth).status_code == 201
+        request = b"GET /v1/brains/b1 HTTP/1.1\r\nHost: x\r\n" + AUTH + b"\r\n"
+        for _ in range(128):
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            sock.sendall(request)
+            held.append(sock)
+        for sock in held:
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")  # and kept alive, idle
+        for _ in range(128):
+            held.append(socket.create_connection(("127.0.0.1", srv.port), timeout=10))
+        time.sleep(1.5)
+        started = time.monotonic()
+        assert httpx.get(srv.base_url + "/brains/b1", headers=auth, timeout=10).status_code == 200
+        assert time.monotonic() - started < 3.0
+    finally:
+        for sock in held:
+            sock.close()
+        srv.stop()
+
+
 # --- what gunicorn refuses before routing ----------------------------------------------------------
 @pytest.mark.parametrize(
     "request_bytes",

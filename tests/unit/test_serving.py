@@ -1,15 +1,26 @@
 """The worker (brainstore.serving): a response's head goes out with its body, complete requests are
-handed to its threads fairly across API keys."""
+handed to its threads fairly across API keys, and its connections fit its open-file limit."""
 
 from __future__ import annotations
 
+import errno
+import logging
+import resource
+import selectors
 import socket
+import time
 
+import pytest
+
+from brainstore import serving
 from brainstore.serving import (
+    RESERVED_FDS,
+    BufferingWorker,
     Connection,
     FairDispatch,
     Framing,
     _HeadHeld,
+    connection_limit,
     tenant_of,
 )
 
@@ -151,3 +162,67 @@ def test_one_thread_serves_every_key_in_turn() -> None:
         assert dispatch.next() is None  # the one thread is taken
         dispatch.done(conn)
     assert order == [a, b, a]
+
+
+def test_the_connection_limit_fits_the_open_file_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = [1024, 4096]  # soft, hard
+
+    def setrlimit(which: int, value: tuple[int, int]) -> None:
+        assert which == resource.RLIMIT_NOFILE
+        limits[:] = value
+
+    monkeypatch.setattr(serving.resource, "getrlimit", lambda which: tuple(limits))
+    monkeypatch.setattr(serving.resource, "setrlimit", setrlimit)
+    assert connection_limit(1000) == 1000
+    assert limits == [1000 + RESERVED_FDS, 4096]  # the soft limit raised as far as needed
+    limits[:] = [256, 256]
+    assert connection_limit(1000) == 256 - RESERVED_FDS
+    limits[:] = [64, 64]
+    assert connection_limit(1000) == 1
+    limits[:] = [1024, resource.RLIM_INFINITY]
+    assert connection_limit(1000) == 1000 and limits[0] == 1000 + RESERVED_FDS
+    limits[:] = [resource.RLIM_INFINITY, resource.RLIM_INFINITY]
+    assert connection_limit(1000) == 1000
+
+    def refuse(which: int, value: tuple[int, int]) -> None:
+        raise ValueError("not permitted")
+
+    monkeypatch.setattr(serving.resource, "setrlimit", refuse)
+    limits[:] = [1024, 4096]
+    assert connection_limit(1000) == 1024 - RESERVED_FDS  # what the soft limit leaves
+
+
+class OutOfFiles:
+    """A listener whose accept() finds no file descriptor free."""
+
+    def accept(self) -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+
+def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_connection() -> None:
+    worker = object.__new__(BufferingWorker)  # the state accept() uses, without gunicorn's arbiter
+    worker.log = logging.getLogger("test_serving")
+    worker.sockets, worker._accepting, worker._accept_paused_until = [], True, 0.0
+    worker.poller = selectors.DefaultSelector()
+    worker.worker_connections, worker.client_timeout = 8, 10.0
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        idle, reading, draining = (Connection(ours, None, None) for ours, _ in pairs)
+        idle.idle, draining.draining = True, True
+        reading.deadline = time.monotonic() + 10.0  # its head began just now
+        worker.connections = dict.fromkeys((idle, reading, draining))
+        worker.nr_conns = 3
+        worker.accept(OutOfFiles())  # type: ignore[arg-type]
+        assert not worker._accepting
+        assert list(worker.connections) == [reading, draining] and worker.nr_conns == 2
+        assert idle.sock.fileno() == -1  # closed: it had nothing of a next request
+        worker.set_accept_enabled(True)  # what gunicorn's loop asks while connections are under the limit
+        assert not worker._accepting
+        worker._accept_paused_until = time.monotonic()
+        worker.set_accept_enabled(True)
+        assert worker._accepting
+    finally:
+        for ours, theirs in pairs:
+            ours.close()
+            theirs.close()
+        worker.poller.close()
