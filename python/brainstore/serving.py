@@ -445,7 +445,7 @@ class BufferingWorker(ThreadWorker):
     def _out_of_descriptors(self, exc: OSError) -> None:
         """accept() found no file descriptor free (other files took what the connection limit left):
         accept nothing for :data:`ACCEPT_PAUSE` seconds, the pending connections waiting in the
-        listen backlog, and close idle kept-alive connections to make room."""
+        listen backlog, and close connections that hold a place unused to make room."""
         self.log.warning("Not accepting connections for %.1f s: %s", ACCEPT_PAUSE, exc)
         self._accept_paused_until = time.monotonic() + ACCEPT_PAUSE
         self.set_accept_enabled(False)
