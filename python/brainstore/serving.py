@@ -304,8 +304,7 @@ class FairDispatch:
     def __init__(self, slots: int) -> None:
         self.slots = slots
         self.per_tenant = max(1, slots - max(1, slots // 4))  # 6 of 8, 3 of 4, 1 of 2
-        self._running: Counter[str] = Counter()
-        self._in_flight = 0
+        self._running: Counter[str] = Counter()  # only keys with requests running: a few at most
         self._waiting: OrderedDict[str, deque[Connection]] = OrderedDict()
 
     def add(self, conn: Connection) -> None:
@@ -317,7 +316,7 @@ class FairDispatch:
 
     def next(self) -> Connection | None:
         """The request to run now, or None when every slot is taken or nothing waits."""
-        if not self._waiting or self._in_flight >= self.slots:
+        if not self._waiting or self._running.total() >= self.slots:
             return None
         tenant = min(self._waiting, key=self._running.__getitem__)  # the first of the least served
         if self._running[tenant] >= self.per_tenant:
@@ -329,11 +328,9 @@ class FairDispatch:
         else:
             del self._waiting[tenant]
         self._running[tenant] += 1
-        self._in_flight += 1
         return conn
 
     def done(self, conn: Connection) -> None:
-        self._in_flight -= 1
         self._running[conn.tenant] -= 1
         if not self._running[conn.tenant]:
             del self._running[conn.tenant]
