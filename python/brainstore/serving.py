@@ -473,10 +473,14 @@ class BufferingWorker(ThreadWorker):
         for conn in (idle + stalled)[: max(1, self.worker_connections // EVICT_SHARE)]:
             self._drop(conn)
 
+    def _no_room(self, now: float) -> bool:
+        """Whether a new connection cannot be taken now: the limit is reached, or descriptors ran out."""
+        return self.nr_conns >= self.worker_connections or now < self._accept_paused_until
+
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         """As gunicorn's, but waking every sweep while there is no room for a connection: the
         listeners are off then, and nothing else may wake the loop for a second."""
-        if self.nr_conns >= self.worker_connections or time.monotonic() < self._accept_paused_until:
+        if self._no_room(time.monotonic()):
             timeout = min(timeout, SWEEP_INTERVAL)
         super().wait_for_and_dispatch_events(timeout)
 
@@ -607,7 +611,7 @@ class BufferingWorker(ThreadWorker):
         self._next_sweep = now + SWEEP_INTERVAL
         for conn in [c for c in self.connections if force or c.deadline <= now]:
             self._drop(conn)
-        if self.nr_conns >= self.worker_connections or now < self._accept_paused_until:
+        if self._no_room(now):
             self._evict_unused()
 
     def _cap_keepalive(self, deadline: float) -> None:
