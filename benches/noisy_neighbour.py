@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import threading
 import time
 
@@ -72,12 +73,19 @@ def main(argv: list[str] | None = None) -> int:
         stop = threading.Event()
         answered = [0] * args.clients
 
+        failures: list[BaseException] = []
+
         def busy(client: int) -> None:
             body = {"mode": args.mode}
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {BUSY_KEY}"}, timeout=120) as http:
                 i = client
                 while not stop.is_set():
-                    http.post("/brains/b1/context", json={**body, "query": asked[i % len(asked)]}).raise_for_status()
+                    try:
+                        reply = http.post("/brains/b1/context", json={**body, "query": asked[i % len(asked)]})
+                        reply.raise_for_status()
+                    except httpx.HTTPError as exc:  # a busy client that stopped would flatter the quiet one
+                        failures.append(exc)
+                        return
                     answered[client] += 1
                     i += args.clients
 
@@ -91,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         for worker in workers:
             worker.join()
+    if failures:
+        print(f"{len(failures)} busy clients failed, the first with: {failures[0]!r}", file=sys.stderr)
+        return 1
     print(f"{args.engine}, {args.turns} turns a Brain, quiet tenant's fast Context:")
     print(f"  alone: {summary(alone)}")
     print(f"  beside {args.clients} clients of another tenant asking {args.mode} Contexts: {summary(loaded)}")
