@@ -22,7 +22,8 @@ Guarantees, per connection:
   spec's Error body, ``http_400`` with its generic message, or ``invalid_request_body`` for a body
   over the limit; a failure of the worker itself is ``internal_error``. Never gunicorn's HTML.
 - Complete requests wait on the main loop for a thread and go to the threads fairly across API keys
-  (:class:`FairDispatch`): a quarter of them stays free of any one key's requests.
+  (:class:`FairDispatch`): a quarter of them stays free of any one key's requests, and requests with
+  a key the app has not accepted yet share one key's place.
 - At most ``worker_connections`` connections at once, fewer where the open-file limit allows fewer
   (:func:`connection_limit`); at the limit, connections idle between requests, or whose request head
   is incomplete a second after it began, are closed to let new ones in; running out of file
@@ -92,6 +93,8 @@ EVICT_SHARE = 4
 #: At the limit, a connection whose request head is incomplete this long (seconds) after it began
 #: may be closed to make room.
 STALLED_HEAD = 1.0
+#: API keys the dispatch remembers as accepted by the app (see FairDispatch): about 100 bytes each.
+MAX_KNOWN_KEYS = 10_000
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -264,13 +267,16 @@ class Connection:
         self.idle = False  # kept alive with nothing read yet of its next request
         self.draining = False
         self.drained = 0
+        self.key = ""  # the API key the request presents, read as the app reads it (see tenant_of)
         self.tenant = ""  # whose request was handed to a thread (see FairDispatch)
+        self.status: int | None = None  # the status the app answered the request with
 
     def next_request(self) -> None:
         self.framing = Framing()
         self.continue_sent = False
         self.request = b""
         self.parser = None
+        self.status = None
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -299,16 +305,25 @@ class FairDispatch:
     take are what lets another tenant's request start at once. (Half the threads did that too, but a
     tenant's concurrent writes then shared smaller group commits: 8 clients' Records became ready
     about 8% slower.) At most ``slots`` requests run at once (the pool's threads), so none waits in
-    the pool's own queue. Used on the worker's main loop only."""
+    the pool's own queue.
+
+    A key is a tenant of its own once the app has accepted it (answered a request of it with anything
+    but 401); until then, and after a 401, its requests wait with every other unproven one as the
+    tenant "". Otherwise anyone could invent a new well-formed key for each request: each would be a
+    tenant with nothing running, and a flood of them would go before every real tenant with a request
+    running, each answered 401 but starving the tenants who pay. The :data:`MAX_KNOWN_KEYS` most
+    recently accepted keys are remembered. Used on the worker's main loop only."""
 
     def __init__(self, slots: int) -> None:
         self.slots = slots
         self.per_tenant = max(1, slots - max(1, slots // 4))  # 6 of 8, 3 of 4, 1 of 2
         self._running: Counter[str] = Counter()  # only keys with requests running: a few at most
         self._waiting: OrderedDict[str, deque[Connection]] = OrderedDict()
+        self._accepted: OrderedDict[str, None] = OrderedDict()  # least recently accepted first
 
     def add(self, conn: Connection) -> None:
-        conn.tenant = tenant_of(conn.framing.authorization)
+        conn.key = tenant_of(conn.framing.authorization)
+        conn.tenant = conn.key if conn.key in self._accepted else ""
         queue = self._waiting.get(conn.tenant)
         if queue is None:
             queue = self._waiting[conn.tenant] = deque()
@@ -331,9 +346,19 @@ class FairDispatch:
         return conn
 
     def done(self, conn: Connection) -> None:
+        """``conn``'s request was answered (``conn.status``, None when the app did not answer it)."""
         self._running[conn.tenant] -= 1
         if not self._running[conn.tenant]:
             del self._running[conn.tenant]
+        if not conn.key or conn.status is None:
+            return
+        if conn.status == HTTPStatus.UNAUTHORIZED:
+            self._accepted.pop(conn.key, None)  # revoked, or never valid
+            return
+        self._accepted[conn.key] = None
+        self._accepted.move_to_end(conn.key)
+        if len(self._accepted) > MAX_KNOWN_KEYS:
+            self._accepted.popitem(last=False)
 
 
 class _HeadHeld:
@@ -345,15 +370,18 @@ class _HeadHeld:
     waits for its first chunk: the event stream of a thorough Context yields its first event at once,
     and /mcp answers no long-lived streams (GET is 405)."""
 
-    __slots__ = ("_head", "_sock")
+    __slots__ = ("_head", "_sock", "status")
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._head: bytes | None = None  # None until the first write
+        self.status: int | None = None  # read from the status line
 
     def sendall(self, data: bytes) -> None:
         if self._head is None:
             self._head = bytes(data)
+            with contextlib.suppress(ValueError):
+                self.status = int(self._head[9:12])  # b"HTTP/1.1 200 OK\r\n..."
             return
         head, self._head = self._head, b""
         self._sock.sendall(head + data if head else data)
@@ -642,6 +670,7 @@ class BufferingWorker(ThreadWorker):
             try:
                 answered = self.handle_request(req, _Replying(reply, conn.client, conn.server))
             finally:
+                conn.status = reply.status
                 reply.flush()
             if not answered:
                 return False

@@ -9,6 +9,7 @@ import resource
 import selectors
 import socket
 import time
+from collections import deque
 
 import pytest
 
@@ -87,6 +88,22 @@ def keyed(key: str) -> Connection:
     return request(f"Bearer {key}".encode())
 
 
+def answered(dispatch: FairDispatch, key: str, status: int | None = 200) -> None:
+    """One request of ``key`` runs and the app answers it with ``status``."""
+    dispatch.add(conn := keyed(key))
+    assert dispatch.next() is conn
+    conn.status = status
+    dispatch.done(conn)
+
+
+def dispatch_for(slots: int, *accepted: str) -> FairDispatch:
+    """A dispatch for ``slots`` threads that has seen the app accept each of ``accepted``."""
+    dispatch = FairDispatch(slots)
+    for key in accepted:
+        answered(dispatch, key)
+    return dispatch
+
+
 def started(dispatch: FairDispatch) -> list[str]:
     """Whose requests the dispatch hands out now, in order."""
     out = []
@@ -112,7 +129,7 @@ def test_every_spelling_of_one_key_is_one_tenant() -> None:
 
 
 def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
-    dispatch = FairDispatch(8)
+    dispatch = dispatch_for(8, BULK, QUIET)
     for _ in range(10):
         dispatch.add(keyed(BULK))
     assert started(dispatch) == [BULK] * 6  # three quarters of the threads at most
@@ -130,7 +147,7 @@ def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
 
 def test_each_pool_size_keeps_a_thread_from_any_one_key() -> None:
     for slots, per_key in ((1, 1), (2, 1), (3, 2), (4, 3), (8, 6), (16, 12)):
-        dispatch = FairDispatch(slots)
+        dispatch = dispatch_for(slots, BULK)
         for _ in range(slots + 1):
             dispatch.add(keyed(BULK))
         assert len(started(dispatch)) == per_key
@@ -138,7 +155,7 @@ def test_each_pool_size_keeps_a_thread_from_any_one_key() -> None:
 
 def test_the_fewest_running_goes_first_and_equals_take_turns() -> None:
     a, b, c = "sk_test_a_1", "sk_test_b_1", "sk_test_c_1"
-    dispatch = FairDispatch(8)
+    dispatch = dispatch_for(8, a, b, c)
     running = []
     for key in (a, a, a, b, c):
         dispatch.add(conn := keyed(key))
@@ -153,7 +170,7 @@ def test_the_fewest_running_goes_first_and_equals_take_turns() -> None:
 
 def test_one_thread_serves_every_key_in_turn() -> None:
     a, b = "sk_test_a_1", "sk_test_b_1"
-    dispatch = FairDispatch(1)
+    dispatch = dispatch_for(1, a, b)
     for key in (a, a, b):
         dispatch.add(keyed(key))
     order = []
@@ -162,6 +179,56 @@ def test_one_thread_serves_every_key_in_turn() -> None:
         assert dispatch.next() is None  # the one thread is taken
         dispatch.done(conn)
     assert order == [a, b, a]
+
+
+def test_keys_the_app_has_not_accepted_share_one_place_beside_real_tenants() -> None:
+    """A flood of invented keys, each new, would otherwise each be a tenant with nothing running and
+    go before a paying tenant with requests running, on every thread that frees up."""
+    dispatch = dispatch_for(8, BULK)
+    for n in range(40):
+        dispatch.add(keyed(BULK))
+        dispatch.add(keyed(f"sk_test_invented_{n:04d}"))
+    running = deque(dispatch.next() for _ in range(8))
+    assert dispatch.next() is None
+    handed_out = []
+    for _ in range(40):  # the longest running finishes; the thread it frees goes to the next request
+        conn = running.popleft()
+        conn.status = 401 if conn.tenant == "" else 200
+        dispatch.done(conn)
+        running.append(dispatch.next())
+        handed_out.append(running[-1].tenant)
+    assert 16 <= handed_out.count(BULK) <= 24  # about half, as for any two tenants
+
+
+def test_a_key_becomes_a_tenant_once_accepted_and_stops_being_one_at_a_401() -> None:
+    dispatch = FairDispatch(8)
+    answered(dispatch, QUIET, status=None)  # refused before the app saw it: proves nothing
+    answered(dispatch, QUIET, status=401)
+    dispatch.add(keyed(QUIET))
+    assert started(dispatch) == [""]
+    dispatch = FairDispatch(8)
+    for status in (404, 401, 429):  # anything but 401 means the app accepted the key
+        answered(dispatch, QUIET, status=status)
+        dispatch.add(conn := keyed(QUIET))
+        assert started(dispatch) == ([""] if status == 401 else [QUIET])
+        dispatch.done(conn)
+
+
+def test_the_most_recently_accepted_keys_are_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serving, "MAX_KNOWN_KEYS", 2)
+    a, b, c = "sk_test_a_1", "sk_test_b_1", "sk_test_c_1"
+    dispatch = dispatch_for(8, a, b, a, c)  # b is the least recently accepted: forgotten
+    for key in (a, b, c):
+        dispatch.add(keyed(key))
+    assert sorted(started(dispatch)) == ["", a, c]
+
+
+def test_the_reply_reads_its_status_line() -> None:
+    reply = _HeadHeld(RecordingSocket())  # type: ignore[arg-type]
+    assert reply.status is None
+    reply.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+    reply.flush()
+    assert reply.status == 401
 
 
 def test_the_connection_limit_fits_the_open_file_limit(monkeypatch: pytest.MonkeyPatch) -> None:
