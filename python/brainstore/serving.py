@@ -14,6 +14,9 @@ Guarantees, per connection:
   :data:`MIN_BODY_RATE` bytes a second after the head, and at most ``MAX_BODY`` bytes (chunked
   bodies too, and at most twice that with their framing). A declared length over the limit is
   refused before the body is read.
+- At most :data:`BUFFER_BUDGET` bytes of requests read and not yet answered, over all connections:
+  past it, the requests still being read that began longest ago are refused (``http_429`` with
+  Retry-After) and their connections closed. Complete requests are never refused for it.
 - A connection idle between requests is closed after gunicorn's ``keepalive`` seconds.
 - A thread writing a response to a client that does not read gives up after ``client_timeout``
   seconds for any one write.
@@ -39,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import resource
 import selectors
 import socket
@@ -93,6 +97,12 @@ EVICT_SHARE = 4
 #: At the limit, a connection whose request head is incomplete this long (seconds) after it began
 #: may be closed to make room.
 STALLED_HEAD = 1.0
+#: Bytes of requests the front holds at once, read and not yet answered: past it, the requests still
+#: being read that began longest ago are refused (see BufferingWorker._make_room). A connection may
+#: hold a 1 MiB body (2 MiB of chunked framing), and a thousand of them would otherwise take gigabytes.
+BUFFER_BUDGET = 128 * 1024 * 1024
+#: What a request refused for want of buffer space is told to wait before it tries again (seconds).
+BUSY_RETRY = 1.0
 #: API keys the dispatch remembers as accepted by the app (see FairDispatch): about 100 bytes each.
 MAX_KNOWN_KEYS = 10_000
 
@@ -261,6 +271,8 @@ class Connection:
         self.buf = bytearray()
         self.framing = Framing()
         self.deadline = 0.0
+        self.began = 0.0  # when the first byte of the request being read arrived (time.monotonic)
+        self.held = 0  # bytes of buf and request the worker counts in its BUFFER_BUDGET
         self.request: bytes = b""
         self.parser: Any = None
         self.continue_sent = False
@@ -414,6 +426,7 @@ class BufferingWorker(ThreadWorker):
         super().__init__(*args, **kwargs)
         self.connections: dict[Connection, None] = {}  # waiting on the poller: reading or draining
         self.dispatch = FairDispatch(self.cfg.threads)
+        self.held = 0  # bytes read of requests not yet answered, over every connection (BUFFER_BUDGET)
         self._accept_paused_until = 0.0  # out of file descriptors: accept nothing until then
         self._next_sweep = 0.0
         self._next_notify = 0.0
@@ -464,7 +477,8 @@ class BufferingWorker(ThreadWorker):
         self.nr_conns += 1
         sock.setblocking(False)
         conn = Connection(sock, client, listener.getsockname())
-        conn.deadline = time.monotonic() + self.client_timeout
+        conn.began = time.monotonic()
+        conn.deadline = conn.began + self.client_timeout
         self._wait_for_request(conn)
 
     def _out_of_descriptors(self, exc: OSError) -> None:
@@ -553,11 +567,48 @@ class BufferingWorker(ThreadWorker):
         if conn.idle:
             # The first byte of a kept-alive connection's next request: the head deadline starts.
             conn.idle = False
-            conn.deadline = time.monotonic() + self.client_timeout
+            conn.began = time.monotonic()
+            conn.deadline = conn.began + self.client_timeout
         conn.buf += data
+        self._count(conn)
         if self._complete(conn):
             self._unwatch(conn)
             self.enqueue_req(conn)
+        if self.held > BUFFER_BUDGET:
+            self._make_room()
+
+    def _count(self, conn: Connection) -> None:
+        """Count what ``conn`` holds now (its buffer and its complete request) in the worker's total."""
+        held = len(conn.buf) + len(conn.request)
+        self.held += held - conn.held
+        conn.held = held
+
+    def _uncount(self, conn: Connection) -> None:
+        self.held -= conn.held
+        conn.held = 0
+
+    def _make_room(self) -> None:
+        """Over :data:`BUFFER_BUDGET`: refuse the requests still being read that began longest ago
+        until the rest fit, each with an ``http_429`` reply, and close their connections.
+        A complete request is never refused here: a thread takes it soon. Whoever holds the buffer
+        with requests it does not finish has to keep sending to hold it (a new request pushes the
+        oldest out), and a client or proxy that sends its request at once is the newest."""
+        reading = sorted((c for c in self.connections if c.held and not c.idle and not c.draining), key=lambda c: c.began)
+        for conn in reading:
+            if self.held <= BUFFER_BUDGET:
+                return
+            self._unwatch(conn)
+            self._uncount(conn)
+            with contextlib.suppress(OSError):  # a few hundred bytes into a socket not written to yet
+                conn.sock.send(self._error_bytes(self._busy()))
+            self._drain_then_close(conn)
+
+    @staticmethod
+    def _busy() -> BrainstoreError:
+        """The spec's refusal for too many requests below the route layer (nothing interpreted yet)."""
+        refusal = from_falcon(falcon.HTTPTooManyRequests())
+        refusal.extra["retry_after_seconds"] = BUSY_RETRY
+        return refusal
 
     def _complete(self, conn: Connection) -> bool:
         """Whether the request at the front of the buffer is complete: then it is ``conn.request``."""
@@ -584,11 +635,13 @@ class BufferingWorker(ThreadWorker):
 
     def _drop(self, conn: Connection) -> None:
         self._unwatch(conn)
+        self._uncount(conn)
         self.nr_conns -= 1
         conn.close()
 
     def _drain_then_close(self, conn: Connection) -> None:
         """Half-close and read what the client still sends, on the poller, briefly."""
+        self._uncount(conn)
         try:
             conn.sock.setblocking(False)
             conn.sock.shutdown(socket.SHUT_WR)
@@ -621,12 +674,15 @@ class BufferingWorker(ThreadWorker):
             try:
                 conn.sock.setblocking(False)
             except OSError:
+                self._uncount(conn)
                 self.nr_conns -= 1
                 conn.close()
                 return
             conn.next_request()
+            self._count(conn)
             conn.idle = not conn.buf
-            conn.deadline = time.monotonic() + (self.cfg.keepalive if conn.idle else self.client_timeout)
+            conn.began = time.monotonic()
+            conn.deadline = conn.began + (self.cfg.keepalive if conn.idle else self.client_timeout)
             self._wait_for_request(conn)
         else:
             self._drain_then_close(conn)
@@ -707,9 +763,15 @@ class BufferingWorker(ThreadWorker):
             self._write_error(client, refusal)
 
     def _write_error(self, sock: socket.socket, exc: BrainstoreError) -> None:
+        sock.sendall(self._error_bytes(exc))
+
+    def _error_bytes(self, exc: BrainstoreError) -> bytes:
+        """A whole response carrying ``exc`` as the spec's Error body, closing the connection."""
         body = json.dumps(error_body(exc, new_id("trc"), self._docs_base)).encode()
+        retry = exc.extra.get("retry_after_seconds")
         head = (
             f"HTTP/1.1 {exc.status} {HTTPStatus(exc.status).phrase}\r\nConnection: close\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            + (f"Retry-After: {max(1, math.ceil(retry))}\r\n" if retry is not None else "")
+            + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
-        sock.sendall(head + body)
+        return head + body

@@ -8,7 +8,9 @@ ones are closed by their deadline, and that everything gunicorn refuses is the s
 
 from __future__ import annotations
 
+import contextlib
 import json
+import select
 import socket
 import threading
 import time
@@ -314,6 +316,46 @@ def test_connections_held_open_keep_no_new_client_out_and_never_end_the_worker(t
 def test_refusals_before_routing_are_http_400_error_bodies(edge: Server, request_bytes: bytes) -> None:
     error = assert_error_response(exchange(edge, request_bytes), 400, "http_400")
     assert error["message"] == "the request could not be understood"
+
+
+def test_requests_left_unfinished_past_the_buffer_budget_are_refused_oldest_first(edge: Server) -> None:
+    """140 connections each send a head declaring 1 MiB and then all but 48 KiB of it: 140 MB held
+    unfinished, past the 128 MiB the front holds. The oldest are refused (http_429, the spec's Error body,
+    Retry-After) as the newer ones arrive; a client that sends its request at once is answered."""
+    declared, sent = 1 << 20, (1 << 20) - 48 * 1024
+    head = (
+        b"POST /v1/brains/b1/records HTTP/1.1\r\nHost: x\r\n" + AUTH
+        + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % declared
+    )
+    hogs = []
+    try:
+        for _ in range(140):
+            sock = socket.create_connection(("127.0.0.1", edge.port), timeout=10)
+            hogs.append(sock)
+            with contextlib.suppress(OSError):  # refused while still sending: the server stopped reading it
+                sock.sendall(head + b" " * sent)
+        answered = httpx.post(
+            edge.base_url + "/brains/b1/records", json={"content": "Tea with Sam."},
+            headers={"Authorization": f"Bearer {KEY}"}, timeout=10,
+        )
+        assert answered.status_code == 202
+        # Each refusal was sent when a newer request needed its room, before that POST was answered.
+        readable = select.select(hogs, [], [], 1.0)[0]
+        refused = sorted(hogs.index(sock) for sock in readable)
+        for n in refused:
+            hogs[n].settimeout(3.0)
+            raw = b""
+            with contextlib.suppress(OSError):
+                while chunk := hogs[n].recv(65536):
+                    raw += chunk
+            error = assert_error_response(raw, 429, "http_429")
+            assert error["retry_after_seconds"] > 0
+            assert responses(raw)[0][1]["retry-after"] == "1"
+        assert refused and refused[0] == 0  # the oldest first
+        assert len(refused) <= 20 and 139 not in refused  # only as many as room was needed for
+    finally:
+        for sock in hogs:
+            sock.close()
 
 
 def test_a_declared_body_over_the_limit_is_refused_before_it_is_sent(edge: Server) -> None:

@@ -271,7 +271,7 @@ def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_co
     worker.log = logging.getLogger("test_serving")
     worker.sockets, worker._accepting, worker._accept_paused_until = [], True, 0.0
     worker.poller = selectors.DefaultSelector()
-    worker.worker_connections, worker.client_timeout = 8, 10.0
+    worker.worker_connections, worker.client_timeout, worker.held = 8, 10.0, 0
     pairs = [socket.socketpair() for _ in range(3)]
     try:
         idle, reading, draining = (Connection(ours, None, None) for ours, _ in pairs)
@@ -293,3 +293,44 @@ def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_co
             ours.close()
             theirs.close()
         worker.poller.close()
+
+
+def test_past_the_buffer_budget_the_requests_begun_longest_ago_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serving, "BUFFER_BUDGET", 350)
+    worker = object.__new__(BufferingWorker)  # the state the main loop's reading uses
+    worker.log = logging.getLogger("test_serving")
+    worker.poller = selectors.DefaultSelector()
+    worker.client_timeout, worker.held, worker.nr_conns = 10.0, 0, 3
+    worker._docs_base = "https://docs.example"
+    worker.dispatch = FairDispatch(0)  # complete requests wait: none is handed to a thread here
+    worker.connections = {}
+    pairs = [socket.socketpair() for _ in range(3)]
+    head = b"POST /v1/brains/b1/records HTTP/1.1\r\nContent-Length: 1000\r\n\r\n"
+    try:
+        conns = [Connection(ours, None, None) for ours, _ in pairs]
+        for began, (conn, (_, theirs)) in enumerate(zip(conns, pairs, strict=True)):
+            conn.began = float(began)
+            worker._wait_for_request(conn)
+            theirs.sendall(head + b"x" * (100 - len(head)))
+            worker._read(conn)  # 100 bytes each: within the budget
+        assert worker.held == 300 and list(worker.connections) == conns
+        pairs[2][1].sendall(b"x" * 100)
+        worker._read(conns[2])  # 400 held: the request begun first makes room
+        assert [c for c in worker.connections if not c.draining] == conns[1:] and worker.held == 300
+        [(status, headers, _)] = _responses(pairs[0][1].recv(65536))
+        assert status == 429 and headers["retry-after"] == "1"
+        assert conns[0].draining  # the rest of its body is read and dropped, briefly
+        for conn in conns:
+            worker._drop(conn)
+        assert worker.held == 0 and worker.nr_conns == 0
+    finally:
+        for ours, theirs in pairs:
+            ours.close()
+            theirs.close()
+        worker.poller.close()
+
+
+def _responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    return [(int(lines[0].split()[1]), {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}, body)]
