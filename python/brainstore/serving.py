@@ -319,8 +319,8 @@ class FairDispatch:
     about 8% slower.) At most ``slots`` requests run at once (the pool's threads), so none waits in
     the pool's own queue.
 
-    A key is a tenant of its own once the app has accepted it (answered a request of it with anything
-    but 401); until then, and after a 401, its requests wait with every other unproven one as the
+    A key is a tenant of its own once the app has accepted it (answered a request of it with neither
+    401 nor a 5xx); until then, and after a 401, its requests wait with every other unproven one as the
     tenant "". Otherwise anyone could invent a new well-formed key for each request: each would be a
     tenant with nothing running, and a flood of them would go before every real tenant with a request
     running, each answered 401 but starving the tenants who pay. The :data:`MAX_KNOWN_KEYS` most
@@ -362,8 +362,8 @@ class FairDispatch:
         self._running[conn.tenant] -= 1
         if not self._running[conn.tenant]:
             del self._running[conn.tenant]
-        if not conn.key or conn.status is None:
-            return
+        if not conn.key or conn.status is None or conn.status >= HTTPStatus.INTERNAL_SERVER_ERROR:
+            return  # a failure proves nothing (a key registry that cannot be read fails every key)
         if conn.status == HTTPStatus.UNAUTHORIZED:
             self._accepted.pop(conn.key, None)  # revoked, or never valid
             return
