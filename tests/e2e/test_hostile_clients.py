@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import select
+import selectors
 import socket
 import threading
 import time
@@ -340,8 +340,15 @@ def test_requests_left_unfinished_past_the_buffer_budget_are_refused_oldest_firs
         )
         assert answered.status_code == 202
         # Each refusal was sent when a newer request needed its room, before that POST was answered.
-        readable = select.select(hogs, [], [], 1.0)[0]
-        refused = sorted(hogs.index(sock) for sock in readable)
+        with selectors.DefaultSelector() as poller:  # select() refuses descriptors past 1024
+            for n, sock in enumerate(hogs):
+                poller.register(sock, selectors.EVENT_READ, n)
+            refused: list[int] = []
+            while ready := poller.select(0.5):
+                for key, _ in ready:
+                    poller.unregister(key.fileobj)
+                    refused.append(key.data)
+            refused.sort()
         for n in refused:
             hogs[n].settimeout(3.0)
             raw = b""
