@@ -243,9 +243,11 @@ def test_a_forget_rewrites_the_saved_index_without_the_record_and_no_context_reb
     """The index files a forget deletes are written again from the live index, holding neither the
     Record's text nor its vectors; neither the next Context nor the next process rebuilds the index
     from the store (counted: rebuilds and reads of every stored chunk)."""
+    from brainstore.service import evidence
     from brainstore.service.evidence import EvidenceIndexes
     from brainstore.store.duckdb import DuckDBStore
 
+    monkeypatch.setattr(evidence, "SAVE_DELAY", 0.2)  # the save's timing is tested in test_retrieval
     calls: list[str] = []
     rebuild, read_chunks = EvidenceIndexes._rebuild, DuckDBStore.chunks
     monkeypatch.setattr(EvidenceIndexes, "_rebuild", lambda self, uid: calls.append("rebuild") or rebuild(self, uid))

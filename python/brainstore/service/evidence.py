@@ -69,9 +69,14 @@ log = logging.getLogger("brainstore.evidence")
 FREEZE_AFTER_CHUNKS = 20_000
 
 MEMORY_LANE_K = 40
-# How long a save of a Brain's index waits after the change that asked for it, so that a burst of
-# forgets writes the files once.
-SAVE_DELAY = 1.0
+# A save of a Brain's index waits until no change asked for one for SAVE_DELAY seconds, so that a
+# burst of forgets writes the files once, and at most SAVE_AT_MOST seconds after the first change it
+# has to write. A save of 100,000 chunks holds the GIL for about 0.8 s (hnswlib's save_index 0.45 s
+# of it), a stall for every Context served meanwhile: with a save 1 s after each change, a Record
+# forgotten every 2 s meant a save every 2 s. Until the save the Brain has no index files (the
+# forget deleted them): a crash meanwhile costs a rebuild from the store at the next start.
+SAVE_DELAY = 5.0
+SAVE_AT_MOST = 60.0
 # Memory changes read in one catch-up at most; a gap wider than that rebuilds the lane instead.
 CATCH_UP_MEMORIES = 50_000
 
@@ -139,6 +144,7 @@ class EvidenceIndexes:
         self._lane_seq: dict[str, int] = {}
         # Brains whose index files are to be written again, and when (see _save_soon).
         self._save_due: dict[str, float] = {}
+        self._save_first: dict[str, float] = {}  # when the first change a due save writes asked for it
         self._saves = threading.Condition(threading.Lock())
         self._saver: threading.Thread | None = None
         # Each Brain's lock while its index files are written or deleted (a 100,000-chunk index takes
@@ -285,8 +291,7 @@ class EvidenceIndexes:
         if index is None:
             return 0
         self._save_one(brain_uid)
-        with self._saves:
-            self._save_due.pop(brain_uid, None)
+        self._cancel_save(brain_uid)
         with self._lock:
             if self._indexes.get(brain_uid) is not index:
                 return 0
@@ -498,15 +503,23 @@ class EvidenceIndexes:
 
     # --- saving in the background -------------------------------------------------------------------------
     def _save_soon(self, brain_uid: str) -> None:
-        """Write the Brain's index files again from its live index, :data:`SAVE_DELAY` from now."""
+        """Write the Brain's index files again from its live index, once no change asked for it for
+        :data:`SAVE_DELAY` seconds, :data:`SAVE_AT_MOST` after the first change at the latest."""
         if self._index_dir(brain_uid) is None:
             return
+        now = time.monotonic()
         with self._saves:
-            self._save_due.setdefault(brain_uid, time.monotonic() + SAVE_DELAY)
+            first = self._save_first.setdefault(brain_uid, now)
+            self._save_due[brain_uid] = min(now + SAVE_DELAY, first + SAVE_AT_MOST)
             if self._saver is None or not self._saver.is_alive():  # none yet, or lost in a fork
                 self._saver = threading.Thread(target=self._save_loop, name="brainstore-index-save", daemon=True)
                 self._saver.start()
             self._saves.notify_all()
+
+    def _cancel_save(self, brain_uid: str) -> None:
+        with self._saves:
+            self._save_due.pop(brain_uid, None)
+            self._save_first.pop(brain_uid, None)
 
     def _save_loop(self) -> None:
         """Until nothing is due: save each Brain when its time comes (the thread ends when idle)."""
@@ -521,6 +534,7 @@ class EvidenceIndexes:
                     self._saves.wait(wait)
                     continue
                 del self._save_due[brain_uid]
+                del self._save_first[brain_uid]
             try:
                 self._save_one(brain_uid)
             except Exception:
@@ -573,8 +587,7 @@ class EvidenceIndexes:
 
     def drop(self, brain_uid: str) -> None:
         """Forget a Brain's indexes in memory and on disk (erased, or to be rebuilt from the store)."""
-        with self._saves:
-            self._save_due.pop(brain_uid, None)
+        self._cancel_save(brain_uid)
         with self._lock:
             self._indexes.pop(brain_uid, None)
             self._lanes.pop(brain_uid, None)
@@ -677,6 +690,7 @@ class EvidenceIndexes:
         background save is due after it."""
         with self._saves:
             self._save_due.clear()
+            self._save_first.clear()
         with self._lock:
             held = list(self._indexes)
         for brain_uid in held:

@@ -1,0 +1,62 @@
+"""When a Brain's index files are written again in the background (EvidenceIndexes._save_soon): once
+the changes asking for it pause, and at the latest a bounded time after the first of them. A save of
+a large index holds the GIL for most of a second, so a steady stream of forgets must not bring one
+each."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from brainstore.service import evidence
+from brainstore.service.evidence import EvidenceIndexes
+from brainstore.store.memory import MemoryStore
+
+
+@pytest.fixture
+def saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[EvidenceIndexes, list[float]]:
+    """Indexes whose saves are timed (seconds after the fixture was made) instead of written."""
+    monkeypatch.setattr(evidence, "SAVE_DELAY", 0.3)
+    monkeypatch.setattr(evidence, "SAVE_AT_MOST", 1.0)
+    indexes = EvidenceIndexes(MemoryStore(), index_root=tmp_path / "index")
+    started, saved = time.monotonic(), []
+
+    def save_one(brain_uid: str) -> None:
+        saved.append(time.monotonic() - started)
+
+    monkeypatch.setattr(indexes, "_save_one", save_one)
+    return indexes, saved
+
+
+def test_a_burst_of_changes_is_saved_once_after_it_pauses(saves: tuple[EvidenceIndexes, list[float]]) -> None:
+    indexes, saved = saves
+    for _ in range(5):
+        indexes._save_soon("brn_a")
+        time.sleep(0.1)
+    assert saved == []  # each change put the save off again
+    time.sleep(0.8)
+    assert len(saved) == 1 and saved[0] >= 0.4 + 0.3 - 0.05
+
+
+def test_changes_that_never_pause_are_saved_at_the_latest_a_while_after_the_first(
+    saves: tuple[EvidenceIndexes, list[float]],
+) -> None:
+    indexes, saved = saves
+    began = time.monotonic()
+    while time.monotonic() - began < 2.2:
+        indexes._save_soon("brn_a")
+        time.sleep(0.1)
+    # A save 1 s after each first change left unsaved, not one for every change, nor none at all.
+    assert 1 <= len(saved) <= 3 and saved[0] >= 1.0 - 0.05
+    time.sleep(0.6)
+    assert len(saved) <= 3 + 1
+
+
+def test_a_dropped_brain_is_not_saved(saves: tuple[EvidenceIndexes, list[float]]) -> None:
+    indexes, saved = saves
+    indexes._save_soon("brn_a")
+    indexes.drop("brn_a")
+    time.sleep(0.6)
+    assert saved == []
