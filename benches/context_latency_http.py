@@ -18,6 +18,11 @@ HTTP, gunicorn, Falcon, validation and serialization add). Each query is asked t
 by the standard library's http.client, each on its own kept-alive connection: the difference between
 the two rows is what the Python client library itself adds. Nothing here is a timed assertion.
 
+``--forgetting 2`` has another client forget one of the synthetic Brain's Records every 2 s while it
+is measured (each forget deletes the Brain's index files, which are written again later: a save that
+holds the GIL for most of a second at 100,000 chunks); run it for at least a minute of queries
+(``--queries 2000``) to include a save. It changes the data directory: the Records it forgot are gone.
+
 Run: ``.venv/bin/python -m benches.context_latency_http --chunks 100000 --locomo 26``
 (``--engine memory`` serves the memory engine; only ``--locomo`` applies to it).
 """
@@ -34,7 +39,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -234,6 +241,31 @@ def measure(client: httpx.Client, url: str, brain: str, queries: list[str]) -> d
     return results
 
 
+class Forgetting:
+    """Another client forgetting a random synthetic Record every ``every`` seconds, until stopped."""
+
+    def __init__(self, url: str, brain: str, records: int, every: float) -> None:
+        self.url, self.brain, self.records, self.every = url, brain, records, every
+        self.statuses: Counter[int] = Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Forgetting:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        rng = random.Random()
+        with httpx.Client(headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as client:
+            while not self._stop.wait(self.every):
+                record = f"rec_synthetic{rng.randrange(self.records):09d}"
+                self.statuses[client.delete(f"{self.url}/brains/{self.brain}/records/{record}").status_code] += 1
+
+
 def _load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} / {five:.2f} on {os.cpu_count()} cores"
@@ -247,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--data-dir", default=None, help="keep (and reuse) the seeded data directory here")
+    parser.add_argument(
+        "--forgetting", type=float, default=0.0, help="another client forgets a synthetic Record every this many seconds"
+    )
     args = parser.parse_args(argv)
     from benches.test_context_latency_bench import _queries
 
@@ -263,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
             with httpx.Client(headers=headers, timeout=600) as client:
                 results = {}
                 if args.chunks and args.engine == "duckdb":
-                    queries = _queries()[: args.queries]
+                    pool = _queries()  # 300 questions, asked again in turn when more are wanted
+                    queries = [pool[i % len(pool)] for i in range(args.queries)]
                     started = time.perf_counter()
                     # no timeout: at 1,000,000 chunks, building the graph from the store takes many minutes
                     client.post(f"{server.url}/brains/big/context", json={"query": "warm up"}, timeout=None).raise_for_status()
@@ -273,7 +309,13 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                     measure(client, server.url, "big", queries[:20])
-                    results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
+                    if args.forgetting > 0:
+                        # a synthetic Record has 2-3 chunks: a quarter of the chunk count are Records
+                        with Forgetting(server.url, "big", args.chunks // 4, args.forgetting) as forgetting:
+                            results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
+                        print(f"forgotten meanwhile, by status: {dict(forgetting.statuses)}", flush=True)
+                    else:
+                        results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
                 if args.locomo:
                     questions = ingest_locomo(client, server.url, args.locomo)
                     measure(client, server.url, f"locomo-{args.locomo}", questions[:20])
