@@ -247,7 +247,7 @@ def test_a_forget_rewrites_the_saved_index_without_the_record_and_no_context_reb
     from brainstore.service.evidence import EvidenceIndexes
     from brainstore.store.duckdb import DuckDBStore
 
-    monkeypatch.setattr(evidence, "SAVE_DELAY", 0.2)  # the save's timing is tested in test_retrieval
+    monkeypatch.setattr(evidence, "SAVE_DELAY", 0.2)  # when saves come: tests/unit/test_index_saves.py
     calls: list[str] = []
     rebuild, read_chunks = EvidenceIndexes._rebuild, DuckDBStore.chunks
     monkeypatch.setattr(EvidenceIndexes, "_rebuild", lambda self, uid: calls.append("rebuild") or rebuild(self, uid))
