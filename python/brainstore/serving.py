@@ -503,15 +503,15 @@ class BufferingWorker(ThreadWorker):
         sends its head at once). Anyone can open such connections, no key needed: they would
         otherwise keep every new client out for their whole keepalive, or head timeout, again and
         again."""
-        began_before = time.monotonic() - STALLED_HEAD + self.client_timeout  # as a head deadline
+        began_before = time.monotonic() - STALLED_HEAD
         idle, stalled = [], []
         for conn in self.connections:
             if conn.idle:
                 idle.append(conn)
-            elif not conn.draining and conn.framing.head_end is None and conn.deadline <= began_before:
+            elif not conn.draining and conn.framing.head_end is None and conn.began <= began_before:
                 stalled.append(conn)
-        idle.sort(key=lambda c: c.deadline)
-        stalled.sort(key=lambda c: c.deadline)
+        idle.sort(key=lambda c: c.began)
+        stalled.sort(key=lambda c: c.began)
         for conn in (idle + stalled)[: max(1, self.worker_connections // EVICT_SHARE)]:
             self._drop(conn)
 
@@ -598,7 +598,6 @@ class BufferingWorker(ThreadWorker):
             if self.held <= BUFFER_BUDGET:
                 return
             self._unwatch(conn)
-            self._uncount(conn)
             with contextlib.suppress(OSError):  # a few hundred bytes into a socket not written to yet
                 conn.sock.send(self._error_bytes(self._busy()))
             self._drain_then_close(conn)
@@ -646,8 +645,7 @@ class BufferingWorker(ThreadWorker):
             conn.sock.setblocking(False)
             conn.sock.shutdown(socket.SHUT_WR)
         except OSError:
-            self.nr_conns -= 1
-            conn.close()
+            self._drop(conn)
             return
         conn.draining = True
         conn.deadline = time.monotonic() + DRAIN_SECONDS
@@ -674,9 +672,7 @@ class BufferingWorker(ThreadWorker):
             try:
                 conn.sock.setblocking(False)
             except OSError:
-                self._uncount(conn)
-                self.nr_conns -= 1
-                conn.close()
+                self._drop(conn)
                 return
             conn.next_request()
             self._count(conn)

@@ -273,7 +273,7 @@ def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_co
     try:
         idle, reading, draining = (Connection(ours, None, None) for ours, _ in pairs)
         idle.idle, draining.draining = True, True
-        reading.deadline = time.monotonic() + 10.0  # its head began just now
+        reading.began = time.monotonic()  # its head began just now
         worker.connections = dict.fromkeys((idle, reading, draining))
         worker.nr_conns = 3
         worker.accept(OutOfFiles())  # type: ignore[arg-type]
