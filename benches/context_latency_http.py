@@ -18,6 +18,12 @@ HTTP, gunicorn, Falcon, validation and serialization add). Each query is asked t
 by the standard library's http.client, each on its own kept-alive connection: the difference between
 the two rows is what the Python client library itself adds. Nothing here is a timed assertion.
 
+``--turns 17600``: that many LoCoMo turns (every conversation, then again, each copy a year later)
+posted through the API by 8 clients, as a hosted tenant would fill a Brain, and every LoCoMo question
+asked of it (``--queries`` of them) twice: as soon as the last turn is ready, with the index the
+ingestion built live and its files not yet written, and again after the server is restarted on the
+same data directory, the index loaded from its files.
+
 ``--forgetting 2`` has another client forget one of the synthetic Brain's Records every 2 s while it
 is measured (each forget deletes the Brain's index files, which are written again later: a save that
 holds the GIL for most of a second at 100,000 chunks); run it for at least a minute of queries
@@ -178,6 +184,33 @@ def ingest_locomo(client: httpx.Client, url: str, sample_id: str) -> list[str]:
     return [q.question for q, _ in locomo.scored_questions(conversation)]
 
 
+def ingest_turns(url: str, brain: str, n: int) -> list[str]:
+    """``n`` LoCoMo turns posted to a new Brain by 8 clients, every one ready when this returns; the
+    scored LoCoMo questions, each once."""
+    from benches import locomo
+    from benches.ingest import post_all, wait_ready
+
+    conversations = locomo.load_conversations()
+    bodies: list[dict[str, Any]] = []
+    while len(bodies) < n:
+        years = len(bodies) // max(1, sum(len(c.turns) for c in conversations))
+        for conversation in conversations:
+            for turn in conversation.turns:
+                at = turn.occurred_at.replace(year=turn.occurred_at.year + years)
+                bodies.append({
+                    "content": {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"},
+                    "occurred_at": at.isoformat().replace("+00:00", "Z"),
+                })  # fmt: skip
+        del bodies[n:]
+    headers = {"Authorization": f"Bearer {KEY}"}
+    httpx.post(f"{url}/brains", json={"id": brain}, headers=headers).raise_for_status()
+    started = time.perf_counter()
+    posted = post_all(url, KEY, brain, bodies, clients=8)
+    wait_ready(url, KEY, brain, [record_id for record_id, _ in posted])
+    print(f"ingested {n} turns in {time.perf_counter() - started:.0f} s", flush=True)
+    return [q.question for c in conversations for q, _ in locomo.scored_questions(c)]
+
+
 class StdlibClient:
     """The standard library's http.client on one kept-alive connection: next to httpx, how much of the
     gap between the server's ``ms.used`` and the client's wall time is the Python client library's."""
@@ -275,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chunks", type=int, default=0, help="synthetic Brain size (0: none)")
     parser.add_argument("--locomo", default=None, help="a LoCoMo conversation to ingest through the API")
+    parser.add_argument("--turns", type=int, default=0, help="LoCoMo turns to post through the API (0: none)")
     parser.add_argument("--engine", choices=("duckdb", "memory"), default="duckdb")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--threads", type=int, default=8)
@@ -316,6 +350,14 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"forgotten meanwhile, by status: {dict(forgetting.statuses)}", flush=True)
                     else:
                         results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
+                if args.turns:
+                    questions = ingest_turns(server.url, "turns", args.turns)
+                    questions = [questions[i % len(questions)] for i in range(args.queries)]
+                    results[f"{args.turns} turns, live"] = measure(client, server.url, "turns", questions)
+                    server.stop()
+                    server = Server(data_dir, args.engine, args.threads)
+                    measure(client, server.url, "turns", questions[:20])
+                    results[f"{args.turns} turns, loaded"] = measure(client, server.url, "turns", questions)
                 if args.locomo:
                     questions = ingest_locomo(client, server.url, args.locomo)
                     measure(client, server.url, f"locomo-{args.locomo}", questions[:20])
@@ -326,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, by_client in results.items():
         for client_name, r in by_client.items():
             print(
-                f"  {name:<16} {client_name:<11} n={r['n']:<4} client p50 {r['client p50']:6.2f} p99 {r['client p99']:6.2f} | "
+                f"  {name:<22} {client_name:<11} n={r['n']:<4} client p50 {r['client p50']:6.2f} p99 {r['client p99']:6.2f} | "
                 f"server p50 {r['server p50']:6.2f} p99 {r['server p99']:6.2f} | gap p50 {r['gap p50']:5.2f} p99 {r['gap p99']:5.2f} ms"
             )
     return 0
