@@ -110,8 +110,9 @@ MAX_KNOWN_KEYS = 10_000
 # default is 700. A fast Context allocates thousands that live until its response is written (its
 # candidates, passages and trace), and each collection walks every one of them still alive: at 700, a
 # Context on a 17,600-turn Brain set off 0.8 collections and spent 0.23 ms in them on average (3 of
-# 500 were full ones), and at 50,000 none in 500. Almost all of those objects are freed by reference counting, never by a
-# collection: collecting less often costs a few MB of cyclic garbage held longer at most.
+# 500 were full ones), and at 50,000 none in 500. Almost all of those objects are freed by reference
+# counting, never by a collection: collecting less often costs a few MB of cyclic garbage held longer
+# at most.
 YOUNG_COLLECTION_AT = 50_000
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
