@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -270,12 +271,20 @@ class Fairness:
     quiet_p50_s: float
     quiet_max_s: float
     samples: int
+    # read-your-writes: a quiet Record posted, then a fast Context asked with its Brain-Watermark at once
+    # (asked again on each 202) until one cites it: seconds from the POST, p50 and max; and the 202s
+    read_p50_s: float
+    read_max_s: float
+    read_samples: int
+    read_pending: int  # Contexts answered 202 (not yet at the watermark) on the way
 
 
 def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, doc_chars: int = 150_000) -> Fairness:
     """A quiet tenant's one-sentence Records, sent every 0.5 s while another tenant bulk-loads ``bulk``
     turns and ``documents`` long documents and until the last of them is derived (the backlog outlives
-    the POSTs by far): seconds from POST to ready, p50 and max."""
+    the POSTs by far): seconds from POST to ready, p50 and max. Every other round reads its own write
+    instead: a fast Context asked at once with the POST's Brain-Watermark, again on each 202, until it
+    cites the new Record."""
     text = " ".join(t for _, _, t in bulk)
     doc = (text * (doc_chars // max(len(text), 1) + 1))[:doc_chars]
     with serve(engine) as served:
@@ -290,6 +299,8 @@ def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, 
         )
         loader.start()
         waits: list[float] = []
+        reads: list[float] = []
+        stats: Counter[str] = Counter()
         with (
             httpx.Client(base_url=base, headers={"Authorization": f"Bearer {QUIET_KEY}"}, timeout=60) as http,
             httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as bulk_http,
@@ -304,17 +315,49 @@ def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, 
                     for rid in (acked[-1][0], *(rid for rid, _ in acked[:documents]))
                 )
 
-            while backlog() or len(waits) < 5:
+            while backlog() or len(waits) < 5 or len(reads) < 5:
                 sent = time.monotonic()
-                rid = http.post("/brains/quiet/records", json={"content": "I had tea with Sam today."}).json()["id"]
-                while http.get(f"/brains/quiet/records/{rid}").json()["status"] != "ready":
-                    time.sleep(0.02)
-                waits.append(time.monotonic() - sent)
+                if len(reads) < len(waits):
+                    reads.append(read_own_write(http, len(reads), stats) - sent)
+                else:
+                    rid = http.post("/brains/quiet/records", json={"content": "I had tea with Sam today."}).json()["id"]
+                    while http.get(f"/brains/quiet/records/{rid}").json()["status"] != "ready":
+                        time.sleep(0.02)
+                    waits.append(time.monotonic() - sent)
                 time.sleep(0.5)
                 if len(waits) >= 400:
                     break
         loader.join()
-    return Fairness(engine, statistics.median(waits), max(waits), len(waits))
+    return Fairness(
+        engine,
+        statistics.median(waits),
+        max(waits),
+        len(waits),
+        statistics.median(reads),
+        max(reads),
+        len(reads),
+        stats["pending"],
+    )
+
+
+def read_own_write(http: httpx.Client, n: int, stats: Counter[str]) -> float:
+    """Post a Record the quiet Brain has not heard (the ``n``th), then ask about it with the POST's
+    Brain-Watermark until a Context cites it; when that Context came back (monotonic)."""
+    town = f"Town{n:04d}"
+    reply = http.post("/brains/quiet/records", json={"content": f"My sister moved to {town} last spring."})
+    reply.raise_for_status()
+    rid, watermark = reply.json()["id"], reply.headers["Brain-Watermark"]
+    ask = {"query": f"Where did my sister move to? {town}"}
+    while True:
+        context = http.post("/brains/quiet/context", json=ask, headers={"Brain-Watermark": watermark})
+        if context.status_code == 202:
+            stats["pending"] += 1
+            time.sleep(0.02)
+            continue
+        context.raise_for_status()
+        if not any(c["record_id"] == rid for c in context.json()["citations"]):
+            raise RuntimeError(f"a Context at the watermark of {rid} does not cite it")
+        return time.monotonic()
 
 
 def main() -> None:
@@ -344,7 +387,11 @@ def main() -> None:
     if args.fairness:
         for engine in args.engines.split(","):
             f = fairness(engine, items)
-            print(f"{engine} fairness: quiet tenant ready in p50 {f.quiet_p50_s:.2f} s, max {f.quiet_max_s:.2f} s ({f.samples} samples)")
+            print(
+                f"{engine} fairness: quiet tenant ready in p50 {f.quiet_p50_s:.2f} s, max {f.quiet_max_s:.2f} s "
+                f"({f.samples} samples); reads its own write in p50 {f.read_p50_s:.2f} s, max {f.read_max_s:.2f} s "
+                f"({f.read_samples} samples, {f.read_pending} Contexts answered 202 on the way)"
+            )
 
 
 if __name__ == "__main__":

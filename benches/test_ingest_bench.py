@@ -46,9 +46,12 @@ def test_ingest_throughput_beside_the_embedder_floor(benchmark: Any) -> None:
                 fair = fairness(engine, items)
                 benchmark.extra_info[f"{engine}_quiet_p50_s"] = round(fair.quiet_p50_s, 3)
                 benchmark.extra_info[f"{engine}_quiet_max_s"] = round(fair.quiet_max_s, 3)
+                benchmark.extra_info[f"{engine}_read_own_write_p50_s"] = round(fair.read_p50_s, 3)
+                benchmark.extra_info[f"{engine}_read_own_write_max_s"] = round(fair.read_max_s, 3)
                 lines.append(
                     f"{engine} fairness: quiet tenant ready in p50 {fair.quiet_p50_s:.2f} s, "
-                    f"max {fair.quiet_max_s:.2f} s ({fair.samples} samples)"
+                    f"max {fair.quiet_max_s:.2f} s ({fair.samples} samples); reads its own write in p50 "
+                    f"{fair.read_p50_s:.2f} s, max {fair.read_max_s:.2f} s ({fair.read_pending} answers 202)"
                 )
 
     benchmark.pedantic(run, rounds=1, iterations=1)
