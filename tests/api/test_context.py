@@ -425,6 +425,42 @@ def test_a_failed_batch_of_a_backlog_is_applied_again_record_by_record(
     assert served and len(served) == len(set(served))
 
 
+def test_a_watermark_reached_while_the_request_waits_is_answered_by_the_request(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import brainstore.service.context as contexts
+
+    api.brain()
+    service.derivation.stop()  # derivation held until the Context waits for it
+    write = api.post("/brains/b1/records", {"content": "The launch code is zebra."})
+    watermark = write.header("Brain-Watermark")
+    monkeypatch.setattr(contexts, "MAX_SYNC_WAIT", 30.0)  # the request outwaits a slow start
+    # A background completion, if one were asked for, would run at once: before the waiting request
+    # thread is scheduled again, it would claim the Context and leave the request a 202.
+    monkeypatch.setattr(service.contexts.completions, "submit", lambda namespace, work: work())
+    answers: list[Any] = []
+    asking = threading.Thread(
+        target=lambda: answers.append(
+            api.post(
+                "/brains/b1/context",
+                {"query": "launch code", "budget": {"ms": 60_000}},
+                headers={"Brain-Watermark": watermark},
+            )
+        )
+    )
+    asking.start()
+    deadline = time.monotonic() + 10
+    while not service.contexts._waiters and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert service.contexts._waiters, "the Context did not wait for the watermark"
+    service.start()
+    asking.join(60)
+    [answer] = answers
+    assert answer.status == 200, answer.body
+    assert answer.body["evidence"][0]["record_id"] == write.body["id"]
+    assert not service.contexts._waiters
+
+
 def test_contexts_waiting_on_a_watermark_never_make_another_tenants_context_pending(
     api: Api, service: Service
 ) -> None:

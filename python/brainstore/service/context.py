@@ -126,6 +126,9 @@ class _Waiter:
     deadline: float
     reached: threading.Event = field(default_factory=threading.Event)
     claimed: bool = False  # by the request thread (answered inline) or by the background completion
+    # The request thread still waits for it: it answers the Context itself once the watermark is
+    # reached. Only a waiter it gave up on (answered 202) is completed in the background.
+    inline: bool = True
 
 
 def _lineage_in(memory: MemoryRevision, window_records: set[str]) -> bool:
@@ -218,7 +221,11 @@ class Contexts:
         if target is not None and not self._reached(brain, target):
             waiter = _Waiter(brain, namespace, context_id, request, target, time.monotonic() + PENDING_WAIT_SECONDS)
             self._register(waiter)
-            self._wait_inline(waiter, min(ms_limit / 1000 * SYNC_WAIT_SHARE, MAX_SYNC_WAIT))
+            try:
+                self._wait_inline(waiter, min(ms_limit / 1000 * SYNC_WAIT_SHARE, MAX_SYNC_WAIT))
+            except BaseException:
+                self._give_up(waiter)
+                raise
             if not self._claim(waiter, inline=True):
                 pending = self._pending(brain, context_id, request, "waiting for derivation to reach Brain-Watermark")
                 self._trace(namespace, brain, context_id, pending, None, 202)
@@ -262,10 +269,17 @@ class Contexts:
             waiter.reached.set()
 
     def _claim(self, waiter: _Waiter, *, inline: bool) -> bool:
-        """Whoever claims a reached waiter first assembles it; True when it is this caller's."""
+        """Whoever claims a reached waiter first assembles it; True when it is this caller's. The request
+        thread (``inline``) claims it when the watermark was reached while it waited; when it was not, it
+        gives the waiter up to the background completion, which until then leaves it to the request
+        thread (on_applied): completed in the background, it was answered 202 although the watermark
+        had been reached while the client waited."""
         with self._waiters_lock:
-            if waiter.claimed or (inline and not waiter.reached.is_set()):
-                return False  # taken already, or not reached in time: it completes in the background
+            if inline and not waiter.reached.is_set():
+                waiter.inline = False  # answered 202: derivation reaching it later completes it
+                return False
+            if waiter.claimed:
+                return False
             waiter.claimed = True
             held = self._waiters.get(waiter.brain.uid, [])
             if waiter in held:
@@ -274,17 +288,28 @@ class Contexts:
                     del self._waiters[waiter.brain.uid]
             return True
 
+    def _give_up(self, waiter: _Waiter) -> None:
+        """The request thread failed while it waited: the waiter is the background's to complete."""
+        with self._waiters_lock:
+            waiter.inline = False
+            late = waiter.reached.is_set() and not waiter.claimed  # on_applied passed it by already
+        if late:
+            self._complete_later(waiter)
+
     def on_applied(self, brain_uids: set[str]) -> None:
         """Called by derivation after it applied work of these Brains: wake what now may go on."""
         with self._waiters_lock:
             waiting = [w for uid in brain_uids for w in self._waiters.get(uid, ())]
         for waiter in waiting:
             if not waiter.reached.is_set() and self._reached(waiter.brain, waiter.target):
-                waiter.reached.set()
-                self._complete_later(waiter)
+                waiter.reached.set()  # before reading inline: see _claim
+                with self._waiters_lock:
+                    background = not waiter.inline
+                if background:
+                    self._complete_later(waiter)
 
     def _complete_later(self, waiter: _Waiter, *, expired: bool = False) -> None:
-        # The request thread may still be waiting for it: give it the moment to claim it first.
+        # A waiter its request thread gave up on (see _claim), or one that expired.
         def complete() -> None:
             if not self._claim(waiter, inline=False):
                 return
