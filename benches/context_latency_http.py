@@ -24,6 +24,9 @@ asked of it (``--queries`` of them) twice: as soon as the last turn is ready, wi
 ingestion built live and its files not yet written, and again after the server is restarted on the
 same data directory, the index loaded from its files.
 
+``--posting 4`` has another tenant's 4 clients post LoCoMo turns to a Brain of theirs, each as fast as
+the server answers, while the synthetic Brain is measured: a bulk load beside the Contexts.
+
 ``--forgetting 2`` has another client forget one of the synthetic Brain's Records every 2 s while it
 is measured (each forget deletes the Brain's index files, which are written again later: a save that
 holds the GIL for most of a second at 100,000 chunks); run it for at least a minute of queries
@@ -36,6 +39,7 @@ Run: ``.venv/bin/python -m benches.context_latency_http --chunks 100000 --locomo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -57,6 +61,7 @@ import httpx
 import numpy as np
 
 KEY = "sk_test_latency_http0001"
+POSTING_KEY = "sk_test_latency_bulk0002"  # the other tenant of --posting
 BUDGET = 2000
 
 
@@ -299,6 +304,44 @@ class Forgetting:
                 self.statuses[client.delete(f"{self.url}/brains/{self.brain}/records/{record}").status_code] += 1
 
 
+class Posting:
+    """Another tenant's ``clients`` clients posting LoCoMo turns to a Brain of theirs, each as fast as the
+    server answers, until stopped: a bulk load beside the Contexts measured."""
+
+    def __init__(self, url: str, clients: int) -> None:
+        from benches.ingest import message, turns
+
+        self.url = url
+        self.bodies = [message(*turn) for turn in turns(6000)]
+        self.posted = 0
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(clients)]
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Posting:
+        headers = {"Authorization": f"Bearer {POSTING_KEY}"}
+        if httpx.get(f"{self.url}/brains/bulk", headers=headers).status_code == 404:
+            httpx.post(f"{self.url}/brains", json={"id": "bulk"}, headers=headers).raise_for_status()
+        for thread in self._threads:
+            thread.start()
+        time.sleep(2.0)  # the load is under way before the first Context is measured
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+
+    def _run(self, first: int) -> None:
+        with httpx.Client(headers={"Authorization": f"Bearer {POSTING_KEY}"}, timeout=60) as client:
+            at = first
+            while not self._stop.is_set():
+                client.post(f"{self.url}/brains/bulk/records", json=self.bodies[at % len(self.bodies)]).raise_for_status()
+                at += len(self._threads)
+                with self._lock:
+                    self.posted += 1
+
+
 def _load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} / {five:.2f} on {os.cpu_count()} cores"
@@ -313,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--data-dir", default=None, help="keep (and reuse) the seeded data directory here")
+    parser.add_argument(
+        "--posting", type=int, default=0, help="another tenant's clients posting Records throughout the measurement"
+    )
     parser.add_argument(
         "--forgetting", type=float, default=0.0, help="another client forgets a synthetic Record every this many seconds"
     )
@@ -343,13 +389,21 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                     measure(client, server.url, "big", queries[:20])
-                    if args.forgetting > 0:
+                    with contextlib.ExitStack() as load:
                         # a synthetic Record has 2-3 chunks: a quarter of the chunk count are Records
-                        with Forgetting(server.url, "big", args.chunks // 4, args.forgetting) as forgetting:
-                            results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
-                        print(f"forgotten meanwhile, by status: {dict(forgetting.statuses)}", flush=True)
-                    else:
+                        forgetting = (
+                            load.enter_context(Forgetting(server.url, "big", args.chunks // 4, args.forgetting))
+                            if args.forgetting > 0
+                            else None
+                        )
+                        posting = load.enter_context(Posting(server.url, args.posting)) if args.posting else None
+                        started = time.perf_counter()
                         results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
+                        measured = time.perf_counter() - started
+                    if forgetting is not None:
+                        print(f"forgotten meanwhile, by status: {dict(forgetting.statuses)}", flush=True)
+                    if posting is not None:
+                        print(f"the other tenant posted {posting.posted / measured:.0f} Records/s meanwhile", flush=True)
                 if args.turns:
                     questions = ingest_turns(server.url, "turns", args.turns)
                     questions = [questions[i % len(questions)] for i in range(args.queries)]
