@@ -42,6 +42,7 @@ import argparse
 import contextlib
 import http.client
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -306,40 +307,52 @@ class Forgetting:
 
 class Posting:
     """Another tenant's ``clients`` clients posting LoCoMo turns to a Brain of theirs, each as fast as the
-    server answers, until stopped: a bulk load beside the Contexts measured."""
+    server answers, until stopped: a bulk load beside the Contexts measured. They run in a process of
+    their own: threads of this one would hold its GIL against the client being measured."""
 
     def __init__(self, url: str, clients: int) -> None:
-        from benches.ingest import message, turns
+        context = multiprocessing.get_context("spawn")
+        self._stop = context.Event()
+        self._posted = context.Value("q", 0)
+        self._process = context.Process(target=_post_until, args=(url, clients, self._stop, self._posted), daemon=True)
 
-        self.url = url
-        self.bodies = [message(*turn) for turn in turns(6000)]
-        self.posted = 0
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(clients)]
-        self._lock = threading.Lock()
+    @property
+    def posted(self) -> int:
+        return int(self._posted.value)
 
     def __enter__(self) -> Posting:
-        headers = {"Authorization": f"Bearer {POSTING_KEY}"}
-        if httpx.get(f"{self.url}/brains/bulk", headers=headers).status_code == 404:
-            httpx.post(f"{self.url}/brains", json={"id": "bulk"}, headers=headers).raise_for_status()
-        for thread in self._threads:
-            thread.start()
-        time.sleep(2.0)  # the load is under way before the first Context is measured
+        self._process.start()
+        time.sleep(3.0)  # the load is under way before the first Context is measured
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        for thread in self._threads:
-            thread.join()
+        self._process.join(60)
 
-    def _run(self, first: int) -> None:
-        with httpx.Client(headers={"Authorization": f"Bearer {POSTING_KEY}"}, timeout=60) as client:
+
+def _post_until(url: str, clients: int, stop: Any, posted: Any) -> None:
+    """Posting's process: ``clients`` threads posting turns until ``stop`` is set, counting in ``posted``."""
+    from benches.ingest import message, turns
+
+    bodies = [message(*turn) for turn in turns(6000)]
+    headers = {"Authorization": f"Bearer {POSTING_KEY}"}
+    if httpx.get(f"{url}/brains/bulk", headers=headers).status_code == 404:
+        httpx.post(f"{url}/brains", json={"id": "bulk"}, headers=headers).raise_for_status()
+
+    def run(first: int) -> None:
+        with httpx.Client(headers=headers, timeout=60) as client:
             at = first
-            while not self._stop.is_set():
-                client.post(f"{self.url}/brains/bulk/records", json=self.bodies[at % len(self.bodies)]).raise_for_status()
-                at += len(self._threads)
-                with self._lock:
-                    self.posted += 1
+            while not stop.is_set():
+                client.post(f"{url}/brains/bulk/records", json=bodies[at % len(bodies)]).raise_for_status()
+                at += clients
+                with posted.get_lock():
+                    posted.value += 1
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def _load() -> str:
