@@ -410,13 +410,13 @@ def main(argv: list[str] | None = None) -> int:
                             else None
                         )
                         posting = load.enter_context(Posting(server.url, args.posting)) if args.posting else None
-                        started = time.perf_counter()
+                        started, posted = time.perf_counter(), posting.posted if posting else 0
                         results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
-                        measured = time.perf_counter() - started
+                        if posting is not None:
+                            rate = (posting.posted - posted) / (time.perf_counter() - started)
+                            print(f"the other tenant posted {rate:.0f} Records/s meanwhile", flush=True)
                     if forgetting is not None:
                         print(f"forgotten meanwhile, by status: {dict(forgetting.statuses)}", flush=True)
-                    if posting is not None:
-                        print(f"the other tenant posted {posting.posted / measured:.0f} Records/s meanwhile", flush=True)
                 if args.turns:
                     questions = ingest_turns(server.url, "turns", args.turns)
                     questions = [questions[i % len(questions)] for i in range(args.queries)]
