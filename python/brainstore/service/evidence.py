@@ -143,8 +143,8 @@ class EvidenceIndexes:
         self._index_seq: dict[str, int] = {}
         self._lane_seq: dict[str, int] = {}
         # Brains whose index files are to be written again, and when (see _save_soon).
-        self._save_due: dict[str, float] = {}
-        self._save_first: dict[str, float] = {}  # when the first change a due save writes asked for it
+        # Each: when its save is due, and when the first change it writes asked for it.
+        self._save_due: dict[str, tuple[float, float]] = {}
         self._saves = threading.Condition(threading.Lock())
         self._saver: threading.Thread | None = None
         # Each Brain's lock while its index files are written or deleted (a 100,000-chunk index takes
@@ -509,8 +509,8 @@ class EvidenceIndexes:
             return
         now = time.monotonic()
         with self._saves:
-            first = self._save_first.setdefault(brain_uid, now)
-            self._save_due[brain_uid] = min(now + SAVE_DELAY, first + SAVE_AT_MOST)
+            _, first = self._save_due.get(brain_uid, (now, now))
+            self._save_due[brain_uid] = (min(now + SAVE_DELAY, first + SAVE_AT_MOST), first)
             if self._saver is None or not self._saver.is_alive():  # none yet, or lost in a fork
                 self._saver = threading.Thread(target=self._save_loop, name="brainstore-index-save", daemon=True)
                 self._saver.start()
@@ -519,7 +519,6 @@ class EvidenceIndexes:
     def _cancel_save(self, brain_uid: str) -> None:
         with self._saves:
             self._save_due.pop(brain_uid, None)
-            self._save_first.pop(brain_uid, None)
 
     def _save_loop(self) -> None:
         """Until nothing is due: save each Brain when its time comes (the thread ends when idle)."""
@@ -528,13 +527,12 @@ class EvidenceIndexes:
                 if not self._save_due:
                     self._saver = None
                     return
-                brain_uid, due = min(self._save_due.items(), key=lambda item: item[1])
+                brain_uid, (due, _) = min(self._save_due.items(), key=lambda item: item[1])
                 wait = due - time.monotonic()
                 if wait > 0:
                     self._saves.wait(wait)
                     continue
                 del self._save_due[brain_uid]
-                del self._save_first[brain_uid]
             try:
                 self._save_one(brain_uid)
             except Exception:
@@ -690,7 +688,6 @@ class EvidenceIndexes:
         background save is due after it."""
         with self._saves:
             self._save_due.clear()
-            self._save_first.clear()
         with self._lock:
             held = list(self._indexes)
         for brain_uid in held:
