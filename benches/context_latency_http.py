@@ -167,6 +167,14 @@ class Server:
                 self.proc.wait()
 
 
+def _turn_body(turn: Any, occurred_at: datetime) -> dict[str, Any]:
+    """A LoCoMo turn as a rememberRecord body, said at ``occurred_at``."""
+    return {
+        "content": {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"},
+        "occurred_at": occurred_at.isoformat().replace("+00:00", "Z"),
+    }
+
+
 def ingest_locomo(client: httpx.Client, url: str, sample_id: str) -> list[str]:
     from benches import locomo
 
@@ -175,11 +183,7 @@ def ingest_locomo(client: httpx.Client, url: str, sample_id: str) -> list[str]:
     client.post(f"{url}/brains", json={"id": brain}).raise_for_status()
     ids = []
     for turn in conversation.turns:
-        body = {
-            "content": {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"},
-            "occurred_at": turn.occurred_at.isoformat().replace("+00:00", "Z"),
-        }
-        reply = client.post(f"{url}/brains/{brain}/records", json=body)
+        reply = client.post(f"{url}/brains/{brain}/records", json=_turn_body(turn, turn.occurred_at))
         reply.raise_for_status()
         ids.append(reply.json()["id"])
     deadline = time.monotonic() + 900
@@ -202,11 +206,7 @@ def ingest_turns(url: str, brain: str, n: int) -> list[str]:
         years = len(bodies) // max(1, sum(len(c.turns) for c in conversations))
         for conversation in conversations:
             for turn in conversation.turns:
-                at = turn.occurred_at.replace(year=turn.occurred_at.year + years)
-                bodies.append({
-                    "content": {"kind": "message", "text": turn.text, "speaker": turn.speaker, "role": "other"},
-                    "occurred_at": at.isoformat().replace("+00:00", "Z"),
-                })  # fmt: skip
+                bodies.append(_turn_body(turn, turn.occurred_at.replace(year=turn.occurred_at.year + years)))
         del bodies[n:]
     headers = {"Authorization": f"Bearer {KEY}"}
     httpx.post(f"{url}/brains", json={"id": brain}, headers=headers).raise_for_status()
