@@ -461,6 +461,49 @@ def test_a_watermark_reached_while_the_request_waits_is_answered_by_the_request(
     assert not service.contexts._waiters
 
 
+def test_a_request_that_fails_while_it_waits_leaves_its_context_to_the_background(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import brainstore.service.context as contexts
+
+    api.brain()
+    service.derivation.stop()
+    watermark = api.post("/brains/b1/records", {"content": "The launch code is zebra."}).header("Brain-Watermark")
+    monkeypatch.setattr(contexts, "MAX_SYNC_WAIT", 30.0)
+    completed: list[str] = []
+    assemble = service.contexts._assemble_and_trace
+    monkeypatch.setattr(
+        service.contexts,
+        "_assemble_and_trace",
+        lambda brain, namespace, context_id, *rest: completed.append(context_id) or assemble(brain, namespace, context_id, *rest),
+    )
+    wait_inline = service.contexts._wait_inline
+
+    def fails_once_reached(waiter: Any, seconds: float) -> None:
+        wait_inline(waiter, seconds)
+        raise RuntimeError("the request thread failed after the watermark was reached")
+
+    monkeypatch.setattr(service.contexts, "_wait_inline", fails_once_reached)
+    answers: list[Any] = []
+    asking = threading.Thread(
+        target=lambda: answers.append(
+            api.post("/brains/b1/context", {"query": "launch code", "budget": {"ms": 60_000}}, headers={"Brain-Watermark": watermark})
+        )
+    )
+    asking.start()
+    deadline = time.monotonic() + 10
+    while not service.contexts._waiters and time.monotonic() < deadline:
+        time.sleep(0.005)
+    [[waiter]] = service.contexts._waiters.values()
+    service.start()
+    asking.join(60)
+    assert answers[0].status == 500
+    deadline = time.monotonic() + 30
+    while not completed and time.monotonic() < deadline:  # on_applied left it to the request thread
+        time.sleep(0.02)
+    assert completed == [waiter.context_id] and not service.contexts._waiters
+
+
 def test_contexts_waiting_on_a_watermark_never_make_another_tenants_context_pending(
     api: Api, service: Service
 ) -> None:
