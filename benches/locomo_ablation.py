@@ -13,7 +13,10 @@ see what a mechanism is worth where they are absent (data nobody tuned on rarely
   so days in the index text and the periods a question names say nothing;
 * ``anonymous``: the speakers' names are replaced by neutral labels in the turns' speaker field
   only (the questions still name the people, as a user would), so a question's names never match
-  a speaker: the speaker boost cannot fire and the names are ordinary words to BM25.
+  a speaker: the speaker boost cannot fire and the names are ordinary words to BM25;
+* ``chat``: each turn is sent as a burst of messages, one Record a sentence a second apart, as
+  people write in a messaging app; a question's evidence turn counts as cited when any of its
+  messages is.
 
 Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
 (``--list`` prints the variants).
@@ -23,10 +26,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -43,6 +47,7 @@ from .test_locomo_bench import default_embedder, embed_cached
 
 BUDGETS = (1000, 2000)
 UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _cfg(**changes: Any) -> dict[str, Any]:
@@ -93,10 +98,16 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
     for turn in conversation.turns:
         speaker = names.get(turn.speaker, turn.speaker) if stress == "anonymous" else turn.speaker
         when = UNDATED if stress == "undated" else turn.occurred_at
-        src = source_text({"kind": "message", "speaker": speaker, "text": turn.text}, self_name=None, occurred_at=when)
-        drafts.extend(chunk_record(turn.dia_id, src, source_name="locomo", trust="normal", visibility="shareable"))
+        messages = [turn.text]
+        if stress == "chat":
+            messages = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or [turn.text]
+        for k, text in enumerate(messages):
+            record_id = turn.dia_id if len(messages) == 1 else f"{turn.dia_id}#{k}"
+            message = {"kind": "message", "speaker": speaker, "text": text}
+            src = source_text(message, self_name=None, occurred_at=when + timedelta(seconds=k))
+            drafts.extend(chunk_record(record_id, src, source_name="locomo", trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
-    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress == "anonymous" else "")
+    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat") else "")
     index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
     questions = locomo.scored_questions(conversation)
     qvecs = embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True)
@@ -123,7 +134,7 @@ def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, 
                         b.index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
                         focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
                     )  # fmt: skip
-                    selected = {p.chunk.record_id for p in result.selected}
+                    selected = {p.chunk.record_id.split("#")[0] for p in result.selected}  # a message's turn
                     per[budget][question.category].append(locomo.score(selected, evidence))
     finally:
         pipeline.lexical_query = original  # type: ignore[assignment]
@@ -146,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("tuning", "held-out"), default="tuning")
     parser.add_argument("--variants", default="base")
-    parser.add_argument("--stress", choices=("undated", "anonymous"), default=None)
+    parser.add_argument("--stress", choices=("undated", "anonymous", "chat"), default=None)
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:

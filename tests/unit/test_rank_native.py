@@ -2,7 +2,8 @@
 
 The reference below is that Python, over plain dicts: scores must come back identical (the same
 floating-point operations in the same order), not merely close, so that moving the pass into Rust
-changed no Context.
+changed no Context. It has grown since with the ranking: spreading walks speakers' turns (a run of one
+speaker's Records, as a chat's burst of messages is) instead of single Records.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 
 from brainstore import kernels
 from brainstore.retrieval.chunking import TRUST_MULTIPLIER
+
+MAX_TURN_RECORDS = 8  # rank.rs: past it, a run of one speaker's Records is one voice, not a turn
 
 
 @dataclass
@@ -90,17 +93,42 @@ def reference(
         position = {c: i for i, c in enumerate(ids)}
         extra: dict[int, float] = {}
         directions = ((0, previous.get, 1.0), (1, following.get, k.next_factor))
+
+        def turn_span(chunk_id: int) -> tuple[int, int]:
+            """The speaker's turn: the Record, with the same speaker's Records right before and after
+            it (each within the gap of the next) when another speaker bounds the run on one side and
+            it spans at most MAX_TURN_RECORDS Records."""
+            own = turns.get(chunk_id, (chunk_id, chunk_id))
+            speaker, source = facts[chunk_id].speaker, facts[chunk_id].source
+            if speaker is None:
+                return own
+            ends, passed, bounded = [], 0, False
+            for end, step in ((0, previous.get), (1, following.get)):
+                at, n = own[end], 0
+                while n < MAX_TURN_RECORDS and at in facts:
+                    nxt = step(at)
+                    other = facts.get(nxt)  # type: ignore[arg-type]
+                    if other is None or other.source != source or abs(other.ts - facts[at].ts) > k.neighbor_gap:
+                        break
+                    if other.speaker != speaker:
+                        bounded = True
+                        break
+                    at, n = turns.get(nxt, (nxt, nxt))[end], n + 1  # type: ignore[arg-type]
+                ends.append(at)
+                passed += n
+            return (ends[0], ends[1]) if bounded and passed < MAX_TURN_RECORDS else own
+
         for c, s in zip(ids[: k.neighbor_sources], base, strict=False):
-            ts, source, turn = facts[c].ts, facts[c].source, turns.get(c, (c, c))
+            ts, source = facts[c].ts, facts[c].source
             for end, step, factor in directions:
-                other_id = step(turn[end])
+                other_id = step(turn_span(c)[end])
                 for weight in k.neighbor_weights:
                     other = facts.get(other_id)  # type: ignore[arg-type]
                     if other is None or other.source != source or abs(other.ts - ts) > k.neighbor_gap:
                         break
                     if admits(other_id):  # type: ignore[arg-type]
                         extra[other_id] = extra.get(other_id, 0.0) + weight * factor * s  # type: ignore[index]
-                    other_id = step(turns.get(other_id, (other_id, other_id))[end])  # type: ignore[arg-type]
+                    other_id = step(turn_span(other_id)[end])  # type: ignore[arg-type]
         for other_id, bonus in extra.items():
             i = position.get(other_id)
             if i is not None:
@@ -120,17 +148,27 @@ DAY = 86400.0
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple:
     n = draw(st.integers(1, 40))
+    # two alternate in bursts; one who seldom lets the other speak, or one throughout, in runs about as
+    # long as MAX_TURN_RECORDS and longer
+    speakers = draw(st.sampled_from([[None, "ann", "bob", "cy"], ["ann", "bob"], ["ann"] * 7 + ["bob"], ["ann"]]))
+    sources = draw(st.sampled_from([[None, "chat", "mail"], ["chat"]]))
     ids = draw(st.lists(st.integers(0, 10_000), min_size=n, max_size=n, unique=True))
+    # a conversation's pace (most turns within the neighbour gap of the last) or times at random
+    if draw(st.booleans()):
+        steps = draw(st.lists(st.sampled_from([0.0, 60.0, 1800.0, 2 * DAY]), min_size=n, max_size=n))
+        times = [sum(steps[: i + 1]) for i in range(n)]
+    else:
+        times = draw(st.lists(st.floats(0, 30 * DAY), min_size=n, max_size=n))
     facts = {
         i: Fact(
-            ts=draw(st.floats(0, 30 * DAY)),
-            source=draw(st.sampled_from([None, "chat", "mail"])),
-            speaker=draw(st.sampled_from([None, "ann", "bob", "cy"])),
+            ts=times[position],
+            source=draw(st.sampled_from(sources)),
+            speaker=draw(st.sampled_from(speakers)),
             trust=TRUST_MULTIPLIER[draw(st.sampled_from(sorted(TRUST_MULTIPLIER)))],
             tokens=draw(st.integers(1, 60)),
             joined=draw(st.integers(0, 60)),
         )
-        for i in ids
+        for position, i in enumerate(ids)
     }
     # Records: runs of consecutive chunks in added order, each linked in a shuffled text order.
     records: list[list[int]] = []

@@ -17,8 +17,10 @@
 //!   the same floating-point operations in the same order (`tests/unit/test_rank_native.py`).
 //! - All methods take `&self`: state sits behind one `RwLock`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::error::CoreError;
 use crate::score::{cmp_desc, final_score};
@@ -50,14 +52,15 @@ struct Entry {
     tokens: i64,
     joined: i64,
     before: Option<i64>,
-    turn: (i64, i64),
+    /// Its Record's first and last chunk.
+    record: (i64, i64),
     previous: Option<i64>,
     following: Option<i64>,
 }
 
 #[derive(Default)]
 struct Inner {
-    entries: HashMap<i64, Entry>,
+    entries: FxHashMap<i64, Entry>,
     newest: Option<i64>,
     // One copy of each source and speaker name, shared by its chunks, so that comparing two
     // chunks' sources is a pointer comparison in the common case.
@@ -211,7 +214,7 @@ impl ChunkTable {
                     tokens: chunk.tokens,
                     joined: chunk.joined,
                     before: None,
-                    turn: (chunk.id, chunk.id),
+                    record: (chunk.id, chunk.id),
                     previous,
                     following: None,
                 },
@@ -231,7 +234,7 @@ impl ChunkTable {
         for &id in ordered {
             if let Some(entry) = inner.entries.get_mut(&id) {
                 entry.before = before;
-                entry.turn = (first, last);
+                entry.record = (first, last);
             }
             before = Some(id);
         }
@@ -291,8 +294,8 @@ impl ChunkTable {
     pub fn rank(&self, request: &RankRequest<'_>) -> Vec<Ranked> {
         let inner = self.inner.read();
         let entries = &inner.entries;
-        let vector: HashMap<i64, f64> = request.vector.iter().copied().collect();
-        let lexical: HashMap<i64, f64> = request.lexical.iter().copied().collect();
+        let vector: FxHashMap<i64, f64> = request.vector.iter().copied().collect();
+        let lexical: FxHashMap<i64, f64> = request.lexical.iter().copied().collect();
 
         // The score pass: fusion plus score-aware terms, speaker and time boosts.
         let mut ids: Vec<i64> = Vec::with_capacity(request.fused.len());
@@ -355,38 +358,88 @@ impl ChunkTable {
     }
 }
 
+/// The most Records a speaker's turn spans: a longer run of one speaker's Records is not a burst of
+/// messages within a conversation but a stream with one voice (notes, a log), whose turns stay its
+/// Records.
+const MAX_TURN_RECORDS: usize = 8;
+
+/// The first and last chunk of the speaker's turn `id` is in: its Record, with the Records of the
+/// same speaker and source added right before and after it, each within `gap` seconds of the next,
+/// when another speaker's Record bounds that run on at least one side. A turn ends where another
+/// speaker takes over, so a chat's burst of short messages is one turn, as a long message is, and
+/// spreading reaches the other side's replies. A run with no other speaker in reach, or of more than
+/// [`MAX_TURN_RECORDS`], is one voice: each of its Records is a turn.
+fn turn_span(entries: &FxHashMap<i64, Entry>, id: i64, gap: f64) -> (i64, i64) {
+    let Some(entry) = entries.get(&id) else {
+        return (id, id);
+    };
+    if entry.speaker.is_none() {
+        return entry.record;
+    }
+    // From the Record's edge, over the same speaker's Records: the run's edge on that side, the
+    // Records passed, and whether another speaker's Record is what ended it.
+    let run = |backwards: bool| {
+        let edge = |e: &Entry| if backwards { e.record.0 } else { e.record.1 };
+        let (mut end, mut passed) = (edge(entry), 0);
+        while passed < MAX_TURN_RECORDS {
+            let Some(at) = entries.get(&end) else {
+                break;
+            };
+            let next = if backwards { at.previous } else { at.following };
+            let Some(other) = next.and_then(|n| entries.get(&n)) else {
+                break;
+            };
+            if other.source != entry.source || (other.ts - at.ts).abs() > gap {
+                break;
+            }
+            if other.speaker != entry.speaker {
+                return (end, passed, true);
+            }
+            end = edge(other);
+            passed += 1;
+        }
+        (end, passed, false)
+    };
+    let (first, before, answered) = run(true);
+    let (last, after, answering) = run(false);
+    if (answered || answering) && before + after < MAX_TURN_RECORDS {
+        (first, last)
+    } else {
+        entry.record
+    }
+}
+
 /// Spreading to the neighbouring turns: the best `neighbor_sources` scored chunks walk from their
-/// Record's first chunk backwards and from its last forwards, one turn further each time, until the
-/// conversation breaks (another source, or too far apart in time). A chunk not scored yet joins
-/// `ids` with what it earned; bonuses are summed in the order they are earned.
+/// turn's first chunk backwards and from its last forwards, one turn further each time, until the
+/// conversation breaks (another source, or too far apart in time). Of each turn passed, the chunk
+/// next to the walk's last step earns the bonus. A chunk not scored yet joins `ids` with what it
+/// earned; bonuses are summed in the order they are earned.
 fn spread(
-    entries: &HashMap<i64, Entry>,
+    entries: &FxHashMap<i64, Entry>,
     request: &RankRequest<'_>,
     ids: &mut Vec<i64>,
     base: &mut Vec<f64>,
 ) {
     let mut extra: Vec<(i64, f64)> = Vec::new();
-    let mut extra_at: HashMap<i64, usize> = HashMap::new();
+    let mut extra_at: FxHashMap<i64, usize> = FxHashMap::default();
     let sources = ids.len().min(request.neighbor_sources);
+    let gap = request.neighbor_gap;
     for (&id, &s) in ids[..sources].iter().zip(base.iter()) {
         let entry = &entries[&id];
+        let own = turn_span(entries, id, gap);
         for backwards in [true, false] {
-            let (start, factor) = if backwards {
-                (entry.turn.0, 1.0)
-            } else {
-                (entry.turn.1, request.next_factor)
-            };
+            let factor = if backwards { 1.0 } else { request.next_factor };
             let step = |at: i64| {
                 entries
                     .get(&at)
                     .and_then(|e| if backwards { e.previous } else { e.following })
             };
-            let mut other_id = step(start);
+            let mut other_id = step(if backwards { own.0 } else { own.1 });
             for &weight in request.neighbor_weights {
                 let Some((oid, o)) = other_id.and_then(|o| entries.get(&o).map(|e| (o, e))) else {
                     break;
                 };
-                if o.source != entry.source || (o.ts - entry.ts).abs() > request.neighbor_gap {
+                if o.source != entry.source || (o.ts - entry.ts).abs() > gap {
                     break;
                 }
                 if request.admits.admits(oid, o) {
@@ -398,11 +451,12 @@ fn spread(
                         extra.push((oid, bonus));
                     }
                 }
-                other_id = step(if backwards { o.turn.0 } else { o.turn.1 });
+                let turn = turn_span(entries, oid, gap);
+                other_id = step(if backwards { turn.0 } else { turn.1 });
             }
         }
     }
-    let position: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let position: FxHashMap<i64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     for (oid, bonus) in extra {
         if let Some(&i) = position.get(&oid) {
             base[i] += bonus;
@@ -575,5 +629,90 @@ mod tests {
         req.focus = &[(15.0, 25.0)];
         let got: Vec<(i64, f64)> = table.rank(&req).iter().map(|r| (r.id, r.score)).collect();
         assert_eq!(got, vec![(2, 2.0), (1, 0.8 * 1.5)]);
+    }
+
+    fn spread_from(table: &ChunkTable, source: i64) -> Vec<(i64, f64)> {
+        let (named, none) = (HashSet::new(), HashSet::new());
+        let fused = [(source, 1.0)];
+        let mut req = request(&fused, &named, &none);
+        req.neighbor_weights = &[0.5, 0.25];
+        table.rank(&req).iter().map(|r| (r.id, r.score)).collect()
+    }
+
+    #[test]
+    fn a_burst_of_one_speakers_records_is_one_turn() {
+        let table = ChunkTable::new();
+        let speakers = ["ann", "bob", "bob", "bob", "ann", "ann", "bob"];
+        let chunks = (1..=7).map(|i| chunk(i, i as f64, "s", speakers[i as usize - 1]));
+        table.add(chunks.collect()).unwrap();
+        // 5 and 6 are one turn of ann's: the walk passes over 4's burst (2-4) to reach 1, and
+        // forwards over 6 to bob's 7.
+        assert_eq!(
+            spread_from(&table, 5),
+            vec![(5, 1.0), (4, 0.5), (7, 0.5), (1, 0.25)]
+        );
+        // Too far apart in time, two Records of one speaker are two turns.
+        let table = ChunkTable::new();
+        let far = [0.0, 1.0, 10_000.0];
+        let chunks = (1..=3).map(|i| {
+            chunk(
+                i,
+                far[i as usize - 1],
+                "s",
+                ["ann", "bob", "bob"][i as usize - 1],
+            )
+        });
+        table.add(chunks.collect()).unwrap();
+        assert_eq!(spread_from(&table, 1), vec![(1, 1.0), (2, 0.5)]);
+    }
+
+    #[test]
+    fn one_voice_and_unnamed_speakers_keep_their_records_as_turns() {
+        // Past MAX_TURN_RECORDS Records of one speaker, a stream of notes spreads to the Records
+        // next to it, not to the end of the stream.
+        let table = ChunkTable::new();
+        table
+            .add((1..=20).map(|i| chunk(i, i as f64, "s", "ann")).collect())
+            .unwrap();
+        assert_eq!(
+            spread_from(&table, 10),
+            vec![(10, 1.0), (9, 0.5), (11, 0.5), (8, 0.25), (12, 0.25)]
+        );
+        // A run of MAX_TURN_RECORDS Records that another speaker's Record (1) comes before is still
+        // one turn: the walk back from its last Record reaches 1 first. One more Record and it is
+        // one voice: the walk earns the Record right before.
+        for (run, first_earner) in [(MAX_TURN_RECORDS, 1), (MAX_TURN_RECORDS + 1, 9)] {
+            let table = ChunkTable::new();
+            let last = i64::try_from(run).unwrap() + 1;
+            let speaker = |i: i64| if i == 1 { "bob" } else { "ann" };
+            table
+                .add(
+                    (1..=last)
+                        .map(|i| chunk(i, i as f64, "s", speaker(i)))
+                        .collect(),
+                )
+                .unwrap();
+            assert_eq!(spread_from(&table, last)[1], (first_earner, 0.5));
+        }
+        // So is a short one: no other speaker bounds it.
+        let table = ChunkTable::new();
+        table
+            .add((1..=5).map(|i| chunk(i, i as f64, "s", "ann")).collect())
+            .unwrap();
+        assert_eq!(
+            spread_from(&table, 3),
+            vec![(3, 1.0), (2, 0.5), (4, 0.5), (1, 0.25), (5, 0.25)]
+        );
+        let table = ChunkTable::new();
+        let mut chunks: Vec<NewChunk> = (1..=3).map(|i| chunk(i, i as f64, "s", "")).collect();
+        for c in &mut chunks {
+            c.speaker = None;
+        }
+        chunks.push(chunk(4, 4.0, "s", "bob"));
+        table.add(chunks).unwrap();
+        assert_eq!(
+            spread_from(&table, 2),
+            vec![(2, 1.0), (1, 0.5), (3, 0.5), (4, 0.25)]
+        );
     }
 }
