@@ -639,12 +639,25 @@ mod tests {
         table.rank(&req).iter().map(|r| (r.id, r.score)).collect()
     }
 
+    /// One Record a chunk, said in this order by these speakers ("" for none) at these times (at
+    /// 1, 2, 3, ... when `times` is empty).
+    fn conversation(speakers: &[&str], times: &[f64]) -> ChunkTable {
+        let table = ChunkTable::new();
+        let mut chunks = Vec::new();
+        for (n, (id, speaker)) in (1..).zip(speakers).enumerate() {
+            let mut c = chunk(id, times.get(n).copied().unwrap_or(id as f64), "s", speaker);
+            if speaker.is_empty() {
+                c.speaker = None;
+            }
+            chunks.push(c);
+        }
+        table.add(chunks).unwrap();
+        table
+    }
+
     #[test]
     fn a_burst_of_one_speakers_records_is_one_turn() {
-        let table = ChunkTable::new();
-        let speakers = ["ann", "bob", "bob", "bob", "ann", "ann", "bob"];
-        let chunks = (1..=7).map(|i| chunk(i, i as f64, "s", speakers[i as usize - 1]));
-        table.add(chunks.collect()).unwrap();
+        let table = conversation(&["ann", "bob", "bob", "bob", "ann", "ann", "bob"], &[]);
         // 5 and 6 are one turn of ann's: the walk passes over 4's burst (2-4) to reach 1, and
         // forwards over 6 to bob's 7.
         assert_eq!(
@@ -652,17 +665,7 @@ mod tests {
             vec![(5, 1.0), (4, 0.5), (7, 0.5), (1, 0.25)]
         );
         // Too far apart in time, two Records of one speaker are two turns.
-        let table = ChunkTable::new();
-        let far = [0.0, 1.0, 10_000.0];
-        let chunks = (1..=3).map(|i| {
-            chunk(
-                i,
-                far[i as usize - 1],
-                "s",
-                ["ann", "bob", "bob"][i as usize - 1],
-            )
-        });
-        table.add(chunks.collect()).unwrap();
+        let table = conversation(&["ann", "bob", "bob"], &[0.0, 1.0, 10_000.0]);
         assert_eq!(spread_from(&table, 1), vec![(1, 1.0), (2, 0.5)]);
     }
 
@@ -670,10 +673,7 @@ mod tests {
     fn one_voice_and_unnamed_speakers_keep_their_records_as_turns() {
         // Past MAX_TURN_RECORDS Records of one speaker, a stream of notes spreads to the Records
         // next to it, not to the end of the stream.
-        let table = ChunkTable::new();
-        table
-            .add((1..=20).map(|i| chunk(i, i as f64, "s", "ann")).collect())
-            .unwrap();
+        let table = conversation(&["ann"; 20], &[]);
         assert_eq!(
             spread_from(&table, 10),
             vec![(10, 1.0), (9, 0.5), (11, 0.5), (8, 0.25), (12, 0.25)]
@@ -682,36 +682,22 @@ mod tests {
         // one turn: the walk back from its last Record reaches 1 first. One more Record and it is
         // one voice: the walk earns the Record right before.
         for (run, first_earner) in [(MAX_TURN_RECORDS, 1), (MAX_TURN_RECORDS + 1, 9)] {
-            let table = ChunkTable::new();
+            let speakers: Vec<&str> = (0..=run)
+                .map(|i| if i == 0 { "bob" } else { "ann" })
+                .collect();
             let last = i64::try_from(run).unwrap() + 1;
-            let speaker = |i: i64| if i == 1 { "bob" } else { "ann" };
-            table
-                .add(
-                    (1..=last)
-                        .map(|i| chunk(i, i as f64, "s", speaker(i)))
-                        .collect(),
-                )
-                .unwrap();
-            assert_eq!(spread_from(&table, last)[1], (first_earner, 0.5));
+            assert_eq!(
+                spread_from(&conversation(&speakers, &[]), last)[1],
+                (first_earner, 0.5)
+            );
         }
         // So is a short one: no other speaker bounds it.
-        let table = ChunkTable::new();
-        table
-            .add((1..=5).map(|i| chunk(i, i as f64, "s", "ann")).collect())
-            .unwrap();
         assert_eq!(
-            spread_from(&table, 3),
+            spread_from(&conversation(&["ann"; 5], &[]), 3),
             vec![(3, 1.0), (2, 0.5), (4, 0.5), (1, 0.25), (5, 0.25)]
         );
-        let table = ChunkTable::new();
-        let mut chunks: Vec<NewChunk> = (1..=3).map(|i| chunk(i, i as f64, "s", "")).collect();
-        for c in &mut chunks {
-            c.speaker = None;
-        }
-        chunks.push(chunk(4, 4.0, "s", "bob"));
-        table.add(chunks).unwrap();
         assert_eq!(
-            spread_from(&table, 2),
+            spread_from(&conversation(&["", "", "", "bob"], &[]), 2),
             vec![(2, 1.0), (1, 0.5), (3, 0.5), (4, 0.25)]
         );
     }
