@@ -16,7 +16,10 @@ see what a mechanism is worth where they are absent (data nobody tuned on rarely
   a speaker: the speaker boost cannot fire and the names are ordinary words to BM25;
 * ``chat``: each turn is sent as a burst of messages, one Record a sentence a second apart, as
   people write in a messaging app; a question's evidence turn counts as cited when any of its
-  messages is.
+  messages is;
+* ``paced``: a session's turns are spread over its day instead of sharing its one time, as people
+  answer a message at once or hours later: after each turn a pause of about a minute (80%), about
+  20 minutes (15%) or 1-8 hours (5%), drawn with a seed per conversation.
 
 Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
 (``--list`` prints the variants).
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import random
 import re
 import sys
 import time
@@ -80,6 +84,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "spread_three": _cfg(neighbor_weights=(0.3, 0.3, 0.15)),
     "spread_sources_60": _cfg(neighbor_sources=60),
     "lanes_300": {"depth": 300, **_cfg(max_fused=300, max_candidates=300)},
+    "gap_1h": _cfg(neighbor_gap_seconds=3600.0),
+    "gap_6h": _cfg(neighbor_gap_seconds=6 * 3600.0),
+    "gap_12h": _cfg(neighbor_gap_seconds=12 * 3600.0),
 }
 
 
@@ -95,9 +102,15 @@ class Built:
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
     names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
     drafts = []
+    pauses, session, into_session = random.Random(conversation.sample_id), None, 0.0
     for turn in conversation.turns:
         speaker = names.get(turn.speaker, turn.speaker) if stress == "anonymous" else turn.speaker
         when = UNDATED if stress == "undated" else turn.occurred_at
+        if stress == "paced":
+            if turn.occurred_at != session:
+                session, into_session = turn.occurred_at, 0.0
+            when += timedelta(seconds=into_session)
+            into_session += _pause(pauses)
         messages = [turn.text]
         if stress == "chat":
             messages = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or [turn.text]
@@ -113,6 +126,16 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
     qvecs = embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True)
     # Asked now, as the service asks (relative periods and recency resolve against the clock).
     return Built(conversation, index, questions, qvecs, datetime.now(UTC))
+
+
+def _pause(rng: random.Random) -> float:
+    """Seconds between two turns of a paced session (see ``paced`` in the module docs)."""
+    draw = rng.random()
+    if draw < 0.8:
+        return rng.expovariate(1 / 60)
+    if draw < 0.95:
+        return rng.expovariate(1 / 1200)
+    return rng.uniform(3600, 8 * 3600)
 
 
 def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, list[float]]]:
@@ -157,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("tuning", "held-out"), default="tuning")
     parser.add_argument("--variants", default="base")
-    parser.add_argument("--stress", choices=("undated", "anonymous", "chat"), default=None)
+    parser.add_argument("--stress", choices=("undated", "anonymous", "chat", "paced"), default=None)
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:

@@ -74,7 +74,9 @@ class RetrievalConfig:
     rrf_k: float = 10.0
     # share of a turn's fused score that the turns one, two, ... turns before and after it earn
     neighbor_weights: tuple[float, ...] = (0.3, 0.3)
-    neighbor_gap_seconds: float = 3600.0  # turns further apart in time are not neighbours
+    # Turns further apart in time are not neighbours. What parts two conversations in one source is a
+    # night, not an hour: in a messaging app a reply often comes hours after the message it answers.
+    neighbor_gap_seconds: float = 12 * 3600.0
     recency_weight: float = 0.05
     recency_half_life_days: float = 180.0
     duplicate_threshold: float = 0.9
