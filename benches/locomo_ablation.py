@@ -17,6 +17,8 @@ see what a mechanism is worth where they are absent (data nobody tuned on rarely
 * ``chat``: each turn is sent as a burst of messages, one Record a sentence a second apart, as
   people write in a messaging app; a question's evidence turn counts as cited when any of its
   messages is;
+* ``surnamed``: each speaker's field carries a surname too ("Caroline Reyes"), as an account's
+  display name does, while the questions name people by first name;
 * ``paced``: a session's turns are spread over its day instead of sharing its one time, as people
   answer a message at once or hours later: after each turn a pause of about a minute (80%), about
   20 minutes (15%) or 1-8 hours (5%), drawn with a seed per conversation.
@@ -51,6 +53,7 @@ from .test_locomo_bench import default_embedder, embed_cached
 
 BUDGETS = (1000, 2000)
 UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+SURNAMES = ("Reyes", "Okafor")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -101,10 +104,12 @@ class Built:
 
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
     names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
+    if stress == "surnamed":
+        names = {s: f"{s} {SURNAMES[i % len(SURNAMES)]}" for i, s in enumerate(conversation.speakers)}
     drafts = []
     pauses, session, into_session = random.Random(conversation.sample_id), None, 0.0
     for turn in conversation.turns:
-        speaker = names.get(turn.speaker, turn.speaker) if stress == "anonymous" else turn.speaker
+        speaker = names.get(turn.speaker, turn.speaker) if stress in ("anonymous", "surnamed") else turn.speaker
         when = UNDATED if stress == "undated" else turn.occurred_at
         if stress == "paced":
             if turn.occurred_at != session:
@@ -120,7 +125,7 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
             src = source_text(message, self_name=None, occurred_at=when + timedelta(seconds=k))
             drafts.extend(chunk_record(record_id, src, source_name="locomo", trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
-    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat") else "")
+    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat", "surnamed") else "")
     index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
     questions = locomo.scored_questions(conversation)
     qvecs = embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True)
@@ -180,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("tuning", "held-out"), default="tuning")
     parser.add_argument("--variants", default="base")
-    parser.add_argument("--stress", choices=("undated", "anonymous", "chat", "paced"), default=None)
+    parser.add_argument("--stress", choices=("undated", "anonymous", "surnamed", "chat", "paced"), default=None)
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:

@@ -295,6 +295,26 @@ def test_a_name_others_address_a_speaker_by_names_that_speaker(tmp_path: Path) -
     assert index.speaker_named("Audrey") is None  # once: not enough to tell
 
 
+def test_a_capitalized_word_of_one_speaker_s_display_name_names_that_speaker() -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [
+        ("c1", "Caroline Reyes", "I went to the support group."),
+        ("m1", "Melanie Okafor", "I painted a lake at the support group."),
+        ("s1", "Customer Support", "Your order has shipped."),
+        ("j1", "Jo Okafor", "Hi."),
+    ])  # fmt: skip
+    assert index.speaker_named("Caroline") == index.speaker_named("Reyes") == "caroline reyes"
+    assert index.speaker_named("Support") == "customer support"
+    assert index.speaker_named("support") is None  # a word of the question, not a name
+    assert index.speaker_named("Okafor") is None  # two speakers' names hold it
+    assert index.speaker_named("Jo") is None  # too short to tell a name by
+    assert lexical_query("What did Caroline's support group do?", index.is_speaker) == "support group"
+    r = retrieve(index, "What did Caroline do at the support group?", None, budget_tokens=500, deadline=far_deadline())
+    assert r.selected[0].chunk.speaker == "Caroline Reyes"
+    index.remove_record("c1")
+    assert index.speaker_named("Caroline") is None  # forgotten with the speaker's last chunk
+
+
 def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [
@@ -511,7 +531,9 @@ def test_query_words() -> None:
     assert lexical_query("When did Caroline go to the LGBTQ support group?") == "Caroline LGBTQ support group"
     assert lexical_query("What is it?") == "What is it?"
     # speakers' names go (the speaker boost handles them), other names stay
-    speakers = {"caroline", "melanie"}.__contains__
+    def speakers(word: str) -> bool:  # asked of the word as written
+        return word.lower() in {"caroline", "melanie"}
+
     assert lexical_query("Did Caroline meet Melanie's friend Toby?", speakers) == "meet friend Toby"
     assert lexical_query("Who is Caroline?", speakers) == "Who is Caroline?"
     assert content_terms("What did Melanie's kids like about the dinosaur exhibit?") == [

@@ -68,6 +68,8 @@ _VOCATIVE = re.compile(
 )
 # How often a name must address one speaker before it names that speaker in queries.
 _ALIAS_MIN = 2
+# The words of a speaker's name ("caroline", "o'neil", "anne-marie").
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,9 @@ class BrainIndex:
         self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
+        # word -> the speakers whose names of several words hold it ("caroline" -> "caroline reyes"),
+        # made from _speakers when first needed after it gained or lost a speaker
+        self._name_words: dict[str, set[str]] | None = None
         # lowercased name -> lowercased speakers it addressed (the speaker of the turn before), and
         # what each chunk added there, to take back when it is removed
         self._addressed: dict[str, Counter[str]] = {}
@@ -397,7 +402,10 @@ class BrainIndex:
         self._columns.add(chunk.id, ts, chunk.source_name)
         self._by_record.setdefault(chunk.record_id, []).append(chunk.id)
         if chunk.speaker:
-            self._speakers[chunk.speaker.lower()] += 1
+            name = chunk.speaker.lower()
+            if name not in self._speakers:
+                self._name_words = None
+            self._speakers[name] += 1
             self._note_vocatives(chunk)
         if chunk.visibility == "local_only":
             self._local_only.add(chunk.id)
@@ -430,6 +438,7 @@ class BrainIndex:
             self._speakers[name] -= 1
             if not self._speakers[name]:
                 del self._speakers[name]
+                self._name_words = None
         self._local_only.discard(chunk_id)
         for name, speaker in self._vocatives.pop(chunk_id, ()):
             counts = self._addressed[name]
@@ -483,14 +492,19 @@ class BrainIndex:
         return self.speaker_named(word) is not None
 
     def speaker_named(self, word: str) -> str | None:
-        """The lowercased speaker ``word`` names (case-insensitive): a speaker of some live chunk, or
-        the one speaker others addressed by that name (at least twice, and more often than anyone
-        else). Records often carry labels ("user", an account id) while people name each other in
-        what they say, and a question names them the same way."""
+        """The lowercased speaker ``word`` names: a speaker of some live chunk (case-insensitive);
+        capitalized, the one speaker whose name of several words holds it (a display name "Caroline
+        Reyes", asked about as Caroline); or the one speaker others addressed by that name (at least
+        twice, and more often than anyone else; case-insensitive). Records often carry labels ("user", an account id) while
+        people name each other in what they say, and a question names them the same way."""
         low = word.lower()
         if low in self._speakers:
             return low
         with self._lock.read():
+            # capitalized, as a name is: "support" in a question does not name "Customer Support"
+            holders = self._speaker_name_words().get(low) if word[:1].isupper() else None
+            if holders is not None and len(holders) == 1:
+                return next(iter(holders))
             counts = self._addressed.get(low)
             if not counts:
                 return None
@@ -498,6 +512,22 @@ class BrainIndex:
             if n < _ALIAS_MIN or (rest and rest[0][1] == n) or speaker not in self._speakers:
                 return None
             return speaker
+
+    def _speaker_name_words(self) -> dict[str, set[str]]:
+        """Under the read lock: word -> speakers whose names of several words hold it. Words of
+        fewer than 3 letters ("Jr", "J.") name nobody."""
+        words = self._name_words
+        if words is None:
+            words = {}
+            for speaker in self._speakers:
+                parts = _NAME_WORD.findall(speaker)
+                if len(parts) < 2:
+                    continue
+                for part in parts:
+                    if len(part) >= 3:
+                        words.setdefault(part, set()).add(speaker)
+            self._name_words = words  # readers who race here build the same map
+        return words
 
     def local_only(self) -> frozenset[int]:
         """Ids of the live ``local_only`` chunks."""

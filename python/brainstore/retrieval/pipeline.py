@@ -325,7 +325,8 @@ def _query_words(query: str) -> list[str]:
 
 def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: False) -> str:
     """The query with question words, pronouns and speakers' names removed (other names and content
-    words kept); the whole query when nothing would remain.
+    words kept); the whole query when nothing would remain. ``is_speaker`` is asked of each word as
+    written (a capital tells a name), less a possessive "'s".
 
     A speaker's name is a poor BM25 term: it is in every chunk they said (the index text starts
     with it) and in every greeting to them ("Hey Evan!"), so it ranks short chit-chat above the
@@ -333,8 +334,8 @@ def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: F
     """
     kept = []
     for word in _query_words(query):
-        low = word.lower().replace("\u2019", "'")
-        if low in _QUESTION_WORDS or is_speaker(low.removesuffix("'s")):
+        plain = word.replace("\u2019", "'")
+        if plain.lower() in _QUESTION_WORDS or is_speaker(plain.removesuffix("'s")):
             continue
         kept.append(word)
     return " ".join(kept) if kept else query
