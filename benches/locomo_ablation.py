@@ -89,7 +89,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lanes_300": {"depth": 300, **_cfg(max_fused=300, max_candidates=300)},
     "gap_1h": _cfg(neighbor_gap_seconds=3600.0),
     "gap_6h": _cfg(neighbor_gap_seconds=6 * 3600.0),
-    "gap_12h": _cfg(neighbor_gap_seconds=12 * 3600.0),
 }
 
 

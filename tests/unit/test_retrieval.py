@@ -313,6 +313,8 @@ def test_a_capitalized_word_of_one_speaker_s_display_name_names_that_speaker() -
     assert r.selected[0].chunk.speaker == "Caroline Reyes"
     index.remove_record("c1")
     assert index.speaker_named("Caroline") is None  # forgotten with the speaker's last chunk
+    index.remove_record("j1")
+    assert index.speaker_named("Okafor") == "melanie okafor"
 
 
 def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:

@@ -302,9 +302,8 @@ class BrainIndex:
         self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
-        # word -> the speakers whose names of several words hold it ("caroline" -> "caroline reyes"),
-        # made from _speakers when first needed after it gained or lost a speaker
-        self._name_words: dict[str, set[str]] | None = None
+        # word -> the speakers whose names of several words hold it ("caroline" -> "caroline reyes")
+        self._name_words: dict[str, set[str]] = {}
         # lowercased name -> lowercased speakers it addressed (the speaker of the turn before), and
         # what each chunk added there, to take back when it is removed
         self._addressed: dict[str, Counter[str]] = {}
@@ -404,7 +403,7 @@ class BrainIndex:
         if chunk.speaker:
             name = chunk.speaker.lower()
             if name not in self._speakers:
-                self._name_words = None
+                self._file_name_words(name, add=True)
             self._speakers[name] += 1
             self._note_vocatives(chunk)
         if chunk.visibility == "local_only":
@@ -438,7 +437,7 @@ class BrainIndex:
             self._speakers[name] -= 1
             if not self._speakers[name]:
                 del self._speakers[name]
-                self._name_words = None
+                self._file_name_words(name, add=False)
         self._local_only.discard(chunk_id)
         for name, speaker in self._vocatives.pop(chunk_id, ()):
             counts = self._addressed[name]
@@ -495,14 +494,15 @@ class BrainIndex:
         """The lowercased speaker ``word`` names: a speaker of some live chunk (case-insensitive);
         capitalized, the one speaker whose name of several words holds it (a display name "Caroline
         Reyes", asked about as Caroline); or the one speaker others addressed by that name (at least
-        twice, and more often than anyone else; case-insensitive). Records often carry labels ("user", an account id) while
-        people name each other in what they say, and a question names them the same way."""
+        twice, and more often than anyone else; case-insensitive). Records often carry labels
+        ("user", an account id) while people name each other in what they say, and a question names
+        them the same way."""
         low = word.lower()
         if low in self._speakers:
             return low
         with self._lock.read():
             # capitalized, as a name is: "support" in a question does not name "Customer Support"
-            holders = self._speaker_name_words().get(low) if word[:1].isupper() else None
+            holders = self._name_words.get(low) if word[:1].isupper() else None
             if holders is not None and len(holders) == 1:
                 return next(iter(holders))
             counts = self._addressed.get(low)
@@ -513,21 +513,20 @@ class BrainIndex:
                 return None
             return speaker
 
-    def _speaker_name_words(self) -> dict[str, set[str]]:
-        """Under the read lock: word -> speakers whose names of several words hold it. Words of
-        fewer than 3 letters ("Jr", "J.") name nobody."""
-        words = self._name_words
-        if words is None:
-            words = {}
-            for speaker in self._speakers:
-                parts = _NAME_WORD.findall(speaker)
-                if len(parts) < 2:
-                    continue
-                for part in parts:
-                    if len(part) >= 3:
-                        words.setdefault(part, set()).add(speaker)
-            self._name_words = words  # readers who race here build the same map
-        return words
+    def _file_name_words(self, speaker: str, *, add: bool) -> None:
+        """Under the write lock: file a speaker who came (or take back one who went) under each word
+        of a name of several words. Words of fewer than 3 letters ("Jr", "J.") name nobody."""
+        parts = _NAME_WORD.findall(speaker)
+        if len(parts) < 2:
+            return
+        for part in {p for p in parts if len(p) >= 3}:
+            holders = self._name_words.setdefault(part, set())
+            if add:
+                holders.add(speaker)
+                continue
+            holders.discard(speaker)
+            if not holders:
+                del self._name_words[part]
 
     def local_only(self) -> frozenset[int]:
         """Ids of the live ``local_only`` chunks."""
