@@ -15,6 +15,11 @@ evidence turns that were selected.
 
 from __future__ import annotations
 
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from brainstore.bench import loader
@@ -32,6 +37,7 @@ from brainstore.bench.loader import (
 __all__ = [
     "DEFAULT_ROOT",
     "HELD_OUT",
+    "STRESSES",
     "TUNING",
     "Conversation",
     "Question",
@@ -41,6 +47,7 @@ __all__ = [
     "parse_session_date",
     "score",
     "scored_questions",
+    "stressed",
     "turn_text",
 ]
 
@@ -53,3 +60,67 @@ HELD_OUT = ("44", "47", "48", "49", "50")
 def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
     """Every conversation found at ``root`` (see the module docstring); ``[]`` when there is none."""
     return loader.load_conversations(root)
+
+
+#: Perturbations that take away LoCoMo's conventions, to see what retrieval is worth where they are
+#: absent (data nobody tuned on rarely has them):
+#:
+#: * ``undated``: every turn carries one and the same time (conversations imported without dates);
+#: * ``anonymous``: the speakers' names are replaced by neutral labels in the turns' speaker field
+#:   only (the questions still name the people, as a user would);
+#: * ``surnamed``: each speaker's field carries a surname too ("Caroline Reyes"), as an account's
+#:   display name does, while the questions name people by first name;
+#: * ``chat``: each turn is sent as a burst of messages, one Record a sentence a second apart, as
+#:   people write in a messaging app; a question's evidence turn counts as cited when any of its
+#:   messages is;
+#: * ``paced``: a session's turns are spread over its day instead of sharing its one time, as people
+#:   answer a message at once or hours later: after each turn a pause of about a minute (80%), about
+#:   20 minutes (15%) or 1-8 hours (5%), drawn with a seed per conversation.
+STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced")
+UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+SURNAMES = ("Reyes", "Okafor")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Message:
+    """A Record to send for a turn: ``dia_id`` is the turn it belongs to (what evidence names)."""
+
+    dia_id: str
+    speaker: str
+    text: str
+    occurred_at: datetime
+
+
+def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message]:
+    """The conversation's turns as Records, in order, under ``stress`` (one of STRESSES, or None)."""
+    if stress is not None and stress not in STRESSES:
+        raise ValueError(f"unknown stress {stress!r}; one of {', '.join(STRESSES)}")
+    names: dict[str, str] = {}
+    if stress == "anonymous":
+        names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
+    elif stress == "surnamed":
+        names = {s: f"{s} {SURNAMES[i % len(SURNAMES)]}" for i, s in enumerate(conversation.speakers)}
+    pauses, session, into_session = random.Random(conversation.sample_id), None, 0.0
+    for turn in conversation.turns:
+        when = UNDATED if stress == "undated" else turn.occurred_at
+        if stress == "paced":
+            if turn.occurred_at != session:
+                session, into_session = turn.occurred_at, 0.0
+            when += timedelta(seconds=into_session)
+            into_session += _pause(pauses)
+        texts = [turn.text]
+        if stress == "chat":
+            texts = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or texts
+        for k, text in enumerate(texts):
+            yield Message(turn.dia_id, names.get(turn.speaker, turn.speaker), text, when + timedelta(seconds=k))
+
+
+def _pause(rng: random.Random) -> float:
+    """Seconds between two turns of a paced session (see ``paced`` above)."""
+    draw = rng.random()
+    if draw < 0.8:
+        return rng.expovariate(1 / 60)
+    if draw < 0.95:
+        return rng.expovariate(1 / 1200)
+    return rng.uniform(3600, 8 * 3600)

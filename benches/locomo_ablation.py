@@ -6,22 +6,10 @@ through :func:`retrieve` on indexes built exactly as ``benches/test_locomo_bench
 question, embeddings cached under ``/tmp``). Tune on the
 tuning split; report the held-out split (``--split held-out``).
 
-Besides the plain data, ``--stress`` runs two perturbations that take away LoCoMo's conventions, to
-see what a mechanism is worth where they are absent (data nobody tuned on rarely has them):
-
-* ``undated``: every turn carries one and the same time (conversations imported without dates),
-  so days in the index text and the periods a question names say nothing;
-* ``anonymous``: the speakers' names are replaced by neutral labels in the turns' speaker field
-  only (the questions still name the people, as a user would), so a question's names never match
-  a speaker: the speaker boost cannot fire and the names are ordinary words to BM25;
-* ``chat``: each turn is sent as a burst of messages, one Record a sentence a second apart, as
-  people write in a messaging app; a question's evidence turn counts as cited when any of its
-  messages is;
-* ``surnamed``: each speaker's field carries a surname too ("Caroline Reyes"), as an account's
-  display name does, while the questions name people by first name;
-* ``paced``: a session's turns are spread over its day instead of sharing its one time, as people
-  answer a message at once or hours later: after each turn a pause of about a minute (80%), about
-  20 minutes (15%) or 1-8 hours (5%), drawn with a seed per conversation.
+Besides the plain data, ``--stress`` runs one of the perturbations of :data:`locomo.STRESSES`
+(undated, anonymous, surnamed, chat, paced), which take away LoCoMo's conventions, to see what a
+mechanism is worth where they are absent (data nobody tuned on rarely has them). Each message Record
+is keyed ``<turn>#<n>`` so that a question's evidence turn is cited when any of its messages is.
 
 Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
 (``--list`` prints the variants).
@@ -31,12 +19,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import random
-import re
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -52,9 +38,6 @@ from . import locomo
 from .test_locomo_bench import default_embedder, embed_cached
 
 BUDGETS = (1000, 2000)
-UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
-SURNAMES = ("Reyes", "Okafor")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _cfg(**changes: Any) -> dict[str, Any]:
@@ -102,44 +85,20 @@ class Built:
 
 
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
-    names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
-    if stress == "surnamed":
-        names = {s: f"{s} {SURNAMES[i % len(SURNAMES)]}" for i, s in enumerate(conversation.speakers)}
     drafts = []
-    pauses, session, into_session = random.Random(conversation.sample_id), None, 0.0
-    for turn in conversation.turns:
-        speaker = names.get(turn.speaker, turn.speaker) if stress in ("anonymous", "surnamed") else turn.speaker
-        when = UNDATED if stress == "undated" else turn.occurred_at
-        if stress == "paced":
-            if turn.occurred_at != session:
-                session, into_session = turn.occurred_at, 0.0
-            when += timedelta(seconds=into_session)
-            into_session += _pause(pauses)
-        messages = [turn.text]
-        if stress == "chat":
-            messages = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or [turn.text]
-        for k, text in enumerate(messages):
-            record_id = turn.dia_id if len(messages) == 1 else f"{turn.dia_id}#{k}"
-            message = {"kind": "message", "speaker": speaker, "text": text}
-            src = source_text(message, self_name=None, occurred_at=when + timedelta(seconds=k))
-            drafts.extend(chunk_record(record_id, src, source_name="locomo", trust="normal", visibility="shareable"))
+    for n, m in enumerate(locomo.stressed(conversation, stress)):
+        message = {"kind": "message", "speaker": m.speaker, "text": m.text}
+        src = source_text(message, self_name=None, occurred_at=m.occurred_at)
+        record_id = f"{m.dia_id}#{n}"
+        drafts.extend(chunk_record(record_id, src, source_name="locomo", trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
+    # embedded as "Speaker: text": only the stresses that change a speaker or a text need vectors of their own
     tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat", "surnamed") else "")
     index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
     questions = locomo.scored_questions(conversation)
     qvecs = embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True)
     # Asked now, as the service asks (relative periods and recency resolve against the clock).
     return Built(conversation, index, questions, qvecs, datetime.now(UTC))
-
-
-def _pause(rng: random.Random) -> float:
-    """Seconds between two turns of a paced session (see ``paced`` in the module docs)."""
-    draw = rng.random()
-    if draw < 0.8:
-        return rng.expovariate(1 / 60)
-    if draw < 0.95:
-        return rng.expovariate(1 / 1200)
-    return rng.uniform(3600, 8 * 3600)
 
 
 def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, list[float]]]:
@@ -161,7 +120,7 @@ def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, 
                         b.index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
                         focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
                     )  # fmt: skip
-                    selected = {p.chunk.record_id.split("#")[0] for p in result.selected}  # a message's turn
+                    selected = {p.chunk.record_id.split("#")[0] for p in result.selected}  # messages' turns
                     per[budget][question.category].append(locomo.score(selected, evidence))
     finally:
         pipeline.lexical_query = original  # type: ignore[assignment]
@@ -184,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("tuning", "held-out"), default="tuning")
     parser.add_argument("--variants", default="base")
-    parser.add_argument("--stress", choices=("undated", "anonymous", "surnamed", "chat", "paced"), default=None)
+    parser.add_argument("--stress", choices=locomo.STRESSES, default=None)
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:

@@ -8,9 +8,8 @@ pytest-benchmark's extra_info; nothing here is a timed assertion.
 
 Run: ``make bench`` or ``.venv/bin/python -m pytest benches/test_locomo_api_bench.py -s -p no:cacheprovider``
 (``LOCOMO_CONVERSATIONS=26,30`` limits the run; ``LOCOMO_ENGINE=duckdb`` runs it on the DuckDB store in
-a temporary data directory instead of the memory store; ``LOCOMO_STRESS=chat`` sends each turn as a
-burst of messages, one Record a sentence a second apart, as ``benches.locomo_ablation --stress chat``
-does).
+a temporary data directory instead of the memory store; ``LOCOMO_STRESS`` sends the turns under one of
+the perturbations of ``benches.locomo.STRESSES``, e.g. ``chat``: each turn a burst of messages).
 """
 
 from __future__ import annotations
@@ -19,15 +18,13 @@ import os
 import statistics
 import time
 from collections import defaultdict
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from benches.locomo import HELD_OUT, TUNING, load_conversations, score, scored_questions
-from benches.locomo_ablation import SENTENCE_END
+from benches.locomo import HELD_OUT, TUNING, load_conversations, score, scored_questions, stressed
 from brainstore.api.app import create_app
 from brainstore.app import build_service
 from brainstore.client import Client
@@ -44,13 +41,10 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
     client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}")
     record_turn: dict[str, str] = {}
     started = time.perf_counter()
-    chat = os.environ.get("LOCOMO_STRESS") == "chat"
-    for turn in conversation.turns:
-        messages = [m for m in SENTENCE_END.split(turn.text) if m.strip()] if chat else []
-        for k, text in enumerate(messages or [turn.text]):
-            content = {"kind": "message", "text": text, "speaker": turn.speaker, "role": "other"}
-            when = (turn.occurred_at + timedelta(seconds=k)).isoformat().replace("+00:00", "Z")
-            record_turn[client.remember_record(brain, content, occurred_at=when)["id"]] = turn.dia_id
+    for m in stressed(conversation, os.environ.get("LOCOMO_STRESS") or None):
+        content = {"kind": "message", "text": m.text, "speaker": m.speaker, "role": "other"}
+        when = m.occurred_at.isoformat().replace("+00:00", "Z")
+        record_turn[client.remember_record(brain, content, occurred_at=when)["id"]] = m.dia_id
     assert service.wait_idle(timeout=600)
     ingest_s = time.perf_counter() - started
     results: dict[int, list[tuple[int, float]]] = defaultdict(list)
