@@ -76,7 +76,11 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #: * ``paced``: a session's turns are spread over its day instead of sharing its one time, as people
 #:   answer a message at once or hours later: after each turn a pause of about a minute (80%), about
 #:   20 minutes (15%) or 1-8 hours (5%), drawn with a seed per conversation.
-STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced")
+#: * ``first_person``: the turns are unchanged, the Brain's self is the conversation's first speaker,
+#:   and the questions about that speaker are asked in the first person ("When did I go to the support
+#:   group?", "What are my goals?"), as the user of a personal assistant asks about themselves
+#:   (:func:`asked`).
+STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced", "first_person")
 UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 SURNAMES = ("Reyes", "Okafor")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -124,3 +128,39 @@ def _pause(rng: random.Random) -> float:
     if draw < 0.95:
         return rng.expovariate(1 / 1200)
     return rng.uniform(3600, 8 * 3600)
+
+
+def brain_self(conversation: Conversation, stress: str | None) -> str | None:
+    """The name of the Brain's self under ``stress``: who "I" is in the questions, if anyone."""
+    return conversation.speakers[0] if stress == "first_person" else None
+
+
+# "does Caroline" -> "do I", "Caroline has" -> "I have"; a name after these words is an object: "me"
+_FIRST_PERSON_VERB = {"is": "am", "has": "have", "does": "do"}
+_AUXILIARY = r"does|has|is|was|did|would|will|can|could|should|might"
+_BEFORE_OBJECT = r"to|with|for|about|from|of|at|by|on|than|like|gave|give|gift|gifted|told|tell|help|helped|visit|visited|meet|met|join|joined"
+
+
+def _first_person_verb(verb: str) -> str:
+    said = _FIRST_PERSON_VERB.get(verb.lower(), verb.lower())
+    return said.capitalize() if verb[:1].isupper() else said
+
+
+def asked(conversation: Conversation, question: str, stress: str | None) -> str:
+    """``question`` as it is asked under ``stress``: about the Brain's self in the first person."""
+    me = brain_self(conversation, stress)
+    if me is None or not re.search(rf"\b{re.escape(me)}\b", question):
+        return question
+    name = re.escape(me)
+    q = re.sub(rf"\b{name}(?:'s|`s|\u2019s|'(?!\w))", "my", question)
+    q = re.sub(rf"\b({_AUXILIARY})\s+{name}\b", lambda m: _first_person_verb(m[1]) + " I", q, flags=re.IGNORECASE)
+    q = re.sub(rf"\b{name}\s+(is|has|does)\b", lambda m: "I " + _FIRST_PERSON_VERB[m[1]], q)
+    q = re.sub(rf"\b({_BEFORE_OBJECT})\s+{name}\b", r"\1 me", q, flags=re.IGNORECASE)
+    q = re.sub(rf"\b{name}\b", "I", q)
+    if not any(re.search(rf"\b{re.escape(other)}\b", q) for other in conversation.speakers if other != me):
+        # about the self alone: the question's third-person pronouns are the self too
+        q = re.sub(r"\b(?:his|her)(?=\s+(?!a\b|an\b|the\b|to\b|that\b|this\b)[a-z])", "my", q)
+        q = re.sub(r"\b(?:him|her)\b", "me", q)
+        q = re.sub(r"\b(?:he|she)\b", "I", q)
+        q = re.sub(r"\b(?:him|her)self\b", "myself", q)
+    return q

@@ -7,7 +7,7 @@ question, embeddings cached under ``/tmp``). Tune on the
 tuning split; report the held-out split (``--split held-out``).
 
 Besides the plain data, ``--stress`` runs one of the perturbations of :data:`locomo.STRESSES`
-(undated, anonymous, surnamed, chat, paced), which take away LoCoMo's conventions, to see what a
+(undated, anonymous, surnamed, chat, paced, first_person), which take away LoCoMo's conventions, to see what a
 mechanism is worth where they are absent (data nobody tuned on rarely has them). Each message Record
 is keyed ``<turn>#<n>`` so that a question's evidence turn is cited when any of its messages is.
 
@@ -46,7 +46,8 @@ def _cfg(**changes: Any) -> dict[str, Any]:
 
 #: name -> what the variant changes: a config, and optional switches (``focus``: pass the periods
 #: the query names; ``speakers``: strip speakers' names from the lexical query; ``aliases``: a name
-#: others address a speaker by names that speaker; ``depth``: candidates per lane).
+#: others address a speaker by names that speaker; ``asker``: the Brain's self is who "I" is in a
+#: question; ``depth``: candidates per lane).
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},
     "no_speaker_boost": _cfg(speaker_boost=0.0),
@@ -65,6 +66,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lexical_half": _cfg(lexical_weight=0.5),
     "keep_speaker_words": {"speakers": False},
     "no_aliases": {"aliases": False},
+    "no_asker": {"asker": False},
     "feedback_03": _cfg(feedback_weight=0.3),
     "feedback_06": _cfg(feedback_weight=0.6, feedback_docs=5),
     "spread_three": _cfg(neighbor_weights=(0.3, 0.3, 0.15)),
@@ -82,6 +84,7 @@ class Built:
     questions: list[tuple[locomo.Question, set[str]]]
     qvecs: np.ndarray
     at: datetime
+    asker: str | None  # the Brain's self, who "I" is in the questions
 
 
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
@@ -95,10 +98,14 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
     # embedded as "Speaker: text": only the stresses that change a speaker or a text need vectors of their own
     tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat", "surnamed") else "")
     index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
-    questions = locomo.scored_questions(conversation)
-    qvecs = embed_cached(embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True)
+    questions = [
+        (dataclasses.replace(q, question=locomo.asked(conversation, q.question, stress)), evidence)
+        for q, evidence in locomo.scored_questions(conversation)
+    ]
+    tag = f"questions-{conversation.sample_id}" + ("-first_person" if stress == "first_person" else "")
+    qvecs = embed_cached(embedder, [q.question for q, _ in questions], tag, queries=True)
     # Asked now, as the service asks (relative periods and recency resolve against the clock).
-    return Built(conversation, index, questions, qvecs, datetime.now(UTC))
+    return Built(conversation, index, questions, qvecs, datetime.now(UTC), locomo.brain_self(conversation, stress))
 
 
 def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, list[float]]]:
@@ -119,6 +126,7 @@ def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, 
                     result = retrieve(
                         b.index, question.question, qvec, budget_tokens=budget, deadline=time.monotonic() + 5,
                         focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
+                        asker=b.asker if variant.get("asker", True) else None,
                     )  # fmt: skip
                     selected = {p.chunk.record_id.split("#")[0] for p in result.selected}  # messages' turns
                     per[budget][question.category].append(locomo.score(selected, evidence))

@@ -24,7 +24,16 @@ from typing import Any
 import httpx
 import pytest
 
-from benches.locomo import HELD_OUT, TUNING, load_conversations, score, scored_questions, stressed
+from benches.locomo import (
+    HELD_OUT,
+    TUNING,
+    asked,
+    brain_self,
+    load_conversations,
+    score,
+    scored_questions,
+    stressed,
+)
 from brainstore.api.app import create_app
 from brainstore.app import build_service
 from brainstore.client import Client
@@ -38,11 +47,13 @@ BUDGETS = (1000, 2000)
 
 def run_conversation(client: Client, service: Service, conversation: Any) -> dict[str, Any]:
     brain = f"locomo-{conversation.sample_id}"
-    client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}")
+    stress = os.environ.get("LOCOMO_STRESS") or None
+    me = brain_self(conversation, stress)
+    client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}", self={"type": "person", "name": me} if me else None)
     record_turn: dict[str, str] = {}
     started = time.perf_counter()
-    for m in stressed(conversation, os.environ.get("LOCOMO_STRESS") or None):
-        content = {"kind": "message", "text": m.text, "speaker": m.speaker, "role": "other"}
+    for m in stressed(conversation, stress):
+        content = {"kind": "message", "text": m.text, "speaker": m.speaker, "role": "user" if m.speaker == me else "other"}
         when = m.occurred_at.isoformat().replace("+00:00", "Z")
         record_turn[client.remember_record(brain, content, occurred_at=when)["id"]] = m.dia_id
     assert service.wait_idle(timeout=600)
@@ -51,7 +62,7 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
     latencies: list[float] = []
     for question, evidence in scored_questions(conversation):
         for budget in BUDGETS:
-            ctx = client.create_context(brain, question.question, budget={"tokens": budget})
+            ctx = client.create_context(brain, asked(conversation, question.question, stress), budget={"tokens": budget})
             latencies.append(ctx["budget"]["ms"]["used"])
             cited = {record_turn[c["record_id"]] for c in ctx["citations"]}
             results[budget].append((question.category, score(cited, evidence)))

@@ -107,6 +107,21 @@ def test_a_period_the_query_names_lifts_what_was_said_in_it(api: Api, service: S
     assert first("What did Caroline adopt last month?", as_of="2024-04-15T00:00:00Z") == late
 
 
+def test_a_query_in_the_first_person_prefers_what_the_brain_s_self_said(api: Api, service: Service) -> None:
+    said = {}
+    for brain, me in (("b1", "Caroline"), ("b2", "Melanie")):
+        api.brain(brain, self_name=me)
+        said[brain] = {
+            speaker: api.remember(brain, {"kind": "message", "text": "We adopted a puppy from the shelter.",
+                                          "speaker": speaker, "role": "user" if speaker == me else "other"},
+                                  occurred_at=at).body["id"]
+            for speaker, at in (("Caroline", "2023-03-10T10:00:00Z"), ("Melanie", "2023-03-11T10:00:00Z"))
+        }  # fmt: skip
+    assert service.wait_idle()
+    for brain, me in (("b1", "Caroline"), ("b2", "Melanie")):
+        assert context(api, brain, query="When did I adopt my puppy?")["evidence"][0]["record_id"] == said[brain][me]
+
+
 def test_a_miss_is_a_ready_context_with_an_explicit_unknown(api: Api) -> None:
     api.brain()
     ctx = context(api, query="What is Bob's favourite colour?")

@@ -599,6 +599,31 @@ def test_a_named_period_lifts_what_was_said_in_it() -> None:
     assert max(boosted, key=boosted.__getitem__) == "early"
 
 
+def test_the_first_person_of_a_query_names_the_asker() -> None:
+    index = BrainIndex(DIM, MODEL)
+    # Both said the same words; the later turn (Melanie's) wins on recency unless the asker is named.
+    for n, (rid, speaker) in enumerate([("mine", "Caroline Reyes"), ("theirs", "Melanie")]):
+        drafts = chunk_record(rid, msg("We adopted a puppy from the shelter.", speaker=speaker,
+                                       when=T0 + timedelta(days=n)),
+                              source_name="chat", trust="normal", visibility="shareable")  # fmt: skip
+        index.add(drafts, unit(n)[None, :])
+
+    def scores(query: str, asker: str | None) -> dict[str, float]:
+        r = retrieve(index, query, unit(7), budget_tokens=2000, deadline=far_deadline(),
+                     now=T0 + timedelta(days=30), asker=asker)  # fmt: skip
+        return {c.chunk.record_id: c.score for c in r.candidates}
+
+    plain = scores("When did I adopt my puppy?", None)
+    assert max(plain, key=plain.__getitem__) == "theirs"
+    for asker in ("Caroline Reyes", "caroline reyes", "Caroline"):  # the self's name, as the Brain holds it
+        asked = scores("When did I adopt my puppy?", asker)
+        assert asked["theirs"] == plain["theirs"] and max(asked, key=asked.__getitem__) == "mine"
+    assert scores("When did we adopt the puppy?", "Caroline") == plain  # no first person: nobody named
+    assert scores("When did I adopt my puppy?", "Dave") == plain  # a self who never spoke here
+    # "I" stays out of the lexical query either way: the boost, not the word, prefers the asker
+    assert lexical_query("When did I adopt my puppy?") == "adopt puppy"
+
+
 @settings(deadline=None, max_examples=30)
 @given(st.integers(0, 400), st.sampled_from(["camping kids", "adoption", "sunrise painting", "zzz"]))
 def test_packing_never_exceeds_budget(budget: int, query: str) -> None:

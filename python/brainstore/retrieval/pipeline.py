@@ -12,8 +12,9 @@ Steps of :func:`retrieve`:
 5. Ranking, in one native call (:meth:`kernels.ChunkTable.rank`, over the per-chunk facts the index
    keeps in Rust): the fused score plus score-aware terms (cosine and normalised BM25); chunks by a
    speaker the query names (by the speaker's label, or by a name others address them with:
-   :meth:`BrainIndex.speaker_named`), and chunks said within a period the query names (``focus``),
-   are boosted. Context spreading: a turn (a Record's chunks) also earns a share of the fused score
+   :meth:`BrainIndex.speaker_named`; "I", "me" or "my" name the ``asker``, the Brain's self), and
+   chunks said within a period the query names (``focus``), are boosted. Context spreading: a turn
+   (one speaker's run of Records, see ``rank.rs``) also earns a share of the fused score
    of the turns up to two before and after it in the same conversation and session, the following
    turns more (a question is often answered by the reply to the turn that names the topic, or by the
    reply to that reply). The share goes to the turn's chunk nearest the scoring one.
@@ -341,9 +342,16 @@ def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: F
     return " ".join(kept) if kept else query
 
 
-def _named_speakers(index: BrainIndex, query: str) -> set[str]:
-    """The lowercased speakers the query names, by name or possessive ("Audrey's dogs")."""
-    named = (index.speaker_named(w.replace("\u2019", "'").removesuffix("'s")) for w in _query_words(query))
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+
+
+def _named_speakers(index: BrainIndex, query: str, asker: str | None = None) -> set[str]:
+    """The lowercased speakers the query names, by name or possessive ("Audrey's dogs"), and the
+    ``asker`` when it speaks of itself ("what did I say about my trip?")."""
+    words = _query_words(query)
+    named = {index.speaker_named(w.replace("\u2019", "'").removesuffix("'s")) for w in words}
+    if asker and any(w.lower() in _FIRST_PERSON for w in words):
+        named.add(index.speaker_named(asker))
     return {speaker for speaker in named if speaker is not None}
 
 
@@ -396,6 +404,7 @@ def retrieve(
     config: RetrievalConfig = DEFAULT_CONFIG,
     extra_lanes: Sequence[tuple[str, Callable[[], list[tuple[int, float]]], float]] = (),
     focus: Sequence[tuple[float, float]] = (),
+    asker: str | None = None,
 ) -> Retrieval:
     """The evidence for ``query`` that fits ``budget_tokens`` (see the module docstring).
 
@@ -404,6 +413,7 @@ def retrieve(
     fused like the built-in lanes.
     ``focus`` holds the periods the query names ("in October 2023", "last week"), as [start, end)
     Unix seconds: chunks said within one (or ``time_slack_days`` after it) get the time boost.
+    ``asker`` is who the query's first person is (the Brain's self): "I", "me" and "my" name it.
     """
     lanes: list[dict] = []
     hidden = excluded  # ranking applies it and the filter itself, even when the selection takes it in
@@ -472,7 +482,7 @@ def retrieve(
         lexical_hits,
         vector_weight=config.vector_score_weight,
         lexical_weight=config.lexical_score_weight / (max((s for _, s in lexical_hits), default=0.0) or 1.0),
-        named=sorted(_named_speakers(index, query)) if config.speaker_boost else [],
+        named=sorted(_named_speakers(index, query, asker)) if config.speaker_boost else [],
         speaker_boost=1.0 + config.speaker_boost,
         focus=[(start, end + slack) for start, end in focus],
         time_boost=1.0 + config.time_boost,

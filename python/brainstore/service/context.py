@@ -517,6 +517,7 @@ class Contexts:
             excluded=index.local_only() if self.visibility.hosted else frozenset(),
             now=at,
             focus=query_periods(request["query"], at),
+            asker=brain.self_name,
             extra_lanes=[
                 ("memory", lambda: self.evidence.memory_hits(brain.uid, index, request["query"], at), MEMORY_LANE_WEIGHT)
             ],
