@@ -80,7 +80,12 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #:   and the questions about that speaker are asked in the first person ("When did I go to the support
 #:   group?", "What are my goals?"), as the user of a personal assistant asks about themselves
 #:   (:func:`asked`).
-STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced", "first_person")
+#: * ``interleaved``: Records of another source arrive between the conversation's turns, as a user's
+#:   Brain hears from several channels at once (a feed, another chat): after each turn, with a seeded
+#:   chance of one half, a speakerless Record of source ``feed`` at the same time.
+STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved")
+#: The source of the conversation's own Records, and of the interleaved stress's other Records.
+SOURCE, FEED = "locomo", "feed"
 UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 SURNAMES = ("Reyes", "Okafor")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -91,9 +96,10 @@ class Message:
     """A Record to send for a turn: ``dia_id`` is the turn it belongs to (what evidence names)."""
 
     dia_id: str
-    speaker: str
+    speaker: str | None
     text: str
     occurred_at: datetime
+    source: str = SOURCE
 
 
 def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message]:
@@ -105,7 +111,7 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
         names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
     elif stress == "surnamed":
         names = {s: f"{s} {SURNAMES[i % len(SURNAMES)]}" for i, s in enumerate(conversation.speakers)}
-    pauses, session, into_session = random.Random(conversation.sample_id), None, 0.0
+    pauses, session, into_session, feed = random.Random(conversation.sample_id), None, 0.0, 0
     for turn in conversation.turns:
         when = UNDATED if stress == "undated" else turn.occurred_at
         if stress == "paced":
@@ -118,6 +124,9 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
             texts = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or texts
         for k, text in enumerate(texts):
             yield Message(turn.dia_id, names.get(turn.speaker, turn.speaker), text, when + timedelta(seconds=k))
+        if stress == "interleaved" and pauses.random() < 0.5:
+            feed += 1
+            yield Message(f"{FEED}-{feed}", None, f"Feed item {feed}: the weekly backup of your files completed.", when, FEED)
 
 
 def _pause(rng: random.Random) -> float:

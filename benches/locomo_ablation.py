@@ -93,10 +93,10 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
         message = {"kind": "message", "speaker": m.speaker, "text": m.text}
         src = source_text(message, self_name=None, occurred_at=m.occurred_at)
         record_id = f"{m.dia_id}#{n}"
-        drafts.extend(chunk_record(record_id, src, source_name="locomo", trust="normal", visibility="shareable"))
+        drafts.extend(chunk_record(record_id, src, source_name=m.source, trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
     # embedded as "Speaker: text": only the stresses that change a speaker or a text need vectors of their own
-    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat", "surnamed") else "")
+    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat", "surnamed", "interleaved") else "")
     index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
     questions = [
         (dataclasses.replace(q, question=locomo.asked(conversation, q.question, stress)), evidence)

@@ -53,9 +53,12 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
     record_turn: dict[str, str] = {}
     started = time.perf_counter()
     for m in stressed(conversation, stress):
-        content = {"kind": "message", "text": m.text, "speaker": m.speaker, "role": "user" if m.speaker == me else "other"}
+        content = {"kind": "message", "text": m.text, "role": "user" if m.speaker == me else "other"}
+        if m.speaker is not None:
+            content["speaker"] = m.speaker
         when = m.occurred_at.isoformat().replace("+00:00", "Z")
-        record_turn[client.remember_record(brain, content, occurred_at=when)["id"]] = m.dia_id
+        record = client.remember_record(brain, content, occurred_at=when, source={"name": m.source})
+        record_turn[record["id"]] = m.dia_id
     assert service.wait_idle(timeout=600)
     ingest_s = time.perf_counter() - started
     results: dict[int, list[tuple[int, float]]] = defaultdict(list)

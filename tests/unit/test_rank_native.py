@@ -60,8 +60,16 @@ def reference(
     k: Knobs,
 ) -> list[tuple[int, float, int, int]]:
     """The score pass, spreading and final scores as retrieve() did them in Python."""
-    previous = {c: (order[i - 1] if i else None) for i, c in enumerate(order)}
-    following = {c: (order[i + 1] if i + 1 < len(order) else None) for i, c in enumerate(order)}
+    # each source's chunks in the order they were added: a conversation, whatever arrived between
+    previous: dict[int, int | None] = {}
+    following: dict[int, int | None] = {}
+    newest: dict[str | None, int] = {}
+    for c in order:
+        before = newest.get(facts[c].source)
+        previous[c], following[c] = before, None
+        if before is not None:
+            following[before] = c
+        newest[facts[c].source] = c
 
     since, until, sources = flt
 
@@ -159,24 +167,26 @@ def scenarios(draw: st.DrawFn) -> tuple:
         times = [sum(steps[: i + 1]) for i in range(n)]
     else:
         times = draw(st.lists(st.floats(0, 30 * DAY), min_size=n, max_size=n))
-    facts = {
-        i: Fact(
-            ts=times[position],
-            source=draw(st.sampled_from(sources)),
-            speaker=draw(st.sampled_from(speakers)),
-            trust=TRUST_MULTIPLIER[draw(st.sampled_from(sorted(TRUST_MULTIPLIER)))],
-            tokens=draw(st.integers(1, 60)),
-            joined=draw(st.integers(0, 60)),
-        )
-        for position, i in enumerate(ids)
-    }
-    # Records: runs of consecutive chunks in added order, each linked in a shuffled text order.
+    # Records: runs of consecutive chunks in added order, each of one source and speaker, linked in a
+    # shuffled text order; sources interleave as Records of several channels arrive.
     records: list[list[int]] = []
     rest = list(ids)
     while rest:
         size = draw(st.integers(1, 3))
         records.append(rest[:size])
         rest = rest[size:]
+    facts = {}
+    for record in records:
+        source, speaker = draw(st.sampled_from(sources)), draw(st.sampled_from(speakers))
+        for i in record:
+            facts[i] = Fact(
+                ts=times[ids.index(i)],
+                source=source,
+                speaker=speaker,
+                trust=TRUST_MULTIPLIER[draw(st.sampled_from(sorted(TRUST_MULTIPLIER)))],
+                tokens=draw(st.integers(1, 60)),
+                joined=draw(st.integers(0, 60)),
+            )
     removed = set(draw(st.lists(st.sampled_from(ids), max_size=3)))
     pool = [*ids, 20_000, 20_001]  # two ids the table never held
     scored = st.floats(0, 1, allow_nan=False)

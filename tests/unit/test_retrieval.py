@@ -378,6 +378,22 @@ def test_spreading_stays_in_its_conversation_and_session() -> None:
     assert {c.chunk.record_id for c in result.candidates} == {"a1", "a2"}
 
 
+def test_a_conversation_s_neighbours_are_reached_over_other_sources_records() -> None:
+    index = BrainIndex(DIM, MODEL)
+    turns = [
+        ("a1", "chat", "Have you tried the new bakery downtown?"),
+        ("f1", "feed", "Your weekly backup completed."),
+        ("a2", "chat", "Not yet, is it good?"),
+        ("f2", "feed", "Your monthly report is ready."),
+        ("a3", "chat", "Their croissants are the best."),
+    ]
+    for rid, source, text in turns:
+        drafts = chunk_record(rid, msg(text), source_name=source, trust="normal", visibility="shareable")
+        index.add(drafts, np.stack([unit(len(index.chunks()) + i) for i in range(len(drafts))]))
+    result = retrieve(index, "bakery", None, budget_tokens=2000, deadline=far_deadline())
+    assert {c.chunk.record_id for c in result.candidates} == {"a1", "a2", "a3"}
+
+
 def test_packed_neighbours_become_one_passage_within_the_exact_budget() -> None:
     from brainstore import kernels
 

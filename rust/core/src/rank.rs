@@ -2,17 +2,18 @@
 //!
 //! [`ChunkTable`] holds, for every chunk of one Brain's index, what ranking reads: when it was said,
 //! its source and speaker, its trust multiplier, its token counts, the chunk before it in its
-//! Record's text, its Record's first and last chunk, and the chunks added right before and after
-//! it (the order Records came in, a conversation's order). [`ChunkTable::rank`] then scores the
+//! Record's text, its Record's first and last chunk, and the chunks of its source added right before
+//! and after it (the order a source's Records came in: a conversation's order, however many other
+//! sources write to the Brain meanwhile). [`ChunkTable::rank`] then scores the
 //! fused lane results in one call: score-aware fusion terms, the speaker and time boosts, score
 //! spread to neighbouring turns, recency and trust, best first. Done per candidate in Python it
 //! was the largest part of a fast Context after the question's embedding.
 //!
 //! Invariants:
 //! - One entry per id: adding an id that is present is refused, so links are never overwritten.
-//! - Removing a chunk splices it out of the added-order list, as if it had never been added;
-//!   unknown ids are ignored. A source or speaker name no live chunk carries is dropped with its
-//!   last chunk: a forgotten Record leaves none of its text behind.
+//! - Removing a chunk splices it out of its source's added-order list, as if it had never been
+//!   added; unknown ids are ignored. A source or speaker name no live chunk carries is dropped with
+//!   its last chunk: a forgotten Record leaves none of its text behind.
 //! - [`ChunkTable::rank`] gives the same scores, in the same order, as the Python it replaces:
 //!   the same floating-point operations in the same order (`tests/unit/test_rank_native.py`).
 //! - All methods take `&self`: state sits behind one `RwLock`.
@@ -54,6 +55,7 @@ struct Entry {
     before: Option<i64>,
     /// Its Record's first and last chunk.
     record: (i64, i64),
+    /// The chunks of the same source added right before and after it.
     previous: Option<i64>,
     following: Option<i64>,
 }
@@ -61,7 +63,8 @@ struct Entry {
 #[derive(Default)]
 struct Inner {
     entries: FxHashMap<i64, Entry>,
-    newest: Option<i64>,
+    /// Each source's newest chunk (the end of its added-order list).
+    newest: FxHashMap<Option<Arc<str>>, i64>,
     // One copy of each source and speaker name, shared by its chunks, so that comparing two
     // chunks' sources is a pointer comparison in the common case.
     names: HashSet<Arc<str>>,
@@ -178,8 +181,8 @@ impl ChunkTable {
         Self::default()
     }
 
-    /// Adds chunks, each after the newest one, in the order given. Each is its own Record's only
-    /// chunk until [`ChunkTable::link`] says otherwise.
+    /// Adds chunks, each after the newest one of its source, in the order given. Each is its own
+    /// Record's only chunk until [`ChunkTable::link`] says otherwise.
     ///
     /// # Errors
     /// [`CoreError::InvalidArgument`] when an id is present already or repeated; nothing is added.
@@ -199,11 +202,10 @@ impl ChunkTable {
         for chunk in chunks {
             let source = inner.intern(chunk.source);
             let speaker = inner.intern(chunk.speaker);
-            let previous = inner.newest;
+            let previous = inner.newest.insert(source.clone(), chunk.id);
             if let Some(entry) = previous.and_then(|p| inner.entries.get_mut(&p)) {
                 entry.following = Some(chunk.id);
             }
-            inner.newest = Some(chunk.id);
             inner.entries.insert(
                 chunk.id,
                 Entry {
@@ -252,14 +254,21 @@ impl ChunkTable {
             }
             match entry.following.and_then(|f| inner.entries.get_mut(&f)) {
                 Some(f) => f.previous = entry.previous,
-                None => inner.newest = entry.previous,
+                None => match entry.previous {
+                    Some(p) => {
+                        inner.newest.insert(entry.source.clone(), p);
+                    }
+                    None => {
+                        inner.newest.remove(&entry.source);
+                    }
+                },
             }
             inner.release(entry.source);
             inner.release(entry.speaker);
         }
     }
 
-    /// The chunk added right before `id`, if any.
+    /// The chunk of the same source added right before `id`, if any.
     pub fn previous(&self, id: i64) -> Option<i64> {
         self.inner.read().entries.get(&id)?.previous
     }
@@ -540,6 +549,38 @@ mod tests {
         assert_eq!(table.previous(4), Some(1)); // 1 is the newest again after 3 went
         table.remove(&[1, 4]);
         assert_eq!((table.len(), table.names()), (0, 0));
+    }
+
+    #[test]
+    fn a_conversation_s_neighbours_are_its_own_records_whatever_arrives_between() {
+        let table = ChunkTable::new();
+        table
+            .add(vec![
+                chunk(1, 0.0, "chat", "a"),
+                chunk(2, 0.0, "feed", "x"),
+                chunk(3, 0.0, "chat", "b"),
+                chunk(4, 0.0, "feed", "x"),
+                chunk(5, 0.0, "chat", "a"),
+                chunk(6, 0.0, "feed", "x"),
+                chunk(7, 0.0, "chat", "b"),
+            ])
+            .unwrap();
+        assert_eq!((table.previous(5), table.previous(4)), (Some(3), Some(2)));
+        let (named, none) = (HashSet::new(), HashSet::new());
+        let fused = [(3, 1.0)];
+        let mut req = request(&fused, &named, &none);
+        req.neighbor_weights = &[0.5, 0.25];
+        let got: Vec<(i64, f64)> = table.rank(&req).iter().map(|r| (r.id, r.score)).collect();
+        // 1 and 5 are one turn away, 7 two; no chunk of the feed is a neighbour
+        assert_eq!(got, vec![(3, 1.0), (1, 0.5), (5, 0.5), (7, 0.25)]);
+        // the chat's newest chunk goes: the next one follows 5, not the feed's 6
+        table.remove(&[7]);
+        table.add(vec![chunk(8, 0.0, "chat", "b")]).unwrap();
+        assert_eq!(table.previous(8), Some(5));
+        // a source's last chunk gone, its list starts afresh
+        table.remove(&[2, 4, 6]);
+        table.add(vec![chunk(9, 0.0, "feed", "x")]).unwrap();
+        assert_eq!(table.previous(9), None);
     }
 
     #[test]
