@@ -70,9 +70,9 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #:   only (the questions still name the people, as a user would);
 #: * ``surnamed``: each speaker's field carries a surname too ("Caroline Reyes"), as an account's
 #:   display name does, while the questions name people by first name;
-#: * ``chat``: each turn is sent as a burst of messages, one Record a sentence a second apart, as
-#:   people write in a messaging app; a question's evidence turn counts as cited when any of its
-#:   messages is;
+#: * ``chat``: each turn is sent as a burst of messages, one Record a sentence, each a second after
+#:   the session's message before it, as people write in a messaging app; a question's evidence turn
+#:   counts as cited when any of its messages is;
 #: * ``paced``: a session's turns are spread over its day instead of sharing its one time, as people
 #:   answer a message at once or hours later: after each turn a pause of about a minute (80%), about
 #:   20 minutes (15%) or 1-8 hours (5%), drawn with a seed per conversation.
@@ -83,7 +83,10 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #: * ``interleaved``: Records of another source arrive between the conversation's turns, as a user's
 #:   Brain hears from several channels at once (a feed, another chat): after each turn, with a seeded
 #:   chance of one half, a speakerless Record of source ``feed`` at the same time.
-STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved")
+#: * ``concurrent``: the paced conversation posted by 8 clients at once, as a bulk import is: its
+#:   Records arrive shuffled within each run of 8 (seeded), their times those of ``paced``.
+STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved", "concurrent")
+CLIENTS = 8
 #: The source of the conversation's own Records, and of the interleaved stress's other Records.
 SOURCE, FEED = "locomo", "feed"
 UNDATED = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
@@ -106,6 +109,13 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
     """The conversation's turns as Records, in order, under ``stress`` (one of STRESSES, or None)."""
     if stress is not None and stress not in STRESSES:
         raise ValueError(f"unknown stress {stress!r}; one of {', '.join(STRESSES)}")
+    if stress == "concurrent":
+        arrivals, shuffle = list(stressed(conversation, "paced")), random.Random(f"{conversation.sample_id}-arrival")
+        for at in range(0, len(arrivals), CLIENTS):
+            window = arrivals[at : at + CLIENTS]
+            shuffle.shuffle(window)
+            yield from window
+        return
     names: dict[str, str] = {}
     if stress == "anonymous":
         names = {s: f"Person {chr(65 + i)}" for i, s in enumerate(conversation.speakers)}
@@ -114,16 +124,17 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
     pauses, session, into_session, feed = random.Random(conversation.sample_id), None, 0.0, 0
     for turn in conversation.turns:
         when = UNDATED if stress == "undated" else turn.occurred_at
-        if stress == "paced":
-            if turn.occurred_at != session:
-                session, into_session = turn.occurred_at, 0.0
-            when += timedelta(seconds=into_session)
-            into_session += _pause(pauses)
+        if turn.occurred_at != session:
+            session, into_session = turn.occurred_at, 0.0
         texts = [turn.text]
         if stress == "chat":
             texts = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or texts
-        for k, text in enumerate(texts):
-            yield Message(turn.dia_id, names.get(turn.speaker, turn.speaker), text, when + timedelta(seconds=k))
+        for text in texts:
+            # a session's messages a second apart, each after the one before it, as a chat sends them
+            yield Message(turn.dia_id, names.get(turn.speaker, turn.speaker), text, when + timedelta(seconds=into_session))
+            into_session += 1.0 if stress == "chat" else 0.0
+        if stress == "paced":
+            into_session += _pause(pauses)
         if stress == "interleaved" and pauses.random() < 0.5:
             feed += 1
             yield Message(f"{FEED}-{feed}", None, f"Feed item {feed}: the weekly backup of your files completed.", when, FEED)

@@ -60,16 +60,17 @@ def reference(
     k: Knobs,
 ) -> list[tuple[int, float, int, int]]:
     """The score pass, spreading and final scores as retrieve() did them in Python."""
-    # each source's chunks in the order they were added: a conversation, whatever arrived between
+    # each source's chunks by time, then id (the order chunks come in): a conversation, however it
+    # arrived and whatever other sources added in between
     previous: dict[int, int | None] = {}
     following: dict[int, int | None] = {}
-    newest: dict[str | None, int] = {}
-    for c in order:
-        before = newest.get(facts[c].source)
-        previous[c], following[c] = before, None
-        if before is not None:
-            following[before] = c
-        newest[facts[c].source] = c
+    for source in {facts[c].source for c in order}:
+        listed = sorted((c for c in order if facts[c].source == source), key=lambda c: (facts[c].ts, c))
+        for before, after in zip([None, *listed], [*listed, None], strict=True):
+            if after is not None:
+                previous[after] = before
+            if before is not None:
+                following[before] = after
 
     since, until, sources = flt
 

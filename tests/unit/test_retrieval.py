@@ -394,6 +394,25 @@ def test_a_conversation_s_neighbours_are_reached_over_other_sources_records() ->
     assert {c.chunk.record_id for c in result.candidates} == {"a1", "a2", "a3"}
 
 
+def test_a_conversation_posted_out_of_order_has_the_neighbours_its_times_give() -> None:
+    index = BrainIndex(DIM, MODEL)
+    turns = [  # as clients posting at once deliver them
+        ("a3", "Melanie", "Their croissants are the best.", T0 + timedelta(minutes=2)),
+        ("a1", "Caroline", "Have you tried the new bakery downtown?", T0),
+        ("a5", "Melanie", "We moved to a new house last month.", T0 + timedelta(minutes=4)),
+        ("a2", "Melanie", "Yes, last week!", T0 + timedelta(minutes=1)),
+        ("a4", "Caroline", "Anyway, how are you?", T0 + timedelta(minutes=3)),
+    ]
+    for rid, speaker, text, when in turns:
+        drafts = chunk_record(rid, msg(text, speaker=speaker, when=when), source_name="chat", trust="normal",
+                              visibility="shareable")  # fmt: skip
+        index.add(drafts, np.stack([unit(len(index.chunks()) + i) for i in range(len(drafts))]))
+    result = retrieve(index, "bakery", None, budget_tokens=2000, deadline=far_deadline())
+    # a1 lifts the two turns said after it: Melanie's a2 and a3 (one turn, lifted at its first Record)
+    # and a4; not a5, three turns on, nor a3 for having arrived first
+    assert {c.chunk.record_id for c in result.candidates} == {"a1", "a2", "a4"}
+
+
 def test_packed_neighbours_become_one_passage_within_the_exact_budget() -> None:
     from brainstore import kernels
 

@@ -7,8 +7,9 @@ contract. Invariants:
 - Every Brain the run creates is forgotten when the run ends, however it ends (an error, Ctrl-C,
   SIGTERM), unless the caller asked to keep them after a completed run. A Brain is registered for
   deletion before it is created, so an interrupted createBrain leaves nothing behind either.
-- Turns are posted one at a time in conversation order: the index's insertion order (per source) is
-  the conversation's, and retrieval lifts a turn's neighbours by it. Each post carries an Idempotency-Key
+- Turns are posted one at a time in conversation order: LoCoMo's turns of a session share one time,
+  so the order they came in is what orders them in the index, and retrieval lifts a turn's
+  neighbours by it. Each post carries an Idempotency-Key
   derived from the Brain and the turn, so a retried post never makes a second Record.
 - 429 is retried after the server's retry_after_seconds with exponential backoff; a pending (202)
   Context is a miss, counted and reported, never retried into a ready one.

@@ -294,9 +294,9 @@ class BrainIndex:
         self._lock = _RWLock()
         self._chunks: dict[int, Chunk] = {}
         # What ranking reads of each chunk (kernels.ChunkTable): when it was said, source, speaker,
-        # trust, token counts, the chunk before it in its Record, and the chunks of its source added
-        # right before and after it: a list per source in the order its Records came in (the order of
-        # a conversation, whatever other sources add in between). Ids are
+        # trust, token counts, the chunk before it in its Record, and the chunks of its source right
+        # before and after it: a list per source by time, then by id, the order chunks came in (a
+        # conversation's order, however it was posted and whatever other sources add between). Ids are
         # unique in the process, so a Brain's ids are not consecutive while other Brains take ids in
         # between: id - 1 is not the neighbour.
         self._table = kernels.ChunkTable()

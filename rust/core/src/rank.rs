@@ -2,23 +2,26 @@
 //!
 //! [`ChunkTable`] holds, for every chunk of one Brain's index, what ranking reads: when it was said,
 //! its source and speaker, its trust multiplier, its token counts, the chunk before it in its
-//! Record's text, its Record's first and last chunk, and the chunks of its source added right before
-//! and after it (the order a source's Records came in: a conversation's order, however many other
-//! sources write to the Brain meanwhile). [`ChunkTable::rank`] then scores the
+//! Record's text, its Record's first and last chunk, and the chunks of its source said right before
+//! and after it (a conversation's order: by time, then by the order chunks came in, however many
+//! clients post it at once and whatever other sources write meanwhile). [`ChunkTable::rank`] then
+//! scores the
 //! fused lane results in one call: score-aware fusion terms, the speaker and time boosts, score
 //! spread to neighbouring turns, recency and trust, best first. Done per candidate in Python it
 //! was the largest part of a fast Context after the question's embedding.
 //!
 //! Invariants:
 //! - One entry per id: adding an id that is present is refused, so links are never overwritten.
-//! - Removing a chunk splices it out of its source's added-order list, as if it had never been
-//!   added; unknown ids are ignored. A source or speaker name no live chunk carries is dropped with
+//! - Removing a chunk splices it out of its source's list, as if it had never been added; unknown
+//!   ids are ignored. A source or speaker name no live chunk carries is dropped with
 //!   its last chunk: a forgotten Record leaves none of its text behind.
 //! - [`ChunkTable::rank`] gives the same scores, in the same order, as the Python it replaces:
 //!   the same floating-point operations in the same order (`tests/unit/test_rank_native.py`).
 //! - All methods take `&self`: state sits behind one `RwLock`.
 
-use std::collections::HashSet;
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashSet};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -55,16 +58,46 @@ struct Entry {
     before: Option<i64>,
     /// Its Record's first and last chunk.
     record: (i64, i64),
-    /// The chunks of the same source added right before and after it.
+    /// The chunks of the same source right before and after it (see [`Place`]).
     previous: Option<i64>,
     following: Option<i64>,
 }
 
+/// A chunk's place in its source's list: by when it was said, then by id, the order chunks come in
+/// (the index gives ids in that order). A conversation posted by several clients at once arrives out
+/// of order; its times still order it. Turns said at one time (a session's shared date) keep the order
+/// they came in.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    ts: f64,
+    id: i64,
+}
+
+impl Ord for Place {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.ts.total_cmp(&other.ts).then(self.id.cmp(&other.id))
+    }
+}
+
+impl PartialOrd for Place {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Place {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Place {}
+
 #[derive(Default)]
 struct Inner {
     entries: FxHashMap<i64, Entry>,
-    /// Each source's newest chunk (the end of its added-order list).
-    newest: FxHashMap<Option<Arc<str>>, i64>,
+    /// Each source's chunks in order: where a new chunk goes in its list.
+    order: FxHashMap<Option<Arc<str>>, BTreeSet<Place>>,
     // One copy of each source and speaker name, shared by its chunks, so that comparing two
     // chunks' sources is a pointer comparison in the common case.
     names: HashSet<Arc<str>>,
@@ -181,8 +214,8 @@ impl ChunkTable {
         Self::default()
     }
 
-    /// Adds chunks, each after the newest one of its source, in the order given. Each is its own
-    /// Record's only chunk until [`ChunkTable::link`] says otherwise.
+    /// Adds chunks, each in its source's list at its [`Place`]. Each is its own Record's only chunk
+    /// until [`ChunkTable::link`] says otherwise.
     ///
     /// # Errors
     /// [`CoreError::InvalidArgument`] when an id is present already or repeated; nothing is added.
@@ -202,11 +235,25 @@ impl ChunkTable {
         for chunk in chunks {
             let source = inner.intern(chunk.source);
             let speaker = inner.intern(chunk.speaker);
-            let previous = inner.newest.insert(source.clone(), chunk.id);
-            if let Some(entry) = previous.and_then(|p| inner.entries.get_mut(&p)) {
+            let place = Place {
+                ts: chunk.ts,
+                id: chunk.id,
+            };
+            let Inner { entries, order, .. } = &mut *inner;
+            let list = order.entry(source.clone()).or_default();
+            list.insert(place);
+            let previous = list.range(..place).next_back().map(|p| p.id);
+            let following = list
+                .range((Bound::Excluded(place), Bound::Unbounded))
+                .next()
+                .map(|p| p.id);
+            if let Some(entry) = previous.and_then(|p| entries.get_mut(&p)) {
                 entry.following = Some(chunk.id);
             }
-            inner.entries.insert(
+            if let Some(entry) = following.and_then(|f| entries.get_mut(&f)) {
+                entry.previous = Some(chunk.id);
+            }
+            entries.insert(
                 chunk.id,
                 Entry {
                     ts: chunk.ts,
@@ -218,7 +265,7 @@ impl ChunkTable {
                     before: None,
                     record: (chunk.id, chunk.id),
                     previous,
-                    following: None,
+                    following,
                 },
             );
         }
@@ -252,23 +299,24 @@ impl ChunkTable {
             if let Some(p) = entry.previous.and_then(|p| inner.entries.get_mut(&p)) {
                 p.following = entry.following;
             }
-            match entry.following.and_then(|f| inner.entries.get_mut(&f)) {
-                Some(f) => f.previous = entry.previous,
-                None => match entry.previous {
-                    Some(p) => {
-                        inner.newest.insert(entry.source.clone(), p);
-                    }
-                    None => {
-                        inner.newest.remove(&entry.source);
-                    }
-                },
+            if let Some(f) = entry.following.and_then(|f| inner.entries.get_mut(&f)) {
+                f.previous = entry.previous;
+            }
+            if let Some(list) = inner.order.get_mut(&entry.source) {
+                list.remove(&Place {
+                    ts: entry.ts,
+                    id: *id,
+                });
+                if list.is_empty() {
+                    inner.order.remove(&entry.source);
+                }
             }
             inner.release(entry.source);
             inner.release(entry.speaker);
         }
     }
 
-    /// The chunk of the same source added right before `id`, if any.
+    /// The chunk of the same source right before `id` (see [`Place`]), if any.
     pub fn previous(&self, id: i64) -> Option<i64> {
         self.inner.read().entries.get(&id)?.previous
     }
@@ -373,7 +421,7 @@ impl ChunkTable {
 const MAX_TURN_RECORDS: usize = 8;
 
 /// The first and last chunk of the speaker's turn `id` is in: its Record, with the Records of the
-/// same speaker and source added right before and after it, each within `gap` seconds of the next,
+/// same speaker and source right before and after it, each within `gap` seconds of the next,
 /// when another speaker's Record bounds that run on at least one side. A turn ends where another
 /// speaker takes over, so a chat's burst of short messages is one turn, as a long message is, and
 /// spreading reaches the other side's replies. A run with no other speaker in reach, or of more than
@@ -581,6 +629,32 @@ mod tests {
         table.remove(&[2, 4, 6]);
         table.add(vec![chunk(9, 0.0, "feed", "x")]).unwrap();
         assert_eq!(table.previous(9), None);
+    }
+
+    #[test]
+    fn a_conversation_posted_out_of_order_is_ordered_by_time_then_arrival() {
+        let table = ChunkTable::new();
+        // as clients posting at once deliver it: 30 s, 10 s, 20 s; then two turns of one time
+        table
+            .add(vec![
+                chunk(1, 30.0, "chat", "b"),
+                chunk(2, 10.0, "chat", "b"),
+                chunk(3, 20.0, "chat", "a"),
+                chunk(4, 40.0, "chat", "a"),
+                chunk(5, 40.0, "chat", "b"),
+            ])
+            .unwrap();
+        let previous: Vec<Option<i64>> = (1..=5).map(|id| table.previous(id)).collect();
+        assert_eq!(previous, vec![Some(3), None, Some(2), Some(1), Some(4)]);
+        let (named, none) = (HashSet::new(), HashSet::new());
+        let fused = [(3, 1.0)];
+        let mut req = request(&fused, &named, &none);
+        req.neighbor_weights = &[0.5];
+        let got: Vec<i64> = table.rank(&req).iter().map(|r| r.id).collect();
+        assert_eq!(got, vec![3, 1, 2]); // the turns said right before and after 3
+        table.remove(&[3]);
+        table.add(vec![chunk(6, 15.0, "chat", "b")]).unwrap();
+        assert_eq!((table.previous(6), table.previous(1)), (Some(2), Some(6)));
     }
 
     #[test]

@@ -162,11 +162,12 @@ class ChunkTable:
 
     Per chunk: when it was said (POSIX seconds), its source and (lowercased) speaker, its trust
     multiplier, its token counts, the chunk before it in its Record's text, its Record's first and
-    last chunk (lowest and highest id), and the chunks of its source added right before and after it
-    (a source's Records in the order they came: a conversation, whatever other sources add between).
+    last chunk (lowest and highest id), and the chunks of its source right before and after it: by
+    time, then by id (the index gives ids in the order chunks come), so a conversation keeps its order
+    however many clients post it at once and whatever other sources add in between.
 
     Invariants: one entry per id (adding a present or repeated id raises :class:`ValueError` and adds
-    nothing); removing a chunk splices it out of its source's added order as if it had never been added; a
+    nothing); removing a chunk splices it out of its source's order as if it had never been added; a
     source or speaker name no live chunk carries is dropped with its last chunk; :meth:`rank` is
     deterministic (score descending, then id ascending). Thread-safe: one internal read-write lock.
     """
@@ -186,7 +187,7 @@ class ChunkTable:
         tokens: Sequence[int],
         joined: Sequence[int],
     ) -> None:
-        """Add chunks (one value per id in every column), each after its source's newest, in the order given;
+        """Add chunks (one value per id in every column), each at its place in its source's order;
         each is its own Record's only chunk until :meth:`link`. GIL released."""
         self._table.add(list(ids), list(ts), list(sources), list(speakers), list(trusts), list(tokens), list(joined))
 
@@ -200,7 +201,7 @@ class ChunkTable:
         self._table.remove(list(ids))
 
     def previous(self, chunk_id: int) -> int | None:
-        """The chunk of the same source added right before ``chunk_id``, if any."""
+        """The chunk of the same source right before ``chunk_id`` (by time, then id), if any."""
         return self._table.previous(chunk_id)
 
     def token_counts(self, chunk_id: int) -> tuple[int, int] | None:
