@@ -614,13 +614,11 @@ mod tests {
             ])
             .unwrap();
         assert_eq!((table.previous(5), table.previous(4)), (Some(3), Some(2)));
-        let (named, none) = (HashSet::new(), HashSet::new());
-        let fused = [(3, 1.0)];
-        let mut req = request(&fused, &named, &none);
-        req.neighbor_weights = &[0.5, 0.25];
-        let got: Vec<(i64, f64)> = table.rank(&req).iter().map(|r| (r.id, r.score)).collect();
         // 1 and 5 are one turn away, 7 two; no chunk of the feed is a neighbour
-        assert_eq!(got, vec![(3, 1.0), (1, 0.5), (5, 0.5), (7, 0.25)]);
+        assert_eq!(
+            spread_from(&table, 3),
+            vec![(3, 1.0), (1, 0.5), (5, 0.5), (7, 0.25)]
+        );
         // the chat's newest chunk goes: the next one follows 5, not the feed's 6
         table.remove(&[7]);
         table.add(vec![chunk(8, 0.0, "chat", "b")]).unwrap();
@@ -646,12 +644,11 @@ mod tests {
             .unwrap();
         let previous: Vec<Option<i64>> = (1..=5).map(|id| table.previous(id)).collect();
         assert_eq!(previous, vec![Some(3), None, Some(2), Some(1), Some(4)]);
-        let (named, none) = (HashSet::new(), HashSet::new());
-        let fused = [(3, 1.0)];
-        let mut req = request(&fused, &named, &none);
-        req.neighbor_weights = &[0.5];
-        let got: Vec<i64> = table.rank(&req).iter().map(|r| r.id).collect();
-        assert_eq!(got, vec![3, 1, 2]); // the turns said right before and after 3
+        // the turns said right before and after 3, then the one after that
+        assert_eq!(
+            spread_from(&table, 3),
+            vec![(3, 1.0), (1, 0.5), (2, 0.5), (4, 0.25)]
+        );
         table.remove(&[3]);
         table.add(vec![chunk(6, 15.0, "chat", "b")]).unwrap();
         assert_eq!((table.previous(6), table.previous(1)), (Some(2), Some(6)));
