@@ -85,7 +85,13 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #:   chance of one half, a speakerless Record of source ``feed`` at the same time.
 #: * ``concurrent``: the paced conversation posted by 8 clients at once, as a bulk import is: its
 #:   Records arrive shuffled within each run of 8 (seeded), their times those of ``paced``.
-STRESSES = ("undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved", "concurrent")
+#: * ``concurrent_sessions``: the same arrival with LoCoMo's own times, one a session: a history that
+#:   knows only each session's date, posted by 8 clients at once. Nothing in the Records tells their
+#:   order then (a known limit, see the README).
+STRESSES = (
+    "undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved", "concurrent",
+    "concurrent_sessions",
+)  # fmt: skip
 CLIENTS = 8
 #: The source of the conversation's own Records, and of the interleaved stress's other Records.
 SOURCE, FEED = "locomo", "feed"
@@ -109,8 +115,9 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
     """The conversation's turns as Records, in order, under ``stress`` (one of STRESSES, or None)."""
     if stress is not None and stress not in STRESSES:
         raise ValueError(f"unknown stress {stress!r}; one of {', '.join(STRESSES)}")
-    if stress == "concurrent":
-        arrivals, shuffle = list(stressed(conversation, "paced")), random.Random(f"{conversation.sample_id}-arrival")
+    if stress in ("concurrent", "concurrent_sessions"):
+        times = "paced" if stress == "concurrent" else None
+        arrivals, shuffle = list(stressed(conversation, times)), random.Random(f"{conversation.sample_id}-arrival")
         for at in range(0, len(arrivals), CLIENTS):
             window = arrivals[at : at + CLIENTS]
             shuffle.shuffle(window)

@@ -7,8 +7,9 @@ question, embeddings cached under ``/tmp``). Tune on the
 tuning split; report the held-out split (``--split held-out``).
 
 Besides the plain data, ``--stress`` runs one of the perturbations of :data:`locomo.STRESSES`
-(undated, anonymous, surnamed, chat, paced, first_person), which take away LoCoMo's conventions, to see what a
-mechanism is worth where they are absent (data nobody tuned on rarely has them). Each message Record
+(undated, anonymous, surnamed, chat, paced, first_person, interleaved, concurrent,
+concurrent_sessions), which take away LoCoMo's conventions, to see what a mechanism is worth where
+they are absent (data nobody tuned on rarely has them). Each message Record
 is keyed ``<turn>#<n>`` so that a question's evidence turn is cited when any of its messages is.
 
 Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
