@@ -6,10 +6,9 @@ through :func:`retrieve` on indexes built exactly as ``benches/test_locomo_bench
 question, embeddings cached under ``/tmp``). Tune on the
 tuning split; report the held-out split (``--split held-out``).
 
-Besides the plain data, ``--stress`` runs one of the perturbations of :data:`locomo.STRESSES`
-(undated, anonymous, surnamed, chat, paced, first_person, interleaved, concurrent,
-concurrent_sessions), which take away LoCoMo's conventions, to see what a mechanism is worth where
-they are absent (data nobody tuned on rarely has them). Each message Record
+Besides the plain data, ``--stress`` runs one of the perturbations of :data:`locomo.STRESSES` (each
+described where it is defined), which take away LoCoMo's conventions, to see what a mechanism is
+worth where they are absent (data nobody tuned on rarely has them). Each message Record
 is keyed ``<turn>#<n>`` so that a question's evidence turn is cited when any of its messages is.
 
 Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
