@@ -18,7 +18,7 @@ from brainstore.api.app import create_app
 from brainstore.derive import Assertion, SourceText, default_extractor
 from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
 from brainstore.service import Service
-from brainstore.service.derivation import LONG_TEXT_CHARS
+from brainstore.service.derivation import BATCH_RECORDS, LONG_TEXT_CHARS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
@@ -133,8 +133,9 @@ class WrappedEmbedder:
         return self.inner.embed_query(text)
 
 
-def backlog(service: Service, api: Api, brain: str, count: int = 40) -> list[str]:
-    """``count`` notes posted while derivation is stopped, then started: a backlog, queued at once."""
+def backlog(service: Service, api: Api, brain: str, count: int = BATCH_RECORDS + BATCH_RECORDS // 4) -> list[str]:
+    """``count`` notes posted while derivation is stopped, then started: a backlog, queued at once (by
+    default more than one batch holds)."""
     service.derivation.stop()  # the Records wait in the store, and start() queues them together
     ids = [api.remember(brain, f"Note {i}: the tomatoes in bed {i} need water.").body["id"] for i in range(count)]
     service.derivation.start()

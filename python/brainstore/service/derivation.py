@@ -90,11 +90,16 @@ log = logging.getLogger("brainstore.derivation")
 #: Seconds before failed work is tried again (the last repeats): an embedding endpoint that is down
 #: must not leave Records processing until the next restart.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
-BATCH_RECORDS = 32
-# Characters of chunk text one batch embeds at most: about 0.2 s of the offline model on 2 cores, the
-# longest a quiet tenant's Record waits behind another tenant's work already in the batch. (6,000 gave
-# the same Records/s and a quiet tenant's p50 of 0.68 s instead of 0.54 s in benches/ingest.py.)
-BATCH_CHARS = 4_000
+BATCH_RECORDS = 64
+# Characters of chunk text one batch embeds at most: about 0.4 s of the offline model on 2 cores. Only
+# a backlog fills a batch, and a bigger one is cheaper a Record: the embedder cuts it into bigger runs,
+# and the apply's statements are shared by more Records. Against 32 Records and 4,000 characters, a
+# backlog of 2,000 LoCoMo turns was derived at 121-148 Records/s instead of 122-137 (six pairs, one
+# Brain and eight, in process: a median 5 % more, one pair even). A light namespace's Records do not
+# wait behind a batch (the express lane): in benches/ingest.py's fairness scenario a quiet tenant's
+# Record was ready in at most 0.15-0.17 s, against 0.25-0.30 s. (Before the express lane, 6,000
+# characters had given a quiet tenant a p50 of 0.68 s instead of 0.54 s.)
+BATCH_CHARS = 8_000
 # What a batch counts for a Record whose length it does not know (one queued by another process, or
 # before a restart) until it reads it: a turn's worth.
 UNKNOWN_RECORD_CHARS = 200
@@ -104,7 +109,7 @@ SLICE_CHARS = 3_000
 # Embedding calls in flight at once. The embedder runs a call as a few pieces on its cores, and the
 # last piece of a call ran alone while the other core idled; with the next call already queued behind
 # it, that core takes the next call's first piece. Embedding alone, 3,958 LoCoMo chunks in calls of
-# 34 (the size the batches here make), quiet: 245-268 chunks/s one call at a time, 257-282 two.
+# 34 (the size batches of 4,000 characters made), quiet: 245-268 chunks/s one call at a time, 257-282 two.
 EMBEDDINGS_AT_ONCE = 2
 # A namespace whose whole backlog is at most this many jobs and this much text, all of it waiting in
 # the queue (none being derived or waiting for a retry) and of known length, is light: the express
