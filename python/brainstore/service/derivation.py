@@ -95,7 +95,7 @@ BATCH_RECORDS = 64
 # a backlog fills a batch, and a bigger one is cheaper a Record: the embedder cuts it into bigger runs,
 # and the apply's statements are shared by more Records. Against 32 Records and 4,000 characters, a
 # backlog of 2,000 LoCoMo turns was derived at 121-148 Records/s instead of 122-137 (six pairs, one
-# Brain and eight, in process: a median 5 % more, one pair even). A light namespace's Records do not
+# Brain and eight, in process: a median 5% more, one pair even). A light namespace's Records do not
 # wait behind a batch (the express lane): in benches/ingest.py's fairness scenario a quiet tenant's
 # Record was ready in at most 0.15-0.17 s, against 0.25-0.30 s. (Before the express lane, 6,000
 # characters had given a quiet tenant a p50 of 0.68 s instead of 0.54 s.)
