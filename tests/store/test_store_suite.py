@@ -316,6 +316,21 @@ def test_revisions_are_inserted_together_with_their_fingerprints(store: Store) -
     assert store.memory("brn_1", "mem_c") is None
 
 
+def test_one_insert_takes_revisions_of_several_brains_each_under_its_own(store: Store) -> None:
+    from dataclasses import replace
+
+    mine = replace(revision("mem_a", 1, 1, cites=("rec_a",)), fingerprint="fp")
+    theirs = replace(revision("mem_b", 1, 1, cites=("rec_b",)), brain_uid="brn_2", fingerprint="fp")
+    store.insert_memory_revisions([mine, theirs])
+    assert store.all_memories("brn_1") == [mine]
+    assert store.all_memories("brn_2") == [theirs]
+    assert store.memories_by_fingerprints("brn_1", ["fp"]) == [mine]
+    assert store.memories_by_fingerprints("brn_2", ["fp"]) == [theirs]
+    assert store.memory("brn_1", "mem_b") is None
+    assert [m.memory_id for m in store.memories_citing("brn_2", "rec_b")] == ["mem_b"]
+    assert store.memories_citing("brn_1", "rec_b") == []
+
+
 def test_memories_referencing_one_are_found(store: Store) -> None:
     from dataclasses import replace
 

@@ -162,11 +162,15 @@ def memory_state(store: Store, brain_uid: str) -> MemoryState:
     return MemoryState(brain_uid, StoreLoader(store, brain_uid), lambda: store.next_seq(brain_uid))
 
 
-def write_plan(store: Store, state: MemoryState, at: Any) -> None:
-    """Inside the transaction: the plan's revisions, then its erasures (which remove every revision)."""
-    store.insert_memory_revisions(state.plan.revisions)
-    for memory_id, seq in state.plan.erased:
-        store.erase_memory(state.brain_uid, memory_id, seq=seq, at=at)
+def write_plans(store: Store, states: Sequence[MemoryState], at: Any) -> None:
+    """Inside the transaction: the plans' revisions, then their erasures (which remove every revision).
+
+    The revisions of several Brains go in as one insert: a batch spread over many tenants' Brains paid
+    two statements a Brain for them, each a GIL hand-off for the applier."""
+    store.insert_memory_revisions([r for state in states for r in state.plan.revisions])
+    for state in states:
+        for memory_id, seq in state.plan.erased:
+            store.erase_memory(state.brain_uid, memory_id, seq=seq, at=at)
 
 
 @dataclass(eq=False)
@@ -900,9 +904,9 @@ class Derivation:
                                 tuple(memory_ids),
                             )
                         )
-                write_plan(self.store, state, now)
                 requeue.extend((brain_uid, m) for m in state.plan.rederive)
                 applied[brain_uid] = (evidence, state)
+            write_plans(self.store, [state for _, state in applied.values()], now)
             self.store.insert_chunks(chunks)
             self.store.append_record_statuses(statuses)
             # after the commit (leaving the with-block) the indexes follow
@@ -1020,7 +1024,7 @@ class Derivation:
                 self.store.append_record_status(brain_uid, record_id, "processing", seq=seq)
                 requeue.append((record_id, seq))
                 counts["requeued"] += 1
-            write_plan(self.store, state, now)
+            write_plans(self.store, [state], now)
             self.store.append_record_statuses(statuses)
         self.evidence.apply(brain_uid, [], state.plan.revisions, [m for m, _ in state.plan.erased])
         for record_id, seq in requeue:

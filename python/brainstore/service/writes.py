@@ -31,7 +31,7 @@ from brainstore.service.common import (
     require,
     resolve_brain,
 )
-from brainstore.service.derivation import Derivation, memory_state, text_length, write_plan
+from brainstore.service.derivation import Derivation, memory_state, text_length, write_plans
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.group import GroupCommit
 from brainstore.service.planner import MemoryRules
@@ -277,7 +277,7 @@ class Writes:
                     if self.store.schema_version() >= StoreFeature.MEMORIES
                     else {"memories": 0, "rederiving": 0}
                 )
-                write_plan(self.store, state, self.clock())
+                write_plans(self.store, [state], self.clock())
                 if self.store.schema_version() >= StoreFeature.MEMORIES:
                     self.store.erase_record_citations(brain.uid, record_id)
                 chunks = (
