@@ -142,6 +142,37 @@ def backlog(service: Service, api: Api, brain: str, count: int = BATCH_RECORDS +
     return ids
 
 
+class NoteTheCalls(WrappedEmbedder):
+    """The service's embedder, noting the texts of each call."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_a_batch_over_several_brains_writes_each_brains_memories_under_it(engine: Engine) -> None:
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    towns = {"north": "Porto", "south": "Faro"}
+    for brain in towns:
+        api.brain(brain)
+    embedder = NoteTheCalls(service.evidence.embedder)
+    service.evidence._embedder = embedder
+    service.derivation.stop()  # read back together at the start: one batch, not the express lane
+    ids = {brain: api.remember(brain, f"Alice moved to {town} in March.").body["id"] for brain, town in towns.items()}
+    service.derivation.start()
+    assert all(wait_for(api, brain, record) for brain, record in ids.items())
+    assert any(all(any(town in text for text in call) for town in towns.values()) for call in embedder.calls)
+    for brain, town in towns.items():
+        statements = [m["statement"] for m in api.get(f"/brains/{brain}/memories").body["data"]]
+        assert any(town in statement for statement in statements), statements
+        assert not any(other in statement for statement in statements for other in towns.values() if other != town)
+
+
 class BacklogEmbeddingHeld(WrappedEmbedder):
     """An embedder whose calls for texts holding ``marker`` wait until the test lets them go."""
 

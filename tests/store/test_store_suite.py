@@ -321,6 +321,8 @@ def test_one_insert_takes_revisions_of_several_brains_each_under_its_own(store: 
 
     mine = replace(revision("mem_a", 1, 1, cites=("rec_a",)), fingerprint="fp")
     theirs = replace(revision("mem_b", 1, 1, cites=("rec_b",)), brain_uid="brn_2", fingerprint="fp")
+    # looked up first, so that a store keeping each Brain's memory keys in memory holds them during the insert
+    assert store.memories_by_fingerprints("brn_1", ["fp"]) == store.memories_by_fingerprints("brn_2", ["fp"]) == []
     store.insert_memory_revisions([mine, theirs])
     assert store.all_memories("brn_1") == [mine]
     assert store.all_memories("brn_2") == [theirs]
