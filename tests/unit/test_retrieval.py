@@ -437,6 +437,72 @@ def test_packed_neighbours_become_one_passage_within_the_exact_budget() -> None:
     assert all(len(p.chunks) == 1 for p in r.selected) and r.tokens_used <= one
 
 
+def _two_chunks_and_another(
+    source: SourceText, other: SourceText
+) -> tuple[BrainIndex, list[Chunk], Chunk, np.ndarray]:
+    """An index of a Record of two chunks and one of another Record, and a query vector that ranks the
+    Record's chunks first and second and the other one third."""
+    index = BrainIndex(DIM, MODEL)
+    first = chunk_record(
+        "r", source, source_name="chat", trust="normal", visibility="shareable", max_tokens=25
+    )
+    second = chunk_record(
+        "o", other, source_name="chat", trust="normal", visibility="shareable", max_tokens=25
+    )
+    assert (len(first), len(second)) == (2, 1)
+    index.add(first, np.stack([unit(1), unit(2)]))
+    index.add(second, unit(3)[None, :])
+    query = unit(1) + 0.9 * unit(2) + 0.8 * unit(3)
+    ordered = sorted(index._chunks.values(), key=lambda c: (c.record_id != "r", c.start))
+    return index, ordered[:2], ordered[2], query / np.linalg.norm(query)
+
+
+TWO_SENTENCES = (
+    "I restored an old Mustang in my garage this winter with my brother. "
+    "Next I want to learn pottery with my friends on weekends at the studio."
+)
+
+
+@pytest.mark.parametrize("penalty", [0.0, 1.0])
+def test_a_message_s_second_sentence_packs_after_another_message_s_best(penalty: float) -> None:
+    from dataclasses import replace
+
+    from brainstore import kernels
+    from brainstore.retrieval.pipeline import DEFAULT_CONFIG
+
+    index, (r1, r2), other, query = _two_chunks_and_another(
+        msg(TWO_SENTENCES),
+        msg("The garage door is red and old.", speaker="Melanie", when=T0 + timedelta(hours=1)),
+    )
+    pair = kernels.token_count(f"{r1.index_text} {r2.text}")
+    budget = kernels.token_count(r1.index_text) + kernels.token_count(other.index_text)
+    budget = max(budget, pair)
+    config = replace(DEFAULT_CONFIG, message_penalty=penalty, neighbor_weights=())
+    r = retrieve(index, "zzz", query, budget_tokens=budget, deadline=far_deadline(), config=config)
+    assert [c.chunk.id for c in r.candidates] == [r1.id, r2.id, other.id]
+    packed = {c.id for p in r.selected for c in p.chunks}
+    # the other message has the budget's second place only when a message's later chunks yield it
+    assert packed == ({r1.id, other.id} if penalty else {r1.id, r2.id})
+
+
+def test_a_document_s_passages_are_not_held_back_for_another_document() -> None:
+    from dataclasses import replace
+
+    from brainstore import kernels
+    from brainstore.retrieval.pipeline import DEFAULT_CONFIG
+
+    index, (d1, d2), other, query = _two_chunks_and_another(
+        doc(TWO_SENTENCES), doc("The garage door is red and old.")
+    )
+    budget = max(
+        kernels.token_count(f"{d1.index_text} {d2.text}"),
+        kernels.token_count(d1.index_text) + kernels.token_count(other.index_text),
+    )
+    config = replace(DEFAULT_CONFIG, message_penalty=1.0, neighbor_weights=())
+    r = retrieve(index, "zzz", query, budget_tokens=budget, deadline=far_deadline(), config=config)
+    assert {c.id for p in r.selected for c in p.chunks} == {d1.id, d2.id}
+
+
 def test_leads_spell_a_run_of_chunks_exactly_as_the_record_does() -> None:
     text = (
         "First one here, and it is long enough to fill most of a chunk by itself alone.\n\n"

@@ -95,6 +95,9 @@ class RetrievalConfig:
     # An event is often told in the days after it ("last weekend we ..."), so a named period reaches
     # this far past its end.
     time_slack_days: float = 7.0
+    # Packing spends the budget on more messages: a message's chunk after its best one is packed as if
+    # its score were lower by this share of the best candidate's (see _later_in_message).
+    message_penalty: float = 0.3
 
 
 DEFAULT_CONFIG = RetrievalConfig()
@@ -524,6 +527,8 @@ def retrieve(
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:
         priority = [c.score for c in pool]
+    if config.message_penalty:
+        priority = _later_in_message(pool, priority, config.message_penalty)
     prev = _predecessors(pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
     joined = [c.joined for c in pool]
@@ -535,6 +540,33 @@ def retrieve(
     while used > budget_tokens:
         used -= selected.pop().tokens
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
+
+
+def _later_in_message(pool: list[Candidate], priority: list[float], penalty: float) -> list[float]:
+    """``priority`` with each chunk of a message but the message's best lowered by ``penalty`` times
+    the best priority. A question's evidence is often spread over several messages (the things a
+    person did, what led to a decision), and a message is one person at one moment, mostly on one
+    topic: its second sentence adds less evidence than another message's best one, unless it scores
+    that much higher. A chunk no one speaks (a document's passage, an event, a fact) is left alone: a
+    document's passages are its sections, each as distinct as another document's.
+
+    The unit is the Record, not the speaker's turn that spreading walks (rank.rs): a turn is told by
+    the order of the Records, and a history posted by concurrent clients with one time a session has
+    none. Penalised by turn, such a conversation lost 0.06-0.07 of held-out LoCoMo recall."""
+    if not pool:
+        return priority
+    lowered = penalty * max(priority)
+    spoken: set[str] = set()
+    out = list(priority)
+    for i in sorted(range(len(pool)), key=priority.__getitem__, reverse=True):
+        chunk = pool[i].chunk
+        if chunk.speaker is None:
+            continue
+        if chunk.record_id in spoken:
+            out[i] -= lowered
+        else:
+            spoken.add(chunk.record_id)
+    return out
 
 
 def _predecessors(pool: list[Candidate]) -> list[int]:
@@ -561,6 +593,8 @@ def _passages(pool: list[Candidate], prev: list[int], chosen: list[int]) -> list
             out.append(Passage((run[0].chunk,), run[0].score, cited_form(run[0].chunk), run[0].tokens))
             continue
         text = " ".join([cited_form(run[0].chunk), *(c.chunk.text for c in run[1:])])
-        out.append(Passage(tuple(c.chunk for c in run), max(c.score for c in run), text, kernels.token_count(text)))
+        out.append(
+            Passage(tuple(c.chunk for c in run), max(c.score for c in run), text, kernels.token_count(text))
+        )
     out.sort(key=lambda p: (-p.score, p.chunk.id))
     return out
