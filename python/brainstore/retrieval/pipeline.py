@@ -22,9 +22,10 @@ Steps of :func:`retrieve`:
    (the formula of :func:`kernels.final_scores`), best first.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
 8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited form (speaker, day and
-   text: exactly what the Context returns), greedy by score. Consecutive chunks of one Record that
-   are both packed become one :class:`Passage` under one header, so the second is charged only its
-   text; the passages' exact counts are checked, so the budget is never exceeded.
+   text: exactly what the Context returns), greedy by score, a message's chunks after its best one
+   lowered (:func:`_later_in_message`) so the budget reaches more messages. Consecutive chunks of
+   one Record that are both packed become one :class:`Passage` under one header, so the second is
+   charged only its text; the passages' exact counts are checked, so the budget is never exceeded.
 
 Deadline: each lane checks ``time.monotonic()`` before it starts; a lane that would start after the
 deadline is skipped and reported with ``cut: True``. Fusion, scoring and packing always run (they
