@@ -74,9 +74,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lanes_300": {"depth": 300, **_cfg(max_fused=300, max_candidates=300)},
     "gap_1h": _cfg(neighbor_gap_seconds=3600.0),
     "gap_6h": _cfg(neighbor_gap_seconds=6 * 3600.0),
-    "no_message_penalty": _cfg(message_penalty=0.0),
-    "message_penalty_01": _cfg(message_penalty=0.1),
-    "message_penalty_06": _cfg(message_penalty=0.6),
+    "no_turn_penalty": _cfg(turn_penalty=0.0),
+    "turn_penalty_01": _cfg(turn_penalty=0.1),
+    "turn_penalty_06": _cfg(turn_penalty=0.6),
 }
 
 

@@ -58,8 +58,9 @@ def reference(
     excluded: set[int],
     now: float,
     k: Knobs,
-) -> list[tuple[int, float, int, int]]:
-    """The score pass, spreading and final scores as retrieve() did them in Python."""
+) -> list[tuple[int, float, int, int, int]]:
+    """The score pass, spreading and final scores as retrieve() did them in Python, and the turn
+    packing counts each ranked chunk in (its first chunk)."""
     # each source's chunks by time, then id (the order chunks come in): a conversation, however it
     # arrived and whatever other sources added in between
     previous: dict[int, int | None] = {}
@@ -98,34 +99,50 @@ def reference(
             s *= k.time_boost
         ids.append(chunk_id)
         base.append(s)
+
+    def turn_span(chunk_id: int) -> tuple[int, int]:
+        """The speaker's turn: the Record, with the same speaker's Records right before and after
+        it (each within the gap of the next) when another speaker bounds the run on one side and
+        it spans at most MAX_TURN_RECORDS Records."""
+        own = turns.get(chunk_id, (chunk_id, chunk_id))
+        speaker, source = facts[chunk_id].speaker, facts[chunk_id].source
+        if speaker is None:
+            return own
+        ends, passed, bounded = [], 0, False
+        for end, step in ((0, previous.get), (1, following.get)):
+            at, n = own[end], 0
+            while n < MAX_TURN_RECORDS and at in facts:
+                nxt = step(at)
+                other = facts.get(nxt)  # type: ignore[arg-type]
+                if other is None or other.source != source or abs(other.ts - facts[at].ts) > k.neighbor_gap:
+                    break
+                if other.speaker != speaker:
+                    bounded = True
+                    break
+                at, n = turns.get(nxt, (nxt, nxt))[end], n + 1  # type: ignore[arg-type]
+            ends.append(at)
+            passed += n
+        return (ends[0], ends[1]) if bounded and passed < MAX_TURN_RECORDS else own
+
+    def timed_turn(chunk_id: int) -> int:
+        """The turn packing counts the chunk in: its turn_span where each Record of it was said later
+        than the one before, else its own Record."""
+        own = turns.get(chunk_id, (chunk_id, chunk_id))
+        first, last = turn_span(chunk_id)
+        at = first
+        while at != last:
+            nxt = following.get(at)
+            if nxt is None or nxt not in facts:
+                return own[0]
+            if turns.get(nxt, (nxt, nxt)) != turns.get(at, (at, at)) and facts[nxt].ts <= facts[at].ts:
+                return own[0]
+            at = nxt
+        return first
+
     if any(k.neighbor_weights) and ids:
         position = {c: i for i, c in enumerate(ids)}
         extra: dict[int, float] = {}
         directions = ((0, previous.get, 1.0), (1, following.get, k.next_factor))
-
-        def turn_span(chunk_id: int) -> tuple[int, int]:
-            """The speaker's turn: the Record, with the same speaker's Records right before and after
-            it (each within the gap of the next) when another speaker bounds the run on one side and
-            it spans at most MAX_TURN_RECORDS Records."""
-            own = turns.get(chunk_id, (chunk_id, chunk_id))
-            speaker, source = facts[chunk_id].speaker, facts[chunk_id].source
-            if speaker is None:
-                return own
-            ends, passed, bounded = [], 0, False
-            for end, step in ((0, previous.get), (1, following.get)):
-                at, n = own[end], 0
-                while n < MAX_TURN_RECORDS and at in facts:
-                    nxt = step(at)
-                    other = facts.get(nxt)  # type: ignore[arg-type]
-                    if other is None or other.source != source or abs(other.ts - facts[at].ts) > k.neighbor_gap:
-                        break
-                    if other.speaker != speaker:
-                        bounded = True
-                        break
-                    at, n = turns.get(nxt, (nxt, nxt))[end], n + 1  # type: ignore[arg-type]
-                ends.append(at)
-                passed += n
-            return (ends[0], ends[1]) if bounded and passed < MAX_TURN_RECORDS else own
 
         for c, s in zip(ids[: k.neighbor_sources], base, strict=False):
             ts, source = facts[c].ts, facts[c].source
@@ -148,7 +165,7 @@ def reference(
     recency = [math.exp(-k.decay * max(now - facts[c].ts, 0.0)) for c in ids]
     scores = kernels.final_scores(base, recency, [facts[c].trust for c in ids], k.recency_weight)
     ranked = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[: k.max_candidates]
-    return [(ids[i], scores[i], facts[ids[i]].tokens, facts[ids[i]].joined) for i in ranked]
+    return [(ids[i], scores[i], facts[ids[i]].tokens, facts[ids[i]].joined, timed_turn(ids[i])) for i in ranked]
 
 
 DAY = 86400.0
@@ -258,7 +275,7 @@ def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> Non
         max_candidates=k.max_candidates,
     )
     want = reference(live, order, turns, fused, vector, lexical, named, focus, flt, excluded, now, k)
-    assert [g[:4] for g in got] == want
+    assert [(*g[:4], g[5]) for g in got] == want
     befores = {c: b for r in records for b, c in zip([None, *reversed(r)], reversed(r), strict=False)}
     assert all(g[4] == befores[g[0]] for g in got)
 

@@ -464,7 +464,7 @@ TWO_SENTENCES = (
 
 
 @pytest.mark.parametrize("penalty", [0.0, 1.0])
-def test_a_message_s_second_sentence_packs_after_another_message_s_best(penalty: float) -> None:
+def test_a_turn_s_second_sentence_packs_after_another_turn_s_best(penalty: float) -> None:
     from dataclasses import replace
 
     from brainstore import kernels
@@ -477,12 +477,39 @@ def test_a_message_s_second_sentence_packs_after_another_message_s_best(penalty:
     pair = kernels.token_count(f"{r1.index_text} {r2.text}")
     budget = kernels.token_count(r1.index_text) + kernels.token_count(other.index_text)
     budget = max(budget, pair)
-    config = replace(DEFAULT_CONFIG, message_penalty=penalty, neighbor_weights=())
+    config = replace(DEFAULT_CONFIG, turn_penalty=penalty, neighbor_weights=())
     r = retrieve(index, "zzz", query, budget_tokens=budget, deadline=far_deadline(), config=config)
     assert [c.chunk.id for c in r.candidates] == [r1.id, r2.id, other.id]
     packed = {c.id for p in r.selected for c in p.chunks}
-    # the other message has the budget's second place only when a message's later chunks yield it
+    # the other turn has the budget's second place only when a turn's later chunks yield it
     assert packed == ({r1.id, other.id} if penalty else {r1.id, r2.id})
+
+
+@pytest.mark.parametrize("apart", [timedelta(seconds=1), timedelta(0)])
+def test_a_burst_of_one_speaker_s_messages_is_one_turn_where_their_times_order_it(apart: timedelta) -> None:
+    from dataclasses import replace
+
+    from brainstore import kernels
+    from brainstore.retrieval.pipeline import DEFAULT_CONFIG
+
+    index = BrainIndex(DIM, MODEL)
+    burst = [("r1", "I restored an old Mustang this winter.", T0), ("r2", "With my brother, in the garage.", T0 + apart)]
+    for n, (rid, text, when) in enumerate(burst, start=1):
+        index.add(drafts_for(rid, text, when=when), unit(n)[None, :])
+    index.add(drafts_for("o", "The garage door is red.", speaker="Melanie", when=T0 + timedelta(minutes=1)), unit(3)[None, :])
+    by_record = {c.record_id: c for c in index._chunks.values()}
+    first, second, other = by_record["r1"], by_record["r2"], by_record["o"]
+    budget = kernels.token_count(first.index_text) + max(
+        kernels.token_count(second.index_text), kernels.token_count(other.index_text)
+    )
+    query = unit(1) + 0.9 * unit(2) + 0.8 * unit(3)
+    config = replace(DEFAULT_CONFIG, turn_penalty=1.0, neighbor_weights=())
+    r = retrieve(index, "zzz", query / np.linalg.norm(query), budget_tokens=budget, deadline=far_deadline(), config=config)
+    assert [c.chunk.id for c in r.candidates] == [first.id, second.id, other.id]
+    packed = {c.id for p in r.selected for c in p.chunks}
+    # said a second apart, the two messages are one turn of Caroline's and Melanie's reply comes
+    # second; said at one time, their order is only the order they came in, and each is a turn
+    assert packed == ({first.id, other.id} if apart else {first.id, second.id})
 
 
 def test_a_document_s_passages_are_not_held_back_for_another_document() -> None:
@@ -498,7 +525,7 @@ def test_a_document_s_passages_are_not_held_back_for_another_document() -> None:
         kernels.token_count(f"{d1.index_text} {d2.text}"),
         kernels.token_count(d1.index_text) + kernels.token_count(other.index_text),
     )
-    config = replace(DEFAULT_CONFIG, message_penalty=1.0, neighbor_weights=())
+    config = replace(DEFAULT_CONFIG, turn_penalty=1.0, neighbor_weights=())
     r = retrieve(index, "zzz", query, budget_tokens=budget, deadline=far_deadline(), config=config)
     assert {c.id for p in r.selected for c in p.chunks} == {d1.id, d2.id}
 

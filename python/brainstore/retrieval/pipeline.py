@@ -22,8 +22,8 @@ Steps of :func:`retrieve`:
    (the formula of :func:`kernels.final_scores`), best first.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
 8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited form (speaker, day and
-   text: exactly what the Context returns), greedy by score, a message's chunks after its best one
-   lowered (:func:`_later_in_message`) so the budget reaches more messages. Consecutive chunks of
+   text: exactly what the Context returns), greedy by score, a turn's chunks after its best one
+   lowered (:func:`_later_in_turn`) so the budget reaches more turns. Consecutive chunks of
    one Record that are both packed become one :class:`Passage` under one header, so the second is
    charged only its text; the passages' exact counts are checked, so the budget is never exceeded.
 
@@ -96,9 +96,9 @@ class RetrievalConfig:
     # An event is often told in the days after it ("last weekend we ..."), so a named period reaches
     # this far past its end.
     time_slack_days: float = 7.0
-    # Packing spends the budget on more messages: a message's chunk after its best one is packed as if
-    # its score were lower by this share of the best candidate's (see _later_in_message).
-    message_penalty: float = 0.3
+    # Packing spends the budget on more turns: a turn's chunk after its best one is packed as if its
+    # score were lower by this share of the best candidate's (see _later_in_turn).
+    turn_penalty: float = 0.3
 
 
 DEFAULT_CONFIG = RetrievalConfig()
@@ -113,6 +113,7 @@ class Candidate:
     tokens: int = 0  # tokens of the chunk's cited form, what packing charges for it alone
     joined: int = 0  # tokens of its text after a joining space, in a passage with its neighbour
     before: int | None = None  # the chunk right before it in its Record's text
+    turn: int = -1  # the first chunk of the turn packing counts it in (rank.rs, timed_turn)
 
 
 @dataclass(slots=True)
@@ -506,11 +507,11 @@ def retrieve(
 
     get_chunk = index._chunks.get
     candidates = []
-    for chunk_id, score, tokens, joined, before in ranked:
+    for chunk_id, score, tokens, joined, before, turn in ranked:
         c = get_chunk(chunk_id)
         if c is None:
             continue  # its Record was forgotten since the lanes ran
-        candidates.append(Candidate(c, score, tokens, joined, before))
+        candidates.append(Candidate(c, score, tokens, joined, before, turn))
 
     # --- near-duplicates, packing
     # Only the head of the ranking can be packed: stop once it holds twice the budget (near-duplicate
@@ -528,8 +529,8 @@ def retrieve(
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:
         priority = [c.score for c in pool]
-    if config.message_penalty:
-        priority = _later_in_message(pool, priority, config.message_penalty)
+    if config.turn_penalty:
+        priority = _later_in_turn(pool, priority, config.turn_penalty)
     prev = _predecessors(pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
     joined = [c.joined for c in pool]
@@ -543,30 +544,31 @@ def retrieve(
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
 
 
-def _later_in_message(pool: list[Candidate], priority: list[float], penalty: float) -> list[float]:
-    """``priority`` with each chunk of a message but the message's best lowered by ``penalty`` times
-    the best priority. A question's evidence is often spread over several messages (the things a
-    person did, what led to a decision), and a message is one person at one moment, mostly on one
-    topic: its second sentence adds less evidence than another message's best one, unless it scores
-    that much higher. A chunk no one speaks (a document's passage, an event, a fact) is left alone: a
-    document's passages are its sections, each as distinct as another document's.
+def _later_in_turn(pool: list[Candidate], priority: list[float], penalty: float) -> list[float]:
+    """``priority`` with each spoken chunk but the best of its turn lowered by ``penalty`` times the
+    best priority. A question's evidence is often spread over several turns (the things a person did,
+    what led to a decision), and a turn is one person at one moment, mostly on one topic: its second
+    sentence adds less evidence than another turn's best one, unless it scores that much higher. A
+    chunk no one speaks (a document's passage, an event, a fact) is left alone: a document's passages
+    are its sections, each as distinct as another document's.
 
-    The unit is the Record, not the speaker's turn that spreading walks (rank.rs): a turn is told by
-    the order of the Records, and a history posted by concurrent clients with one time a session has
-    none. Penalised by turn, such a conversation lost 0.06-0.07 of held-out LoCoMo recall."""
+    A turn is a speaker's run of Records only where their own times order it, else a Record
+    (rank.rs, ``timed_turn``): Records that share a time are in the order they came, and a history
+    posted by concurrent clients with one time a session, penalised by the turns that order made,
+    lost 0.06-0.07 of held-out LoCoMo recall."""
     if not pool:
         return priority
     lowered = penalty * max(priority)
-    spoken: set[str] = set()
+    spoken: set[int] = set()
     out = list(priority)
     for i in sorted(range(len(pool)), key=priority.__getitem__, reverse=True):
         chunk = pool[i].chunk
         if chunk.speaker is None:
             continue
-        if chunk.record_id in spoken:
+        if pool[i].turn in spoken:
             out[i] -= lowered
         else:
-            spoken.add(chunk.record_id)
+            spoken.add(pool[i].turn)
     return out
 
 

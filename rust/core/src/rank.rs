@@ -191,8 +191,9 @@ pub struct RankRequest<'a> {
     pub max_candidates: usize,
 }
 
-/// A ranked chunk: its id, final score, token counts (cited form, joined) and the chunk before it
-/// in its Record's text (packing joins the two into one passage).
+/// A ranked chunk: its id, final score, token counts (cited form, joined), the chunk before it
+/// in its Record's text (packing joins the two into one passage) and the first chunk of the turn
+/// packing counts it in (see [`timed_turn`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ranked {
     pub id: i64,
@@ -200,6 +201,7 @@ pub struct Ranked {
     pub tokens: i64,
     pub joined: i64,
     pub before: Option<i64>,
+    pub turn: i64,
 }
 
 /// The chunks of one Brain's index, as ranking sees them. See the module docs.
@@ -406,11 +408,15 @@ impl ChunkTable {
                     tokens: e.tokens,
                     joined: e.joined,
                     before: e.before,
+                    turn: id,
                 }
             })
             .collect();
         ranked.sort_unstable_by(|a, b| cmp_desc(a.score, b.score).then(a.id.cmp(&b.id)));
         ranked.truncate(request.max_candidates);
+        for r in &mut ranked {
+            r.turn = timed_turn(entries, r.id, request.neighbor_gap);
+        }
         ranked
     }
 }
@@ -464,6 +470,33 @@ fn turn_span(entries: &FxHashMap<i64, Entry>, id: i64, gap: f64) -> (i64, i64) {
     } else {
         entry.record
     }
+}
+
+/// The first chunk of the turn packing counts `id` in: its speaker's turn ([`turn_span`]) when each
+/// of the turn's Records was said later than the one before it, else its own Record. Records that
+/// share a time (a history that knows only each session's date) are in the order they came, which
+/// concurrent clients shuffle: a turn told by that order would join messages of different turns.
+fn timed_turn(entries: &FxHashMap<i64, Entry>, id: i64, gap: f64) -> i64 {
+    let Some(entry) = entries.get(&id) else {
+        return id;
+    };
+    let (first, last) = turn_span(entries, id, gap);
+    let mut at = first;
+    while at != last {
+        let (Some(here), Some(next)) =
+            (entries.get(&at), entries.get(&at).and_then(|e| e.following))
+        else {
+            return entry.record.0;
+        };
+        let Some(there) = entries.get(&next) else {
+            return entry.record.0;
+        };
+        if there.record != here.record && there.ts <= here.ts {
+            return entry.record.0;
+        }
+        at = next;
+    }
+    first
 }
 
 /// Spreading to the neighbouring turns: the best `neighbor_sources` scored chunks walk from their
@@ -779,6 +812,35 @@ mod tests {
         // Too far apart in time, two Records of one speaker are two turns.
         let table = conversation(&["ann", "bob", "bob"], &[0.0, 1.0, 10_000.0]);
         assert_eq!(spread_from(&table, 1), vec![(1, 1.0), (2, 0.5)]);
+    }
+
+    #[test]
+    fn a_ranked_chunk_names_its_turn_when_its_records_times_order_it() {
+        let turns = |table: &ChunkTable| -> Vec<(i64, i64)> {
+            let (named, none) = (HashSet::new(), HashSet::new());
+            let fused: Vec<(i64, f64)> = (1..=7).map(|id| (id, 1.0)).collect();
+            let mut got: Vec<(i64, i64)> = table
+                .rank(&request(&fused, &named, &none))
+                .iter()
+                .map(|r| (r.id, r.turn))
+                .collect();
+            got.sort_unstable();
+            got
+        };
+        let speakers = ["ann", "bob", "bob", "bob", "ann", "", ""];
+        // bob's burst (2-4) is one turn; a Record with no speaker is a turn of its own
+        assert_eq!(
+            turns(&conversation(&speakers, &[])),
+            vec![(1, 1), (2, 2), (3, 2), (4, 2), (5, 5), (6, 6), (7, 7)]
+        );
+        // said at one time, the burst's order is only the order it came in: each Record is its own
+        assert_eq!(
+            turns(&conversation(
+                &speakers,
+                &[1.0, 2.0, 2.0, 2.0, 3.0, 4.0, 5.0]
+            )),
+            vec![(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7)]
+        );
     }
 
     #[test]

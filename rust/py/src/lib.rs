@@ -321,7 +321,7 @@ impl ChunkTable {
         decay: f64,
         recency_weight: f64,
         max_candidates: usize,
-    ) -> Vec<(i64, f64, i64, i64, Option<i64>)> {
+    ) -> Vec<(i64, f64, i64, i64, Option<i64>, i64)> {
         detached(py, || {
             let named: HashSet<String> = named.into_iter().collect();
             let sources: Option<HashSet<String>> = sources.map(|names| names.into_iter().collect());
@@ -355,7 +355,7 @@ impl ChunkTable {
             self.inner
                 .rank(&request)
                 .into_iter()
-                .map(|r| (r.id, r.score, r.tokens, r.joined, r.before))
+                .map(|r| (r.id, r.score, r.tokens, r.joined, r.before, r.turn))
                 .collect()
         })
     }

@@ -240,10 +240,12 @@ class ChunkTable:
         decay: float,
         recency_weight: float,
         max_candidates: int,
-    ) -> list[tuple[int, float, int, int, int | None]]:
+    ) -> list[tuple[int, float, int, int, int | None, int]]:
         """The best ``max_candidates`` of the ``fused`` (id, score) pairs and the neighbouring turns
-        they spread score to, as ``(id, score, tokens, joined, before)``, best first, ties by id. Fused ids not
-        in the table are left out. GIL released.
+        they spread score to, as ``(id, score, tokens, joined, before, turn)``, best first, ties by id. Fused ids not
+        in the table are left out. GIL released. ``turn`` is the first chunk of the chunk's speaker's
+        turn where the turn's Records' own times order them (each later than the one before), else
+        of its Record.
 
         A fused chunk scores ``fused + (vector_weight * cosine if cosine > 0) + lexical_weight * bm25``,
         times ``speaker_boost`` when ``named`` holds its speaker and ``time_boost`` when it was said

@@ -90,7 +90,7 @@ class ChunkTable:
         decay: float,
         recency_weight: float,
         max_candidates: int,
-    ) -> list[tuple[int, float, int, int, int | None]]: ...
+    ) -> list[tuple[int, float, int, int, int | None, int]]: ...
 
 @final
 class LexicalIndex:
