@@ -126,18 +126,22 @@ def reference(
 
     def timed_turn(chunk_id: int) -> int:
         """The turn packing counts the chunk in: its turn_span where each Record of it was said later
-        than the one before, else its own Record."""
+        than the one before (walking from a Record's last chunk to the chunk after it), else its own
+        Record."""
         own = turns.get(chunk_id, (chunk_id, chunk_id))
         first, last = turn_span(chunk_id)
-        at = first
-        while at != last:
-            nxt = following.get(at)
-            if nxt is None or nxt not in facts:
-                return own[0]
-            if turns.get(nxt, (nxt, nxt)) != turns.get(at, (at, at)) and facts[nxt].ts <= facts[at].ts:
-                return own[0]
-            at = nxt
-        return first
+        here = first
+        for _ in range(MAX_TURN_RECORDS + 1):
+            if here not in facts:  # a removed chunk's id still bounds its Record
+                break
+            record = turns.get(here, (here, here))
+            if record[1] == last:
+                return first
+            nxt = following.get(record[1])
+            if nxt is None or nxt not in facts or facts[nxt].ts <= facts[here].ts:
+                break
+            here = nxt
+        return own[0]
 
     if any(k.neighbor_weights) and ids:
         position = {c: i for i, c in enumerate(ids)}

@@ -481,22 +481,27 @@ fn timed_turn(entries: &FxHashMap<i64, Entry>, id: i64, gap: f64) -> i64 {
         return id;
     };
     let (first, last) = turn_span(entries, id, gap);
-    let mut at = first;
-    while at != last {
-        let (Some(here), Some(next)) =
-            (entries.get(&at), entries.get(&at).and_then(|e| e.following))
-        else {
-            return entry.record.0;
-        };
-        let Some(there) = entries.get(&next) else {
-            return entry.record.0;
-        };
-        if there.record != here.record && there.ts <= here.ts {
-            return entry.record.0;
+    let Some(mut here) = entries.get(&first) else {
+        return entry.record.0;
+    };
+    // Record to Record, not chunk to chunk: a message of a megabyte is thousands of chunks.
+    for _ in 0..=MAX_TURN_RECORDS {
+        if here.record.1 == last {
+            return first;
         }
-        at = next;
+        let Some(next) = entries
+            .get(&here.record.1)
+            .and_then(|e| e.following)
+            .and_then(|n| entries.get(&n))
+        else {
+            break;
+        };
+        if next.ts <= here.ts {
+            break;
+        }
+        here = next;
     }
-    first
+    entry.record.0
 }
 
 /// Spreading to the neighbouring turns: the best `neighbor_sources` scored chunks walk from their
