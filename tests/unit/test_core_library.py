@@ -266,6 +266,7 @@ BATCH_CALLS: dict[str, Callable[[], Callable[[], object]]] = {
     "ChunkTable.link": lambda: (lambda table: lambda: table.link(range(N)))(tabled(N)),
     "ChunkTable.remove": lambda: (lambda table: lambda: table.remove(range(0, N, 2)))(tabled(N)),
     "ChunkTable.rank": ranking,
+    "ChunkTable.turns": lambda: (lambda table: lambda: table.turns(range(N), 3600.0))(tabled(N)),
     "LexicalIndex.add": lambda: lambda: core.LexicalIndex().add(range(len(TEXTS)), TEXTS),
     "LexicalIndex.remove": removing,
     "LexicalIndex.search": searching,

@@ -60,7 +60,7 @@ def reference(
     k: Knobs,
 ) -> list[tuple[int, float, int, int, int]]:
     """The score pass, spreading and final scores as retrieve() did them in Python, and the turn
-    packing counts each ranked chunk in (its first chunk)."""
+    packing counts each ranked chunk in (its first chunk, what ChunkTable.turns answers)."""
     # each source's chunks by time, then id (the order chunks come in): a conversation, however it
     # arrived and whatever other sources added in between
     previous: dict[int, int | None] = {}
@@ -279,7 +279,8 @@ def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> Non
         max_candidates=k.max_candidates,
     )
     want = reference(live, order, turns, fused, vector, lexical, named, focus, flt, excluded, now, k)
-    assert [(*g[:4], g[5]) for g in got] == want
+    turned = table.turns([g[0] for g in got], k.neighbor_gap)
+    assert [(*g[:4], turn) for g, turn in zip(got, turned, strict=True)] == want
     befores = {c: b for r in records for b, c in zip([None, *reversed(r)], reversed(r), strict=False)}
     assert all(g[4] == befores[g[0]] for g in got)
 

@@ -113,7 +113,6 @@ class Candidate:
     tokens: int = 0  # tokens of the chunk's cited form, what packing charges for it alone
     joined: int = 0  # tokens of its text after a joining space, in a passage with its neighbour
     before: int | None = None  # the chunk right before it in its Record's text
-    turn: int = -1  # the first chunk of the turn packing counts it in (rank.rs, timed_turn)
 
 
 @dataclass(slots=True)
@@ -507,11 +506,11 @@ def retrieve(
 
     get_chunk = index._chunks.get
     candidates = []
-    for chunk_id, score, tokens, joined, before, turn in ranked:
+    for chunk_id, score, tokens, joined, before in ranked:
         c = get_chunk(chunk_id)
         if c is None:
             continue  # its Record was forgotten since the lanes ran
-        candidates.append(Candidate(c, score, tokens, joined, before, turn))
+        candidates.append(Candidate(c, score, tokens, joined, before))
 
     # --- near-duplicates, packing
     # Only the head of the ranking can be packed: stop once it holds twice the budget (near-duplicate
@@ -529,8 +528,9 @@ def retrieve(
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:
         priority = [c.score for c in pool]
-    if config.turn_penalty:
-        priority = _later_in_turn(pool, priority, config.turn_penalty)
+    if config.turn_penalty and pool:
+        turns = index.table.turns([c.chunk.id for c in pool], config.neighbor_gap_seconds)
+        priority = _later_in_turn(pool, turns, priority, config.turn_penalty)
     prev = _predecessors(pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
     joined = [c.joined for c in pool]
@@ -544,7 +544,7 @@ def retrieve(
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
 
 
-def _later_in_turn(pool: list[Candidate], priority: list[float], penalty: float) -> list[float]:
+def _later_in_turn(pool: list[Candidate], turns: list[int], priority: list[float], penalty: float) -> list[float]:
     """``priority`` with each spoken chunk but the best of its turn lowered by ``penalty`` times the
     best priority. A question's evidence is often spread over several turns (the things a person did,
     what led to a decision), and a turn is one person at one moment, mostly on one topic: its second
@@ -553,11 +553,9 @@ def _later_in_turn(pool: list[Candidate], priority: list[float], penalty: float)
     are its sections, each as distinct as another document's.
 
     A turn is a speaker's run of Records only where their own times order it, else a Record
-    (rank.rs, ``timed_turn``): Records that share a time are in the order they came, and a history
+    (``ChunkTable.turns``): Records that share a time are in the order they came, and a history
     posted by concurrent clients with one time a session, penalised by the turns that order made,
     lost 0.06-0.07 of held-out LoCoMo recall."""
-    if not pool:
-        return priority
     lowered = penalty * max(priority)
     spoken: set[int] = set()
     out = list(priority)
@@ -565,10 +563,10 @@ def _later_in_turn(pool: list[Candidate], priority: list[float], penalty: float)
         chunk = pool[i].chunk
         if chunk.speaker is None:
             continue
-        if pool[i].turn in spoken:
+        if turns[i] in spoken:
             out[i] -= lowered
         else:
-            spoken.add(pool[i].turn)
+            spoken.add(turns[i])
     return out
 
 

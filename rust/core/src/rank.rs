@@ -191,9 +191,8 @@ pub struct RankRequest<'a> {
     pub max_candidates: usize,
 }
 
-/// A ranked chunk: its id, final score, token counts (cited form, joined), the chunk before it
-/// in its Record's text (packing joins the two into one passage) and the first chunk of the turn
-/// packing counts it in (see [`timed_turn`]).
+/// A ranked chunk: its id, final score, token counts (cited form, joined) and the chunk before it
+/// in its Record's text (packing joins the two into one passage).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ranked {
     pub id: i64,
@@ -201,7 +200,6 @@ pub struct Ranked {
     pub tokens: i64,
     pub joined: i64,
     pub before: Option<i64>,
-    pub turn: i64,
 }
 
 /// The chunks of one Brain's index, as ranking sees them. See the module docs.
@@ -332,6 +330,15 @@ impl ChunkTable {
             .map(|e| (e.tokens, e.joined))
     }
 
+    /// For each of `ids`, the first chunk of the turn packing counts it in (see [`timed_turn`]);
+    /// Records further apart than `gap` seconds are not one turn. An id not in the table is its own.
+    pub fn turns(&self, ids: &[i64], gap: f64) -> Vec<i64> {
+        let inner = self.inner.read();
+        ids.iter()
+            .map(|&id| timed_turn(&inner.entries, id, gap))
+            .collect()
+    }
+
     /// The number of chunks.
     pub fn len(&self) -> usize {
         self.inner.read().entries.len()
@@ -408,15 +415,11 @@ impl ChunkTable {
                     tokens: e.tokens,
                     joined: e.joined,
                     before: e.before,
-                    turn: id,
                 }
             })
             .collect();
         ranked.sort_unstable_by(|a, b| cmp_desc(a.score, b.score).then(a.id.cmp(&b.id)));
         ranked.truncate(request.max_candidates);
-        for r in &mut ranked {
-            r.turn = timed_turn(entries, r.id, request.neighbor_gap);
-        }
         ranked
     }
 }
@@ -820,15 +823,17 @@ mod tests {
     }
 
     #[test]
-    fn a_ranked_chunk_names_its_turn_when_its_records_times_order_it() {
+    fn a_chunk_s_turn_is_its_speaker_s_run_where_the_records_times_order_it() {
         let turns = |table: &ChunkTable| -> Vec<(i64, i64)> {
             let (named, none) = (HashSet::new(), HashSet::new());
             let fused: Vec<(i64, f64)> = (1..=7).map(|id| (id, 1.0)).collect();
-            let mut got: Vec<(i64, i64)> = table
+            let ids: Vec<i64> = table
                 .rank(&request(&fused, &named, &none))
                 .iter()
-                .map(|r| (r.id, r.turn))
+                .map(|r| r.id)
                 .collect();
+            let mut got: Vec<(i64, i64)> =
+                ids.iter().copied().zip(table.turns(&ids, 3600.0)).collect();
             got.sort_unstable();
             got
         };

@@ -276,6 +276,10 @@ impl ChunkTable {
         self.inner.previous(id)
     }
 
+    fn turns(&self, py: Python<'_>, ids: Vec<i64>, gap: f64) -> Vec<i64> {
+        detached(py, || self.inner.turns(&ids, gap))
+    }
+
     fn token_counts(&self, id: i64) -> Option<(i64, i64)> {
         self.inner.token_counts(id)
     }
@@ -321,7 +325,7 @@ impl ChunkTable {
         decay: f64,
         recency_weight: f64,
         max_candidates: usize,
-    ) -> Vec<(i64, f64, i64, i64, Option<i64>, i64)> {
+    ) -> Vec<(i64, f64, i64, i64, Option<i64>)> {
         detached(py, || {
             let named: HashSet<String> = named.into_iter().collect();
             let sources: Option<HashSet<String>> = sources.map(|names| names.into_iter().collect());
@@ -355,7 +359,7 @@ impl ChunkTable {
             self.inner
                 .rank(&request)
                 .into_iter()
-                .map(|r| (r.id, r.score, r.tokens, r.joined, r.before, r.turn))
+                .map(|r| (r.id, r.score, r.tokens, r.joined, r.before))
                 .collect()
         })
     }

@@ -204,6 +204,13 @@ class ChunkTable:
         """The chunk of the same source right before ``chunk_id`` (by time, then id), if any."""
         return self._table.previous(chunk_id)
 
+    def turns(self, chunk_ids: Sequence[int], gap: float) -> list[int]:
+        """For each chunk, the first chunk of its turn: its speaker's run of Records in its source
+        (each within ``gap`` seconds of the next, bounded by another speaker's Record, at most 8)
+        where each Record was said later than the one before, else its own Record; an id not in the
+        table is its own. GIL released."""
+        return self._table.turns(list(chunk_ids), gap)
+
     def token_counts(self, chunk_id: int) -> tuple[int, int] | None:
         """``(tokens, joined)`` of the chunk, or ``None`` when it is not in the table."""
         return self._table.token_counts(chunk_id)
@@ -240,12 +247,10 @@ class ChunkTable:
         decay: float,
         recency_weight: float,
         max_candidates: int,
-    ) -> list[tuple[int, float, int, int, int | None, int]]:
+    ) -> list[tuple[int, float, int, int, int | None]]:
         """The best ``max_candidates`` of the ``fused`` (id, score) pairs and the neighbouring turns
-        they spread score to, as ``(id, score, tokens, joined, before, turn)``, best first, ties by id. Fused ids not
-        in the table are left out. GIL released. ``turn`` is the first chunk of the chunk's speaker's
-        turn where the turn's Records' own times order them (each later than the one before), else
-        of its Record.
+        they spread score to, as ``(id, score, tokens, joined, before)``, best first, ties by id. Fused ids not
+        in the table are left out. GIL released.
 
         A fused chunk scores ``fused + (vector_weight * cosine if cosine > 0) + lexical_weight * bm25``,
         times ``speaker_boost`` when ``named`` holds its speaker and ``time_boost`` when it was said
