@@ -528,9 +528,8 @@ def retrieve(
         priority = [c.score / max(c.tokens, 1) ** config.length_penalty for c in pool]
     else:
         priority = [c.score for c in pool]
-    if config.turn_penalty and pool:
-        turns = index.table.turns([c.chunk.id for c in pool], config.neighbor_gap_seconds)
-        priority = _later_in_turn(pool, turns, priority, config.turn_penalty)
+    if config.turn_penalty:
+        priority = _later_in_turn(index, pool, priority, config)
     prev = _predecessors(pool)
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
     joined = [c.joined for c in pool]
@@ -544,9 +543,11 @@ def retrieve(
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
 
 
-def _later_in_turn(pool: list[Candidate], turns: list[int], priority: list[float], penalty: float) -> list[float]:
-    """``priority`` with each spoken chunk but the best of its turn lowered by ``penalty`` times the
-    best priority. A question's evidence is often spread over several turns (the things a person did,
+def _later_in_turn(
+    index: BrainIndex, pool: list[Candidate], priority: list[float], config: RetrievalConfig
+) -> list[float]:
+    """``priority`` with each spoken chunk but the best of its turn lowered by ``turn_penalty`` times
+    the best priority. A question's evidence is often spread over several turns (the things a person did,
     what led to a decision), and a turn is one person at one moment, mostly on one topic: its second
     sentence adds less evidence than another turn's best one, unless it scores that much higher. A
     chunk no one speaks (a document's passage, an event, a fact) is left alone: a document's passages
@@ -556,17 +557,20 @@ def _later_in_turn(pool: list[Candidate], turns: list[int], priority: list[float
     (``ChunkTable.turns``): Records that share a time are in the order they came, and a history
     posted by concurrent clients with one time a session, penalised by the turns that order made,
     lost 0.06-0.07 of held-out LoCoMo recall."""
-    lowered = penalty * max(priority)
-    spoken: set[int] = set()
+    spoken = [i for i, c in enumerate(pool) if c.chunk.speaker is not None]
+    if len(spoken) < 2:  # a document's passages, or one message: no native call
+        return priority
+    turn_of = dict(
+        zip(spoken, index.table.turns([pool[i].chunk.id for i in spoken], config.neighbor_gap_seconds), strict=True)
+    )
+    lowered = config.turn_penalty * max(priority)
+    counted: set[int] = set()
     out = list(priority)
-    for i in sorted(range(len(pool)), key=priority.__getitem__, reverse=True):
-        chunk = pool[i].chunk
-        if chunk.speaker is None:
-            continue
-        if turns[i] in spoken:
+    for i in sorted(spoken, key=priority.__getitem__, reverse=True):
+        if turn_of[i] in counted:
             out[i] -= lowered
         else:
-            spoken.add(turns[i])
+            counted.add(turn_of[i])
     return out
 
 

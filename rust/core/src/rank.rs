@@ -8,7 +8,9 @@
 //! scores the
 //! fused lane results in one call: score-aware fusion terms, the speaker and time boosts, score
 //! spread to neighbouring turns, recency and trust, best first. Done per candidate in Python it
-//! was the largest part of a fast Context after the question's embedding.
+//! was the largest part of a fast Context after the question's embedding. [`ChunkTable::turns`]
+//! names the turn packing counts each chunk in (a speaker's run of Records where their times order
+//! it), so that the budget reaches more turns.
 //!
 //! Invariants:
 //! - One entry per id: adding an id that is present is refused, so links are never overwritten.
@@ -16,7 +18,8 @@
 //!   ids are ignored. A source or speaker name no live chunk carries is dropped with
 //!   its last chunk: a forgotten Record leaves none of its text behind.
 //! - [`ChunkTable::rank`] gives the same scores, in the same order, as the Python it replaces:
-//!   the same floating-point operations in the same order (`tests/unit/test_rank_native.py`).
+//!   the same floating-point operations in the same order (`tests/unit/test_rank_native.py`, which
+//!   also holds the reference of [`ChunkTable::turns`]).
 //! - All methods take `&self`: state sits behind one `RwLock`.
 
 use std::cmp::Ordering;
