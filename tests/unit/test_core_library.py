@@ -267,6 +267,7 @@ BATCH_CALLS: dict[str, Callable[[], Callable[[], object]]] = {
     "ChunkTable.remove": lambda: (lambda table: lambda: table.remove(range(0, N, 2)))(tabled(N)),
     "ChunkTable.rank": ranking,
     "ChunkTable.turns": lambda: (lambda table: lambda: table.turns(range(N), 3600.0))(tabled(N)),
+    "ChunkTable.line_tokens": lambda: (lambda table: lambda: table.line_tokens(range(N)))(tabled(N)),
     "LexicalIndex.add": lambda: lambda: core.LexicalIndex().add(range(len(TEXTS)), TEXTS),
     "LexicalIndex.remove": removing,
     "LexicalIndex.search": searching,
@@ -316,6 +317,26 @@ def test_pack_never_panics(
     if chosen is not None and prev is None:
         assert isinstance(chosen, list)
         assert sum(counts[i] for i in chosen) <= max(budget, 0)
+
+
+@CORE
+@given(
+    st.lists(st.integers(0, 50), max_size=20),
+    st.lists(ANY_FLOAT, max_size=20),
+    st.integers(),
+    st.none() | st.lists(st.integers(-2, 4), max_size=20),
+    st.none() | st.lists(st.integers(-1, 20) | I64, max_size=4),
+)
+def test_pack_with_groups_never_panics(
+    counts: list[int], scores: list[float], budget: int, group: list[int] | None, group_cost: list[int] | None
+) -> None:
+    chosen = results_or_value_error(
+        lambda: core.pack(counts, scores, budget, group=group, group_cost=group_cost)
+    )
+    if chosen is not None and group is not None and group_cost is not None:
+        # each chosen item's count, and each group's header once
+        headers = {group[i] for i in chosen if group[i] >= 0}
+        assert sum(counts[i] for i in chosen) + sum(group_cost[g] for g in headers) <= max(budget, 0)
 
 
 @CORE

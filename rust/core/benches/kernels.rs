@@ -162,6 +162,7 @@ fn bench_rank(c: &mut Criterion) {
             trust: 1.0,
             tokens: 20,
             joined: 18,
+            line: 16,
         })
         .collect();
     let table = ChunkTable::new();

@@ -13,6 +13,10 @@
 //! item packed next to an already chosen neighbour is rendered under that neighbour's header, so it
 //! is charged its `joined` count instead of its full count. The caller renders runs that way and
 //! checks the exact count of what it renders.
+//!
+//! [`Groups`] describe a header that chosen items share (the day of a transcript's lines): the first
+//! chosen item of a group also pays the group's cost, the others do not, since the caller renders
+//! the header once, before the group's first item ([`pack_grouped`]).
 
 use crate::error::{same_len, CoreError};
 use crate::score::cmp_desc;
@@ -26,11 +30,42 @@ pub struct Runs<'a> {
     pub joined: &'a [i64],
 }
 
+/// Which items share a header: `of[i]` is item `i`'s group (an index into `cost`) or -1 for none;
+/// `cost[g]` is what group `g`'s header costs, charged once, to the first chosen item of the group.
+#[derive(Debug, Clone, Copy)]
+pub struct Groups<'a> {
+    pub of: &'a [i64],
+    pub cost: &'a [i64],
+}
+
 fn invalid(reason: &'static str) -> CoreError {
     CoreError::InvalidArgument {
         name: "runs",
         reason,
     }
+}
+
+/// Each item's group as an index (`usize::MAX` for none), once `groups` are checked.
+fn group_of(groups: &Groups<'_>, n: usize) -> Result<Vec<usize>, CoreError> {
+    let bad = |reason| CoreError::InvalidArgument {
+        name: "groups",
+        reason,
+    };
+    same_len("token_counts", n, "groups.of", groups.of.len())?;
+    if groups.cost.iter().any(|&c| c < 0) {
+        return Err(bad("group costs must not be negative"));
+    }
+    groups
+        .of
+        .iter()
+        .map(|&g| match g {
+            -1 => Ok(usize::MAX),
+            g => usize::try_from(g)
+                .ok()
+                .filter(|&g| g < groups.cost.len())
+                .ok_or(bad("a group must be -1 or an index into the group costs")),
+        })
+        .collect()
 }
 
 /// Neighbour links of valid `runs`: (prev, next) per item, `usize::MAX` for none.
@@ -72,6 +107,22 @@ pub fn pack(
     budget: i64,
     runs: Option<Runs<'_>>,
 ) -> Result<Vec<usize>, CoreError> {
+    pack_grouped(token_counts, scores, budget, runs, None)
+}
+
+/// [`pack`] where chosen items of a group share its header: an item is charged its count (or its
+/// joined count) plus, if no item of its group was chosen before it, the group's cost.
+///
+/// # Errors
+/// As [`pack`]; also [`CoreError::InvalidArgument`] when `groups` is malformed (a length other than
+/// the items', a group out of range, a negative cost).
+pub fn pack_grouped(
+    token_counts: &[i64],
+    scores: &[f64],
+    budget: i64,
+    runs: Option<Runs<'_>>,
+    groups: Option<Groups<'_>>,
+) -> Result<Vec<usize>, CoreError> {
     same_len("token_counts", token_counts.len(), "scores", scores.len())?;
     if let Some((index, &value)) = token_counts.iter().enumerate().find(|(_, c)| **c < 0) {
         return Err(CoreError::NegativeTokenCount { index, value });
@@ -80,6 +131,11 @@ pub fn pack(
         Some(r) => links(r, token_counts)?,
         None => (Vec::new(), Vec::new()),
     };
+    let group = match &groups {
+        Some(g) => group_of(g, token_counts.len())?,
+        None => Vec::new(),
+    };
+    let mut opened = vec![false; groups.map_or(0, |g| g.cost.len())];
     if budget <= 0 {
         return Ok(Vec::new());
     }
@@ -88,19 +144,27 @@ pub fn pack(
     order.sort_by(|&a, &b| cmp_desc(scores[a], scores[b]));
     let budget = i128::from(budget);
     let any_free = token_counts.contains(&0) || runs.is_some_and(|r| r.joined.contains(&0));
+    // A header only adds to an item's charge, so an item is free only where its count is.
     let mut picked = vec![false; token_counts.len()];
     let is_picked = |picked: &[bool], j: usize| j != usize::MAX && picked[j];
     let mut used: i128 = 0;
     let mut chosen = Vec::new();
     for i in order {
         let joins = runs.is_some() && (is_picked(&picked, prev[i]) || is_picked(&picked, next[i]));
-        let cost = i128::from(match runs {
+        let mut cost = i128::from(match runs {
             Some(r) if joins => r.joined[i],
             _ => token_counts[i],
         });
+        let g = group.get(i).copied().unwrap_or(usize::MAX);
+        if let Some(groups) = groups.filter(|_| g != usize::MAX && !opened[g]) {
+            cost += i128::from(groups.cost[g]);
+        }
         if used + cost <= budget {
             used += cost;
             picked[i] = true;
+            if g != usize::MAX {
+                opened[g] = true;
+            }
             chosen.push(i);
             if used == budget && !any_free {
                 // Full, and no zero-cost item could still fit.
@@ -210,6 +274,58 @@ mod tests {
                 })
             ),
             Err(CoreError::InvalidArgument { .. })
+        ));
+    }
+
+    #[test]
+    fn the_first_chosen_item_of_a_group_pays_its_header() {
+        // Items 0 and 2 share group 0 (header 4); 1 is in group 1 (header 4); 3 is in none.
+        let groups = Groups {
+            of: &[0, 1, 0, -1],
+            cost: &[4, 4],
+        };
+        let scores = [0.9, 0.7, 0.8, 0.6];
+        // 0 pays 5 + 4, 2 shares the open header for 5, 1 would pay 9 more (23), 3 pays 5.
+        assert_eq!(
+            pack_grouped(&[5; 4], &scores, 20, None, Some(groups)).unwrap(),
+            vec![0, 2, 3]
+        );
+        // Without groups no header is charged.
+        assert_eq!(
+            pack_grouped(&[5; 4], &scores, 20, None, None).unwrap(),
+            vec![0, 2, 1, 3]
+        );
+        // A run member that joins its neighbour still opens its own group, and pays for it.
+        let runs = Runs {
+            prev: &[-1, 0],
+            joined: &[5, 2],
+        };
+        let groups = Groups {
+            of: &[-1, 0],
+            cost: &[3],
+        };
+        let grouped = |budget| pack_grouped(&[5, 5], &[0.9, 0.8], budget, Some(runs), Some(groups));
+        assert_eq!(grouped(9).unwrap(), vec![0]);
+        assert_eq!(grouped(10).unwrap(), vec![0, 1]);
+    }
+
+    #[test]
+    fn malformed_groups_are_rejected() {
+        let bad = |of: &[i64], cost: &[i64]| {
+            pack_grouped(&[5, 5], &[1.0, 0.5], 10, None, Some(Groups { of, cost })).unwrap_err()
+        };
+        assert!(matches!(bad(&[0], &[1]), CoreError::LengthMismatch { .. }));
+        assert!(matches!(
+            bad(&[0, 1], &[1]),
+            CoreError::InvalidArgument { .. }
+        ));
+        assert!(matches!(
+            bad(&[0, -2], &[1]),
+            CoreError::InvalidArgument { .. }
+        ));
+        assert!(matches!(
+            bad(&[0, 0], &[-1]),
+            CoreError::InvalidArgument { .. }
         ));
     }
 

@@ -48,6 +48,9 @@ pub struct NewChunk {
     pub tokens: i64,
     /// Tokens it adds after a joining space to a passage that holds its neighbour.
     pub joined: i64,
+    /// Tokens of its line in a transcript where an earlier line names its day (its cited form
+    /// without the day).
+    pub line: i64,
 }
 
 #[derive(Debug)]
@@ -58,6 +61,7 @@ struct Entry {
     trust: f64,
     tokens: i64,
     joined: i64,
+    line: i64,
     before: Option<i64>,
     /// Its Record's first and last chunk.
     record: (i64, i64),
@@ -265,6 +269,7 @@ impl ChunkTable {
                     trust: chunk.trust,
                     tokens: chunk.tokens,
                     joined: chunk.joined,
+                    line: chunk.line,
                     before: None,
                     record: (chunk.id, chunk.id),
                     previous,
@@ -322,6 +327,14 @@ impl ChunkTable {
     /// The chunk of the same source right before `id` (see [`Place`]), if any.
     pub fn previous(&self, id: i64) -> Option<i64> {
         self.inner.read().entries.get(&id)?.previous
+    }
+
+    /// The [`NewChunk::line`] count of each of `ids`, `None` for one not in the table.
+    pub fn line_tokens(&self, ids: &[i64]) -> Vec<Option<i64>> {
+        let inner = self.inner.read();
+        ids.iter()
+            .map(|id| inner.entries.get(id).map(|e| e.line))
+            .collect()
     }
 
     /// `(tokens, joined)` of `id`, or `None` when it is not in the table.
@@ -581,6 +594,7 @@ mod tests {
             trust: 1.0,
             tokens: 10,
             joined: 8,
+            line: 6,
         }
     }
 
@@ -719,6 +733,7 @@ mod tests {
         assert_eq!(before, vec![(5, Some(6)), (6, None), (7, Some(5))]);
         assert_eq!(table.token_counts(7), Some((10, 8)));
         assert_eq!(table.token_counts(8), None);
+        assert_eq!(table.line_tokens(&[7, 8, 5]), vec![Some(6), None, Some(6)]);
     }
 
     #[test]

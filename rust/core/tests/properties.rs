@@ -2,7 +2,7 @@
 //! runs in seconds on a small machine.
 
 use brainstore_core::lexical::{near_duplicates, LexicalIndex};
-use brainstore_core::pack::{pack, Runs};
+use brainstore_core::pack::{pack, pack_grouped, Groups, Runs};
 use brainstore_core::pattern::Pattern;
 use brainstore_core::rank::{Admits, ChunkTable, NewChunk, RankRequest};
 use brainstore_core::score::{cmp_desc, rrf_fuse};
@@ -54,6 +54,32 @@ proptest! {
         // Runs whose joined count is the full count change nothing.
         let flat = Runs { prev: &prev, joined: &counts };
         prop_assert_eq!(pack(&counts, &scores, budget, Some(flat)).unwrap(),
+                        pack(&counts, &scores, budget, None).unwrap());
+    }
+
+    #[test]
+    fn pack_with_groups_charges_each_header_once_within_budget(
+        items in prop::collection::vec((1..80_i64, -1..4_i64, score()), 0..60),
+        costs in prop::collection::vec(0..40_i64, 4),
+        budget in 1..1_500_i64,
+    ) {
+        let counts: Vec<i64> = items.iter().map(|t| t.0).collect();
+        let of: Vec<i64> = items.iter().map(|t| t.1).collect();
+        let scores: Vec<f64> = items.iter().map(|t| t.2).collect();
+        let groups = Groups { of: &of, cost: &costs };
+        let chosen = pack_grouped(&counts, &scores, budget, None, Some(groups)).unwrap();
+        // What the chosen items render to: each its count, each group's header once.
+        let mut headers = BTreeSet::new();
+        let mut used: i64 = chosen.iter().map(|&i| counts[i]).sum();
+        for &i in &chosen {
+            if of[i] >= 0 && headers.insert(of[i]) {
+                used += costs[usize::try_from(of[i]).unwrap()];
+            }
+        }
+        prop_assert!(used <= budget);
+        // Free headers change nothing.
+        let free = vec![0_i64; costs.len()];
+        prop_assert_eq!(pack_grouped(&counts, &scores, budget, None, Some(Groups { of: &of, cost: &free })).unwrap(),
                         pack(&counts, &scores, budget, None).unwrap());
     }
 
@@ -387,7 +413,7 @@ proptest! {
         let names = [None, Some("a".to_owned()), Some("b".to_owned())];
         let new: Vec<NewChunk> = chunks.iter().filter(|c| seen.insert(c.0)).map(|&(id, ts, source, speaker)| NewChunk {
             id, ts, source: names[usize::from(source)].clone(), speaker: names[usize::from(speaker)].clone(),
-            trust: 1.0, tokens: 3, joined: 2,
+            trust: 1.0, tokens: 3, joined: 2, line: 2,
         }).collect();
         table.add(new).unwrap();
         for record in &links {

@@ -62,7 +62,11 @@ fn truncate_tokens(py: Python<'_>, text: String, max_tokens: usize) -> String {
 }
 
 #[pyfunction]
-#[pyo3(signature = (token_counts, scores, budget, prev = None, joined = None))]
+#[pyo3(signature = (token_counts, scores, budget, prev = None, joined = None, group = None, group_cost = None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the items, then runs and groups, each a pair"
+)]
 fn pack(
     py: Python<'_>,
     token_counts: Vec<i64>,
@@ -70,6 +74,8 @@ fn pack(
     budget: i64,
     prev: Option<Vec<i64>>,
     joined: Option<Vec<i64>>,
+    group: Option<Vec<i64>>,
+    group_cost: Option<Vec<i64>>,
 ) -> PyResult<Vec<usize>> {
     detached(py, || {
         let runs = match (&prev, &joined) {
@@ -82,7 +88,17 @@ fn pack(
                 })
             }
         };
-        packing::pack(&token_counts, &scores, budget, runs)
+        let groups = match (&group, &group_cost) {
+            (Some(of), Some(cost)) => Some(packing::Groups { of, cost }),
+            (None, None) => None,
+            _ => {
+                return Err(CoreError::InvalidArgument {
+                    name: "groups",
+                    reason: "group and group_cost go together",
+                })
+            }
+        };
+        packing::pack_grouped(&token_counts, &scores, budget, runs, groups)
     })
     .map_err(to_py_err)
 }
@@ -219,6 +235,7 @@ impl ChunkTable {
     }
 
     #[expect(clippy::too_many_arguments, reason = "one column per chunk fact")]
+    #[pyo3(signature = (ids, ts, sources, speakers, trusts, tokens, joined, lines = None))]
     fn add(
         &self,
         py: Python<'_>,
@@ -229,8 +246,10 @@ impl ChunkTable {
         trusts: Vec<f64>,
         tokens: Vec<i64>,
         joined: Vec<i64>,
+        lines: Option<Vec<i64>>,
     ) -> PyResult<()> {
         let n = ids.len();
+        let lines = lines.unwrap_or_else(|| tokens.clone());
         if [
             ts.len(),
             sources.len(),
@@ -238,6 +257,7 @@ impl ChunkTable {
             trusts.len(),
             tokens.len(),
             joined.len(),
+            lines.len(),
         ]
         .iter()
         .any(|&len| len != n)
@@ -248,9 +268,14 @@ impl ChunkTable {
             .into_iter()
             .zip(ts)
             .zip(sources.into_iter().zip(speakers))
-            .zip(trusts.into_iter().zip(tokens).zip(joined))
+            .zip(
+                trusts
+                    .into_iter()
+                    .zip(tokens)
+                    .zip(joined.into_iter().zip(lines)),
+            )
             .map(
-                |(((id, ts), (source, speaker)), ((trust, tokens), joined))| NewChunk {
+                |(((id, ts), (source, speaker)), ((trust, tokens), (joined, line)))| NewChunk {
                     id,
                     ts,
                     source,
@@ -258,6 +283,7 @@ impl ChunkTable {
                     trust,
                     tokens,
                     joined,
+                    line,
                 },
             )
             .collect();
@@ -282,6 +308,10 @@ impl ChunkTable {
 
     fn token_counts(&self, id: i64) -> Option<(i64, i64)> {
         self.inner.token_counts(id)
+    }
+
+    fn line_tokens(&self, py: Python<'_>, ids: Vec<i64>) -> Vec<Option<i64>> {
+        detached(py, || self.inner.line_tokens(&ids))
     }
 
     fn names(&self) -> usize {

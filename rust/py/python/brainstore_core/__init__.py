@@ -110,6 +110,8 @@ def pack(
     *,
     prev: Sequence[int] | None = None,
     joined: Sequence[int] | None = None,
+    group: Sequence[int] | None = None,
+    group_cost: Sequence[int] | None = None,
 ) -> list[int]:
     """Indices of the items to include, in the order chosen (best score first).
 
@@ -122,6 +124,10 @@ def pack(
     none, each item followed by at most one); an item packed next to a chosen neighbour is charged
     ``joined[i]`` (at most ``token_counts[i]``) instead of its full count, since it is rendered
     under the neighbour's header.
+
+    Groups (both or neither): ``group[i]`` is item ``i``'s group, an index into ``group_cost``, or -1
+    for none; the first chosen item of a group is also charged ``group_cost[group]`` (at least 0), a
+    header its group's items share (the day over a transcript's lines of that day).
     """
     clamped = max(0, min(budget, _I64_MAX))
     return _native.pack(
@@ -130,6 +136,8 @@ def pack(
         clamped,
         None if prev is None else list(prev),
         None if joined is None else list(joined),
+        None if group is None else list(group),
+        None if group_cost is None else list(group_cost),
     )
 
 
@@ -186,10 +194,15 @@ class ChunkTable:
         trusts: Sequence[float],
         tokens: Sequence[int],
         joined: Sequence[int],
+        lines: Sequence[int] | None = None,
     ) -> None:
         """Add chunks (one value per id in every column), each at its place in its source's order;
-        each is its own Record's only chunk until :meth:`link`. GIL released."""
-        self._table.add(list(ids), list(ts), list(sources), list(speakers), list(trusts), list(tokens), list(joined))
+        each is its own Record's only chunk until :meth:`link`. ``lines``: each chunk's tokens as a
+        line of a transcript that names its day on an earlier line (default: ``tokens``). GIL released."""
+        self._table.add(
+            list(ids), list(ts), list(sources), list(speakers), list(trusts), list(tokens), list(joined),
+            None if lines is None else list(lines),
+        )  # fmt: skip
 
     def link(self, ordered: Sequence[int]) -> None:
         """One Record's chunks in text order: each points at the one before it, all at the Record's
@@ -214,6 +227,13 @@ class ChunkTable:
     def token_counts(self, chunk_id: int) -> tuple[int, int] | None:
         """``(tokens, joined)`` of the chunk, or ``None`` when it is not in the table."""
         return self._table.token_counts(chunk_id)
+
+    def line_tokens(self, ids: Sequence[int]) -> list[int | None]:
+        """The ``lines`` count :meth:`add` took for each chunk, ``None`` for one not in the table.
+
+        GIL released.
+        """
+        return self._table.line_tokens(list(ids))
 
     def names(self) -> int:
         """The number of distinct source and speaker names held."""
