@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from brainstore import kernels
 from brainstore.api.app import create_app
 from brainstore.auth.registry import KeyRegistry
 from brainstore.config import Config
@@ -383,6 +384,33 @@ def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     assert embedded == ["Ann: I keep bees on the roof."]
     [item] = context(api, query="bees roof")["evidence"]
     assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."
+
+
+def test_the_evidence_names_a_day_once_and_again_when_the_line_that_named_it_is_gone(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainstore.service.context import Contexts
+
+    api.brain("b1")
+    said = [("Ann", "I keep bees on the roof."), ("Bob", "Do the bees sting you on the roof?")]
+    ids = [
+        api.remember(
+            "b1", {"kind": "message", "text": text, "speaker": who, "role": "user"}, occurred_at=f"2023-05-08T1{n}:00:00Z"
+        ).body["id"]
+        for n, (who, text) in enumerate(said)
+    ]  # fmt: skip
+    assert service.wait_idle()
+    body = context(api, query="bees roof")
+    assert [e["text"] for e in body["evidence"]] == ["Ann (8 May 2023): I keep bees on the roof.", "Bob: Do the bees sting you on the roof?"]
+    assert body["budget"]["tokens"]["used"] == sum(kernels.count_tokens([e["text"] for e in body["evidence"]]))
+    # Ann's Record forgotten while the Context is assembled: Bob's line names the day itself
+    quote = Contexts._quote
+    monkeypatch.setattr(
+        Contexts, "_quote", staticmethod(lambda index, passage: None if passage.chunk.record_id == ids[0] else quote(index, passage))
+    )
+    body = context(api, query="bees roof")
+    assert [e["text"] for e in body["evidence"]] == ["Bob (8 May 2023): Do the bees sting you on the roof?"]
+    assert body["budget"]["tokens"]["used"] == kernels.token_count(body["evidence"][0]["text"])
 
 
 def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_them_once(

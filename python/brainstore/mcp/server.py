@@ -248,10 +248,11 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
     ) -> CallToolResult:
         """Assemble budgeted, cited context from this Brain for a query (createContext).
 
-        Call it before answering questions about the user, their people, plans or history. Every
-        evidence item points at citations and every citation at the rec_ Record it quotes: ground your
-        answer in those and say what is unknown rather than guessing. as_of asks what was true at that
-        time.
+        Call it before answering questions about the user, their people, plans or history. The
+        evidence reads as a transcript, in the order it was said: each item is headed by its speaker,
+        and by its day where the day changes. Every evidence item points at citations and every
+        citation at the rec_ Record it quotes: ground your answer in those and say what is unknown
+        rather than guessing. as_of asks what was true at that time.
         """
         budget = {"tokens": budget_tokens} if budget_tokens is not None else None
         return _run(

@@ -46,6 +46,8 @@ __all__ = [
     "format_day",
     "index_text_for",
     "leads",
+    "line",
+    "line_header",
     "redaction",
 ]
 
@@ -68,9 +70,14 @@ class Chunk(ChunkDraft):
         return cls(**{f.name: getattr(draft, f.name) for f in fields(ChunkDraft)}, id=chunk_id)
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")  # fmt: skip
+
+
 def format_day(when: datetime) -> str:
-    """``8 May 2023``: the day, without the time (what "when" questions are answered with)."""
-    return f"{when.day} {when.strftime('%B')} {when.year}"
+    """``8 May 2023``: the day, without the time (what "when" questions are answered with). The month's
+    English name whatever the process's locale (``strftime('%B')`` follows LC_TIME, and took 3 us)."""
+    return f"{when.day} {_MONTHS[when.month - 1]} {when.year}"
 
 
 def index_text_for(text: str, *, speaker: str | None, source_name: str | None, occurred_at: datetime) -> str:
@@ -97,6 +104,24 @@ def cited_form(chunk: ChunkDraft) -> str:
     if chunk.visibility == "redacted_summary":
         return redaction(chunk.speaker or chunk.source_name, chunk.occurred_at)
     return chunk.index_text
+
+
+def line_header(chunk: ChunkDraft, *, dated: bool) -> str:
+    """What heads a chunk's line in a Context's transcript: ``"Caroline: "``, or where the day changes
+    ``"Caroline (8 May 2023): "``; the source's name for a speakerless chunk, or the day alone."""
+    who = chunk.speaker or chunk.source_name
+    if not dated:
+        return f"{who}: " if who else ""
+    day = format_day(chunk.occurred_at)
+    return f"{who} ({day}): " if who else f"({day}) "
+
+
+def line(chunk: ChunkDraft, *, dated: bool) -> str:
+    """A chunk as a line of a Context's transcript (:func:`line_header` and its text); a
+    ``redacted_summary`` chunk is its redaction, which always names its day."""
+    if chunk.visibility == "redacted_summary":
+        return redaction(chunk.speaker or chunk.source_name, chunk.occurred_at)
+    return line_header(chunk, dated=dated) + chunk.text
 
 
 # ------------------------------------------------------------------------------------------ splitting

@@ -39,7 +39,7 @@ import orjson
 
 from brainstore import kernels
 
-from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form
+from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form, line
 
 log = logging.getLogger("brainstore.index")
 
@@ -49,7 +49,7 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 100
 HNSW_EF_SEARCH = 64
 _INITIAL_CAPACITY = 1024
-_FORMAT = 2  # 2: each chunk's lead
+_FORMAT = 3  # 2: each chunk's lead; 3: its undated line's token count (a format 2 file's are counted on load)
 _META_FILE = "chunks.json"
 _HNSW_FILE = "vectors.hnsw"
 # Below this many allowed ids a filtered vector search scores the allowed vectors directly instead of
@@ -356,6 +356,7 @@ class BrainIndex:
         chunks = [Chunk.from_draft(i, d) for i, d in zip(_new_ids(len(drafts)), drafts, strict=True)]
         tokens = kernels.count_tokens([cited_form(c) for c in chunks])
         joined = kernels.count_tokens([" " + c.text for c in chunks])
+        lines = kernels.count_tokens([line(c, dated=False) for c in chunks])
         ids = [c.id for c in chunks]
         with self._lock.write():
             live = len(self._chunks)
@@ -366,7 +367,7 @@ class BrainIndex:
                 self._capacity = capacity
             self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
             self._lexical.add(ids, [c.index_text for c in chunks])
-            self._register_all(chunks, tokens, joined, leads)
+            self._register_all(chunks, tokens, joined, leads, lines)
             self._changes += 1
         return chunks
 
@@ -379,7 +380,12 @@ class BrainIndex:
             self._table.link(ordered)
 
     def _register_all(
-        self, chunks: list[Chunk], tokens: list[int], joined: list[int], leads: Sequence[str | None]
+        self,
+        chunks: list[Chunk],
+        tokens: list[int],
+        joined: list[int],
+        leads: Sequence[str | None],
+        lines: list[int],
     ) -> None:
         """Take in new chunks (in the order they were added), then link their Records."""
         ts = [c.occurred_at.timestamp() for c in chunks]
@@ -391,6 +397,7 @@ class BrainIndex:
             [TRUST_MULTIPLIER.get(c.trust, 1.0) for c in chunks],
             tokens,
             [min(j, n) for j, n in zip(joined, tokens, strict=True)],
+            lines,
         )
         for chunk, when, lead in zip(chunks, ts, leads, strict=True):
             self._register(chunk, when, lead)
@@ -673,8 +680,11 @@ class BrainIndex:
                         c.visibility,
                         self._table.token_counts(c.id)[0],  # type: ignore[index]
                         self._lead[c.id],
+                        line_count,
                     ]
-                    for c in self._chunks.values()
+                    for c, line_count in zip(
+                        self._chunks.values(), self._table.line_tokens(list(self._chunks)), strict=True
+                    )
                 ],
             }
             meta_tmp = directory / f"{_META_FILE}.{nonce}.tmp"
@@ -703,7 +713,7 @@ class BrainIndex:
         meta_path, hnsw_path = directory / _META_FILE, directory / _HNSW_FILE
         try:
             meta = orjson.loads(meta_path.read_bytes())
-            if meta.get("format") != _FORMAT:
+            if meta.get("format") not in (2, _FORMAT):
                 return None
             if model_name is not None and meta["model_name"] != model_name:
                 return None
@@ -720,8 +730,9 @@ class BrainIndex:
             chunks: list[Chunk] = []
             counts: list[int] = []
             leads: list[str | None] = []
+            lines: list[int] = []
             for row in meta["chunks"]:
-                (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok, lead) = row
+                (cid, rid, start, end, text, itext, when, speaker, source, trust, vis, ntok, lead, *line_count) = row
                 chunk = Chunk(
                     rid, int(start), int(end), text, itext, datetime.fromisoformat(when), speaker, source, trust, vis,
                     id=int(cid),
@@ -729,8 +740,13 @@ class BrainIndex:
                 chunks.append(chunk)
                 counts.append(int(ntok))
                 leads.append(lead)
+                lines.extend(int(n) for n in line_count)
             joined = kernels.count_tokens([" " + c.text for c in chunks])
-            index._register_all(chunks, counts, joined, leads)
+            if meta["format"] == 2:
+                lines = kernels.count_tokens([line(c, dated=False) for c in chunks])
+            elif len(lines) != len(chunks):
+                return None
+            index._register_all(chunks, counts, joined, leads, lines)
             live = set(index._chunks)
             if len(live) != len(chunks):
                 return None
@@ -742,7 +758,8 @@ class BrainIndex:
                 _reserve_below(max(live))
             index._hnsw = hnsw
             index._capacity = capacity
-            index._saved_changes = index._changes
+            # a file of the previous format is to be written again, or every load counts its lines
+            index._saved_changes = index._changes if meta["format"] == _FORMAT else -1
             return index
         except (OSError, ValueError, TypeError, KeyError, RuntimeError):  # orjson.JSONDecodeError is a ValueError
             return None

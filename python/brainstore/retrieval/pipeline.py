@@ -21,11 +21,14 @@ Steps of :func:`retrieve`:
 6. Final score: the trust multiplier (high 1.1, normal 1.0, low 0.8) and a small recency weight
    (the formula of :func:`kernels.final_scores`), best first.
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
-8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited form (speaker, day and
-   text: exactly what the Context returns), greedy by score, a turn's chunks after its best one
-   lowered (:func:`_later_in_turn`) so the budget reaches more turns. Consecutive chunks of
-   one Record that are both packed become one :class:`Passage` under one header, so the second is
-   charged only its text; the passages' exact counts are checked, so the budget is never exceeded.
+8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited line, greedy by score, a
+   turn's chunks after its best one lowered (:func:`_later_in_turn`) so the budget reaches more
+   turns. Consecutive chunks of one Record that are both packed become one :class:`Passage` under one
+   header, so the second is charged only its text. The passages come back as a transcript
+   (:func:`transcript`): in the order they were said, each ``Speaker: text``, the first of each day
+   ``Speaker (8 May 2023): text``, so a day is charged once however many of its lines are packed (a
+   day took 6-7 of the 10 tokens of a line's header, and about 40% of a LoCoMo Context's budget went
+   to headers). The passages' exact counts are checked, so the budget is never exceeded.
 
 Deadline: each lane checks ``time.monotonic()`` before it starts; a lane that would start after the
 deadline is skipped and reported with ``cut: True``. Fusion, scoring and packing always run (they
@@ -42,13 +45,13 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import numpy as np
 
 from brainstore import kernels
 
-from .chunking import Chunk, cited_form
+from .chunking import Chunk, cited_form, format_day, line, line_header
 from .index import BrainIndex, ChunkFilter, Selection
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "content_terms",
     "lexical_query",
     "retrieve",
+    "transcript",
 ]
 
 # Candidates each lane returns. 150 found as much held-out LoCoMo evidence as 200 (0.890 / 0.935 of it
@@ -110,20 +114,23 @@ DEFAULT_CONFIG = RetrievalConfig()
 class Candidate:
     chunk: Chunk
     score: float
-    tokens: int = 0  # tokens of the chunk's cited form, what packing charges for it alone
+    tokens: int = 0  # tokens of the chunk's cited form (its line naming its day)
     joined: int = 0  # tokens of its text after a joining space, in a passage with its neighbour
     before: int | None = None  # the chunk right before it in its Record's text
+    line: int | None = None  # tokens of its line where an earlier line names its day (None: not counted)
 
 
 @dataclass(slots=True)
 class Passage:
     """Packed evidence as the Context returns it: one chunk, or consecutive chunks of one Record
-    packed together and rendered under one header (``"Caroline (8 May 2023): First. Second."``)."""
+    packed together and rendered under one header (``"Caroline (8 May 2023): First. Second."``, or
+    ``"Caroline: First. Second."`` after a line of the same day in a :func:`transcript`)."""
 
     chunks: tuple[Chunk, ...]  # in text order
     score: float  # the best member's
-    text: str  # the cited form, whose tokens count against the budget
+    text: str  # the cited line, whose tokens count against the budget
     tokens: int
+    body: str = ""  # the text under the header: the chunks' texts (a redaction for a redacted chunk)
 
     @property
     def chunk(self) -> Chunk:
@@ -531,16 +538,41 @@ def retrieve(
     if config.turn_penalty:
         priority = _later_in_turn(index, pool, priority, config)
     prev = _predecessors(pool)
-    # A chunk packed next to its neighbour costs its text and a joining space, not a second header.
+    # A chunk packed next to its neighbour costs its text and a joining space, not a second header; a
+    # line costs its speaker and text, and the first line of a day the day as well.
     joined = [c.joined for c in pool]
-    chosen = kernels.pack([c.tokens for c in pool], priority, budget_tokens, prev=prev, joined=joined)
-    selected = _passages(pool, prev, chosen)
-    # The charges were estimates for merged passages; the exact counts decide (BPE across a joining
-    # space practically never costs more, but the budget is a promise).
+    group, day_cost = _days(pool)
+    for c, n in zip(pool, index.table.line_tokens([c.chunk.id for c in pool]), strict=True):
+        c.line = n
+    # a line without its day, as the transcript serves all but a day's first (a redaction names it)
+    lines = [c.tokens if c.line is None else c.line for c in pool]
+    chosen = kernels.pack(lines, priority, budget_tokens, prev=prev, joined=joined, group=group, group_cost=day_cost)
+    # The charges were estimates (a day's cost, BPE across a joining space); the exact counts decide.
+    selected = transcript(_runs(pool, prev, chosen), budget_tokens)
     used = sum(p.tokens for p in selected)
-    while used > budget_tokens:
-        used -= selected.pop().tokens
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
+
+
+_DAY_TOKENS: dict[date, int] = {}
+
+
+def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
+    """Each pool item's day as a group for :func:`kernels.pack` (-1 for a redacted chunk, whose
+    summary always names its day), and what each day adds to a line's header: `` (8 May 2023)``."""
+    index: dict[date, int] = {}
+    group = [
+        -1 if c.chunk.visibility == "redacted_summary" else index.setdefault(c.chunk.occurred_at.date(), len(index))
+        for c in pool
+    ]
+    cost = []
+    for day in index:
+        tokens = _DAY_TOKENS.get(day)
+        if tokens is None:
+            tokens = kernels.token_count(f" ({format_day(datetime(day.year, day.month, day.day))})")
+            if len(_DAY_TOKENS) < 100_000:  # days are few; the bound keeps a hostile history from growing it
+                _DAY_TOKENS[day] = tokens
+        cost.append(tokens)
+    return group, cost
 
 
 def _later_in_turn(
@@ -583,23 +615,70 @@ def _predecessors(pool: list[Candidate]) -> list[int]:
     ]
 
 
-def _passages(pool: list[Candidate], prev: list[int], chosen: list[int]) -> list[Passage]:
-    """The chosen pool items as passages (runs of consecutive chosen chunks merged), best first."""
+def _runs(pool: list[Candidate], prev: list[int], chosen: list[int]) -> list[list[Candidate]]:
+    """The chosen pool items as runs: consecutive chosen chunks of one Record, in text order."""
     picked = set(chosen)
     follower = {p: i for i, p in enumerate(prev) if p >= 0 and i in picked}
-    out: list[Passage] = []
+    out: list[list[Candidate]] = []
     for i in chosen:
         if prev[i] in picked:
             continue  # inside a run that starts earlier
         run = [pool[i]]
         while (i := follower.get(i, -1)) >= 0:
             run.append(pool[i])
-        if len(run) == 1:
-            out.append(Passage((run[0].chunk,), run[0].score, cited_form(run[0].chunk), run[0].tokens))
-            continue
-        text = " ".join([cited_form(run[0].chunk), *(c.chunk.text for c in run[1:])])
-        out.append(
-            Passage(tuple(c.chunk for c in run), max(c.score for c in run), text, kernels.token_count(text))
-        )
-    out.sort(key=lambda p: (-p.score, p.chunk.id))
+        out.append(run)
     return out
+
+
+def transcript(runs: Sequence[Sequence[Candidate]], budget: int) -> list[Passage]:
+    """``runs`` (consecutive chunks of one Record each) as passages in the order they were said (time,
+    then the order the index took them in), each headed ``Speaker: text``, the first of each day
+    ``Speaker (8 May 2023): text``: a reader of the lines in order knows each one's day, and the day
+    is paid for once. A redacted chunk is served as its summary, which names its day. While the exact
+    counts exceed ``budget`` the weakest run is left out (the budget is a promise). A lone chunk's
+    line is counted here unless its candidate carries the count (``tokens`` dated, ``line`` not)."""
+    ordered = sorted(runs, key=lambda run: (run[0].chunk.occurred_at, run[0].chunk.id))
+    while True:
+        passages = _lines(ordered)
+        if sum(p.tokens for p in passages) <= budget or not passages:
+            return passages
+        weakest = min(range(len(passages)), key=lambda i: (passages[i].score, -passages[i].chunk.id))
+        del ordered[weakest]
+
+
+def _lines(ordered: Sequence[Sequence[Candidate]]) -> list[Passage]:
+    passages: list[Passage] = []
+    uncounted: list[Passage] = []
+    day = None
+    for run in ordered:
+        first = run[0].chunk
+        said = first.occurred_at.date()
+        if first.visibility == "redacted_summary":
+            text = body = line(first, dated=True)
+        else:
+            body = first.text if len(run) == 1 else " ".join([c.chunk.text for c in run])
+            text = line_header(first, dated=said != day) + body
+        score = run[0].score if len(run) == 1 else max([c.score for c in run])
+        passage = Passage(tuple([c.chunk for c in run]), score, text, 0, body)
+        tokens = _counted(run, text, said != day)
+        if tokens is None:
+            uncounted.append(passage)
+        else:
+            passage.tokens = tokens
+        passages.append(passage)
+        day = said
+    if uncounted:
+        for passage, tokens in zip(uncounted, kernels.count_tokens([p.text for p in uncounted]), strict=True):
+            passage.tokens = tokens
+    return passages
+
+
+def _counted(run: Sequence[Candidate], text: str, dated: bool) -> int | None:
+    """A lone chunk's count as the index took it in: its cited form when ``text`` is it (a chunk
+    stored by an older version may cite another form), its undated line (or redaction) else."""
+    if len(run) > 1:
+        return None
+    candidate = run[0]
+    if dated or candidate.chunk.visibility == "redacted_summary":
+        return candidate.tokens if candidate.tokens and text == cited_form(candidate.chunk) else None
+    return candidate.line

@@ -43,7 +43,7 @@ from brainstore.errors import invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import format_day
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
-from brainstore.retrieval.pipeline import Candidate, Passage, Retrieval, content_terms, retrieve
+from brainstore.retrieval.pipeline import Candidate, Passage, Retrieval, content_terms, retrieve, transcript
 from brainstore.service.answer import Composer, ExtractiveComposer, ServedPassage
 from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain, shared_store
 from brainstore.service.derivation import Derivation
@@ -530,6 +530,11 @@ class Contexts:
             if quote is None:
                 continue  # its Record was forgotten while the Context was assembled
             window.append((passage, passage.text, quote))
+        if len(window) < len(retrieval.selected):
+            # The passage that named its day may be gone: the lines are told again without it.
+            quotes = {p.chunk.id: quote for p, _, quote in window}
+            runs = [[Candidate(c, p.score) for c in p.chunks] for p, _, _ in window]
+            window = [(p, p.text, quotes[p.chunk.id]) for p in transcript(runs, retrieval.tokens_used)]
         window_records = {p.chunk.record_id for p, _, _ in window}
 
         citations: list[dict[str, Any]] = []
@@ -697,17 +702,17 @@ class Contexts:
     ) -> dict[str, Any] | None:
         by_record_chunk = {item["id"]: item for item in evidence}
         passages = []
-        for passage, text, _ in window:
+        # Best first: the composer counts a passage's rank (the evidence is served in the order said).
+        for passage, _, _ in sorted(window, key=lambda served: -served[0].score):
             item = by_record_chunk.get(f"chk_{passage.chunk.id}")
             if item is None:
                 continue
             chunk = passage.chunk
             header = f"{chunk.speaker or chunk.source_name or 'a source'} ({format_day(chunk.occurred_at)})"
-            body = text.split(": ", 1)[1] if text.startswith(header) else text
             passages.append(
                 ServedPassage(
                     header,
-                    body,
+                    passage.body,
                     citations[item["citation"]]["id"],
                     (chunk.occurred_at.timestamp(), chunk.id),
                     redacted=item["redacted"],

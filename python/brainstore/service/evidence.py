@@ -327,8 +327,8 @@ class EvidenceIndexes:
             index = self._reconcile(brain_uid, index)
         if index is None:
             index = self._rebuild(brain_uid)
-            if len(index):
-                self._save_soon(brain_uid)
+        if len(index) and index.unsaved:  # built, reconciled, or loaded from an older format
+            self._save_soon(brain_uid)
         return index
 
     def _reconcile(self, brain_uid: str, index: BrainIndex) -> BrainIndex | None:
