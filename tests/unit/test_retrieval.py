@@ -509,12 +509,17 @@ def test_the_evidence_is_a_transcript_that_names_each_day_once() -> None:
         ],
         visibility={"b1": "redacted_summary"},
     )
-    query = sum(unit(n) for n in range(1, 5))
+    # a note of no speaker and no source: without its day it would read as said by "Agenda"
+    note = chunk_record("n", doc("Agenda: walk the puppy.", when=T0 + timedelta(hours=2)), source_name=None,
+                        trust="normal", visibility="shareable")  # fmt: skip
+    index.add(note, unit(5)[None, :])
+    query = sum(unit(n) for n in range(1, 6))
     r = retrieve(index, "zzz", query / np.linalg.norm(query), budget_tokens=2000, deadline=far_deadline())
     # in the order said; a day's first line names it, as a redaction always does
     assert [p.text for p in r.selected] == [
         "Caroline (8 May 2023): I adopted a puppy.",
         "Melanie: What a lovely dog!",
+        "(8 May 2023) Agenda: walk the puppy.",
         "[redacted summary: Caroline recorded something on 9 May 2023]",
         "Melanie: My diary says so.",
     ]

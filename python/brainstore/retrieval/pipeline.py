@@ -544,8 +544,9 @@ def retrieve(
     group, day_cost = _days(pool)
     for c, n in zip(pool, index.table.line_tokens([c.chunk.id for c in pool]), strict=True):
         c.line = n
-    # a line without its day, as the transcript serves all but a day's first (a redaction names it)
-    lines = [c.tokens if c.line is None else c.line for c in pool]
+    # a line without its day, as the transcript serves all but a day's first; one that always names
+    # its day (no group) costs its cited form
+    lines = [c.tokens if g < 0 or c.line is None else c.line for c, g in zip(pool, group, strict=True)]
     chosen = kernels.pack(lines, priority, budget_tokens, prev=prev, joined=joined, group=group, group_cost=day_cost)
     # The charges were estimates (a day's cost, BPE across a joining space); the exact counts decide.
     selected = transcript(_runs(pool, prev, chosen), budget_tokens)
@@ -557,13 +558,10 @@ _DAY_TOKENS: dict[date, int] = {}
 
 
 def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
-    """Each pool item's day as a group for :func:`kernels.pack` (-1 for a redacted chunk, whose
-    summary always names its day), and what each day adds to a line's header: `` (8 May 2023)``."""
+    """Each pool item's day as a group for :func:`kernels.pack` (-1 for a line that always names its
+    day: see :func:`_always_dated`), and what each day adds to a line's header: `` (8 May 2023)``."""
     index: dict[date, int] = {}
-    group = [
-        -1 if c.chunk.visibility == "redacted_summary" else index.setdefault(c.chunk.occurred_at.date(), len(index))
-        for c in pool
-    ]
+    group = [-1 if _always_dated(c.chunk) else index.setdefault(c.chunk.occurred_at.date(), len(index)) for c in pool]
     cost = []
     for day in index:
         tokens = _DAY_TOKENS.get(day)
@@ -573,6 +571,12 @@ def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
                 _DAY_TOKENS[day] = tokens
         cost.append(tokens)
     return group, cost
+
+
+def _always_dated(chunk: Chunk) -> bool:
+    """A redaction names its day; a line with neither speaker nor source keeps ``(8 May 2023)`` before
+    its text, or a text that starts ``Agenda: ...`` would read as said by "Agenda"."""
+    return chunk.visibility == "redacted_summary" or not (chunk.speaker or chunk.source_name)
 
 
 def _later_in_turn(
@@ -653,14 +657,15 @@ def _lines(ordered: Sequence[Sequence[Candidate]]) -> list[Passage]:
     for run in ordered:
         first = run[0].chunk
         said = first.occurred_at.date()
+        dated = said != day or _always_dated(first)
         if first.visibility == "redacted_summary":
             text = body = line(first, dated=True)
         else:
             body = first.text if len(run) == 1 else " ".join([c.chunk.text for c in run])
-            text = line_header(first, dated=said != day) + body
+            text = line_header(first, dated=dated) + body
         score = run[0].score if len(run) == 1 else max([c.score for c in run])
         passage = Passage(tuple([c.chunk for c in run]), score, text, 0, body)
-        tokens = _counted(run, text, said != day)
+        tokens = _counted(run, text, dated)
         if tokens is None:
             uncounted.append(passage)
         else:
@@ -679,6 +684,6 @@ def _counted(run: Sequence[Candidate], text: str, dated: bool) -> int | None:
     if len(run) > 1:
         return None
     candidate = run[0]
-    if dated or candidate.chunk.visibility == "redacted_summary":
+    if dated:
         return candidate.tokens if candidate.tokens and text == cited_form(candidate.chunk) else None
     return candidate.line

@@ -633,8 +633,9 @@ class Contexts:
         cost_embeddings = 1 if embedding is not None else 0
         unfilled: list[str] = []
         if request["schema"] is not None:
+            bodies = {f"chk_{p.chunk.id}": p.body for p, _, _ in window}
             structured, unfilled, embedded = self._structured(
-                request["schema"], brain, eligible, window_records, evidence, citations, ledger, deadline
+                request["schema"], brain, eligible, window_records, evidence, bodies, citations, ledger, deadline
             )
             context["structured"] = structured
             cost_embeddings += embedded
@@ -740,13 +741,15 @@ class Contexts:
         eligible: list[MemoryRevision],
         window_records: set[str],
         evidence: list[dict[str, Any]],
+        bodies: dict[str, str],
         citations: list[dict[str, Any]],
         ledger: Ledger,
         deadline: float,
     ) -> tuple[dict[str, Any], list[str], int]:
         """The structured component, the schema properties nothing filled (for unknowns), and the
         embedding calls it made. Filled only from served, cited material: the Memories this reader
-        may see (with their citations) and, when evidence is served, its passages (by citation id)."""
+        may see (with their citations) and, when evidence is served, its passages (by citation id;
+        ``bodies`` holds each served item's text without its header, by item id)."""
         try:
             schema = compile_schema(raw)
         except SchemaRefused as exc:
@@ -775,7 +778,7 @@ class Contexts:
             for item in evidence:
                 if item["redacted"]:
                     continue
-                body = item["text"].split(": ", 1)[-1]
+                body = bodies[item["id"]]
                 speaker = (item.get("speaker") or "").casefold()
                 when = datetime.fromisoformat(item["occurred_at"].replace("Z", "+00:00")).timestamp()
                 facts.append(
