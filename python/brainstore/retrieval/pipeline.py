@@ -51,7 +51,7 @@ import numpy as np
 
 from brainstore import kernels
 
-from .chunking import Chunk, cited_form, format_day, line, line_header
+from .chunking import Chunk, cited_form, line, line_header
 from .index import BrainIndex, ChunkFilter, Selection
 
 __all__ = [
@@ -541,9 +541,9 @@ def retrieve(
     # A chunk packed next to its neighbour costs its text and a joining space, not a second header; a
     # line costs its speaker and text, and the first line of a day the day as well.
     joined = [c.joined for c in pool]
-    group, day_cost = _days(pool)
     for c, n in zip(pool, index.table.line_tokens([c.chunk.id for c in pool]), strict=True):
         c.line = n
+    group, day_cost = _days(pool)
     # a line without its day, as the transcript serves all but a day's first; one that always names
     # its day (no group) costs its cited form
     lines = [c.tokens if g < 0 or c.line is None else c.line for c, g in zip(pool, group, strict=True)]
@@ -554,22 +554,23 @@ def retrieve(
     return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
 
 
-_DAY_TOKENS: dict[date, int] = {}
-
-
 def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
     """Each pool item's day as a group for :func:`kernels.pack` (-1 for a line that always names its
-    day: see :func:`_always_dated`), and what each day adds to a line's header: `` (8 May 2023)``."""
-    index: dict[date, int] = {}
-    group = [-1 if _always_dated(c.chunk) else index.setdefault(c.chunk.occurred_at.date(), len(index)) for c in pool]
-    cost = []
-    for day in index:
-        tokens = _DAY_TOKENS.get(day)
-        if tokens is None:
-            tokens = kernels.token_count(f" ({format_day(datetime(day.year, day.month, day.day))})")
-            if len(_DAY_TOKENS) < 100_000:  # days are few; the bound keeps a hostile history from growing it
-                _DAY_TOKENS[day] = tokens
-        cost.append(tokens)
+    day: see :func:`_always_dated`), and what the day adds to a line's header (`` (8 May 2023)``):
+    the difference of the counts the index keeps for its first chunk's line with the day and without.
+    (The transcript counts what it serves; no cache of days outlives the Records that had them.)"""
+    position: dict[date, int] = {}
+    cost: list[int] = []
+    group = []
+    for c in pool:
+        if _always_dated(c.chunk):
+            group.append(-1)
+            continue
+        day = c.chunk.occurred_at.date()
+        if day not in position:
+            position[day] = len(cost)
+            cost.append(max(c.tokens - c.line, 0) if c.line is not None else c.tokens)
+        group.append(position[day])
     return group, cost
 
 
