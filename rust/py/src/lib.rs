@@ -61,6 +61,25 @@ fn truncate_tokens(py: Python<'_>, text: String, max_tokens: usize) -> String {
     detached(py, || tokens::truncate(&text, max_tokens).to_owned())
 }
 
+/// Two columns of one item each, as a `pack` option takes them.
+type Columns<'a> = (&'a [i64], &'a [i64]);
+
+/// Two optional columns that are given together or not at all.
+fn pair<'a>(
+    a: Option<&'a Vec<i64>>,
+    b: Option<&'a Vec<i64>>,
+    name: &'static str,
+) -> Result<Option<Columns<'a>>, CoreError> {
+    match (a, b) {
+        (Some(a), Some(b)) => Ok(Some((a.as_slice(), b.as_slice()))),
+        (None, None) => Ok(None),
+        _ => Err(CoreError::InvalidArgument {
+            name,
+            reason: "the two columns go together",
+        }),
+    }
+}
+
 #[pyfunction]
 #[pyo3(signature = (token_counts, scores, budget, prev = None, joined = None, group = None, group_cost = None))]
 #[expect(
@@ -78,26 +97,14 @@ fn pack(
     group_cost: Option<Vec<i64>>,
 ) -> PyResult<Vec<usize>> {
     detached(py, || {
-        let runs = match (&prev, &joined) {
-            (Some(prev), Some(joined)) => Some(packing::Runs { prev, joined }),
-            (None, None) => None,
-            _ => {
-                return Err(CoreError::InvalidArgument {
-                    name: "runs",
-                    reason: "prev and joined go together",
-                })
-            }
-        };
-        let groups = match (&group, &group_cost) {
-            (Some(of), Some(cost)) => Some(packing::Groups { of, cost }),
-            (None, None) => None,
-            _ => {
-                return Err(CoreError::InvalidArgument {
-                    name: "groups",
-                    reason: "group and group_cost go together",
-                })
-            }
-        };
+        let runs = pair(prev.as_ref(), joined.as_ref(), "runs (prev and joined)")?
+            .map(|(prev, joined)| packing::Runs { prev, joined });
+        let groups = pair(
+            group.as_ref(),
+            group_cost.as_ref(),
+            "groups (group and group_cost)",
+        )?
+        .map(|(of, cost)| packing::Groups { of, cost });
         packing::pack_grouped(&token_counts, &scores, budget, runs, groups)
     })
     .map_err(to_py_err)
