@@ -80,17 +80,21 @@ def format_day(when: datetime) -> str:
     return f"{when.day} {_MONTHS[when.month - 1]} {when.year}"
 
 
+def _header(who: str | None, day: datetime | None) -> str:
+    """``"<who> (<day>): "``, ``"<who>: "`` without a day, ``"(<day>) "`` without a who, or nothing."""
+    if day is None:
+        return f"{who}: " if who else ""
+    return f"{who} ({format_day(day)}): " if who else f"({format_day(day)}) "
+
+
 def index_text_for(text: str, *, speaker: str | None, source_name: str | None, occurred_at: datetime) -> str:
     """``"<who> (<day>): <text>"``; who is the speaker, else the source name, else nothing."""
-    who = speaker or source_name
-    day = format_day(occurred_at)
-    return f"{who} ({day}): {text}" if who else f"({day}) {text}"
+    return _header(speaker or source_name, occurred_at) + text
 
 
 def embedding_text(chunk: ChunkDraft) -> str:
     """``"<who>: <text>"``, the text the vector lane embeds (the module docstring says why no day)."""
-    who = chunk.speaker or chunk.source_name
-    return f"{who}: {chunk.text}" if who else chunk.text
+    return _header(chunk.speaker or chunk.source_name, None) + chunk.text
 
 
 def redaction(who: str | None, when: datetime) -> str:
@@ -109,11 +113,7 @@ def cited_form(chunk: ChunkDraft) -> str:
 def line_header(chunk: ChunkDraft, *, dated: bool) -> str:
     """What heads a chunk's line in a Context's transcript: ``"Caroline: "``, or where the day changes
     ``"Caroline (8 May 2023): "``; the source's name for a speakerless chunk, or the day alone."""
-    who = chunk.speaker or chunk.source_name
-    if not dated:
-        return f"{who}: " if who else ""
-    day = format_day(chunk.occurred_at)
-    return f"{who} ({day}): " if who else f"({day}) "
+    return _header(chunk.speaker or chunk.source_name, chunk.occurred_at if dated else None)
 
 
 def line(chunk: ChunkDraft, *, dated: bool) -> str:
