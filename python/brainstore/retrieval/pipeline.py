@@ -130,7 +130,7 @@ class Passage:
     score: float  # the best member's
     text: str  # the cited line, whose tokens count against the budget
     tokens: int
-    body: str = ""  # the text under the header: the chunks' texts (a redaction for a redacted chunk)
+    body: str  # the text under the header: the chunks' texts (a redaction for a redacted chunk)
 
     @property
     def chunk(self) -> Chunk:
@@ -556,20 +556,20 @@ def retrieve(
 
 def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
     """Each pool item's day as a group for :func:`kernels.pack` (-1 for a line that always names its
-    day: see :func:`_always_dated`), and what the day adds to a line's header (`` (8 May 2023)``):
+    day, see :func:`_always_dated`, or one the table no longer counts), and what the day adds to a line's header (`` (8 May 2023)``):
     the difference of the counts the index keeps for its first chunk's line with the day and without.
     (The transcript counts what it serves; no cache of days outlives the Records that had them.)"""
     position: dict[date, int] = {}
     cost: list[int] = []
     group = []
     for c in pool:
-        if _always_dated(c.chunk):
+        if _always_dated(c.chunk) or c.line is None:  # no line count: its Record is being forgotten
             group.append(-1)
             continue
         day = c.chunk.occurred_at.date()
         if day not in position:
             position[day] = len(cost)
-            cost.append(max(c.tokens - c.line, 0) if c.line is not None else c.tokens)
+            cost.append(max(c.tokens - c.line, 0))
         group.append(position[day])
     return group, cost
 

@@ -45,8 +45,8 @@ fn invalid(reason: &'static str) -> CoreError {
     }
 }
 
-/// Each item's group as an index (`usize::MAX` for none), once `groups` are checked.
-fn group_of(groups: &Groups<'_>, n: usize) -> Result<Vec<usize>, CoreError> {
+/// Each item's group as an index, once `groups` are checked.
+fn group_of(groups: &Groups<'_>, n: usize) -> Result<Vec<Option<usize>>, CoreError> {
     let bad = |reason| CoreError::InvalidArgument {
         name: "groups",
         reason,
@@ -59,10 +59,11 @@ fn group_of(groups: &Groups<'_>, n: usize) -> Result<Vec<usize>, CoreError> {
         .of
         .iter()
         .map(|&g| match g {
-            -1 => Ok(usize::MAX),
+            -1 => Ok(None),
             g => usize::try_from(g)
                 .ok()
                 .filter(|&g| g < groups.cost.len())
+                .map(Some)
                 .ok_or(bad("a group must be -1 or an index into the group costs")),
         })
         .collect()
@@ -135,7 +136,8 @@ pub fn pack_grouped(
         Some(g) => group_of(g, token_counts.len())?,
         None => Vec::new(),
     };
-    let mut opened = vec![false; groups.map_or(0, |g| g.cost.len())];
+    let header_costs = groups.map_or(&[][..], |g| g.cost);
+    let mut opened = vec![false; header_costs.len()];
     if budget <= 0 {
         return Ok(Vec::new());
     }
@@ -155,14 +157,15 @@ pub fn pack_grouped(
             Some(r) if joins => r.joined[i],
             _ => token_counts[i],
         });
-        let g = group.get(i).copied().unwrap_or(usize::MAX);
-        if let Some(groups) = groups.filter(|_| g != usize::MAX && !opened[g]) {
-            cost += i128::from(groups.cost[g]);
+        // the group whose header this item would open
+        let header = group.get(i).copied().flatten().filter(|&g| !opened[g]);
+        if let Some(g) = header {
+            cost += i128::from(header_costs[g]);
         }
         if used + cost <= budget {
             used += cost;
             picked[i] = true;
-            if g != usize::MAX {
+            if let Some(g) = header {
                 opened[g] = true;
             }
             chosen.push(i);
