@@ -266,10 +266,27 @@ def test_excluded_ids_never_come_back_and_speakers_are_counted() -> None:
     assert index.local_only() == frozenset() and not index.is_speaker("dave")
 
 
-def _turns(index: BrainIndex, turns: list[tuple[str, str, str]], source: str = "chat") -> None:
+def _turns(
+    index: BrainIndex,
+    turns: list[tuple[str, str, str]],
+    source: str = "chat",
+    when: dict[str, datetime] | None = None,
+    visibility: dict[str, str] | None = None,
+) -> None:
+    """(record id, speaker, text) said at T0 unless ``when`` says otherwise, shareable unless
+    ``visibility`` does."""
     for n, (rid, speaker, text) in enumerate(turns):
-        drafts = chunk_record(rid, msg(text, speaker=speaker), source_name=source, trust="normal", visibility="shareable")
+        drafts = chunk_record(
+            rid, msg(text, speaker=speaker, when=(when or {}).get(rid, T0)), source_name=source, trust="normal",
+            visibility=(visibility or {}).get(rid, "shareable"),
+        )  # fmt: skip
         index.add(drafts, np.stack([unit(100 + n + i) for i in range(len(drafts))]))
+
+
+def _toward_all(index: BrainIndex) -> np.ndarray:
+    """A query vector near every chunk of ``index``."""
+    query = index.vectors([c.id for c in index.chunks()]).sum(axis=0)
+    return query / np.linalg.norm(query)
 
 
 def test_a_name_others_address_a_speaker_by_names_that_speaker(tmp_path: Path) -> None:
@@ -485,36 +502,26 @@ def test_a_turn_s_second_sentence_packs_after_another_turn_s_best(penalty: float
     assert packed == ({r1.id, other.id} if penalty else {r1.id, r2.id})
 
 
-def _lines_index(lines: list[tuple[str, str, str, datetime]], visibility: dict[str, str] | None = None) -> BrainIndex:
-    """(record id, speaker, text, when) each one chunk, each vector its own direction."""
-    index = BrainIndex(DIM, MODEL)
-    for n, (rid, speaker, text, when) in enumerate(lines, start=1):
-        drafts = chunk_record(
-            rid, msg(text, speaker=speaker, when=when), source_name="chat", trust="normal",
-            visibility=(visibility or {}).get(rid, "shareable"),
-        )  # fmt: skip
-        index.add(drafts, unit(n)[None, :])
-    return index
-
-
 def test_the_evidence_is_a_transcript_that_names_each_day_once() -> None:
     from brainstore import kernels
 
-    index = _lines_index(
+    index = BrainIndex(DIM, MODEL)
+    _turns(
+        index,
         [
-            ("b1", "Caroline", "The puppy chewed my shoes.", T0 + timedelta(days=1)),
-            ("a2", "Melanie", "What a lovely dog!", T0 + timedelta(hours=1)),
-            ("a1", "Caroline", "I adopted a puppy.", T0),
-            ("s", "Melanie", "My diary says so.", T0 + timedelta(days=1, hours=2)),
+            ("b1", "Caroline", "The puppy chewed my shoes."),
+            ("a2", "Melanie", "What a lovely dog!"),
+            ("a1", "Caroline", "I adopted a puppy."),
+            ("s", "Melanie", "My diary says so."),
         ],
+        when={"b1": T0 + timedelta(days=1), "a2": T0 + timedelta(hours=1), "s": T0 + timedelta(days=1, hours=2)},
         visibility={"b1": "redacted_summary"},
     )
     # a note of no speaker and no source: without its day it would read as said by "Agenda"
     note = chunk_record("n", doc("Agenda: walk the puppy.", when=T0 + timedelta(hours=2)), source_name=None,
                         trust="normal", visibility="shareable")  # fmt: skip
     index.add(note, unit(5)[None, :])
-    query = sum(unit(n) for n in range(1, 6))
-    r = retrieve(index, "zzz", query / np.linalg.norm(query), budget_tokens=2000, deadline=far_deadline())
+    r = retrieve(index, "zzz", _toward_all(index), budget_tokens=2000, deadline=far_deadline())
     # in the order said; a day's first line names it, as a redaction always does
     assert [p.text for p in r.selected] == [
         "Caroline (8 May 2023): I adopted a puppy.",
@@ -538,12 +545,15 @@ def test_a_day_s_lines_share_its_header_so_the_budget_takes_more_of_them() -> No
         ("Caroline", "We walk by the river."),
         ("Melanie", "Send me a photo soon."),
     ]
-    lines = [(f"r{n}", who, text, T0 + timedelta(minutes=n)) for n, (who, text) in enumerate(said)]
-    index = _lines_index(lines)
+    index = BrainIndex(DIM, MODEL)
+    _turns(
+        index,
+        [(f"r{n}", who, text) for n, (who, text) in enumerate(said)],
+        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(len(said))},
+    )
     dated = [kernels.token_count(c.index_text) for c in sorted(index._chunks.values(), key=lambda c: c.id)]
     budget = sum(dated[:3])  # three lines that each named the day
-    query = sum(unit(n) for n in range(1, 7))
-    r = retrieve(index, "zzz", query / np.linalg.norm(query), budget_tokens=budget, deadline=far_deadline())
+    r = retrieve(index, "zzz", _toward_all(index), budget_tokens=budget, deadline=far_deadline())
     assert len(r.selected) > 3
     assert r.selected[0].text.startswith("Caroline (8 May 2023): ")
     assert all(p.text.startswith(("Caroline: ", "Melanie: ")) for p in r.selected[1:])
