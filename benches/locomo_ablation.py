@@ -31,7 +31,7 @@ from brainstore.derive import source_text
 from brainstore.retrieval import pipeline
 from brainstore.retrieval.chunking import chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
-from brainstore.retrieval.pipeline import DEFAULT_CONFIG, RetrievalConfig, retrieve
+from brainstore.retrieval.pipeline import DEFAULT_CONFIG, RetrievalConfig, embedded_query, retrieve
 from brainstore.service.context import query_periods
 
 from . import locomo
@@ -106,7 +106,7 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
         for q, evidence in locomo.scored_questions(conversation)
     ]
     tag = f"questions-{conversation.sample_id}" + ("-first_person" if stress == "first_person" else "")
-    qvecs = embed_cached(embedder, [q.question for q, _ in questions], tag, queries=True)
+    qvecs = embed_cached(embedder, [embedded_query(index, q.question) for q, _ in questions], tag, queries=True)
     # Asked now, as the service asks (relative periods and recency resolve against the clock).
     return Built(conversation, index, questions, qvecs, datetime.now(UTC), locomo.brain_self(conversation, stress))
 

@@ -31,7 +31,7 @@ import pytest
 from brainstore.derive import source_text
 from brainstore.retrieval.chunking import ChunkDraft, chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
-from brainstore.retrieval.pipeline import DEFAULT_CONFIG, retrieve
+from brainstore.retrieval.pipeline import DEFAULT_CONFIG, embedded_query, retrieve
 from brainstore.service.context import query_periods
 
 from . import locomo
@@ -124,7 +124,8 @@ def measure(conversations, embedder, sample_ids, config=DEFAULT_CONFIG) -> dict[
         index = _index(conversation, embedder)
         questions = locomo.scored_questions(conversation)
         qvecs = embed_cached(
-            embedder, [q.question for q, _ in questions], f"questions-{conversation.sample_id}", queries=True
+            embedder, [embedded_query(index, q.question) for q, _ in questions], f"questions-{conversation.sample_id}",
+            queries=True,
         )
         for (question, evidence), qvec in zip(questions, qvecs, strict=True):
             focus = query_periods(question.question, datetime.now(UTC))  # as the service does

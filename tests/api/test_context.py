@@ -386,6 +386,27 @@ def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."
 
 
+def test_a_question_naming_a_speaker_by_another_name_than_their_label_is_embedded_with_the_label(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder, asked = service.evidence.embedder, []
+    real = embedder.embed_query
+    monkeypatch.setattr(embedder, "embed_query", lambda text: asked.append(text) or real(text))
+    api.brain("b1")
+    turns = [
+        ("user_81", "I adopted a beagle last week."),
+        ("user_92", "Hey Audrey, that is wonderful news!"),
+        ("user_81", "Thanks, she is a handful."),
+        ("user_92", "Beagles are lovely, Audrey!"),
+    ]
+    for speaker, text in turns:
+        api.remember("b1", {"kind": "message", "text": text, "speaker": speaker}, occurred_at="2023-05-08T10:00:00Z")
+    assert service.wait_idle()
+    ctx = context(api, query="What dog did Audrey adopt?")
+    assert asked == ["What dog did user_81 adopt?"]  # as "user_81: I adopted a beagle last week." was
+    assert ctx["evidence"][0]["text"].startswith("user_81 (8 May 2023): I adopted a beagle")
+
+
 def test_the_evidence_names_a_day_once_and_again_when_the_line_that_named_it_is_gone(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

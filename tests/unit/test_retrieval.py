@@ -27,7 +27,7 @@ from brainstore.retrieval.chunking import (
     leads,
 )
 from brainstore.retrieval.index import BrainIndex, ChunkFilter, Selection
-from brainstore.retrieval.pipeline import content_terms, lexical_query, retrieve
+from brainstore.retrieval.pipeline import content_terms, embedded_query, lexical_query, retrieve
 
 DIM = 16
 MODEL = "test-model"
@@ -332,6 +332,26 @@ def test_a_capitalized_word_of_one_speaker_s_display_name_names_that_speaker() -
     assert index.speaker_named("Caroline") is None  # forgotten with the speaker's last chunk
     index.remove_record("j1")
     assert index.speaker_named("Okafor") == "melanie okafor"
+
+
+def test_a_question_is_embedded_with_the_label_of_a_speaker_it_names_otherwise() -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [
+        ("t1", "Person A", "I adopted a second dog last week."),
+        ("t2", "Person B", "Hey Audrey! That's wonderful news."),
+        ("t3", "Person A", "Thanks, she is a beagle."),
+        ("t4", "Person B", "Beagles are lovely, Audrey!"),
+    ])  # fmt: skip
+    _turns(index, [("c1", "Caroline Reyes", "I went to the support group.")], source="mail")
+    # the passages are embedded as "Person A: ...": so is a question about Audrey, possessive kept
+    assert embedded_query(index, "What did Audrey\u2019s dog do?") == "What did Person A\u2019s dog do?"
+    assert embedded_query(index, "Did Audrey adopt a dog, Audrey?") == "Did Person A adopt a dog, Person A?"
+    # a label that says the name already, a label itself, and a word that is no name stay as written
+    assert embedded_query(index, "What did Caroline do?") == "What did Caroline do?"
+    assert embedded_query(index, "What did Person B say?") == "What did Person B say?"
+    assert embedded_query(index, "did audrey adopt?") == "did audrey adopt?"
+    index.remove_record("t4")  # Audrey addressed once: no longer anyone's name
+    assert embedded_query(index, "What did Audrey adopt?") == "What did Audrey adopt?"
 
 
 def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:

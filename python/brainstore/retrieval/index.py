@@ -303,6 +303,7 @@ class BrainIndex:
         self._lead: dict[int, str | None] = {}  # the whitespace before it in its Record, if known
         self._by_record: dict[str, list[int]] = {}
         self._speakers: Counter[str] = Counter()  # lowercased speaker -> live chunks they said
+        self._labels: dict[str, str] = {}  # lowercased speaker -> their label as their Records first wrote it
         # word -> the speakers whose names of several words hold it ("caroline" -> "caroline reyes")
         self._name_words: dict[str, set[str]] = {}
         # lowercased name -> lowercased speakers it addressed (the speaker of the turn before), and
@@ -412,6 +413,7 @@ class BrainIndex:
             name = chunk.speaker.lower()
             if name not in self._speakers:
                 self._file_name_words(name, add=True)
+                self._labels[name] = chunk.speaker
             self._speakers[name] += 1
             self._note_vocatives(chunk)
         if chunk.visibility == "local_only":
@@ -445,6 +447,7 @@ class BrainIndex:
             self._speakers[name] -= 1
             if not self._speakers[name]:
                 del self._speakers[name]
+                del self._labels[name]
                 self._file_name_words(name, add=False)
         self._local_only.discard(chunk_id)
         for name, speaker in self._vocatives.pop(chunk_id, ()):
@@ -520,6 +523,10 @@ class BrainIndex:
             if n < _ALIAS_MIN or (rest and rest[0][1] == n) or speaker not in self._speakers:
                 return None
             return speaker
+
+    def speaker_label(self, speaker: str) -> str | None:
+        """A lowercased speaker's label as their Records wrote it ("Person A"); None for no live speaker."""
+        return self._labels.get(speaker)
 
     def _file_name_words(self, speaker: str, *, add: bool) -> None:
         """Under the write lock: file a speaker who came (or take back one who went) under each word

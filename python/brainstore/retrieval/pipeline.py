@@ -353,6 +353,31 @@ def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: F
     return " ".join(kept) if kept else query
 
 
+def embedded_query(index: BrainIndex, query: str) -> str:
+    """The question as the vector lane embeds it: a capitalized word that names a speaker by another
+    name than their label (an alias others address them by: "Audrey" for the label "user") is written
+    as the label, possessive kept.
+
+    A passage is embedded as ``Label: text`` (:func:`~brainstore.retrieval.chunking.embedding_text`),
+    so its vector carries whatever its Records call the speaker. Where that is their name, a question
+    naming them is near their words; where it is a label (a role, an account id, "Person A"), it is
+    not, unless the question says the label too. A label that holds the word ("Caroline" of "Caroline
+    Reyes") already matches and is left as written."""
+
+    def labelled(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if not word[:1].isupper():
+            return word
+        plain = word.replace("\u2019", "'")
+        name = plain.removesuffix("'s")
+        speaker = index.speaker_named(name)
+        if speaker is None or name.lower() in (w.lower() for w in _query_words(speaker)):
+            return word
+        return (index.speaker_label(speaker) or speaker) + word[len(name) :]
+
+    return _WORD.sub(labelled, query)
+
+
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
 
 

@@ -43,7 +43,15 @@ from brainstore.errors import invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import format_day
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
-from brainstore.retrieval.pipeline import Candidate, Passage, Retrieval, content_terms, retrieve, transcript
+from brainstore.retrieval.pipeline import (
+    Candidate,
+    Passage,
+    Retrieval,
+    content_terms,
+    embedded_query,
+    retrieve,
+    transcript,
+)
 from brainstore.service.answer import Composer, ExtractiveComposer, ServedPassage
 from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain, shared_store
 from brainstore.service.derivation import Derivation
@@ -503,7 +511,7 @@ class Contexts:
         index = self.evidence.index(brain.uid)
         # On the request's own thread: handing it to a pool thread to overlap with the lexical lane
         # measured about 2 ms slower at the median on 2 cores.
-        embedding = self.evidence.embed_query(request["query"]) if len(index) else None
+        embedding = self.evidence.embed_query(embedded_query(index, request["query"])) if len(index) else None
         as_of = request["as_of"]
         at = as_of or self.clock()
         flt = self._eligible(request)
