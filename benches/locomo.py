@@ -40,6 +40,7 @@ __all__ = [
     "STRESSES",
     "TUNING",
     "Conversation",
+    "Message",
     "Question",
     "Turn",
     "evidence_turns",
@@ -49,6 +50,7 @@ __all__ = [
     "scored_questions",
     "stressed",
     "turn_text",
+    "turns_cited",
 ]
 
 DEFAULT_ROOT = Path("/work/shared/data/locomo")
@@ -88,9 +90,12 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #: * ``concurrent_sessions``: the same arrival with LoCoMo's own times, one a session: a history that
 #:   knows only each session's date, posted by 8 clients at once. Nothing in the Records tells their
 #:   order then (a known limit, see the README).
+#: * ``transcripts``: each session is one document Record, its turns lines of ``Speaker: text``, as a
+#:   chat export or a call's transcript is pasted; a turn counts as cited when a citation's span
+#:   overlaps its text (:func:`turns_cited`).
 STRESSES = (
     "undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved", "concurrent",
-    "concurrent_sessions",
+    "concurrent_sessions", "transcripts",
 )  # fmt: skip
 CLIENTS = 8
 #: The source of the conversation's own Records, and of the interleaved stress's other Records.
@@ -109,12 +114,39 @@ class Message:
     text: str
     occurred_at: datetime
     source: str = SOURCE
+    # A document of several turns (the transcripts stress): each turn's dia_id and its [start, end)
+    # in ``text``.
+    turns: tuple[tuple[str, int, int], ...] = ()
+
+
+def turns_cited(message: Message, start: int, end: int) -> set[str]:
+    """The turns a citation of ``[start, end)`` of ``message``'s text quotes: the message's one turn,
+    or those of a transcript whose words it overlaps."""
+    if not message.turns:
+        return {message.dia_id}
+    return {dia_id for dia_id, s, e in message.turns if s < end and start < e}
+
+
+def _transcripts(conversation: Conversation) -> Iterator[Message]:
+    sessions: dict[int, list[Turn]] = {}
+    for turn in conversation.turns:
+        sessions.setdefault(turn.session, []).append(turn)
+    for session, turns in sessions.items():
+        text, spans = "", []
+        for turn in turns:
+            text += f"{turn.speaker}: "
+            spans.append((turn.dia_id, len(text), len(text) + len(turn.text)))
+            text += turn.text + "\n"
+        yield Message(f"D{session}", None, text, turns[0].occurred_at, turns=tuple(spans))
 
 
 def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message]:
     """The conversation's turns as Records, in order, under ``stress`` (one of STRESSES, or None)."""
     if stress is not None and stress not in STRESSES:
         raise ValueError(f"unknown stress {stress!r}; one of {', '.join(STRESSES)}")
+    if stress == "transcripts":
+        yield from _transcripts(conversation)
+        return
     if stress in ("concurrent", "concurrent_sessions"):
         times = "paced" if stress == "concurrent" else None
         arrivals, shuffle = list(stressed(conversation, times)), random.Random(f"{conversation.sample_id}-arrival")

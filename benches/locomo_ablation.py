@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import sys
 import time
 from collections.abc import Callable
@@ -28,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from brainstore.derive import source_text
-from brainstore.retrieval import pipeline
-from brainstore.retrieval.chunking import chunk_record, embedding_text
+from brainstore.retrieval import chunking, pipeline
+from brainstore.retrieval.chunking import ChunkDraft, chunk_record, embedding_text
 from brainstore.retrieval.index import BrainIndex
 from brainstore.retrieval.pipeline import DEFAULT_CONFIG, RetrievalConfig, embedded_query, retrieve
 from brainstore.service.context import query_periods
@@ -88,19 +89,22 @@ class Built:
     qvecs: np.ndarray
     at: datetime
     asker: str | None  # the Brain's self, who "I" is in the questions
+    messages: dict[str, locomo.Message]  # by record id
 
 
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
-    drafts = []
+    drafts, messages = [], {}
     for n, m in enumerate(locomo.stressed(conversation, stress)):
-        message = {"kind": "message", "speaker": m.speaker, "text": m.text}
-        src = source_text(message, self_name=None, occurred_at=m.occurred_at)
+        content = {"kind": "document" if m.turns else "message", "speaker": m.speaker, "text": m.text}
+        src = source_text(content, self_name=None, occurred_at=m.occurred_at)
         record_id = f"{m.dia_id}#{n}"
+        messages[record_id] = m
         drafts.extend(chunk_record(record_id, src, source_name=m.source, trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
     # embedded as "Speaker: text": only the stresses that change a speaker or a text need vectors of their own
-    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in ("anonymous", "chat", "surnamed", "interleaved") else "")
-    index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag))
+    changed = ("anonymous", "chat", "surnamed", "interleaved", "transcripts")
+    tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in changed else "")
+    index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag), leads(messages, drafts))
     questions = [
         (dataclasses.replace(q, question=locomo.asked(conversation, q.question, stress)), evidence)
         for q, evidence in locomo.scored_questions(conversation)
@@ -108,7 +112,17 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
     tag = f"questions-{conversation.sample_id}" + ("-first_person" if stress == "first_person" else "")
     qvecs = embed_cached(embedder, [embedded_query(index, q.question) for q, _ in questions], tag, queries=True)
     # Asked now, as the service asks (relative periods and recency resolve against the clock).
-    return Built(conversation, index, questions, qvecs, datetime.now(UTC), locomo.brain_self(conversation, stress))
+    return Built(
+        conversation, index, questions, qvecs, datetime.now(UTC), locomo.brain_self(conversation, stress), messages
+    )
+
+
+def leads(messages: dict[str, locomo.Message], drafts: list[ChunkDraft]) -> list[str | None]:
+    """The whitespace before each draft in its Record (:func:`chunking.leads`), as the service gives."""
+    out: list[str | None] = []
+    for record_id, group in itertools.groupby(drafts, key=lambda d: d.record_id):
+        out += chunking.leads(messages[record_id].text, list(group))
+    return out
 
 
 def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, list[float]]]:
@@ -131,7 +145,11 @@ def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, 
                         focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
                         asker=b.asker if variant.get("asker", True) else None,
                     )  # fmt: skip
-                    selected = {p.chunk.record_id.split("#")[0] for p in result.selected}  # messages' turns
+                    selected = {  # the turns of what was cited
+                        turn
+                        for p in result.selected
+                        for turn in locomo.turns_cited(b.messages[p.chunk.record_id], p.chunk.start, p.chunks[-1].end)
+                    }
                     per[budget][question.category].append(locomo.score(selected, evidence))
     finally:
         pipeline.lexical_query = original  # type: ignore[assignment]

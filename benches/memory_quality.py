@@ -40,7 +40,17 @@ from typing import Any
 
 import numpy as np
 
-from benches.locomo import DEFAULT_ROOT, HELD_OUT, TUNING, Conversation, evidence_turns, load_conversations
+from benches.locomo import (
+    DEFAULT_ROOT,
+    HELD_OUT,
+    TUNING,
+    Conversation,
+    Message,
+    evidence_turns,
+    load_conversations,
+    stressed,
+    turns_cited,
+)
 
 __all__ = [
     "SAME_THING",
@@ -73,9 +83,14 @@ class Ingested:
     """What the service derived from one conversation, read back through the API."""
 
     memories: list[dict[str, Any]]
-    record_turn: dict[str, str]  # record id -> dia_id
+    sent: dict[str, Message]  # by record id: one turn, or a session's transcript
     turn_speaker: dict[str, str]  # dia_id -> speaker
     seconds: float  # from the first post to the last Record ready
+
+    def turns_of(self, citation: dict[str, Any]) -> set[str]:
+        """The turns a citation quotes."""
+        message = self.sent.get(citation["record_id"])
+        return set() if message is None else turns_cited(message, citation["span"]["start"], citation["span"]["end"])
 
 
 @dataclass
@@ -180,22 +195,29 @@ def load_observations(
 
 
 def ingest(
-    client: Any, conversation: Conversation, *, poll_s: float = 0.02, timeout_s: float = 900.0
+    client: Any,
+    conversation: Conversation,
+    *,
+    transcripts: bool = False,
+    poll_s: float = 0.02,
+    timeout_s: float = 900.0,
 ) -> Ingested:
-    """Post every turn through the API, wait until each Record is ready, read every Memory."""
+    """Post every turn through the API (or each session as one transcript document), wait until each
+    Record is ready, read every Memory."""
     brain = f"quality-{conversation.sample_id}"
     client.create_brain(brain, self={"type": "person", "name": conversation.speakers[0]})
-    record_turn: dict[str, str] = {}
+    sent: dict[str, Message] = {}
     started = time.perf_counter()
-    for turn in conversation.turns:
-        content = {"kind": "message", "text": turn.text, "speaker": turn.speaker}
-        rec = client.remember_record(
-            brain, content, occurred_at=turn.occurred_at.isoformat().replace("+00:00", "Z")
-        )
-        record_turn[rec["id"]] = turn.dia_id
+    for m in stressed(conversation, "transcripts" if transcripts else None):
+        if m.turns:
+            content = {"kind": "document", "text": m.text}
+        else:
+            content = {"kind": "message", "text": m.text, "speaker": m.speaker}
+        rec = client.remember_record(brain, content, occurred_at=m.occurred_at.isoformat().replace("+00:00", "Z"))
+        sent[rec["id"]] = m
     deadline = time.monotonic() + timeout_s
     # Derivation runs in order, so polling the Records in order mostly finds them ready at once.
-    for record_id in record_turn:
+    for record_id in sent:
         while (status := client.get_record(brain, record_id)["status"]) == "processing":
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{record_id} still processing after {timeout_s} s")
@@ -204,7 +226,7 @@ def ingest(
             raise RuntimeError(f"{record_id} ended {status}")
     seconds = time.perf_counter() - started
     memories = list(client.iter_memories(brain, limit=500))
-    return Ingested(memories, record_turn, {t.dia_id: t.speaker for t in conversation.turns}, seconds)
+    return Ingested(memories, sent, {t.dia_id: t.speaker for t in conversation.turns}, seconds)
 
 
 def extractor_times(conversation: Conversation) -> list[float]:
@@ -248,7 +270,7 @@ def score(
         _normalised(embedder, [o.text for o in observations])
         @ _normalised(embedder, [m["statement"] for m in memories]).T
     )
-    turns_of = [{ingested.record_turn.get(c["record_id"]) for c in m["citations"]} for m in memories]
+    turns_of = [{t for c in m["citations"] for t in ingested.turns_of(c)} for m in memories]
     by_turn: dict[str, list[int]] = {}
     for j, turns in enumerate(turns_of):
         for t in turns:
@@ -277,11 +299,11 @@ def score(
         if owner not in names:
             continue
         owned += 1
-        said_by = {ingested.turn_speaker.get(t or "", "").casefold() for t in turns}
+        said_by = {ingested.turn_speaker.get(t, "").casefold() for t in turns}
         if said_by and owner not in said_by:
             mis += 1
             if len(wrong) < examples:
-                wrong.append(f"{sorted(t for t in turns if t)} {m['statement']!r} owner {m['owner']}")
+                wrong.append(f"{sorted(turns)} {m['statement']!r} owner {m['owner']}")
     matching = int((sims.max(axis=0) >= SAME_THING).sum()) if len(observations) and len(memories) else 0
     return ConversationQuality(
         sample_id,
@@ -342,10 +364,11 @@ def run(
     embedder: Any,
     *,
     examples: int = 0,
+    transcripts: bool = False,
 ) -> list[ConversationQuality]:
     rows = []
     for conversation in conversations:
-        ingested = ingest(client, conversation)
+        ingested = ingest(client, conversation, transcripts=transcripts)
         row = score(
             conversation.sample_id,
             observations.get(conversation.sample_id, []),
@@ -359,8 +382,11 @@ def run(
     return rows
 
 
-def measure(wanted: Sequence[str] | None = None, *, examples: int = 0) -> list[ConversationQuality]:
-    """Every wanted conversation (default: all) through a fresh in-process memory-engine service."""
+def measure(
+    wanted: Sequence[str] | None = None, *, examples: int = 0, transcripts: bool = False
+) -> list[ConversationQuality]:
+    """Every wanted conversation (default: all) through a fresh in-process memory-engine service;
+    ``transcripts`` posts each session as one transcript document instead of a Record a turn."""
     import httpx
 
     from brainstore.api.app import create_app
@@ -380,7 +406,7 @@ def measure(wanted: Sequence[str] | None = None, *, examples: int = 0) -> list[C
     service.start()
     try:
         client = Client("http://bench/v1", KEY, transport=httpx.WSGITransport(app=create_app(service)))
-        return run(client, conversations, observations, load_embedder(), examples=examples)
+        return run(client, conversations, observations, load_embedder(), examples=examples, transcripts=transcripts)
     finally:
         service.stop()
 
@@ -393,6 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--examples", type=int, default=0, help="print this many misses and misattributions per conversation"
     )
+    parser.add_argument(
+        "--transcripts", action="store_true", help="post each session as one document of 'Speaker: text' lines"
+    )
     args = parser.parse_args(argv)
     wanted: Sequence[str] | None = None
     if args.conversations == "tuning":
@@ -401,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wanted = HELD_OUT
     elif args.conversations:
         wanted = args.conversations.split(",")
-    rows = measure(wanted, examples=args.examples)
+    rows = measure(wanted, examples=args.examples, transcripts=args.transcripts)
     if not rows:
         print("LoCoMo data not present", file=sys.stderr)
         return 1

@@ -27,12 +27,14 @@ import pytest
 from benches.locomo import (
     HELD_OUT,
     TUNING,
+    Message,
     asked,
     brain_self,
     load_conversations,
     score,
     scored_questions,
     stressed,
+    turns_cited,
 )
 from brainstore.api.app import create_app
 from brainstore.app import build_service
@@ -50,15 +52,18 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
     stress = os.environ.get("LOCOMO_STRESS") or None
     me = brain_self(conversation, stress)
     client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}", self={"type": "person", "name": me} if me else None)
-    record_turn: dict[str, str] = {}
+    sent: dict[str, Message] = {}
     started = time.perf_counter()
     for m in stressed(conversation, stress):
-        content = {"kind": "message", "text": m.text, "role": "user" if m.speaker == me else "other"}
+        if m.turns:  # a session's transcript
+            content = {"kind": "document", "text": m.text}
+        else:
+            content = {"kind": "message", "text": m.text, "role": "user" if m.speaker == me else "other"}
         if m.speaker is not None:
             content["speaker"] = m.speaker
         when = m.occurred_at.isoformat().replace("+00:00", "Z")
         record = client.remember_record(brain, content, occurred_at=when, source={"name": m.source})
-        record_turn[record["id"]] = m.dia_id
+        sent[record["id"]] = m
     assert service.wait_idle(timeout=600)
     ingest_s = time.perf_counter() - started
     results: dict[int, list[tuple[int, float]]] = defaultdict(list)
@@ -67,7 +72,11 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
         for budget in BUDGETS:
             ctx = client.create_context(brain, asked(conversation, question.question, stress), budget={"tokens": budget})
             latencies.append(ctx["budget"]["ms"]["used"])
-            cited = {record_turn[c["record_id"]] for c in ctx["citations"]}
+            cited = {
+                turn
+                for c in ctx["citations"]
+                for turn in turns_cited(sent[c["record_id"]], c["span"]["start"], c["span"]["end"])
+            }
             results[budget].append((question.category, score(cited, evidence)))
     return {"results": results, "ingest_s": ingest_s, "turns": len(conversation.turns), "latencies": latencies}
 

@@ -407,6 +407,35 @@ def test_a_question_naming_a_speaker_by_another_name_than_their_label_is_embedde
     assert ctx["evidence"][0]["text"].startswith("user_81 (8 May 2023): I adopted a beagle")
 
 
+def test_a_pasted_transcript_is_read_as_its_speakers_turns(api: Api, service: Service) -> None:
+    api.brain("b1")
+    text = (
+        "Call with Melanie, 8 May\n\n"
+        "Caroline: I adopted a beagle last week.\n"
+        "Melanie: That is great! I painted a lake sunrise.\n"
+        "Caroline: My sister moved to Porto.\n"
+    )
+    rec = api.remember("b1", {"kind": "document", "text": text}, occurred_at="2023-05-08T10:00:00Z").body["id"]
+    assert service.wait_idle()
+    memories = api.get("/brains/b1/memories").body["data"]
+    owned = {m["statement"]: m["owner"] for m in memories}
+    assert owned.get("Melanie painted a lake sunrise.") == "Melanie", owned  # not "The author painted ..."
+    assert any(owner == "Caroline" and "beagle" in statement for statement, owner in owned.items()), owned
+    quotes = [c["quote"] for m in memories for c in m["citations"]]
+    assert "I painted a lake sunrise" in quotes and all(q in text for q in quotes)
+    ctx = context(api, query="What did Melanie paint?")
+    items = {item["text"] for item in ctx["evidence"]}
+    assert "Melanie: That is great! I painted a lake sunrise." in items or (
+        "Melanie (8 May 2023): That is great! I painted a lake sunrise." in items
+    ), items
+    by_speaker = {item["speaker"] for item in ctx["evidence"]}
+    assert {"Caroline", "Melanie"} <= by_speaker
+    for citation in ctx["citations"]:  # each quotes one line's words, exactly
+        assert citation["record_id"] == rec
+        assert text[citation["span"]["start"] : citation["span"]["end"]] == citation["quote"]
+        assert "\n" not in citation["quote"]
+
+
 def test_the_evidence_names_a_day_once_and_again_when_the_line_that_named_it_is_gone(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

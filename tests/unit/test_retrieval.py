@@ -354,6 +354,31 @@ def test_a_question_is_embedded_with_the_label_of_a_speaker_it_names_otherwise()
     assert embedded_query(index, "What did Audrey adopt?") == "What did Audrey adopt?"
 
 
+def test_a_transcript_s_turns_are_turns_of_their_own_in_its_one_record() -> None:
+    text = (
+        "user_1: Have you tried the new bakery downtown?\n"
+        "user_2: Hey Ann! Not yet, is it good?\n"
+        "user_2: Thanks, Ann!\n"
+        "user_1: The rye bread is the best in town.\n"
+        "user_2: My cat sleeps all day.\nuser_1: We painted the fence.\nuser_2: The train was late again.\n"
+    )
+    drafts = chunk_record("t", doc(text), source_name="chat", trust="normal", visibility="shareable")
+    index = BrainIndex(DIM, MODEL)
+    index.add(drafts, np.stack([unit(300 + i) for i in range(len(drafts))]), leads(text, drafts))
+    assert index.speaker_named("Ann") == "user_1"  # addressed in the lines after hers, though one Record
+    # the turns after the one that names the bakery are lifted as a conversation's replies are (two
+    # lines of one speaker in a row are one turn to spreading, as a burst of messages is)
+    r = retrieve(index, "bakery downtown", None, budget_tokens=2000, deadline=far_deadline())
+    assert [(p.chunk.speaker, p.body) for p in r.selected] == [
+        ("user_1", "Have you tried the new bakery downtown?"),
+        ("user_2", "Hey Ann! Not yet, is it good?"),
+        ("user_1", "The rye bread is the best in town."),
+    ]
+    # every line its own passage under its own speaker: two lines of user_2 are never joined into one
+    r = retrieve(index, "bakery", _toward_all(index), budget_tokens=2000, deadline=far_deadline())
+    assert len(r.selected) == len(drafts) and all(len(p.chunks) == 1 for p in r.selected)
+
+
 def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [

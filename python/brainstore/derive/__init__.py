@@ -10,6 +10,8 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
   errors :class:`ExtractorUnavailable` (try again later) and :class:`LLMExtractionError`
 - :func:`named_periods`: the periods a text names ("in October 2023", "last week"), for queries;
   :func:`warm_up` loads the date parser ahead of the first request
+- :func:`transcript_parts`: a document that reads as a transcript ("Ann: ...") as its speakers' turns,
+  which derivation and chunking read as messages
 - :data:`UNKNOWN_START`: the valid_from of a state known only to have ended ("I used to live in Dublin")
 """
 
@@ -17,6 +19,7 @@ from .extract import RuleExtractor, default_extractor, extract_record, source_te
 from .llm import LLMExtractionError, LLMExtractor
 from .model import SINGLE_VALUED, Assertion, Extractor, ExtractorUnavailable, SourceText
 from .timeexpr import UNKNOWN_START, named_periods, warm_up
+from .transcript import transcript_parts
 
 __all__ = [
     "SINGLE_VALUED",
@@ -32,5 +35,6 @@ __all__ = [
     "extract_record",
     "named_periods",
     "source_text",
+    "transcript_parts",
     "warm_up",
 ]

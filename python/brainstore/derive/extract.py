@@ -39,6 +39,7 @@ from .attribution import (
 )
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
 from .timeexpr import find_time_expressions, looks_ahead, render, resolve, tense_of
+from .transcript import transcript_parts
 
 __all__ = ["RuleExtractor", "default_extractor", "source_text"]
 
@@ -918,7 +919,15 @@ class RuleExtractor:
             head = source.text.find(": ")
             out = _Run(source, self_name).run(head + 2) if head >= 0 else []
             return out or self._event(source, self_name)
-        return _Run(source, self_name).run()
+        parts = transcript_parts(source)
+        if parts is None:
+            return _Run(source, self_name).run()
+        # each turn read as its speaker's message, its spans moved to where it is in the document
+        return [
+            replace(a, span=(a.span[0] + offset, a.span[1] + offset))
+            for offset, part in parts
+            for a in _Run(part, self_name).run()
+        ]
 
     def _fact(self, source: SourceText, self_name: str | None) -> list[Assertion]:
         subject, predicate, value = source.triple  # type: ignore[misc]

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from brainstore import kernels
-from brainstore.derive import SourceText
+from brainstore.derive import SourceText, transcript_parts
 from brainstore.domain import ChunkDraft
 
 __all__ = [
@@ -243,36 +243,44 @@ def chunk_record(
     """The chunks of one Record's source text, in text order (empty for a blank text).
 
     ``max_tokens`` defaults to :data:`MESSAGE_MAX_TOKENS` for messages and
-    :data:`PASSAGE_MAX_TOKENS` for every other kind."""
+    :data:`PASSAGE_MAX_TOKENS` for every other kind. A document that reads as a transcript
+    (:func:`brainstore.derive.transcript_parts`) is chunked as its parts: each turn as a message of
+    its speaker, the text before the first turn as a document."""
     if trust not in TRUST_LEVELS:
         raise ValueError(f"trust must be one of {TRUST_LEVELS}, got {trust!r}")
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
-    if max_tokens is None:
-        max_tokens = MESSAGE_MAX_TOKENS if source.kind == "message" else PASSAGE_MAX_TOKENS
-    if max_tokens < 8:
+    if max_tokens is not None and max_tokens < 8:
         raise ValueError(f"max_tokens must be at least 8, got {max_tokens}")
     text = source.text
-    if source.kind == "message":
-        levels: tuple[re.Pattern[str] | None, ...] = (_SENTENCE_END, None)
-    else:
-        levels = (_PARAGRAPH, _SENTENCE_END, None)
-    spans = _split(text, 0, len(text), max_tokens, levels)
-    speaker = source.speaker
-    return [
-        ChunkDraft(
-            record_id=record_id,
-            start=s,
-            end=e,
-            text=text[s:e],
-            index_text=index_text_for(
-                text[s:e], speaker=speaker, source_name=source_name, occurred_at=source.occurred_at
-            ),
-            occurred_at=source.occurred_at,
-            speaker=speaker,
-            source_name=source_name,
-            trust=trust,
-            visibility=visibility,
-        )
-        for s, e in spans
-    ]
+    # A transcript's turns are chunked as the messages they would be, each under its speaker.
+    parts = transcript_parts(source) or [(0, source)]
+    drafts = []
+    for offset, part in parts:
+        if part.kind == "message":
+            most = max_tokens or MESSAGE_MAX_TOKENS
+            levels: tuple[re.Pattern[str] | None, ...] = (_SENTENCE_END, None)
+        else:
+            most = max_tokens or PASSAGE_MAX_TOKENS
+            levels = (_PARAGRAPH, _SENTENCE_END, None)
+        drafts += [
+            ChunkDraft(
+                record_id=record_id,
+                start=offset + s,
+                end=offset + e,
+                text=text[offset + s : offset + e],
+                index_text=index_text_for(
+                    text[offset + s : offset + e],
+                    speaker=part.speaker,
+                    source_name=source_name,
+                    occurred_at=source.occurred_at,
+                ),
+                occurred_at=source.occurred_at,
+                speaker=part.speaker,
+                source_name=source_name,
+                trust=trust,
+                visibility=visibility,
+            )
+            for s, e in _split(part.text, 0, len(part.text), most, levels)
+        ]
+    return drafts

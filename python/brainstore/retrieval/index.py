@@ -373,12 +373,31 @@ class BrainIndex:
         return chunks
 
     def _link(self, record_ids: set[str]) -> None:
-        """Point each chunk of these Records at the chunk right before it in the Record's text, and at
-        the Record's first and last chunk ids."""
+        """Point each chunk of these Records at the chunk right before it in its turn of the Record's
+        text, and at that turn's first and last chunk ids: ranking's turn is the Record, and a passage
+        joins only chunks of one turn."""
         for record_id in record_ids:
             ordered = sorted(self._by_record[record_id], key=lambda i: (self._chunks[i].start, i))
             self._by_record[record_id] = ordered
-            self._table.link(ordered)
+            for turn in self._turns_of(ordered):
+                self._table.link(turn)
+
+    def _turns_of(self, ordered: list[int]) -> Iterator[list[int]]:
+        """A Record's chunks (in text order) cut into its turns: the Record itself, unless several
+        people speak in it (a transcript, see :func:`brainstore.derive.transcript_parts`), whose turns
+        part where the speaker changes or more than whitespace parts two chunks (the next line's
+        "Name: ", or a lead not known)."""
+        speakers = {self._chunks[i].speaker for i in ordered}
+        if len(speakers) < 2:
+            yield ordered
+            return
+        turn = [ordered[0]]
+        for previous, chunk_id in itertools.pairwise(ordered):
+            if self._chunks[chunk_id].speaker != self._chunks[previous].speaker or self._lead[chunk_id] is None:
+                yield turn
+                turn = []
+            turn.append(chunk_id)
+        yield turn
 
     def _register_all(
         self,
@@ -426,7 +445,8 @@ class BrainIndex:
         if not names:
             return
         other = self._chunks.get(self._table.previous(chunk.id))  # type: ignore[arg-type]
-        while other is not None and other.record_id == chunk.record_id:
+        # past the chunks of its own turn (a transcript's other speakers' turns are in its Record)
+        while other is not None and other.record_id == chunk.record_id and other.speaker == chunk.speaker:
             other = self._chunks.get(self._table.previous(other.id))  # type: ignore[arg-type]
         if other is None or not other.speaker or other.source_name != chunk.source_name:
             return

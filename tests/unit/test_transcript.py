@@ -1,0 +1,98 @@
+"""A document that is a transcript, read as its speakers' turns (brainstore.derive.transcript), by
+derivation (who said what) and by chunking (who says each piece of evidence)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from brainstore.derive import RuleExtractor, SourceText, source_text, transcript_parts
+from brainstore.derive.transcript import transcript_turns
+from brainstore.retrieval.chunking import chunk_record, leads
+
+NOW = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+CALL = (
+    "Team sync, 8 May\n"
+    "\n"
+    "Caroline: I adopted a beagle last week.\n"
+    "Melanie: That is great! I painted a lake sunrise.\n"
+    "Caroline: My sister moved to Porto.\n"
+    "  She loves it there.\n"
+    "Assistant: I live in the cloud.\n"
+)
+
+
+def document(text: str) -> SourceText:
+    return source_text({"kind": "document", "text": text}, self_name=None, occurred_at=NOW)
+
+
+def test_a_transcript_s_turns_are_its_speakers_words_continuation_lines_included() -> None:
+    turns = transcript_turns(CALL)
+    assert turns is not None
+    assert [(t.speaker, CALL[t.start : t.end]) for t in turns] == [
+        ("Caroline", "I adopted a beagle last week."),
+        ("Melanie", "That is great! I painted a lake sunrise."),
+        ("Caroline", "My sister moved to Porto.\n  She loves it there."),
+        ("Assistant", "I live in the cloud."),
+    ]
+    stamped = "[10:32] Ann Lee: hi there\n10:33 PM - Bob: hey\n[10:34] Ann Lee: ok then"
+    assert [t.speaker for t in transcript_turns(stamped) or []] == ["Ann Lee", "Bob", "Ann Lee"]
+    handles = "user_81: I adopted a beagle.\nuser_92: Hey Audrey!\nuser_81: Thanks."
+    assert [t.speaker for t in transcript_turns(handles) or []] == ["user_81", "user_92", "user_81"]
+    diarized = "Speaker 1: So the launch moved.\nSpeaker 2: To when?\nSpeaker 1: June: the 12th."
+    assert [diarized[t.start : t.end] for t in transcript_turns(diarized) or []][-1] == "June: the 12th."
+
+
+def test_a_document_with_a_few_labelled_lines_is_no_transcript() -> None:
+    assert transcript_turns("Title: Q3 plan\nAuthor: Ann\nDate: 8 May\n\nWe ship in June.") is None  # each once
+    assert transcript_turns("Note: read this.\nSome prose.\nMore prose here.\nMore.\nNote: again.\nAnn: hi") is None
+    assert transcript_turns("Ann: one.\nAnn: two.\nAnn: three.") is None  # nobody takes turns with Ann
+    assert transcript_turns("Ann: hi.\nBob: hey.") is None  # too short to tell
+    assert transcript_parts(SourceText(CALL, "message", "Ann", None, NOW)) is None  # a message stays one turn
+
+
+def test_each_turn_of_a_transcript_is_attributed_to_its_speaker() -> None:
+    src = document(CALL)
+    found = {(a.statement, a.owner, src.text[a.span[0] : a.span[1]]) for a in RuleExtractor().extract(src, self_name=None)}
+    assert ("Melanie painted a lake sunrise.", "Melanie", "I painted a lake sunrise") in found
+    assert any(owner == "Caroline" and quote.startswith("I adopted a beagle") for _, owner, quote in found)
+    assert not any("author" in statement.lower() for statement, _, _ in found)  # before: "The author painted ..."
+    assert not any("cloud" in statement for statement, _, _ in found)  # an assistant's words are no one's own
+
+
+def test_a_transcript_is_chunked_as_its_speakers_messages() -> None:
+    src = document(CALL)
+    drafts = chunk_record("r1", src, source_name="notes", trust="normal", visibility="shareable")
+    assert all(CALL[d.start : d.end] == d.text for d in drafts)
+    assert [(d.speaker, d.text) for d in drafts] == [
+        (None, "Team sync, 8 May"),
+        ("Caroline", "I adopted a beagle last week."),
+        ("Melanie", "That is great! I painted a lake sunrise."),
+        ("Caroline", "My sister moved to Porto.\n  She loves it there."),
+        ("Assistant", "I live in the cloud."),
+    ]
+    assert drafts[2].index_text == "Melanie (8 May 2023): That is great! I painted a lake sunrise."
+    # between two turns lies the next speaker's name: no lead joins them into one quote
+    assert leads(CALL, drafts) == ["", None, None, None, None]
+
+
+_NAMES = st.sampled_from(["Ann", "Bob", "Dr. Lee", "user_81"])
+_SAID = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@given(st.lists(st.tuples(_NAMES, _SAID), min_size=1, max_size=12), st.text(max_size=30))
+def test_a_transcript_s_parts_lie_in_order_inside_its_text(turns: list[tuple[str, str]], preamble: str) -> None:
+    text = preamble + "\n" + "\n".join(f"{name}: {said}" for name, said in turns)
+    parts = transcript_parts(document(text))
+    if parts is None:
+        return
+    end = 0
+    for offset, part in parts:
+        assert offset >= end and text[offset : offset + len(part.text)] == part.text
+        assert part.text.strip() and (part.kind == "message") == (part.speaker is not None)
+        end = offset + len(part.text)
+    drafts = chunk_record("r", document(text), source_name=None, trust="normal", visibility="shareable")
+    assert all(text[d.start : d.end] == d.text for d in drafts)
+    assert [d.start for d in drafts] == sorted(d.start for d in drafts)
