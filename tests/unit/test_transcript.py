@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from brainstore.derive import RuleExtractor, SourceText, source_text, transcript_parts
+from brainstore.derive import RuleExtractor, SourceText, source_text, transcript, transcript_parts
 from brainstore.derive.transcript import transcript_turns
 from brainstore.retrieval.chunking import chunk_record, leads
 
@@ -46,19 +47,41 @@ def test_a_transcript_s_turns_are_its_speakers_words_continuation_lines_included
 
 
 def test_a_document_with_a_few_labelled_lines_is_no_transcript() -> None:
-    assert transcript_turns("Title: Q3 plan\nAuthor: Ann\nDate: 8 May\n\nWe ship in June.") is None  # each once
-    assert transcript_turns("Note: read this.\nSome prose.\nMore prose here.\nMore.\nNote: again.\nAnn: hi") is None
+    assert (
+        transcript_turns("Title: Q3 plan\nAuthor: Ann\nDate: 8 May\n\nWe ship in June.") is None
+    )  # each once
+    assert (
+        transcript_turns("Note: read this.\nSome prose.\nMore prose here.\nMore.\nNote: again.\nAnn: hi")
+        is None
+    )
     assert transcript_turns("Ann: one.\nAnn: two.\nAnn: three.") is None  # nobody takes turns with Ann
     assert transcript_turns("Ann: hi.\nBob: hey.") is None  # too short to tell
     assert transcript_parts(SourceText(CALL, "message", "Ann", None, NOW)) is None  # a message stays one turn
 
 
+def test_a_document_of_more_turns_than_a_record_may_chunk_is_read_as_prose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(transcript, "MAX_TURNS", 10)
+    lines = "\n".join(f"{'Ann' if n % 2 else 'Bob'}: x" for n in range(11))
+    assert transcript_turns(lines) is None
+    assert (
+        len(chunk_record("r", document(lines), source_name=None, trust="normal", visibility="shareable")) == 1
+    )
+    assert len(transcript_turns(lines.rsplit("\n", 1)[0]) or []) == 10
+
+
 def test_each_turn_of_a_transcript_is_attributed_to_its_speaker() -> None:
     src = document(CALL)
-    found = {(a.statement, a.owner, src.text[a.span[0] : a.span[1]]) for a in RuleExtractor().extract(src, self_name=None)}
+    found = {
+        (a.statement, a.owner, src.text[a.span[0] : a.span[1]])
+        for a in RuleExtractor().extract(src, self_name=None)
+    }
     assert ("Melanie painted a lake sunrise.", "Melanie", "I painted a lake sunrise") in found
     assert any(owner == "Caroline" and quote.startswith("I adopted a beagle") for _, owner, quote in found)
-    assert not any("author" in statement.lower() for statement, _, _ in found)  # before: "The author painted ..."
+    assert not any(
+        "author" in statement.lower() for statement, _, _ in found
+    )  # before: "The author painted ..."
     assert not any("cloud" in statement for statement, _, _ in found)  # an assistant's words are no one's own
 
 
@@ -83,7 +106,9 @@ _SAID = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 
 
 @given(st.lists(st.tuples(_NAMES, _SAID), min_size=1, max_size=12), st.text(max_size=30))
-def test_a_transcript_s_parts_lie_in_order_inside_its_text(turns: list[tuple[str, str]], preamble: str) -> None:
+def test_a_transcript_s_parts_lie_in_order_inside_its_text(
+    turns: list[tuple[str, str]], preamble: str
+) -> None:
     text = preamble + "\n" + "\n".join(f"{name}: {said}" for name, said in turns)
     parts = transcript_parts(document(text))
     if parts is None:

@@ -6,9 +6,10 @@ each is what its speaker said, as if each had come as a message Record of its ow
 (attributing what is said) and chunking (who says each piece of evidence) both read it that way.
 
 What counts as a transcript is kept narrow, so that ordinary documents with a few "Note: ..." or
-"Title: ..." lines are not one: at least :data:`MIN_TURNS` lines open a turn, they are more than half
-of the document's non-blank lines, at least two different speakers take turns, and some speaker takes
-more than one (a block of "Title: / Author: / Date:" fields names each once). A line opens a turn with
+"Title: ..." lines are not one: at least :data:`MIN_TURNS` lines open a turn (and at most
+:data:`MAX_TURNS`), they are more than half of the document's non-blank lines, at least two different
+speakers take turns, and some speaker takes more than one (a block of "Title: / Author: / Date:"
+fields names each once). A line opens a turn with
 a name of at most four words and :data:`MAX_NAME_CHARS` characters, optionally after a time or a
 bracketed stamp ("[10:32] Ann: ...", "10:32 Ann: ..."), then a colon and the words said; lines that
 open no turn continue the turn before them.
@@ -24,6 +25,10 @@ from .model import SourceText
 __all__ = ["Turn", "transcript_parts", "transcript_turns"]
 
 MIN_TURNS = 3
+# Each turn is a chunk of evidence at least, however short: a document of more turns is read as prose,
+# so that one Record's chunks (each indexed and embedded) stay within what a long message makes. A
+# 1 MB body of "A: x" lines would otherwise be 200,000 chunks, against 4,000 passages read as prose.
+MAX_TURNS = 10_000
 MAX_NAME_CHARS = 40
 # Speakers whose name is a role of MessageContent whose words are no person's own: their turns are
 # read as messages of that role.
@@ -61,7 +66,7 @@ def transcript_turns(text: str) -> list[Turn] | None:
             ends.append(body_end)
         elif ends:
             ends[-1] = body_end  # a line that opens no turn continues the one before
-    if len(openers) < MIN_TURNS or 2 * len(openers) <= lines:
+    if not MIN_TURNS <= len(openers) <= MAX_TURNS or 2 * len(openers) <= lines:
         return None
     speakers = [name.casefold() for name, _ in openers]
     distinct = set(speakers)
@@ -87,5 +92,7 @@ def transcript_parts(source: SourceText) -> list[tuple[int, SourceText]] | None:
         parts.append((0, SourceText(preamble, "document", None, None, when)))
     for turn in turns:
         role = turn.speaker.casefold() if turn.speaker.casefold() in _ROLES else None
-        parts.append((turn.start, SourceText(text[turn.start : turn.end], "message", turn.speaker, role, when)))
+        parts.append(
+            (turn.start, SourceText(text[turn.start : turn.end], "message", turn.speaker, role, when))
+        )
     return parts

@@ -393,7 +393,8 @@ class BrainIndex:
             return
         turn = [ordered[0]]
         for previous, chunk_id in itertools.pairwise(ordered):
-            if self._chunks[chunk_id].speaker != self._chunks[previous].speaker or self._lead[chunk_id] is None:
+            spoken_by_another = self._chunks[chunk_id].speaker != self._chunks[previous].speaker
+            if spoken_by_another or self._lead[chunk_id] is None:
                 yield turn
                 turn = []
             turn.append(chunk_id)
