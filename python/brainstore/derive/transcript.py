@@ -9,10 +9,10 @@ What counts as a transcript is kept narrow, so that ordinary documents with a fe
 "Title: ..." lines are not one: at least :data:`MIN_TURNS` lines open a turn (and at most
 :data:`MAX_TURNS`), they are more than half of the document's non-blank lines, at least two different
 speakers take turns, and some speaker takes more than one (a block of "Title: / Author: / Date:"
-fields names each once). A line opens a turn with
-a name of at most four words and :data:`MAX_NAME_CHARS` characters, optionally after a time or a
-bracketed stamp ("[10:32] Ann: ...", "10:32 Ann: ..."), then a colon and the words said; lines that
-open no turn continue the turn before them.
+fields names each once). A line opens a turn with a name of at most four words and
+:data:`MAX_NAME_CHARS` characters, optionally after a time or a bracketed stamp ("[10:32] Ann: ...",
+"10:32 Ann: ..."), then a colon and the words said; lines that open no turn continue the turn before
+them.
 """
 
 from __future__ import annotations
