@@ -11,6 +11,10 @@ described where it is defined), which take away LoCoMo's conventions, to see wha
 worth where they are absent (data nobody tuned on rarely has them). Each message Record
 is keyed ``<turn>#<n>`` so that a question's evidence turn is cited when any of its messages is.
 
+``--one-brain`` puts every LoCoMo conversation into one Brain (about 5,900 turns of ten pairs of
+people) and asks the split's questions of it, as a Brain holding many conversations is asked about one
+of them; only a conversation's own turns count as its questions' evidence.
+
 Run: ``.venv/bin/python -m benches.locomo_ablation --split tuning --variants base,no_speaker_boost``
 (``--list`` prints the variants).
 """
@@ -52,6 +56,8 @@ def _cfg(**changes: Any) -> dict[str, Any]:
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},
     "no_speaker_boost": _cfg(speaker_boost=0.0),
+    "no_stranger_factor": _cfg(stranger_factor=1.0),
+    "stranger_07": _cfg(stranger_factor=0.7),
     "no_time_boost": _cfg(time_boost=0.0),
     "no_focus": {"focus": False},
     "no_spreading": _cfg(neighbor_weights=()),
@@ -117,6 +123,24 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
     )
 
 
+def one_brain(built: list[Built], embedder: Any) -> list[Built]:
+    """``built`` with one index holding every conversation's chunks (their record ids prefixed by the
+    conversation's), each conversation's messages keyed by those ids."""
+    index = BrainIndex(embedder.dimension, embedder.model_name)
+    names = [f.name for f in dataclasses.fields(ChunkDraft)]
+    out = []
+    for b in built:
+        chunks = sorted(b.index.chunks(), key=lambda c: c.id)
+        messages = {f"{b.conversation.sample_id}/{k}": m for k, m in b.messages.items()}
+        drafts = [
+            ChunkDraft(**{**{n: getattr(c, n) for n in names}, "record_id": f"{b.conversation.sample_id}/{c.record_id}"})
+            for c in chunks
+        ]
+        index.add(drafts, b.index.vectors([c.id for c in chunks]), leads(messages, drafts))
+        out.append(dataclasses.replace(b, messages=messages))
+    return [dataclasses.replace(b, index=index) for b in out]
+
+
 def leads(messages: dict[str, locomo.Message], drafts: list[ChunkDraft]) -> list[str | None]:
     """The whitespace before each draft in its Record (:func:`chunking.leads`), as the service gives."""
     out: list[str | None] = []
@@ -145,9 +169,10 @@ def measure(built: list[Built], variant: dict[str, Any]) -> dict[int, dict[int, 
                         focus=focus, config=config, now=b.at, k_lexical=depth, k_vector=depth,
                         asker=b.asker if variant.get("asker", True) else None,
                     )  # fmt: skip
-                    selected = {  # the turns of what was cited
+                    selected = {  # the turns of what was cited (of this conversation: see --one-brain)
                         turn
                         for p in result.selected
+                        if p.chunk.record_id in b.messages
                         for turn in locomo.turns_cited(b.messages[p.chunk.record_id], p.chunk.start, p.chunks[-1].end)
                     }
                     per[budget][question.category].append(locomo.score(selected, evidence))
@@ -173,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("tuning", "held-out"), default="tuning")
     parser.add_argument("--variants", default="base")
     parser.add_argument("--stress", choices=locomo.STRESSES, default=None)
+    parser.add_argument("--one-brain", action="store_true", help="every conversation in one Brain")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:
@@ -180,13 +206,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     embedder = default_embedder()
     ids = locomo.TUNING if args.split == "tuning" else locomo.HELD_OUT
-    conversations = [c for c in locomo.load_conversations() if c.sample_id in ids]
+    everyone = locomo.load_conversations()
+    conversations = [c for c in everyone if c.sample_id in ids]
     if not conversations:
         print("LoCoMo data not found", file=sys.stderr)
         return 1
-    built = [build(c, embedder, args.stress) for c in conversations]
+    if args.one_brain:
+        built = [b for b in one_brain([build(c, embedder, args.stress) for c in everyone], embedder) if b.conversation.sample_id in ids]
+    else:
+        built = [build(c, embedder, args.stress) for c in conversations]
     n = sum(len(b.questions) for b in built)
-    print(f"LoCoMo {args.split} ({n} questions){' stress ' + args.stress if args.stress else ''}: "
+    print(f"LoCoMo {args.split} ({n} questions){' stress ' + args.stress if args.stress else ''}"
+          f"{', one Brain' if args.one_brain else ''}: "
           f"recall @1000 | @2000 [categories 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop]")
     base = None
     for name in args.variants.split(","):

@@ -35,6 +35,7 @@ class Knobs:
     vector_weight: float = 0.1
     lexical_weight: float = 0.15
     speaker_boost: float = 1.5
+    stranger_factor: float = 0.4
     time_boost: float = 2.0
     neighbor_weights: tuple[float, ...] = (0.3, 0.3)
     neighbor_gap: float = 3600.0
@@ -53,6 +54,7 @@ def reference(
     vector: list[tuple[int, float]],
     lexical: list[tuple[int, float]],
     named: set[str],
+    kin: set[str],
     focus: list[tuple[float, float]],
     flt: tuple[float | None, float | None, set[str] | None],
     excluded: set[int],
@@ -95,6 +97,8 @@ def reference(
         s += (k.vector_weight * v if v > 0 else 0.0) + k.lexical_weight * lex.get(chunk_id, 0.0)
         if f.speaker is not None and named and f.speaker in named:
             s *= k.speaker_boost
+        elif f.speaker is not None and named and f.speaker not in kin:
+            s *= k.stranger_factor
         if focus and any(start <= f.ts < end for start, end in focus):
             s *= k.time_boost
         ids.append(chunk_id)
@@ -217,6 +221,7 @@ def scenarios(draw: st.DrawFn) -> tuple:
     vector = draw(st.lists(st.tuples(st.sampled_from(pool), st.floats(-1, 1)), max_size=10))
     lexical = draw(st.lists(st.tuples(st.sampled_from(pool), st.floats(0, 20)), max_size=10))
     named = set(draw(st.lists(st.sampled_from(["ann", "bob", "zed"]), max_size=2)))
+    kin = set(draw(st.lists(st.sampled_from(["ann", "bob", "cy"]), max_size=2)))
     focus = draw(st.lists(st.tuples(st.floats(0, 20 * DAY), st.floats(0, 10 * DAY)), max_size=2))
     focus = [(start, start + length) for start, length in focus]
     flt = (
@@ -230,14 +235,15 @@ def scenarios(draw: st.DrawFn) -> tuple:
         neighbor_gap=draw(st.sampled_from([3600.0, 5 * DAY])),
         neighbor_sources=draw(st.integers(0, 40)),
         max_candidates=draw(st.integers(0, 50)),
+        stranger_factor=draw(st.sampled_from([1.0, 0.4])),
     )
-    return facts, ids, records, removed, fused, vector, lexical, named, focus, flt, excluded, knobs
+    return facts, ids, records, removed, fused, vector, lexical, named, kin, focus, flt, excluded, knobs
 
 
 @settings(deadline=None, max_examples=300)
 @given(scenarios(), st.floats(0, 40 * DAY))
 def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> None:
-    facts, ids, records, removed, fused, vector, lexical, named, focus, flt, excluded, k = scenario
+    facts, ids, records, removed, fused, vector, lexical, named, kin, focus, flt, excluded, k = scenario
     table = kernels.ChunkTable()
     table.add(
         ids,
@@ -263,6 +269,8 @@ def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> Non
         lexical_weight=k.lexical_weight,
         named=sorted(named),
         speaker_boost=k.speaker_boost,
+        kin=sorted(kin),
+        stranger_factor=k.stranger_factor,
         focus=focus,
         time_boost=k.time_boost,
         neighbor_weights=k.neighbor_weights,
@@ -278,7 +286,7 @@ def test_rank_matches_the_python_it_replaced(scenario: tuple, now: float) -> Non
         recency_weight=k.recency_weight,
         max_candidates=k.max_candidates,
     )
-    want = reference(live, order, turns, fused, vector, lexical, named, focus, flt, excluded, now, k)
+    want = reference(live, order, turns, fused, vector, lexical, named, kin, focus, flt, excluded, now, k)
     turned = table.turns([g[0] for g in got], k.neighbor_gap)
     assert [(*g[:4], turn) for g, turn in zip(got, turned, strict=True)] == want
     befores = {c: b for r in records for b, c in zip([None, *reversed(r)], reversed(r), strict=False)}

@@ -379,6 +379,46 @@ def test_a_transcript_s_turns_are_turns_of_their_own_in_its_one_record() -> None
     assert len(r.selected) == len(drafts) and all(len(p.chunks) == 1 for p in r.selected)
 
 
+def test_a_question_naming_someone_prefers_the_people_they_talk_with_to_strangers() -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [("a1", "Ann", "Morning!"), ("b1", "Bob", "Morning, how was the trip?"), ("a2", "Ann", "Great.")])
+    _turns(index, [("c1", "Cy", "I adopted a puppy."), ("d1", "Di", "I adopted a puppy too.")], source="mail")
+    _turns(index, [("b2", "Bob", "I adopted a puppy.")], when={"b2": T0 + timedelta(days=9)})
+    assert index.kin({"ann"}) == {"bob"} and index.kin({"cy"}) == {"di"} and index.kin({"zed"}) == set()
+    # Cy's and Di's words match as well as Bob's, and further back in the lanes; yet Bob talks with Ann
+    r = retrieve(index, "Did Ann hear about a puppy adopted?", None, budget_tokens=500, deadline=far_deadline())
+    ranked = [c.chunk.record_id for c in r.candidates]
+    assert ranked.index("b2") < ranked.index("c1") and ranked.index("b2") < ranked.index("d1")
+    index.remove_record("b1")
+    index.remove_record("b2")
+    # forgotten with Bob's last chunk, though Ann's turns that followed his are still there
+    assert index.kin({"ann"}) == set() and "bob" not in index._talks
+    assert not index._talk_pairs.keys() - {c.id for c in index.chunks()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["Ann", "Bob", "Cy", None]), st.sampled_from(["chat", "mail"])), max_size=12),
+    st.sets(st.integers(0, 11)),
+)
+def test_who_talks_with_whom_holds_only_live_chunks_and_speakers(turns: list, forgotten: set[int]) -> None:
+    index = BrainIndex(DIM, MODEL)
+    for n, (speaker, source) in enumerate(turns):
+        _turns(index, [(f"r{n}", speaker, f"Turn number {n}.")], source=source)
+    for n in forgotten:
+        index.remove_record(f"r{n}")
+    live = {c.id: c for c in index.chunks()}
+    recount: dict[str, dict[str, int]] = {}
+    for after, (before, one, two) in index._talk_pairs.items():
+        assert after in live and before in live
+        for a, b in ((one, two), (two, one)):
+            recount.setdefault(a, {}).setdefault(b, 0)
+            recount[a][b] += 1
+    assert {a: dict(c) for a, c in index._talks.items()} == recount
+    assert set(index._talks) <= {c.speaker.lower() for c in live.values() if c.speaker}
+    assert {b for b, _, _ in index._talk_pairs.values()} == set(index._talk_before)
+
+
 def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [

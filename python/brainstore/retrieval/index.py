@@ -68,6 +68,8 @@ _VOCATIVE = re.compile(
 )
 # How often a name must address one speaker before it names that speaker in queries.
 _ALIAS_MIN = 2
+# The share of a speaker's turn changes another speaker must take part in to be one they talk with.
+_KIN_SHARE = 0.1
 # The words of a speaker's name ("caroline", "o'neil", "anne-marie").
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 
@@ -310,6 +312,13 @@ class BrainIndex:
         # what each chunk added there, to take back when it is removed
         self._addressed: dict[str, Counter[str]] = {}
         self._vocatives: dict[int, list[tuple[str, str]]] = {}
+        # lowercased speaker -> the speakers whose turn came right before or after one of theirs in a
+        # source (who they talk with); each count is a pair of chunks, taken back when either goes, so
+        # nothing of a forgotten speaker stays: the chunk after -> (the chunk before, the two speakers),
+        # and the chunk before -> the chunks after it in pairs
+        self._talks: dict[str, Counter[str]] = {}
+        self._talk_pairs: dict[int, tuple[int, str, str]] = {}
+        self._talk_before: dict[int, set[int]] = {}
         self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
         self._columns = _Columns()
         self._lexical = kernels.LexicalIndex()
@@ -436,6 +445,7 @@ class BrainIndex:
                 self._labels[name] = chunk.speaker
             self._speakers[name] += 1
             self._note_vocatives(chunk)
+            self._note_talk(chunk)
         if chunk.visibility == "local_only":
             self._local_only.add(chunk.id)
 
@@ -459,6 +469,38 @@ class BrainIndex:
             self._addressed.setdefault(name, Counter())[speaker] += 1
         self._vocatives[chunk.id] = noted
 
+    def _note_talk(self, chunk: Chunk) -> None:
+        """Count that ``chunk``'s speaker and the speaker of the chunk right before it in its source
+        talk with each other, when they are two people."""
+        other = self._chunks.get(self._table.previous(chunk.id))  # type: ignore[arg-type]
+        if other is None or not other.speaker or other.source_name != chunk.source_name:
+            return
+        one, two = chunk.speaker.lower(), other.speaker.lower()  # type: ignore[union-attr]
+        if one == two:
+            return
+        self._talks.setdefault(one, Counter())[two] += 1
+        self._talks.setdefault(two, Counter())[one] += 1
+        self._talk_pairs[chunk.id] = (other.id, one, two)
+        self._talk_before.setdefault(other.id, set()).add(chunk.id)
+
+    def _forget_talk(self, chunk_id: int) -> None:
+        afters = self._talk_before.pop(chunk_id, set())
+        if chunk_id in self._talk_pairs:
+            afters.add(chunk_id)
+        for after in afters:
+            before, one, two = self._talk_pairs.pop(after)
+            if before != chunk_id:
+                self._talk_before[before].discard(after)
+                if not self._talk_before[before]:
+                    del self._talk_before[before]
+            for a, b in ((one, two), (two, one)):
+                counts = self._talks[a]
+                counts[b] -= 1
+                if not counts[b]:
+                    del counts[b]
+                if not counts:
+                    del self._talks[a]
+
     def _unregister(self, chunk_id: int) -> None:
         self._columns.drop(chunk_id)
         chunk = self._chunks.pop(chunk_id)
@@ -471,6 +513,7 @@ class BrainIndex:
                 del self._labels[name]
                 self._file_name_words(name, add=False)
         self._local_only.discard(chunk_id)
+        self._forget_talk(chunk_id)
         for name, speaker in self._vocatives.pop(chunk_id, ()):
             counts = self._addressed[name]
             counts[speaker] -= 1
@@ -544,6 +587,19 @@ class BrainIndex:
             if n < _ALIAS_MIN or (rest and rest[0][1] == n) or speaker not in self._speakers:
                 return None
             return speaker
+
+    def kin(self, speakers: Collection[str]) -> set[str]:
+        """The lowercased speakers who talk with any of ``speakers`` (lowercased): whose turns came
+        right before or after theirs in a source at least :data:`_KIN_SHARE` of the times any did. A
+        conversation's people, not whoever spoke last before another conversation began."""
+        kin: set[str] = set()
+        with self._lock.read():
+            for speaker in speakers:
+                counts = self._talks.get(speaker)
+                if counts:
+                    least = _KIN_SHARE * sum(counts.values())
+                    kin.update(other for other, n in counts.items() if n >= least)
+        return kin
 
     def speaker_label(self, speaker: str) -> str | None:
         """A lowercased speaker's label as their Records wrote it ("Person A"); None for no live speaker."""

@@ -88,6 +88,11 @@ class RetrievalConfig:
     duplicate_threshold: float = 0.9
     length_penalty: float = 0.0  # pack priority = score / tokens**length_penalty
     speaker_boost: float = 0.5  # fused score * (1 + boost) when the query names the chunk's speaker
+    # With speakers named, fused score * stranger_factor for a chunk of a speaker who neither is one
+    # nor talks with one (BrainIndex.kin): a Brain of many conversations answers a question about
+    # Caroline from hers first. Its value is untuned (1.0, 0.7 and 0.4 tried once on the tuning split
+    # with every LoCoMo conversation in one Brain); a Brain of one conversation has no strangers.
+    stranger_factor: float = 0.4
     feedback_weight: float = 0.0  # vector pseudo-relevance feedback: q + w * mean(top feedback_docs)
     feedback_docs: int = 3
     vector_score_weight: float = 0.1  # fused score + w * cosine similarity (score-aware fusion)
@@ -510,6 +515,7 @@ def retrieve(
     # --- one native pass (kernels.ChunkTable.rank): score-aware terms, speaker and time boosts, score
     # spread to the neighbouring turns, recency and trust, best first
     lexical_hits = lane_hits.get("lexical", [])
+    named = _named_speakers(index, query, asker) if config.speaker_boost else set()
     slack = config.time_slack_days * 86400.0
     now_ts = (now or datetime.now(UTC)).timestamp()
     ranked = index.table.rank(
@@ -518,8 +524,10 @@ def retrieve(
         lexical_hits,
         vector_weight=config.vector_score_weight,
         lexical_weight=config.lexical_score_weight / (max((s for _, s in lexical_hits), default=0.0) or 1.0),
-        named=sorted(_named_speakers(index, query, asker)) if config.speaker_boost else [],
+        named=sorted(named),
         speaker_boost=1.0 + config.speaker_boost,
+        kin=sorted(index.kin(named)) if config.stranger_factor != 1.0 else [],
+        stranger_factor=config.stranger_factor,
         focus=[(start, end + slack) for start, end in focus],
         time_boost=1.0 + config.time_boost,
         neighbor_weights=config.neighbor_weights,

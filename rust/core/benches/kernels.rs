@@ -179,6 +179,7 @@ fn bench_rank(c: &mut Criterion) {
         .filter(|f| seen.insert(f.0))
         .collect();
     let named: HashSet<String> = ["alice".to_owned()].into();
+    let kin: HashSet<String> = ["bob".to_owned()].into();
     let none = HashSet::new();
     let request = RankRequest {
         fused: &fused,
@@ -188,6 +189,8 @@ fn bench_rank(c: &mut Criterion) {
         lexical_weight: 0.15,
         named: &named,
         speaker_boost: 1.5,
+        kin: &kin,
+        stranger_factor: 0.4,
         focus: &[(1.7e9, 1.7e9 + 86_400.0)],
         time_boost: 2.0,
         neighbor_weights: &[0.3, 0.3],

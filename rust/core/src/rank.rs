@@ -179,6 +179,10 @@ pub struct RankRequest<'a> {
     /// Lowercased speakers the query names; their chunks' scores are multiplied by `speaker_boost`.
     pub named: &'a HashSet<String>,
     pub speaker_boost: f64,
+    /// Lowercased speakers who talk with the named ones. With `named` not empty, a chunk of any other
+    /// speaker (a stranger to the people the query names) is multiplied by `stranger_factor`.
+    pub kin: &'a HashSet<String>,
+    pub stranger_factor: f64,
     /// `[start, end)` periods in POSIX seconds; chunks said within one are multiplied by `time_boost`.
     pub focus: &'a [(f64, f64)],
     pub time_boost: f64,
@@ -394,13 +398,12 @@ impl ChunkTable {
             };
             let mut s = fused
                 + (vector_term + request.lexical_weight * lexical.get(&id).copied().unwrap_or(0.0));
-            if !request.named.is_empty()
-                && entry
-                    .speaker
-                    .as_deref()
-                    .is_some_and(|n| request.named.contains(n))
-            {
-                s *= request.speaker_boost;
+            if let (false, Some(speaker)) = (request.named.is_empty(), entry.speaker.as_deref()) {
+                if request.named.contains(speaker) {
+                    s *= request.speaker_boost;
+                } else if !request.kin.contains(speaker) {
+                    s *= request.stranger_factor;
+                }
             }
             if request
                 .focus
@@ -611,6 +614,8 @@ mod tests {
             lexical_weight: 0.0,
             named,
             speaker_boost: 1.5,
+            kin: named,
+            stranger_factor: 1.0,
             focus: &[],
             time_boost: 2.0,
             neighbor_weights: &[],
@@ -800,6 +805,42 @@ mod tests {
         req.focus = &[(15.0, 25.0)];
         let got: Vec<(i64, f64)> = table.rank(&req).iter().map(|r| (r.id, r.score)).collect();
         assert_eq!(got, vec![(2, 2.0), (1, 0.8 * 1.5)]);
+    }
+
+    #[test]
+    fn strangers_to_the_named_speakers_are_lowered_and_nobody_else() {
+        let table = ChunkTable::new();
+        let mut unnamed = chunk(4, 10.0, "s", "x");
+        unnamed.speaker = None;
+        table
+            .add(vec![
+                chunk(1, 10.0, "s", "ann"),
+                chunk(2, 10.0, "s", "bob"),
+                chunk(3, 10.0, "s", "eve"),
+                unnamed,
+            ])
+            .unwrap();
+        let (named, kin, none): (HashSet<String>, HashSet<String>, _) = (
+            ["ann".to_owned()].into(),
+            ["bob".to_owned()].into(),
+            HashSet::new(),
+        );
+        let fused = [(1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0)];
+        let mut req = request(&fused, &named, &none);
+        req.kin = &kin;
+        req.stranger_factor = 0.5;
+        let score = |req: &RankRequest<'_>| -> Vec<(i64, f64)> {
+            let mut got: Vec<(i64, f64)> =
+                table.rank(req).iter().map(|r| (r.id, r.score)).collect();
+            got.sort_by_key(|&(id, _)| id);
+            got
+        };
+        // ann is named, bob talks with her, eve is a stranger; a chunk of no speaker is nobody's
+        assert_eq!(score(&req), vec![(1, 1.5), (2, 1.0), (3, 0.5), (4, 1.0)]);
+        // a query that names nobody lowers nobody
+        let nobody = HashSet::new();
+        req.named = &nobody;
+        assert_eq!(score(&req), vec![(1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0)]);
     }
 
     fn spread_from(table: &ChunkTable, source: i64) -> Vec<(i64, f64)> {

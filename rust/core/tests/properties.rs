@@ -425,10 +425,12 @@ proptest! {
         let mut fused_ids = BTreeSet::new();
         let fused: Vec<(i64, f64)> = fused.into_iter().filter(|f| fused_ids.insert(f.0)).collect();
         let named: HashSet<String> = ["a".to_owned()].into();
+        let kin = HashSet::new();
         let excluded: HashSet<i64> = removed.iter().copied().collect();
         let request = RankRequest {
             fused: &fused, vector: &fused, lexical: &fused,
             vector_weight: knobs[0], lexical_weight: knobs[1], named: &named, speaker_boost: knobs[2],
+            kin: &kin, stranger_factor: weights.first().copied().unwrap_or(0.4),
             focus: &[(knobs[3], knobs[4])], time_boost: knobs[5], neighbor_weights: &weights,
             neighbor_gap: knobs[6], next_factor: knobs[7], neighbor_sources: sources,
             admits: Admits { since: knobs[3].is_sign_positive().then_some(knobs[4]), ..Admits::all(&excluded) }, now: knobs[8], decay: 1e-7, recency_weight: 0.05, max_candidates,

@@ -336,7 +336,8 @@ impl ChunkTable {
     #[pyo3(signature = (
         fused, vector, lexical, *, vector_weight, lexical_weight, named, speaker_boost, focus,
         time_boost, neighbor_weights, neighbor_gap, next_factor, neighbor_sources, since, until,
-        sources, excluded, now, decay, recency_weight, max_candidates
+        sources, excluded, now, decay, recency_weight, max_candidates, kin = Vec::new(),
+        stranger_factor = 1.0
     ))]
     fn rank(
         &self,
@@ -362,9 +363,12 @@ impl ChunkTable {
         decay: f64,
         recency_weight: f64,
         max_candidates: usize,
+        kin: Vec<String>,
+        stranger_factor: f64,
     ) -> Vec<(i64, f64, i64, i64, Option<i64>)> {
         detached(py, || {
             let named: HashSet<String> = named.into_iter().collect();
+            let kin: HashSet<String> = kin.into_iter().collect();
             let sources: Option<HashSet<String>> = sources.map(|names| names.into_iter().collect());
             let excluded: HashSet<i64> = excluded.into_iter().collect();
             let admits = Admits {
@@ -381,6 +385,8 @@ impl ChunkTable {
                 lexical_weight,
                 named: &named,
                 speaker_boost,
+                kin: &kin,
+                stranger_factor,
                 focus: &focus,
                 time_boost,
                 neighbor_weights: &neighbor_weights,

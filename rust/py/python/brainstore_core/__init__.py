@@ -267,13 +267,17 @@ class ChunkTable:
         decay: float,
         recency_weight: float,
         max_candidates: int,
+        kin: Collection[str] = (),
+        stranger_factor: float = 1.0,
     ) -> list[tuple[int, float, int, int, int | None]]:
         """The best ``max_candidates`` of the ``fused`` (id, score) pairs and the neighbouring turns
         they spread score to, as ``(id, score, tokens, joined, before)``, best first, ties by id. Fused ids not
         in the table are left out. GIL released.
 
         A fused chunk scores ``fused + (vector_weight * cosine if cosine > 0) + lexical_weight * bm25``,
-        times ``speaker_boost`` when ``named`` holds its speaker and ``time_boost`` when it was said
+        times ``speaker_boost`` when ``named`` holds its speaker, else ``stranger_factor`` when
+        ``named`` is not empty and neither it nor ``kin`` (who talks with the named speakers) holds its
+        speaker (a chunk with no speaker is nobody's stranger), and times ``time_boost`` when it was said
         within a ``[start, end)`` of ``focus``. The best ``neighbor_sources`` of them give
         ``neighbor_weights[k]`` of their score to the turn ``k + 1`` turns before their Record (times
         ``next_factor`` after it), walking while the turns share the source and lie within
@@ -302,6 +306,8 @@ class ChunkTable:
             decay=decay,
             recency_weight=recency_weight,
             max_candidates=max(max_candidates, 0),
+            kin=list(kin),
+            stranger_factor=stranger_factor,
         )
 
 

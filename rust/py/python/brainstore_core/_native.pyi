@@ -95,6 +95,8 @@ class ChunkTable:
         decay: float,
         recency_weight: float,
         max_candidates: int,
+        kin: Sequence[str] = ...,
+        stranger_factor: float = ...,
     ) -> list[tuple[int, float, int, int, int | None]]: ...
 
 @final
