@@ -70,6 +70,10 @@ _VOCATIVE = re.compile(
 _ALIAS_MIN = 2
 # The share of a speaker's turn changes another speaker must take part in to be one they talk with.
 _KIN_SHARE = 0.1
+
+
+def _ints(held: int | tuple[int, ...]) -> tuple[int, ...]:
+    return held if isinstance(held, tuple) else (held,)
 # The words of a speaker's name ("caroline", "o'neil", "anne-marie").
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 
@@ -315,10 +319,12 @@ class BrainIndex:
         # lowercased speaker -> the speakers whose turn came right before or after one of theirs in a
         # source (who they talk with); each count is a pair of chunks, taken back when either goes, so
         # nothing of a forgotten speaker stays: the chunk after -> (the chunk before, the two speakers),
-        # and the chunk before -> the chunks after it in pairs
+        # and the chunk before -> the chunk after it in a pair (a tuple of them in the rare case of
+        # several: a chunk that came later was said between); plain ints and tuples, which Python's
+        # collector does not track, not a set a chunk
         self._talks: dict[str, Counter[str]] = {}
         self._talk_pairs: dict[int, tuple[int, str, str]] = {}
-        self._talk_before: dict[int, set[int]] = {}
+        self._talk_before: dict[int, int | tuple[int, ...]] = {}
         self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
         self._columns = _Columns()
         self._lexical = kernels.LexicalIndex()
@@ -481,18 +487,19 @@ class BrainIndex:
         self._talks.setdefault(one, Counter())[two] += 1
         self._talks.setdefault(two, Counter())[one] += 1
         self._talk_pairs[chunk.id] = (other.id, one, two)
-        self._talk_before.setdefault(other.id, set()).add(chunk.id)
+        held = self._talk_before.get(other.id)
+        self._talk_before[other.id] = chunk.id if held is None else (*_ints(held), chunk.id)
 
     def _forget_talk(self, chunk_id: int) -> None:
-        afters = self._talk_before.pop(chunk_id, set())
+        afters = _ints(self._talk_before.pop(chunk_id, ()))
         if chunk_id in self._talk_pairs:
-            afters.add(chunk_id)
+            afters += (chunk_id,)
         for after in afters:
             before, one, two = self._talk_pairs.pop(after)
             if before != chunk_id:
-                self._talk_before[before].discard(after)
-                if not self._talk_before[before]:
-                    del self._talk_before[before]
+                rest = tuple(a for a in _ints(self._talk_before.pop(before)) if a != after)
+                if rest:
+                    self._talk_before[before] = rest[0] if len(rest) == 1 else rest
             for a, b in ((one, two), (two, one)):
                 counts = self._talks[a]
                 counts[b] -= 1
