@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -424,6 +425,38 @@ def test_who_talks_with_whom_holds_only_live_chunks_and_speakers(turns: list, fo
     assert set(index._talks) <= {c.speaker.lower() for c in live.values() if c.speaker}
     held = {b: set(a) if isinstance(a, tuple) else {a} for b, a in index._talk_before.items()}
     assert held == befores
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string held in ``value``, through dicts, lists, tuples, sets and dataclasses."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _strings(v)
+    elif hasattr(value, "__dataclass_fields__"):
+        for name in value.__dataclass_fields__:
+            yield from _strings(getattr(value, name))
+
+
+def test_a_speaker_whose_records_are_all_forgotten_leaves_no_name_in_the_index() -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [
+        ("a1", "Ann", "Hey Zed! How was the trip?"),
+        ("z1", "Zed Quill", "Great, thanks Ann!"),
+        ("a2", "Ann", "Thanks, Zed!"),
+        ("z2", "Zed Quill", "Hey Ann, the photos are up."),
+    ])  # fmt: skip
+    assert index.kin({"ann"}) == {"zed quill"} and index.speaker_named("Quill") == "zed quill"
+    for record in ("z1", "z2", "a1", "a2"):  # Ann's turns name Zed: they go too
+        index.remove_record(record)
+    _turns(index, [("a3", "Ann", "Hello again.")])
+    held = [text.lower() for name, value in vars(index).items() if name != "_table" for text in _strings(value)]
+    assert not any("zed" in text or "quill" in text for text in held), held
 
 
 def test_an_alias_needs_one_clear_addressee_in_the_same_source() -> None:
