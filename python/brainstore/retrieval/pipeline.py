@@ -7,13 +7,16 @@ Steps of :func:`retrieve`:
    never take a rank.
 2. Lexical lane: BM25 (Rust) over ``index_text`` with the question words stripped from the query
    (names and content words kept).
-3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None).
+3. Vector lane: cosine over hnswlib with the query embedding (skipped when ``query_vec`` is None),
+   the query embedded as :func:`embedded_query` writes it.
 4. Fusion: weighted reciprocal-rank fusion (:func:`kernels.rrf_fuse`).
 5. Ranking, in one native call (:meth:`kernels.ChunkTable.rank`, over the per-chunk facts the index
    keeps in Rust): the fused score plus score-aware terms (cosine and normalised BM25); chunks by a
    speaker the query names (by the speaker's label, or by a name others address them with:
    :meth:`BrainIndex.speaker_named`; "I", "me" or "my" name the ``asker``, the Brain's self), and
-   chunks said within a period the query names (``focus``), are boosted. Context spreading: a turn
+   chunks said within a period the query names (``focus``), are boosted; with speakers named, the
+   chunks of a speaker who neither is one nor talks with one (:meth:`BrainIndex.kin`) are lowered by
+   ``stranger_factor``. Context spreading: a turn
    (one speaker's run of Records, see ``rank.rs``) also earns a share of the fused score
    of the turns up to two before and after it in the same conversation and session, the following
    turns more (a question is often answered by the reply to the turn that names the topic, or by the
@@ -23,7 +26,7 @@ Steps of :func:`retrieve`:
 7. Near-duplicates of better-ranked chunks are dropped (:func:`kernels.near_duplicates`).
 8. Packing: :func:`kernels.pack` over the token counts of each chunk's cited line, greedy by score, a
    turn's chunks after its best one lowered (:func:`_later_in_turn`) so the budget reaches more
-   turns. Consecutive chunks of one Record that are both packed become one :class:`Passage` under one
+   turns. Consecutive chunks of one turn that are both packed become one :class:`Passage` under one
    header, so the second is charged only its text. The passages come back as a transcript
    (:func:`transcript`): in the order they were said, each ``Speaker: text``, the first of each day
    ``Speaker (8 May 2023): text``, so a day is charged once however many of its lines are packed (a
