@@ -70,12 +70,13 @@ _VOCATIVE = re.compile(
 _ALIAS_MIN = 2
 # The share of a speaker's turn changes another speaker must take part in to be one they talk with.
 _KIN_SHARE = 0.1
+# The words of a speaker's name ("caroline", "o'neil", "anne-marie").
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 
 
 def _ints(held: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The chunk ids of a ``_talk_before`` entry: one, or a tuple of several."""
     return held if isinstance(held, tuple) else (held,)
-# The words of a speaker's name ("caroline", "o'neil", "anne-marie").
-_NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 
 
 @dataclass(frozen=True)
