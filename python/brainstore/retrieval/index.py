@@ -79,6 +79,17 @@ def _ints(held: int | tuple[int, ...]) -> tuple[int, ...]:
     return held if isinstance(held, tuple) else (held,)
 
 
+def _uncount(held: dict[str, Counter[str]], key: str, other: str) -> None:
+    """Take back one count of ``other`` under ``key``, dropping what reaches zero: no name of a
+    forgotten speaker stays."""
+    counts = held[key]
+    counts[other] -= 1
+    if not counts[other]:
+        del counts[other]
+    if not counts:
+        del held[key]
+
+
 @dataclass(frozen=True)
 class ChunkFilter:
     """What a filtered Context may draw on: chunks said at or after ``since`` and at or before
@@ -501,13 +512,8 @@ class BrainIndex:
                 rest = tuple(a for a in _ints(self._talk_before.pop(before)) if a != after)
                 if rest:
                     self._talk_before[before] = rest[0] if len(rest) == 1 else rest
-            for a, b in ((one, two), (two, one)):
-                counts = self._talks[a]
-                counts[b] -= 1
-                if not counts[b]:
-                    del counts[b]
-                if not counts:
-                    del self._talks[a]
+            _uncount(self._talks, one, two)
+            _uncount(self._talks, two, one)
 
     def _unregister(self, chunk_id: int) -> None:
         self._columns.drop(chunk_id)
@@ -523,12 +529,7 @@ class BrainIndex:
         self._local_only.discard(chunk_id)
         self._forget_talk(chunk_id)
         for name, speaker in self._vocatives.pop(chunk_id, ()):
-            counts = self._addressed[name]
-            counts[speaker] -= 1
-            if not counts[speaker]:
-                del counts[speaker]
-            if not counts:
-                del self._addressed[name]
+            _uncount(self._addressed, name, speaker)
 
     def remove_record(self, record_id: str) -> list[int]:
         """Forget every chunk of ``record_id`` in both lanes; returns their ids (empty if none)."""
