@@ -371,17 +371,23 @@ def test_a_failed_embedding_is_retried_until_the_record_is_ready(
     assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]] == [rec]
 
 
+def _noting(monkeypatch: pytest.MonkeyPatch, service: Service, method: str) -> list[Any]:
+    """What the service's embedder is given through ``method`` from now on, call by call."""
+    embedder, given = service.evidence.embedder, []
+    real = getattr(embedder, method)
+    monkeypatch.setattr(embedder, method, lambda arg: given.append(arg) or real(arg))
+    return given
+
+
 def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder, embedded = service.evidence.embedder, []
-    real = embedder.embed
-    monkeypatch.setattr(embedder, "embed", lambda texts: embedded.extend(texts) or real(texts))
+    calls = _noting(monkeypatch, service, "embed")
     api.brain("b1")
     content = {"kind": "message", "text": "I keep bees on the roof.", "speaker": "Ann", "role": "user"}
     rec = api.remember("b1", content, occurred_at="2023-05-08T10:00:00Z").body["id"]
     assert service.wait_idle()
-    assert embedded == ["Ann: I keep bees on the roof."]
+    assert [text for texts in calls for text in texts] == ["Ann: I keep bees on the roof."]
     [item] = context(api, query="bees roof")["evidence"]
     assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."
 
@@ -389,9 +395,7 @@ def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
 def test_a_question_naming_a_speaker_by_another_name_than_their_label_is_embedded_with_the_label(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder, asked = service.evidence.embedder, []
-    real = embedder.embed_query
-    monkeypatch.setattr(embedder, "embed_query", lambda text: asked.append(text) or real(text))
+    asked = _noting(monkeypatch, service, "embed_query")
     api.brain("b1")
     turns = [
         ("user_81", "I adopted a beagle last week."),
