@@ -9,7 +9,9 @@ pytest-benchmark's extra_info; nothing here is a timed assertion.
 Run: ``make bench`` or ``.venv/bin/python -m pytest benches/test_locomo_api_bench.py -s -p no:cacheprovider``
 (``LOCOMO_CONVERSATIONS=26,30`` limits the run; ``LOCOMO_ENGINE=duckdb`` runs it on the DuckDB store in
 a temporary data directory instead of the memory store; ``LOCOMO_STRESS`` sends the turns under one of
-the perturbations of ``benches.locomo.STRESSES``, e.g. ``chat``: each turn a burst of messages).
+the perturbations of ``benches.locomo.STRESSES``, e.g. ``chat``: each turn a burst of messages;
+``LOCOMO_ONE_BRAIN=1`` sends every conversation to one Brain and asks the wanted conversations'
+questions of it, a conversation's own turns its only evidence).
 """
 
 from __future__ import annotations
@@ -47,13 +49,9 @@ KEY = "sk_test_bench_locomo0001"
 BUDGETS = (1000, 2000)
 
 
-def run_conversation(client: Client, service: Service, conversation: Any) -> dict[str, Any]:
-    brain = f"locomo-{conversation.sample_id}"
-    stress = os.environ.get("LOCOMO_STRESS") or None
-    me = brain_self(conversation, stress)
-    client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}", self={"type": "person", "name": me} if me else None)
+def post(client: Client, brain: str, conversation: Any, stress: str | None, me: str | None) -> dict[str, Message]:
+    """Send the conversation's Records to ``brain``; what each Record id was sent as."""
     sent: dict[str, Message] = {}
-    started = time.perf_counter()
     for m in stressed(conversation, stress):
         if m.turns:  # a session's transcript
             content = {"kind": "document", "text": m.text}
@@ -64,8 +62,14 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
         when = m.occurred_at.isoformat().replace("+00:00", "Z")
         record = client.remember_record(brain, content, occurred_at=when, source={"name": m.source})
         sent[record["id"]] = m
-    assert service.wait_idle(timeout=600)
-    ingest_s = time.perf_counter() - started
+    return sent
+
+
+def ask(
+    client: Client, brain: str, conversation: Any, stress: str | None, sent: dict[str, Message]
+) -> tuple[dict[int, list[tuple[int, float]]], list[float]]:
+    """Each scored question of the conversation as a fast Context of ``brain``, scored by the turns its
+    citations quote among ``sent`` (another conversation's Records in the Brain count for nothing)."""
     results: dict[int, list[tuple[int, float]]] = defaultdict(list)
     latencies: list[float] = []
     for question, evidence in scored_questions(conversation):
@@ -75,16 +79,50 @@ def run_conversation(client: Client, service: Service, conversation: Any) -> dic
             cited = {
                 turn
                 for c in ctx["citations"]
+                if c["record_id"] in sent
                 for turn in turns_cited(sent[c["record_id"]], c["span"]["start"], c["span"]["end"])
             }
             results[budget].append((question.category, score(cited, evidence)))
+    return results, latencies
+
+
+def run_conversation(client: Client, service: Service, conversation: Any) -> dict[str, Any]:
+    brain = f"locomo-{conversation.sample_id}"
+    stress = os.environ.get("LOCOMO_STRESS") or None
+    me = brain_self(conversation, stress)
+    client.create_brain(brain, name=f"LoCoMo {conversation.sample_id}", self={"type": "person", "name": me} if me else None)
+    started = time.perf_counter()
+    sent = post(client, brain, conversation, stress, me)
+    assert service.wait_idle(timeout=600)
+    ingest_s = time.perf_counter() - started
+    results, latencies = ask(client, brain, conversation, stress, sent)
     return {"results": results, "ingest_s": ingest_s, "turns": len(conversation.turns), "latencies": latencies}
+
+
+def run_one_brain(client: Client, service: Service, everyone: list[Any], wanted: list[Any]) -> dict[str, dict[str, Any]]:
+    """Every conversation's Records in one Brain, then the wanted conversations' questions asked of it."""
+    stress = os.environ.get("LOCOMO_STRESS") or None
+    client.create_brain("locomo-all", name="Every LoCoMo conversation")
+    started = time.perf_counter()
+    sent = {c.sample_id: post(client, "locomo-all", c, stress, None) for c in everyone}
+    assert service.wait_idle(timeout=1800)
+    ingest_s = time.perf_counter() - started
+    out = {}
+    for conversation in wanted:
+        results, latencies = ask(client, "locomo-all", conversation, stress, sent[conversation.sample_id])
+        turns = len(conversation.turns)
+        out[conversation.sample_id] = {
+            "results": results, "ingest_s": ingest_s * turns / sum(len(c.turns) for c in everyone), "turns": turns,
+            "latencies": latencies,
+        }  # fmt: skip
+    return out
 
 
 def test_locomo_recall_through_the_api(benchmark: Any, tmp_path: Path) -> None:
     conversations = load_conversations()
     if not conversations:
         pytest.skip("LoCoMo data not present (../shared/data/locomo)")
+    everyone = conversations
     wanted = os.environ.get("LOCOMO_CONVERSATIONS")
     if wanted:
         conversations = [c for c in conversations if c.sample_id in wanted.split(",")]
@@ -98,6 +136,9 @@ def test_locomo_recall_through_the_api(benchmark: Any, tmp_path: Path) -> None:
     per_conv: dict[str, dict[str, Any]] = {}
 
     def run() -> None:
+        if os.environ.get("LOCOMO_ONE_BRAIN"):
+            per_conv.update(run_one_brain(client, service, everyone, conversations))
+            return
         for conversation in conversations:
             per_conv[conversation.sample_id] = run_conversation(client, service, conversation)
 
