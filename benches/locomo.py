@@ -43,6 +43,7 @@ __all__ = [
     "Message",
     "Question",
     "Turn",
+    "content",
     "evidence_turns",
     "load_conversations",
     "parse_session_date",
@@ -117,6 +118,17 @@ class Message:
     # A document of several turns (the transcripts stress): each turn's dia_id and its [start, end)
     # in ``text``.
     turns: tuple[tuple[str, int, int], ...] = ()
+
+
+def content(message: Message, me: str | None = None) -> dict[str, str]:
+    """The Record content a message is sent as: a transcript as a document, a turn as a message of its
+    speaker (role ``user`` when the speaker is ``me``, the Brain's self)."""
+    if message.turns:
+        return {"kind": "document", "text": message.text}
+    sent = {"kind": "message", "text": message.text, "role": "user" if message.speaker == me else "other"}
+    if message.speaker is not None:
+        sent["speaker"] = message.speaker
+    return sent
 
 
 def turns_cited(message: Message, start: int, end: int) -> set[str]:

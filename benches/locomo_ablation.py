@@ -101,8 +101,7 @@ class Built:
 def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) -> Built:
     drafts, messages = [], {}
     for n, m in enumerate(locomo.stressed(conversation, stress)):
-        content = {"kind": "document" if m.turns else "message", "speaker": m.speaker, "text": m.text}
-        src = source_text(content, self_name=None, occurred_at=m.occurred_at)
+        src = source_text(locomo.content(m), self_name=None, occurred_at=m.occurred_at)
         record_id = f"{m.dia_id}#{n}"
         messages[record_id] = m
         drafts.extend(chunk_record(record_id, src, source_name=m.source, trust="normal", visibility="shareable"))

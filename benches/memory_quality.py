@@ -46,6 +46,7 @@ from benches.locomo import (
     TUNING,
     Conversation,
     Message,
+    content,
     evidence_turns,
     load_conversations,
     stressed,
@@ -209,11 +210,7 @@ def ingest(
     sent: dict[str, Message] = {}
     started = time.perf_counter()
     for m in stressed(conversation, "transcripts" if transcripts else None):
-        if m.turns:
-            content = {"kind": "document", "text": m.text}
-        else:
-            content = {"kind": "message", "text": m.text, "speaker": m.speaker}
-        rec = client.remember_record(brain, content, occurred_at=m.occurred_at.isoformat().replace("+00:00", "Z"))
+        rec = client.remember_record(brain, content(m), occurred_at=m.occurred_at.isoformat().replace("+00:00", "Z"))
         sent[rec["id"]] = m
     deadline = time.monotonic() + timeout_s
     # Derivation runs in order, so polling the Records in order mostly finds them ready at once.

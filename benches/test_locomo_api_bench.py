@@ -32,6 +32,7 @@ from benches.locomo import (
     Message,
     asked,
     brain_self,
+    content,
     load_conversations,
     score,
     scored_questions,
@@ -53,14 +54,8 @@ def post(client: Client, brain: str, conversation: Any, stress: str | None, me: 
     """Send the conversation's Records to ``brain``; what each Record id was sent as."""
     sent: dict[str, Message] = {}
     for m in stressed(conversation, stress):
-        if m.turns:  # a session's transcript
-            content = {"kind": "document", "text": m.text}
-        else:
-            content = {"kind": "message", "text": m.text, "role": "user" if m.speaker == me else "other"}
-        if m.speaker is not None:
-            content["speaker"] = m.speaker
         when = m.occurred_at.isoformat().replace("+00:00", "Z")
-        record = client.remember_record(brain, content, occurred_at=when, source={"name": m.source})
+        record = client.remember_record(brain, content(m, me), occurred_at=when, source={"name": m.source})
         sent[record["id"]] = m
     return sent
 
