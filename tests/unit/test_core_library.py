@@ -324,19 +324,19 @@ def test_pack_never_panics(
     st.lists(st.integers(0, 50), max_size=20),
     st.lists(ANY_FLOAT, max_size=20),
     st.integers(),
-    st.none() | st.lists(st.integers(-2, 4), max_size=20),
-    st.none() | st.lists(st.integers(-1, 20) | I64, max_size=4),
+    st.lists(
+        st.tuples(st.lists(st.integers(-2, 4), max_size=20), st.lists(st.integers(-1, 20) | I64, max_size=4)),
+        max_size=3,
+    ),
 )
 def test_pack_with_groups_never_panics(
-    counts: list[int], scores: list[float], budget: int, group: list[int] | None, group_cost: list[int] | None
+    counts: list[int], scores: list[float], budget: int, groups: list[tuple[list[int], list[int]]]
 ) -> None:
-    chosen = results_or_value_error(
-        lambda: core.pack(counts, scores, budget, group=group, group_cost=group_cost)
-    )
-    if chosen is not None and group is not None and group_cost is not None:
-        # each chosen item's count, and each group's header once
-        headers = {group[i] for i in chosen if group[i] >= 0}
-        assert sum(counts[i] for i in chosen) + sum(group_cost[g] for g in headers) <= max(budget, 0)
+    chosen = results_or_value_error(lambda: core.pack(counts, scores, budget, groups=groups))
+    if chosen is not None:
+        # each chosen item's count, and each group's header once per grouping
+        headers = {(k, group[i]) for i in chosen for k, (group, _) in enumerate(groups) if group[i] >= 0}
+        assert sum(counts[i] for i in chosen) + sum(groups[k][1][g] for k, g in headers) <= max(budget, 0)
 
 
 @CORE

@@ -583,7 +583,7 @@ def retrieve(
     # a line without its day, as the transcript serves all but a day's first; one that always names
     # its day (no group) costs its cited form
     lines = [c.tokens if g < 0 or c.line is None else c.line for c, g in zip(pool, group, strict=True)]
-    chosen = kernels.pack(lines, priority, budget_tokens, prev=prev, joined=joined, group=group, group_cost=day_cost)
+    chosen = kernels.pack(lines, priority, budget_tokens, prev=prev, joined=joined, groups=[(group, day_cost)])
     # The charges were estimates (a day's cost, BPE across a joining space); the exact counts decide.
     selected = transcript(_runs(pool, prev, chosen), budget_tokens)
     used = sum(p.tokens for p in selected)

@@ -16,7 +16,8 @@
 //!
 //! [`Groups`] describe a header that chosen items share (the day of a transcript's lines): the first
 //! chosen item of a group also pays the group's cost, the others do not, since the caller renders
-//! the header once, before the group's first item ([`pack_grouped`]).
+//! the header once, before the group's first item ([`pack_grouped`]). An item may belong to a group
+//! of each of several groupings (a line's day, and its speaker's full name, each written once).
 
 use crate::error::{same_len, CoreError};
 use crate::score::cmp_desc;
@@ -108,21 +109,22 @@ pub fn pack(
     budget: i64,
     runs: Option<Runs<'_>>,
 ) -> Result<Vec<usize>, CoreError> {
-    pack_grouped(token_counts, scores, budget, runs, None)
+    pack_grouped(token_counts, scores, budget, runs, &[])
 }
 
 /// [`pack`] where chosen items of a group share its header: an item is charged its count (or its
-/// joined count) plus, if no item of its group was chosen before it, the group's cost.
+/// joined count) plus, for each of the `groupings` in which no item of its group was chosen before
+/// it, the group's cost.
 ///
 /// # Errors
-/// As [`pack`]; also [`CoreError::InvalidArgument`] when `groups` is malformed (a length other than
-/// the items', a group out of range, a negative cost).
+/// As [`pack`]; also [`CoreError::InvalidArgument`] when a grouping is malformed (a length other
+/// than the items', a group out of range, a negative cost).
 pub fn pack_grouped(
     token_counts: &[i64],
     scores: &[f64],
     budget: i64,
     runs: Option<Runs<'_>>,
-    groups: Option<Groups<'_>>,
+    groupings: &[Groups<'_>],
 ) -> Result<Vec<usize>, CoreError> {
     same_len("token_counts", token_counts.len(), "scores", scores.len())?;
     if let Some((index, &value)) = token_counts.iter().enumerate().find(|(_, c)| **c < 0) {
@@ -132,12 +134,15 @@ pub fn pack_grouped(
         Some(r) => links(r, token_counts)?,
         None => (Vec::new(), Vec::new()),
     };
-    let group = match &groups {
-        Some(g) => group_of(g, token_counts.len())?,
-        None => Vec::new(),
-    };
-    let header_costs = groups.map_or(&[][..], |g| g.cost);
-    let mut opened = vec![false; header_costs.len()];
+    let groups = groupings
+        .iter()
+        .map(|g| group_of(g, token_counts.len()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut opened: Vec<Vec<bool>> = groupings
+        .iter()
+        .map(|g| vec![false; g.cost.len()])
+        .collect();
+    let mut headers = Vec::with_capacity(groupings.len());
     if budget <= 0 {
         return Ok(Vec::new());
     }
@@ -157,16 +162,19 @@ pub fn pack_grouped(
             Some(r) if joins => r.joined[i],
             _ => token_counts[i],
         });
-        // the group whose header this item would open
-        let header = group.get(i).copied().flatten().filter(|&g| !opened[g]);
-        if let Some(g) = header {
-            cost += i128::from(header_costs[g]);
+        // the groups (one per grouping at most) whose headers this item would open
+        headers.clear();
+        for (k, group) in groups.iter().enumerate() {
+            if let Some(g) = group[i].filter(|&g| !opened[k][g]) {
+                cost += i128::from(groupings[k].cost[g]);
+                headers.push((k, g));
+            }
         }
         if used + cost <= budget {
             used += cost;
             picked[i] = true;
-            if let Some(g) = header {
-                opened[g] = true;
+            for &(k, g) in &headers {
+                opened[k][g] = true;
             }
             chosen.push(i);
             if used == budget && !any_free {
@@ -290,12 +298,12 @@ mod tests {
         let scores = [0.9, 0.7, 0.8, 0.6];
         // 0 pays 5 + 4, 2 shares the open header for 5, 1 would pay 9 more (23), 3 pays 5.
         assert_eq!(
-            pack_grouped(&[5; 4], &scores, 20, None, Some(groups)).unwrap(),
+            pack_grouped(&[5; 4], &scores, 20, None, &[groups]).unwrap(),
             vec![0, 2, 3]
         );
         // Without groups no header is charged.
         assert_eq!(
-            pack_grouped(&[5; 4], &scores, 20, None, None).unwrap(),
+            pack_grouped(&[5; 4], &scores, 20, None, &[]).unwrap(),
             vec![0, 2, 1, 3]
         );
         // A run member that joins its neighbour still opens its own group, and pays for it.
@@ -307,7 +315,7 @@ mod tests {
             of: &[-1, 0],
             cost: &[3],
         };
-        let grouped = |budget| pack_grouped(&[5, 5], &[0.9, 0.8], budget, Some(runs), Some(groups));
+        let grouped = |budget| pack_grouped(&[5, 5], &[0.9, 0.8], budget, Some(runs), &[groups]);
         assert_eq!(grouped(9).unwrap(), vec![0]);
         assert_eq!(grouped(10).unwrap(), vec![0, 1]);
     }
@@ -315,7 +323,11 @@ mod tests {
     #[test]
     fn malformed_groups_are_rejected() {
         let bad = |of: &[i64], cost: &[i64]| {
-            pack_grouped(&[5, 5], &[1.0, 0.5], 10, None, Some(Groups { of, cost })).unwrap_err()
+            let ok = Groups {
+                of: &[-1, -1],
+                cost: &[],
+            };
+            pack_grouped(&[5, 5], &[1.0, 0.5], 10, None, &[ok, Groups { of, cost }]).unwrap_err()
         };
         assert!(matches!(bad(&[0], &[1]), CoreError::LengthMismatch { .. }));
         assert!(matches!(
@@ -330,6 +342,29 @@ mod tests {
             bad(&[0, 0], &[-1]),
             CoreError::InvalidArgument { .. }
         ));
+    }
+
+    #[test]
+    fn an_item_pays_the_header_of_each_grouping_it_opens() {
+        // Lines of days 0, 0, 1 by speakers 0, 1, 0: a day's header costs 3, a speaker's full name 2.
+        let days = Groups {
+            of: &[0, 0, 1],
+            cost: &[3, 3],
+        };
+        let speakers = Groups {
+            of: &[0, 1, 0],
+            cost: &[2, 2],
+        };
+        let scores = [0.9, 0.8, 0.7];
+        // 0 opens day 0 and speaker 0 (10), 1 opens speaker 1 (7), 2 opens day 1 only (8).
+        let packed = |budget| pack_grouped(&[5; 3], &scores, budget, None, &[days, speakers]);
+        assert_eq!(packed(24).unwrap(), vec![0, 1]);
+        assert_eq!(packed(25).unwrap(), vec![0, 1, 2]);
+        // The order of the groupings does not matter.
+        assert_eq!(
+            pack_grouped(&[5; 3], &scores, 24, None, &[speakers, days]).unwrap(),
+            vec![0, 1]
+        );
     }
 
     #[test]

@@ -58,29 +58,36 @@ proptest! {
     }
 
     #[test]
-    fn pack_with_groups_charges_each_header_once_within_budget(
-        items in prop::collection::vec((1..80_i64, -1..4_i64, score()), 0..60),
-        costs in prop::collection::vec(0..40_i64, 4),
+    fn pack_with_groupings_charges_each_header_once_within_budget(
+        items in prop::collection::vec((1..80_i64, -1..4_i64, -1..3_i64, score()), 0..60),
+        day_costs in prop::collection::vec(0..40_i64, 4),
+        speaker_costs in prop::collection::vec(0..10_i64, 3),
         budget in 1..1_500_i64,
     ) {
         let counts: Vec<i64> = items.iter().map(|t| t.0).collect();
-        let of: Vec<i64> = items.iter().map(|t| t.1).collect();
-        let scores: Vec<f64> = items.iter().map(|t| t.2).collect();
-        let groups = Groups { of: &of, cost: &costs };
-        let chosen = pack_grouped(&counts, &scores, budget, None, Some(groups)).unwrap();
-        // What the chosen items render to: each its count, each group's header once.
+        let day: Vec<i64> = items.iter().map(|t| t.1).collect();
+        let speaker: Vec<i64> = items.iter().map(|t| t.2).collect();
+        let scores: Vec<f64> = items.iter().map(|t| t.3).collect();
+        let groupings = [Groups { of: &day, cost: &day_costs }, Groups { of: &speaker, cost: &speaker_costs }];
+        let chosen = pack_grouped(&counts, &scores, budget, None, &groupings).unwrap();
+        // What the chosen items render to: each its count, each group's header once per grouping.
         let mut headers = BTreeSet::new();
         let mut used: i64 = chosen.iter().map(|&i| counts[i]).sum();
         for &i in &chosen {
-            if of[i] >= 0 && headers.insert(of[i]) {
-                used += costs[usize::try_from(of[i]).unwrap()];
+            for (k, grouping) in groupings.iter().enumerate() {
+                if grouping.of[i] >= 0 && headers.insert((k, grouping.of[i])) {
+                    used += grouping.cost[usize::try_from(grouping.of[i]).unwrap()];
+                }
             }
         }
         prop_assert!(used <= budget);
-        // Free headers change nothing.
-        let free = vec![0_i64; costs.len()];
-        prop_assert_eq!(pack_grouped(&counts, &scores, budget, None, Some(Groups { of: &of, cost: &free })).unwrap(),
+        // Free headers change nothing, and neither does a grouping of no item.
+        let free = vec![0_i64; day_costs.len()];
+        prop_assert_eq!(pack_grouped(&counts, &scores, budget, None, &[Groups { of: &day, cost: &free }]).unwrap(),
                         pack(&counts, &scores, budget, None).unwrap());
+        let none = vec![-1_i64; counts.len()];
+        prop_assert_eq!(pack_grouped(&counts, &scores, budget, None, &[groupings[0], Groups { of: &none, cost: &[] }]).unwrap(),
+                        pack_grouped(&counts, &scores, budget, None, &groupings[..1]).unwrap());
     }
 
     #[test]

@@ -81,11 +81,7 @@ fn pair<'a>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (token_counts, scores, budget, prev = None, joined = None, group = None, group_cost = None))]
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the items, then runs and groups, each a pair"
-)]
+#[pyo3(signature = (token_counts, scores, budget, prev = None, joined = None, groups = Vec::new()))]
 fn pack(
     py: Python<'_>,
     token_counts: Vec<i64>,
@@ -93,19 +89,16 @@ fn pack(
     budget: i64,
     prev: Option<Vec<i64>>,
     joined: Option<Vec<i64>>,
-    group: Option<Vec<i64>>,
-    group_cost: Option<Vec<i64>>,
+    groups: Vec<(Vec<i64>, Vec<i64>)>,
 ) -> PyResult<Vec<usize>> {
     detached(py, || {
         let runs = pair(prev.as_ref(), joined.as_ref(), "runs (prev and joined)")?
             .map(|(prev, joined)| packing::Runs { prev, joined });
-        let groups = pair(
-            group.as_ref(),
-            group_cost.as_ref(),
-            "groups (group and group_cost)",
-        )?
-        .map(|(of, cost)| packing::Groups { of, cost });
-        packing::pack_grouped(&token_counts, &scores, budget, runs, groups)
+        let groupings: Vec<packing::Groups<'_>> = groups
+            .iter()
+            .map(|(of, cost)| packing::Groups { of, cost })
+            .collect();
+        packing::pack_grouped(&token_counts, &scores, budget, runs, &groupings)
     })
     .map_err(to_py_err)
 }

@@ -110,8 +110,7 @@ def pack(
     *,
     prev: Sequence[int] | None = None,
     joined: Sequence[int] | None = None,
-    group: Sequence[int] | None = None,
-    group_cost: Sequence[int] | None = None,
+    groups: Sequence[tuple[Sequence[int], Sequence[int]]] = (),
 ) -> list[int]:
     """Indices of the items to include, in the order chosen (best score first).
 
@@ -125,9 +124,10 @@ def pack(
     ``joined[i]`` (at most ``token_counts[i]``) instead of its full count, since it is rendered
     under the neighbour's header.
 
-    Groups (both or neither): ``group[i]`` is item ``i``'s group, an index into ``group_cost``, or -1
-    for none; the first chosen item of a group is also charged ``group_cost[group]`` (at least 0), a
-    header its group's items share (the day over a transcript's lines of that day).
+    Groups: each ``(group, group_cost)`` of ``groups`` is a grouping of the items, ``group[i]`` item
+    ``i``'s group in it, an index into ``group_cost``, or -1 for none. The first chosen item of a
+    group is also charged ``group_cost[group]`` (at least 0), a header its group's items share (the
+    day over a transcript's lines of that day); an item pays the header of each grouping it opens.
     """
     clamped = max(0, min(budget, _I64_MAX))
     return _native.pack(
@@ -136,8 +136,7 @@ def pack(
         clamped,
         None if prev is None else list(prev),
         None if joined is None else list(joined),
-        None if group is None else list(group),
-        None if group_cost is None else list(group_cost),
+        [(list(group), list(group_cost)) for group, group_cost in groups],
     )
 
 

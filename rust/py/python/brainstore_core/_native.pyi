@@ -36,8 +36,7 @@ def pack(
     budget: int,
     prev: Sequence[int] | None = None,
     joined: Sequence[int] | None = None,
-    group: Sequence[int] | None = None,
-    group_cost: Sequence[int] | None = None,
+    groups: Sequence[tuple[Sequence[int], Sequence[int]]] = ...,
 ) -> list[int]: ...
 def encode_watermark(secret: bytes, brain_key: str, seq: int) -> str: ...
 def decode_watermark(secret: bytes, brain_key: str, token: str) -> int | None: ...
