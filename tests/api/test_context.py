@@ -392,6 +392,35 @@ def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     assert item["record_id"] == rec and item["text"] == "Ann (8 May 2023): I keep bees on the roof."
 
 
+def test_a_speaker_labelled_by_a_full_name_is_named_in_full_once_then_by_first_name(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _noting(monkeypatch, service, "embed")
+    api.brain("b1")
+    said = [
+        ("Caroline Reyes", "I keep bees on the roof."),
+        ("Melanie Okafor", "Do the bees sting you on the roof?"),
+        ("Caroline Reyes", "The bees on the roof never sting."),
+    ]
+    for n, (who, text) in enumerate(said):
+        content = {"kind": "message", "text": text, "speaker": who}
+        api.remember("b1", content, occurred_at=f"2023-05-08T1{n}:00:00Z")
+    assert service.wait_idle()
+    # questions name people by first name, and so do their passages' vectors
+    assert [text for texts in calls for text in texts] == [
+        "Caroline: I keep bees on the roof.",
+        "Melanie: Do the bees sting you on the roof?",
+        "Caroline: The bees on the roof never sting.",
+    ]
+    body = context(api, query="bees roof")
+    assert [(e["text"], e["speaker"]) for e in body["evidence"]] == [
+        ("Caroline Reyes (8 May 2023): I keep bees on the roof.", "Caroline Reyes"),
+        ("Melanie Okafor: Do the bees sting you on the roof?", "Melanie Okafor"),
+        ("Caroline: The bees on the roof never sting.", "Caroline Reyes"),
+    ]
+    assert body["budget"]["tokens"]["used"] == sum(kernels.count_tokens([e["text"] for e in body["evidence"]]))
+
+
 def test_a_question_naming_a_speaker_by_another_name_than_their_label_is_embedded_with_the_label(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,7 +25,9 @@ from brainstore.retrieval.chunking import (
     chunk_record,
     cited_form,
     embedding_text,
+    first_name,
     leads,
+    line,
 )
 from brainstore.retrieval.index import BrainIndex, ChunkFilter, Selection
 from brainstore.retrieval.pipeline import content_terms, embedded_query, lexical_query, retrieve
@@ -88,6 +90,51 @@ def test_embedding_text_names_the_source_when_no_one_speaks() -> None:
                                visibility="shareable")  # fmt: skip
     assert embedding_text(anonymous) == "Porto lies on the Douro."
     assert anonymous.index_text == "(8 May 2023) Porto lies on the Douro."
+
+
+def test_a_full_name_s_first_name_and_labels_that_are_not_one() -> None:
+    assert first_name("Caroline Reyes") == "Caroline"
+    assert first_name("Mary Ann Lee") == "Mary"
+    assert first_name("Zoë Åberg") == "Zoë"
+    for label in ("Caroline", "Person A", "Speaker 1", "caroline reyes", "Dr Ana Silva", "Mrs Reyes",
+                  "Jo Reyes", "Anne-Marie Roy", "Caroline  Reyes", "ana@acme.com", "J. Smith", "Ann O Lee"):
+        assert first_name(label) is None, label  # fmt: skip
+
+
+def test_a_speaker_labelled_by_a_full_name_is_embedded_by_first_name() -> None:
+    [d] = drafts_for("r1", "I went to the support group.", speaker="Caroline Reyes")
+    assert embedding_text(d) == "Caroline: I went to the support group."
+    assert d.index_text == "Caroline Reyes (8 May 2023): I went to the support group."  # the lexical lane's
+    [p] = drafts_for("r2", "Hi.", speaker="Person A")
+    assert embedding_text(p) == "Person A: Hi."
+
+
+_NAME_WORDS = st.text(st.characters(categories=("Lu", "Ll", "Lo")), min_size=2, max_size=9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.from_regex(r"[A-Z]", fullmatch=True),
+    _NAME_WORDS,
+    st.lists(_NAME_WORDS, min_size=1, max_size=3),
+    st.text(max_size=60),
+    st.booleans(),
+)
+def test_a_line_by_first_name_costs_the_further_words_of_the_name_less(
+    initial: str, rest: str, further: list[str], text: str, dated: bool
+) -> None:
+    from dataclasses import replace
+
+    from brainstore import kernels
+
+    label = " ".join([initial + rest, *further])
+    name = first_name(label)
+    if name is None:  # a title, or a first word of another case
+        return
+    [d] = drafts_for("r1", "Hi.", speaker=label)
+    d = replace(d, text=text)
+    full, short = line(d, dated=dated), line(replace(d, speaker=name), dated=dated)
+    assert kernels.token_count(full) - kernels.token_count(short) == kernels.token_count(label) - kernels.token_count(name)
 
 
 def test_blank_text_has_no_chunks() -> None:
@@ -335,6 +382,86 @@ def test_a_capitalized_word_of_one_speaker_s_display_name_names_that_speaker() -
     assert index.speaker_named("Okafor") == "melanie okafor"
 
 
+def test_a_full_name_is_shortened_where_its_first_name_names_no_one_else() -> None:
+    index = BrainIndex(DIM, MODEL)
+    _turns(index, [
+        ("c1", "Caroline Reyes", "I went to the support group."),
+        ("j1", "John Smith", "Hi."),
+        ("j2", "John Doe", "Hello."),
+        ("a1", "Ana Lopez", "Hey."),
+        ("a2", "Ana", "Hey!"),
+        ("m1", "Melanie Okafor", "Morning."),
+        ("u0", "assistant", "How can I help?"),
+        ("u1", "user", "Thanks, Melanie!"),
+        ("u2", "assistant", "Any time."),
+        ("u3", "user", "Hey Melanie!"),
+        ("p1", "Person A", "Hi."),
+    ])  # fmt: skip
+    labels = ["Caroline Reyes", "John Smith", "John Doe", "Ana Lopez", "Melanie Okafor", "Person A", "user"]
+    # two Johns; an Ana of her own; "Melanie" is what the user calls the assistant too
+    assert index.short_names(labels) == {"Caroline Reyes": "Caroline"}
+    index.remove_record("j2")
+    index.remove_record("a2")
+    for rid in ("u1", "u3"):
+        index.remove_record(rid)
+    assert index.short_names(labels) == {
+        "Caroline Reyes": "Caroline", "John Smith": "John", "Ana Lopez": "Ana", "Melanie Okafor": "Melanie"
+    }  # fmt: skip
+
+
+def test_the_transcript_names_a_speaker_in_full_once_then_by_first_name() -> None:
+    from brainstore import kernels
+
+    said = [
+        ("Caroline Reyes", "I adopted a puppy."),
+        ("Melanie Okafor", "What a lovely dog!"),
+        ("Caroline Reyes", "She sleeps on my bed."),
+        ("Melanie Okafor", "Mine snores all night."),
+        ("Caroline Reyes", "We walk by the river."),
+        ("Melanie Okafor", "Send me a photo soon."),
+        ("Person A", "Nice."),
+        ("Person B", "Indeed."),
+    ]
+    index = BrainIndex(DIM, MODEL)
+    _turns(
+        index,
+        [(f"r{n}", who, text) for n, (who, text) in enumerate(said)],
+        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(len(said))},
+    )
+    r = retrieve(index, "zzz", _toward_all(index), budget_tokens=2000, deadline=far_deadline())
+    assert [p.text for p in r.selected] == [
+        "Caroline Reyes (8 May 2023): I adopted a puppy.",
+        "Melanie Okafor: What a lovely dog!",
+        "Caroline: She sleeps on my bed.",
+        "Melanie: Mine snores all night.",
+        "Caroline: We walk by the river.",
+        "Melanie: Send me a photo soon.",
+        "Person A: Nice.",
+        "Person B: Indeed.",
+    ]
+    assert [p.tokens for p in r.selected] == kernels.count_tokens([p.text for p in r.selected])
+    # the six lines of the two named in full fit a budget their full names on every line would not
+    budget = sum(p.tokens for p in r.selected[:6])
+    full = [line(c, dated=i == 0) for i, c in enumerate(c for p in r.selected[:6] for c in p.chunks)]
+    assert sum(kernels.count_tokens(full)) > budget
+    del index
+    index = BrainIndex(DIM, MODEL)
+    _turns(
+        index,
+        [(f"r{n}", who, text) for n, (who, text) in enumerate(said[:6])],
+        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(6)},
+    )
+    r = retrieve(index, "zzz", _toward_all(index), budget_tokens=budget, deadline=far_deadline())
+    assert len(r.selected) == 6
+    assert r.tokens_used == sum(kernels.count_tokens([p.text for p in r.selected])) <= budget
+    # told again without its first line (its Record forgotten meanwhile), the next names her in full
+    from brainstore.retrieval.pipeline import Candidate, transcript
+
+    runs = [[Candidate(c, p.score) for c in p.chunks] for p in r.selected[1:]]
+    again = transcript(runs, r.tokens_used, r.short_names)
+    assert [p.text for p in again][:2] == ["Melanie Okafor (8 May 2023): What a lovely dog!", "Caroline Reyes: She sleeps on my bed."]
+
+
 def test_a_question_is_embedded_with_the_label_of_a_speaker_it_names_otherwise() -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [
@@ -353,6 +480,14 @@ def test_a_question_is_embedded_with_the_label_of_a_speaker_it_names_otherwise()
     assert embedded_query(index, "did audrey adopt?") == "did audrey adopt?"
     index.remove_record("t4")  # Audrey addressed once: no longer anyone's name
     assert embedded_query(index, "What did Audrey adopt?") == "What did Audrey adopt?"
+    # a full name's passages are embedded by first name, and so is a question calling them otherwise
+    _turns(index, [
+        ("r1", "Robert Lane", "I moved to Porto."),
+        ("r2", "Ann", "Hey Bob! Welcome to Porto."),
+        ("r3", "Robert Lane", "Thanks, it is lovely."),
+        ("r4", "Ann", "Good to see you, Bob!"),
+    ], source="sms")  # fmt: skip
+    assert embedded_query(index, "Where did Bob move?") == "Where did Robert move?"
 
 
 def test_a_transcript_s_turns_are_turns_of_their_own_in_its_one_record() -> None:

@@ -39,7 +39,7 @@ import orjson
 
 from brainstore import kernels
 
-from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form, line
+from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form, first_name, line
 
 log = logging.getLogger("brainstore.index")
 
@@ -613,6 +613,26 @@ class BrainIndex:
     def speaker_label(self, speaker: str) -> str | None:
         """A lowercased speaker's label as their Records wrote it ("Person A"); None for no live speaker."""
         return self._labels.get(speaker)
+
+    def short_names(self, labels: Collection[str]) -> dict[str, str]:
+        """Of these speakers' labels, each that a Context's transcript may name by its first name
+        (:func:`~brainstore.retrieval.chunking.first_name`) once it named them in full: the label's
+        first name, where that names no one else here (no other speaker's label holds the word or
+        is it, and others address nobody else by it)."""
+        out: dict[str, str] = {}
+        with self._lock.read():
+            for label in labels:
+                first = first_name(label)
+                if first is None:
+                    continue
+                word, speaker = first.lower(), label.lower()
+                if word in self._speakers or self._name_words.get(word) != {speaker}:
+                    continue
+                counts = self._addressed.get(word)
+                if counts and any(n >= _ALIAS_MIN and other != speaker for other, n in counts.items()):
+                    continue
+                out[label] = first
+        return out
 
     def _file_name_words(self, speaker: str, *, add: bool) -> None:
         """Under the write lock: file a speaker who came (or take back one who went) under each word

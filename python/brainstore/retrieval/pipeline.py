@@ -31,7 +31,9 @@ Steps of :func:`retrieve`:
    (:func:`transcript`): in the order they were said, each ``Speaker: text``, the first of each day
    ``Speaker (8 May 2023): text``, so a day is charged once however many of its lines are packed (a
    day took 6-7 of the 10 tokens of a line's header, and about 40% of a LoCoMo Context's budget went
-   to headers). The passages' exact counts are checked, so the budget is never exceeded.
+   to headers). A speaker labelled by a full name is named so on their first line, then by first
+   name where that names no one else in the Brain (:meth:`BrainIndex.short_names`): the rest of the
+   name is charged once too. The passages' exact counts are checked, so the budget is never exceeded.
 
 Deadline: each lane checks ``time.monotonic()`` before it starts; a lane that would start after the
 deadline is skipped and reported with ``cut: True``. Fusion, scoring and packing always run (they
@@ -49,12 +51,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import NamedTuple
 
 import numpy as np
 
 from brainstore import kernels
 
-from .chunking import Chunk, cited_form, line, line_header
+from .chunking import Chunk, cited_form, first_name, line, line_header
 from .index import BrainIndex, ChunkFilter, Selection
 
 __all__ = [
@@ -146,14 +149,23 @@ class Passage:
         return self.chunks[0]
 
 
+class ShortName(NamedTuple):
+    """How a transcript names a speaker after their first line: by ``name``, ``saved`` tokens a line
+    fewer than the full label (:meth:`BrainIndex.short_names`)."""
+
+    name: str
+    saved: int
+
+
 @dataclass(frozen=True)
 class Retrieval:
-    selected: list[Passage]  # packed, in score order
+    selected: list[Passage]  # packed, in the order they were said
     candidates: list[Candidate]  # every scored candidate, best first (for the trace)
     lanes: list[dict]  # {"name", "candidates", "ms", "cut"}
     tokens_used: int
     unknowns: list[str]
     lane_hits: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # each lane's ranked hits
+    short_names: dict[str, ShortName] = field(default_factory=dict)  # by label, for a transcript told again
 
     def lane_ranks(self, chunk_ids: Sequence[int]) -> list[dict[str, dict]]:
         """Per chunk, lane name -> {"rank", "score"} of each lane that found it. Only a trace reads this,
@@ -364,13 +376,13 @@ def lexical_query(query: str, is_speaker: Callable[[str], bool] = lambda word: F
 def embedded_query(index: BrainIndex, query: str) -> str:
     """The question as the vector lane embeds it: a capitalized word that names a speaker by another
     name than their label (an alias others address them by: "Audrey" for the label "user") is written
-    as the label, possessive kept.
+    as the label, or the label's first name where it is a full name, possessive kept.
 
-    A passage is embedded as ``Label: text`` (:func:`~brainstore.retrieval.chunking.embedding_text`),
-    so its vector carries whatever its Records call the speaker. Where that is their name, a question
-    naming them is near their words; where it is a label (a role, an account id, "Person A"), it is
-    not, unless the question says the label too. A label that holds the word ("Caroline" of "Caroline
-    Reyes") already matches and is left as written."""
+    A passage is embedded as ``Label: text``, a full name as its first name (:func:`~brainstore.
+    retrieval.chunking.embedding_text`), so its vector carries whatever its Records call the
+    speaker. Where that is their name, a question naming them is near their words; where it is a
+    label (a role, an account id, "Person A"), it is not, unless the question says the label too. A
+    label that holds the word ("Caroline" of "Caroline Reyes") is left as written."""
 
     def labelled(match: re.Match[str]) -> str:
         word = match.group(0)
@@ -381,7 +393,8 @@ def embedded_query(index: BrainIndex, query: str) -> str:
         speaker = index.speaker_named(name)
         if speaker is None or name.lower() in (w.lower() for w in _query_words(speaker)):
             return word
-        return (index.speaker_label(speaker) or speaker) + word[len(name) :]
+        label = index.speaker_label(speaker) or speaker
+        return (first_name(label) or label) + word[len(name) :]
 
     return _WORD.sub(labelled, query)
 
@@ -583,11 +596,18 @@ def retrieve(
     # a line without its day, as the transcript serves all but a day's first; one that always names
     # its day (no group) costs its cited form
     lines = [c.tokens if g < 0 or c.line is None else c.line for c, g in zip(pool, group, strict=True)]
-    chosen = kernels.pack(lines, priority, budget_tokens, prev=prev, joined=joined, groups=[(group, day_cost)])
+    short = _short_names(index, pool, group)
+    named, name_cost = _speakers(pool, group, short)
+    # a line by first name, and a speaker's first line the rest of their name as well
+    lines = [n if s < 0 else n - name_cost[s] for n, s in zip(lines, named, strict=True)]
+    chosen = kernels.pack(
+        lines, priority, budget_tokens, prev=prev, joined=joined, groups=[(group, day_cost), (named, name_cost)]
+    )
     # The charges were estimates (a day's cost, BPE across a joining space); the exact counts decide.
-    selected = transcript(_runs(pool, prev, chosen), budget_tokens)
+    selected = transcript(_runs(pool, prev, chosen), budget_tokens, short)
     used = sum(p.tokens for p in selected)
-    return Retrieval(selected, candidates, lanes, used, _unknowns(content_terms(query), selected), lane_hits)
+    unknowns = _unknowns(content_terms(query), selected)
+    return Retrieval(selected, candidates, lanes, used, unknowns, lane_hits, short)
 
 
 def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
@@ -608,6 +628,39 @@ def _days(pool: list[Candidate]) -> tuple[list[int], list[int]]:
             cost.append(max(c.tokens - c.line, 0))
         group.append(position[day])
     return group, cost
+
+
+def _short_names(index: BrainIndex, pool: list[Candidate], group: list[int]) -> dict[str, ShortName]:
+    """The speakers of the pool's counted lines (see :func:`_speakers`) whom the transcript may name by
+    first name after their first line, and the tokens a line saves by it: what the full label's
+    further words cost (exact, see :func:`~brainstore.retrieval.chunking.first_name`)."""
+    labels = {c.chunk.speaker for c, g in zip(pool, group, strict=True) if g >= 0 and c.chunk.speaker}
+    names = index.short_names(labels) if labels else {}
+    if not names:
+        return {}
+    counts = kernels.count_tokens([text for label, name in names.items() for text in (label, name)])
+    return {
+        label: ShortName(name, counts[2 * i] - counts[2 * i + 1]) for i, (label, name) in enumerate(names.items())
+    }
+
+
+def _speakers(pool: list[Candidate], group: list[int], short: dict[str, ShortName]) -> tuple[list[int], list[int]]:
+    """Each pool item's speaker as a group for :func:`kernels.pack`, where the transcript names them
+    in full once and by ``short`` after (-1 for any other line, as for one that always names its day:
+    a redaction names its speaker in full), and what the full label adds to a line."""
+    position: dict[str, int] = {}
+    cost: list[int] = []
+    out = []
+    for c, g in zip(pool, group, strict=True):
+        shortened = short.get(c.chunk.speaker) if g >= 0 and c.chunk.speaker else None
+        if shortened is None:
+            out.append(-1)
+            continue
+        if c.chunk.speaker not in position:
+            position[c.chunk.speaker] = len(cost)
+            cost.append(shortened.saved)
+        out.append(position[c.chunk.speaker])
+    return out, cost
 
 
 def _always_dated(chunk: Chunk) -> bool:
@@ -671,38 +724,48 @@ def _runs(pool: list[Candidate], prev: list[int], chosen: list[int]) -> list[lis
     return out
 
 
-def transcript(runs: Sequence[Sequence[Candidate]], budget: int) -> list[Passage]:
+def transcript(
+    runs: Sequence[Sequence[Candidate]], budget: int, short_names: dict[str, ShortName] | None = None
+) -> list[Passage]:
     """``runs`` (consecutive chunks of one Record each) as passages in the order they were said (time,
     then the order the index took them in), each headed ``Speaker: text``, the first of each day
     ``Speaker (8 May 2023): text``: a reader of the lines in order knows each one's day, and the day
-    is paid for once. A redacted chunk is served as its summary, which names its day. While the exact
+    is paid for once. A speaker of ``short_names`` is named by their label on their first line and
+    by its short name after ("Caroline Reyes", then "Caroline"). A redacted chunk is served as its
+    summary, which names its day. While the exact
     counts exceed ``budget`` the weakest run is left out (the budget is a promise). A lone chunk's
     line is counted here unless its candidate carries the count (``tokens`` dated, ``line`` not)."""
     ordered = sorted(runs, key=lambda run: (run[0].chunk.occurred_at, run[0].chunk.id))
     while True:
-        passages = _lines(ordered)
+        passages = _lines(ordered, short_names or {})
         if sum(p.tokens for p in passages) <= budget or not passages:
             return passages
         weakest = min(range(len(passages)), key=lambda i: (passages[i].score, -passages[i].chunk.id))
         del ordered[weakest]
 
 
-def _lines(ordered: Sequence[Sequence[Candidate]]) -> list[Passage]:
+def _lines(ordered: Sequence[Sequence[Candidate]], short_names: dict[str, ShortName]) -> list[Passage]:
     passages: list[Passage] = []
     uncounted: list[Passage] = []
     day = None
+    introduced: set[str] = set()  # speakers a line named in full
     for run in ordered:
         first = run[0].chunk
         said = first.occurred_at.date()
         dated = said != day or _always_dated(first)
+        short = None
         if first.visibility == "redacted_summary":
             text = body = line(first, dated=True)
         else:
             body = first.text if len(run) == 1 else " ".join([c.chunk.text for c in run])
-            text = line_header(first, dated=dated) + body
+            if first.speaker in short_names:
+                if first.speaker in introduced:
+                    short = short_names[first.speaker]
+                introduced.add(first.speaker)
+            text = line_header(first, dated=dated, name=short and short.name) + body
         score = run[0].score if len(run) == 1 else max([c.score for c in run])
+        tokens = _counted(run, text, dated, short)
         passage = Passage(tuple([c.chunk for c in run]), score, text, 0, body)
-        tokens = _counted(run, text, dated)
         if tokens is None:
             uncounted.append(passage)
         else:
@@ -715,12 +778,18 @@ def _lines(ordered: Sequence[Sequence[Candidate]]) -> list[Passage]:
     return passages
 
 
-def _counted(run: Sequence[Candidate], text: str, dated: bool) -> int | None:
+def _counted(run: Sequence[Candidate], text: str, dated: bool, short: ShortName | None = None) -> int | None:
     """A lone chunk's count as the index took it in: its cited form when ``text`` is it (a chunk
-    stored by an older version may cite another form), its undated line (or redaction) else."""
+    stored by an older version may cite another form), its undated line (or redaction) else; by
+    ``short`` name, what that saves less."""
     if len(run) > 1:
         return None
     candidate = run[0]
+    if short is None:
+        saved = 0
+    else:
+        saved = short.saved
+        text = f"{candidate.chunk.speaker}{text[len(short.name) :]}"  # the line by full label
     if dated:
-        return candidate.tokens if candidate.tokens and text == cited_form(candidate.chunk) else None
-    return candidate.line
+        return candidate.tokens - saved if candidate.tokens and text == cited_form(candidate.chunk) else None
+    return None if candidate.line is None else candidate.line - saved

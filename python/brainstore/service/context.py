@@ -542,7 +542,7 @@ class Contexts:
             # The passage that named its day may be gone: the lines are told again without it.
             quotes = {p.chunk.id: quote for p, _, quote in window}
             runs = [[Candidate(c, p.score) for c in p.chunks] for p, _, _ in window]
-            window = [(p, p.text, quotes[p.chunk.id]) for p in transcript(runs, retrieval.tokens_used)]
+            window = [(p, p.text, quotes[p.chunk.id]) for p in transcript(runs, retrieval.tokens_used, retrieval.short_names)]
         window_records = {p.chunk.record_id for p, _, _ in window}
 
         citations: list[dict[str, Any]] = []
