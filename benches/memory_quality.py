@@ -21,8 +21,15 @@ offline MiniLM embedder and a cosine threshold of 0.6 ("says the same thing"):
 - Memories per turn, the extractor's own time per turn (median, called directly on each turn) and
   the end-to-end ingestion rate (Records posted and derived per second).
 
+``--stress`` posts the conversation as one of the perturbations of :data:`locomo.STRESSES` (each
+session one transcript document, speakers labelled by full names or neutral labels, a Record a
+sentence, ...). Where a stress relabels the speakers, a Memory's owner and the labels in its
+statement are read as the speakers' own names before they are compared with the observations, which
+name people by first name.
+
 Run as a bench (``.venv/bin/python -m pytest benches/test_memory_quality_bench.py --benchmark-enable
--s``) or as a script (``.venv/bin/python -m benches.memory_quality [--conversations 44,47]``).
+-s``) or as a script (``.venv/bin/python -m benches.memory_quality [--conversations 44,47] [--stress
+transcripts]``).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import numpy as np
 from benches.locomo import (
     DEFAULT_ROOT,
     HELD_OUT,
+    STRESSES,
     TUNING,
     Conversation,
     Message,
@@ -87,6 +95,13 @@ class Ingested:
     sent: dict[str, Message]  # by record id: one turn, or a session's transcript
     turn_speaker: dict[str, str]  # dia_id -> speaker
     seconds: float  # from the first post to the last Record ready
+    names: dict[str, str] = field(default_factory=dict)  # a speaker's label as posted -> their name
+
+    def named(self, text: str) -> str:
+        """``text`` with each speaker's label as posted written as their name."""
+        for label, name in self.names.items():
+            text = text.replace(label, name)
+        return text
 
     def turns_of(self, citation: dict[str, Any]) -> set[str]:
         """The turns a citation quotes."""
@@ -199,17 +214,22 @@ def ingest(
     client: Any,
     conversation: Conversation,
     *,
-    transcripts: bool = False,
+    stress: str | None = None,
     poll_s: float = 0.02,
     timeout_s: float = 900.0,
 ) -> Ingested:
-    """Post every turn through the API (or each session as one transcript document), wait until each
-    Record is ready, read every Memory."""
+    """Post every turn through the API (or as ``stress`` has it), wait until each Record is ready,
+    read every Memory."""
+    messages = list(stressed(conversation, stress))
+    speaker_of = {t.dia_id: t.speaker for t in conversation.turns}
+    names = {m.speaker: speaker_of[m.dia_id] for m in messages if m.speaker and m.dia_id in speaker_of}
+    names = {label: name for label, name in names.items() if label != name}
+    me = next((label for label, name in names.items() if name == conversation.speakers[0]), conversation.speakers[0])
     brain = f"quality-{conversation.sample_id}"
-    client.create_brain(brain, self={"type": "person", "name": conversation.speakers[0]})
+    client.create_brain(brain, self={"type": "person", "name": me})
     sent: dict[str, Message] = {}
     started = time.perf_counter()
-    for m in stressed(conversation, "transcripts" if transcripts else None):
+    for m in messages:
         rec = client.remember_record(brain, content(m), occurred_at=m.occurred_at.isoformat().replace("+00:00", "Z"))
         sent[rec["id"]] = m
     deadline = time.monotonic() + timeout_s
@@ -223,7 +243,7 @@ def ingest(
             raise RuntimeError(f"{record_id} ended {status}")
     seconds = time.perf_counter() - started
     memories = list(client.iter_memories(brain, limit=500))
-    return Ingested(memories, sent, {t.dia_id: t.speaker for t in conversation.turns}, seconds)
+    return Ingested(memories, sent, speaker_of, seconds, names)
 
 
 def extractor_times(conversation: Conversation) -> list[float]:
@@ -262,7 +282,10 @@ def score(
     *,
     examples: int = 0,
 ) -> ConversationQuality:
-    memories = ingested.memories
+    memories = [
+        {**m, "owner": ingested.named(m["owner"] or ""), "statement": ingested.named(m["statement"])}
+        for m in ingested.memories
+    ]
     sims = (
         _normalised(embedder, [o.text for o in observations])
         @ _normalised(embedder, [m["statement"] for m in memories]).T
@@ -361,11 +384,11 @@ def run(
     embedder: Any,
     *,
     examples: int = 0,
-    transcripts: bool = False,
+    stress: str | None = None,
 ) -> list[ConversationQuality]:
     rows = []
     for conversation in conversations:
-        ingested = ingest(client, conversation, transcripts=transcripts)
+        ingested = ingest(client, conversation, stress=stress)
         row = score(
             conversation.sample_id,
             observations.get(conversation.sample_id, []),
@@ -380,10 +403,10 @@ def run(
 
 
 def measure(
-    wanted: Sequence[str] | None = None, *, examples: int = 0, transcripts: bool = False
+    wanted: Sequence[str] | None = None, *, examples: int = 0, stress: str | None = None
 ) -> list[ConversationQuality]:
-    """Every wanted conversation (default: all) through a fresh in-process memory-engine service;
-    ``transcripts`` posts each session as one transcript document instead of a Record a turn."""
+    """Every wanted conversation (default: all) through a fresh in-process memory-engine service,
+    posted as ``stress`` has it (one of :data:`locomo.STRESSES`; None: a message Record a turn)."""
     import httpx
 
     from brainstore.api.app import create_app
@@ -403,7 +426,7 @@ def measure(
     service.start()
     try:
         client = Client("http://bench/v1", KEY, transport=httpx.WSGITransport(app=create_app(service)))
-        return run(client, conversations, observations, load_embedder(), examples=examples, transcripts=transcripts)
+        return run(client, conversations, observations, load_embedder(), examples=examples, stress=stress)
     finally:
         service.stop()
 
@@ -416,9 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--examples", type=int, default=0, help="print this many misses and misattributions per conversation"
     )
-    parser.add_argument(
-        "--transcripts", action="store_true", help="post each session as one document of 'Speaker: text' lines"
-    )
+    parser.add_argument("--stress", choices=STRESSES, default=None, help="post the turns as this stress of locomo.py has it")
     args = parser.parse_args(argv)
     wanted: Sequence[str] | None = None
     if args.conversations == "tuning":
@@ -427,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wanted = HELD_OUT
     elif args.conversations:
         wanted = args.conversations.split(",")
-    rows = measure(wanted, examples=args.examples, transcripts=args.transcripts)
+    rows = measure(wanted, examples=args.examples, stress=args.stress)
     if not rows:
         print("LoCoMo data not present", file=sys.stderr)
         return 1
