@@ -379,6 +379,13 @@ def _noting(monkeypatch: pytest.MonkeyPatch, service: Service, method: str) -> l
     return given
 
 
+def _remember_turns(api: Api, turns: list[tuple[str, str]], *, hours_apart: int = 0) -> None:
+    """(speaker, text) as message Records of Brain b1, from 10:00 on 8 May 2023."""
+    for n, (speaker, text) in enumerate(turns):
+        content = {"kind": "message", "text": text, "speaker": speaker}
+        api.remember("b1", content, occurred_at=f"2023-05-08T{10 + n * hours_apart}:00:00Z")
+
+
 def test_chunks_are_embedded_as_speaker_and_text_without_the_day(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -402,9 +409,7 @@ def test_a_speaker_labelled_by_a_full_name_is_named_in_full_once_then_by_first_n
         ("Melanie Okafor", "Do the bees sting you on the roof?"),
         ("Caroline Reyes", "The bees on the roof never sting."),
     ]
-    for n, (who, text) in enumerate(said):
-        content = {"kind": "message", "text": text, "speaker": who}
-        api.remember("b1", content, occurred_at=f"2023-05-08T1{n}:00:00Z")
+    _remember_turns(api, said, hours_apart=1)
     assert service.wait_idle()
     # questions name people by first name, and so do their passages' vectors
     assert [text for texts in calls for text in texts] == [
@@ -432,8 +437,7 @@ def test_a_question_naming_a_speaker_by_another_name_than_their_label_is_embedde
         ("user_81", "Thanks, she is a handful."),
         ("user_92", "Beagles are lovely, Audrey!"),
     ]
-    for speaker, text in turns:
-        api.remember("b1", {"kind": "message", "text": text, "speaker": speaker}, occurred_at="2023-05-08T10:00:00Z")
+    _remember_turns(api, turns)
     assert service.wait_idle()
     ctx = context(api, query="What dog did Audrey adopt?")
     assert asked == ["What dog did user_81 adopt?"]  # as "user_81: I adopted a beagle last week." was

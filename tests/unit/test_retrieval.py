@@ -337,6 +337,28 @@ def _toward_all(index: BrainIndex) -> np.ndarray:
     return query / np.linalg.norm(query)
 
 
+#: Two people on their dogs, a line each, in the order said.
+_DOG_TALK = [
+    ("Caroline", "I adopted a puppy."),
+    ("Melanie", "What a lovely dog!"),
+    ("Caroline", "She sleeps on my bed."),
+    ("Melanie", "Mine snores all night."),
+    ("Caroline", "We walk by the river."),
+    ("Melanie", "Send me a photo soon."),
+]
+
+
+def _said(said: list[tuple[str, str]]) -> BrainIndex:
+    """An index of (speaker, text) lines, each its own Record, a minute apart from T0."""
+    index = BrainIndex(DIM, MODEL)
+    _turns(
+        index,
+        [(f"r{n}", who, text) for n, (who, text) in enumerate(said)],
+        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(len(said))},
+    )
+    return index
+
+
 def test_a_name_others_address_a_speaker_by_names_that_speaker(tmp_path: Path) -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [
@@ -412,22 +434,9 @@ def test_a_full_name_is_shortened_where_its_first_name_names_no_one_else() -> No
 def test_the_transcript_names_a_speaker_in_full_once_then_by_first_name() -> None:
     from brainstore import kernels
 
-    said = [
-        ("Caroline Reyes", "I adopted a puppy."),
-        ("Melanie Okafor", "What a lovely dog!"),
-        ("Caroline Reyes", "She sleeps on my bed."),
-        ("Melanie Okafor", "Mine snores all night."),
-        ("Caroline Reyes", "We walk by the river."),
-        ("Melanie Okafor", "Send me a photo soon."),
-        ("Person A", "Nice."),
-        ("Person B", "Indeed."),
-    ]
-    index = BrainIndex(DIM, MODEL)
-    _turns(
-        index,
-        [(f"r{n}", who, text) for n, (who, text) in enumerate(said)],
-        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(len(said))},
-    )
+    full = {"Caroline": "Caroline Reyes", "Melanie": "Melanie Okafor"}
+    said = [(full[who], text) for who, text in _DOG_TALK]
+    index = _said([*said, ("Person A", "Nice."), ("Person B", "Indeed.")])
     r = retrieve(index, "zzz", _toward_all(index), budget_tokens=2000, deadline=far_deadline())
     assert [p.text for p in r.selected] == [
         "Caroline Reyes (8 May 2023): I adopted a puppy.",
@@ -442,15 +451,9 @@ def test_the_transcript_names_a_speaker_in_full_once_then_by_first_name() -> Non
     assert [p.tokens for p in r.selected] == kernels.count_tokens([p.text for p in r.selected])
     # the six lines of the two named in full fit a budget their full names on every line would not
     budget = sum(p.tokens for p in r.selected[:6])
-    full = [line(c, dated=i == 0) for i, c in enumerate(c for p in r.selected[:6] for c in p.chunks)]
-    assert sum(kernels.count_tokens(full)) > budget
-    del index
-    index = BrainIndex(DIM, MODEL)
-    _turns(
-        index,
-        [(f"r{n}", who, text) for n, (who, text) in enumerate(said[:6])],
-        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(6)},
-    )
+    every_line_in_full = [line(c, dated=i == 0) for i, c in enumerate(c for p in r.selected[:6] for c in p.chunks)]
+    assert sum(kernels.count_tokens(every_line_in_full)) > budget
+    index = _said(said)
     r = retrieve(index, "zzz", _toward_all(index), budget_tokens=budget, deadline=far_deadline())
     assert len(r.selected) == 6
     assert r.tokens_used == sum(kernels.count_tokens([p.text for p in r.selected])) <= budget
@@ -797,20 +800,7 @@ def test_the_evidence_is_a_transcript_that_names_each_day_once() -> None:
 def test_a_day_s_lines_share_its_header_so_the_budget_takes_more_of_them() -> None:
     from brainstore import kernels
 
-    said = [
-        ("Caroline", "I adopted a puppy."),
-        ("Melanie", "What a lovely dog!"),
-        ("Caroline", "She sleeps on my bed."),
-        ("Melanie", "Mine snores all night."),
-        ("Caroline", "We walk by the river."),
-        ("Melanie", "Send me a photo soon."),
-    ]
-    index = BrainIndex(DIM, MODEL)
-    _turns(
-        index,
-        [(f"r{n}", who, text) for n, (who, text) in enumerate(said)],
-        when={f"r{n}": T0 + timedelta(minutes=n) for n in range(len(said))},
-    )
+    index = _said(_DOG_TALK)
     dated = [kernels.token_count(c.index_text) for c in sorted(index._chunks.values(), key=lambda c: c.id)]
     budget = sum(dated[:3])  # three lines that each named the day
     r = retrieve(index, "zzz", _toward_all(index), budget_tokens=budget, deadline=far_deadline())
