@@ -94,9 +94,11 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #: * ``transcripts``: each session is one document Record, its turns lines of ``Speaker: text``, as a
 #:   chat export or a call's transcript is pasted; a turn counts as cited when a citation's span
 #:   overlaps its text (:func:`turns_cited`).
+#: * ``lowercase``: each turn's text in lower case, as many people type in chat (the speakers' labels
+#:   and the questions as they were).
 STRESSES = (
     "undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved", "concurrent",
-    "concurrent_sessions", "transcripts",
+    "concurrent_sessions", "transcripts", "lowercase",
 )  # fmt: skip
 CLIENTS = 8
 #: The source of the conversation's own Records, and of the interleaved stress's other Records.
@@ -177,7 +179,7 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
         when = UNDATED if stress == "undated" else turn.occurred_at
         if turn.occurred_at != session:
             session, into_session = turn.occurred_at, 0.0
-        texts = [turn.text]
+        texts = [turn.text.lower() if stress == "lowercase" else turn.text]
         if stress == "chat":
             texts = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or texts
         for text in texts:

@@ -107,7 +107,7 @@ def build(conversation: locomo.Conversation, embedder: Any, stress: str | None) 
         drafts.extend(chunk_record(record_id, src, source_name=m.source, trust="normal", visibility="shareable"))
     index = BrainIndex(embedder.dimension, embedder.model_name)
     # embedded as "Speaker: text": only the stresses that change a speaker or a text need vectors of their own
-    changed = ("anonymous", "chat", "surnamed", "interleaved", "transcripts")
+    changed = ("anonymous", "chat", "surnamed", "interleaved", "transcripts", "lowercase")
     tag = f"chunks-{conversation.sample_id}" + (f"-{stress}" if stress in changed else "")
     index.add(drafts, embed_cached(embedder, [embedding_text(d) for d in drafts], tag), leads(messages, drafts))
     questions = [

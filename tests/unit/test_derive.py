@@ -87,6 +87,16 @@ def test_first_person_self():
     )
 
 
+def test_a_turn_typed_in_lower_case_is_read_as_its_capitalised_form():
+    # "i" after a fronted phrase opens the clause, "i" in a clause is the speaker, and a month is a time
+    a = one("hey bob, been a few days. in the meantime, i donated the car i drove to a shelter in june.")
+    assert (a.statement, a.owner) == ("Alice donated the car Alice drove to a shelter in June 2022.", "Alice")
+    assert a.valid_from == datetime(2022, 6, 1, tzinfo=UTC)
+    # "i.e." is no pronoun
+    b = one("I met the manager, i.e. the boss, yesterday.")
+    assert b.statement == "Alice met the manager, i.e. the boss, on 7 May 2023."
+
+
 def test_coordinated_clauses_split():
     text = "I live in Lisbon and work at Acme."
     a, b = run(text)

@@ -50,6 +50,11 @@ def d(*a):
         ("a few years ago", d(2020, 5, 8)),
         ("last summer", d(2022, 6, 1)),
         ("today", d(2023, 5, 8)),
+        # typed in lower case, as in chat
+        ("i moved to porto in june", d(2022, 6, 1)),
+        ("i moved to porto in september 2021", d(2021, 9, 1)),
+        ("started on june 5th", d(2022, 6, 5)),
+        ("back in december", d(2022, 12, 1)),
     ],
 )
 def test_valid_from(text, start):
@@ -57,7 +62,8 @@ def test_valid_from(text, start):
 
 
 def test_no_time_keeps_occurred_at():
-    for text in ["I like tea", "May I help?", "I have 2000 dogs", "we march on", "", "12 people came"]:
+    for text in ["I like tea", "May I help?", "I have 2000 dogs", "we march on", "", "12 people came",
+                 "we may go in may", "they march in march", "i met april at the gym", "june said hi"]:  # fmt: skip
         span = resolve_span(text, BASE)
         assert span.valid_from == BASE and span.valid_to is None
 

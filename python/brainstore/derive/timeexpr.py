@@ -70,10 +70,13 @@ _NUMBERS = {
     "a couple of": 2, "couple of": 2, "a couple": 2, "couple": 2,
 }  # fmt: skip
 
-# Month names must be capitalised ("May", "March"): lowercase "may" and "march" are verbs.
+# Month names are capitalised ("May", "March"), or written out in lower case as people type in chat
+# ("moved here in june"), except "may" and "march", which are verbs in lower case, and the
+# abbreviations ("mar", "dec", "jan" are words or names too).
 _MON = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
     r"|JANUARY|FEBRUARY|MARCH|APRIL|MAY|JUNE|JULY|AUGUST|SEPTEMBER|OCTOBER|NOVEMBER|DECEMBER"
+    r"|january|february|april|june|july|august|september|october|november|december"
     r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
 )
 _WD = r"(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
