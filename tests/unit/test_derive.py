@@ -95,6 +95,11 @@ def test_a_turn_typed_in_lower_case_is_read_as_its_capitalised_form():
     # "i.e." is no pronoun
     b = one("I met the manager, i.e. the boss, yesterday.")
     assert b.statement == "Alice met the manager, i.e. the boss, on 7 May 2023."
+    # the self's name typed in lower case names the one spoken to; another lower-case word does not
+    c = one(msg("alice, i believe in you. you are a great dancer!", speaker="Gina"))
+    assert (c.statement, c.owner) == ("Gina believes in Alice.", "Gina")
+    d = one(msg("thanks, man! i believe in you.", speaker="Gina"))
+    assert d.statement == "Gina believes in the other person."
 
 
 def test_coordinated_clauses_split():

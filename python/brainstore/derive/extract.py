@@ -1528,6 +1528,15 @@ class _Run:
         people = set(self.persons)
         return self.persons[-1] if len(people) == 1 else None
 
+    def _spoken_to(self, word: str) -> str | None:
+        """``word`` as the name of the one spoken to: a name, or the Brain's self's first name typed in
+        lower case ("thanks, jon!"), as the self's name writes it. Another lower-case word is no name
+        ("thanks, man!")."""
+        if is_name_token(word):
+            return word
+        first = self.self_name.split()[0] if self.self_name else None
+        return first if first is not None and word.casefold() == first.casefold() else None
+
     def _message_addressee(self, sentences: list[tuple[int, int]]) -> str | None:
         if self.src.kind != "message" or self.assistant:
             return None
@@ -1540,18 +1549,16 @@ class _Run:
                 sent,
                 re.I,
             )
-            if m and is_name_token(m.group(1)):
+            name = self._spoken_to(m.group(1)) if m else None
+            if m and name:
                 # "Bummer, Joanna.": a word before a name that closes the vocative is an interjection,
                 # the name is the one spoken to
-                after = re.match(r"\s*([A-Z][a-z]+)\s*(?:[,.!?\u2026]|$)", sent[m.end() :])
-                found.add(after.group(1) if after and is_name_token(after.group(1)) else m.group(1))
-            m = re.search(r",\s*([A-Z][a-z]+)\s*[.!?\u2026]*[\"')\]]*\s*$", sent)
-            if (
-                m
-                and is_name_token(m.group(1))
-                and (sent.rstrip().endswith(("!", "?")) or re.search(r"\byou", sent, re.I))
-            ):
-                found.add(m.group(1))
+                after = re.match(r"\s*([A-Za-z][a-z]+)\s*(?:[,.!?\u2026]|$)", sent[m.end() :])
+                found.add((self._spoken_to(after.group(1)) if after else None) or name)
+            m = re.search(r",\s*([A-Za-z][a-z]+)\s*[.!?\u2026]*[\"')\]]*\s*$", sent)
+            name = self._spoken_to(m.group(1)) if m else None
+            if name and (sent.rstrip().endswith(("!", "?")) or re.search(r"\byou", sent, re.I)):
+                found.add(name)
         if self.speaker:
             found.discard(self.speaker)
         return next(iter(found)) if len(found) == 1 else None
