@@ -465,6 +465,27 @@ def test_the_transcript_names_a_speaker_in_full_once_then_by_first_name() -> Non
     assert [p.text for p in again][:2] == ["Melanie Okafor (8 May 2023): What a lovely dog!", "Caroline Reyes: She sleeps on my bed."]
 
 
+def test_packing_charges_a_full_name_once_so_what_it_chooses_is_served_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from brainstore.retrieval import pipeline
+
+    full = {"Caroline": "Caroline Reyes", "Melanie": "Melanie Okafor"}
+    index = _said([(full[who], text) for who, text in _DOG_TALK] + [("Person A", "Nice.")])
+    told, real = [], pipeline.transcript
+
+    def noting(runs, budget, short_names=None):  # type: ignore[no-untyped-def]
+        passages = real(runs, budget, short_names)
+        told.append((len(runs), len(passages)))
+        return passages
+
+    monkeypatch.setattr(pipeline, "transcript", noting)
+    for budget in range(20, 90):
+        retrieve(index, "zzz", _toward_all(index), budget_tokens=budget, deadline=far_deadline())
+    # charged a line by first name alone, the budget would overflow and the weakest line be dropped
+    assert told and all(runs == served for runs, served in told)
+
+
 def test_a_question_is_embedded_with_the_label_of_a_speaker_it_names_otherwise() -> None:
     index = BrainIndex(DIM, MODEL)
     _turns(index, [
