@@ -628,12 +628,14 @@ _QUESTION_START = re.compile(
     r"ideas|tips|news|thoughts))",
     re.I,
 )
+# "i" as chat types the pronoun: a word of its own, not "i.e." nor "i'm" (a contraction of its own)
+_LOWER_I = r"i(?!\.e\b|[\w'\u2019])"
 _SPLIT = re.compile(
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b"
     # "in the meantime, i donated ...": chat writes "i" in lower case ("i.e." is no pronoun)
-    r"|i(?!\.e\b|[\w'\u2019])|i['\u2019](?:m|ve|ll|d)\b)",
+    rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b)",
 )
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
@@ -2737,7 +2739,7 @@ class _Run:
         out = re.sub(r"\b(?:my|our)\b", f"{me}'s", _norm(s), flags=re.I)
         # "where I'm accepted" -> "where Caroline is accepted", not "Caroline'm"
         out = _PERSON_CONTRACTION.sub(lambda m: f"{m.group(1)} {_CONTRACTED[m.group(2).lower()]}", out)
-        out = re.sub(r"\bI\b|\bi\b(?!\.e\b|['\u2019])", me, out)  # chat writes "i" in lower case
+        out = re.sub(rf"\bI\b|\b{_LOWER_I}", me, out)
         out = re.sub(r"\b(?:me|myself)\b", me, out, flags=re.I)
         if self.topic is not None and re.search(r"\b(?:it|them)\b", out, re.I):
             out = self._topic_objects(out)
