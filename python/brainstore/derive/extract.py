@@ -17,7 +17,7 @@ from __future__ import annotations
 import calendar
 import re
 import unicodedata
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -589,10 +589,25 @@ _ABBREV = {
     "mt",
     "no",
 }
-# A sentence ends at a full stop, "!", "?", "...", a line break, or an emoji ("Inspiring \U0001f4aa I emailed ...")
+# Not from inside a run of spaces: a pattern that opens with spaces was tried from where the run starts,
+# and from each space after it would scan the rest of the run again (quadratic in a long run). Every
+# pattern it guards starts a match at the run's first space or not at all, and no match ends inside a run.
+_INSIDE_SPACES = r"(?!(?<=\s)\s)"
+# A sentence ends at a full stop, "!", "?", "...", a line break, an emoji ("Inspiring \U0001f4aa I emailed
+# ..."), or a wide gap: eight spaces or more part columns, not words of one sentence, and the patterns
+# read within a sentence would take time quadratic in the length of a run of spaces (any key can post
+# one; the run must not reach them). Each run of stops, emoji or spaces is tried from where it starts
+# only: from inside it, the same end would be sought again, quadratic in its length too.
+_EMOJI = r"[\U0001F300-\U0001FAFF\u2600-\u27BF]"
 _SENT_END = re.compile(
-    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*|(?:\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]\ufe0f?)+(?=\s|$)"
+    r"(?<![.!?\u2026])[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*"
+    rf"|{_INSIDE_SPACES}(?<!{_EMOJI})(?<!{_EMOJI}\ufe0f)(?:\s*{_EMOJI}\ufe0f?)+(?=\s|$)"
+    r"|\s{8,}"
 )
+# Before the stop it ends at, the word that may make it no sentence end ("Dr.", "J."): looked for in a
+# window this wide, which holds any abbreviation, so a run of them costs no more than one
+_ABBREV_REACH = 32
+_WORD_BEFORE = re.compile(r"([A-Za-z.'\u2019]+)$")
 _INTERJ = re.compile(
     r"(?:(?:oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
     r"|hmm+|um+|uh+|omg|gosh|honestly|actually|also|and|but|plus|btw|anyway|anyways|right|sure|cool|great"
@@ -631,11 +646,12 @@ _QUESTION_START = re.compile(
 # "i" as chat types the pronoun: a word of its own, not "i.e." nor "i'm" (a contraction of its own)
 _LOWER_I = r"i(?!\.e\b|[\w'\u2019])"
 _SPLIT = re.compile(
+    rf"{_INSIDE_SPACES}(?:"
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b"
     # "in the meantime, i donated ...": chat writes "i" in lower case ("i.e." is no pronoun)
-    rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b)",
+    rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b))",
 )
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
@@ -663,14 +679,15 @@ _CHANGE = re.compile(
     re.I,
 )
 _CUT = re.compile(
-    r"\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
+    rf"{_INSIDE_SPACES}"
+    r"(?:\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
     r"|\s+(?:since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
-    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b",
+    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b)",
     re.I,
 )
-_PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
+_PLACE_CUT = re.compile(rf"{_INSIDE_SPACES}\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
 
 
 # The attribute of "I left X" before the Record says what X was.
@@ -801,7 +818,7 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
         if m.group(0).startswith("."):
             # "Dr. Smith", "e.g. this", "J. K." are not sentence ends
             # ("can't." ends one: the letter after an apostrophe is no initial)
-            prev = re.search(r"([A-Za-z.'\u2019]+)$", text[start : m.start()])
+            prev = _WORD_BEFORE.search(text, max(start, m.start() - _ABBREV_REACH), m.start())
             if prev and (prev.group(1).lower().rstrip(".") in _ABBREV or len(prev.group(1)) == 1):
                 continue
         end = m.end()
@@ -1178,7 +1195,7 @@ _PROPOSAL = re.compile(
 )
 # "Thanks (so much)(, Sam) for having my back": gratitude for something done (a gerund follows)
 _THANKS_FOR = re.compile(
-    r"(?:thanks|thank\s+you|thx)(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton|bunch)|\s+again)?(?:\s*,\s*[A-Z][a-z]+\s*,?)?"
+    r"(?:thanks|thank\s+you|thx)(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|ton|bunch)|\s+again)?(?:\s*,\s*[A-Z][a-z]+(?:\s*,)?)?"
     r"\s+for\s+(?=[a-z]+ing\b)",
     re.I,
 )
@@ -1308,7 +1325,7 @@ _OURS = {"us", "our", "ours", "ourselves"}
 # How a clause about someone or something the Record does not name is shown ("They give me peace")
 _UNNAMED = {"They", "He", "She"}
 _CLAUSE_END = re.compile(
-    r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
+    rf"[;()\u2013\u2014]|\s-+\s|{_INSIDE_SPACES},?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
 )
 _SUBJECT_OPENERS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {
     "my", "our", "me", "the", "a", "an", "this", "his", "her", "their", "they", "they're", "they've", "it",
@@ -1333,6 +1350,33 @@ class _Quote:
     end: int
     inner: tuple[int, int]
     voice: str | None  # who said it, when the text says ("Emma said: '...'"); None: nobody we know
+
+
+class _Preceding:
+    """The lower-cased words of a clause from its start up to the split being weighed, and what the
+    rules ask of them. Each word is read once however many splits are passed over: reading them all
+    again at each split was quadratic in a long sentence."""
+
+    def __init__(self, run: _Run, start: int) -> None:
+        self.run = run
+        self.start, self.read = run._token_range(start, start)
+        self.words: list[str] = []
+        self.finite = False  # a finite verb among them
+        self.verb_after_first = False  # a verb form after the first word
+        self.third_after_first = False  # a third-person word or -s verb after the first word
+
+    def read_to(self, end: int) -> None:
+        upto = max(self.read, bisect_right(self.run.token_ends, end, lo=self.start))
+        for token, _, _ in self.run.tokens[self.read : upto]:
+            word = token.lower()
+            self.finite = self.finite or word in _FINITE
+            if self.words:
+                self.verb_after_first = self.verb_after_first or word in _VERB_FORMS
+                self.third_after_first = (
+                    self.third_after_first or word in _THIRD_S_ONLY or word in _THIRD_PERSON_WORDS
+                )
+            self.words.append(word)
+        self.read = upto
 
 
 class _Run:
@@ -1369,16 +1413,28 @@ class _Run:
         # the text's tokens, once: clauses and subjects look at them many times
         self.tokens = _words(self.text, 0, len(self.text))
         self.token_starts = [t[1] for t in self.tokens]
+        self.token_ends = [t[2] for t in self.tokens]
+        self._openers: list[int] | None = None  # indexes of the tokens _opener_within looks for
 
     def words(self, s: int, e: int) -> list[tuple[str, int, int]]:
         """The tokens inside [s, e)."""
+        i, j = self._token_range(s, e)
+        return self.tokens[i:j]
+
+    def _opener_within(self, i: int, j: int) -> bool:
+        """Whether a verb form or a word that may open a subject is among the tokens [i, j)."""
+        if self._openers is None:
+            self._openers = [
+                k for k, (t, _, _) in enumerate(self.tokens) if t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS
+            ]
+        at = bisect_left(self._openers, i)
+        return at < len(self._openers) and self._openers[at] < j
+
+    def _token_range(self, s: int, e: int) -> tuple[int, int]:
+        """Indexes [i, j) of the tokens inside [s, e), found by bisection: a clause's words are read
+        many times, and walking the list from each start was quadratic in a long text."""
         i = bisect_left(self.token_starts, s)
-        out = []
-        for tok in self.tokens[i:]:
-            if tok[2] > e:
-                break
-            out.append(tok)
-        return out
+        return i, max(i, bisect_right(self.token_ends, e, lo=i))
 
     # ---- who is "I", "you"
     def me(self) -> str:
@@ -2045,6 +2101,11 @@ class _Run:
         text = self.text
         out: list[tuple[int, int, bool]] = []
         cur, conj_flag = s, False
+        left = _Preceding(self, cur)
+        # the clause end after a dash, kept while it lies ahead: searching again from every dash of a
+        # long sentence without one was quadratic (a match at a position does not depend on where the
+        # search began, so the one found stands for every later start before it)
+        searched_from, upto = e + 1, None
         for m in _SPLIT.finditer(text, s, e):
             right = self.words(m.end(), min(e, m.end() + 60))
             if not right:
@@ -2053,11 +2114,10 @@ class _Run:
             if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
                 # "I faced all kinds of hurdles - tech stuff, workplace stuff": a dash before a list
                 # with no verb of its own elaborates the clause, it starts none
-                upto = _CLAUSE_END.search(text, m.end(), e)
-                tail = self.words(m.end(), upto.start() if upto else e)
-                if tail and not any(
-                    t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS for t, _, _ in tail
-                ):
+                if not (searched_from <= m.end() and (upto is None or upto.start() >= m.end())):
+                    searched_from, upto = m.end(), _CLAUSE_END.search(text, m.end(), e)
+                first_tail, tail_end = self._token_range(m.end(), upto.start() if upto else e)
+                if tail_end > first_tail and not self._opener_within(first_tail, tail_end):
                     continue
             # "..., but now I have a backup drive": a sentence adverb may come before the new subject
             lead = 0
@@ -2069,7 +2129,7 @@ class _Run:
                 lead = 0
             right = right[lead:]
             first = right[0][0]
-            left = [t.lower() for t, _, _ in self.words(cur, m.start())]
+            left.read_to(m.start())
             # ", and I ...": a comma before the conjunction and a first-person subject after it start a
             # clause even when the left part has no verb ("Seven years now, and I've found my muses")
             comma_clause = m.group(0).startswith(",") and first.lower() in FIRST_SG | FIRST_PL
@@ -2078,18 +2138,18 @@ class _Run:
                 and conj.lower() == "and"
                 and not comma_clause
                 and not (
-                    any(t in _FINITE for t in left)
+                    left.finite
                     or (
-                        left
-                        and left[0] in FIRST_SG | FIRST_PL | SECOND | {"they"}
-                        and any(t in _VERB_FORMS for t in left[1:])
+                        left.words
+                        and left.words[0] in FIRST_SG | FIRST_PL | SECOND | {"they"}
+                        and left.verb_after_first
                     )
                 )
             ):
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
-            if conj and conj.lower() == "though" and left == ["even"]:
+            if conj and conj.lower() == "though" and left.words == ["even"]:
                 continue  # "Even though I ...": a fronted subordinator (see _SUBORDINATE)
-            if conj and first.lower() in _VERB_BASE_SET and "to" in left[-6:]:
+            if conj and first.lower() in _VERB_BASE_SET and "to" in left.words[-6:]:
                 continue  # "the chance to share my story and give others hope": one infinitive
             if (
                 conj
@@ -2099,7 +2159,7 @@ class _Run:
                 - {"it", "it's", "that", "that's", "this", "they", "they're", "there", "there's"}
             ):
                 continue  # "I've heard so many great things": "so" is an adverb here
-            if conj and conj.lower() in ("and", "plus") and _listed(left, first.lower()):
+            if conj and conj.lower() in ("and", "plus") and _listed(left.words, first.lower()):
                 continue  # "a community where I'm accepted, loved and supported": one list, one clause
             if conj:
                 starts_subject = first.lower() in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | DROP_SUBJECTS | {
@@ -2116,9 +2176,9 @@ class _Run:
                     # ("I think it looks great and keeps me going": "it" has a verb it may share)
                     and not (
                         first.lower() in _THIRD_S_ONLY
-                        and left
-                        and left[0] in _NOT_THIRD_SUBJECTS
-                        and not any(t in _THIRD_S_ONLY or t in _THIRD_PERSON_WORDS for t in left[1:])
+                        and left.words
+                        and left.words[0] in _NOT_THIRD_SUBJECTS
+                        and not left.third_after_first
                     )
                     # "... counseling and support groups improved my life": a noun with a verb after it
                     and not (
@@ -2134,6 +2194,7 @@ class _Run:
                     continue
             out.append((cur, m.start(), conj_flag))
             cur, conj_flag = m.end(), bool(conj)
+            left = _Preceding(self, cur)
         out.append((cur, e, conj_flag))
         first_cs, first_ce, first_conj = out[0]
         lead = _INTERJ.match(text, first_cs, first_ce)

@@ -163,8 +163,13 @@ def line(chunk: ChunkDraft, *, dated: bool) -> str:
 _PARAGRAPH = re.compile(r"\n\s*\n")
 # A sentence ends at . ! ? or an ellipsis (plus closing quotes/brackets) followed by whitespace, or
 # at a line break.
-_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)|\n")
+# Tried where a run of stops starts only: from inside the run the same end is sought again, which
+# was quadratic in a long run of them.
+_SENTENCE_END = re.compile(r"(?<![.!?\u2026])[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)|\n")
 _WORD = re.compile(r"\S+")
+# Characters a window of text is given per token it must hold: a cl100k token averages about four
+# characters of English, and a window that proves too narrow is widened.
+_CHARS_A_TOKEN = 8
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -230,11 +235,17 @@ def _split(
     if kernels.token_count(text[start:end]) <= max_tokens:
         return [(start, end)]
     if not levels:
-        # a single "word" longer than max_tokens: cut it by tokens
+        # a single "word" longer than max_tokens: cut it by tokens, each piece read from a window of
+        # the word wide enough to hold more than max_tokens tokens (tokenizing the whole rest of the
+        # word for each piece was quadratic in its length)
         out: list[tuple[int, int]] = []
-        pos = start
+        pos, window = start, max_tokens * _CHARS_A_TOKEN
         while pos < end:
-            piece = kernels.truncate_tokens(text[pos:end], max_tokens) or text[pos : pos + 1]
+            upto = min(end, pos + window)
+            piece = kernels.truncate_tokens(text[pos:upto], max_tokens) or text[pos : pos + 1]
+            if upto < end and pos + len(piece) == upto:
+                window *= 2  # all of it fits: the window held too few tokens to cut where they end
+                continue
             out.append((pos, pos + len(piece)))
             pos += len(piece)
         return out

@@ -1,0 +1,117 @@
+"""Reading a Record costs time linear in its length, whatever its text (brainstore.derive, chunking).
+
+A Record's text is read on the derivation worker every tenant shares (texts under
+``LONG_TEXT_CHARS``), so a text that makes reading it quadratic is a way for one key to stall every
+Brain. Each family below was quadratic once: 19,000 spaces after "hello, jon" took 8.6 s to read.
+The patterns that were guarded against it are checked here against their plain forms, match for
+match.
+"""
+
+import re
+import time
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore import kernels
+from brainstore.derive import extract
+from brainstore.derive.extract import default_extractor, extract_record
+from brainstore.retrieval import chunking
+from brainstore.retrieval.chunking import chunk_record
+
+UTC = timezone.utc  # noqa: UP017
+WHEN = datetime(2024, 1, 1, tzinfo=UTC)
+
+# (what is repeated, the Record's kind, text before it): each made reading quadratic in its length
+HOSTILE = [
+    (" ", "message", "hello, jon"),  # spaces, which many patterns read with "\s*" on both sides
+    ("\t", "document", "Jon said "),
+    ("\u00a0", "message", "We live in Paris"),  # a place's words, cut where a clause of time may begin
+    (" ", "message", "Keep going"),  # the promise searched for after an urging
+    ("\U0001f600", "message", "I went"),  # the sentence splitter's emoji
+    (".", "message", "I went"),  # runs of stops, in the sentence splitter and the chunker
+    ("\u2026", "document", "I went"),
+    ("?", "message", "Jon said "),
+    ("St. ", "message", "We "),  # the abbreviation looked for before each stop
+    ("\u2014", "message", "hello, Jon"),  # the list of words read again from each split
+    (")", "message", ""),
+    ("so ", "message", "I went"),  # the clause's words read again at each split passed over
+    ("a- ", "message", "Jon said "),  # the clause end searched for again from each dash
+    ("5/", "message", "I went"),  # one long word, cut by tokens
+]
+
+
+def _read(text: str, kind: str) -> float:
+    """Seconds to read ``text`` as the worker does (extraction, then chunking), the best of two."""
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        source, _ = extract_record(
+            default_extractor(), {"kind": kind, "text": text, "speaker": "Jon"}, self_name="Jon", occurred_at=WHEN
+        )
+        chunk_record("r", source, source_name=None, trust="normal", visibility="shareable")
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize(("piece", "kind", "before"), HOSTILE)
+def test_reading_a_hostile_text_takes_time_linear_in_its_length(piece: str, kind: str, before: str) -> None:
+    short, long = (before + piece * (n // len(piece)) + "I went home." for n in (4_000, 16_000))
+    short_s, long_s = _read(short, kind), _read(long, kind)
+    # Four times the text: about four times the time when linear, sixteen when quadratic. A small
+    # absolute time passes too, where the machine's noise outweighs the ratio.
+    assert long_s < 0.25 or long_s / short_s < 9, (short_s, long_s)
+
+
+# The plain forms of the guarded patterns: the guards only skip starts that cannot match.
+_PLAIN_SENTENCE_END = re.compile(
+    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*|(?:\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]\ufe0f?)+(?=\s|$)"
+    r"|\s{8,}"
+)
+_PLAIN_SPLIT = re.compile(
+    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
+    r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
+    r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b"
+    r"|i(?!\.e\b|[\w'\u2019])|i['\u2019](?:m|ve|ll|d)\b)",
+)
+_PLAIN_CLAUSE_END = re.compile(r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+")
+_PLAIN_CHUNK_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)|\n")
+
+_PIECES = [" ", "  ", "     ", "\t", "\n", ".", "!", "?", "\u2026", '"', "'", ")", "(", "]", ";", ",", "-", "--", "\u2014",
+           "\u2013", "\U0001f600", "\ufe0f", "\u2600", "I", "i", "i.e.", "we", "and", "so", "even", "though", "x",
+           "Jon", "a"]  # fmt: skip
+TEXTS = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+def _spans(pattern: re.Pattern[str], text: str, start: int = 0) -> list[tuple[int, int]]:
+    return [m.span() for m in pattern.finditer(text, start)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS)
+def test_guarded_sentence_ends_are_the_plain_ones(text: str) -> None:
+    assert _spans(extract._SENT_END, text) == _spans(_PLAIN_SENTENCE_END, text)
+    assert _spans(chunking._SENTENCE_END, text) == _spans(_PLAIN_CHUNK_SENTENCE_END, text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS, st.integers(min_value=0, max_value=200))
+def test_guarded_clause_splits_are_the_plain_ones(text: str, at: int) -> None:
+    # from any start a clause can have: not inside a run of spaces (clauses are trimmed)
+    start = min(at, len(text))
+    if 0 < start < len(text) and text[start - 1].isspace() and text[start].isspace():
+        start = len(text[:start].rstrip())
+    assert _spans(extract._SPLIT, text, start) == _spans(_PLAIN_SPLIT, text, start)
+    guarded, plain = extract._CLAUSE_END.search(text, start), _PLAIN_CLAUSE_END.search(text, start)
+    assert (guarded and guarded.span()) == (plain and plain.span())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZ1\u00e9\u6771\U0001f600\u0301-.", min_size=1, max_size=600))
+def test_a_long_word_is_cut_into_pieces_that_fit(word: str) -> None:
+    pieces = chunking._split(word, 0, len(word), 25, ())
+    assert "".join(word[s:e] for s, e in pieces) == word
+    assert all(s < e for s, e in pieces)
+    assert all(n <= 25 for n in kernels.count_tokens([word[s:e] for s, e in pieces]))
