@@ -62,9 +62,11 @@ _COLUMN_BATCH = 4096  # chunk additions or removals the filter columns take in a
 _HNSW_HEADER = struct.Struct("<6Q i I 3Q d Q")
 # A name used to address someone: after a greeting or thanks at the start of a turn ("Hey Audrey!",
 # "Thanks, Mel") or set off by a comma before an exclamation at its end ("That's great, Audrey!").
+# ("(?:\s*,)?\s+", not "\s*,?\s+": the two runs of spaces of the latter can split one run in as many
+# ways as it is long, which was quadratic in a run of spaces a chunk can hold.)
 _GREETING = r"(?i:hey|hi|hiya|hello|thanks|thank you|bye|good morning|morning|congrats|congratulations|wow|oh|aw|yo|sorry)"
 _VOCATIVE = re.compile(
-    rf"^\W*{_GREETING}\s*,?\s+([A-Z][\w'\u2019-]*)(?=\s*[!,.?]|$)|,\s+([A-Z][\w'\u2019-]*)\s*!"
+    rf"^\W*{_GREETING}(?:\s*,)?\s+([A-Z][\w'\u2019-]*)(?=\s*[!,.?]|$)|,\s+([A-Z][\w'\u2019-]*)\s*!"
 )
 # How often a name must address one speaker before it names that speaker in queries.
 _ALIAS_MIN = 2
