@@ -121,3 +121,13 @@ def test_a_long_word_is_cut_into_pieces_that_fit(word: str) -> None:
     assert "".join(word[s:e] for s, e in pieces) == word
     assert all(s < e for s, e in pieces)
     assert all(n <= 25 for n in kernels.count_tokens([word[s:e] for s, e in pieces]))
+
+
+@pytest.mark.parametrize("gap", [" " * 5_000, "\t" * 3_000, "\u3000" * 500, " \n" * 1_000])
+def test_chunks_joined_across_a_run_of_spaces_stay_within_their_tokens(gap: str) -> None:
+    source, _ = extract_record(
+        default_extractor(), {"kind": "message", "text": f"hi{gap}there"}, self_name="Jon", occurred_at=WHEN
+    )
+    drafts = chunk_record("r", source, source_name=None, trust="normal", visibility="shareable")
+    assert [d.text for d in drafts] == ["hi", "there"]
+    assert all(n <= chunking.MESSAGE_MAX_TOKENS for n in kernels.count_tokens([d.text for d in drafts]))

@@ -202,8 +202,10 @@ def _words(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def _pack_spans(text: str, spans: list[tuple[int, int]], max_tokens: int) -> list[tuple[int, int]]:
     """Merge consecutive spans greedily while the merged text stays within ``max_tokens``.
 
-    The count of a merged span is taken as the sum of its parts plus one per join, which is an upper
-    bound of the real count in practice (BPE merges across a space join never add tokens).
+    The count of a merged span is taken as the sum of its parts plus the count of the whitespace that
+    joins them (one token for a space, a line break or two), which is an upper bound of the real count
+    in practice (BPE merges across a join never add tokens). A long run of spaces is no one-token join:
+    counted as one, it let a chunk hold thousands of spaces and many times its tokens.
     """
     if not spans:
         return []
@@ -212,8 +214,9 @@ def _pack_spans(text: str, spans: list[tuple[int, int]], max_tokens: int) -> lis
     cur_s, cur_e = spans[0]
     cur_n = counts[0]
     for (s, e), n in zip(spans[1:], counts[1:], strict=True):
-        if cur_n + 1 + n <= max_tokens:
-            cur_e, cur_n = e, cur_n + 1 + n
+        join = 1 if s - cur_e <= 2 else max(1, kernels.token_count(text[cur_e:s]))
+        if cur_n + join + n <= max_tokens:
+            cur_e, cur_n = e, cur_n + join + n
         else:
             out.append((cur_s, cur_e))
             cur_s, cur_e, cur_n = s, e, n
