@@ -96,9 +96,12 @@ def load_conversations(root: Path = DEFAULT_ROOT) -> list[Conversation]:
 #:   overlaps its text (:func:`turns_cited`).
 #: * ``lowercase``: each turn's text in lower case, as many people type in chat (the speakers' labels
 #:   and the questions as they were).
+#: * ``typos``: one in twenty lower-case words of four letters or more mistyped once (two letters
+#:   swapped, one dropped, one doubled, or one struck on a neighbouring key), drawn with a seed per
+#:   turn, as people type fast in chat; names (capitalised words) and the questions as they were.
 STRESSES = (
     "undated", "anonymous", "surnamed", "chat", "paced", "first_person", "interleaved", "concurrent",
-    "concurrent_sessions", "transcripts", "lowercase",
+    "concurrent_sessions", "transcripts", "lowercase", "typos",
 )  # fmt: skip
 CLIENTS = 8
 #: The source of the conversation's own Records, and of the interleaved stress's other Records.
@@ -179,7 +182,7 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
         when = UNDATED if stress == "undated" else turn.occurred_at
         if turn.occurred_at != session:
             session, into_session = turn.occurred_at, 0.0
-        texts = [turn.text.lower() if stress == "lowercase" else turn.text]
+        texts = [turn.text.lower() if stress == "lowercase" else _mistyped(turn) if stress == "typos" else turn.text]
         if stress == "chat":
             texts = [m for m in SENTENCE_END.split(turn.text) if m.strip()] or texts
         for text in texts:
@@ -191,6 +194,39 @@ def stressed(conversation: Conversation, stress: str | None) -> Iterator[Message
         if stress == "interleaved" and pauses.random() < 0.5:
             feed += 1
             yield Message(f"{FEED}-{feed}", None, f"Feed item {feed}: the weekly backup of your files completed.", when, FEED)
+
+
+TYPO_RATE = 0.05
+_TYPABLE = re.compile(r"\b[a-z]{4,}\b")
+_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _neighbour_keys(letter: str) -> str:
+    """The letters beside ``letter`` on its row of a QWERTY keyboard."""
+    row = next(r for r in _KEY_ROWS if letter in r)
+    at = row.index(letter)
+    return row[max(at - 1, 0) : at] + row[at + 1 : at + 2]
+
+
+def _mistyped(turn: Turn) -> str:
+    """``turn``'s text with ``TYPO_RATE`` of its typable words mistyped once (see ``typos`` above)."""
+    rng = random.Random(f"{turn.dia_id}-typos")
+
+    def typo(match: re.Match[str]) -> str:
+        word = match[0]
+        if rng.random() >= TYPO_RATE:
+            return word
+        at = rng.randrange(1, len(word) - 1)  # people rarely miss a word's first letter
+        kind = rng.randrange(4)
+        if kind == 0:
+            return word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+        if kind == 1:
+            return word[:at] + word[at + 1 :]
+        if kind == 2:
+            return word[:at] + word[at] + word[at:]
+        return word[:at] + rng.choice(_neighbour_keys(word[at])) + word[at + 1 :]
+
+    return _TYPABLE.sub(typo, turn.text)
 
 
 def _pause(rng: random.Random) -> float:
