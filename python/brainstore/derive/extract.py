@@ -591,7 +591,8 @@ _ABBREV = {
 }
 # Not from inside a run of spaces: a pattern that opens with spaces was tried from where the run starts,
 # and from each space after it would scan the rest of the run again (quadratic in a long run). Every
-# pattern it guards starts a match at the run's first space or not at all, and no match ends inside a run.
+# pattern it guards starts a match at the run's first space or not at all, and no match ends inside a
+# run; none is searched from a start inside one (clauses are trimmed), where the guard would skip it.
 _INSIDE_SPACES = r"(?!(?<=\s)\s)"
 # A sentence ends at a full stop, "!", "?", "...", a line break, an emoji ("Inspiring \U0001f4aa I emailed
 # ..."), or a wide gap: eight spaces or more part columns, not words of one sentence, and the patterns
