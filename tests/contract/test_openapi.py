@@ -450,8 +450,13 @@ def test_sse_frames() -> None:
 def test_request_schemas() -> None:
     validate_schema("RecordCreate", {"content": "plain text"})
     validate_schema(
-        "RecordCreate", {"content": {"kind": "fact", "subject": "a", "predicate": "b", "value": 1}}
+        "RecordCreate", {"content": {"kind": "fact", "subject": "a", "predicate": "b", "value": "1"}}
     )
+    # a triple's value is text, as the server reads it (a number is 400 invalid_request_body)
+    with pytest.raises(AssertionError):
+        validate_schema(
+            "RecordCreate", {"content": {"kind": "fact", "subject": "a", "predicate": "b", "value": 1}}
+        )
     validate_schema(
         "RecordCreate",
         {
