@@ -23,67 +23,31 @@ from tests.contract.openapi import load_contract
 Body = Callable[[str], dict[str, Any]]
 
 
-def _fact(field: str) -> Body:
-    def body(text: str) -> dict[str, Any]:
-        triple = {"subject": "Alice", "predicate": "lives in", "value": "Porto"}
-        return {"content": {"kind": "fact", **triple, field: text}}
-
-    return body
+def _content(kind: str, field: str, **others: str) -> Body:
+    """A Record whose content of ``kind`` carries the text as ``field`` (beside ``others``)."""
+    return lambda text: {"content": {"kind": kind, **others, field: text}}
 
 
+TRIPLE = {"subject": "Alice", "predicate": "lives in", "value": "Porto"}
+RECORDS = "/brains/b1/records"
 # (operation path, field as errors name it, (schema, property) in openapi.yaml, body around the text)
 FIELDS: list[tuple[str, str, tuple[str, ...], Body]] = [
     ("/brains", "name", ("BrainCreate", "name"), lambda t: {"id": "b2", "name": t}),
     ("/brains", "self.type", ("SelfEntity", "type"), lambda t: {"id": "b2", "self": {"type": t, "name": "Al"}}),
     ("/brains", "self.name", ("SelfEntity", "name"), lambda t: {"id": "b2", "self": {"type": "person", "name": t}}),
-    ("/brains/b1/records", "source.name", ("Source", "name"), lambda t: {"content": "hi", "source": {"name": t}}),
-    (
-        "/brains/b1/records",
-        "source.external_id",
-        ("Source", "external_id"),
-        lambda t: {"content": "hi", "source": {"external_id": t}},
-    ),
-    ("/brains/b1/records", "content.subject", ("FactContent", "subject"), _fact("subject")),
-    ("/brains/b1/records", "content.predicate", ("FactContent", "predicate"), _fact("predicate")),
-    ("/brains/b1/records", "content.value", ("FactContent", "value"), _fact("value")),
+    (RECORDS, "source.name", ("Source", "name"), lambda t: {"content": "hi", "source": {"name": t}}),
+    (RECORDS, "source.external_id", ("Source", "external_id"), lambda t: {"content": "hi", "source": {"external_id": t}}),
+    (RECORDS, "content.subject", ("FactContent", "subject"), _content("fact", "subject", **TRIPLE)),
+    (RECORDS, "content.predicate", ("FactContent", "predicate"), _content("fact", "predicate", **TRIPLE)),
+    (RECORDS, "content.value", ("FactContent", "value"), _content("fact", "value", **TRIPLE)),
     ("/brains/b1/context", "query", ("ContextRequest", "query"), lambda t: {"query": t}),
-    (
-        "/brains/b1/context",
-        "filter.owner",
-        ("ContextFilter", "owner"),
-        lambda t: {"query": "hi", "filter": {"owner": t}},
-    ),
-    ("/brains/b1/records", "content", ("RecordCreate", "content"), lambda t: {"content": t}),
-    (
-        "/brains/b1/records",
-        "content.text",
-        ("MessageContent", "text"),
-        lambda t: {"content": {"kind": "message", "text": t}},
-    ),
-    (
-        "/brains/b1/records",
-        "content.speaker",
-        ("MessageContent", "speaker"),
-        lambda t: {"content": {"kind": "message", "text": "hi", "speaker": t}},
-    ),
-    (
-        "/brains/b1/records",
-        "content.title",
-        ("DocumentContent", "title"),
-        lambda t: {"content": {"kind": "document", "text": "hi", "title": t}},
-    ),
-    (
-        "/brains/b1/records",
-        "content.name",
-        ("EventContent", "name"),
-        lambda t: {"content": {"kind": "event", "name": t}},
-    ),
-    (
-        "/brains/b1/records",
-        "content.text",
-        ("CorrectionContent", "text"),
-        lambda t: {"content": {"kind": "correction", "corrects": "mem_0", "text": t}},
-    ),
+    ("/brains/b1/context", "filter.owner", ("ContextFilter", "owner"), lambda t: {"query": "hi", "filter": {"owner": t}}),
+    (RECORDS, "content", ("RecordCreate", "content"), lambda t: {"content": t}),
+    (RECORDS, "content.text", ("MessageContent", "text"), _content("message", "text")),
+    (RECORDS, "content.speaker", ("MessageContent", "speaker"), _content("message", "speaker", text="hi")),
+    (RECORDS, "content.title", ("DocumentContent", "title"), _content("document", "title", text="hi")),
+    (RECORDS, "content.name", ("EventContent", "name"), _content("event", "name")),
+    (RECORDS, "content.text", ("CorrectionContent", "text"), _content("correction", "text", corrects="mem_0")),
 ]
 ACCEPTED_UP_TO = 10_000  # longer texts are only refused one over the limit (see the module docstring)
 
