@@ -589,20 +589,17 @@ _ABBREV = {
     "mt",
     "no",
 }
-# Not from inside a run of spaces: a pattern that opens with spaces was tried from where the run starts,
-# and from each space after it would scan the rest of the run again (quadratic in a long run). Every
-# pattern it guards starts a match at the run's first space or not at all, and no match ends inside a
-# run; none is searched from a start inside one (clauses are trimmed), where the guard would skip it.
-_INSIDE_SPACES = r"(?!(?<=\s)\s)"
 # A sentence ends at a full stop, "!", "?", "...", a line break, an emoji ("Inspiring \U0001f4aa I emailed
 # ..."), or a wide gap: eight spaces or more part columns, not words of one sentence, and the patterns
 # read within a sentence would take time quadratic in the length of a run of spaces (any key can post
 # one; the run must not reach them). Each run of stops, emoji or spaces is tried from where it starts
-# only: from inside it, the same end would be sought again, quadratic in its length too.
+# only: from inside it, the same end would be sought again, quadratic in its length too. (The text is
+# read whole here, so this pattern guards itself; a sentence's own patterns need no guard, the gap being
+# a break.)
 _EMOJI = r"[\U0001F300-\U0001FAFF\u2600-\u27BF]"
 _SENT_END = re.compile(
     r"(?<![.!?\u2026])[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*"
-    rf"|{_INSIDE_SPACES}(?<!{_EMOJI})(?<!{_EMOJI}\ufe0f)(?:\s*{_EMOJI}\ufe0f?)+(?=\s|$)"
+    rf"|(?!(?<=\s)\s)(?<!{_EMOJI})(?<!{_EMOJI}\ufe0f)(?:\s*{_EMOJI}\ufe0f?)+(?=\s|$)"
     r"|\s{8,}"
 )
 # Before the stop it ends at, the word that may make it no sentence end ("Dr.", "J."): looked for in a
@@ -647,12 +644,11 @@ _QUESTION_START = re.compile(
 # "i" as chat types the pronoun: a word of its own, not "i.e." nor "i'm" (a contraction of its own)
 _LOWER_I = r"i(?!\.e\b|[\w'\u2019])"
 _SPLIT = re.compile(
-    rf"{_INSIDE_SPACES}(?:"
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b"
     # "in the meantime, i donated ...": chat writes "i" in lower case ("i.e." is no pronoun)
-    rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b))",
+    rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b)",
 )
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
@@ -680,15 +676,14 @@ _CHANGE = re.compile(
     re.I,
 )
 _CUT = re.compile(
-    rf"{_INSIDE_SPACES}"
-    r"(?:\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
+    r"\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
     r"|\s+(?:since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
-    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b)",
+    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b",
     re.I,
 )
-_PLACE_CUT = re.compile(rf"{_INSIDE_SPACES}\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
+_PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
 
 
 # The attribute of "I left X" before the Record says what X was.
@@ -1326,7 +1321,7 @@ _OURS = {"us", "our", "ours", "ourselves"}
 # How a clause about someone or something the Record does not name is shown ("They give me peace")
 _UNNAMED = {"They", "He", "She"}
 _CLAUSE_END = re.compile(
-    rf"[;()\u2013\u2014]|\s-+\s|{_INSIDE_SPACES},?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
+    r"[;()\u2013\u2014]|\s-+\s|,?\s+(?:and|but|so|though|although|whereas|while|plus)\s+"
 )
 _SUBJECT_OPENERS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {
     "my", "our", "me", "the", "a", "an", "this", "his", "her", "their", "they", "they're", "they've", "it",
@@ -2105,8 +2100,8 @@ class _Run:
         left = _Preceding(self, cur)
         # the clause end after a dash, kept while it lies ahead: searching again from every dash of a
         # long sentence without one was quadratic (a match at a position does not depend on where the
-        # search began, so the one found stands for every later start before it)
-        searched_from, upto = e + 1, None
+        # search began, so the one found stands for every later start before it; none found, for all)
+        searched, upto = False, None
         for m in _SPLIT.finditer(text, s, e):
             right = self.words(m.end(), min(e, m.end() + 60))
             if not right:
@@ -2115,8 +2110,8 @@ class _Run:
             if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
                 # "I faced all kinds of hurdles - tech stuff, workplace stuff": a dash before a list
                 # with no verb of its own elaborates the clause, it starts none
-                if not (searched_from <= m.end() and (upto is None or upto.start() >= m.end())):
-                    searched_from, upto = m.end(), _CLAUSE_END.search(text, m.end(), e)
+                if not searched or (upto is not None and upto.start() < m.end()):
+                    searched, upto = True, _CLAUSE_END.search(text, m.end(), e)
                 first_tail, tail_end = self._token_range(m.end(), upto.start() if upto else e)
                 if tail_end > first_tail and not self._opener_within(first_tail, tail_end):
                     continue
