@@ -313,3 +313,43 @@ def test_a_memory_without_lineage_is_never_served(alice: Api, service: Service) 
 
     service.store.insert_memory_revision(replace(held, version=held.version + 1, citations=()), "fp")
     assert_error(alice.get(f"/brains/alice/memories/{memory_id}"), 500, "memory_without_lineage")
+
+
+def test_a_page_that_as_of_filters_reads_a_bounded_share_of_the_brain(
+    alice: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page reads at most SCAN_MEMORIES Memories whatever as_of leaves out, and answers a short
+    page with a cursor past them; following the cursors still gives every eligible Memory once."""
+    from brainstore.service import memories as reads
+
+    say(alice, service, "I love jazz. I love tea. I love chess. I love maps. I love rain.", "2020-01-01T10:00:00Z")
+    say(alice, service, "I love opera. I love soup. I love golf. I love kites. I love snow.", "2024-01-01T10:00:00Z")
+    everything = memories(alice, limit="500")
+    eligible = [m["id"] for m in memories(alice, limit="500", as_of="2022-01-01T00:00:00Z")]
+    assert 5 <= len(eligible) < len(everything) >= 10
+    monkeypatch.setattr(reads, "SCAN_MEMORIES", 3)
+    monkeypatch.setattr(reads, "_SCAN_PAGE", 2)
+    read: list[int] = []
+    list_memories = service.store.list_memories
+
+    def counted(*args: Any, **kwargs: Any) -> list[MemoryRevision]:
+        page = list_memories(*args, **kwargs)
+        read.append(len(page))
+        return page
+
+    monkeypatch.setattr(service.store, "list_memories", counted)
+    for as_of, expected in (("0001-01-01T00:00:00Z", []), ("2022-01-01T00:00:00Z", eligible)):
+        seen, cursor, pages = [], None, 0
+        while True:
+            read.clear()
+            params = {"limit": "1", "as_of": as_of, **({"cursor": cursor} if cursor else {})}
+            page = alice.get("/brains/alice/memories", params=params).body
+            assert sum(read) <= 3 and len(page["data"]) <= 1
+            seen.extend(m["id"] for m in page["data"])
+            cursor, pages = page["next_cursor"], pages + 1
+            if not page["has_more"]:
+                assert cursor is None
+                break
+            assert cursor is not None
+        assert seen == expected
+        assert pages >= len(everything) // 3
