@@ -209,15 +209,18 @@ def _add_months(dt: datetime, months: int) -> datetime:
 
 
 def _period_end(dt: datetime, period: str) -> datetime:
-    if period == "decade":
-        return dt.replace(year=min(9999, dt.year + 10))
-    if period == "year":
-        return dt.replace(year=min(9999, dt.year + 1))
-    if period == "month":
-        return _add_months(dt, 1)
-    if period == "week":
-        return dt + timedelta(days=7)
-    return dt + timedelta(days=1)
+    """Where the period that starts at ``dt`` ends; the end of time where the calendar stops first (a
+    day, week, month or year reaching past 9999-12-31), never an overflow and never an end before the
+    start. ("on 12/31/9999" in a Context's question raised OverflowError: a 500.)"""
+    months = {"decade": 120, "year": 12, "month": 1}.get(period)
+    if months is not None:
+        if dt.year * 12 + dt.month - 1 + months > 9999 * 12 + 11:
+            return datetime.max.replace(tzinfo=dt.tzinfo)
+        return _add_months(dt, months)
+    try:
+        return dt + timedelta(days=7 if period == "week" else 1)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=dt.tzinfo)
 
 
 def _month_of(token: str) -> int:
