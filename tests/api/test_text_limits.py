@@ -97,3 +97,23 @@ def test_a_text_of_exactly_its_limit_is_accepted(api: Api, path: str, field: str
     assert answered.status in (200, 201, 202), answered.body
     if path == "/brains":
         assert api.delete("/brains/b2").status in (200, 202)
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/brains", {"id": "b3"}), (RECORDS, {"content": "hi"}), ("/brains/b1/objects", {"type": "t", "key": "k", "value": 1})],
+)
+def test_an_idempotency_key_is_bounded_as_the_contract_says(api: Api, path: str, body: dict[str, Any]) -> None:
+    """An empty key (which every blank-keyed write of a project would share) or one over maxLength is
+    refused before anything is written; a key of exactly maxLength is a key like any other."""
+    schema = load_contract()["components"]["parameters"]["IdempotencyKey"]["schema"]
+    assert schema["minLength"] == 1
+    for key in ("", "k" * (schema["maxLength"] + 1)):
+        err = assert_error(api.post(path, body, headers={"Idempotency-Key": key}), 400, "invalid_request_body")
+        assert err["message"].startswith("Idempotency-Key:")
+    key = "k" * schema["maxLength"]
+    first = api.post(path, body, headers={"Idempotency-Key": key})
+    assert first.status in (201, 202), first.body
+    assert api.post(path, body, headers={"Idempotency-Key": key}).body == first.body
+    if path == "/brains":
+        assert api.delete("/brains/b3").status == 200

@@ -114,7 +114,7 @@ class Brains(Resource):
                 body["id"],
                 name=body["name"],
                 self_entity=body["self"],
-                idempotency_key=req.get_header("Idempotency-Key"),
+                idempotency_key=validation.idempotency_key(req.get_header("Idempotency-Key")),
                 request_fingerprint=fingerprint(raw),
             ),
         )
@@ -145,7 +145,7 @@ class Records(Resource):
                 source=body["source"],
                 visibility=body["visibility"],
                 occurred_at=body["occurred_at"],
-                idempotency_key=req.get_header("Idempotency-Key"),
+                idempotency_key=validation.idempotency_key(req.get_header("Idempotency-Key")),
                 request_fingerprint=fingerprint(raw),
             ),
         )
@@ -176,7 +176,7 @@ class Objects(Resource):
                 key=body["key"],
                 value=body["value"],
                 if_version=body.get("if_version", MISSING),
-                idempotency_key=req.get_header("Idempotency-Key"),
+                idempotency_key=validation.idempotency_key(req.get_header("Idempotency-Key")),
                 request_fingerprint=fingerprint(raw),
             ),
         )

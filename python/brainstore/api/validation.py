@@ -168,6 +168,17 @@ def query_limit(raw: str | None, bounds: tuple[int, int, int]) -> int:
     return integer(int(raw), "limit", minimum=low, maximum=high)
 
 
+
+IDEMPOTENCY_KEY_MAX = 255
+
+
+def idempotency_key(raw: str | None) -> str | None:
+    """The Idempotency-Key header as the contract bounds it (1-255 characters), None when absent. An
+    empty key would make every keyed write of a project that sends one blank collide."""
+    if raw is not None and not 1 <= len(raw) <= IDEMPOTENCY_KEY_MAX:
+        raise invalid("Idempotency-Key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    return raw
+
 # --- bodies -------------------------------------------------------------------------------------
 def brain_create(body: Any) -> dict[str, Any]:
     body = require_object(body)
