@@ -914,3 +914,49 @@ def test_a_stop_writes_only_the_indexes_changed_since_their_files_were_written(t
 def test_resident_chunks_is_never_negative() -> None:
     with pytest.raises(ValueError, match="resident_chunks"):
         Config(engine="memory", resident_chunks=-1)
+
+
+def test_a_project_with_a_full_queue_of_thorough_contexts_is_told_to_retry(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thorough Context its project can queue no more of is a 429 with Retry-After (it was a 500)."""
+    api.brain("b1")
+    api.remember("b1", "I keep bees on the roof.")
+    assert service.wait_idle()
+    monkeypatch.setattr(service.contexts.completions, "per_namespace", 0)
+    busy = api.post("/brains/b1/context", {"query": "bees", "mode": "thorough", "budget": {"ms": 60_000}})
+    err = assert_error(busy, 429, "too_many_requests")
+    assert err["retry_after_seconds"] > 0 and busy.header("Retry-After") == "1"
+    assert api.post("/brains/b1/context", {"query": "bees", "mode": "thorough"}).status == 200  # within the sync budget
+
+
+def test_a_queued_context_of_a_forgotten_brain_leaves_no_trace_in_the_brain_made_again(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thorough Context still queued when its Brain is forgotten never writes its trace: the Brain
+    made again under the same id would show the old one's query and evidence."""
+    import brainstore.service.context as contexts
+
+    api.brain("b1")
+    api.remember("b1", "The launch code is zebra.")
+    assert service.wait_idle()
+    monkeypatch.setattr(contexts, "THOROUGH_SYNC_MS", 50)
+    release, running = threading.Event(), threading.Semaphore(0)
+
+    def hold() -> None:
+        running.release()
+        release.wait()
+
+    for _ in range(2):  # both workers of the completions pool held by another project's work
+        service.contexts.completions.submit("elsewhere", hold)
+    assert running.acquire(timeout=10) and running.acquire(timeout=10)
+    queued = api.post("/brains/b1/context", {"query": "launch code", "mode": "thorough", "budget": {"ms": 60_000}})
+    assert queued.status == 202
+    assert api.delete("/brains/b1").status == 200
+    api.brain("b1")
+    done = service.contexts.completions.submit("elsewhere", lambda: None)
+    release.set()
+    done.result(timeout=30)
+    time.sleep(0.2)  # the queued Context ran on the other worker meanwhile
+    assert_error(api.get(f"/brains/b1/traces/{queued.body['id']}"), 404, "trace_not_found")
+    assert all(t["id"] != queued.body["id"] for t in api.get("/brains/b1/traces").body["data"])

@@ -26,6 +26,10 @@ from brainstore import kernels
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"'\u201d\u2019)\]]*|\n|$)")
 _WORD = re.compile(r"[^\W_]+")
 MAX_SENTENCES = 6
+# Sentences whose meaning is compared with the query's, at most: the best by words and rank. Embedding
+# every sentence of the evidence took 0.54 s of CPU a thorough Context at 2,000 tokens (LoCoMo 26 and 30,
+# 80 questions) and 7 s at 100,000 on a large Brain; the best 32 gave the same answer to all 80 at 0.17 s.
+MAX_EMBEDDED = 32
 RELEVANCE_SHARE = 0.6
 
 
@@ -105,9 +109,11 @@ class ExtractiveComposer:
             prior = 1.0 / (1 + p)  # the retrieval ranked the passages: earlier ones are likelier
             scores.append(overlap + 0.5 * prior - 0.01 * position)
         if query_vector is not None and embed is not None:
-            vectors = embed([s for _, _, s in sentences])
+            shortlist = sorted(range(n), key=lambda i: -scores[i])[:MAX_EMBEDDED]
+            vectors = embed([sentences[i][2] for i in shortlist])
             similarity = vectors @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
-            scores = [s + 2.0 * float(sim) for s, sim in zip(scores, similarity, strict=True)]
+            for i, sim in zip(shortlist, similarity, strict=True):
+                scores[i] += 2.0 * float(sim)
         ranked = sorted(range(n), key=lambda i: -scores[i])
         # Only the sentences that answer: those scoring close to the best one (a sentence that merely
         # sits in a retrieved passage is evidence, not an answer).

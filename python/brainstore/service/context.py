@@ -39,7 +39,7 @@ from typing import Any
 from brainstore import kernels
 from brainstore.derive import named_periods
 from brainstore.domain import Brain, MemoryRevision, Principal
-from brainstore.errors import invalid
+from brainstore.errors import error, invalid
 from brainstore.ids import new_id
 from brainstore.retrieval.chunking import format_day
 from brainstore.retrieval.index import BrainIndex, ChunkFilter
@@ -53,7 +53,15 @@ from brainstore.retrieval.pipeline import (
     transcript,
 )
 from brainstore.service.answer import Composer, ExtractiveComposer, ServedPassage
-from brainstore.service.common import Clock, Reply, Watermarks, require, resolve_brain, shared_store
+from brainstore.service.common import (
+    Clock,
+    Reply,
+    Watermarks,
+    brain_not_found,
+    require,
+    resolve_brain,
+    shared_store,
+)
 from brainstore.service.derivation import Derivation
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.fair import FairExecutor, NamespaceBusy
@@ -68,6 +76,8 @@ log = logging.getLogger("brainstore.context")
 
 FAST_MS = 250
 THOROUGH_SYNC_MS = 5000
+# A thorough Context refused because its project has a full queue of them is worth sending again after this.
+BUSY_RETRY_SECONDS = 1.0
 PENDING_WAIT_SECONDS = 120.0
 # With a Brain-Watermark not yet reached, the request waits this share of its ms budget (at most
 # MAX_SYNC_WAIT seconds) for derivation before it answers 202: a write is usually derived in tens of
@@ -239,9 +249,17 @@ class Contexts:
                 self._trace(namespace, brain, context_id, pending, None, 202)
                 return Reply(202, pending, None)
         if request["mode"] == "thorough" and ms_limit > THOROUGH_SYNC_MS:
-            future = self.completions.submit(
-                namespace, lambda: self._assemble_and_trace(brain, namespace, context_id, request, started)
-            )
+            try:
+                future = self.completions.submit(
+                    namespace, lambda: self._assemble_and_trace(brain, namespace, context_id, request, started)
+                )
+            except NamespaceBusy:
+                raise error(
+                    "too_many_requests",
+                    f"mode: this project already has {self.completions.per_namespace} thorough Contexts waiting "
+                    "to be assembled; send this one again once some are done",
+                    retry_after_seconds=BUSY_RETRY_SECONDS,
+                ) from None
             try:
                 return Reply(200, future.result(timeout=THOROUGH_SYNC_MS / 1000), None)
             except FutureTimeout:
@@ -387,6 +405,13 @@ class Contexts:
         record_ids: frozenset[str] = frozenset(),
         mark: int | None = None,
     ) -> bool:
+        """Hold the trace unless what it names was forgotten since ``mark`` (taken now if None), or its
+        Brain was: False then. A forgotten Brain's traces are erased after its rows, so a Brain still in
+        the store after the mark has not had them erased before it."""
+        if mark is None:
+            mark = self.traces.mark()
+        if self.store.brain_by_uid(brain.uid) is None:
+            return False
         return self.traces.add(
             context_id,
             namespace,
@@ -437,6 +462,9 @@ class Contexts:
         its trace says to send it again. A completion in the background is read only from its trace."""
         for _ in range(ASSEMBLY_ATTEMPTS):
             mark = self.traces.mark()  # before anything is read that the trace may quote
+            # A queued Context can start long after its Brain was forgotten (and made again under its id:
+            # the old Brain's trace would show there).
+            self._require_live(brain)
             context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
             if self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids, mark=mark):
                 return context
@@ -449,6 +477,7 @@ class Contexts:
         Reply.then), its place held before, so that reading it at once finds it. No place is held when
         a Record it quotes was forgotten meanwhile: the trace would outlive it."""
         mark = self.traces.mark()  # before anything is read that the trace may quote
+        self._require_live(brain)
         context, retrieval, record_ids = self._assemble(brain, context_id, request, started)
         created_at = timestamp(self.clock())
         self.traces.reserve(context_id, namespace, brain.id, self._named(retrieval, record_ids), mark)
@@ -461,6 +490,12 @@ class Contexts:
                 self.traces.write(context_id, namespace, trace)  # None gives the place up: no reader waits on
 
         return Reply(200, context, None, then=write_trace)
+
+    def _require_live(self, brain: Brain) -> None:
+        """brain_not_found when ``brain`` was forgotten since the request found it. Asked after a trace
+        mark: a Brain forgotten later has its traces erased after the mark, which drops this one."""
+        if self.store.brain_by_uid(brain.uid) is None:
+            raise brain_not_found(brain.id)
 
     # --- assembly ------------------------------------------------------------------------------------------
     @staticmethod
@@ -650,11 +685,13 @@ class Contexts:
             if structured["status"] == "ready":
                 served_texts.append(json.dumps(structured["value"], ensure_ascii=False))
         if request["mode"] == "thorough" and evidence:
-            answer = self._compose(request["query"], window, evidence, citations, ledger, embedding)
+            # past the deadline, the answer is composed from the words alone (no model call)
+            meaning = embedding if time.monotonic() < deadline else None
+            answer = self._compose(request["query"], window, evidence, citations, ledger, meaning)
             if answer is not None:
                 context["answer"] = answer
                 served_texts.append(answer["text"])
-                cost_embeddings += 1 if embedding is not None else 0
+                cost_embeddings += 1 if meaning is not None else 0
 
         cut = [lane["name"] for lane in retrieval.lanes if lane.get("cut")]
         unknowns: list[dict[str, Any]] = []

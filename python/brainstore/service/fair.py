@@ -29,12 +29,9 @@ class FairExecutor:
         with self._cond:
             if self._closed:
                 raise RuntimeError("the executor is shut down")
-            queue = self._queues.get(namespace)
-            if queue is None:
-                queue = self._queues[namespace] = deque()
-            if len(queue) >= self.per_namespace:
-                raise NamespaceBusy(namespace)
-            queue.append((future, task))
+            if len(self._queues.get(namespace, ())) >= self.per_namespace:
+                raise NamespaceBusy(namespace)  # before a queue is made: workers never meet an empty one
+            self._queues.setdefault(namespace, deque()).append((future, task))
             self._cond.notify()
         return future
 
