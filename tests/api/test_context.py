@@ -805,7 +805,10 @@ def test_beyond_resident_chunks_the_least_recently_searched_index_leaves_memory_
     assert service.wait_idle()
     uid = {brain: service.store.get_brain("test:acme", brain).uid for brain in facts}
     evidence = service.evidence
-    sizes = {brain: len(evidence.index(uid[brain])) for brain in facts}
+    from brainstore.service.evidence import INDEX_OVERHEAD_CHUNKS
+
+    # what each index weighs against the budget: its chunks and what an index holds beside them
+    sizes = {brain: len(evidence.index(uid[brain])) + INDEX_OVERHEAD_CHUNKS for brain in facts}
     first = context(api, "b1", query="vault code")["evidence"]
     context(api, "b2", query="locker code")
     context(api, "b3", query="gate code")  # least recently searched first: b1, b2, b3
@@ -960,3 +963,28 @@ def test_a_queued_context_of_a_forgotten_brain_leaves_no_trace_in_the_brain_made
     time.sleep(0.2)  # the queued Context ran on the other worker meanwhile
     assert_error(api.get(f"/brains/b1/traces/{queued.body['id']}"), 404, "trace_not_found")
     assert all(t["id"] != queued.body["id"] for t in api.get("/brains/b1/traces").body["data"])
+
+
+def test_brains_of_a_chunk_each_count_what_an_index_holds_against_resident_chunks(tmp_path: Any) -> None:
+    """An index costs memory beside its chunks: a budget counted in chunks alone held every one of a
+    tenant's many one-Record Brains."""
+    from brainstore.service.evidence import INDEX_OVERHEAD_CHUNKS
+    from tests.conftest import open_engine
+
+    assert INDEX_OVERHEAD_CHUNKS > 0
+    service = open_engine("duckdb", tmp_path, resident_chunks=6)  # six chunks, in six indexes
+    try:
+        api = Api(create_app(service))
+        for n in range(6):
+            api.brain(f"b{n}")
+            api.remember(f"b{n}", f"note {n} about the garden")
+        assert service.wait_idle()
+        for n in range(6):
+            assert context(api, f"b{n}", query="garden")["evidence"]
+        deadline = time.monotonic() + 10
+        while len(_resident_brains(service)) > 1:  # the most recently searched always stays
+            assert time.monotonic() < deadline, _resident_brains(service)
+            time.sleep(0.02)
+    finally:
+        service.stop()
+        service.store.close()

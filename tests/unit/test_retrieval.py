@@ -983,16 +983,33 @@ def test_index_files_that_cannot_be_made_private_still_load(tmp_path: Path, monk
     assert loaded is not None and len(loaded) == 1
 
 
-def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path) -> None:
+@pytest.mark.parametrize("graph", [True, False], ids=["graph", "flat"])
+def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, graph: bool) -> None:
+    """Neither the file a save writes nor the memory of a small Brain holds a removed chunk's vector;
+    a graph (a Brain past FLAT_MAX) holds it in memory until its slot is reused, never in a file."""
+    import hnswlib
+
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 0 if graph else index_module.FLAT_MAX)
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."}, {"a": 1, "b": 2})
     erased, kept = unit(1).tobytes(), unit(2).tobytes()
+    ids = {c.record_id: c.id for c in index.chunks()}
     index.remove_record("a")
     # hnswlib keeps a deleted element's vector: a graph saved as it is holds the erased one.
-    index._hnsw.save_index(str(tmp_path / "raw.hnsw"))
+    raw = hnswlib.Index(space="ip", dim=DIM)
+    raw.init_index(max_elements=4, allow_replace_deleted=True)
+    raw.add_items(np.stack([unit(1), unit(2)]), np.asarray([ids["a"], ids["b"]], dtype=np.uint64))
+    raw.mark_deleted(ids["a"])
+    raw.save_index(str(tmp_path / "raw.hnsw"))
     assert erased in (tmp_path / "raw.hnsw").read_bytes()
+    if graph:
+        assert isinstance(index._hnsw, hnswlib.Index)
+    else:
+        assert erased not in index._hnsw._matrix.tobytes()
     index.save(tmp_path / "saved")
-    graph = (tmp_path / "saved" / "vectors.hnsw").read_bytes()
-    assert erased not in graph and kept in graph
+    saved = (tmp_path / "saved" / "vectors.hnsw").read_bytes()
+    assert erased not in saved and kept in saved
     loaded = BrainIndex.load(tmp_path / "saved")
     assert loaded is not None and [c.record_id for c in loaded.chunks()] == ["b"]
     assert [i for i, _ in loaded.vector(unit(1), 5)] == [c.id for c in loaded.chunks()]
@@ -1003,6 +1020,41 @@ def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path) -> Non
     (tmp_path / "saved" / "chunks.json").write_text(json.dumps(meta))
     assert BrainIndex.load(tmp_path / "saved") is not None
     assert erased not in (tmp_path / "saved" / "vectors.hnsw").read_bytes()
+
+
+def test_a_small_brain_scores_a_matrix_and_a_grown_one_walks_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to FLAT_MAX chunks the vectors are a matrix scored exactly (no hnswlib index: 2.5 MiB each
+    however small); past it they move into a graph. Both answer alike, and removals made before the
+    move stay removed; a saved Brain loads back into the form its size calls for."""
+    import hnswlib
+
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 6)
+    index = BrainIndex(DIM, MODEL)
+    texts = {f"r{n}": f"Note number {n} about the garden." for n in range(10)}
+    for n, (rid, text) in enumerate(texts.items()):
+        [draft] = drafts_for(rid, text)
+        index.add([draft], unit(n)[None, :])
+        if n == 2:
+            index.remove_record("r1")
+        assert isinstance(index._hnsw, hnswlib.Index) == (n >= 7)  # 7 live chunks once r1 is gone
+        by_record = {c.id: c.record_id for c in index.chunks()}
+        best = [by_record[i] for i, _ in index.vector(unit(n), 3)]
+        assert best[0] == rid and (n < 2 or "r1" not in best)
+    assert "r1" not in [c.record_id for c in index.chunks()] and len(index) == 9
+    index.save(tmp_path / "big")
+    index.remove_record("r0")
+    for name in ("r2", "r3", "r4"):
+        index.remove_record(name)
+    index.save(tmp_path / "small")
+    big, small = BrainIndex.load(tmp_path / "big"), BrainIndex.load(tmp_path / "small")
+    assert big is not None and small is not None
+    assert isinstance(big._hnsw, hnswlib.Index) and not isinstance(small._hnsw, hnswlib.Index)
+    for loaded in (big, small):
+        by_record = {c.id: c.record_id for c in loaded.chunks()}
+        assert by_record[loaded.vector(unit(9), 1)[0][0]] == "r9"
+        assert np.allclose(loaded.vectors([c.id for c in loaded.chunks() if c.record_id == "r9"])[0], unit(9))
 
 
 def test_load_refuses_other_model_and_corrupt_files(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
-"""The evidence index of one Brain: a lexical lane (BM25 in Rust) and a vector lane (hnswlib) over the
-same chunks, kept in step.
+"""The evidence index of one Brain: a lexical lane (BM25 in Rust) and a vector lane over the same
+chunks, kept in step. The vector lane of a Brain of at most FLAT_MAX chunks is a matrix scored exactly;
+past that it is hnswlib's graph (an hnswlib index costs 2.5 MiB however small, and a tenant may hold
+many small Brains). Its files are a graph either way.
 
 A leaf module: it knows chunks, not Records, stores or services. The caller embeds
 ``embedding_text(draft)`` with the Brain's embedder and hands the vectors in; :meth:`BrainIndex.add`
@@ -10,9 +12,9 @@ were made with another embedding model (the caller then rebuilds from its stored
 Thread safety: writes (add, remove_record) are exclusive; searches and :meth:`BrainIndex.save` share a
 read lock and run concurrently (BM25 and hnswlib both release the GIL while they work).
 
-Erasure: hnswlib cannot take an element out of its graph; a removed chunk is marked deleted (never
-returned again) and its slot is reused by the next chunk added, but its vector stays in memory until
-then. A saved graph never holds one: :meth:`BrainIndex.save` zeroes every deleted element's vector in
+Erasure: a small Brain's matrix zeroes a removed chunk's row at once. hnswlib cannot take an element
+out of its graph; a removed chunk is marked deleted (never returned again) and its slot is reused by
+the next chunk added, but its vector stays in memory until then. A saved graph never holds one: :meth:`BrainIndex.save` zeroes every deleted element's vector in
 the file before it replaces the previous save, and :meth:`BrainIndex.load` zeroes them in a file an
 older version saved.
 """
@@ -49,6 +51,11 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 100
 HNSW_EF_SEARCH = 64
 _INITIAL_CAPACITY = 1024
+# A Brain of at most this many chunks keeps its vectors in a plain matrix and scores them all; a graph
+# is built once it grows past it. An hnswlib index costs 2.5 MiB however small (its 65,536 label locks):
+# one tenant making Brains of a Record each took 2.5 MiB of the server a Brain. Scoring 2,048 vectors
+# takes about as long as walking a graph, and is exact.
+FLAT_MAX = 2048
 _FORMAT = 3  # 2: each chunk's lead; 3: its undated line's token count (a format 2 file's are counted on load)
 _META_FILE = "chunks.json"
 _HNSW_FILE = "vectors.hnsw"
@@ -297,6 +304,68 @@ class _Reading:
                 lock._cond.notify_all()
 
 
+class _FlatVectors:
+    """The vectors of a small Brain in a matrix, scored exactly: the part of hnswlib's interface
+    :class:`BrainIndex` uses, with the same inner-product distances (1 - cosine). A removed vector is
+    zeroed at once (hnswlib keeps it until its slot is reused)."""
+
+    def __init__(self, dimension: int) -> None:
+        self._matrix = np.zeros((16, dimension), dtype=np.float32)
+        self._ids = np.full(16, -1, dtype=np.int64)  # row -> chunk id, -1 for a free row
+        self._rows: dict[int, int] = {}
+        self._free: list[int] = list(range(15, -1, -1))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add_items(self, vectors: np.ndarray, ids: np.ndarray, replace_deleted: bool = True) -> None:
+        if len(self._free) < len(ids):
+            grown = max(2 * len(self._ids), len(self._rows) + len(ids))
+            start = len(self._ids)
+            self._matrix = np.concatenate([self._matrix, np.zeros((grown - start, self._matrix.shape[1]), np.float32)])
+            self._ids = np.concatenate([self._ids, np.full(grown - start, -1, dtype=np.int64)])
+            self._free = list(range(grown - 1, start - 1, -1)) + self._free
+        for vector, chunk_id in zip(vectors, ids.tolist(), strict=True):
+            row = self._rows.get(chunk_id)
+            if row is None:
+                row = self._rows[chunk_id] = self._free.pop()
+            self._matrix[row] = vector
+            self._ids[row] = chunk_id
+
+    def mark_deleted(self, chunk_id: int) -> None:
+        row = self._rows.pop(chunk_id)
+        self._matrix[row] = 0.0
+        self._ids[row] = -1
+        self._free.append(row)
+
+    def get_items(self, ids: Sequence[int]) -> np.ndarray:
+        return self._matrix[[self._rows[i] for i in ids]]
+
+    def get_ids_list(self) -> list[int]:
+        return list(self._rows)
+
+    def knn_query(
+        self, query: np.ndarray, k: int, num_threads: int = 1, filter: Callable[[int], bool] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        sims = self._matrix @ query
+        sims[self._ids < 0] = -np.inf
+        order = np.lexsort((self._ids, -sims))[: len(self._rows)]  # best first, ties by id
+        if filter is not None:
+            order = np.asarray([row for row in order.tolist() if filter(int(self._ids[row]))], dtype=np.int64)
+        order = order[:k]
+        return self._ids[order][None, :], (1.0 - sims[order])[None, :]
+
+    def graph(self, capacity: int) -> hnswlib.Index:
+        """An hnswlib index of these vectors (what a save writes, and a Brain grown past FLAT_MAX uses)."""
+        index = hnswlib.Index(space="ip", dim=self._matrix.shape[1])
+        index.init_index(max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, allow_replace_deleted=True)
+        index.set_ef(HNSW_EF_SEARCH)
+        if self._rows:
+            rows = np.fromiter(self._rows.values(), dtype=np.int64, count=len(self._rows))
+            index.add_items(self._matrix[rows], self._ids[rows].astype(np.uint64))
+        return index
+
+
 class BrainIndex:
     """Chunks of one Brain, searchable by words (BM25) and by meaning (cosine over hnswlib).
 
@@ -342,21 +411,14 @@ class BrainIndex:
         self._local_only: set[int] = set()  # ids of local_only chunks (absent from hosted Contexts)
         self._columns = _Columns()
         self._lexical = kernels.LexicalIndex()
-        self._hnsw = self._new_hnsw(_INITIAL_CAPACITY)
+        # the vector lane: a matrix while the Brain is small (FLAT_MAX), then hnswlib's graph
+        self._hnsw: hnswlib.Index | _FlatVectors = _FlatVectors(dimension)
         self._capacity = _INITIAL_CAPACITY
         # Changes made, and how many of them its files hold (see ``unsaved``).
         self._changes = 0
         self._saved_changes = -1  # never saved: what it holds is in no file
 
     # ------------------------------------------------------------------------------------ internals
-
-    def _new_hnsw(self, capacity: int) -> hnswlib.Index:
-        index = hnswlib.Index(space="ip", dim=self.dimension)
-        index.init_index(
-            max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, allow_replace_deleted=True
-        )
-        index.set_ef(HNSW_EF_SEARCH)
-        return index
 
     def _check_vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -392,9 +454,11 @@ class BrainIndex:
             live = len(self._chunks)
             needed = live + len(chunks)
             if needed > self._capacity:
-                capacity = max(needed, self._capacity * 2)
-                self._hnsw.resize_index(capacity)
-                self._capacity = capacity
+                self._capacity = max(needed, self._capacity * 2)
+                if not isinstance(self._hnsw, _FlatVectors):
+                    self._hnsw.resize_index(self._capacity)
+            if isinstance(self._hnsw, _FlatVectors) and needed > FLAT_MAX:
+                self._hnsw = self._hnsw.graph(self._capacity)
             self._hnsw.add_items(vectors, np.asarray(ids, dtype=np.uint64), replace_deleted=True)
             self._lexical.add(ids, [c.index_text for c in chunks])
             self._register_all(chunks, tokens, joined, leads, lines)
@@ -768,7 +832,10 @@ class BrainIndex:
         with self._lock.read():
             nonce = f"{os.getpid()}-{threading.get_ident()}"
             hnsw_tmp = directory / f"{_HNSW_FILE}.{nonce}.tmp"
-            self._hnsw.save_index(str(hnsw_tmp))
+            # the file is a graph whatever holds the vectors in memory: one format to load
+            graph = self._hnsw.graph(max(len(self._hnsw), 1)) if isinstance(self._hnsw, _FlatVectors) else self._hnsw
+            graph.save_index(str(hnsw_tmp))
+            del graph
             try:
                 _scrub_deleted(hnsw_tmp, self.dimension)
             except BaseException:
@@ -871,7 +938,14 @@ class BrainIndex:
             if chunks:
                 index._lexical.add([c.id for c in chunks], [c.index_text for c in chunks])
                 _reserve_below(max(live))
-            index._hnsw = hnsw
+            if len(live) <= FLAT_MAX:
+                flat = _FlatVectors(index.dimension)
+                ids = sorted(live)
+                flat.add_items(np.asarray(hnsw.get_items(ids), dtype=np.float32), np.asarray(ids, dtype=np.int64))
+                index._hnsw = flat
+            else:
+                index._hnsw = hnsw
+            del hnsw
             index._capacity = capacity
             # a file of the previous format is to be written again, or every load counts its lines
             index._saved_changes = index._changes if meta["format"] == _FORMAT else -1

@@ -68,6 +68,11 @@ log = logging.getLogger("brainstore.evidence")
 # Chunks that come into the indexes between two freezes of the long-lived heap (_keep_out_of_full_collections).
 FREEZE_AFTER_CHUNKS = 20_000
 
+# What a Brain's index and memory lane hold beside their chunks (62-75 KB measured with one chunk), in
+# chunks' worth (about 4.4 KB each at 100,000): the resident budget counts it, so Brains of a few
+# chunks each cannot fill memory under a budget counted in chunks.
+INDEX_OVERHEAD_CHUNKS = 16
+
 MEMORY_LANE_K = 40
 # A save of a Brain's index waits until no change asked for one for SAVE_DELAY seconds, so that a
 # burst of forgets writes the files once, and at most SAVE_AT_MOST seconds after the first change it
@@ -249,8 +254,9 @@ class EvidenceIndexes:
         return index
 
     def _held_chunks(self) -> int:
-        """The chunks of every index in memory (caller holds ``_lock``)."""
-        return sum(len(index) for index in self._indexes.values())
+        """The chunks of every index in memory, each index counted INDEX_OVERHEAD_CHUNKS more (caller
+        holds ``_lock``)."""
+        return sum(len(index) for index in self._indexes.values()) + INDEX_OVERHEAD_CHUNKS * len(self._indexes)
 
     def _evict(self) -> None:
         """Take the least recently searched Brains' indexes (and memory lanes) out of memory until the
@@ -299,7 +305,7 @@ class EvidenceIndexes:
             self._index_seq.pop(brain_uid, None)
             self._lanes.pop(brain_uid, None)
             self._lane_seq.pop(brain_uid, None)
-        return len(index)
+        return len(index) + INDEX_OVERHEAD_CHUNKS
 
     def _keep_out_of_full_collections(self, new_chunks: int) -> None:
         """Once enough chunks came in, move every object the garbage collector tracks out of its full
