@@ -1366,3 +1366,38 @@ def test_select_keeps_up_across_batched_additions_and_removals(monkeypatch: pyte
     since = ChunkFilter(since=(T0 + timedelta(days=8)).timestamp())
     expected = {c.id for c in index.chunks() if c.occurred_at >= T0 + timedelta(days=8)}
     assert set(index.select(since).ids.tolist()) == expected and len(expected) == 9
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    removed=st.sets(st.integers(0, 39), max_size=10),
+    k=st.integers(1, 12),
+    admit_every=st.integers(1, 3),
+    seed=st.integers(0, 1000),
+)
+def test_the_matrix_lane_answers_exactly_what_scoring_every_vector_does(
+    n: int, removed: set[int], k: int, admit_every: int, seed: int
+) -> None:
+    """Best first by inner product, ties by id, removed vectors never, a filter's refusals skipped."""
+    from brainstore.retrieval.index import _FlatVectors
+
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, 8)).astype(np.float32)
+    ids = np.arange(100, 100 + n, dtype=np.int64)
+    flat = _FlatVectors(8)
+    flat.add_items(vectors[: n // 2], ids[: n // 2])
+    flat.add_items(vectors[n // 2 :], ids[n // 2 :])  # in two calls: the matrix grows between them
+    gone = {100 + r for r in removed if r < n}
+    for chunk_id in gone:
+        flat.mark_deleted(chunk_id)
+    query = rng.standard_normal(8).astype(np.float32)
+    admits = (lambda i: i % admit_every == 0) if admit_every > 1 else None
+    labels, distances = flat.knn_query(query, k=k, filter=admits)
+    expected = sorted(
+        (i for i in ids.tolist() if i not in gone and (admits is None or admits(i))),
+        key=lambda i: (-float(vectors[i - 100] @ query), i),
+    )[:k]
+    assert labels[0].tolist() == expected
+    assert np.allclose(1.0 - distances[0], [vectors[i - 100] @ query for i in expected], atol=1e-5)
+    assert sorted(flat.get_ids_list()) == sorted(set(ids.tolist()) - gone)

@@ -351,7 +351,13 @@ class _FlatVectors:
         sims[self._ids < 0] = -np.inf
         order = np.lexsort((self._ids, -sims))[: len(self._rows)]  # best first, ties by id
         if filter is not None:
-            order = np.asarray([row for row in order.tolist() if filter(int(self._ids[row]))], dtype=np.int64)
+            admitted: list[int] = []
+            for row in order.tolist():
+                if filter(int(self._ids[row])):
+                    admitted.append(row)
+                    if len(admitted) == k:
+                        break
+            order = np.asarray(admitted, dtype=np.int64)
         order = order[:k]
         return self._ids[order][None, :], (1.0 - sims[order])[None, :]
 
