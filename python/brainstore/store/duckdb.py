@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 
 from brainstore.domain import (
     Brain,
@@ -1298,13 +1299,13 @@ class DuckDBStore:
             valid_to=_utc(valid_to),
             recorded_at=_utc(recorded_at),  # type: ignore[arg-type]
             status=status,
-            citations=tuple(Citation(**c) for c in json.loads(citations)),
+            citations=tuple(Citation(**c) for c in orjson.loads(citations)),
             supersedes=supersedes,
             superseded_by=superseded_by,
             seq=seq,
             single_valued=single_valued,
             negated=negated,
-            extra=json.loads(extra),
+            extra=orjson.loads(extra) if extra != "{}" else {},
             fingerprint=fingerprint or "",
         )
 
