@@ -333,6 +333,28 @@ def test_one_insert_takes_revisions_of_several_brains_each_under_its_own(store: 
     assert store.memories_citing("brn_1", "rec_b") == []
 
 
+def test_memories_citing_any_of_several_records_are_read_at_once(store: Store) -> None:
+    """What a Context's memories component reads: the current revisions citing any Record of its
+    evidence window, as memories_citing reads them one Record at a time."""
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [
+            replace(revision("mem_a", 1, 1, cites=("rec_1",)), fingerprint="a"),
+            replace(revision("mem_a", 2, 2, cites=("rec_9",)), fingerprint="a"),  # no longer cites rec_1
+            replace(revision("mem_b", 1, 3, cites=("rec_1", "rec_2")), fingerprint="b"),
+            replace(revision("mem_c", 1, 4, cites=("rec_3",)), fingerprint="c"),
+            replace(revision("mem_d", 1, 5, cites=("rec_2",)), brain_uid="brn_2", fingerprint="d"),
+        ]
+    )
+    assert [m.memory_id for m in store.memories_citing_any("brn_1", ["rec_2", "rec_1", "rec_1"])] == ["mem_b"]
+    assert [m.memory_id for m in store.memories_citing_any("brn_1", ["rec_3", "rec_9", "rec_x"])] == ["mem_a", "mem_c"]
+    assert store.memories_citing_any("brn_1", []) == []
+    for record_id in ("rec_1", "rec_2", "rec_3", "rec_9"):
+        assert store.memories_citing_any("brn_1", [record_id]) == store.memories_citing("brn_1", record_id)
+    assert [m.memory_id for m in store.memories_citing_any("brn_2", ["rec_1", "rec_2"])] == ["mem_d"]
+
+
 def test_memories_referencing_one_are_found(store: Store) -> None:
     from dataclasses import replace
 

@@ -631,11 +631,16 @@ class Contexts:
         quoted: set[str] = set(window_records) if "evidence" in include else set()
         eligible: list[MemoryRevision] = []
         if wants_components:
-            eligible = [
-                m
-                for m in self.store.all_memories(brain.uid)
-                if m.status == "active" and m.citations and eligible_at(m, at)
-            ]
+            # The memories component takes only Memories whose lineage lies in the window: those citing
+            # its Records are read, not the whole Brain (0.4 s at 20,000 Memories). A profile and a
+            # schema draw on every Memory.
+            whole_brain = "profile" in include or request["schema"] is not None
+            current = (
+                self.store.all_memories(brain.uid)
+                if whole_brain
+                else self.store.memories_citing_any(brain.uid, sorted(window_records)) if "memories" in include else []
+            )
+            eligible = [m for m in current if m.status == "active" and m.citations and eligible_at(m, at)]
 
         def charge_memory(view: dict[str, Any]) -> bool:
             """A Memory's statement, and the quotes of its citations that are not already served."""

@@ -126,6 +126,9 @@ class Store(Protocol):
         """Current revisions of any of the (subject, attribute) ``keys`` (subject case-insensitive)."""
         ...
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]: ...
+    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
+        """Current revisions that cite any of ``record_ids``, by id, in one read."""
+        ...
     def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         """Current revisions that name ``memory_id``: superseded by it, closed by it, or in conflict
         with it (a superset is fine: callers check)."""

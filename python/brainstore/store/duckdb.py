@@ -1516,6 +1516,22 @@ class DuckDBStore:
             among=("SELECT memory_id FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]),
         )
 
+    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
+        wanted = sorted(set(record_ids))
+        if not wanted:
+            return []
+        return self._current(
+            brain_uid,
+            "EXISTS (SELECT 1 FROM memory_links l WHERE l.memory_id = cur.memory_id "
+            "AND l.version = cur.version AND list_contains(?::VARCHAR[], l.record_id))",
+            [wanted],
+            "ORDER BY memory_id",
+            among=(
+                "SELECT memory_id FROM memory_links WHERE brain_uid = ? AND list_contains(?::VARCHAR[], record_id)",
+                [brain_uid, wanted],
+            ),
+        )
+
     def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         # The id inside extra (conflicts_with, closed_by) is matched as text: a superset, which the
         # caller narrows.

@@ -331,6 +331,13 @@ class MemoryStore:
             found = self._heads(brain_uid, list(self._by_record.get((brain_uid, record_id), ())))
         return [m for m in found if any(c.record_id == record_id for c in m.citations)]
 
+    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
+        wanted = set(record_ids)
+        with self._lock:
+            ids = {m for record_id in wanted for m in self._by_record.get((brain_uid, record_id), ())}
+            found = self._heads(brain_uid, ids)
+        return [m for m in found if any(c.record_id in wanted for c in m.citations)]
+
     def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         with self._lock:
             found = self._heads(brain_uid, list(self._brain_memories.get(brain_uid, ())))
