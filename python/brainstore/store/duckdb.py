@@ -1507,14 +1507,7 @@ class DuckDBStore:
         )
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
-        return self._current(
-            brain_uid,
-            "EXISTS (SELECT 1 FROM memory_links l WHERE l.memory_id = cur.memory_id "
-            "AND l.version = cur.version AND l.record_id = ?)",
-            [record_id],
-            "ORDER BY memory_id",
-            among=("SELECT memory_id FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]),
-        )
+        return self.memories_citing_any(brain_uid, [record_id])
 
     def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
         wanted = sorted(set(record_ids))

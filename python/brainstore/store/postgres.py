@@ -916,14 +916,7 @@ class PostgresStore:
         )
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
-        return self._current(
-            brain_uid,
-            "EXISTS (SELECT 1 FROM memory_links l WHERE l.memory_id = cur.memory_id "
-            "AND l.version = cur.version AND l.record_id = %s)",
-            [record_id],
-            "ORDER BY memory_id",
-            among=("SELECT memory_id FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id]),
-        )
+        return self.memories_citing_any(brain_uid, [record_id])
 
     def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
         wanted = sorted(set(record_ids))
