@@ -14,9 +14,10 @@ read lock and run concurrently (BM25 and hnswlib both release the GIL while they
 
 Erasure: a small Brain's matrix zeroes a removed chunk's row at once. hnswlib cannot take an element
 out of its graph; a removed chunk is marked deleted (never returned again) and its slot is reused by
-the next chunk added, but its vector stays in memory until then. A saved graph never holds one: :meth:`BrainIndex.save` zeroes every deleted element's vector in
-the file before it replaces the previous save, and :meth:`BrainIndex.load` zeroes them in a file an
-older version saved.
+the next chunk added, but its vector stays in memory until then. A saved graph never holds one:
+:meth:`BrainIndex.save` zeroes every deleted element's vector in the file before it replaces the
+previous save, and :meth:`BrainIndex.load` zeroes them in a file an older version saved. A small
+Brain's save builds a graph of its live vectors for the file (up to 0.23 s of CPU at FLAT_MAX).
 """
 
 from __future__ import annotations
