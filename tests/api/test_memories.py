@@ -328,7 +328,6 @@ def test_a_page_that_as_of_filters_reads_a_bounded_share_of_the_brain(
     eligible = [m["id"] for m in memories(alice, limit="500", as_of="2022-01-01T00:00:00Z")]
     assert 5 <= len(eligible) < len(everything) >= 10
     monkeypatch.setattr(reads, "SCAN_MEMORIES", 3)
-    monkeypatch.setattr(reads, "_SCAN_PAGE", 2)
     read: list[int] = []
     list_memories = service.store.list_memories
 
