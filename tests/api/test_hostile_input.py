@@ -291,14 +291,20 @@ def test_timestamps_at_the_edges_of_the_calendar_never_fail_the_server(value: st
     ["on 12/31/9999", "12/31/9999 and later", "what happened in December 9999?", "the week of 12/31/9999", "on 1/1/0001"],
 )
 @pytest.mark.parametrize("as_of", [None, "9999-12-31T12:00:00Z"])
-def test_dates_at_the_end_of_the_calendar_in_a_question_are_answered(api: Api, query: str, as_of: str | None) -> None:
+def test_dates_at_the_end_of_the_calendar_in_a_question_are_answered(
+    api: Api, service: Service, query: str, as_of: str | None
+) -> None:
     """A period the question names that would end past 9999-12-31 ends with the calendar (it raised
     OverflowError: a 500)."""
-    api.brain()
+    api.brain(self_name="Ann")
     api.remember("b1", f"We met {query.removeprefix('what happened ').rstrip('?')}.")
+    # said west of UTC: a period ending with the calendar must still be stored and served in UTC
+    message = {"kind": "message", "role": "user", "text": f"I will live in Paris until {query.split()[-1].rstrip('?')}."}
+    api.remember("b1", message, occurred_at="2024-01-01T00:00:00-05:00")
     body = {"query": query, **({"as_of": as_of} if as_of else {})}
     assert api.post("/brains/b1/context", body).status in (200, 202)
-    assert_brain_still_serves(api)
+    assert service.wait_idle()
+    assert_brain_still_serves(api)  # the Memories listed, their times in UTC
 
 # --- cursors ---------------------------------------------------------------------------------------
 def _cursor(document: bytes) -> str:

@@ -168,7 +168,6 @@ def query_limit(raw: str | None, bounds: tuple[int, int, int]) -> int:
     return integer(int(raw), "limit", minimum=low, maximum=high)
 
 
-
 IDEMPOTENCY_KEY_MAX = 255
 
 
@@ -178,6 +177,7 @@ def idempotency_key(raw: str | None) -> str | None:
     if raw is not None and not 1 <= len(raw) <= IDEMPOTENCY_KEY_MAX:
         raise invalid("Idempotency-Key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
     return raw
+
 
 # --- bodies -------------------------------------------------------------------------------------
 def brain_create(body: Any) -> dict[str, Any]:

@@ -208,19 +208,23 @@ def _add_months(dt: datetime, months: int) -> datetime:
     return dt.replace(year=y, month=m, day=min(dt.day, calendar.monthrange(y, m)[1]))
 
 
+_END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
+
+
 def _period_end(dt: datetime, period: str) -> datetime:
     """Where the period that starts at ``dt`` ends; the end of time where the calendar stops first (a
     day, week, month or year reaching past 9999-12-31), never an overflow and never an end before the
-    start. ("on 12/31/9999" in a Context's question raised OverflowError: a 500.)"""
+    start. ("on 12/31/9999" in a Context's question raised OverflowError: a 500.) The end of time is
+    in UTC: at an offset west of it, it could not be turned into UTC to be stored or served."""
     months = {"decade": 120, "year": 12, "month": 1}.get(period)
     if months is not None:
         if dt.year * 12 + dt.month - 1 + months > 9999 * 12 + 11:
-            return datetime.max.replace(tzinfo=dt.tzinfo)
+            return _END_OF_TIME
         return _add_months(dt, months)
     try:
         return dt + timedelta(days=7 if period == "week" else 1)
     except OverflowError:
-        return datetime.max.replace(tzinfo=dt.tzinfo)
+        return _END_OF_TIME
 
 
 def _month_of(token: str) -> int:
