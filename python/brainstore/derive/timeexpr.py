@@ -208,7 +208,7 @@ def _add_months(dt: datetime, months: int) -> datetime:
     return dt.replace(year=y, month=m, day=min(dt.day, calendar.monthrange(y, m)[1]))
 
 
-_END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
+_END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)  # noqa: UP017
 
 
 def _period_end(dt: datetime, period: str) -> datetime:
