@@ -950,17 +950,25 @@ def test_a_queued_context_of_a_forgotten_brain_leaves_no_trace_in_the_brain_made
         running.release()
         release.wait()
 
+    finished = threading.Event()
+    assemble = service.contexts._assemble_and_trace
+
+    def assembled(*args: Any) -> Any:
+        try:
+            return assemble(*args)
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(service.contexts, "_assemble_and_trace", assembled)
     for _ in range(2):  # both workers of the completions pool held by another project's work
         service.contexts.completions.submit("elsewhere", hold)
     assert running.acquire(timeout=10) and running.acquire(timeout=10)
     queued = api.post("/brains/b1/context", {"query": "launch code", "mode": "thorough", "budget": {"ms": 60_000}})
-    assert queued.status == 202
+    assert queued.status == 202 and not finished.is_set()
     assert api.delete("/brains/b1").status == 200
     api.brain("b1")
-    done = service.contexts.completions.submit("elsewhere", lambda: None)
     release.set()
-    done.result(timeout=30)
-    time.sleep(0.2)  # the queued Context ran on the other worker meanwhile
+    assert finished.wait(30)  # the queued Context ran once its Brain was gone
     assert_error(api.get(f"/brains/b1/traces/{queued.body['id']}"), 404, "trace_not_found")
     assert all(t["id"] != queued.body["id"] for t in api.get("/brains/b1/traces").body["data"])
 
