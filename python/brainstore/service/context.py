@@ -634,12 +634,12 @@ class Contexts:
             # The memories component takes only Memories whose lineage lies in the window: those citing
             # its Records are read, not the whole Brain (0.4 s at 20,000 Memories). A profile and a
             # schema draw on every Memory.
-            whole_brain = "profile" in include or request["schema"] is not None
-            current = (
-                self.store.all_memories(brain.uid)
-                if whole_brain
-                else self.store.memories_citing_any(brain.uid, sorted(window_records)) if "memories" in include else []
-            )
+            if "profile" in include or request["schema"] is not None:
+                current = self.store.all_memories(brain.uid)
+            elif "memories" in include:
+                current = self.store.memories_citing_any(brain.uid, sorted(window_records))
+            else:
+                current = []
             eligible = [m for m in current if m.status == "active" and m.citations and eligible_at(m, at)]
 
         def charge_memory(view: dict[str, Any]) -> bool:
