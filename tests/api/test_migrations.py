@@ -42,3 +42,22 @@ def test_an_empty_database_serves_nothing_but_501(tmp_path: Path) -> None:
     api = Api(create_app(Service(store, config=Config(engine="duckdb", data_dir=tmp_path))))
     assert_error(api.post("/brains", {"id": "b1"}), 501, "not_implemented")
     store.close()
+
+
+def test_owners_written_before_schema_6_are_filtered_by_their_casefold_after_it(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from brainstore.store.duckdb import OWNER_KEYS
+    from tests.store.erasure import mem
+
+    store = DuckDBStore(tmp_path / "brainstore.duckdb")
+    store.migrate(up_to=OWNER_KEYS - 1)
+    store.insert_memory_revisions(
+        [replace(mem("mem_a", "b1", 1, "a", 1, "rec_1"), owner="Weiß"), replace(mem("mem_b", "b1", 1, "b", 2, "rec_1"), owner="Ann")]
+    )
+    assert [m.memory_id for m in store.list_memories("b1", after_id=None, limit=5, owner="ann")] == ["mem_b"]
+    assert store.migrate() == [OWNER_KEYS]
+    store.insert_memory_revisions([replace(mem("mem_c", "b1", 1, "c", 3, "rec_1"), owner="WEISS")])
+    for asked, found in (("weiss", ["mem_a", "mem_c"]), ("Weiß", ["mem_a", "mem_c"]), ("ANN", ["mem_b"])):
+        assert [m.memory_id for m in store.list_memories("b1", after_id=None, limit=5, owner=asked)] == found
+    store.close()

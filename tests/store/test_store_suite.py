@@ -187,6 +187,17 @@ def test_memory_revisions_current_state_and_changes(store: Store) -> None:
     assert store.memories_citing("brn_1", "rec_2") == []
 
 
+def test_the_owner_filter_compares_casefolded_names(store: Store) -> None:
+    """Casefold, not lower case: 'Weiß' is 'WEISS' (DuckDB's lower() keeps the 'ß')."""
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [replace(revision("mem_a", 1, 1), owner="Weiß"), replace(revision("mem_b", 1, 2), owner="Strauss")]
+    )
+    for asked, found in (("WEISS", ["mem_a"]), ("weiß", ["mem_a"]), ("STRAUß", ["mem_b"]), ("Weis", [])):
+        assert [m.memory_id for m in store.list_memories("brn_1", after_id=None, limit=10, owner=asked)] == found
+
+
 def test_pending_memories_are_listed_for_resumption_but_not_read(store: Store) -> None:
     store.insert_memory_revision(revision("mem_a", 1, 1), "fp_a")
     store.insert_memory_revision(revision("mem_a", 2, 2, status="pending"), "fp_a")

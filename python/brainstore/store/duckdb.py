@@ -74,7 +74,7 @@ _MEMORY_COLUMNS = (
 )
 # The newest revision of each Memory; every memory read goes through it.
 _CURRENT = f"""
-    SELECT {_MEMORY_COLUMNS}, fingerprint, subject_key FROM memory_revisions WHERE brain_uid = ? {{among}}
+    SELECT {_MEMORY_COLUMNS}, fingerprint, subject_key{{owner_key}} FROM memory_revisions WHERE brain_uid = ? {{among}}
     QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY version DESC) = 1
 """
 
@@ -85,6 +85,8 @@ _CHUNK_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "INTEGER", "VARCHAR", "VARCHAR"
 _REVISION_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
                    "VARCHAR", "TIMESTAMP", "TIMESTAMP", "TIMESTAMP", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
                    "BIGINT", "BOOLEAN", "BOOLEAN", "VARCHAR")  # fmt: skip
+# Schema 6 (006_owner_key.sql) appends owner_key to memory_revisions.
+OWNER_KEYS = 6
 _LINK_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR")
 _EVENT_TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR")
 _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT")
@@ -886,12 +888,23 @@ class DuckDBStore:
                 code = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
                 for statement in filter(str.strip, code.split(";")):
                     self._cur().execute(statement)
+                if version == OWNER_KEYS:
+                    self._casefold_owner_keys()
                 self._cur().execute(
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, _ts(datetime.now(UTC))]
                 )
             self._schema = None
             applied.append(version)
         return applied
+
+    def _casefold_owner_keys(self) -> None:
+        """Migration 6 keyed owners by DuckDB's lower(); the owners whose casefold differs get it here."""
+        owners = self._rows("SELECT DISTINCT owner, owner_key FROM memory_revisions WHERE owner IS NOT NULL")
+        for owner, key in owners:
+            if owner.casefold() != key:
+                self._cur().execute(
+                    "UPDATE memory_revisions SET owner_key = ? WHERE owner = ?", [owner.casefold(), owner]
+                )
 
     # --- change sequence --------------------------------------------------------------------------
     def next_seq(self, brain_uid: str) -> int:
@@ -1316,6 +1329,11 @@ class DuckDBStore:
     def insert_memory_revisions(self, revisions: Sequence[MemoryRevision]) -> None:
         if not revisions:
             return
+        keyed = self.schema_version() >= OWNER_KEYS  # a file not migrated yet still takes revisions
+
+        def owner_key(r: MemoryRevision) -> list[str | None]:
+            return [r.owner.casefold() if r.owner is not None else None] if keyed else []
+
         rows = [
             [
                 r.memory_id,
@@ -1339,6 +1357,7 @@ class DuckDBStore:
                 r.single_valued,
                 r.negated,
                 _json(r.extra),
+                *owner_key(r),
             ]
             for r in revisions
         ]
@@ -1348,7 +1367,7 @@ class DuckDBStore:
             for rid in sorted({c.record_id for c in r.citations})
         ]
         with self.atomic():
-            self._insert("memory_revisions", _REVISION_TYPES, rows)
+            self._insert("memory_revisions", (*_REVISION_TYPES, "VARCHAR") if keyed else _REVISION_TYPES, rows)
             self._insert("memory_links", _LINK_TYPES, links)
             for r in revisions:
                 keys = self._memory_keys.get(r.brain_uid)
@@ -1370,7 +1389,10 @@ class DuckDBStore:
         limits the window to the Memories it names, a superset of those that can match: otherwise
         every lookup ranks all of the Brain's revisions (one by fingerprint over 200,000 revisions
         took 70-86 ms, limited 9-14 ms)."""
-        current = _CURRENT.format(among=f"AND memory_id IN ({among[0]})" if among else "")
+        current = _CURRENT.format(
+            among=f"AND memory_id IN ({among[0]})" if among else "",
+            owner_key=", owner_key" if self.schema_version() >= OWNER_KEYS else "",
+        )
         among_params = among[1] if among else ()
         sql = f"SELECT * FROM ({current}) cur {('WHERE ' + where) if where else ''} {tail}"
         return [self._memory(r) for r in self._rows(sql, [brain_uid, *among_params, *params])]
@@ -1566,7 +1588,7 @@ class DuckDBStore:
             where.append("subject_key = ?")
             params.append(subject.casefold())
         if owner is not None:
-            where.append("lower(owner) = ?")
+            where.append("owner_key = ?" if self.schema_version() >= OWNER_KEYS else "lower(owner) = ?")
             params.append(owner.casefold())
         return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
 
