@@ -67,6 +67,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
+from brainstore.store.current import CurrentMemories, HeldBrain, evict_fairly
 
 _MEMORY_COLUMNS = (
     "memory_id, brain_uid, version, statement, subject, owner, attribute, value, valid_from, valid_to, "
@@ -103,6 +104,10 @@ RECENT_CONTENT_CHARS = 8192
 MEMORY_KEY_BRAINS = 64
 MEMORY_KEY_TOTAL = 500_000
 MEMORY_KEY_REVISIONS = 250_000
+# Current Memories held (see store.current): of at most this many Brains and Memories in all, about 2 KB
+# each (measured on 20,000 derived Memories of 36-character statements).
+CURRENT_MEMORY_BRAINS = 64
+CURRENT_MEMORY_TOTAL = 50_000
 # Joins a (subject, attribute) pair into one comparable key; the unit separator never occurs in text.
 _KEY_SEP = "\x1f"
 
@@ -336,6 +341,9 @@ class DuckDBStore:
         # and the namespace of each Brain held. Used under the write lock.
         self._memory_keys: OrderedDict[str, _MemoryKeys | None] = OrderedDict()
         self._memory_key_namespaces: dict[str, str] = {}
+        self._current_memories = CurrentMemories(
+            max_brains=CURRENT_MEMORY_BRAINS, max_memories=CURRENT_MEMORY_TOTAL, as_stored=self._as_stored
+        )
         self._schema: int | None = None
         self._exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -534,8 +542,11 @@ class DuckDBStore:
                 local.erased_brains = []
                 local.locked = set()
                 local.written = _Written()
+                local.memories_written = {}
+                local.memories_dropped = set()
                 local.journaled = [] if self._journal is not None else None
                 cursor.execute("BEGIN TRANSACTION")
+            memory_commit = None
             try:
                 yield
                 if outermost:
@@ -544,7 +555,10 @@ class DuckDBStore:
                     self._insert("changes", ("VARCHAR", "BIGINT"), _uncarried_seqs(local.seqs, local.written))
                     if purge:
                         self._marker.touch()  # before the commit: a crash after it still purges on open
+                    memory_commit = self._current_memories.committing(local.memories_written, local.memories_dropped)
                     cursor.execute("COMMIT")
+                    self._current_memories.committed(memory_commit)
+                    memory_commit = None
                     if local.journaled and self._journal is not None:
                         size = _footprint(local.journaled)
                         with self._journal_room:
@@ -562,6 +576,7 @@ class DuckDBStore:
                     self._private_files()  # a WAL the commit created
             except BaseException:
                 purge = False
+                self._current_memories.abandoned(memory_commit)
                 if outermost:
                     self._memory_keys.clear()  # see _MemoryKeys
                     self._memory_key_namespaces.clear()
@@ -573,6 +588,8 @@ class DuckDBStore:
                     local.erased = False
                     local.seqs = {}
                     local.written = _Written()
+                    local.memories_written = {}
+                    local.memories_dropped = set()
                     local.journaled = None
         if purge:
             self._after_erase()
@@ -868,6 +885,7 @@ class DuckDBStore:
                 self._generation += 1
             with self._recent_lock:
                 self._recent.clear()
+            self._current_memories.clear()
 
     # --- schema -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -894,6 +912,7 @@ class DuckDBStore:
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, _ts(datetime.now(UTC))]
                 )
             self._schema = None
+            self._current_memories.clear()
             applied.append(version)
         return applied
 
@@ -1022,7 +1041,7 @@ class DuckDBStore:
             self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
             self._seq_cache.pop(brain_uid, None)
             self._local.seqs.pop(brain_uid, None)
-            self._forget_memory_keys(brain_uid)
+            self._forget_memories(brain_uid)
             self._forget_brain(brain_uid)
             self._local.erased_brains.append(brain_uid)
             self._local.locked.discard(brain_uid)
@@ -1322,6 +1341,14 @@ class DuckDBStore:
             fingerprint=fingerprint or "",
         )
 
+    def _as_stored(self, r: MemoryRevision) -> MemoryRevision:
+        """``r`` as a read of the store returns it once written (the columns _memory reads)."""
+        return self._memory(
+            (r.memory_id, r.brain_uid, r.version, r.statement, r.subject, r.owner, r.attribute, r.value,
+             _ts(r.valid_from), _ts(r.valid_to), _ts(r.recorded_at), r.status, self._citations_json(r.citations),
+             r.supersedes, r.superseded_by, r.seq, r.single_valued, r.negated, _json(r.extra), r.fingerprint)
+        )  # fmt: skip
+
     @staticmethod
     def _citations_json(citations: Sequence[Citation]) -> str:
         return _json([{"record_id": c.record_id, "start": c.start, "end": c.end, "quote": c.quote} for c in citations])
@@ -1369,7 +1396,9 @@ class DuckDBStore:
         with self.atomic():
             self._insert("memory_revisions", (*_REVISION_TYPES, "VARCHAR") if keyed else _REVISION_TYPES, rows)
             self._insert("memory_links", _LINK_TYPES, links)
+            written = self._local.memories_written
             for r in revisions:
+                written.setdefault(r.brain_uid, []).append(r)
                 keys = self._memory_keys.get(r.brain_uid)
                 if keys is not None:
                     keys.add(r.memory_id, r.fingerprint, r.subject.casefold(), r.attribute)
@@ -1436,36 +1465,23 @@ class DuckDBStore:
         return keys
 
     def _bound_memory_keys(self, kept: str) -> None:
-        """Within MEMORY_KEY_BRAINS and MEMORY_KEY_TOTAL, never dropping ``kept`` (just read): over a
-        bound, the namespace that holds the most of what is over (``kept``'s between equals) gives up
-        its least recently used Brain."""
-        held, owner = self._memory_keys, self._memory_key_namespaces
-        while True:
-            brains: dict[str, int] = {}
-            revisions: dict[str, int] = {}
-            for uid, keys in held.items():
-                namespace = owner.get(uid, "")
-                brains[namespace] = brains.get(namespace, 0) + 1
-                revisions[namespace] = revisions.get(namespace, 0) + (keys.size if keys is not None else 0)
-            if len(held) > MEMORY_KEY_BRAINS:
-                heaviest = brains
-            elif sum(revisions.values()) > MEMORY_KEY_TOTAL:
-                heaviest = revisions
-            else:
-                return
-            droppable = [uid for uid in held if uid != kept]  # oldest first
-            if not droppable:
-                return
-            # the least recently used of the heaviest namespace; between equals, the one that just grew
-            newcomer = owner.get(kept, "")
-            victim = max(droppable, key=lambda uid: (heaviest[owner.get(uid, "")], owner.get(uid, "") == newcomer))
-            del held[victim]
-            owner.pop(victim, None)
+        """Within MEMORY_KEY_BRAINS and MEMORY_KEY_TOTAL, never dropping ``kept`` (just read)."""
+        evict_fairly(
+            self._memory_keys,
+            self._memory_key_namespaces,
+            lambda keys: keys.size if keys is not None else 0,
+            max_brains=MEMORY_KEY_BRAINS,
+            max_total=MEMORY_KEY_TOTAL,
+            newcomer=kept,
+            keep_newcomer=True,
+        )
 
-    def _forget_memory_keys(self, brain_uid: str) -> None:
-        """Inside an erase's transaction (which holds the write lock): the keys may hold erased text."""
+    def _forget_memories(self, brain_uid: str) -> None:
+        """Inside an erase's transaction (which holds the write lock): the Brain's memory keys and
+        current Memories held may hold erased text."""
         self._memory_keys.pop(brain_uid, None)
         self._memory_key_namespaces.pop(brain_uid, None)
+        self._local.memories_dropped.add(brain_uid)  # its commit forgets the Memories held
 
     def _by_keys(
         self, brain_uid: str, lookup: Callable[[_MemoryKeys], set[str]], where: str, params: Sequence[Any]
@@ -1535,6 +1551,9 @@ class DuckDBStore:
         wanted = sorted(set(record_ids))
         if not wanted:
             return []
+        held = self._held_memories(brain_uid, fill=True)
+        if held is not None:
+            return held.citing_any(wanted)
         return self._current(
             brain_uid,
             "EXISTS (SELECT 1 FROM memory_links l WHERE l.memory_id = cur.memory_id "
@@ -1579,6 +1598,10 @@ class DuckDBStore:
         subject: str | None = None,
         owner: str | None = None,
     ) -> list[MemoryRevision]:
+        # The first page of a walk reads its page alone; the next ones hold the Brain and page through it.
+        held = self._held_memories(brain_uid, fill=after_id is not None)
+        if held is not None:
+            return held.page(after_id=after_id, limit=limit, subject=subject, owner=owner)
         where = ["status IN ('active', 'superseded')"]
         params: list[Any] = []
         if after_id is not None:
@@ -1593,7 +1616,38 @@ class DuckDBStore:
         return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
 
     def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
-        return self._current(brain_uid, tail="ORDER BY memory_id")
+        held = self._held_memories(brain_uid, fill=False)
+        if held is not None:
+            return held.all()
+        return self._read_all_memories(brain_uid)
+
+    def _held_memories(self, brain_uid: str, *, fill: bool) -> HeldBrain | None:
+        """The Brain's current Memories held in memory (read from the file first when ``fill``), or None.
+        Never inside a transaction: its snapshot, and its own writes, are not what is held."""
+        if getattr(self._local, "depth", 0):
+            return None
+        held = self._current_memories.get(brain_uid)
+        if held is None and fill:
+            self._read_all_memories(brain_uid)
+            held = self._current_memories.get(brain_uid)
+        return held
+
+    def _read_all_memories(self, brain_uid: str) -> list[MemoryRevision]:
+        """Every current revision of the Brain from the file; held for the next reads (see
+        store.current) unless a commit of the Brain overlapped the read."""
+        if getattr(self._local, "depth", 0):
+            return self._current(brain_uid, tail="ORDER BY memory_id")
+        fill = self._current_memories.begin_fill(brain_uid)
+        try:
+            found = self._current(brain_uid, tail="ORDER BY memory_id")
+            brain = self.brain_by_uid(brain_uid) if fill is not None else None
+        except BaseException:
+            if fill is not None:
+                self._current_memories.end_fill(fill, None, "")
+            raise
+        if fill is not None:  # a Brain gone meanwhile is not held
+            self._current_memories.end_fill(fill, found if brain else None, brain.namespace if brain else "")
+        return found
 
     def memory_changes(
         self, brain_uid: str, after_seq: int, limit: int
@@ -1619,7 +1673,7 @@ class DuckDBStore:
             self._cur().execute(
                 "INSERT OR REPLACE INTO memory_tombstones VALUES (?, ?, ?, ?)", [memory_id, brain_uid, seq, _ts(at)]
             )
-            self._forget_memory_keys(brain_uid)
+            self._forget_memories(brain_uid)
             self._erased()
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
@@ -1649,7 +1703,7 @@ class DuckDBStore:
             self._cur().execute(
                 "DELETE FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id]
             )
-            self._forget_memory_keys(brain_uid)
+            self._forget_memories(brain_uid)
             self._erased()
 
     # --- evidence chunks --------------------------------------------------------------------------

@@ -1,0 +1,290 @@
+"""Each recently read Brain's current Memories, held in memory by a store whose reads of them are costly.
+
+On DuckDB every read of current Memories ranks the Brain's revisions and builds a Python object for
+each: at 20,000 Memories a profile, a census or a Context with ``profile`` read them all (0.3-0.4 s),
+and each listMemories page ranked them again (0.06 s). :class:`CurrentMemories` holds what such a read
+found, so that the next reads of that Brain are lookups:
+
+* A Brain is held only from a read that no commit of its Memories overlapped (:meth:`begin_fill` and
+  :meth:`end_fill`): a commit that lands while the read runs spoils it, since the read's snapshot may
+  predate it.
+* A commit that writes revisions marks its Brains before it commits and applies them to what is held
+  after (:meth:`committing`, :meth:`committed`): between the two, a read of those Brains goes to the
+  store, so a reader that saw the commit (a Record ready) never reads the Memories of before it.
+* A commit that erased anything in a Brain forgets it, and a commit that fails forgets what it
+  touched: the held text of an erased Memory or Record goes with the erase.
+* At most ``max_brains`` Brains and ``max_memories`` Memories in all (about 2 KB each); over a bound,
+  the namespace holding the most gives up its least recently read Brain (:func:`evict_fairly`), so a
+  tenant reading many Brains, or one huge one, never pushes out another's few.
+
+Thread-safe; the store calls :meth:`committing` and :meth:`committed` under its write lock.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from brainstore.domain import MemoryRevision
+
+__all__ = ["CurrentMemories", "HeldBrain", "evict_fairly"]
+
+Held = TypeVar("Held")
+
+log = logging.getLogger("brainstore.store.current")
+
+
+def evict_fairly(
+    held: OrderedDict[str, Held],
+    namespaces: dict[str, str],
+    size: Callable[[Held], int],
+    *,
+    max_brains: int,
+    max_total: int,
+    newcomer: str | None = None,
+    keep_newcomer: bool = False,
+) -> None:
+    """Drop Brains from ``held`` (least recently used first) until at most ``max_brains`` are held and
+    their sizes sum to at most ``max_total``: over a bound, the namespace that holds the most of what
+    is over (Brains, or size) gives up its least recently used Brain; between equals, the namespace of
+    ``newcomer`` (just added or grown), which itself goes only when not ``keep_newcomer``."""
+    while True:
+        brains: Counter[str] = Counter()
+        sizes: Counter[str] = Counter()
+        for uid, item in held.items():
+            namespace = namespaces.get(uid, "")
+            brains[namespace] += 1
+            sizes[namespace] += size(item)
+        if len(held) > max_brains:
+            heaviest = brains
+        elif sum(sizes.values()) > max_total:
+            heaviest = sizes
+        else:
+            return
+        droppable = [uid for uid in held if not (keep_newcomer and uid == newcomer)]  # oldest first
+        if not droppable:
+            return
+        growing = namespaces.get(newcomer, "") if newcomer is not None else None
+        victim = max(droppable, key=lambda uid: (heaviest[namespaces.get(uid, "")], namespaces.get(uid, "") == growing))
+        del held[victim]
+        namespaces.pop(victim, None)
+
+
+@dataclass
+class HeldBrain:
+    """One Brain's current revisions (every status), by memory id."""
+
+    by_id: dict[str, MemoryRevision]
+    _ids: list[str] | None = field(default=None, repr=False)  # sorted; None until asked again after a change
+    _ordered: list[MemoryRevision] | None = field(default=None, repr=False)
+
+    def _order(self) -> tuple[list[str], list[MemoryRevision]]:
+        if self._ids is None or self._ordered is None:
+            self._ids = sorted(self.by_id)
+            self._ordered = [self.by_id[memory_id] for memory_id in self._ids]
+        return self._ids, self._ordered
+
+    def all(self) -> list[MemoryRevision]:
+        """Ordered by memory id, as the store reads them."""
+        return list(self._order()[1])
+
+    def page(
+        self, *, after_id: str | None, limit: int, subject: str | None, owner: str | None
+    ) -> list[MemoryRevision]:
+        """As the store's listMemories page: active or superseded, past ``after_id``, of the subject and
+        owner (each casefolded) when given, at most ``limit``, ordered by memory id."""
+        ids, ordered = self._order()
+        start = bisect.bisect_right(ids, after_id) if after_id is not None else 0
+        subject_key = subject.casefold() if subject is not None else None
+        owner_key = owner.casefold() if owner is not None else None
+        found: list[MemoryRevision] = []
+        for memory in ordered[start:] if limit > 0 else ():
+            if memory.status not in ("active", "superseded"):
+                continue
+            if subject_key is not None and memory.subject.casefold() != subject_key:
+                continue
+            if owner_key is not None and (memory.owner is None or memory.owner.casefold() != owner_key):
+                continue
+            found.append(memory)
+            if len(found) >= limit:
+                break
+        return found
+
+    def citing_any(self, record_ids: Iterable[str]) -> list[MemoryRevision]:
+        """Those whose current revision cites any of ``record_ids``, ordered by memory id."""
+        wanted = set(record_ids)
+        return [m for m in self._order()[1] if any(c.record_id in wanted for c in m.citations)]
+
+    def apply(self, revisions: Iterable[MemoryRevision]) -> None:
+        for revision in revisions:
+            held = self.by_id.get(revision.memory_id)
+            if held is None or revision.version >= held.version:
+                self.by_id[revision.memory_id] = revision
+        self._ids = self._ordered = None
+
+
+@dataclass
+class Fill:
+    """A read of one Brain's current Memories meant to be held (see CurrentMemories.begin_fill)."""
+
+    brain_uid: str
+    spoiled: bool = False
+
+
+@dataclass
+class Commit:
+    """A commit's Memory changes, between CurrentMemories.committing and committed (or abandoned)."""
+
+    written: dict[str, list[MemoryRevision]]
+    dropped: set[str]
+
+    @property
+    def brains(self) -> set[str]:
+        return set(self.written) | self.dropped
+
+
+class CurrentMemories:
+    def __init__(
+        self,
+        *,
+        max_brains: int,
+        max_memories: int,
+        as_stored: Callable[[MemoryRevision], MemoryRevision],
+    ) -> None:
+        """``as_stored`` turns a revision as written into the revision a read of the store returns
+        (times in UTC, citations and extra as stored), so a held Brain answers what the store would."""
+        self.max_brains = max_brains
+        self.max_memories = max_memories
+        self._as_stored = as_stored
+        self._lock = threading.Lock()
+        self._held: OrderedDict[str, HeldBrain] = OrderedDict()  # least recently read first
+        self._namespaces: dict[str, str] = {}
+        self._fills: dict[str, list[Fill]] = {}
+        self._committing: Counter[str] = Counter()
+
+    # --- reads ---------------------------------------------------------------------------------------
+    def get(self, brain_uid: str) -> HeldBrain | None:
+        """The Brain's held Memories, unless it is not held or a commit of it is under way."""
+        with self._lock:
+            held = self._held.get(brain_uid)
+            if held is None or self._committing[brain_uid]:
+                return None
+            self._held.move_to_end(brain_uid)
+            return held
+
+    def begin_fill(self, brain_uid: str) -> Fill | None:
+        """Before a read of every current Memory of the Brain: what end_fill needs to hold what it
+        finds, or None while a commit of the Brain is under way (the read is not held)."""
+        if self.max_brains <= 0 or self.max_memories <= 0:
+            return None
+        with self._lock:
+            if self._committing[brain_uid]:
+                return None
+            fill = Fill(brain_uid)
+            self._fills.setdefault(brain_uid, []).append(fill)
+            return fill
+
+    def end_fill(self, fill: Fill, found: Sequence[MemoryRevision] | None, namespace: str) -> None:
+        """After the read: hold ``found`` (None: the read failed, or the Brain is gone) unless a commit
+        of the Brain overlapped the read, or it alone is over ``max_memories``."""
+        with self._lock:
+            fills = self._fills.get(fill.brain_uid, [])
+            if fill in fills:
+                fills.remove(fill)
+            if not fills:
+                self._fills.pop(fill.brain_uid, None)
+            if found is None or fill.spoiled or len(found) > self.max_memories:
+                return
+            self._held[fill.brain_uid] = HeldBrain({m.memory_id: m for m in found})
+            self._held.move_to_end(fill.brain_uid)
+            self._namespaces[fill.brain_uid] = namespace
+            self._bound(newcomer=fill.brain_uid)  # which may give way too: its reader has what it read
+
+    # --- writes --------------------------------------------------------------------------------------
+    def committing(self, written: Mapping[str, list[MemoryRevision]], dropped: set[str]) -> Commit | None:
+        """Just before a commit that wrote revisions (``written``, by Brain) or erased in Brains
+        (``dropped``): until committed() or abandoned(), reads of those Brains are not served here."""
+        if not written and not dropped:
+            return None
+        commit = Commit({uid: list(revisions) for uid, revisions in written.items()}, set(dropped))
+        with self._lock:
+            self._committing.update(commit.brains)
+        return commit
+
+    def committed(self, commit: Commit | None) -> None:
+        """Just after the commit: its revisions applied to the Brains held, its erased Brains forgotten,
+        and every read of its Brains in flight spoiled."""
+        if commit is None:
+            return
+        with self._lock:
+            wanted = [uid for uid in commit.written if uid not in commit.dropped and uid in self._held]
+        stored: dict[str, list[MemoryRevision]] = {}
+        for uid in wanted:  # outside the lock
+            try:
+                stored[uid] = [self._as_stored(r) for r in commit.written[uid]]
+            except Exception:  # the Brain is read from the store again, never answered wrong
+                log.exception("holding the revisions a commit wrote to %s failed", uid)
+        with self._lock:
+            for uid in commit.dropped:
+                self._forget(uid)
+            for uid in commit.written:
+                if uid in commit.dropped:
+                    continue
+                held = self._held.get(uid)
+                if held is None:
+                    continue
+                if uid not in stored:  # a read that began before this commit was held meanwhile
+                    self._forget(uid)
+                    continue
+                held.apply(stored[uid])
+                if len(held.by_id) > self.max_memories:
+                    self._forget(uid)
+            self._spoil(commit.brains)
+            self._committing.subtract(commit.brains)
+            self._committing += Counter()  # drop the zero counts
+            self._bound()
+
+    def abandoned(self, commit: Commit | None) -> None:
+        """The commit failed: what it touched is forgotten, not guessed at."""
+        if commit is None:
+            return
+        with self._lock:
+            for uid in commit.brains:
+                self._forget(uid)
+            self._committing.subtract(commit.brains)
+            self._committing += Counter()
+
+    def clear(self) -> None:
+        with self._lock:
+            for uid in list(self._held):
+                self._forget(uid)
+
+    def held_memories(self) -> int:
+        with self._lock:
+            return sum(len(held.by_id) for held in self._held.values())
+
+    # --- under the lock ------------------------------------------------------------------------------
+    def _forget(self, brain_uid: str) -> None:
+        self._held.pop(brain_uid, None)
+        self._namespaces.pop(brain_uid, None)
+        self._spoil((brain_uid,))
+
+    def _spoil(self, brain_uids: Iterable[str]) -> None:
+        for uid in brain_uids:
+            for fill in self._fills.get(uid, ()):
+                fill.spoiled = True
+
+    def _bound(self, newcomer: str | None = None) -> None:
+        evict_fairly(
+            self._held,
+            self._namespaces,
+            lambda held: len(held.by_id),
+            max_brains=self.max_brains,
+            max_total=self.max_memories,
+            newcomer=newcomer,
+        )

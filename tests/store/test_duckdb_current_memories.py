@@ -1,0 +1,281 @@
+"""The DuckDB store's current Memories held in memory (store.current): every read served from them must
+equal what the statements alone read, across writes, rolled-back writes, every kind of erase and
+writes racing the reads; an erase leaves none of the Brain's text held; and what is held stays within
+its bounds, fairly across namespaces."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from dataclasses import replace
+from datetime import timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brainstore.domain import Brain, Citation, MemoryRevision
+from brainstore.store.current import CurrentMemories
+from brainstore.store.duckdb import DuckDBStore
+from tests.store.erasure import T0, mem
+
+BRAINS = ("b1", "b2")
+SUBJECTS = ("Alice", "alice", "Bob")
+OWNERS = ("Weiß", "WEISS", "Ann", None)
+RECORDS = ("rec_1", "rec_2", "rec_3")
+
+
+class Boom(Exception):
+    pass
+
+
+def open_store(path: Path) -> DuckDBStore:
+    store = DuckDBStore(path, purge_delay=3600)
+    store.migrate()
+    for uid in BRAINS:
+        store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
+    return store
+
+
+def held(store: DuckDBStore) -> dict[str, Any]:
+    return dict(store._current_memories._held)
+
+
+def by_statements(store: DuckDBStore, call: Any, *args: Any, **kw: Any) -> Any:
+    """The same read with nothing held: the store reads by statements alone."""
+    saved = store._current_memories
+    store._current_memories = CurrentMemories(max_brains=0, max_memories=0, as_stored=store._as_stored)
+    try:
+        return call(*args, **kw)
+    finally:
+        store._current_memories = saved
+
+
+def reads(store: DuckDBStore, uid: str) -> list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]]:
+    """Every read the held Memories serve, with its arguments."""
+    out: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [("all", store.all_memories, (uid,), {})]
+    for after_id in (None, f"mem_{uid}_1", f"mem_{uid}_3"):
+        for limit in (1, 3, 100):
+            out.append(("page", store.list_memories, (uid,), {"after_id": after_id, "limit": limit}))
+    for subject in SUBJECTS[1:]:
+        out.append(("subject", store.list_memories, (uid,), {"after_id": "", "limit": 100, "subject": subject}))
+    for owner in ("weiss", "ann"):
+        out.append(("owner", store.list_memories, (uid,), {"after_id": "", "limit": 100, "owner": owner}))
+    for records in (["rec_1"], ["rec_2", "rec_3"]):
+        out.append(("citing", store.memories_citing_any, (uid, records), {}))
+    return out
+
+
+WRITE = st.tuples(
+    st.just("write"),
+    st.sampled_from(BRAINS),
+    st.integers(0, 4),  # memory
+    st.sampled_from(SUBJECTS),
+    st.sampled_from(OWNERS),
+    st.sampled_from(["active", "superseded", "pending"]),
+    st.lists(st.sampled_from(RECORDS), min_size=1, max_size=2, unique=True),
+)
+OPS = st.lists(
+    st.one_of(
+        WRITE,
+        st.tuples(st.just("rolled_back"), WRITE),
+        st.tuples(st.just("rolled_back_erase"), st.sampled_from(BRAINS), st.integers(0, 4)),
+        st.tuples(st.just("erase_memory"), st.sampled_from(BRAINS), st.integers(0, 4)),
+        st.tuples(st.just("erase_citations"), st.sampled_from(BRAINS), st.sampled_from(RECORDS)),
+        st.tuples(st.just("erase_brain"), st.sampled_from(BRAINS)),
+        st.tuples(st.just("fill"), st.sampled_from(BRAINS)),
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+def write(store: DuckDBStore, versions: dict[tuple[str, str], int], op: tuple[Any, ...]) -> None:
+    _, uid, n, subject, owner, status, cites = op
+    memory_id = f"mem_{uid}_{n}"
+    with store.atomic():
+        if not store.lock_brain(uid):
+            return
+        version = versions.get((uid, memory_id), 0) + 1
+        revision = replace(
+            mem(memory_id, uid, version, f"{subject} said {n} v{version}", store.next_seq(uid), cites[0]),
+            subject=subject,
+            owner=owner,
+            status=status,
+            # a time west of UTC and extra as a tuple: held, they must read as the file gives them back
+            valid_from=(T0 + timedelta(days=n)).astimezone(timezone(timedelta(hours=-5))),
+            extra={"conflicts_with": ("mem_x",)} if n % 2 else {},
+            citations=tuple(Citation(r, 0, 4, f"{subject[:3]}{r}") for r in cites),
+        )
+        store.insert_memory_revisions([revision])
+        versions[(uid, memory_id)] = version
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_reads_served_from_held_memories_equal_the_statements(ops: list[tuple[Any, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        store = open_store(Path(directory) / "b.duckdb")
+        versions: dict[tuple[str, str], int] = {}
+        try:
+            for op in ops:
+                if op[0] == "write":
+                    write(store, versions, op)
+                elif op[0] == "rolled_back":
+                    with pytest.raises(Boom), store.atomic():
+                        write(store, dict(versions), op[1])
+                        assert store.all_memories(op[1][1]) == by_statements(store, store.all_memories, op[1][1])
+                        raise Boom
+                elif op[0] == "rolled_back_erase":
+                    with pytest.raises(Boom), store.atomic():
+                        store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
+                        raise Boom
+                elif op[0] == "erase_memory":
+                    store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
+                elif op[0] == "erase_citations":
+                    store.erase_record_citations(op[1], op[2])
+                elif op[0] == "erase_brain":
+                    store.erase_brain(op[1])
+                    store.insert_brain(Brain(op[1], "ns", op[1], None, None, None, T0))
+                    versions = {k: v for k, v in versions.items() if k[0] != op[1]}
+                elif op[0] == "fill":
+                    store.all_memories(op[1])
+                    assert op[1] in held(store)
+                for uid in BRAINS:
+                    for label, call, args, kw in reads(store, uid):
+                        assert call(*args, **kw) == by_statements(store, call, *args, **kw), label
+                    with store.atomic():  # inside a transaction: never from what is held
+                        assert store.all_memories(uid) == by_statements(store, store.all_memories, uid)
+        finally:
+            store.close()
+
+
+@pytest.mark.parametrize("erase", ["erase_memory", "erase_citations", "erase_brain"])
+def test_an_erase_leaves_nothing_of_the_brain_held(tmp_path: Path, erase: str) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    secret = "Zanzibar-7f3e"
+    for uid in BRAINS:
+        write(store, {}, ("write", uid, 0, secret, "Ann", "active", ["rec_1"]))
+        assert store.all_memories(uid) and uid in held(store)
+    if erase == "erase_memory":
+        store.erase_memory("b1", "mem_b1_0", seq=store.next_seq("b1"), at=T0)
+    elif erase == "erase_citations":
+        store.erase_record_citations("b1", "rec_1")
+    else:
+        store.erase_brain("b1")
+    assert "b1" not in held(store)  # nothing of the erased text stays in memory
+    assert "b2" in held(store)  # another Brain's is not touched
+    assert store.all_memories("b1") == []
+    store.close()
+
+
+def test_the_next_pages_of_a_walk_come_from_memory(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    for n in range(5):
+        write(store, {}, ("write", "b1", n, "Alice", "Ann", "active", ["rec_1"]))
+    first = store.list_memories("b1", after_id=None, limit=2)
+    assert "b1" not in held(store)  # a first page reads its page alone
+    rest = store.list_memories("b1", after_id=first[-1].memory_id, limit=10)
+    assert "b1" in held(store)
+    assert [m.memory_id for m in first + rest] == [f"mem_b1_{n}" for n in range(5)]
+    store.close()
+
+
+def test_a_read_overlapping_a_commit_of_its_brain_is_not_held(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    write(store, {}, ("write", "b1", 0, "Alice", "Ann", "active", ["rec_1"]))
+    cache = store._current_memories
+    fill = cache.begin_fill("b1")
+    assert fill is not None
+    stale = by_statements(store, store.all_memories, "b1")
+    write(store, {("b1", "mem_b1_0"): 1}, ("write", "b1", 0, "Alice", "Ann", "superseded", ["rec_1"]))
+    cache.end_fill(fill, stale, "ns")
+    assert "b1" not in held(store)
+    assert store.all_memories("b1")[0].status == "superseded"
+    store.close()
+
+
+def test_a_brain_being_committed_is_read_from_the_file(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    write(store, {}, ("write", "b1", 0, "Alice", "Ann", "active", ["rec_1"]))
+    store.all_memories("b1")
+    cache = store._current_memories
+    commit = cache.committing({"b1": []}, set())
+    assert cache.get("b1") is None and cache.begin_fill("b1") is None
+    cache.committed(commit)
+    assert cache.get("b1") is not None
+    store.close()
+
+
+def test_held_memories_stay_within_their_bounds_fairly(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    store._current_memories.max_brains = 3
+    busy = [f"busy_{i}" for i in range(6)]
+    for uid in busy:
+        store.insert_brain(Brain(uid, "other", uid, None, None, None, T0))
+    for uid in ("b1", "b2", *busy):
+        write(store, {}, ("write", uid, 0, "Alice", "Ann", "active", ["rec_1"]))
+        store.all_memories(uid)
+        assert len(held(store)) <= 3
+    assert list(held(store)) == ["b1", "b2", "busy_5"]  # "other" pushed out only its own
+    store._current_memories.max_brains = 64
+    store._current_memories.max_memories = 4
+    for n in range(1, 4):  # a held Brain grows past the total by writes
+        write(store, {}, ("write", "busy_5", n, "Alice", "Ann", "active", ["rec_1"]))
+    assert sum(len(h.by_id) for h in held(store).values()) <= 4
+    assert "b1" in held(store) and "busy_5" not in held(store)
+    assert len(store.all_memories("busy_5")) == 4  # read again, its namespace the heaviest: not held
+    assert "busy_5" not in held(store)
+    store.close()
+
+
+def test_reads_racing_writes_end_equal_to_the_statements(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    versions: dict[tuple[str, str], int] = {}
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                for uid in BRAINS:
+                    store.all_memories(uid)
+                    store.list_memories(uid, after_id="", limit=3)
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for thread in readers:
+        thread.start()
+    try:
+        for i in range(60):
+            uid = BRAINS[i % 2]
+            write(store, versions, ("write", uid, i % 7, "Alice", "Ann", ("active", "superseded")[i % 2], ["rec_1"]))
+            if i % 20 == 19:
+                store.erase_record_citations(uid, "rec_1")
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join()
+    assert not failures
+    for uid in BRAINS:
+        assert store.all_memories(uid) == by_statements(store, store.all_memories, uid)
+        for label, call, args, kw in reads(store, uid):
+            assert call(*args, **kw) == by_statements(store, call, *args, **kw), label
+    store.close()
+
+
+def test_a_held_revision_reads_as_the_file_gives_it_back(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    store.all_memories("b1")  # held while empty: the write below is applied to it
+    assert "b1" in held(store)
+    write(store, {}, ("write", "b1", 1, "Alice", "Ann", "active", ["rec_1", "rec_2"]))
+    [from_memory] = store.all_memories("b1")
+    [from_file] = by_statements(store, store.all_memories, "b1")
+    assert isinstance(from_memory, MemoryRevision)
+    assert from_memory == from_file
+    assert from_memory.valid_from.isoformat() == from_file.valid_from.isoformat()  # UTC, not -05:00
+    assert from_memory.extra == from_file.extra == {"conflicts_with": ["mem_x"]}
+    store.close()
