@@ -109,3 +109,11 @@ def test_a_hosted_deployment_serves_nothing_of_a_local_only_record(deployments: 
         assert_error(hosted_api.get(f"/brains/alice/memories/{memory_id}"), 403, "local_only_record")
     # The local deployment still serves it: visibility is about the reader, not the data.
     assert MEDICATION in served_everywhere(local_api, "what does Alice take every morning").lower()
+    # The census counts the Memories each deployment serves.
+    listed = {
+        api: len(api.get("/brains/alice/memories", params={"limit": "100"}).body["data"])
+        for api in (local_api, hosted_api)
+    }
+    assert listed[hosted_api] < listed[local_api]
+    for api in (local_api, hosted_api):
+        assert api.get("/brains/alice/census").body["counts"]["memories"] == listed[api]

@@ -67,20 +67,31 @@ class MemoryReads:
 
     def served(self, brain: Brain, memories: list[MemoryRevision]) -> list[tuple[MemoryRevision, dict[str, Any]]]:
         """The Memories this deployment may serve, each with its served view (one store read)."""
-        if not memories:
-            return []
-        visibilities = self.store.record_visibilities(brain.uid, record_ids_of(memories))
+        visibilities = self._visibilities(brain, memories)
         out = []
+        for memory in memories:
+            view = self.visibility.memory(memory, visibilities)
+            if view is not None:
+                out.append((memory, view))
+        return out
+
+    def servable(self, brain: Brain, memories: list[MemoryRevision]) -> list[MemoryRevision]:
+        """Those of ``memories`` that served() serves, without building their views (a census of
+        20,000 Memories spent 0.25 s on views it then dropped)."""
+        visibilities = self._visibilities(brain, memories)
+        return [memory for memory in memories if self.visibility.serves(memory, visibilities)]
+
+    def _visibilities(self, brain: Brain, memories: list[MemoryRevision]) -> dict[str, str]:
+        """Of the Records ``memories`` cite (one store read); a Memory with none is never served."""
+        if not memories:
+            return {}
         for memory in memories:
             if not memory.citations:
                 raise error(
                     "memory_without_lineage",
                     f"memory_id: {memory.memory_id} has no supporting Record; it is never served uncited",
                 )
-            view = self.visibility.memory(memory, visibilities)
-            if view is not None:
-                out.append((memory, view))
-        return out
+        return self.store.record_visibilities(brain.uid, record_ids_of(memories))
 
     def list_memories(
         self,
@@ -269,9 +280,7 @@ class MemoryReads:
         brain = resolve_brain(self.store, principal, brain_id)
         require(self.store, StoreFeature.MEMORIES)
         records = self.store.list_records(brain.uid)
-        memories = [
-            m for m, _ in self.served(brain, [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")])
-        ]
+        memories = self.servable(brain, [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")])
         live = {m.memory_id for m in memories}
         failed = [r.id for r in records if r.status == "failed"]
         low_trust = [r.id for r in records if (r.source or {}).get("trust") == "low"]

@@ -54,6 +54,10 @@ class Visibility:
             out.append(view)
         return out
 
+    def serves(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> bool:
+        """Whether memory() serves ``memory`` at all (some Record it cites may be read), without its view."""
+        return any(not self.withheld(visibilities.get(c.record_id)) for c in memory.citations)
+
     def memory(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> dict[str, Any] | None:
         """The Memory as this deployment serves it, or None when none of its Records may be read.
 
