@@ -5,8 +5,9 @@ through a real `brainstore serve` (DuckDB): the figures behind the fixes of a re
   Record and asked one Context), from the server's processes' RSS before and after;
 * ``memories``: a Brain of ``--records`` Records of ``--facts`` first-person facts each (about
   records x facts Memories), then listMemories pages as the client times them: ``as_of`` before every
-  Memory at limit 1 and 100 (a page that filters out all it reads) and plain pages of 100; and fast
-  Contexts that include ``memories`` against plain ones;
+  Memory at limit 1 and 100 (a page that filters out all it reads) and plain pages of 100; fast
+  Contexts that include ``memories`` or ``profile`` against plain ones; the profile and the census;
+  and a walk through every Memory, 100 a page;
 * ``thorough``: thorough Contexts on that Brain at 2,000 and 100,000 tokens (client wall time and the
   server's CPU a Context);
 * ``answers`` (in process, no server): the thorough answer with the composer's shortlist
@@ -110,6 +111,17 @@ def memories_and_thorough(records: int, facts: int, parts: set[str]) -> None:
                 body = {"query": "where does my friend live?", "include": include}
                 median, _ = timed(http, "POST", "/brains/m/context", 5, json=body)
                 print(f"fast Context include {include}: client p50 {median:.0f} ms")
+            for label, path in (("profile", "/brains/m/profile"), ("census", "/brains/m/census")):
+                median, _ = timed(http, "GET", path, 5)
+                print(f"{label}: client p50 {median:.0f} ms")
+            cpu, started, pages, listed, cursor = served.cpu_seconds(), time.perf_counter(), 0, 0, None
+            while True:  # every Memory, 100 a page, as a client syncing the Brain reads them
+                page = http.get("/brains/m/memories", params={"limit": "100", **({"cursor": cursor} if cursor else {})}).json()
+                pages, listed, cursor = pages + 1, listed + len(page["data"]), page["next_cursor"]
+                if not page["has_more"]:
+                    break
+            print(f"listMemories walk: {listed} Memories in {pages} pages, {time.perf_counter() - started:.1f} s "
+                  f"(server CPU {served.cpu_seconds() - cpu:.1f} s)")  # fmt: skip
         if "thorough" in parts:
             for tokens in (2000, 100_000):
                 body = {"query": "where does my friend live?", "mode": "thorough", "budget": {"tokens": tokens}}
