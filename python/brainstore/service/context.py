@@ -807,11 +807,10 @@ class Contexts:
         me = (brain.self_name or "").casefold()
         facts: list[Fact] = []
         memory_of: dict[str, MemoryRevision] = {}
-        for memory, view in self.memories.served(brain, eligible):
-            if view.get("redacted"):
-                continue  # its words are not served, so no value may come from them
-            if memory.attribute is None and not _lineage_in(memory, window_records):
-                continue  # free text outside the window: not this question's material
+        # free text outside the window is not this question's material; a redacted Memory's words are
+        # not served, so no value may come from them
+        material = [m for m in eligible if m.attribute is not None or _lineage_in(m, window_records)]
+        for memory in self.memories.servable(brain, material, words=True):
             memory_of[memory.memory_id] = memory
             facts.append(
                 Fact(

@@ -18,7 +18,7 @@ from brainstore.domain import Brain, MemoryRevision, Principal
 from brainstore.errors import error, invalid
 from brainstore.service.common import Watermarks, require, resolve_brain
 from brainstore.service.views import timestamp
-from brainstore.service.visibility import Visibility
+from brainstore.service.visibility import REDACTED, SHAREABLE, Visibility
 from brainstore.store.base import Store, StoreFeature
 
 _CURSOR_MAX = 200
@@ -75,11 +75,13 @@ class MemoryReads:
                 out.append((memory, view))
         return out
 
-    def servable(self, brain: Brain, memories: list[MemoryRevision]) -> list[MemoryRevision]:
-        """Those of ``memories`` that served() serves, without building their views (a census of
-        20,000 Memories spent 0.25 s on views it then dropped)."""
+    def servable(self, brain: Brain, memories: list[MemoryRevision], *, words: bool = False) -> list[MemoryRevision]:
+        """Those of ``memories`` that served() serves (with ``words``, only those served with their own
+        words, not redacted), without building their views: a census or a schema over 20,000
+        Memories spent 0.25-0.38 s on views it then dropped."""
         visibilities = self._visibilities(brain, memories)
-        return [memory for memory in memories if self.visibility.serves(memory, visibilities)]
+        wanted = (SHAREABLE,) if words else (SHAREABLE, REDACTED)
+        return [memory for memory in memories if self.visibility.serving(memory, visibilities) in wanted]
 
     def _visibilities(self, brain: Brain, memories: list[MemoryRevision]) -> dict[str, str]:
         """Of the Records ``memories`` cite (one store read); a Memory with none is never served."""

@@ -54,9 +54,13 @@ class Visibility:
             out.append(view)
         return out
 
-    def serves(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> bool:
-        """Whether memory() serves ``memory`` at all (some Record it cites may be read), without its view."""
-        return any(not self.withheld(visibilities.get(c.record_id)) for c in memory.citations)
+    def serving(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> str | None:
+        """How memory() serves ``memory``, without building its view: None when none of its Records may
+        be read, REDACTED when only redacted ones may (its words are not served), else SHAREABLE."""
+        readable = [v for v in (visibilities.get(c.record_id) for c in memory.citations) if not self.withheld(v)]
+        if not readable:
+            return None
+        return REDACTED if all(self.redacted(v) for v in readable) else SHAREABLE
 
     def memory(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> dict[str, Any] | None:
         """The Memory as this deployment serves it, or None when none of its Records may be read.
@@ -64,12 +68,12 @@ class Visibility:
         A Memory resting only on redacted Records says only that something was recorded: its
         statement and value came from words that are never served.
         """
-        citations = self.citations(memory.citations, visibilities)
-        if not citations:
+        serving = self.serving(memory, visibilities)
+        if serving is None:
             return None
         view = memory_view(memory)
-        view["citations"] = citations
-        if all(c.get("redacted") for c in citations):
+        view["citations"] = self.citations(memory.citations, visibilities)
+        if serving == REDACTED:
             view["statement"] = redaction(memory.subject, memory.valid_from)
             view["attribute"] = None
             view["redacted"] = True
