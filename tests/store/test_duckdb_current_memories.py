@@ -279,3 +279,21 @@ def test_a_held_revision_reads_as_the_file_gives_it_back(tmp_path: Path) -> None
     assert from_memory.valid_from.isoformat() == from_file.valid_from.isoformat()  # UTC, not -05:00
     assert from_memory.extra == from_file.extra == {"conflicts_with": ["mem_x"]}
     store.close()
+
+
+def test_a_commit_holds_a_new_brain_and_leaves_the_one_being_read_alone() -> None:
+    """Readers use what they got outside any lock: a commit never changes it under them (a reader making
+    the order of ids while a commit changed the Brain would have held that order without the new id)."""
+    cache = CurrentMemories(max_brains=4, max_memories=100, as_stored=lambda r: r)
+    first, second = mem("mem_a", "b1", 1, "a", 1, "rec_1"), mem("mem_b", "b1", 1, "b", 2, "rec_1")
+    fill = cache.begin_fill("b1")
+    assert fill is not None
+    cache.end_fill(fill, [first], "ns")
+    reading = cache.get("b1")
+    assert reading is not None
+    cache.committed(cache.committing({"b1": [second, replace(first, version=2, status="superseded")]}, set()))
+    assert reading.all() == [first]
+    now = cache.get("b1")
+    assert now is not None and now is not reading
+    assert [(m.memory_id, m.version) for m in now.all()] == [("mem_a", 2), ("mem_b", 1)]
+    assert now.page(after_id="mem_a", limit=5, subject=None, owner=None) == [second]

@@ -77,17 +77,19 @@ def evict_fairly(
 
 @dataclass
 class HeldBrain:
-    """One Brain's current revisions (every status), by memory id."""
+    """One Brain's current revisions (every status), by memory id. Never changed once held: readers use
+    it outside any lock, and a commit holds a new one in its place (applied)."""
 
     by_id: dict[str, MemoryRevision]
-    _ids: list[str] | None = field(default=None, repr=False)  # sorted; None until asked again after a change
-    _ordered: list[MemoryRevision] | None = field(default=None, repr=False)
+    # the ids sorted and their revisions in that order, made by the first read that needs them
+    _order_made: tuple[list[str], list[MemoryRevision]] | None = field(default=None, repr=False)
 
     def _order(self) -> tuple[list[str], list[MemoryRevision]]:
-        if self._ids is None or self._ordered is None:
-            self._ids = sorted(self.by_id)
-            self._ordered = [self.by_id[memory_id] for memory_id in self._ids]
-        return self._ids, self._ordered
+        made = self._order_made
+        if made is None:  # two readers may both make it: the same lists
+            ids = sorted(self.by_id)
+            made = self._order_made = (ids, [self.by_id[memory_id] for memory_id in ids])
+        return made
 
     def all(self) -> list[MemoryRevision]:
         """Ordered by memory id, as the store reads them."""
@@ -120,12 +122,14 @@ class HeldBrain:
         wanted = set(record_ids)
         return [m for m in self._order()[1] if any(c.record_id in wanted for c in m.citations)]
 
-    def apply(self, revisions: Iterable[MemoryRevision]) -> None:
+    def applied(self, revisions: Iterable[MemoryRevision]) -> HeldBrain:
+        """A new HeldBrain with ``revisions`` over these (a lower version than one held is ignored)."""
+        by_id = dict(self.by_id)
         for revision in revisions:
-            held = self.by_id.get(revision.memory_id)
+            held = by_id.get(revision.memory_id)
             if held is None or revision.version >= held.version:
-                self.by_id[revision.memory_id] = revision
-        self._ids = self._ordered = None
+                by_id[revision.memory_id] = revision
+        return HeldBrain(by_id)
 
 
 @dataclass
@@ -222,28 +226,28 @@ class CurrentMemories:
         if commit is None:
             return
         with self._lock:
-            wanted = [uid for uid in commit.written if uid not in commit.dropped and uid in self._held]
-        stored: dict[str, list[MemoryRevision]] = {}
-        for uid in wanted:  # outside the lock
+            before = {
+                uid: self._held[uid] for uid in commit.written if uid not in commit.dropped and uid in self._held
+            }
+        after: dict[str, HeldBrain] = {}
+        for uid, held in before.items():  # outside the lock: a copy of the Brain's dict
             try:
-                stored[uid] = [self._as_stored(r) for r in commit.written[uid]]
+                after[uid] = held.applied(self._as_stored(r) for r in commit.written[uid])
             except Exception:  # the Brain is read from the store again, never answered wrong
                 log.exception("holding the revisions a commit wrote to %s failed", uid)
         with self._lock:
             for uid in commit.dropped:
                 self._forget(uid)
             for uid in commit.written:
-                if uid in commit.dropped:
+                if uid in commit.dropped or uid not in self._held:
                     continue
-                held = self._held.get(uid)
-                if held is None:
-                    continue
-                if uid not in stored:  # a read that began before this commit was held meanwhile
+                fresh = after.get(uid)
+                # what was held is replaced only as it was: a read that began before this commit may
+                # have been held meanwhile
+                if fresh is None or self._held[uid] is not before.get(uid) or len(fresh.by_id) > self.max_memories:
                     self._forget(uid)
                     continue
-                held.apply(stored[uid])
-                if len(held.by_id) > self.max_memories:
-                    self._forget(uid)
+                self._held[uid] = fresh  # in its place in the order of use
             self._spoil(commit.brains)
             self._committing.subtract(commit.brains)
             self._committing += Counter()  # drop the zero counts
