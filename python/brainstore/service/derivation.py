@@ -466,6 +466,7 @@ class Derivation:
                 for brain_uid, memory_id in shared.stale_pending_memories(GRACE_SECONDS, BATCH_RECORDS * 4):
                     self.adopt_memory(brain_uid, memory_id)
                 self.evidence.evict_erased_brains()
+                shared.forget_stale_memories()  # what others changed or erased leaves this process's memory
             except Exception:
                 log.exception("scanning the shared derivation queue failed; trying again")
 

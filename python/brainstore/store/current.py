@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from brainstore.domain import MemoryRevision
 
-__all__ = ["CurrentMemories", "HeldBrain", "evict_fairly"]
+__all__ = ["CheckedMemories", "CurrentMemories", "HeldBrain", "evict_fairly"]
 
 Held = TypeVar("Held")
 
@@ -292,3 +292,71 @@ class CurrentMemories:
             max_total=self.max_memories,
             newcomer=newcomer,
         )
+
+
+class CheckedMemories:
+    """Current Memories held by a store that several processes write (PostgreSQL), where no process
+    sees the others' commits: each Brain is held with a generation, a counter that every commit
+    changing the Brain's Memories advances in its own transaction (the store's change sequence), read
+    *before* the Memories, so what is held is at least as new as its generation; it is served only
+    while the store's counter is still that. The same bounds and fairness as :class:`CurrentMemories`.
+    The store drops a Brain it changes at once; :meth:`held_generations` and :meth:`forget_unless` let
+    it drop, every few seconds, what other processes' erases made stale, so erased text does not stay
+    held until the Brain is read again."""
+
+    def __init__(self, *, max_brains: int, max_memories: int) -> None:
+        self.max_brains = max_brains
+        self.max_memories = max_memories
+        self._lock = threading.Lock()
+        self._held: OrderedDict[str, tuple[int, HeldBrain]] = OrderedDict()  # least recently read first
+        self._namespaces: dict[str, str] = {}
+
+    def get(self, brain_uid: str, generation: int) -> HeldBrain | None:
+        """The Brain's held Memories if they were read at ``generation`` (the store's now)."""
+        with self._lock:
+            held = self._held.get(brain_uid)
+            if held is None or held[0] != generation:
+                return None
+            self._held.move_to_end(brain_uid)
+            return held[1]
+
+    def hold(self, brain_uid: str, generation: int, found: Sequence[MemoryRevision], namespace: str) -> HeldBrain:
+        held = HeldBrain({m.memory_id: m for m in found})
+        if self.max_brains <= 0 or len(found) > self.max_memories:
+            return held
+        with self._lock:
+            current = self._held.get(brain_uid)
+            if current is None or current[0] <= generation:  # never replace newer with older
+                self._held[brain_uid] = (generation, held)
+                self._held.move_to_end(brain_uid)
+                self._namespaces[brain_uid] = namespace
+                evict_fairly(
+                    self._held,
+                    self._namespaces,
+                    lambda item: len(item[1].by_id),
+                    max_brains=self.max_brains,
+                    max_total=self.max_memories,
+                    newcomer=brain_uid,
+                )
+        return held
+
+    def forget(self, brain_uid: str) -> None:
+        with self._lock:
+            self._held.pop(brain_uid, None)
+            self._namespaces.pop(brain_uid, None)
+
+    def held_generations(self) -> dict[str, int]:
+        with self._lock:
+            return {uid: held[0] for uid, held in self._held.items()}
+
+    def forget_unless(self, generations: Mapping[str, int]) -> None:
+        """Forget each held Brain whose generation is not the one ``generations`` gives (absent: -1)."""
+        with self._lock:
+            for uid in [uid for uid, held in self._held.items() if generations.get(uid, -1) != held[0]]:
+                self._held.pop(uid, None)
+                self._namespaces.pop(uid, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+            self._namespaces.clear()

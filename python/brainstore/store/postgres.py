@@ -72,6 +72,7 @@ from brainstore.domain import (
     StoredChunk,
 )
 from brainstore.store.base import StoreFeature
+from brainstore.store.current import CheckedMemories, HeldBrain
 
 log = logging.getLogger("brainstore.store.postgres")
 
@@ -107,6 +108,10 @@ _MIGRATION_LOCK = 0x6272_6E73_7472_6531
 # Schema 5 (migrations_postgres/005_shared.sql) has no StoreFeature: it is what several processes on
 # one database need (the shared watermark key, the erasure log, derivation claims).
 SHARED = 5
+# Current Memories held (store.current.CheckedMemories): of at most this many Brains and Memories in all
+# (about 2 KB each).
+CURRENT_MEMORY_BRAINS = 64
+CURRENT_MEMORY_TOTAL = 50_000
 _SCHEMA_RECHECK = 2.0  # seconds a schema version below the latest is trusted before it is read again
 # Under a steady stream of erases the debounce still vacuums this many purge_delays after the first one.
 _MAX_DEFER = 4
@@ -168,6 +173,7 @@ class PostgresStore:
             self._pool.close()
             raise
         self._local = threading.local()
+        self._checked = CheckedMemories(max_brains=CURRENT_MEMORY_BRAINS, max_memories=CURRENT_MEMORY_TOTAL)
         self._schema: int | None = None
         self._schema_read = 0.0
         # Purge (VACUUM) scheduling.
@@ -319,6 +325,7 @@ class PostgresStore:
                 self.vacuum()
             except Exception:
                 log.exception("VACUUM at close failed; autovacuum removes the dead tuples later")
+        self._checked.clear()
         self._pool.close()
 
     # --- schema -----------------------------------------------------------------------------------
@@ -514,6 +521,7 @@ class PostgresStore:
                 conn.execute(f"DELETE FROM {table} WHERE brain_uid = %s", [brain_uid])
             conn.execute("DELETE FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
             conn.execute("DELETE FROM brains WHERE uid = %s", [brain_uid])
+            self._checked.forget(brain_uid)
             self._erased("brains", "brain_sequences", *tables)
         return {"records": int(counts[0]), "memories": int(counts[1]), "objects": int(counts[2])}
 
@@ -850,6 +858,41 @@ class PostgresStore:
             self._many(f"INSERT INTO memory_revisions VALUES ({', '.join(['%s'] * 22)})", rows)
             if links:
                 self._many("INSERT INTO memory_links VALUES (%s, %s, %s, %s)", links)
+            self._forget_held(sorted({r.brain_uid for r in revisions}))
+
+    # --- current Memories held (store.current.CheckedMemories) ---------------------------------------
+    # Held with the Brain's change sequence read before them: every transaction that changes a Brain's
+    # Memories advances it (each revision, tombstone and forget takes a next_seq), in whichever process,
+    # as the evidence indexes' catch-up already relies on.
+    def _forget_held(self, brain_uids: Sequence[str]) -> None:
+        """Inside a transaction that changes these Brains' Memories: this process's held copies go now
+        (another's go when it next reads the Brain, or at its next sweep)."""
+        for uid in brain_uids:
+            self._checked.forget(uid)
+
+    def _held_memories(self, brain_uid: str, *, fill: bool) -> HeldBrain | None:
+        """The Brain's current Memories as held, if still current (read and held first when ``fill``), or
+        None. Never inside a transaction: its own writes are not what is held."""
+        if getattr(self._local, "conn", None) is not None:
+            return None
+        seq = self.current_seq(brain_uid)  # before the Memories: what is held is at least this new
+        held = self._checked.get(brain_uid, seq)
+        if held is None and fill:
+            found = self._current(brain_uid, tail="ORDER BY memory_id")
+            brain = self.brain_by_uid(brain_uid)
+            held = self._checked.hold(brain_uid, seq, found, brain.namespace if brain else "")
+            if brain is None:
+                self._checked.forget(brain_uid)
+        return held
+
+    def forget_stale_memories(self) -> None:
+        """Drop the held Memories of every Brain changed or erased since they were read, by any process:
+        one statement for all of them (the derivation scan calls it every few seconds)."""
+        held = self._checked.held_generations()
+        if not held:
+            return
+        rows = self._rows("SELECT brain_uid, seq FROM brain_sequences WHERE brain_uid = ANY(%s)", [sorted(held)])
+        self._checked.forget_unless({uid: int(seq) for uid, seq in rows})
 
     def insert_memory_revision(self, revision: MemoryRevision, fingerprint: str) -> None:
         self.insert_memory_revisions([replace(revision, fingerprint=fingerprint)])
@@ -922,6 +965,9 @@ class PostgresStore:
         wanted = sorted(set(record_ids))
         if not wanted:
             return []
+        held = self._held_memories(brain_uid, fill=True)
+        if held is not None:
+            return held.citing_any(wanted)
         return self._current(
             brain_uid,
             "EXISTS (SELECT 1 FROM memory_links l WHERE l.memory_id = cur.memory_id "
@@ -965,6 +1011,10 @@ class PostgresStore:
         subject: str | None = None,
         owner: str | None = None,
     ) -> list[MemoryRevision]:
+        # The first page of a walk reads its page alone; the next ones hold the Brain and page through it.
+        held = self._held_memories(brain_uid, fill=after_id is not None)
+        if held is not None:
+            return held.page(after_id=after_id, limit=limit, subject=subject, owner=owner)
         where = ["status IN ('active', 'superseded')"]
         params: list[Any] = []
         if after_id is not None:
@@ -979,6 +1029,9 @@ class PostgresStore:
         return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
 
     def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
+        held = self._held_memories(brain_uid, fill=True)
+        if held is not None:
+            return held.all()
         return self._current(brain_uid, tail="ORDER BY memory_id")
 
     def memory_changes(
@@ -1011,6 +1064,7 @@ class PostgresStore:
                 "SET brain_uid = excluded.brain_uid, seq = excluded.seq, erased_at = excluded.erased_at",
                 [memory_id, brain_uid, seq, at],
             )
+            self._forget_held([brain_uid])
             self._erased("memory_revisions", "memory_links")
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
@@ -1035,6 +1089,7 @@ class PostgresStore:
                     conn.execute("DELETE FROM memory_revisions WHERE memory_id = %s AND version = %s", [memory_id, version])
                     conn.execute("DELETE FROM memory_links WHERE memory_id = %s AND version = %s", [memory_id, version])
             conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id])
+            self._forget_held([brain_uid])
             self._erased("memory_revisions", "memory_links")
 
     # --- evidence chunks --------------------------------------------------------------------------
