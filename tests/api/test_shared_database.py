@@ -156,18 +156,31 @@ def test_an_erasure_on_one_process_is_never_served_from_the_others_cache(pair: P
     other = api_a.remember("b1", message("The gym opens at six."))
     assert a.wait_idle()
     assert secret.body["id"] in cited(context(api_b, "gym locker code").body)  # B's cache holds it now
+    everything = {"query": "gym locker code", "include": ["evidence", "memories", "profile"]}
+
+    def memories_read_by_b() -> str:
+        return str([api_b.post("/brains/b1/context", everything).body, api_b.get("/brains/b1/profile").body,
+                    api_b.get("/brains/b1/memories").body])  # fmt: skip
+
+    assert "4711" in memories_read_by_b()  # B holds the Brain's current Memories now
+    uid = b.store.get_brain("test:acme", "b1").uid
+    assert uid in b.store._checked.held_generations()  # type: ignore[attr-defined]
     assert api_a.delete(f"/brains/b1/records/{secret.body['id']}").status == 200
     after = context(api_b, "gym locker code")
     assert after.status == 200
     assert secret.body["id"] not in cited(after.body)
     assert "4711" not in str(after.body)
     assert other.body["id"] in cited(after.body)
-    uid = b.store.get_brain("test:acme", "b1").uid
+    assert "4711" not in memories_read_by_b()
+    # B read the Brain again after A's forget: what it holds now was never the erased text
+    assert "4711" not in repr(b.store._checked._held)  # type: ignore[attr-defined]
     assert not b.evidence.index(uid).record_chunks(secret.body["id"])
     # A forgotten Brain leaves the other process's memory at its next scan.
     assert api_a.delete("/brains/b1").status == 200
     b.evidence.evict_erased_brains()
+    b.store.forget_stale_memories()  # type: ignore[attr-defined]
     assert uid not in b.evidence._indexes and uid not in b.evidence._lanes
+    assert uid not in b.store._checked.held_generations()  # type: ignore[attr-defined]
 
 
 def test_two_processes_never_derive_the_same_record(
