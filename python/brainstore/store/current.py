@@ -1,9 +1,11 @@
 """Each recently read Brain's current Memories, held in memory by a store whose reads of them are costly.
 
-On DuckDB every read of current Memories ranks the Brain's revisions and builds a Python object for
-each: at 20,000 Memories a profile, a census or a Context with ``profile`` read them all (0.3-0.4 s),
-and each listMemories page ranked them again (0.06 s). :class:`CurrentMemories` holds what such a read
-found, so that the next reads of that Brain are lookups:
+Every read of current Memories ranks the Brain's revisions and builds a Python object for each: at
+20,000 Memories a profile, a census or a Context with ``profile`` read them all (0.3 s on DuckDB and on
+PostgreSQL), and each DuckDB listMemories page ranked them again (0.06 s). What such a read found is
+held, so that the next reads of that Brain are lookups: by :class:`CurrentMemories` in a store that one
+process writes (DuckDB), by :class:`CheckedMemories` in one that several write (PostgreSQL, below).
+:class:`CurrentMemories`:
 
 * A Brain is held only from a read that no commit of its Memories overlapped (:meth:`begin_fill` and
   :meth:`end_fill`): a commit that lands while the read runs spoils it, since the read's snapshot may
@@ -267,10 +269,6 @@ class CurrentMemories:
         with self._lock:
             for uid in list(self._held):
                 self._forget(uid)
-
-    def held_memories(self) -> int:
-        with self._lock:
-            return sum(len(held.by_id) for held in self._held.values())
 
     # --- under the lock ------------------------------------------------------------------------------
     def _forget(self, brain_uid: str) -> None:
