@@ -65,6 +65,8 @@ def reads(store: DuckDBStore, uid: str) -> list[tuple[str, Any, tuple[Any, ...],
         out.append(("owner", store.list_memories, (uid,), {"after_id": "", "limit": 100, "owner": owner}))
     for records in (["rec_1"], ["rec_2", "rec_3"]):
         out.append(("citing", store.memories_citing_any, (uid, records), {}))
+    for after_seq, limit in ((0, 100), (3, 2)):
+        out.append(("changes", store.memory_changes, (uid, after_seq, limit), {}))
     return out
 
 

@@ -1652,7 +1652,11 @@ class DuckDBStore:
     def memory_changes(
         self, brain_uid: str, after_seq: int, limit: int
     ) -> list[tuple[int, str, MemoryRevision | None]]:
-        current = self._current(brain_uid, "seq > ?", [after_seq], f"ORDER BY seq, memory_id LIMIT {int(limit)}")
+        held = self._held_memories(brain_uid, fill=True)  # a client syncing by watermark asks again and again
+        if held is not None:
+            current = sorted((m for m in held.all() if m.seq > after_seq), key=lambda m: (m.seq, m.memory_id))[:limit]
+        else:
+            current = self._current(brain_uid, "seq > ?", [after_seq], f"ORDER BY seq, memory_id LIMIT {int(limit)}")
         tombstones = self._rows(
             "SELECT seq, memory_id FROM memory_tombstones WHERE brain_uid = ? AND seq > ? ORDER BY seq LIMIT ?",
             [brain_uid, after_seq, int(limit)],
