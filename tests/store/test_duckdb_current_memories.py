@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brainstore.domain import Brain, Citation, MemoryRevision
+from brainstore.store import current as current_module
 from brainstore.store.current import CurrentMemories
 from brainstore.store.duckdb import DuckDBStore
 from tests.store.erasure import T0, mem
@@ -299,3 +300,26 @@ def test_a_commit_holds_a_new_brain_and_leaves_the_one_being_read_alone() -> Non
     assert now is not None and now is not reading
     assert [(m.memory_id, m.version) for m in now.all()] == [("mem_a", 2), ("mem_b", 1)]
     assert now.page(after_id="mem_a", limit=5, subject=None, owner=None) == [second]
+
+
+def test_a_brain_whose_fill_was_spoiled_is_not_filled_by_a_page_for_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page, a delta read or a Context's memories would read the whole Brain only to hold it; on a
+    Brain whose Memories keep changing that costs a whole read each time, so they wait for it to settle."""
+    store = open_store(tmp_path / "b.duckdb")
+    for n in range(3):
+        write(store, {}, ("write", "b1", n, "Alice", "Ann", "active", ["rec_1"]))
+    cache = store._current_memories
+    fill = cache.begin_fill("b1")
+    assert fill is not None
+    write(store, {}, ("write", "b1", 3, "Alice", "Ann", "active", ["rec_1"]))  # spoils it
+    cache.end_fill(fill, [], "ns")
+    assert len(store.list_memories("b1", after_id="mem_b1_0", limit=10)) == 3
+    assert store.memories_citing_any("b1", ["rec_1"]) and "b1" not in held(store)  # read, not held
+    assert len(store.all_memories("b1")) == 4 and "b1" in held(store)  # a whole read still holds
+    monkeypatch.setattr(current_module, "SETTLE_SECONDS", 0.0)
+    store._current_memories.clear()
+    store.list_memories("b1", after_id="mem_b1_0", limit=10)
+    assert "b1" in held(store)  # settled: the page fills it
+    store.close()

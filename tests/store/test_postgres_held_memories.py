@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from brainstore.domain import Brain, Citation
+from brainstore.store import current as current_module
 from brainstore.store.current import CheckedMemories
 from brainstore.store.postgres import PostgresStore
 from tests.store.erasure import T0, mem
@@ -116,3 +117,22 @@ def test_a_held_brain_is_never_read_inside_a_transaction(processes: tuple[Postgr
         write(one, "b1", 1, 1)
         assert [m.memory_id for m in one.all_memories("b1")] == ["mem_b1_0", "mem_b1_1"]  # its own write
     assert len(one.all_memories("b1")) == 2
+
+
+def test_a_brain_another_process_keeps_changing_is_not_filled_by_a_page_for_a_while(
+    processes: tuple[PostgresStore, PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, two = processes
+    for n in range(3):
+        write(two, "b1", n, 1)
+    one.all_memories("b1")
+    write(two, "b1", 3, 1)  # what one holds goes stale
+    assert len(one.list_memories("b1", after_id="mem_b1_0", limit=10)) == 3  # the statements' page
+    assert "b1" not in one._checked.held_generations() or one._checked.held_generations()["b1"] != one.current_seq("b1")
+    assert len(one.memories_citing_any("b1", ["rec_1"])) == 4
+    assert len(one.all_memories("b1")) == 4  # a whole read holds what it read
+    assert one._checked.held_generations()["b1"] == one.current_seq("b1")
+    monkeypatch.setattr(current_module, "SETTLE_SECONDS", 0.0)
+    write(two, "b1", 4, 1)
+    one.list_memories("b1", after_id="mem_b1_0", limit=10)
+    assert one._checked.held_generations()["b1"] == one.current_seq("b1")  # settled: the page fills it

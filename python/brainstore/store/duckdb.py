@@ -1622,12 +1622,13 @@ class DuckDBStore:
         return self._read_all_memories(brain_uid)
 
     def _held_memories(self, brain_uid: str, *, fill: bool) -> HeldBrain | None:
-        """The Brain's current Memories held in memory (read from the file first when ``fill``), or None.
-        Never inside a transaction: its snapshot, and its own writes, are not what is held."""
+        """The Brain's current Memories held in memory (read from the file first when ``fill`` and the
+        Brain is settled: store.current.SETTLE_SECONDS), or None. Never inside a transaction: its
+        snapshot, and its own writes, are not what is held."""
         if getattr(self._local, "depth", 0):
             return None
         held = self._current_memories.get(brain_uid)
-        if held is None and fill:
+        if held is None and fill and self._current_memories.settled(brain_uid):
             self._read_all_memories(brain_uid)
             held = self._current_memories.get(brain_uid)
         return held

@@ -871,19 +871,25 @@ class PostgresStore:
             self._checked.forget(uid)
 
     def _held_memories(self, brain_uid: str, *, fill: bool) -> HeldBrain | None:
-        """The Brain's current Memories as held, if still current (read and held first when ``fill``), or
-        None. Never inside a transaction: its own writes are not what is held."""
+        """The Brain's current Memories as held, if still current (read and held first when ``fill`` and
+        the Brain is settled: store.current.SETTLE_SECONDS), or None. Never inside a transaction: its
+        own writes are not what is held."""
         if getattr(self._local, "conn", None) is not None:
             return None
         seq = self.current_seq(brain_uid)  # before the Memories: what is held is at least this new
         held = self._checked.get(brain_uid, seq)
-        if held is None and fill:
-            found = self._current(brain_uid, tail="ORDER BY memory_id")
-            brain = self.brain_by_uid(brain_uid)
-            held = self._checked.hold(brain_uid, seq, found, brain.namespace if brain else "")
-            if brain is None:
-                self._checked.forget(brain_uid)
+        if held is None and fill and self._checked.settled(brain_uid):
+            self._read_all_memories(brain_uid, seq)
+            held = self._checked.get(brain_uid, seq)
         return held
+
+    def _read_all_memories(self, brain_uid: str, seq: int) -> list[MemoryRevision]:
+        """Every current revision of the Brain, held with ``seq`` (read before them)."""
+        found = self._current(brain_uid, tail="ORDER BY memory_id")
+        brain = self.brain_by_uid(brain_uid)
+        if brain is not None:  # a Brain gone meanwhile is not held
+            self._checked.hold(brain_uid, seq, found, brain.namespace)
+        return found
 
     def forget_stale_memories(self) -> None:
         """Drop the held Memories of every Brain changed or erased since they were read, by any process:
@@ -1029,10 +1035,13 @@ class PostgresStore:
         return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
 
     def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
-        held = self._held_memories(brain_uid, fill=True)
+        if getattr(self._local, "conn", None) is not None:  # inside a transaction: never what is held
+            return self._current(brain_uid, tail="ORDER BY memory_id")
+        seq = self.current_seq(brain_uid)
+        held = self._checked.get(brain_uid, seq)
         if held is not None:
             return held.all()
-        return self._current(brain_uid, tail="ORDER BY memory_id")
+        return self._read_all_memories(brain_uid, seq)
 
     def memory_changes(
         self, brain_uid: str, after_seq: int, limit: int
