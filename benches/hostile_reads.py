@@ -7,7 +7,8 @@ through a real `brainstore serve` (DuckDB): the figures behind the fixes of a re
   records x facts Memories), then listMemories pages as the client times them: ``as_of`` before every
   Memory at limit 1 and 100 (a page that filters out all it reads) and plain pages of 100; fast
   Contexts that include ``memories`` or ``profile`` against plain ones; the profile and the census;
-  and a walk through every Memory, 100 a page;
+  a walk through every Memory, 100 a page; and Contexts with and without ``memories`` while another
+  client posts a Record to the Brain every 0.1 s;
 * ``thorough``: thorough Contexts on that Brain at 2,000 and 100,000 tokens (client wall time and the
   server's CPU a Context);
 * ``answers`` (in process, no server): the thorough answer with the composer's shortlist
@@ -21,11 +22,13 @@ Nothing here is a timed assertion.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -122,6 +125,7 @@ def memories_and_thorough(records: int, facts: int, parts: set[str]) -> None:
                     break
             print(f"listMemories walk: {listed} Memories in {pages} pages, {time.perf_counter() - started:.1f} s "
                   f"(server CPU {served.cpu_seconds() - cpu:.1f} s)")  # fmt: skip
+            under_posting(served.base, http)
         if "thorough" in parts:
             for tokens in (2000, 100_000):
                 body = {"query": "where does my friend live?", "mode": "thorough", "budget": {"tokens": tokens}}
@@ -130,6 +134,40 @@ def memories_and_thorough(records: int, facts: int, parts: set[str]) -> None:
                 cpu_ms = (served.cpu_seconds() - cpu) * 1000 / 5
                 print(f"thorough Context at {tokens} tokens: client p50 {median:.0f} ms, server CPU {cpu_ms:.0f} ms, "
                       f"statuses {sorted({a.status_code for a in answers})}")  # fmt: skip
+
+
+def under_posting(base: str, http: httpx.Client) -> None:
+    """Fast Contexts with ``memories`` and without, alternating, while another client posts a Record to
+    the Brain every 0.1 s (its Memories keep changing)."""
+    stop = threading.Event()
+
+    def post() -> None:
+        with httpx.Client(base_url=base, headers=HEADERS, timeout=60) as poster:
+            for i in itertools.count():
+                if stop.is_set():
+                    return
+                text = f"My friend Zed{i} lives in Oslo."
+                poster.post("/brains/m/records", json={"content": {"kind": "message", "role": "user", "text": text}})
+                time.sleep(0.1)
+
+    thread = threading.Thread(target=post)
+    thread.start()
+    walls: dict[str, list[float]] = {"memories": [], "plain": []}
+    try:
+        time.sleep(1.0)
+        for _ in range(40):
+            for label, include in (("memories", ["evidence", "memories"]), ("plain", ["evidence"])):
+                started = time.perf_counter()
+                http.post("/brains/m/context", json={"query": "where does my friend live?", "include": include})
+                walls[label].append((time.perf_counter() - started) * 1000)
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        thread.join()
+    for label, samples in walls.items():
+        samples.sort()
+        print(f"fast Context ({label}) while a Record is posted every 0.1 s: client p50 "
+              f"{statistics.median(samples):.0f} ms, p90 {samples[int(0.9 * len(samples))]:.0f} ms")  # fmt: skip
 
 
 def answers(conversations: list[str], per_conversation: int) -> None:
