@@ -20,16 +20,13 @@ from brainstore.domain import Brain, Citation, MemoryRevision
 from brainstore.store import current as current_module
 from brainstore.store.current import CurrentMemories
 from brainstore.store.duckdb import DuckDBStore
+from tests.store.cache_ops import apply, erases
 from tests.store.erasure import T0, mem
 
 BRAINS = ("b1", "b2")
 SUBJECTS = ("Alice", "alice", "Bob")
 OWNERS = ("Weiß", "WEISS", "Ann", None)
 RECORDS = ("rec_1", "rec_2", "rec_3")
-
-
-class Boom(Exception):
-    pass
 
 
 def open_store(path: Path) -> DuckDBStore:
@@ -81,15 +78,7 @@ WRITE = st.tuples(
     st.lists(st.sampled_from(RECORDS), min_size=1, max_size=2, unique=True),
 )
 OPS = st.lists(
-    st.one_of(
-        WRITE,
-        st.tuples(st.just("rolled_back"), WRITE),
-        st.tuples(st.just("rolled_back_erase"), st.sampled_from(BRAINS), st.integers(0, 4)),
-        st.tuples(st.just("erase_memory"), st.sampled_from(BRAINS), st.integers(0, 4)),
-        st.tuples(st.just("erase_citations"), st.sampled_from(BRAINS), st.sampled_from(RECORDS)),
-        st.tuples(st.just("erase_brain"), st.sampled_from(BRAINS)),
-        st.tuples(st.just("fill"), st.sampled_from(BRAINS)),
-    ),
+    st.one_of(WRITE, *erases(BRAINS, RECORDS, WRITE), st.tuples(st.just("fill"), st.sampled_from(BRAINS))),
     min_size=1,
     max_size=20,
 )
@@ -124,28 +113,11 @@ def test_reads_served_from_held_memories_equal_the_statements(ops: list[tuple[An
         versions: dict[tuple[str, str], int] = {}
         try:
             for op in ops:
-                if op[0] == "write":
-                    write(store, versions, op)
-                elif op[0] == "rolled_back":
-                    with pytest.raises(Boom), store.atomic():
-                        write(store, dict(versions), op[1])
-                        assert store.all_memories(op[1][1]) == by_statements(store, store.all_memories, op[1][1])
-                        raise Boom
-                elif op[0] == "rolled_back_erase":
-                    with pytest.raises(Boom), store.atomic():
-                        store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
-                        raise Boom
-                elif op[0] == "erase_memory":
-                    store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
-                elif op[0] == "erase_citations":
-                    store.erase_record_citations(op[1], op[2])
-                elif op[0] == "erase_brain":
-                    store.erase_brain(op[1])
-                    store.insert_brain(Brain(op[1], "ns", op[1], None, None, None, T0))
-                    versions = {k: v for k, v in versions.items() if k[0] != op[1]}
-                elif op[0] == "fill":
+                if op[0] == "fill":
                     store.all_memories(op[1])
                     assert op[1] in held(store)
+                else:
+                    versions = apply(store, versions, op, write, store.all_memories)
                 for uid in BRAINS:
                     for label, call, args, kw in reads(store, uid):
                         assert call(*args, **kw) == by_statements(store, call, *args, **kw), label

@@ -16,16 +16,13 @@ from hypothesis import strategies as st
 from brainstore.domain import Brain, Citation
 from brainstore.store import duckdb as duckdb_store
 from brainstore.store.duckdb import DuckDBStore
+from tests.store.cache_ops import apply, erases
 from tests.store.erasure import T0, mem
 
 BRAINS = ("b1", "b2")
 FINGERPRINTS = ("fp_a", "fp_b", "fp_c", "")
 SUBJECTS = ("Alice", "alice", "Bob")
 ATTRIBUTES = ("likes", "lives_in", None)
-
-
-class Boom(Exception):
-    pass
 
 
 def open_store(path: Path) -> DuckDBStore:
@@ -61,15 +58,7 @@ WRITE = st.tuples(
     st.sampled_from(["rec_1", "rec_2"]),
 )
 OPS = st.lists(
-    st.one_of(
-        WRITE,
-        st.tuples(st.just("rolled_back"), WRITE),
-        # an erase, a lookup that reads the keys after it, and a rollback that restores what it erased
-        st.tuples(st.just("rolled_back_erase"), st.sampled_from(BRAINS), st.integers(0, 5)),
-        st.tuples(st.just("erase_memory"), st.sampled_from(BRAINS), st.integers(0, 5)),
-        st.tuples(st.just("erase_citations"), st.sampled_from(BRAINS), st.sampled_from(["rec_1", "rec_2"])),
-        st.tuples(st.just("erase_brain"), st.sampled_from(BRAINS)),
-    ),
+    st.one_of(WRITE, *erases(BRAINS, ["rec_1", "rec_2"], WRITE)),
     min_size=1,
     max_size=16,
 )
@@ -83,24 +72,8 @@ def test_lookups_by_held_keys_find_what_the_statements_find(ops: list[tuple[Any,
         versions: dict[tuple[str, str], int] = {}
         try:
             for op in ops:
-                if op[0] == "write":
-                    write(store, versions, op)
-                elif op[0] == "rolled_back":
-                    with pytest.raises(Boom), store.atomic():
-                        write(store, dict(versions), op[1])
-                        raise Boom
-                elif op[0] == "rolled_back_erase":
-                    with pytest.raises(Boom), store.atomic():
-                        store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
-                        store.memories_by_fingerprints(op[1], ["fp_a"])
-                        raise Boom
-                elif op[0] == "erase_memory":
-                    store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
-                elif op[0] == "erase_citations":
-                    store.erase_record_citations(op[1], op[2])
-                elif op[0] == "erase_brain":
-                    store.erase_brain(op[1])
-                    store.insert_brain(Brain(op[1], "ns", op[1], None, None, None, T0))
+                # a lookup inside a rolled-back erase reads the keys after it
+                versions = apply(store, versions, op, write, lambda uid: store.memories_by_fingerprints(uid, ["fp_a"]))
                 for uid in BRAINS:
                     fingerprints = [f for f in FINGERPRINTS if f]
                     keys = [(s, a) for s in SUBJECTS for a in ATTRIBUTES if a]
