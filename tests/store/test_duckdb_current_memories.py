@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from brainstore.domain import Brain, Citation, MemoryRevision
 from brainstore.store import current as current_module
-from brainstore.store.current import CurrentMemories
+from brainstore.store.current import CurrentMemories, weight
 from brainstore.store.duckdb import DuckDBStore
 from tests.store.cache_ops import apply, erases
 from tests.store.erasure import T0, mem
@@ -44,7 +44,7 @@ def held(store: DuckDBStore) -> dict[str, Any]:
 def by_statements(store: DuckDBStore, call: Any, *args: Any, **kw: Any) -> Any:
     """The same read with nothing held: the store reads by statements alone."""
     saved = store._current_memories
-    store._current_memories = CurrentMemories(max_brains=0, max_memories=0, as_stored=store._as_stored)
+    store._current_memories = CurrentMemories(as_stored=store._as_stored, max_brains=0, max_bytes=0)
     try:
         return call(*args, **kw)
     finally:
@@ -196,13 +196,29 @@ def test_held_memories_stay_within_their_bounds_fairly(tmp_path: Path) -> None:
         assert len(held(store)) <= 3
     assert list(held(store)) == ["b1", "b2", "busy_5"]  # "other" pushed out only its own
     store._current_memories.max_brains = 64
-    store._current_memories.max_memories = 4
+    store._current_memories.max_bytes = 4 * held(store)["b1"].weight  # four Memories (each weighs the same)
     for n in range(1, 4):  # a held Brain grows past the total by writes
         write(store, {}, ("write", "busy_5", n, "Alice", "Ann", "active", ["rec_1"]))
     assert sum(len(h.by_id) for h in held(store).values()) <= 4
     assert "b1" in held(store) and "busy_5" not in held(store)
     assert len(store.all_memories("busy_5")) == 4  # read again, its namespace the heaviest: not held
     assert "busy_5" not in held(store)
+    store.close()
+
+
+def test_a_memory_weighs_its_text(tmp_path: Path) -> None:
+    """The bound is on bytes, not Memories: one Memory of a long statement counts as what it takes."""
+    store = open_store(tmp_path / "b.duckdb")
+    write(store, {}, ("write", "b1", 0, "Alice", "Ann", "active", ["rec_1"]))
+    write(store, {}, ("write", "b2", 0, "A" * 300_000, "Ann", "active", ["rec_1"]))
+    short, long = (store.all_memories(uid)[0] for uid in BRAINS)
+    assert weight(long) - weight(short) >= 4 * 300_000 and held(store)["b1"].weight == weight(short)
+    store._current_memories.max_bytes = 1 << 20
+    store._current_memories.clear()
+    store.all_memories("b2")
+    assert "b2" not in held(store)  # alone over the bound
+    store.all_memories("b1")
+    assert "b1" in held(store)
     store.close()
 
 
@@ -259,7 +275,7 @@ def test_a_held_revision_reads_as_the_file_gives_it_back(tmp_path: Path) -> None
 def test_a_commit_holds_a_new_brain_and_leaves_the_one_being_read_alone() -> None:
     """Readers use what they got outside any lock: a commit never changes it under them (a reader making
     the order of ids while a commit changed the Brain would have held that order without the new id)."""
-    cache = CurrentMemories(max_brains=4, max_memories=100, as_stored=lambda r: r)
+    cache = CurrentMemories(as_stored=lambda r: r, max_brains=4)
     first, second = mem("mem_a", "b1", 1, "a", 1, "rec_1"), mem("mem_b", "b1", 1, "b", 2, "rec_1")
     fill = cache.begin_fill("b1")
     assert fill is not None

@@ -32,7 +32,7 @@ def processes(postgres_url: str) -> Iterator[tuple[PostgresStore, PostgresStore]
 
 def by_statements(store: PostgresStore, call: Any, *args: Any, **kw: Any) -> Any:
     saved = store._checked
-    store._checked = CheckedMemories(max_brains=0, max_memories=0)
+    store._checked = CheckedMemories(max_brains=0, max_bytes=0)
     try:
         return call(*args, **kw)
     finally:

@@ -15,9 +15,10 @@ process writes (DuckDB), by :class:`CheckedMemories` in one that several write (
   store, so a reader that saw the commit (a Record ready) never reads the Memories of before it.
 * A commit that erased anything in a Brain forgets it, and a commit that fails forgets what it
   touched: the held text of an erased Memory or Record goes with the erase.
-* At most ``max_brains`` Brains and ``max_memories`` Memories in all (about 2 KB each); over a bound,
-  the namespace holding the most gives up its least recently read Brain (:func:`evict_fairly`), so a
-  tenant reading many Brains, or one huge one, never pushes out another's few.
+* At most ``max_brains`` Brains and ``max_bytes`` in all (each Memory weighed by :func:`weight`, its
+  text counted, so long statements count as what they take); over a bound, the namespace holding the
+  most gives up its least recently read Brain (:func:`evict_fairly`), so a tenant reading many Brains,
+  or one huge one, never pushes out another's few.
 
 Thread-safe; the store calls :meth:`committing` and :meth:`committed` under its write lock.
 """
@@ -35,9 +36,13 @@ from typing import TypeVar
 
 from brainstore.domain import MemoryRevision
 
-__all__ = ["CheckedMemories", "CurrentMemories", "HeldBrain", "evict_fairly"]
+__all__ = ["HELD_BRAINS", "HELD_BYTES", "CheckedMemories", "CurrentMemories", "HeldBrain", "evict_fairly", "weight"]
 
 Held = TypeVar("Held")
+
+# What a process holds at most, in Brains and in bytes (see weight), whichever store holds them.
+HELD_BRAINS = 64
+HELD_BYTES = 100 << 20
 
 # A read that fills a Brain only so that later reads are lookups (a listMemories page, a delta read, a
 # Context's memories component) reads the whole Brain, which costs more than its own answer (20,000
@@ -91,10 +96,15 @@ class HeldBrain:
     it outside any lock, and a commit holds a new one in its place (applied)."""
 
     by_id: dict[str, MemoryRevision]
+    weight: int = -1  # the revisions' weights summed (-1: counted when made)
     # the ids sorted and their revisions in that order, made by the first read that needs them
     _order_made: tuple[list[str], list[MemoryRevision]] | None = field(default=None, repr=False)
     # record id -> the positions in that order of the revisions citing it, likewise
     _citing_made: dict[str, list[int]] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.weight < 0:
+            self.weight = sum(map(weight, self.by_id.values()))
 
     def _order(self) -> tuple[list[str], list[MemoryRevision]]:
         made = self._order_made
@@ -146,12 +156,21 @@ class HeldBrain:
 
     def applied(self, revisions: Iterable[MemoryRevision]) -> HeldBrain:
         """A new HeldBrain with ``revisions`` over these (a lower version than one held is ignored)."""
-        by_id = dict(self.by_id)
+        by_id, total = dict(self.by_id), self.weight
         for revision in revisions:
             held = by_id.get(revision.memory_id)
             if held is None or revision.version >= held.version:
                 by_id[revision.memory_id] = revision
-        return HeldBrain(by_id)
+                total += weight(revision) - (weight(held) if held is not None else 0)
+        return HeldBrain(by_id, total)
+
+
+def weight(memory: MemoryRevision) -> int:
+    """At least the bytes a held revision takes: 2 KB of objects (20,000 derived Memories of a
+    36-character statement and a 32-character quote took 1.96 KB each) and 4 bytes a character of its
+    texts, the most a character takes."""
+    texts = len(memory.statement) + len(memory.subject) + len(memory.value or "")
+    return 2048 + 4 * (texts + sum(len(c.quote) for c in memory.citations))
 
 
 class _Unsettled:
@@ -196,14 +215,14 @@ class CurrentMemories:
     def __init__(
         self,
         *,
-        max_brains: int,
-        max_memories: int,
         as_stored: Callable[[MemoryRevision], MemoryRevision],
+        max_brains: int = HELD_BRAINS,
+        max_bytes: int = HELD_BYTES,
     ) -> None:
         """``as_stored`` turns a revision as written into the revision a read of the store returns
         (times in UTC, citations and extra as stored), so a held Brain answers what the store would."""
         self.max_brains = max_brains
-        self.max_memories = max_memories
+        self.max_bytes = max_bytes
         self._as_stored = as_stored
         self._lock = threading.Lock()
         self._held: OrderedDict[str, HeldBrain] = OrderedDict()  # least recently read first
@@ -230,7 +249,7 @@ class CurrentMemories:
     def begin_fill(self, brain_uid: str) -> Fill | None:
         """Before a read of every current Memory of the Brain: what end_fill needs to hold what it
         finds, or None while a commit of the Brain is under way (the read is not held)."""
-        if self.max_brains <= 0 or self.max_memories <= 0:
+        if self.max_brains <= 0 or self.max_bytes <= 0:
             return None
         with self._lock:
             if self._committing[brain_uid]:
@@ -241,16 +260,17 @@ class CurrentMemories:
 
     def end_fill(self, fill: Fill, found: Sequence[MemoryRevision] | None, namespace: str) -> None:
         """After the read: hold ``found`` (None: the read failed, or the Brain is gone) unless a commit
-        of the Brain overlapped the read, or it alone is over ``max_memories``."""
+        of the Brain overlapped the read, or it alone weighs more than ``max_bytes``."""
+        held = HeldBrain({m.memory_id: m for m in found}) if found is not None else None
         with self._lock:
             fills = self._fills.get(fill.brain_uid, [])
             if fill in fills:
                 fills.remove(fill)
             if not fills:
                 self._fills.pop(fill.brain_uid, None)
-            if found is None or fill.spoiled or len(found) > self.max_memories:
+            if held is None or fill.spoiled or held.weight > self.max_bytes:
                 return
-            self._held[fill.brain_uid] = HeldBrain({m.memory_id: m for m in found})
+            self._held[fill.brain_uid] = held
             self._held.move_to_end(fill.brain_uid)
             self._namespaces[fill.brain_uid] = namespace
             self._bound(newcomer=fill.brain_uid)  # which may give way too: its reader has what it read
@@ -290,7 +310,7 @@ class CurrentMemories:
                 fresh = after.get(uid)
                 # what was held is replaced only as it was: a read that began before this commit may
                 # have been held meanwhile
-                if fresh is None or self._held[uid] is not before.get(uid) or len(fresh.by_id) > self.max_memories:
+                if fresh is None or self._held[uid] is not before.get(uid) or fresh.weight > self.max_bytes:
                     self._forget(uid)
                     continue
                 self._held[uid] = fresh  # in its place in the order of use
@@ -330,9 +350,9 @@ class CurrentMemories:
         evict_fairly(
             self._held,
             self._namespaces,
-            lambda held: len(held.by_id),
+            lambda held: held.weight,
             max_brains=self.max_brains,
-            max_total=self.max_memories,
+            max_total=self.max_bytes,
             newcomer=newcomer,
         )
 
@@ -347,9 +367,9 @@ class CheckedMemories:
     it drop, every few seconds, what other processes' erases made stale, so erased text does not stay
     held until the Brain is read again."""
 
-    def __init__(self, *, max_brains: int, max_memories: int) -> None:
+    def __init__(self, *, max_brains: int = HELD_BRAINS, max_bytes: int = HELD_BYTES) -> None:
         self.max_brains = max_brains
-        self.max_memories = max_memories
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
         self._held: OrderedDict[str, tuple[int, HeldBrain]] = OrderedDict()  # least recently read first
         self._namespaces: dict[str, str] = {}
@@ -374,7 +394,7 @@ class CheckedMemories:
 
     def hold(self, brain_uid: str, generation: int, found: Sequence[MemoryRevision], namespace: str) -> HeldBrain:
         held = HeldBrain({m.memory_id: m for m in found})
-        if self.max_brains <= 0 or len(found) > self.max_memories:
+        if self.max_brains <= 0 or held.weight > self.max_bytes:
             return held
         with self._lock:
             current = self._held.get(brain_uid)
@@ -385,9 +405,9 @@ class CheckedMemories:
                 evict_fairly(
                     self._held,
                     self._namespaces,
-                    lambda item: len(item[1].by_id),
+                    lambda item: item[1].weight,
                     max_brains=self.max_brains,
-                    max_total=self.max_memories,
+                    max_total=self.max_bytes,
                     newcomer=brain_uid,
                 )
         return held

@@ -104,10 +104,6 @@ RECENT_CONTENT_CHARS = 8192
 MEMORY_KEY_BRAINS = 64
 MEMORY_KEY_TOTAL = 500_000
 MEMORY_KEY_REVISIONS = 250_000
-# Current Memories held (see store.current): of at most this many Brains and Memories in all, about 2 KB
-# each (measured on 20,000 derived Memories of 36-character statements).
-CURRENT_MEMORY_BRAINS = 64
-CURRENT_MEMORY_TOTAL = 50_000
 # Joins a (subject, attribute) pair into one comparable key; the unit separator never occurs in text.
 _KEY_SEP = "\x1f"
 
@@ -341,9 +337,7 @@ class DuckDBStore:
         # and the namespace of each Brain held. Used under the write lock.
         self._memory_keys: OrderedDict[str, _MemoryKeys | None] = OrderedDict()
         self._memory_key_namespaces: dict[str, str] = {}
-        self._current_memories = CurrentMemories(
-            max_brains=CURRENT_MEMORY_BRAINS, max_memories=CURRENT_MEMORY_TOTAL, as_stored=self._as_stored
-        )
+        self._current_memories = CurrentMemories(as_stored=self._as_stored)  # see store.current
         self._schema: int | None = None
         self._exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations "

@@ -108,10 +108,6 @@ _MIGRATION_LOCK = 0x6272_6E73_7472_6531
 # Schema 5 (migrations_postgres/005_shared.sql) has no StoreFeature: it is what several processes on
 # one database need (the shared watermark key, the erasure log, derivation claims).
 SHARED = 5
-# Current Memories held (store.current.CheckedMemories): of at most this many Brains and Memories in all
-# (about 2 KB each).
-CURRENT_MEMORY_BRAINS = 64
-CURRENT_MEMORY_TOTAL = 50_000
 _SCHEMA_RECHECK = 2.0  # seconds a schema version below the latest is trusted before it is read again
 # Under a steady stream of erases the debounce still vacuums this many purge_delays after the first one.
 _MAX_DEFER = 4
@@ -173,7 +169,7 @@ class PostgresStore:
             self._pool.close()
             raise
         self._local = threading.local()
-        self._checked = CheckedMemories(max_brains=CURRENT_MEMORY_BRAINS, max_memories=CURRENT_MEMORY_TOTAL)
+        self._checked = CheckedMemories()  # see store.current
         self._schema: int | None = None
         self._schema_read = 0.0
         # Purge (VACUUM) scheduling.
