@@ -311,3 +311,24 @@ def test_a_brain_whose_fill_was_spoiled_is_not_filled_by_a_page_for_a_while(
     store.list_memories("b1", after_id="mem_b1_0", limit=10)
     assert "b1" in held(store)  # settled: the page fills it
     store.close()
+
+
+def test_a_fill_a_commit_spoiled_answers_from_what_it_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not held, but not read twice either: the read that filled answers its caller."""
+    store = open_store(tmp_path / "b.duckdb")
+    for n in range(3):
+        write(store, {}, ("write", "b1", n, "Alice", "Ann", "active", ["rec_1"]))
+    reads: list[str] = []
+    statements = store._current
+
+    def read_then_commit(*args: Any, **kw: Any) -> Any:
+        found = statements(*args, **kw)
+        reads.append(args[0])
+        if len(reads) == 1:  # a commit of the Brain lands while the fill reads it
+            write(store, {}, ("write", "b1", 7, "Alice", "Ann", "active", ["rec_2"]))
+        return found
+
+    monkeypatch.setattr(store, "_current", read_then_commit)
+    assert [m.memory_id for m in store.memories_citing_any("b1", ["rec_1"])] == [f"mem_b1_{n}" for n in range(3)]
+    assert reads == ["b1"] and "b1" not in held(store)
+    store.close()

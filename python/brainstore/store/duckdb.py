@@ -1623,8 +1623,10 @@ class DuckDBStore:
             return None
         held = self._current_memories.get(brain_uid)
         if held is None and fill and self._current_memories.settled(brain_uid):
-            self._read_all_memories(brain_uid)
-            held = self._current_memories.get(brain_uid)
+            found = self._read_all_memories(brain_uid)
+            # not held when a commit overlapped the read: the caller answers from what it read, not
+            # by reading again
+            held = self._current_memories.get(brain_uid) or HeldBrain({m.memory_id: m for m in found})
         return held
 
     def _read_all_memories(self, brain_uid: str) -> list[MemoryRevision]:

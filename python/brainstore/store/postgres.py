@@ -875,17 +875,16 @@ class PostgresStore:
         seq = self.current_seq(brain_uid)  # before the Memories: what is held is at least this new
         held = self._checked.get(brain_uid, seq)
         if held is None and fill and self._checked.settled(brain_uid):
-            self._read_all_memories(brain_uid, seq)
-            held = self._checked.get(brain_uid, seq)
+            held = self._hold(brain_uid, seq, self._current(brain_uid, tail="ORDER BY memory_id"))
         return held
 
-    def _read_all_memories(self, brain_uid: str, seq: int) -> list[MemoryRevision]:
-        """Every current revision of the Brain, held with ``seq`` (read before them)."""
-        found = self._current(brain_uid, tail="ORDER BY memory_id")
+    def _hold(self, brain_uid: str, seq: int, found: list[MemoryRevision]) -> HeldBrain:
+        """``found``, every current revision of the Brain read after ``seq``, held with it (unless the
+        Brain is gone, or over the bounds); the caller answers from what this returns either way."""
         brain = self.brain_by_uid(brain_uid)
-        if brain is not None:  # a Brain gone meanwhile is not held
-            self._checked.hold(brain_uid, seq, found, brain.namespace)
-        return found
+        if brain is None:
+            return HeldBrain({m.memory_id: m for m in found})
+        return self._checked.hold(brain_uid, seq, found, brain.namespace)
 
     def forget_stale_memories(self) -> None:
         """Drop the held Memories of every Brain changed or erased since they were read, by any process:
@@ -1037,7 +1036,9 @@ class PostgresStore:
         held = self._checked.get(brain_uid, seq)
         if held is not None:
             return held.all()
-        return self._read_all_memories(brain_uid, seq)
+        found = self._current(brain_uid, tail="ORDER BY memory_id")
+        self._hold(brain_uid, seq, found)
+        return found
 
     def memory_changes(
         self, brain_uid: str, after_seq: int, limit: int
