@@ -4,7 +4,9 @@ hypothesis draws them (test_duckdb_memory_keys, test_duckdb_current_memories).""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,16 @@ from brainstore.store.duckdb import DuckDBStore
 from tests.store.erasure import T0
 
 Versions = dict[tuple[str, str], int]
+BRAINS = ("b1", "b2")
+
+
+def open_store(path: Path) -> DuckDBStore:
+    """A migrated store holding the Brains in BRAINS (namespace "ns")."""
+    store = DuckDBStore(path, purge_delay=3600)
+    store.migrate()
+    for uid in BRAINS:
+        store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
+    return store
 
 
 class Boom(Exception):
@@ -63,3 +75,21 @@ def apply(
         store.insert_brain(Brain(op[1], "ns", op[1], None, None, None, T0))
         return {k: v for k, v in versions.items() if k[0] != op[1]}
     return versions
+
+
+def check_every_step(
+    open_store: Callable[[Path], DuckDBStore],
+    ops: Sequence[tuple[Any, ...]],
+    step: Callable[[DuckDBStore, Versions, tuple[Any, ...]], Versions],
+    check: Callable[[DuckDBStore], None],
+) -> None:
+    """On a new store, run each op by ``step`` and then ``check`` what the store answers."""
+    with tempfile.TemporaryDirectory() as directory:
+        store = open_store(Path(directory) / "b.duckdb")
+        versions: Versions = {}
+        try:
+            for op in ops:
+                versions = step(store, versions, op)
+                check(store)
+        finally:
+            store.close()

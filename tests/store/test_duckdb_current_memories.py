@@ -5,7 +5,6 @@ its bounds, fairly across namespaces."""
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from dataclasses import replace
 from datetime import timedelta, timezone
@@ -20,21 +19,12 @@ from brainstore.domain import Brain, Citation, MemoryRevision
 from brainstore.store import current as current_module
 from brainstore.store.current import CurrentMemories, weight
 from brainstore.store.duckdb import DuckDBStore
-from tests.store.cache_ops import apply, erases
+from tests.store.cache_ops import BRAINS, Versions, apply, check_every_step, erases, open_store
 from tests.store.erasure import T0, mem
 
-BRAINS = ("b1", "b2")
 SUBJECTS = ("Alice", "alice", "Bob")
 OWNERS = ("Weiß", "WEISS", "Ann", None)
 RECORDS = ("rec_1", "rec_2", "rec_3")
-
-
-def open_store(path: Path) -> DuckDBStore:
-    store = DuckDBStore(path, purge_delay=3600)
-    store.migrate()
-    for uid in BRAINS:
-        store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
-    return store
 
 
 def held(store: DuckDBStore) -> dict[str, Any]:
@@ -108,23 +98,21 @@ def write(store: DuckDBStore, versions: dict[tuple[str, str], int], op: tuple[An
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS)
 def test_reads_served_from_held_memories_equal_the_statements(ops: list[tuple[Any, ...]]) -> None:
-    with tempfile.TemporaryDirectory() as directory:
-        store = open_store(Path(directory) / "b.duckdb")
-        versions: dict[tuple[str, str], int] = {}
-        try:
-            for op in ops:
-                if op[0] == "fill":
-                    store.all_memories(op[1])
-                    assert op[1] in held(store)
-                else:
-                    versions = apply(store, versions, op, write, store.all_memories)
-                for uid in BRAINS:
-                    for label, call, args, kw in reads(store, uid):
-                        assert call(*args, **kw) == by_statements(store, call, *args, **kw), label
-                    with store.atomic():  # inside a transaction: never from what is held
-                        assert store.all_memories(uid) == by_statements(store, store.all_memories, uid)
-        finally:
-            store.close()
+    def step(store: DuckDBStore, versions: Versions, op: tuple[Any, ...]) -> Versions:
+        if op[0] != "fill":
+            return apply(store, versions, op, write, store.all_memories)
+        store.all_memories(op[1])
+        assert op[1] in held(store)
+        return versions
+
+    def check(store: DuckDBStore) -> None:
+        for uid in BRAINS:
+            for label, call, args, kw in reads(store, uid):
+                assert call(*args, **kw) == by_statements(store, call, *args, **kw), label
+            with store.atomic():  # inside a transaction: never from what is held
+                assert store.all_memories(uid) == by_statements(store, store.all_memories, uid)
+
+    check_every_step(open_store, ops, step, check)
 
 
 @pytest.mark.parametrize("erase", ["erase_memory", "erase_citations", "erase_brain"])

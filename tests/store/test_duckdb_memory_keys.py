@@ -4,7 +4,6 @@ every kind of erase; and an erase leaves none of the Brain's text in them."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,21 +15,12 @@ from hypothesis import strategies as st
 from brainstore.domain import Brain, Citation
 from brainstore.store import duckdb as duckdb_store
 from brainstore.store.duckdb import DuckDBStore
-from tests.store.cache_ops import apply, erases
+from tests.store.cache_ops import BRAINS, Versions, apply, check_every_step, erases, open_store
 from tests.store.erasure import T0, mem
 
-BRAINS = ("b1", "b2")
 FINGERPRINTS = ("fp_a", "fp_b", "fp_c", "")
 SUBJECTS = ("Alice", "alice", "Bob")
 ATTRIBUTES = ("likes", "lives_in", None)
-
-
-def open_store(path: Path) -> DuckDBStore:
-    store = DuckDBStore(path, purge_delay=3600)
-    store.migrate()
-    for uid in BRAINS:
-        store.insert_brain(Brain(uid, "ns", uid, None, None, None, T0))
-    return store
 
 
 def by_statements(store: DuckDBStore, call: Any, *args: Any) -> Any:
@@ -67,28 +57,24 @@ OPS = st.lists(
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS)
 def test_lookups_by_held_keys_find_what_the_statements_find(ops: list[tuple[Any, ...]]) -> None:
-    with tempfile.TemporaryDirectory() as directory:
-        store = open_store(Path(directory) / "b.duckdb")
-        versions: dict[tuple[str, str], int] = {}
-        try:
-            for op in ops:
-                # a lookup inside a rolled-back erase reads the keys after it
-                versions = apply(store, versions, op, write, lambda uid: store.memories_by_fingerprints(uid, ["fp_a"]))
-                for uid in BRAINS:
-                    fingerprints = [f for f in FINGERPRINTS if f]
-                    keys = [(s, a) for s in SUBJECTS for a in ATTRIBUTES if a]
-                    assert store.memories_by_fingerprints(uid, fingerprints) == by_statements(
-                        store, store.memories_by_fingerprints, uid, fingerprints
-                    )
-                    assert store.memories_by_attributes(uid, keys) == by_statements(
-                        store, store.memories_by_attributes, uid, keys
-                    )
-                    with store.atomic():  # inside a transaction too
-                        assert store.memories_by_fingerprints(uid, fingerprints[:1]) == by_statements(
-                            store, store.memories_by_fingerprints, uid, fingerprints[:1]
-                        )
-        finally:
-            store.close()
+    def step(store: DuckDBStore, versions: Versions, op: tuple[Any, ...]) -> Versions:
+        # a lookup inside a rolled-back erase reads the keys after it
+        return apply(store, versions, op, write, lambda uid: store.memories_by_fingerprints(uid, ["fp_a"]))
+
+    def check(store: DuckDBStore) -> None:
+        for uid in BRAINS:
+            fingerprints = [f for f in FINGERPRINTS if f]
+            keys = [(s, a) for s in SUBJECTS for a in ATTRIBUTES if a]
+            assert store.memories_by_fingerprints(uid, fingerprints) == by_statements(
+                store, store.memories_by_fingerprints, uid, fingerprints
+            )
+            assert store.memories_by_attributes(uid, keys) == by_statements(store, store.memories_by_attributes, uid, keys)
+            with store.atomic():  # inside a transaction too
+                assert store.memories_by_fingerprints(uid, fingerprints[:1]) == by_statements(
+                    store, store.memories_by_fingerprints, uid, fingerprints[:1]
+                )
+
+    check_every_step(open_store, ops, step, check)
 
 
 def write(store: DuckDBStore, versions: dict[tuple[str, str], int], op: tuple[Any, ...]) -> None:
