@@ -6,9 +6,9 @@ through a real `brainstore serve` (DuckDB): the figures behind the fixes of a re
 * ``memories``: a Brain of ``--records`` Records of ``--facts`` first-person facts each (about
   records x facts Memories), then listMemories pages as the client times them: ``as_of`` before every
   Memory at limit 1 and 100 (a page that filters out all it reads) and plain pages of 100; fast
-  Contexts that include ``memories`` or ``profile`` against plain ones; the profile and the census;
-  a walk through every Memory, 100 a page; and Contexts with and without ``memories`` while another
-  client posts a Record to the Brain every 0.1 s;
+  Contexts that include ``memories`` or ``profile`` or ask a ``schema``, against plain ones; the profile
+  and the census; a walk through every Memory, 100 a page; and Contexts with and without ``memories``
+  while another client posts a Record to the Brain every 0.1 s;
 * ``thorough``: thorough Contexts on that Brain at 2,000 and 100,000 tokens (client wall time and the
   server's CPU a Context);
 * ``answers`` (in process, no server): the thorough answer with the composer's shortlist
@@ -114,6 +114,9 @@ def memories_and_thorough(records: int, facts: int, parts: set[str]) -> None:
                 body = {"query": "where does my friend live?", "include": include}
                 median, _ = timed(http, "POST", "/brains/m/context", 5, json=body)
                 print(f"fast Context include {include}: client p50 {median:.0f} ms")
+            schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+            median, _ = timed(http, "POST", "/brains/m/context", 5, json={"query": "where does my friend live?", "schema": schema})
+            print(f"fast Context with a schema: client p50 {median:.0f} ms")
             for label, path in (("profile", "/brains/m/profile"), ("census", "/brains/m/census")):
                 median, _ = timed(http, "GET", path, 5)
                 print(f"{label}: client p50 {median:.0f} ms")
