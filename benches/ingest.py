@@ -2,7 +2,8 @@
 `brainstore serve` on loopback, beside the embedder's own batched throughput on the same texts (the
 floor no server on these cores can beat), and the fairness of derivation across tenants.
 
-Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory] [--fairness]``
+Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory] [--fairness] [--documents]
+[--no-throughput]``
 or through pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures
 the int8 embedder (server and floor alike). ``--tenants 8`` has the 8 clients post for 8 tenants, one
 each (a hosted server's many small writers) instead of all for one. LoCoMo turns come from
@@ -340,6 +341,66 @@ def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, 
     )
 
 
+@dataclass
+class DocumentFairness:
+    engine: str
+    quiet_p50_s: float
+    quiet_max_s: float
+    quiet_first_s: float  # the first, posted while the other tenant's documents wait to be read
+    samples: int
+    bulk_s: float  # from the first bulk POST to the last bulk document ready
+
+
+def document_fairness(
+    engine: str, bulk: list[tuple[str, str, str]], documents: int = 40, doc_chars: int = 190_000, quiet_chars: int = 25_000
+) -> DocumentFairness:
+    """A quiet tenant's long documents (``quiet_chars``, long enough to be read apart from the worker),
+    one at a time every 0.5 s, while another tenant posts ``documents`` documents of ``doc_chars``: seconds
+    from each quiet POST to ready, p50 and max, until the bulk tenant's documents are all ready."""
+    text = " ".join(t for _, _, t in bulk)
+    whole = (text * ((doc_chars + quiet_chars) * 2 // max(len(text), 1) + 1))
+
+    def cut(start: int, chars: int) -> str:
+        start %= len(whole) - chars
+        return whole[start : start + chars]
+
+    with serve(engine) as served:
+        base = served.base
+        for key, brain in ((KEY, "bulk"), (QUIET_KEY, "quiet")):
+            httpx.post(base + "/brains", json={"id": brain}, headers={"Authorization": f"Bearer {key}"}).raise_for_status()
+        acked: list[tuple[str, float]] = []
+        began = time.monotonic()
+        loader = threading.Thread(
+            target=lambda: acked.extend(
+                post_all(base, KEY, "bulk", [{"content": cut(i * 7919, doc_chars)} for i in range(documents)], 4)
+            )
+        )
+        loader.start()
+        waits: list[float] = []
+        with (
+            httpx.Client(base_url=base, headers={"Authorization": f"Bearer {QUIET_KEY}"}, timeout=60) as http,
+            httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as bulk_http,
+        ):
+            time.sleep(1.0)  # the bulk load is under way
+            bulk_done: float | None = None
+            while bulk_done is None or len(waits) < 5:
+                sent = time.monotonic()
+                reply = http.post("/brains/quiet/records", json={"content": cut(len(waits) * 104_729, quiet_chars)})
+                reply.raise_for_status()
+                rid = reply.json()["id"]
+                while http.get(f"/brains/quiet/records/{rid}").json()["status"] == "processing":
+                    time.sleep(0.05)
+                waits.append(time.monotonic() - sent)
+                if bulk_done is None and not loader.is_alive():
+                    statuses = [bulk_http.get(f"/brains/bulk/records/{r}").json()["status"] for r, _ in acked]
+                    if "processing" not in statuses:
+                        bulk_done = time.monotonic() - began
+                time.sleep(0.5)
+        loader.join()
+    assert bulk_done is not None
+    return DocumentFairness(engine, statistics.median(waits), max(waits), waits[0], len(waits), bulk_done)
+
+
 def read_own_write(http: httpx.Client, n: int, stats: Counter[str]) -> float:
     """Post a Record the quiet Brain has not heard (the ``n``th), then ask about it with the POST's
     Brain-Watermark until a Context cites it; when that Context came back (monotonic)."""
@@ -365,25 +426,30 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--engines", default="duckdb,memory")
     parser.add_argument("--fairness", action="store_true")
+    parser.add_argument(
+        "--documents", action="store_true", help="a quiet tenant's long documents during another's (fairness)"
+    )
     parser.add_argument("--tenants", type=int, default=1, help="the 8 clients post for this many tenants")
+    parser.add_argument("--no-throughput", action="store_true", help="only the fairness runs asked for")
     args = parser.parse_args()
     items = turns(args.records)
     cores = os.cpu_count() or 1
-    floor = embedder_floor(items)
-    print(
-        f"embedder floor: {floor.per_s:.1f} Records/s ({len(items)} LoCoMo turns, batches of 64), "
-        f"{floor.cpu_ms:.1f} ms of CPU a text ({busy_cores_rate(cores, floor.cpu_ms):.0f}/s with {cores} cores busy)"
-    )
-    for engine in args.engines.split(","):
-        result = throughput(engine, items, tenants=args.tenants)
-        bound = busy_cores_rate(cores, result.cpu_ms)
-        label = engine if args.tenants == 1 else f"{engine}, {args.tenants} tenants"
+    if not args.no_throughput:
+        floor = embedder_floor(items)
         print(
-            f"{label}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
-            f"({result.ready_per_s / floor.per_s:.2f} of the floor); CPU a Record: server "
-            f"{result.server_cpu_ms:.1f} ms, client {result.client_cpu_ms:.1f} ms "
-            f"({bound:.0f}/s with {cores} cores busy, {bound / floor.per_s:.2f} of the floor)"
+            f"embedder floor: {floor.per_s:.1f} Records/s ({len(items)} LoCoMo turns, batches of 64), "
+            f"{floor.cpu_ms:.1f} ms of CPU a text ({busy_cores_rate(cores, floor.cpu_ms):.0f}/s with {cores} cores busy)"
         )
+        for engine in args.engines.split(","):
+            result = throughput(engine, items, tenants=args.tenants)
+            bound = busy_cores_rate(cores, result.cpu_ms)
+            label = engine if args.tenants == 1 else f"{engine}, {args.tenants} tenants"
+            print(
+                f"{label}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
+                f"({result.ready_per_s / floor.per_s:.2f} of the floor); CPU a Record: server "
+                f"{result.server_cpu_ms:.1f} ms, client {result.client_cpu_ms:.1f} ms "
+                f"({bound:.0f}/s with {cores} cores busy, {bound / floor.per_s:.2f} of the floor)"
+            )
     if args.fairness:
         for engine in args.engines.split(","):
             f = fairness(engine, items)
@@ -391,6 +457,15 @@ def main() -> None:
                 f"{engine} fairness: quiet tenant ready in p50 {f.quiet_p50_s:.2f} s, max {f.quiet_max_s:.2f} s "
                 f"({f.samples} samples); reads its own write in p50 {f.read_p50_s:.2f} s, max {f.read_max_s:.2f} s "
                 f"({f.read_samples} samples, {f.read_pending} Contexts answered 202 on the way)"
+            )
+    if args.documents:
+        for engine in args.engines.split(","):
+            d = document_fairness(engine, items)
+            print(
+                f"{engine} long documents: quiet tenant's 25,000 characters ready in p50 {d.quiet_p50_s:.2f} s, "
+                f"max {d.quiet_max_s:.2f} s, the first {d.quiet_first_s:.2f} s ({d.samples} samples) while "
+                f"another tenant's 40 of 190,000 "
+                f"were all ready in {d.bulk_s:.1f} s"
             )
 
 
