@@ -3,22 +3,23 @@ tenant's short Record is derived meanwhile, and the document is derived once it 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
 import pytest
 
 from brainstore.api.app import create_app
-from brainstore.derive import Assertion, SourceText, default_extractor
+from brainstore.derive import Assertion, RuleExtractor, SourceText, default_extractor
 from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
 from brainstore.service import Service
-from brainstore.service.derivation import BATCH_RECORDS, LONG_TEXT_CHARS
+from brainstore.service.derivation import BATCH_RECORDS, LONG_TEXT_CHARS, READER_ENDINGS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
@@ -101,22 +102,116 @@ def test_the_rules_read_a_long_document_in_a_process_of_their_own(engine: Engine
     paragraph = "Alice moved to Lisbon in March and works at a bakery near the river. "
     document = api.remember("docs", paragraph * (LONG_TEXT_CHARS // len(paragraph) + 1)).body["id"]
     assert wait_for(api, "docs", document, timeout=120)
-    executor = service.derivation._long_texts
-    assert isinstance(executor, ProcessPoolExecutor)
-    children = list(executor._processes.values())  # type: ignore[attr-defined]
-    assert children and all(child.pid != os.getpid() for child in children)
+    reader = service.derivation._reader
+    assert reader is not None
+    child = reader._process
+    assert child is not None and child.pid != os.getpid()
     memories = api.get("/brains/docs/memories", params={"limit": "10"}).body["data"]
     assert any("Lisbon" in m["statement"] for m in memories)
 
     # Its process killed (out of memory, say): the next long text gets a new one and is derived.
-    for child in children:
-        child.kill()
-        child.join(10)
+    child.kill()
+    child.join(10)
     other = paragraph.replace("Lisbon", "Porto")
     second = api.remember("docs", other * (LONG_TEXT_CHARS // len(other) + 1)).body["id"]
     assert wait_for(api, "docs", second, timeout=120)
     memories = api.get("/brains/docs/memories", params={"limit": "50"}).body["data"]
     assert any("Porto" in m["statement"] for m in memories)
+
+
+class RulesKilledByPoison(RuleExtractor):
+    """The offline rules, except that reading a text with POISON in it kills the process reading it, and
+    one with GREEDY in it asks for 4 GiB (only ever in a child: the test's own process never reads them)."""
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        if multiprocessing.parent_process() is not None:
+            if "POISON" in source.text:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if "GREEDY" in source.text:
+                assert bytearray(4 << 30)
+        return super().extract(source, self_name=self_name)
+
+
+def test_a_text_that_kills_the_process_reading_it_fails_after_a_few_tries_and_the_others_are_read(
+    engine: Engine,
+) -> None:
+    service = engine.open(RulesKilledByPoison())
+    app = create_app(service)
+    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
+    bulk.brain("docs")
+    quiet.brain("notes")
+    poison = bulk.remember("docs", "POISON. " + LONG).body["id"]
+    innocent = quiet.remember("notes", LONG.replace("Lisbon", "Porto")).body["id"]
+    assert wait_for(quiet, "notes", innocent, timeout=120)
+    assert wait_for(bulk, "docs", poison, wanted="failed", timeout=120)
+    error = bulk.get(f"/brains/docs/records/{poison}").body["error"]
+    assert error["code"] == "extraction_failed"
+    assert f"ended the process reading it {READER_ENDINGS} times" in error["message"]
+    assert "killed by signal 9" in error["message"]
+    after = bulk.remember("docs", LONG.replace("Lisbon", "Faro")).body["id"]  # a new process reads it
+    assert wait_for(bulk, "docs", after, timeout=120)
+
+
+def test_a_text_that_needs_more_memory_than_the_reader_may_take_fails_at_once(engine: Engine) -> None:
+    service = engine.open(RulesKilledByPoison())
+    api = Api(create_app(service), KEY)
+    api.brain("docs")
+    greedy = api.remember("docs", "GREEDY. " + LONG).body["id"]
+    assert wait_for(api, "docs", greedy, wanted="failed", timeout=60)
+    error = api.get(f"/brains/docs/records/{greedy}").body["error"]
+    assert error["code"] == "extraction_failed" and error["message"].startswith("MemoryError")
+    reader = service.derivation._reader
+    assert reader is not None and reader._process is not None and reader._process.is_alive()  # not ended
+
+
+class NoteTheLongTexts:
+    """The default extractor, noting the long texts in the order it reads them (by their first
+    sentence); the first waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        self.inner = default_extractor()
+        self.name = self.inner.name
+        self.read: list[str] = []
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        if len(source.text) >= LONG_TEXT_CHARS:
+            self.read.append(source.text.split(".")[0])
+            self.started.set()
+            assert self.release.wait(60)
+        return self.inner.extract(source, self_name=self_name)
+
+
+def test_long_texts_are_read_namespaces_in_turn(engine: Engine) -> None:
+    extractor = NoteTheLongTexts()
+    service = engine.open(extractor)  # type: ignore[arg-type]
+    app = create_app(service)
+    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
+    bulk.brain("docs")
+    quiet.brain("notes")
+    long_texts = service.derivation._long_texts
+    assert long_texts is not None
+
+    def waiting(count: int) -> bool:
+        deadline = time.monotonic() + 30
+        while sum(len(queue) for queue in long_texts._queues.values()) < count:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    ids = [bulk.remember("docs", f"Bulk {i}. " + LONG).body["id"] for i in range(4)]
+    try:
+        assert extractor.started.wait(30)
+        assert waiting(3)  # one read, three waiting behind it
+        late = quiet.remember("notes", "Quiet. " + LONG).body["id"]
+        assert waiting(4)
+    finally:
+        extractor.release.set()
+    assert all(wait_for(bulk, "docs", record) for record in ids)
+    assert wait_for(quiet, "notes", late)
+    assert extractor.read.index("Quiet") == 2  # not behind all of the other tenant's texts: the next turn
+    assert len(extractor.read) == 5
 
 
 class WrappedEmbedder:
@@ -349,8 +444,9 @@ def test_a_backlog_embeds_at_background_priority_and_a_question_or_a_light_recor
     one = api.remember("notes", "The basil needs water too.").body["id"]  # the whole backlog: light
     assert wait_for(api, "notes", one)
     assert embedder.bulk == [0]
-    long_texts = service.derivation._long_text_executor()  # the process that reads long documents
+    reader = service.derivation._reader_process()  # the process that reads long documents
+    assert reader is not None
     try:
-        assert long_texts.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60) == BACKGROUND_NICE
+        assert reader.call(os.getpriority, os.PRIO_PROCESS, 0) == BACKGROUND_NICE
     finally:
-        long_texts.shutdown()
+        reader.close()

@@ -10,11 +10,14 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
   errors :class:`ExtractorUnavailable` (try again later) and :class:`LLMExtractionError`
 - :func:`named_periods`: the periods a text names ("in October 2023", "last week"), for queries;
   :func:`warm_up` loads the date parser ahead of the first request
+- :class:`ReaderProcess`: a process of its own for reading long texts, which a text may kill or outlast
+  (:class:`ReaderEnded`) without taking the server with it
 - :func:`transcript_parts`: a document that reads as a transcript ("Ann: ...") as its speakers' turns,
   which derivation and chunking read as messages
 - :data:`UNKNOWN_START`: the valid_from of a state known only to have ended ("I used to live in Dublin")
 """
 
+from .apart import ReaderEnded, ReaderProcess
 from .extract import RuleExtractor, default_extractor, extract_record, source_text
 from .llm import LLMExtractionError, LLMExtractor
 from .model import SINGLE_VALUED, Assertion, Extractor, ExtractorUnavailable, SourceText
@@ -29,6 +32,8 @@ __all__ = [
     "ExtractorUnavailable",
     "LLMExtractionError",
     "LLMExtractor",
+    "ReaderEnded",
+    "ReaderProcess",
     "RuleExtractor",
     "SourceText",
     "default_extractor",

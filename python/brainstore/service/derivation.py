@@ -51,7 +51,6 @@ by any other. Brains are locked in uid order in a batch, so two processes' batch
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import queue
 import secrets
@@ -60,7 +59,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -71,6 +70,8 @@ from brainstore.derive import (
     Assertion,
     Extractor,
     ExtractorUnavailable,
+    ReaderEnded,
+    ReaderProcess,
     RuleExtractor,
     SourceText,
     extract_record,
@@ -79,9 +80,10 @@ from brainstore.derive import (
 )
 from brainstore.domain import MemoryRevision, Record, RecordStatus, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, embedding_text, leads
-from brainstore.retrieval.embedder import background_priority
+from brainstore.retrieval.embedder import BACKGROUND_NICE, background_priority
 from brainstore.service.common import SharedStore, shared_store
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
+from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.planner import MemoryRules, MemoryState, assertion_fingerprint, revision_fingerprint
 from brainstore.store.base import Store, StoreFeature
 
@@ -126,6 +128,21 @@ EXPRESS_CHARS = 1_000
 # request threads and the worker, and a quiet tenant's one-sentence Record took up to 1.7 s to be
 # ready while three such documents were read (0.8 s without them).
 LONG_TEXT_CHARS = 20_000
+# Long texts are read one at a time, namespaces in turn (one tenant's forty documents queued first made
+# another's one document wait for all forty), each in at most READ_APART_SECONDS: the longest text the
+# API takes (200,000 characters) is read in under a second on one quiet core, and a million characters
+# of the worst shapes measured took 4.3 s. A text whose reading ends the process READER_ENDINGS times
+# (killed, out of memory, or over its time) fails instead of being tried forever, taking the process
+# (and every other tenant's long texts) with it each time.
+READ_APART_SECONDS = 120.0
+READER_ENDINGS = 3
+# Address space the process reading long texts may take: a text that needs more fails at once
+# (MemoryError), rather than leaving the kernel to choose a process to kill, perhaps the server. Reading
+# a million characters of the hungriest shapes measured peaked at 241 MB (prose: 94 MB; idle: 41 MB).
+READ_APART_BYTES = 1 << 30
+# Long texts one namespace may have waiting to be read: a waiting text is its job alone (about a
+# kilobyte), as its text is read again on its turn.
+LONG_TEXTS_WAITING = 10_000
 # With a shared store: how long a claim holds a Record against other processes (a batch takes well
 # under a second; a process that dies holds its Records this long at most), how often the queue is
 # scanned for Records nobody derives, and how long a Record may stay unclaimed before another process
@@ -182,6 +199,7 @@ class Job:
     seq: int = 0  # a Record's change sequence (0 when unknown: it then holds back every watermark)
     chars: int | None = None  # the length of a Record's text when it was queued (None: unknown)
     failures: int = 0
+    reader_endings: int = 0  # times reading its text apart ended the process reading it
     # a Record's derivation in progress
     record: Record | None = None
     text: SourceText | None = None
@@ -389,7 +407,10 @@ class Derivation:
         # the worker's embedding calls, so that it reads the next batch meanwhile (see _run)
         self._embedding = self._embedding_executor()
         self._pace = _Pace()
-        self._long_texts: Executor | None = None  # extraction of long texts, off the worker
+        # extraction of long texts, off the worker: the order (namespaces in turn), and for the offline
+        # rules the process that reads them
+        self._long_texts: FairExecutor | None = None
+        self._reader: ReaderProcess | None = None
         self._idle = threading.Condition()
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
         self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
@@ -426,7 +447,8 @@ class Derivation:
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
         self._embedding = self._embedding_executor()
-        self._long_texts = self._long_text_executor()
+        self._long_texts = FairExecutor(1, per_namespace=LONG_TEXTS_WAITING, name="brainstore-derivation-long")
+        self._reader = self._reader_process()
         self._applier = threading.Thread(target=self._apply_prepared, name="brainstore-derivation-apply", daemon=True)
         self._applier.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
@@ -445,14 +467,15 @@ class Derivation:
             self._scanner = threading.Thread(target=self._scan, name="brainstore-derivation-scan", daemon=True)
             self._scanner.start()
 
-    def _long_text_executor(self) -> Executor:
+    def _reader_process(self) -> ReaderProcess | None:
         """A process for the offline rules (pure Python, CPU-bound), started when the first long text
         comes, at background priority like the embedding (a long document read at the default
-        priority would take a core from the embedding of every other tenant's Records); a thread for
-        an extractor that waits on a model server (and may not pickle)."""
+        priority would take a core from the embedding of every other tenant's Records); None for an
+        extractor that waits on a model server (and may not pickle): it reads on the long texts'
+        thread, bound by its own timeouts."""
         if isinstance(self.extractor, RuleExtractor):
-            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=background_priority)
-        return ThreadPoolExecutor(1, thread_name_prefix="brainstore-derivation-long")
+            return ReaderProcess(seconds=READ_APART_SECONDS, nice=BACKGROUND_NICE, memory_bytes=READ_APART_BYTES)
+        return None
 
     def _scan(self) -> None:
         """Adopt the queued Records no process derives, and drop the caches of Brains erased elsewhere."""
@@ -491,9 +514,10 @@ class Derivation:
         if self._applier is not None:
             self._applier.join(timeout=30)
             self._applier = None
+        if self._reader is not None:
+            self._reader.close()  # a text being read ends now; its Record stays processing
         if self._long_texts is not None:
-            # an extraction still running finds the worker stopped; its Record stays processing
-            self._long_texts.shutdown(wait=False, cancel_futures=True)
+            self._long_texts.shutdown()  # the texts still waiting stay processing, and start() queues them
             self._long_texts = None
         with self._idle:
             self._outstanding.clear()
@@ -752,7 +776,7 @@ class Derivation:
                     continue
                 if self._long_texts is not None and text_length(record) >= LONG_TEXT_CHARS:
                     # read off the worker; back at the head of its queue when done
-                    self._extract_apart(job, record, self_name)
+                    self._extract_apart(job, self_name)
                     dropped.add(id(job))
                 elif not self._extract(job, record, self_name):
                     dropped.add(id(job))
@@ -771,14 +795,19 @@ class Derivation:
         return self._cut(job, record, text, assertions)
 
     def _not_read(self, job: Job, failure: BaseException) -> None:
-        """A Record's extraction raised: tried again later when the cause is not the Record (the
-        provider down, or the process reading it died), failed otherwise."""
+        """A Record's extraction raised: tried again later when the cause may not be the Record (the
+        provider down, or the process reading it ended, a few times), failed otherwise."""
         if isinstance(failure, ExtractorUnavailable):
             log.warning("extractor unavailable for %s: %s", job.item_id, failure)
             self._retry_later(job)
-        elif isinstance(failure, BrokenExecutor):
-            log.error("the process extracting %s died; trying again", job.item_id)
-            self._retry_later(job)
+        elif isinstance(failure, ReaderEnded):
+            job.reader_endings += 1
+            if job.reader_endings >= READER_ENDINGS:
+                log.error("reading %s ended the process reading it %d times: failed", job.item_id, job.reader_endings)
+                self._fail(job, ReaderEnded(f"reading its text ended the process reading it {job.reader_endings} times; the last: {failure}"))
+            else:
+                log.error("reading %s ended the process reading it (%s); trying again", job.item_id, failure)
+                self._retry_later(job)
         else:
             log.error("extraction failed for %s", job.item_id, exc_info=failure)
             self._fail(job, failure if isinstance(failure, Exception) else RuntimeError(str(failure)))
@@ -793,34 +822,45 @@ class Derivation:
         job.record, job.text, job.assertions, job.drafts = record, text, assertions, drafts
         return True
 
-    def _extract_apart(self, job: Job, record: Record, self_name: str | None) -> None:
-        for attempt in (1, 2):
-            executor = self._long_texts
-            if executor is None:
-                return  # stopped: the Record stays processing in the store, and start() queues it
-            try:
-                future = executor.submit(
+    def _extract_apart(self, job: Job, self_name: str | None) -> None:
+        """Queue a long text to be read on its namespace's turn. Only the job waits: its text is read
+        again then, so a tenant's backlog of documents does not wait in memory."""
+        executor = self._long_texts
+        if executor is None:
+            return  # stopped: the Record stays processing in the store, and start() queues it
+        try:
+            executor.submit(job.namespace, lambda: self._read_apart(executor, job, self_name))
+        except NamespaceBusy:
+            self._retry_later(job)  # its namespace has LONG_TEXTS_WAITING already: in a while
+        except RuntimeError:
+            return  # shut down meanwhile, as above
+
+    def _read_apart(self, executor: FairExecutor, job: Job, self_name: str | None) -> None:
+        if self._stopping or executor is not self._long_texts:
+            return  # stopped (and perhaps started again): the Record stays processing, start() queues it
+        try:
+            record = self.store.records(job.brain_uid, [job.item_id]).get(job.item_id)
+        except Exception:  # the store unreachable: as for any batch
+            log.exception("reading %s to extract it failed; retrying", job.item_id)
+            self._retry_later(job)
+            return
+        if record is None or record.status != "processing":
+            self._done(job)  # forgotten meanwhile, or derived by another process
+            return
+        try:
+            if self._reader is None:
+                text, assertions = extract_record(
+                    self.extractor, record.content, self_name=self_name, occurred_at=record.occurred_at
+                )
+            else:
+                text, assertions = self._reader.call(
                     extract_record, self.extractor, record.content, self_name=self_name, occurred_at=record.occurred_at
                 )
-            except BrokenExecutor:  # its process died (killed, out of memory): a new one, once
-                if attempt == 2:
-                    self._retry_later(job)
-                    return
-                executor.shutdown(wait=False)
-                self._long_texts = self._long_text_executor()
-                continue
-            except RuntimeError:  # shut down meanwhile, as above
-                return
-            future.add_done_callback(lambda done: self._extracted(job, record, done))
-            return
-
-    def _extracted(self, job: Job, record: Record, done: Future[tuple[SourceText, list[Assertion]]]) -> None:
-        if done.cancelled():
-            return  # stopped: the Record stays processing in the store, and start() queues it
-        failure = done.exception()
-        if failure is not None:
-            self._not_read(job, failure)
-        elif self._cut(job, record, *done.result()):
+        except Exception as exc:
+            if not self._stopping:
+                self._not_read(job, exc)
+            return  # stopped: as above
+        if self._cut(job, record, text, assertions):
             self._queue.put(job, front=True)
 
     def _fail(self, job: Job, exc: Exception) -> None:
