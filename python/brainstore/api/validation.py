@@ -21,6 +21,11 @@ RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|
 #: A UTF-16 surrogate code point alone: JSON's \uD800 escapes and percent-decoded CESU-8 produce one,
 #: and no UTF-8 encoder (the response serializer, DuckDB, the tokenizer) accepts it.
 SURROGATE = re.compile(r"[\ud800-\udfff]")
+# A character no reading of the contract's pattern '\S' calls white space: JSON Schema means ECMA-262's
+# (U+FEFF is white space there), a Python validator reads it as Python's re does (U+001C-U+001F and U+0085
+# are white space there). A text blank by either is refused, so no answer carries a text that any
+# validator of the contract calls blank.
+NOT_BLANK = re.compile(r"[^\s\ufeff]")
 #: Deepest nesting of arrays and objects accepted in any JSON body: far beyond any contract shape,
 #: far below the recursion limit of anything that walks a value (serializers, fingerprints).
 MAX_DEPTH = 64
@@ -124,7 +129,7 @@ def slug(value: Any, field: str) -> str:
 def string(value: Any, field: str, *, max_length: int = 1000, allow_empty: bool = False) -> str:
     if not _is_str(value):
         raise invalid(field, "must be a string")
-    if not allow_empty and not value.strip():
+    if not allow_empty and not NOT_BLANK.search(value):
         raise invalid(field, "must not be empty")
     if len(value) > max_length:
         raise invalid(field, f"must be at most {max_length} characters")
