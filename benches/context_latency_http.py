@@ -33,7 +33,9 @@ holds the GIL for most of a second at 100,000 chunks); run it for at least a min
 (``--queries 2000``) to include a save. It changes the data directory: the Records it forgot are gone.
 
 Run: ``.venv/bin/python -m benches.context_latency_http --chunks 100000 --locomo 26``
-(``--engine memory`` serves the memory engine; only ``--locomo`` applies to it).
+(``--engine memory`` serves the memory engine, ``--engine postgres`` PostgreSQL: a throwaway server on
+loopback, fsync off, unless ``--database-url`` names one, and ``--workers`` processes; only
+``--locomo`` and ``--turns`` apply to them).
 """
 
 from __future__ import annotations
@@ -125,14 +127,18 @@ def seed_synthetic(data_dir: Path, brain_id: str, n_chunks: int) -> None:
 
 
 class Server:
-    def __init__(self, data_dir: Path, engine: str, threads: int) -> None:
+    def __init__(
+        self, data_dir: Path, engine: str, threads: int, *, database_url: str | None = None, workers: int = 1
+    ) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         env = dict(os.environ, BRAINSTORE_RATE_LIMIT="0")
         cmd = [
             str(Path(sys.executable).with_name("brainstore")), "serve", "--engine", engine, "--data-dir", str(data_dir),
-            "--port", str(self.port), "--threads", str(threads),
+            "--port", str(self.port), "--threads", str(threads), "--workers", str(workers),
         ]  # fmt: skip
+        if database_url is not None:
+            cmd += ["--database-url", database_url]
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -365,7 +371,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=0, help="synthetic Brain size (0: none)")
     parser.add_argument("--locomo", default=None, help="a LoCoMo conversation to ingest through the API")
     parser.add_argument("--turns", type=int, default=0, help="LoCoMo turns to post through the API (0: none)")
-    parser.add_argument("--engine", choices=("duckdb", "memory"), default="duckdb")
+    parser.add_argument("--engine", choices=("duckdb", "memory", "postgres"), default="duckdb")
+    parser.add_argument(
+        "--database-url", default=None, help="postgres: the database (default: a throwaway server on loopback)"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (more than 1: postgres only)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--data-dir", default=None, help="keep (and reuse) the seeded data directory here")
@@ -378,14 +388,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from benches.test_context_latency_bench import _queries
 
-    with tempfile.TemporaryDirectory(prefix="brainstore-latency-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="brainstore-latency-") as tmp, contextlib.ExitStack() as owned:
         data_dir = Path(args.data_dir or tmp)
+        database_url = args.database_url
+        if args.engine == "postgres" and database_url is None:
+            from tests.postgres_server import PostgresServer
+
+            postgres = PostgresServer.start()
+            owned.callback(postgres.stop)
+            database_url = postgres.url(postgres.database())
+        serving = {"database_url": database_url, "workers": args.workers}
         if args.chunks and args.engine == "duckdb" and not (data_dir / ".seeded").exists():
             started = time.perf_counter()
             seed_synthetic(data_dir, "big", args.chunks)
             (data_dir / ".seeded").write_text(str(args.chunks))
             print(f"seeded {args.chunks} chunks in {time.perf_counter() - started:.0f} s", flush=True)
-        server = Server(data_dir, args.engine, args.threads)
+        server = Server(data_dir, args.engine, args.threads, **serving)
         try:
             headers = {"Authorization": f"Bearer {KEY}"}
             with httpx.Client(headers=headers, timeout=600) as client:
@@ -422,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                     questions = [questions[i % len(questions)] for i in range(args.queries)]
                     results[f"{args.turns} turns, live"] = measure(client, server.url, "turns", questions)
                     server.stop()
-                    server = Server(data_dir, args.engine, args.threads)
+                    server = Server(data_dir, args.engine, args.threads, **serving)
                     measure(client, server.url, "turns", questions[:20])
                     results[f"{args.turns} turns, loaded"] = measure(client, server.url, "turns", questions)
                 if args.locomo:
