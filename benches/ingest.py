@@ -5,9 +5,10 @@ floor no server on these cores can beat), and the fairness of derivation across 
 Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,memory] [--fairness] [--documents]
 [--no-throughput]``
 or through pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures
-the int8 embedder (server and floor alike). ``--tenants 8`` has the 8 clients post for 8 tenants, one
-each (a hosted server's many small writers) instead of all for one. LoCoMo turns come from
-/work/shared/data/locomo.
+the int8 embedder (server and floor alike). ``--engines postgres`` serves PostgreSQL (a throwaway
+server on loopback, fsync off; its CPU counts as the server's), with ``--workers`` processes.
+``--tenants 8`` has the 8 clients post for 8 tenants, one each (a hosted server's many small writers)
+instead of all for one. LoCoMo turns come from /work/shared/data/locomo.
 
 Beside the rates it reports CPU time (Linux: from /proc): the floor's per text, and per Record the
 server's (every process and thread of it, from the first POST to the last Record ready) and this
@@ -19,6 +20,7 @@ busy, which shows how much of the gap to the floor is work and how much idle cor
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import signal
 import socket
@@ -33,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -86,23 +89,58 @@ def busy_cores_rate(cores: int, cpu_ms: float) -> float:
     return cores * 1000 / max(cpu_ms, 1e-9)
 
 
+def process_tree_cpu_seconds(pid: int) -> float:
+    """User and system CPU of a live process and its live children, the children they waited for
+    included (PostgreSQL's backends are the postmaster's children, each a session of its own)."""
+    total = 0
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if entry.parent.name == str(pid) or int(fields[1]) == pid:
+            total += sum(int(f) for f in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Served:
     base: str  # the /v1 URL
     session: int  # the server's session id: the pid of the command, its leader
+    database_pid: int | None = None  # PostgreSQL's postmaster: its backends' CPU is the server's too
 
     def cpu_seconds(self) -> float:
-        return session_cpu_seconds(self.session)
+        database = process_tree_cpu_seconds(self.database_pid) if self.database_pid is not None else 0.0
+        return session_cpu_seconds(self.session) + database
+
+
+# PostgreSQL for --engines postgres: one throwaway server on loopback (fsync off) for the run, a fresh
+# database for each served engine.
+_postgres: Any = None
+
+
+def _postgres_database() -> tuple[str, int | None]:
+    global _postgres
+    if _postgres is None:
+        from tests.postgres_server import PostgresServer
+
+        _postgres = PostgresServer.start()
+        atexit.register(_postgres.stop)
+    return _postgres.url(_postgres.database()), _postgres.postmaster_pid()
 
 
 @contextmanager
-def serve(engine: str, *, threads: int = 8) -> Iterator[Served]:
-    """A `brainstore serve` on a free loopback port and a fresh data directory."""
+def serve(engine: str, *, threads: int = 8, workers: int = 1) -> Iterator[Served]:
+    """A `brainstore serve` on a free loopback port and a fresh data directory (and database)."""
     with tempfile.TemporaryDirectory() as data:
         port = free_port()
         env = {**os.environ, "HOME": data, "BRAINSTORE_RATE_LIMIT": "0"}
         cmd = [sys.executable, "-m", "brainstore.cli", "serve", "--port", str(port), "--engine", engine,
-               "--data-dir", data, "--threads", str(threads)]  # fmt: skip
+               "--data-dir", data, "--threads", str(threads), "--workers", str(workers)]  # fmt: skip
+        database_pid = None
+        if engine == "postgres":
+            url, database_pid = _postgres_database()
+            cmd += ["--database-url", url]
         log = open(Path(data) / "server.log", "wb")  # noqa: SIM115
         proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env, start_new_session=True)
         base = f"http://127.0.0.1:{port}/v1"
@@ -116,7 +154,7 @@ def serve(engine: str, *, threads: int = 8) -> Iterator[Served]:
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError((Path(data) / "server.log").read_text()[-2000:]) from None
                     time.sleep(0.2)
-            yield Served(base, proc.pid)
+            yield Served(base, proc.pid, database_pid)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
@@ -199,12 +237,14 @@ def tenant_key(tenant: int) -> str:
     return KEY if tenant == 0 else f"sk_test_tenant{tenant}_bench{tenant:04d}"
 
 
-def throughput(engine: str, items: list[tuple[str, str, str]], clients: int = 8, tenants: int = 1) -> Throughput:
+def throughput(
+    engine: str, items: list[tuple[str, str, str]], clients: int = 8, tenants: int = 1, workers: int = 1
+) -> Throughput:
     """``items`` cut into ``tenants`` runs of consecutive turns, each posted by its own tenant to its own
     Brain, the ``clients`` shared out among them (one each at least)."""
     size = -(-len(items) // tenants)
     shares = [items[at : at + size] for at in range(0, len(items), size)]
-    with serve(engine) as served:
+    with serve(engine, workers=workers) as served:
         base = served.base
         for tenant, share in enumerate(shares):
             httpx.post(base + "/brains", json={"id": "b1", "self": {"type": "person", "name": share[0][0]}},
@@ -280,7 +320,9 @@ class Fairness:
     read_pending: int  # Contexts answered 202 (not yet at the watermark) on the way
 
 
-def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, doc_chars: int = 150_000) -> Fairness:
+def fairness(
+    engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, doc_chars: int = 150_000, workers: int = 1
+) -> Fairness:
     """A quiet tenant's one-sentence Records, sent every 0.5 s while another tenant bulk-loads ``bulk``
     turns and ``documents`` long documents and until the last of them is derived (the backlog outlives
     the POSTs by far): seconds from POST to ready, p50 and max. Every other round reads its own write
@@ -288,7 +330,7 @@ def fairness(engine: str, bulk: list[tuple[str, str, str]], documents: int = 3, 
     cites the new Record."""
     text = " ".join(t for _, _, t in bulk)
     doc = (text * (doc_chars // max(len(text), 1) + 1))[:doc_chars]
-    with serve(engine) as served:
+    with serve(engine, workers=workers) as served:
         base = served.base
         for key, brain in ((KEY, "bulk"), (QUIET_KEY, "quiet")):
             httpx.post(base + "/brains", json={"id": brain}, headers={"Authorization": f"Bearer {key}"}).raise_for_status()
@@ -352,7 +394,12 @@ class DocumentFairness:
 
 
 def document_fairness(
-    engine: str, bulk: list[tuple[str, str, str]], documents: int = 40, doc_chars: int = 190_000, quiet_chars: int = 25_000
+    engine: str,
+    bulk: list[tuple[str, str, str]],
+    documents: int = 40,
+    doc_chars: int = 190_000,
+    quiet_chars: int = 25_000,
+    workers: int = 1,
 ) -> DocumentFairness:
     """A quiet tenant's long documents (``quiet_chars``, long enough to be read apart from the worker),
     one at a time every 0.5 s, while another tenant posts ``documents`` documents of ``doc_chars``: seconds
@@ -364,7 +411,7 @@ def document_fairness(
         start %= len(whole) - chars
         return whole[start : start + chars]
 
-    with serve(engine) as served:
+    with serve(engine, workers=workers) as served:
         base = served.base
         for key, brain in ((KEY, "bulk"), (QUIET_KEY, "quiet")):
             httpx.post(base + "/brains", json={"id": brain}, headers={"Authorization": f"Bearer {key}"}).raise_for_status()
@@ -431,6 +478,7 @@ def main() -> None:
     )
     parser.add_argument("--tenants", type=int, default=1, help="the 8 clients post for this many tenants")
     parser.add_argument("--no-throughput", action="store_true", help="only the fairness runs asked for")
+    parser.add_argument("--workers", type=int, default=1, help="the server's worker processes (postgres only)")
     args = parser.parse_args()
     items = turns(args.records)
     cores = os.cpu_count() or 1
@@ -441,7 +489,7 @@ def main() -> None:
             f"{floor.cpu_ms:.1f} ms of CPU a text ({busy_cores_rate(cores, floor.cpu_ms):.0f}/s with {cores} cores busy)"
         )
         for engine in args.engines.split(","):
-            result = throughput(engine, items, tenants=args.tenants)
+            result = throughput(engine, items, tenants=args.tenants, workers=args.workers)
             bound = busy_cores_rate(cores, result.cpu_ms)
             label = engine if args.tenants == 1 else f"{engine}, {args.tenants} tenants"
             print(
@@ -452,7 +500,7 @@ def main() -> None:
             )
     if args.fairness:
         for engine in args.engines.split(","):
-            f = fairness(engine, items)
+            f = fairness(engine, items, workers=args.workers)
             print(
                 f"{engine} fairness: quiet tenant ready in p50 {f.quiet_p50_s:.2f} s, max {f.quiet_max_s:.2f} s "
                 f"({f.samples} samples); reads its own write in p50 {f.read_p50_s:.2f} s, max {f.read_max_s:.2f} s "
@@ -460,7 +508,7 @@ def main() -> None:
             )
     if args.documents:
         for engine in args.engines.split(","):
-            d = document_fairness(engine, items)
+            d = document_fairness(engine, items, workers=args.workers)
             print(
                 f"{engine} long documents: quiet tenant's 25,000 characters ready in p50 {d.quiet_p50_s:.2f} s, "
                 f"max {d.quiet_max_s:.2f} s, the first {d.quiet_first_s:.2f} s ({d.samples} samples) while "

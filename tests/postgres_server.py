@@ -106,6 +106,12 @@ class PostgresServer:
             cls._stop_cluster(bin_dir, root)
             raise
 
+    def postmaster_pid(self) -> int | None:
+        """The server's first process, when this run started it (its backends are its children)."""
+        if self._owned is None:
+            return None
+        return int((self._owned[1] / "data" / "postmaster.pid").read_text().split()[0])
+
     def url(self, dbname: str) -> str:
         return make_conninfo(self.admin_url, dbname=dbname)
 
