@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from brainstore import kernels
 from brainstore.service import Service
+from brainstore.service.context import Ledger
 from tests.conftest import Api
 
 TURNS = [
@@ -70,6 +72,42 @@ def test_every_served_component_is_in_the_one_ledger(
     used = context["budget"]["tokens"]["used"]
     assert used <= tokens
     assert served_tokens(context) <= used or not context["evidence"]
+
+
+@pytest.fixture
+def friends(api: Api, service: Service) -> Api:
+    """A Brain of 45 short Memories, more than a small budget takes."""
+    api.brain("friends", self_name="Ann")
+    towns = ["Porto", "Faro", "Braga", "Evora", "Lagos", "Sintra", "Tavira", "Viseu", "Leiria"]
+    for part in range(3):
+        text = " ".join(f"My friend Zed{part}{i} lives in {towns[(part + i) % len(towns)]}." for i in range(15))
+        api.remember("friends", {"kind": "message", "role": "user", "text": text}, occurred_at=f"2024-03-0{part + 1}T09:00:00Z")
+    assert service.wait_idle()
+    return api
+
+
+@pytest.mark.parametrize("include", [["memories"], ["evidence", "memories"]])
+def test_the_memories_a_budget_takes_are_those_charging_every_one_would_take(friends: Api, include: list[str]) -> None:
+    """A Memory whose statement has more runs of non-space characters than the budget has tokens left is
+    passed over without its view or its count: the Context is the one charging each of them gives, at
+    every budget up to all of them."""
+    taken = set()
+    for tokens in range(1, 600, 3):  # two Contexts a budget: within the key's 600 requests a minute
+        body = {"query": "Where do my friends live?", "budget": {"tokens": tokens}, "include": include}
+        fast = friends.post("/brains/friends/context", body).body
+        with patch.object(Ledger, "may_fit", lambda self, text: True):
+            charged = friends.post("/brains/friends/context", body).body
+        assert [m["id"] for m in fast["memories"]] == [m["id"] for m in charged["memories"]], tokens
+        assert fast["budget"]["tokens"]["used"] == charged["budget"]["tokens"]["used"], tokens
+        taken.update(m["id"] for m in fast["memories"])
+    assert len(taken) >= 5
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=80), remaining=st.integers(0, 40))
+def test_a_text_that_fits_is_never_passed_over(text: str, remaining: int) -> None:
+    ledger = Ledger(remaining)
+    assert ledger.may_fit(text) or not ledger.fits(text)
 
 
 def test_a_thorough_answer_fits_the_budget_and_is_counted(alice: Api) -> None:

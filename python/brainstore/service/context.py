@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -105,6 +106,9 @@ def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
     return [(start.timestamp(), end.timestamp()) for start, end in named_periods(query, day)]
 
 
+_RUNS = re.compile(r"[^ \t\n\r\f\v]+")
+
+
 class Ledger:
     """The one token budget of a Context: what is charged is what is served."""
 
@@ -132,6 +136,12 @@ class Ledger:
 
     def fits(self, text: str) -> bool:
         return kernels.token_count(text) <= self.remaining
+
+    def may_fit(self, text: str) -> bool:
+        """False when ``text`` surely costs more than what remains, without tokenizing it: cl100k_base
+        never joins two runs of non-space characters in one token (its pre-tokenizer cuts before each
+        word), so a text costs at least as many tokens as it has runs."""
+        return len(_RUNS.findall(text)) <= self.remaining
 
 
 @dataclass
@@ -642,15 +652,20 @@ class Contexts:
                 current = []
             eligible = [m for m in current if m.status == "active" and m.citations and eligible_at(m, at)]
 
+        joined, joined_count = "", 0  # served_texts joined, when it had joined_count (it only grows)
+
         def charge_memory(view: dict[str, Any]) -> bool:
             """A Memory's statement, and the quotes of its citations that are not already served."""
-            served = "\n".join(served_texts)
+            nonlocal joined, joined_count
+            if joined_count != len(served_texts):
+                joined, joined_count = "\n".join(served_texts), len(served_texts)
+            served = joined
             quotes = [c["quote"] for c in view["citations"] if c["quote"] not in served]
             return ledger.charge(view["statement"], *quotes)
 
         if "memories" in include:
             in_window = [m for m in eligible if _lineage_in(m, window_records)]
-            for memory, view in self.memories.served(brain, in_window):
+            for memory, view in self.memories.served_if(brain, in_window, ledger.may_fit):
                 if charge_memory(view):
                     view["in_conflict"] = bool(view["conflicts_with"])
                     context["memories"].append(view)

@@ -74,10 +74,15 @@ class Visibility:
         view = memory_view(memory)
         view["citations"] = self.citations(memory.citations, visibilities)
         if serving == REDACTED:
-            view["statement"] = redaction(memory.subject, memory.valid_from)
+            view["statement"] = self.statement_as(memory, serving)
             view["attribute"] = None
             view["redacted"] = True
         return view
+
+    @staticmethod
+    def statement_as(memory: MemoryRevision, serving: str) -> str:
+        """The statement memory() serves for ``memory`` served as ``serving`` (SHAREABLE or REDACTED)."""
+        return redaction(memory.subject, memory.valid_from) if serving == REDACTED else memory.statement
 
     def statement(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> str | None:
         """The text a reader is served for ``memory`` (None when it is withheld)."""
