@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from brainstore.derive import ReaderEnded, ReaderProcess
+from brainstore.derive import ExtractorUnavailable, ReaderEnded, ReaderProcess
+from brainstore.derive.apart import ReaderUnavailable
 
 
 def double(value: int) -> int:
@@ -140,5 +141,16 @@ def test_a_call_that_needs_more_memory_than_the_bound_raises_memory_error_and_th
         with pytest.raises(MemoryError):
             reader.call(allocate, 2048)
         assert reader.call(pid) == first
+    finally:
+        reader.close()
+
+
+def test_a_process_that_cannot_start_is_unavailable_not_ended_so_no_text_is_charged_with_it() -> None:
+    reader = ReaderProcess(seconds=20, nice=object())  # type: ignore[arg-type]  # its first step raises
+    try:
+        with pytest.raises(ReaderUnavailable, match="did not start") as raised:
+            reader.call(double, 1)
+        assert isinstance(raised.value, ExtractorUnavailable)  # derivation tries it again later
+        assert not isinstance(raised.value, ReaderEnded)
     finally:
         reader.close()

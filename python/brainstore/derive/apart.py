@@ -18,11 +18,20 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
+from .model import ExtractorUnavailable
+
 T = TypeVar("T")
+# How long a new process may take to start and answer its first call (a Python interpreter and the
+# modules it imports, at a low priority on a busy machine).
+START_SECONDS = 60.0
 
 
 class ReaderEnded(Exception):
     """The process ended during the call: killed, or ended because the call outlasted its time."""
+
+
+class ReaderUnavailable(ExtractorUnavailable):
+    """A new process did not start and answer: no text is at fault, so the call may be tried later."""
 
 
 class ReaderProcess:
@@ -88,6 +97,21 @@ class ReaderProcess:
         process.start()
         theirs.close()
         self._process, self._conn = process, ours
+        # It answers a first call of its own before it is given a text, so a process that cannot start
+        # (or was closed meanwhile) is never charged to the text that would have been next.
+        try:
+            ours.send((os.getpid, (), {}))
+            started = ours.poll(START_SECONDS) and not self._closed
+            started = started and ours.recv()[0]
+        except (BrokenPipeError, EOFError, ConnectionResetError, OSError):
+            started = False
+        if not started:
+            process.join(1)
+            ended = self._exit(process)
+            self._end()
+            if self._closed:
+                raise RuntimeError("the reader process is closed")
+            raise ReaderUnavailable(f"the process to read long texts did not start ({ended})")
         return process, ours
 
     def _end(self) -> None:
