@@ -57,10 +57,16 @@ class Visibility:
     def serving(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> str | None:
         """How memory() serves ``memory``, without building its view: None when none of its Records may
         be read, REDACTED when only redacted ones may (its words are not served), else SHAREABLE."""
-        readable = [v for v in (visibilities.get(c.record_id) for c in memory.citations) if not self.withheld(v)]
-        if not readable:
-            return None
-        return REDACTED if all(self.redacted(v) for v in readable) else SHAREABLE
+        # one pass, no list: a census or a schema asks this of every Memory of the Brain
+        readable = False
+        for citation in memory.citations:
+            visibility = visibilities.get(citation.record_id)
+            if self.withheld(visibility):
+                continue
+            if visibility != REDACTED:
+                return SHAREABLE
+            readable = True
+        return REDACTED if readable else None
 
     def memory(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> dict[str, Any] | None:
         """The Memory as this deployment serves it, or None when none of its Records may be read.
