@@ -512,8 +512,7 @@ def main() -> None:
             print(
                 f"{engine} long documents: quiet tenant's 25,000 characters ready in p50 {d.quiet_p50_s:.2f} s, "
                 f"max {d.quiet_max_s:.2f} s, the first {d.quiet_first_s:.2f} s ({d.samples} samples) while "
-                f"another tenant's 40 of 190,000 "
-                f"were all ready in {d.bulk_s:.1f} s"
+                f"another tenant's 40 of 190,000 were all ready in {d.bulk_s:.1f} s"
             )
 
 

@@ -58,6 +58,15 @@ def wait_for(api: Api, brain: str, record: str, wanted: str = "ready", timeout: 
     return False
 
 
+def two_tenants(service: Service) -> tuple[Api, Api]:
+    """Two projects on one service: a bulk tenant with the Brain "docs", a quiet one with "notes"."""
+    app = create_app(service)
+    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
+    bulk.brain("docs")
+    quiet.brain("notes")
+    return bulk, quiet
+
+
 PARAGRAPH = "Alice moved to Lisbon in March and works at a bakery near the river. "
 LONG = PARAGRAPH * (LONG_TEXT_CHARS // len(PARAGRAPH) + 1)
 
@@ -76,10 +85,7 @@ def test_a_short_record_is_derived_while_another_tenants_long_document_is_still_
 ) -> None:
     extractor = HeldLongTexts()
     service = engine.open(extractor)  # type: ignore[arg-type]
-    app = create_app(service)
-    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
-    bulk.brain("docs")
-    quiet.brain("notes")
+    bulk, quiet = two_tenants(service)
     document = bulk.remember("docs", content).body["id"]
     assert extractor.started.wait(30)  # the document is being read, and stays so until released
     short = quiet.remember("notes", "I had tea with Sam today.").body["id"]
@@ -136,10 +142,7 @@ def test_a_text_that_kills_the_process_reading_it_fails_after_a_few_tries_and_th
     engine: Engine,
 ) -> None:
     service = engine.open(RulesKilledByPoison())
-    app = create_app(service)
-    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
-    bulk.brain("docs")
-    quiet.brain("notes")
+    bulk, quiet = two_tenants(service)
     poison = bulk.remember("docs", "POISON. " + LONG).body["id"]
     innocent = quiet.remember("notes", LONG.replace("Lisbon", "Porto")).body["id"]
     assert wait_for(quiet, "notes", innocent, timeout=120)
@@ -185,10 +188,7 @@ class NoteTheLongTexts:
 def test_long_texts_are_read_namespaces_in_turn(engine: Engine) -> None:
     extractor = NoteTheLongTexts()
     service = engine.open(extractor)  # type: ignore[arg-type]
-    app = create_app(service)
-    bulk, quiet = Api(app, KEY), Api(app, OTHER_PROJECT_KEY)
-    bulk.brain("docs")
-    quiet.brain("notes")
+    bulk, quiet = two_tenants(service)
     long_texts = service.derivation._long_texts
     assert long_texts is not None
 
