@@ -68,13 +68,7 @@ class MemoryReads:
 
     def served(self, brain: Brain, memories: list[MemoryRevision]) -> list[tuple[MemoryRevision, dict[str, Any]]]:
         """The Memories this deployment may serve, each with its served view (one store read)."""
-        visibilities = self._visibilities(brain, memories)
-        out = []
-        for memory in memories:
-            view = self.visibility.memory(memory, visibilities)
-            if view is not None:
-                out.append((memory, view))
-        return out
+        return list(self.served_if(brain, memories, lambda statement: True))
 
     def served_if(
         self, brain: Brain, memories: list[MemoryRevision], wanted: Callable[[str], bool]
@@ -85,11 +79,8 @@ class MemoryReads:
         visibilities = self._visibilities(brain, memories)
         for memory in memories:
             serving = self.visibility.serving(memory, visibilities)
-            if serving is None or not wanted(self.visibility.statement_as(memory, serving)):
-                continue
-            view = self.visibility.memory(memory, visibilities)
-            if view is not None:
-                yield memory, view
+            if serving is not None and wanted(self.visibility.statement_as(memory, serving)):
+                yield memory, self.visibility.view(memory, serving, visibilities)
 
     def servable(self, brain: Brain, memories: list[MemoryRevision], *, words: bool = False) -> list[MemoryRevision]:
         """Those of ``memories`` that served() serves (with ``words``, only those served with their own

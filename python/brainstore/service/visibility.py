@@ -69,14 +69,16 @@ class Visibility:
         return REDACTED if readable else None
 
     def memory(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> dict[str, Any] | None:
-        """The Memory as this deployment serves it, or None when none of its Records may be read.
+        """The Memory as this deployment serves it, or None when none of its Records may be read."""
+        serving = self.serving(memory, visibilities)
+        return None if serving is None else self.view(memory, serving, visibilities)
+
+    def view(self, memory: MemoryRevision, serving: str, visibilities: Mapping[str, str]) -> dict[str, Any]:
+        """The view of ``memory`` served as ``serving`` (SHAREABLE or REDACTED, from serving()).
 
         A Memory resting only on redacted Records says only that something was recorded: its
         statement and value came from words that are never served.
         """
-        serving = self.serving(memory, visibilities)
-        if serving is None:
-            return None
         view = memory_view(memory)
         view["citations"] = self.citations(memory.citations, visibilities)
         if serving == REDACTED:
@@ -87,10 +89,5 @@ class Visibility:
 
     @staticmethod
     def statement_as(memory: MemoryRevision, serving: str) -> str:
-        """The statement memory() serves for ``memory`` served as ``serving`` (SHAREABLE or REDACTED)."""
+        """The statement view() serves for ``memory`` served as ``serving``."""
         return redaction(memory.subject, memory.valid_from) if serving == REDACTED else memory.statement
-
-    def statement(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> str | None:
-        """The text a reader is served for ``memory`` (None when it is withheld)."""
-        view = self.memory(memory, visibilities)
-        return None if view is None else view["statement"]
