@@ -31,7 +31,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,19 +63,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def session_cpu_seconds(session: int) -> float:
-    """User and system CPU of every live process of a session, their waited-for children included
-    (0.0 where /proc is missing)."""
+def _cpu_seconds_where(wanted: Callable[[int, list[str]], bool]) -> float:
+    """User and system CPU of every live process ``wanted(pid, fields)`` picks, their waited-for children
+    included; ``fields`` are /proc's stat after the command: state ppid pgrp session ... utime stime
+    cutime cstime (0.0 where /proc is missing)."""
     total = 0
     for entry in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = entry.read_text().rsplit(")", 1)[1].split()
         except OSError:  # the process ended meanwhile
             continue
-        # after the command's closing parenthesis: state ppid pgrp session ... utime stime cutime cstime
-        if int(fields[3]) == session:
+        if wanted(int(entry.parent.name), fields):
             total += sum(int(f) for f in fields[11:15])
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def session_cpu_seconds(session: int) -> float:
+    """CPU of every live process of a session."""
+    return _cpu_seconds_where(lambda pid, fields: int(fields[3]) == session)
 
 
 def own_cpu_seconds() -> float:
@@ -89,18 +94,10 @@ def busy_cores_rate(cores: int, cpu_ms: float) -> float:
     return cores * 1000 / max(cpu_ms, 1e-9)
 
 
-def process_tree_cpu_seconds(pid: int) -> float:
-    """User and system CPU of a live process and its live children, the children they waited for
-    included (PostgreSQL's backends are the postmaster's children, each a session of its own)."""
-    total = 0
-    for entry in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = entry.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if entry.parent.name == str(pid) or int(fields[1]) == pid:
-            total += sum(int(f) for f in fields[11:15])
-    return total / os.sysconf("SC_CLK_TCK")
+def process_tree_cpu_seconds(root: int) -> float:
+    """CPU of a live process and its live children (PostgreSQL's backends are the postmaster's
+    children, each a session of its own)."""
+    return _cpu_seconds_where(lambda pid, fields: pid == root or int(fields[1]) == root)
 
 
 @dataclass

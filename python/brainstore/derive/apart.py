@@ -101,8 +101,7 @@ class ReaderProcess:
         # (or was closed meanwhile) is never charged to the text that would have been next.
         try:
             ours.send((os.getpid, (), {}))
-            started = ours.poll(START_SECONDS) and not self._closed
-            started = started and ours.recv()[0]
+            started = ours.poll(START_SECONDS) and ours.recv()[0] and not self._closed
         except (BrokenPipeError, EOFError, ConnectionResetError, OSError):
             started = False
         if not started:
