@@ -210,6 +210,24 @@ def test_a_schema_is_filled_from_cited_material_each_value_with_its_source(alice
     assert "blood_type" in {u.get("term") for u in unfilled["unknowns"]}
 
 
+def test_a_schema_the_selfs_facts_decide_views_no_one_elses_memory(alice: Api, service: Service) -> None:
+    """The self's facts are the only ones filled from when there are any: the other people's Memories
+    are not viewed or read for it (on a Brain of 20,000 of them that was 60 ms a Context)."""
+    viewed: list[str | None] = []
+    servable = service.memories.servable
+
+    def spy(brain: Any, memories: list[Any], **kw: Any) -> Any:
+        viewed.extend(m.owner for m in memories)
+        return servable(brain, memories, **kw)
+
+    owners = {m["owner"] for m in alice.get("/brains/alice/memories").body["data"]}
+    assert {"Alice", "Maria"} <= owners, owners
+    with patch.object(service.memories, "servable", spy):
+        context = ctx(alice, query="Where do I live?", schema={"type": "object", "properties": {"city": {"type": "string"}}})
+    assert context["structured"]["value"] == {"city": "Lisbon"}, context["structured"]
+    assert viewed and set(viewed) == {"Alice"}, viewed
+
+
 def test_a_hostile_pattern_runs_in_linear_time_and_nothing_is_fetched(alice: Api, tmp_path: Any) -> None:
     import time
 

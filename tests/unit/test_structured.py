@@ -367,6 +367,41 @@ def test_the_selfs_facts_win_and_others_are_a_fallback_only_without_them() -> No
     ]
 
 
+FACT_TEXTS = [
+    "Ann plays the piano.", "Ann's brother plays the violin.", "Ann lives in Porto.", "Bo moved to Lisbon.",
+    "Ann has a cat called Luna.", "I drive a Tesla.", "Ann is not married.", "  ", "",
+]  # fmt: skip
+FACTS = st.builds(
+    Fact,
+    st.sampled_from(FACT_TEXTS),
+    st.sampled_from(["m1", "m2", "c1", "c2"]),
+    st.sampled_from([None, "lives_in", "married_to", "has_pet"]),
+    st.sampled_from([None, "", "porto", "lisbon", "luna"]),
+    st.booleans(),
+    st.integers(0, 3).map(float),  # ties, so that the order among equal times counts too
+    st.booleans(),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(FACTS, max_size=8), st.lists(FACTS, max_size=8))
+def test_others_are_asked_for_only_without_the_selfs_facts_and_fill_alike(given_: list[Fact], more: list[Fact]) -> None:
+    theirs = [Fact(f.text, f.source, f.attribute, f.value, False, f.valid_from, f.negated) for f in more]
+    compiled = schema(
+        instrument={"type": "string"}, city={"type": "string"}, pet_name={"type": "string"},
+        is_married={"type": "boolean"}, has_pet={"type": "boolean"}, car={"type": "string"},
+    )  # fmt: skip
+    asked: list[bool] = []
+
+    def others() -> list[Fact]:
+        asked.append(True)
+        return theirs
+
+    lazily = fill(compiled, given_, ConceptEmbed(), self_name="Ann", others=others)
+    assert lazily == fill(compiled, given_ + theirs, ConceptEmbed(), self_name="Ann")
+    assert bool(asked) == (not any(f.owner_is_self and f.text.strip() for f in given_))
+
+
 def test_negated_facts_never_supply_a_value() -> None:
     facts = [fact("Ann no longer lives in Porto.", "m1", attribute="lives_in", value="porto", negated=True)]
     assert fill(schema(city={"type": "string"}), facts, ConceptEmbed()).unfilled == ["city"]
