@@ -82,6 +82,10 @@ def friends(api: Api, service: Service) -> Api:
     for part in range(3):
         text = " ".join(f"My friend Zed{part}{i} lives in {towns[(part + i) % len(towns)]}." for i in range(15))
         api.remember("friends", {"kind": "message", "role": "user", "text": text}, occurred_at=f"2024-03-0{part + 1}T09:00:00Z")
+    # served as redactions, whose quotes are far shorter than the words they withhold
+    far = "in the old house by the river that her grandmother built before the war and painted blue every spring"
+    text = " ".join(f"My friend Zed9{i} lives in {town}, {far}." for i, town in enumerate(["Coimbra", "Aveiro", "Guarda"]))
+    api.remember("friends", {"kind": "message", "role": "user", "text": text}, occurred_at="2024-03-04T09:00:00Z", visibility="redacted_summary")
     assert service.wait_idle()
     return api
 
@@ -95,19 +99,20 @@ def test_the_memories_a_budget_takes_are_those_charging_every_one_would_take(fri
     for tokens in range(1, 600, 3):  # two Contexts a budget: within the key's 600 requests a minute
         body = {"query": "Where do my friends live?", "budget": {"tokens": tokens}, "include": include}
         fast = friends.post("/brains/friends/context", body).body
-        with patch.object(Ledger, "may_fit", lambda self, text: True):
+        with patch.object(Ledger, "may_fit", lambda self, *texts: True):
             charged = friends.post("/brains/friends/context", body).body
         assert [m["id"] for m in fast["memories"]] == [m["id"] for m in charged["memories"]], tokens
         assert fast["budget"]["tokens"]["used"] == charged["budget"]["tokens"]["used"], tokens
-        taken.update(m["id"] for m in fast["memories"])
+        taken.update((m["id"], m.get("redacted", False)) for m in fast["memories"])
     assert len(taken) >= 5
+    assert any(redacted for _, redacted in taken)
 
 
 @settings(max_examples=500, deadline=None)
-@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=80), remaining=st.integers(0, 40))
-def test_a_text_that_fits_is_never_passed_over(text: str, remaining: int) -> None:
+@given(texts=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40), max_size=3), remaining=st.integers(0, 40))
+def test_texts_that_fit_are_never_passed_over(texts: list[str], remaining: int) -> None:
     ledger = Ledger(remaining)
-    assert ledger.may_fit(text) or not ledger.fits(text)
+    assert ledger.may_fit(*texts) or not ledger.charge(*texts)
 
 
 def test_a_thorough_answer_fits_the_budget_and_is_counted(alice: Api) -> None:

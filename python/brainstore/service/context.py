@@ -31,7 +31,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -137,11 +137,11 @@ class Ledger:
     def fits(self, text: str) -> bool:
         return kernels.token_count(text) <= self.remaining
 
-    def may_fit(self, text: str) -> bool:
-        """False when ``text`` surely costs more than what remains, without tokenizing it: cl100k_base
+    def may_fit(self, *texts: str) -> bool:
+        """False when ``texts`` surely cost more than what remains, without tokenizing them: cl100k_base
         never joins two runs of non-space characters in one token (its pre-tokenizer cuts before each
         word), so a text costs at least as many tokens as it has runs."""
-        return len(_RUNS.findall(text)) <= self.remaining
+        return sum(len(_RUNS.findall(text)) for text in texts) <= self.remaining
 
 
 @dataclass
@@ -654,18 +654,24 @@ class Contexts:
 
         joined, joined_count = "", 0  # served_texts joined, when it had joined_count (it only grows)
 
-        def charge_memory(view: dict[str, Any]) -> bool:
-            """A Memory's statement, and the quotes of its citations that are not already served."""
+        def unserved(quotes: Iterable[str]) -> list[str]:
             nonlocal joined, joined_count
             if joined_count != len(served_texts):
                 joined, joined_count = "\n".join(served_texts), len(served_texts)
-            served = joined
-            quotes = [c["quote"] for c in view["citations"] if c["quote"] not in served]
-            return ledger.charge(view["statement"], *quotes)
+            return [quote for quote in quotes if quote not in joined]
+
+        def charge_memory(view: dict[str, Any]) -> bool:
+            """A Memory's statement, and the quotes of its citations that are not already served."""
+            return ledger.charge(view["statement"], *unserved(c["quote"] for c in view["citations"]))
+
+        def may_serve(statement: str, quotes: list[str]) -> bool:
+            """False when charge_memory() surely refuses the Memory: its view is not worth building (a
+            budget nearly spent passed over 300 of a window's Memories only after viewing each)."""
+            return ledger.may_fit(statement, *unserved(quotes))
 
         if "memories" in include:
             in_window = [m for m in eligible if _lineage_in(m, window_records)]
-            for memory, view in self.memories.served_if(brain, in_window, ledger.may_fit):
+            for memory, view in self.memories.served_if(brain, in_window, may_serve):
                 if charge_memory(view):
                     view["in_conflict"] = bool(view["conflicts_with"])
                     context["memories"].append(view)

@@ -68,18 +68,20 @@ class MemoryReads:
 
     def served(self, brain: Brain, memories: list[MemoryRevision]) -> list[tuple[MemoryRevision, dict[str, Any]]]:
         """The Memories this deployment may serve, each with its served view (one store read)."""
-        return list(self.served_if(brain, memories, lambda statement: True))
+        return list(self.served_if(brain, memories, lambda statement, quotes: True))
 
     def served_if(
-        self, brain: Brain, memories: list[MemoryRevision], wanted: Callable[[str], bool]
+        self, brain: Brain, memories: list[MemoryRevision], wanted: Callable[[str, list[str]], bool]
     ) -> Iterator[tuple[MemoryRevision, dict[str, Any]]]:
-        """served(), lazily, passing over without a view each Memory whose statement as served is not
-        ``wanted`` when its turn comes (a Context's budget, checked as it fills: a window citing 1,600
-        Memories built 1,600 views for the few dozen its budget took)."""
+        """served(), lazily, passing over without a view each Memory whose statement and quotes as served
+        are not ``wanted`` when its turn comes (a Context's budget, checked as it fills: a window citing
+        1,600 Memories built 1,600 views for the few dozen its budget took)."""
         visibilities = self._visibilities(brain, memories)
         for memory in memories:
             serving = self.visibility.serving(memory, visibilities)
-            if serving is not None and wanted(self.visibility.statement_as(memory, serving)):
+            if serving is not None and wanted(
+                self.visibility.statement_as(memory, serving), self.visibility.quotes(memory.citations, visibilities)
+            ):
                 yield memory, self.visibility.view(memory, serving, visibilities)
 
     def servable(self, brain: Brain, memories: list[MemoryRevision], *, words: bool = False) -> list[MemoryRevision]:

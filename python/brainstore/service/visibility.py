@@ -13,7 +13,7 @@ Every component that returns user text asks this module, so there is one rule an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from brainstore.service.views import citation_view, memory_view
 LOCAL_ONLY = "local_only"
 REDACTED = "redacted_summary"
 SHAREABLE = "shareable"
+REDACTED_QUOTE = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,26 @@ class Visibility:
     ) -> list[dict[str, Any]]:
         """The citations a reader may see: withheld Records left out, redacted quotes replaced."""
         out = []
-        for c in citations:
-            vis = visibilities.get(c.record_id)
-            if self.withheld(vis):
-                continue
+        for c, redacted in self._readable(citations, visibilities):
             view = citation_view(c)
-            if self.redacted(vis):
-                view["quote"] = "[redacted]"
+            if redacted:
+                view["quote"] = REDACTED_QUOTE
                 view["redacted"] = True
             out.append(view)
         return out
+
+    def quotes(self, citations: tuple[Citation, ...], visibilities: Mapping[str, str]) -> list[str]:
+        """The quotes of citations(), without building their views."""
+        return [REDACTED_QUOTE if redacted else c.quote for c, redacted in self._readable(citations, visibilities)]
+
+    def _readable(
+        self, citations: tuple[Citation, ...], visibilities: Mapping[str, str]
+    ) -> Iterator[tuple[Citation, bool]]:
+        """Each citation a reader may see, and whether its quote is redacted."""
+        for c in citations:
+            visibility = visibilities.get(c.record_id)
+            if not self.withheld(visibility):
+                yield c, self.redacted(visibility)
 
     def serving(self, memory: MemoryRevision, visibilities: Mapping[str, str]) -> str | None:
         """How memory() serves ``memory``, without building its view: None when none of its Records may
