@@ -141,7 +141,12 @@ class Ledger:
         """False when ``texts`` surely cost more than what remains, without tokenizing them: cl100k_base
         never joins two runs of non-space characters in one token (its pre-tokenizer cuts before each
         word), so a text costs at least as many tokens as it has runs."""
-        return sum(len(_RUNS.findall(text)) for text in texts) <= self.remaining
+        remaining = self.remaining
+        for text in texts:
+            remaining -= len(_RUNS.findall(text))
+            if remaining < 0:
+                return False
+        return True
 
 
 @dataclass
@@ -664,10 +669,11 @@ class Contexts:
             """A Memory's statement, and the quotes of its citations that are not already served."""
             return ledger.charge(view["statement"], *unserved(c["quote"] for c in view["citations"]))
 
-        def may_serve(statement: str, quotes: list[str]) -> bool:
+        def may_serve(statement: str, memory: MemoryRevision, quotes_of: Callable[[MemoryRevision], list[str]]) -> bool:
             """False when charge_memory() surely refuses the Memory: its view is not worth building (a
-            budget nearly spent passed over 300 of a window's Memories only after viewing each)."""
-            return ledger.may_fit(statement, *unserved(quotes))
+            budget nearly spent passed over 1,600 of a window's Memories only after viewing each). The
+            statement alone decides most: the quotes are looked at only when it fits."""
+            return ledger.may_fit(statement) and ledger.may_fit(statement, *unserved(quotes_of(memory)))
 
         if "memories" in include:
             in_window = [m for m in eligible if _lineage_in(m, window_records)]
