@@ -115,6 +115,26 @@ def test_texts_that_fit_are_never_passed_over(texts: list[str], remaining: int) 
     assert ledger.may_fit(*texts) or not ledger.charge(*texts)
 
 
+def test_a_context_serves_objects_from_the_brains_first_by_type_and_key(alice: Api) -> None:
+    """At most CONTEXT_OBJECTS objects are read (a tenant may write any number), and the bound that
+    passes an object over untokenized takes the same objects as charging each would."""
+    for key in ("b", "a", "d", "c"):
+        assert alice.post("/brains/alice/objects", {"type": "note", "key": key, "value": {"text": f"{key} " * 20}}).status == 201
+    with patch("brainstore.service.context.CONTEXT_OBJECTS", 3):
+        served = ctx(alice, query="Alice", include=["objects"])["objects"]
+    assert [(o["type"], o["key"]) for o in served] == [("note", "a"), ("note", "b"), ("note", "c")]
+    taken = set()
+    for tokens in range(1, 200, 6):
+        body = {"query": "Alice", "include": ["objects"], "budget": {"tokens": tokens}}
+        fast = ctx(alice, **body)
+        with patch.object(Ledger, "may_fit", lambda self, *texts: True):
+            charged = ctx(alice, **body)
+        assert [o["id"] for o in fast["objects"]] == [o["id"] for o in charged["objects"]], tokens
+        assert fast["budget"]["tokens"]["used"] == charged["budget"]["tokens"]["used"], tokens
+        taken.update(o["key"] for o in fast["objects"])
+    assert len(taken) >= 3
+
+
 def test_a_thorough_answer_fits_the_budget_and_is_counted(alice: Api) -> None:
     context = ctx(alice, query="What instrument is Alice learning?", mode="thorough", budget={"tokens": 50})
     used = context["budget"]["tokens"]["used"]

@@ -156,6 +156,16 @@ def test_object_versions_are_appended(store: Store) -> None:
     assert [o.version for o in store.list_objects("brn_1")] == [2]
 
 
+def test_objects_are_listed_by_type_then_key_the_first_limit(store: Store) -> None:
+    for seq, (type_, key) in enumerate([("pref", "b"), ("note", "z"), ("pref", "a"), ("note", "a")], start=1):
+        for v in (1, 2):
+            store.insert_object_version(ObjectVersion(f"obj_{seq}", "brn_1", type_, key, v, {"v": v}, "k", T0, 2 * seq + v))
+    everything = [(o.type, o.key, o.version) for o in store.list_objects("brn_1")]
+    assert everything == [("note", "a", 2), ("note", "z", 2), ("pref", "a", 2), ("pref", "b", 2)]
+    assert [(o.type, o.key, o.version) for o in store.list_objects("brn_1", limit=3)] == everything[:3]
+    assert store.list_objects("brn_2", limit=3) == []
+
+
 def test_idempotent_replies_round_trip(store: Store) -> None:
     reply = IdempotentReply("test:acme", "op:b1", "k", "fp", 202, {"id": "rec_1"}, "wm_x", T0)
     store.put_idempotent(reply)

@@ -86,6 +86,9 @@ PENDING_WAIT_SECONDS = 120.0
 SYNC_WAIT_SHARE = 0.6
 MAX_SYNC_WAIT = 2.0
 COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the budget is kept for them
+# A Context's objects come from the Brain's first objects by type and key, at most this many: it read and
+# tokenized every object (5,000 objects of 200 words: 335 ms a Context, and a tenant may write more).
+CONTEXT_OBJECTS = 1_000
 # The memory lane's weight in reciprocal-rank fusion. On LoCoMo it measured 0 to -0.3 points (weights
 # 0.1 and 0.25 against 0, through the API); it is kept small for the facts and corrections LoCoMo does
 # not exercise.
@@ -684,11 +687,11 @@ class Contexts:
                     served_texts.append(view["statement"])
                     quoted.update(c.record_id for c in memory.citations)
         if "objects" in include:
-            for obj in self.store.list_objects(brain.uid):
-                view = object_view(obj)
-                if ledger.charge(f"{obj.type}/{obj.key}: ", json.dumps(obj.value, ensure_ascii=False)):
-                    context["objects"].append(view)
-                    served_texts.append(json.dumps(obj.value, ensure_ascii=False))
+            for obj in self.store.list_objects(brain.uid, limit=CONTEXT_OBJECTS):
+                label, value = f"{obj.type}/{obj.key}: ", json.dumps(obj.value, ensure_ascii=False)
+                if ledger.may_fit(label, value) and ledger.charge(label, value):
+                    context["objects"].append(object_view(obj))
+                    served_texts.append(value)
         if "profile" in include:
             admitted = self._admitted(index, flt)
             lines = []

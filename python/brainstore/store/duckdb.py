@@ -1235,11 +1235,12 @@ class DuckDBStore:
             ],
         )
 
-    def list_objects(self, brain_uid: str) -> list[ObjectVersion]:
+    def list_objects(self, brain_uid: str, limit: int | None = None) -> list[ObjectVersion]:
         rows = self._rows(
             "SELECT * FROM object_versions WHERE brain_uid = ? "
-            "QUALIFY row_number() OVER (PARTITION BY type, key ORDER BY version DESC) = 1 ORDER BY type, key",
-            [brain_uid],
+            "QUALIFY row_number() OVER (PARTITION BY type, key ORDER BY version DESC) = 1 ORDER BY type, key"
+            + ("" if limit is None else " LIMIT ?"),
+            [brain_uid] + ([] if limit is None else [limit]),
         )
         return [self._object(r) for r in rows]
 

@@ -254,10 +254,10 @@ class MemoryStore:
             key = (version.brain_uid, version.type, version.key)
             self._set(self._objects, key, (*self._objects.get(key, ()), version))
 
-    def list_objects(self, brain_uid: str) -> list[ObjectVersion]:
+    def list_objects(self, brain_uid: str, limit: int | None = None) -> list[ObjectVersion]:
         with self._lock:
             latest = [v[-1] for k, v in self._objects.items() if k[0] == brain_uid]
-        return sorted(latest, key=lambda o: (o.type, o.key))
+        return sorted(latest, key=lambda o: (o.type, o.key))[:limit]
 
     # --- idempotency ------------------------------------------------------------------------------
     def get_idempotent(self, namespace: str, scope: str, key: str) -> IdempotentReply | None:

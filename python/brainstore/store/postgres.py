@@ -706,11 +706,11 @@ class PostgresStore:
             ],
         )
 
-    def list_objects(self, brain_uid: str) -> list[ObjectVersion]:
+    def list_objects(self, brain_uid: str, limit: int | None = None) -> list[ObjectVersion]:
         rows = self._rows(
             f"SELECT DISTINCT ON (type, key) {self._OBJECT_COLUMNS} FROM object_versions WHERE brain_uid = %s "
-            "ORDER BY type, key, version DESC",
-            [brain_uid],
+            "ORDER BY type, key, version DESC" + ("" if limit is None else " LIMIT %s"),
+            [brain_uid] + ([] if limit is None else [limit]),
         )
         return [self._object(r) for r in rows]
 
