@@ -675,8 +675,13 @@ class Contexts:
         def may_serve(statement: str, memory: MemoryRevision, quotes_of: Callable[[MemoryRevision], list[str]]) -> bool:
             """False when charge_memory() surely refuses the Memory: its view is not worth building (a
             budget nearly spent passed over 1,600 of a window's Memories only after viewing each). The
-            statement alone decides most: the quotes are looked at only when it fits."""
-            return ledger.may_fit(statement) and ledger.may_fit(statement, *unserved(quotes_of(memory)))
+            statement's runs decide most, then its tokens (a name may be three tokens in one run), and
+            the quotes are looked at only when it fits."""
+            return (
+                ledger.may_fit(statement)
+                and ledger.fits(statement)
+                and ledger.may_fit(statement, *unserved(quotes_of(memory)))
+            )
 
         if "memories" in include:
             in_window = [m for m in eligible if _lineage_in(m, window_records)]
