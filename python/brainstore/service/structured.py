@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote
 
@@ -642,6 +642,10 @@ MAX_CANDIDATES = 64  # distinct phrases embedded per fill, at most
 # other: 2.3 s of CPU for 64 booleans, 12 s for one array of cities and 92 s for eight.
 MAX_PROPERTY_FACTS = 512  # newest facts a property reads: those of its attribute, or for a boolean's words
 MAX_ARRAY_VALUES = 64  # distinct values an array takes from attributes, at most (then its maxItems)
+# Characters of the newest facts' texts that booleans' words and phrases are looked for in: a Memory's
+# statement may be 175,000 characters (a message of one unpunctuated sentence), and 64 booleans over 40
+# such statements took 19 s.
+MINED_CHARS = 20_000
 
 _WORD = re.compile(r"[^\W_]+(?:[-'\u2019][^\W_]+)*")
 _CLAUSE = re.compile(
@@ -993,11 +997,13 @@ def fill(
         if fact.attribute is not None and fact.value:
             with_value.setdefault(fact.attribute, []).append(fact)
 
+    stating = _leading_text(ordered[:MAX_PROPERTY_FACTS])
+
     chosen: dict[str, tuple[Any, list[str]]] = {}
     for slot in slots:
         attributed = with_value.get(slot.attribute, []) if slot.attribute is not None else []
         if slot.kind == "boolean":
-            stated = _boolean(slot, attributed[0] if attributed else None, ordered[:MAX_PROPERTY_FACTS])
+            stated = _boolean(slot, attributed[0] if attributed else None, stating)
             found = (stated[0], [stated[1].source]) if stated else None
         else:
             found = _from_attributes(slot, [f for f in attributed if not f.negated][:MAX_PROPERTY_FACTS])
@@ -1007,7 +1013,7 @@ def fill(
     wanted = [s for s in slots if s.key not in chosen and s.kind not in ("boolean", "none")]
     if wanted:
         exclude = {self_name.casefold()} if self_name else set()
-        candidates = _candidates(positive[:MAX_FACTS], exclude)
+        candidates = _candidates(_leading_text(positive[:MAX_FACTS]), exclude)
         if candidates:
             phrases = list(dict.fromkeys(c.phrase.casefold() for c in candidates))
             column = {phrase: i for i, phrase in enumerate(phrases)}
@@ -1024,6 +1030,24 @@ def fill(
                     chosen[slot.key] = found
 
     return _assemble(root, slots, objects, chosen)
+
+
+def _leading_text(facts: list[Fact], chars: int = MINED_CHARS) -> list[Fact]:
+    """The first of ``facts`` whose texts hold ``chars`` characters in all, the text that would pass the
+    bound cut at its last space before it (never within a word)."""
+    out: list[Fact] = []
+    for fact in facts:
+        if len(fact.text) > chars:
+            head = _BEFORE_LAST_SPACE.match(fact.text, 0, chars + 1)
+            if head is not None:
+                out.append(replace(fact, text=head.group(1)))
+            break
+        out.append(fact)
+        chars -= len(fact.text)
+    return out
+
+
+_BEFORE_LAST_SPACE = re.compile(r"(?s)(.*\S)\s")
 
 
 def _has_words(fact: Fact) -> bool:
