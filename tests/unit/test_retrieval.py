@@ -1401,3 +1401,20 @@ def test_the_matrix_lane_answers_exactly_what_scoring_every_vector_does(
     assert labels[0].tolist() == expected
     assert np.allclose(1.0 - distances[0], [vectors[i - 100] @ query for i in expected], atol=1e-5)
     assert sorted(flat.get_ids_list()) == sorted(set(ids.tolist()) - gone)
+
+
+def test_a_records_chunks_around_a_span_are_the_first_few_holding_it() -> None:
+    """What the memory lane lifts of a Record a Memory cites: the whole Record when it is a turn of a few
+    chunks, else the first ``whole`` chunks holding the cited words, found by bisection."""
+    sentences = [f"Sentence number {i} tells about the garden and the river." for i in range(40)]
+    text = " ".join(sentences)
+    index = build({"long": text, "short": "I planted tomatoes. They grew fast."})
+    chunks = index.record_chunks("long")
+    spans = [(index._chunks[i].start, index._chunks[i].end) for i in chunks]
+    assert len(chunks) > 8 and spans == sorted(spans)
+    assert index.record_chunks("short", around=(0, 1), whole=8) == index.record_chunks("short")
+    for start, end in [(0, 1), (spans[5][0] + 3, spans[9][1] - 2), (spans[-1][0], len(text)), (spans[3][1] - 1, spans[3][1] - 1)]:
+        holding = [i for i, (s, e) in zip(chunks, spans, strict=True) if s < max(end, start + 1) and e > start]
+        assert index.record_chunks("long", around=(start, end), whole=8) == holding[:8], (start, end)
+    assert index.record_chunks("long", around=(0, len(text)), whole=8) == chunks[:8]
+    assert index.record_chunks("long", around=(spans[2][0], spans[2][1]), whole=1) == [chunks[2]]

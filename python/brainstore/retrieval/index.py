@@ -22,6 +22,7 @@ Brain's save builds a graph of its live vectors for the file (up to 0.23 s of CP
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import mmap
@@ -732,9 +733,25 @@ class BrainIndex:
         with self._lock.read():
             return set(self._by_record)
 
-    def record_chunks(self, record_id: str) -> list[int]:
+    def record_chunks(
+        self, record_id: str, *, around: tuple[int, int] | None = None, whole: int = 0
+    ) -> list[int]:
+        """The Record's chunks in text order; with ``around``, a Record of more than ``whole`` chunks
+        gives only the first ``whole`` of those whose text overlaps the span ``around`` (the chunk holding
+        it when it is empty). A Record's chunks are disjoint and kept in text order (_link), so the span is
+        found by bisection."""
         with self._lock.read():
-            return list(self._by_record.get(record_id, ()))
+            ids = self._by_record.get(record_id, ())
+            if around is None or len(ids) <= whole:
+                return list(ids)
+            start, end = around[0], max(around[1], around[0] + 1)
+
+            def starts(i: int) -> int:
+                return self._chunks[i].start
+
+            first = max(bisect.bisect_right(ids, start, key=starts) - 1, 0)
+            past = bisect.bisect_left(ids, end, key=starts)
+            return [i for i in ids[first:past] if self._chunks[i].end > start][:whole]
 
     def __len__(self) -> int:
         return len(self._chunks)

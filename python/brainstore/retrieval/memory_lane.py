@@ -17,7 +17,7 @@ from brainstore import kernels
 @dataclass(frozen=True)
 class LaneEntry:
     memory_id: str
-    record_ids: tuple[str, ...]
+    cited: tuple[tuple[str, int, int], ...]  # (record id, start, end) of each citation
     valid_from: float
     valid_to: float | None
 

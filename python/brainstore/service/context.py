@@ -143,10 +143,12 @@ class Ledger:
     def may_fit(self, *texts: str) -> bool:
         """False when ``texts`` surely cost more than what remains, without tokenizing them: cl100k_base
         never joins two runs of non-space characters in one token (its pre-tokenizer cuts before each
-        word), so a text costs at least as many tokens as it has runs."""
+        word), so a text costs at least as many tokens as it has runs. Of a long text only the start is
+        read, as much as holds more runs than what remains at 16 characters a run (words are shorter):
+        a statement may be 175,000 characters, and the runs of its start are runs of it."""
         remaining = self.remaining
         for text in texts:
-            remaining -= len(_RUNS.findall(text))
+            remaining -= len(_RUNS.findall(text, 0, 16 * (remaining + 1)))
             if remaining < 0:
                 return False
         return True
