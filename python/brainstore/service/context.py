@@ -849,7 +849,6 @@ class Contexts:
         material = [
             m for m in eligible if m.attribute is not None or (text_facts and _lineage_in(m, window_records))
         ]
-        memory_of: dict[str, MemoryRevision] = {}
 
         def is_mine(memory: MemoryRevision) -> bool:
             return bool(me) and (memory.owner or "").casefold() == me
@@ -857,7 +856,6 @@ class Contexts:
         def memory_facts(memories: list[MemoryRevision]) -> list[Fact]:
             facts = []
             for memory in self.memories.servable(brain, memories, words=True):
-                memory_of[memory.memory_id] = memory
                 facts.append(
                     Fact(
                         text=memory.statement,
@@ -914,10 +912,9 @@ class Contexts:
                 [],
                 calls,
             )
-        cited = {
-            path: [s for s in sources if not s.startswith("mem_")] for path, sources in result.provenance.items()
-        }
-        memory_ids = {path: [s for s in sources if s in memory_of] for path, sources in result.provenance.items()}
+        # a fact's source is its Memory's id or its passage's citation id ("c3")
+        cited = {path: [s for s in sources if not s.startswith("mem_")] for path, sources in result.provenance.items()}
+        memory_ids = {path: [s for s in sources if s.startswith("mem_")] for path, sources in result.provenance.items()}
         return (
             {
                 "status": "ready",

@@ -997,7 +997,7 @@ def fill(
         if fact.attribute is not None and fact.value:
             with_value.setdefault(fact.attribute, []).append(fact)
 
-    stating = _leading_text(ordered[:MAX_PROPERTY_FACTS])
+    stating = _leading_text(ordered[:MAX_PROPERTY_FACTS]) if any(s.kind == "boolean" for s in slots) else []
 
     chosen: dict[str, tuple[Any, list[str]]] = {}
     for slot in slots:
@@ -1032,6 +1032,9 @@ def fill(
     return _assemble(root, slots, objects, chosen)
 
 
+_BEFORE_LAST_SPACE = re.compile(r"(?s)(.*\S)\s")
+
+
 def _leading_text(facts: list[Fact], chars: int = MINED_CHARS) -> list[Fact]:
     """The first of ``facts`` whose texts hold ``chars`` characters in all, the text that would pass the
     bound cut at its last space before it (never within a word)."""
@@ -1045,9 +1048,6 @@ def _leading_text(facts: list[Fact], chars: int = MINED_CHARS) -> list[Fact]:
         out.append(fact)
         chars -= len(fact.text)
     return out
-
-
-_BEFORE_LAST_SPACE = re.compile(r"(?s)(.*\S)\s")
 
 
 def _has_words(fact: Fact) -> bool:
