@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from brainstore.derive import RuleExtractor, SourceText
@@ -22,6 +22,7 @@ from brainstore.service.structured import (
     LIMITS,
     SIMILARITY_THRESHOLD,
     Fact,
+    LazyFacts,
     SchemaRefused,
     StructuredSchema,
     compile_schema,
@@ -384,23 +385,99 @@ FACTS = st.builds(
 )
 
 
+class Lazily:
+    """Facts for fill() to read lazily (all the self's, or all other people's), counting how often they
+    are asked for and which are made."""
+
+    def __init__(self, facts: list[Fact], *, mine: bool) -> None:
+        self.facts = [Fact(f.text, f.source, f.attribute, f.value, mine, f.valid_from, f.negated) for f in facts]
+        self.asked = 0
+        self.made: list[Fact] = []
+
+    def __call__(self) -> LazyFacts[Fact]:
+        self.asked += 1
+        times, attributes = [f.valid_from for f in self.facts], [f.attribute for f in self.facts]
+        return LazyFacts(self.facts, times=times, attributes=attributes, make=self._make)
+
+    def _make(self, items: list[Fact]) -> list[Fact | None]:
+        self.made += items
+        return list(items)
+
+
+LAZY_SCHEMA = dict(
+    instrument={"type": "string"}, city={"type": "string"}, pet_name={"type": "string"},
+    is_married={"type": "boolean"}, has_pet={"type": "boolean"}, car={"type": "string"},
+    lives_in={"type": "array", "items": {"type": "string"}},
+)  # fmt: skip
+
+
 @settings(max_examples=300)
 @given(st.lists(FACTS, max_size=8), st.lists(FACTS, max_size=8))
-def test_others_are_asked_for_only_without_the_selfs_facts_and_fill_alike(given_: list[Fact], more: list[Fact]) -> None:
-    theirs = [Fact(f.text, f.source, f.attribute, f.value, False, f.valid_from, f.negated) for f in more]
-    compiled = schema(
-        instrument={"type": "string"}, city={"type": "string"}, pet_name={"type": "string"},
-        is_married={"type": "boolean"}, has_pet={"type": "boolean"}, car={"type": "string"},
-    )  # fmt: skip
-    asked: list[bool] = []
+def test_others_are_read_only_without_the_selfs_facts_and_fill_alike(given_: list[Fact], more: list[Fact]) -> None:
+    theirs = Lazily(more, mine=False)
+    compiled = schema(**LAZY_SCHEMA)
+    lazily = fill(compiled, given_, ConceptEmbed(), self_name="Ann", others=theirs)
+    assert lazily == fill(compiled, given_ + theirs.facts, ConceptEmbed(), self_name="Ann")
+    assert theirs.asked == (not any(f.owner_is_self and f.text.strip() for f in given_))
 
-    def others() -> list[Fact]:
-        asked.append(True)
-        return theirs
 
-    lazily = fill(compiled, given_, ConceptEmbed(), self_name="Ann", others=others)
-    assert lazily == fill(compiled, given_ + theirs, ConceptEmbed(), self_name="Ann")
-    assert bool(asked) == (not any(f.owner_is_self and f.text.strip() for f in given_))
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(FACTS, max_size=6),
+    st.lists(FACTS, max_size=40),
+    st.lists(FACTS, max_size=40),
+    st.integers(1, 4),
+    st.integers(1, 3),
+)
+@example(  # the newest fact of an attribute is negated: the attribute is read on to one that is not
+    [],
+    [],
+    [
+        fact("Bo moved to Lisbon.", "m1", day=3),
+        fact("Ann lives in Porto.", "m2", attribute="lives_in", value="porto", day=2, negated=True),
+        fact("Ann has a cat called Luna.", "m3", attribute="lives_in", value="luna", day=1),
+    ],
+    1,
+    1,
+)
+@example(  # a boolean's words in the newest facts, though a newer one already gives phrases enough
+    [],
+    [fact("Bo moved to Lisbon.", "m1", day=3), fact("Ann is not married.", "m2", day=2)],
+    [],
+    4,
+    1,
+)
+def test_facts_read_up_to_the_bounds_fill_as_all_of_them(
+    given_: list[Fact], self_facts: list[Fact], other_facts: list[Fact], per_property: int, mined: int
+) -> None:
+    """Small bounds, many facts: reading the self's facts and the other people's only as far as the
+    bounds reach fills exactly what making every one of them does."""
+    import brainstore.service.structured as structured
+
+    mine, theirs = Lazily(self_facts, mine=True), Lazily(other_facts, mine=False)
+    compiled = schema(**LAZY_SCHEMA)
+    bounds = {"MAX_PROPERTY_FACTS": per_property, "MAX_FACTS": mined, "LAZY_FACTS_BLOCK": 2}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in bounds.items():
+            patch.setattr(structured, name, value)
+        lazily = fill(compiled, given_, ConceptEmbed(), self_name="Ann", mine=mine, others=theirs)
+        everything = given_ + mine.facts + theirs.facts
+        assert lazily == fill(compiled, everything, ConceptEmbed(), self_name="Ann")
+
+
+def test_facts_are_made_only_as_far_as_the_bounds_reach() -> None:
+    from brainstore.service.structured import LAZY_FACTS_BLOCK, MAX_PROPERTY_FACTS
+
+    older = [fact(f"Bo{i} went out.", f"m{i}", day=-i) for i in range(20 * LAZY_FACTS_BLOCK)]
+    porto = fact("Bo lives in Porto.", "p", attribute="lives_in", value="porto", day=-50_000)
+    for mine in (True, False):
+        facts = Lazily([*older, porto], mine=mine)
+        lazily = {"mine": facts} if mine else {"others": facts}
+        result = fill(schema(city={"type": "string"}), [], ConceptEmbed(), **lazily)  # type: ignore[arg-type]
+        assert result.value == {"city": "Porto"} and result.provenance == {"city": ["p"]}
+        # the newest block, then the one fact of the attribute far back
+        assert [f.source for f in facts.made] == [f"m{i}" for i in range(LAZY_FACTS_BLOCK)] + ["p"]
+    assert MAX_PROPERTY_FACTS <= LAZY_FACTS_BLOCK
 
 
 def test_a_property_reads_a_bounded_number_of_the_newest_facts() -> None:

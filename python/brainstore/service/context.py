@@ -67,7 +67,7 @@ from brainstore.service.derivation import Derivation
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.memories import MemoryReads, eligible_at
-from brainstore.service.structured import Fact, SchemaRefused, compile_schema, fill
+from brainstore.service.structured import Fact, LazyFacts, SchemaRefused, compile_schema, fill
 from brainstore.service.traces import Traces
 from brainstore.service.views import object_view, timestamp
 from brainstore.service.visibility import Visibility
@@ -853,21 +853,34 @@ class Contexts:
         def is_mine(memory: MemoryRevision) -> bool:
             return bool(me) and (memory.owner or "").casefold() == me
 
-        def memory_facts(memories: list[MemoryRevision]) -> list[Fact]:
-            facts = []
-            for memory in self.memories.servable(brain, memories, words=True):
-                facts.append(
-                    Fact(
-                        text=memory.statement,
-                        source=memory.memory_id,
-                        attribute=memory.attribute,
-                        value=memory.value,
-                        owner_is_self=is_mine(memory),
-                        valid_from=memory.valid_from.timestamp(),
-                        negated=memory.negated,
-                    )
-                )
-            return facts
+        def memory_fact(memory: MemoryRevision) -> Fact:
+            return Fact(
+                text=memory.statement,
+                source=memory.memory_id,
+                attribute=memory.attribute,
+                value=memory.value,
+                owner_is_self=is_mine(memory),
+                valid_from=memory.valid_from.timestamp(),
+                negated=memory.negated,
+            )
+
+        def facts_of(items: list[MemoryRevision | Fact]) -> list[Fact | None]:
+            """Passages as they are; Memories viewed (one read for all) and made facts."""
+            memories = [item for item in items if isinstance(item, MemoryRevision)]
+            served = {id(m) for m in self.memories.servable(brain, memories, words=True)} if memories else set()
+            return [
+                item if isinstance(item, Fact) else memory_fact(item) if id(item) in served else None
+                for item in items
+            ]
+
+        def lazily(memories: list[MemoryRevision], passages: list[Fact]) -> LazyFacts[MemoryRevision | Fact]:
+            items: list[MemoryRevision | Fact] = [*memories, *passages]
+            return LazyFacts(
+                items,
+                times=[m.valid_from.timestamp() for m in memories] + [f.valid_from for f in passages],
+                attributes=[m.attribute for m in memories] + [f.attribute for f in passages],
+                make=facts_of,
+            )
 
         passages: list[Fact] = []
         for item in evidence if text_facts else []:
@@ -878,17 +891,15 @@ class Contexts:
             passages.append(
                 Fact(bodies[item["id"]], citations[item["citation"]]["id"], owner_is_self=bool(me) and speaker == me, valid_from=when)
             )
-        # fill() reads the self's facts alone when there are any: the other people's Memories are viewed
-        # and made facts only when it asks for them (a schema on a Brain of 20,000 Memories whose self
-        # had spoken made them all, about 60 ms, to drop them)
+        # fill() reads the self's facts alone when there are any, and the other people's only without
+        # them; of either, only the newest few hundred: Memories are viewed and made facts only as it
+        # reads them (a schema on a Brain of 20,000 Memories made them all, about 45-60 ms)
         mine: list[MemoryRevision] = []
         theirs: list[MemoryRevision] = []
         for memory in material:
             (mine if is_mine(memory) else theirs).append(memory)
-        facts = memory_facts(mine) + [f for f in passages if f.owner_is_self]
-
-        def others() -> list[Fact]:
-            return memory_facts(theirs) + [f for f in passages if not f.owner_is_self]
+        my_passages = [f for f in passages if f.owner_is_self]
+        their_passages = [f for f in passages if not f.owner_is_self]
 
         calls = 0
 
@@ -898,7 +909,14 @@ class Contexts:
             return self.evidence.embed(texts)
 
         try:
-            result = fill(schema, facts, embed, self_name=brain.self_name, others=others)
+            result = fill(
+                schema,
+                [],
+                embed,
+                self_name=brain.self_name,
+                mine=lambda: lazily(mine, my_passages),
+                others=lambda: lazily(theirs, their_passages),
+            )
         except SchemaRefused as exc:
             return {"status": "unavailable", "value": None, "reason": exc.reason}, [], calls
         if result.missing_required:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import unquote
 
 import numpy as np
@@ -574,6 +574,9 @@ def compile_schema(raw: Any, limits: Limits = LIMITS) -> StructuredSchema:
 # ------------------------------------------------------------------------------------------ filling
 
 
+T = TypeVar("T")
+
+
 # Not frozen: a schema over 20,000 Memories makes a fact of each, and a frozen dataclass took 22.6 ms
 # to make them against 8.6 for a slotted one. Nothing here changes a fact.
 @dataclass(slots=True)
@@ -594,6 +597,65 @@ class Fact:
     owner_is_self: bool = False
     valid_from: float = 0.0
     negated: bool = False
+
+
+class LazyFacts(Generic[T]):
+    """Facts made only as :func:`fill` reads them: a schema on a Brain of 20,000 Memories viewed every
+    Memory and made it a fact (about 45 ms) to read the newest few hundred.
+
+    ``items`` are anything; ``times[i]`` is the time the fact of ``items[i]`` would have (Unix
+    seconds), ``attributes[i]`` its attribute, and ``make(items)`` the facts of ``items``, in their
+    order, None for one that may not be read. Items are read newest first, equal times in their order,
+    in blocks of :data:`LAZY_FACTS_BLOCK` and then twice as many, each made at most once.
+    """
+
+    def __init__(
+        self,
+        items: Sequence[T],
+        *,
+        times: Sequence[float],
+        attributes: Sequence[str | None],
+        make: Callable[[list[T]], list[Fact | None]],
+    ) -> None:
+        if not len(items) == len(times) == len(attributes):
+            raise ValueError(f"{len(items)} items, {len(times)} times and {len(attributes)} attributes")
+        self._items = items
+        self._attributes = attributes
+        self._make = make
+        # reverse=True keeps equal times in their order, as fill()'s sort does
+        self._newest = sorted(range(len(items)), key=times.__getitem__, reverse=True)
+        self._by_attribute: dict[str, list[int]] | None = None
+        self._made: dict[int, Fact | None] = {}
+
+    def newest(self) -> Iterator[tuple[int, Fact]]:
+        """(place among the items, fact) of every item that may be read, newest first."""
+        return self._read(self._newest)
+
+    def newest_with(self, attribute: str) -> Iterator[tuple[int, Fact]]:
+        """As :meth:`newest`, of the items with ``attribute`` only."""
+        if self._by_attribute is None:
+            self._by_attribute = {}
+            attributes = self._attributes
+            for i in self._newest:
+                if (name := attributes[i]) is not None:
+                    self._by_attribute.setdefault(name, []).append(i)
+        return self._read(self._by_attribute.get(attribute, []))
+
+    def _read(self, order: list[int]) -> Iterator[tuple[int, Fact]]:
+        start, size = 0, LAZY_FACTS_BLOCK
+        while start < len(order):
+            block = order[start : start + size]
+            unmade = [i for i in block if i not in self._made]
+            if unmade:
+                made = self._make([self._items[i] for i in unmade])
+                if len(made) != len(unmade):
+                    raise ValueError(f"make returned {len(made)} facts for {len(unmade)} items")
+                self._made.update(zip(unmade, made, strict=True))
+            for i in block:
+                fact = self._made[i]
+                if fact is not None:
+                    yield i, fact
+            start, size = start + size, size * 2
 
 
 @dataclass(frozen=True)
@@ -646,6 +708,8 @@ MAX_ARRAY_VALUES = 64  # distinct values an array takes from attributes, at most
 # statement may be 175,000 characters (a message of one unpunctuated sentence), and 64 booleans over 40
 # such statements took 19 s.
 MINED_CHARS = 20_000
+# Items a LazyFacts makes facts of at once, first: about what one property reads.
+LAZY_FACTS_BLOCK = 512
 
 _WORD = re.compile(r"[^\W_]+(?:[-'\u2019][^\W_]+)*")
 _CLAUSE = re.compile(
@@ -960,15 +1024,17 @@ def fill(
     embed: Callable[[list[str]], np.ndarray],
     *,
     self_name: str | None = None,
-    others: Callable[[], Iterable[Fact]] | None = None,
+    mine: Callable[[], LazyFacts[Any]] | None = None,
+    others: Callable[[], LazyFacts[Any]] | None = None,
 ) -> FillResult:
     """Fill ``schema``'s properties from ``facts``; see the module docstring and docs/structured.md.
 
     The root must be an object schema with properties (else :class:`SchemaRefused`). Facts of the
     Brain's self are used when there are any (other people's facts would misattribute); otherwise
-    all facts, ``others()`` among them: more facts, asked for only when ``facts`` hold none of the
-    self's with words (a caller need not make the facts of a Brain's every other person when its
-    self's decide). Newest first. A property is filled from (1) a fact whose attribute its name maps to
+    all facts. Besides ``facts``, ``mine()`` gives the self's facts and ``others()`` other people's,
+    both read only as far as the bounds below reach (:func:`_read_lazily`), and ``others()`` asked for
+    only when no fact of the self's has words: a caller need not make a fact of every Memory of a
+    Brain. Newest first. A property is filled from (1) a fact whose attribute its name maps to
     (:data:`SYNONYMS`), (2) for booleans, a fact stating it outright, (3) otherwise a phrase of a
     fact's text whose embedding is close enough (:data:`SIMILARITY_THRESHOLD`) to the property's
     name and description. ``embed`` is called at most once, with every text to embed.
@@ -985,8 +1051,10 @@ def fill(
     _slots(root, (), slots, objects)
 
     readable = [f for f in facts if _has_words(f)]
+    if mine is not None:
+        readable += _read_lazily(mine(), slots)
     if others is not None and not any(f.owner_is_self for f in readable):
-        readable += [f for f in others() if _has_words(f)]
+        readable += _read_lazily(others(), slots)
     if any(f.owner_is_self for f in readable):
         readable = [f for f in readable if f.owner_is_self]
     ordered = sorted(readable, key=lambda f: -float(f.valid_from))
@@ -1030,6 +1098,32 @@ def fill(
                     chosen[slot.key] = found
 
     return _assemble(root, slots, objects, chosen)
+
+
+def _read_lazily(facts: LazyFacts[Any], slots: list[_Slot]) -> list[Fact]:
+    """The facts of ``facts`` that fill() could read among all of them, in their order: the newest
+    :data:`MAX_PROPERTY_FACTS` with words, and further back until :data:`MAX_FACTS` of them are not
+    negated (the words of booleans, the phrases); of each property's attribute, the newest up to
+    :data:`MAX_PROPERTY_FACTS` that are not negated and have a value. Any fact older than those is
+    beyond every bound, whatever other facts add to them."""
+    taken: dict[int, Fact] = {}
+    read = positive = 0
+    for place, fact in facts.newest():
+        if not _has_words(fact):
+            continue
+        taken[place] = fact
+        read, positive = read + 1, positive + (not fact.negated)
+        if read >= MAX_PROPERTY_FACTS and positive >= MAX_FACTS:
+            break
+    for attribute in dict.fromkeys(s.attribute for s in slots if s.attribute is not None):
+        kept = 0
+        for place, fact in facts.newest_with(attribute):
+            if _has_words(fact) and fact.value:
+                taken[place] = fact
+                kept += not fact.negated
+                if kept >= MAX_PROPERTY_FACTS:
+                    break
+    return [taken[place] for place in sorted(taken)]
 
 
 _BEFORE_LAST_SPACE = re.compile(r"(?s)(.*\S)\s")
