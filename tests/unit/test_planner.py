@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from brainstore.derive import Assertion
 from brainstore.domain import MemoryRevision
-from brainstore.service.planner import MemoryRules, MemoryState
+from brainstore.service.planner import MAX_CONFLICTS, MemoryRules, MemoryState
 
 T = datetime(2026, 3, 10, tzinfo=UTC)
 
@@ -172,6 +172,34 @@ def test_a_value_already_over_is_history_beside_the_current_one() -> None:
                       until=datetime(2030, 1, 1, tzinfo=UTC), time_stated=True),
     )  # fmt: skip
     assert seattle in world[oslo].extra["conflicts_with"]
+
+
+def test_a_memory_names_a_bounded_number_of_the_values_it_conflicts_with() -> None:
+    """Each new value stated without a change conflicts with every open one: a Memory names the newest
+    MAX_CONFLICTS and is named back by those with room, so no Record revises more than that many and no
+    list grows past it (unbounded, 400 values wrote 80,200 revisions)."""
+    world = World()
+    days = [datetime(2026, 1, 1 + i % 28, tzinfo=UTC) for i in range(3 * MAX_CONFLICTS)]
+    made = []
+    for i, day in enumerate(days):
+        state = world.state()
+        made.append(world.rules.apply(state, f"rec_{i}", "x", said(f"Alice works at C{i}.", attribute="works_at", value=f"c{i}", at=day)))
+        assert len(state.plan.revisions) <= MAX_CONFLICTS + 1
+        world.commit(state)
+        newest = sorted(made[:-1], key=lambda m: (world[m].valid_from, m), reverse=True)[:MAX_CONFLICTS]
+        assert sorted(world[made[-1]].extra.get("conflicts_with", [])) == sorted(newest)
+    for memory_id in made:
+        memory = world[memory_id]
+        assert memory.status == "active" and 1 <= len(memory.extra["conflicts_with"]) <= MAX_CONFLICTS
+        assert memory.version <= MAX_CONFLICTS + 1
+    # a Memory named by others it does not name leaves their lists when it is erased
+    named_one_way = [
+        (i, x) for i, x in enumerate(made) for m in made
+        if x in world[m].extra.get("conflicts_with", ()) and m not in world[x].extra["conflicts_with"]
+    ]  # fmt: skip
+    i, x = named_one_way[0]
+    world.forget(f"rec_{i}")
+    assert not any(x in m.extra.get("conflicts_with", ()) for m in world.loader.current.values())
 
 
 def test_erasing_a_correction_restores_what_it_superseded() -> None:

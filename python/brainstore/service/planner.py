@@ -18,6 +18,9 @@ Rules kept here, and only here:
   without one, the two values conflict: both stay active and name each other in conflicts_with. The same
   attribute and value with the opposite polarity ("I love coffee" / "I hate coffee") closes the older
   when a change is stated and conflicts otherwise.
+- A Memory names at most MAX_CONFLICTS others in conflicts_with: a new one names the newest of those it
+  disagrees with, and is named back by each of them that names fewer. Every Memory in a conflict names
+  one; none is revised more than MAX_CONFLICTS times for conflicts, nor a Record's assertion revises more.
 - Whatever a Memory did to others is undone when it is erased: Memories it superseded are restored,
   Memories it closed are reopened, and it leaves every conflicts_with list.
 - Forgetting a Record erases the Memories it alone supported and puts the others in pending
@@ -37,6 +40,12 @@ from typing import Any, Protocol
 
 from brainstore.derive import Assertion, Extractor, SourceText
 from brainstore.domain import Citation, MemoryRevision
+
+# Memories a Memory names in conflicts_with, at most. Each value stated without a change conflicts with
+# every other open value of its attribute: unbounded, a self who said "I work at X" 400 times, each X
+# new, made each Record revise every earlier Memory with a list naming all the others (80,200
+# revisions holding 700 MB of conflict lists on DuckDB, the 400th Record taking over a second).
+MAX_CONFLICTS = 16
 
 
 def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
@@ -269,12 +278,11 @@ class MemoryRules:
                     valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
                     extra=_stash_valid_to(corrected),
                 )
-        for held in disputed:  # the same assertion at another time: both kept, each naming the other
-            conflicts.append(held.memory_id)
-            self._add_conflict(state, held, memory_id, now)
+        disagreeing = list(disputed)  # the same assertion at another time: both kept, each naming the other
+        disputed_ids = {m.memory_id for m in disputed}
         if assertion.attribute:
             for other in state.by_attribute(assertion.subject, assertion.attribute):
-                if other.status != "active" or other.memory_id == supersedes or other.memory_id in conflicts:
+                if other.status != "active" or other.memory_id == supersedes or other.memory_id in disputed_ids:
                     continue
                 same_value = (other.value or "").casefold() == (assertion.value or "").casefold()
                 if same_value and other.negated == assertion.negated:
@@ -299,8 +307,15 @@ class MemoryRules:
                         extra={**_stash_valid_to(other), "closed_by": memory_id},
                     )
                     continue
+                disagreeing.append(other)
+        # the newest: the latest valid_from, then the latest made (ids grow with time)
+        newest = sorted(disagreeing, key=lambda m: (m.valid_from, m.memory_id), reverse=True)
+        named = {m.memory_id for m in newest[:MAX_CONFLICTS]}
+        for other in disagreeing:
+            if other.memory_id in named:
                 conflicts.append(other.memory_id)
-                self._add_conflict(state, other, memory_id, now)
+                if len(other.extra.get("conflicts_with", ())) < MAX_CONFLICTS:
+                    self._add_conflict(state, other, memory_id, now)
         extra: dict[str, Any] = {}
         if conflicts:
             extra["conflicts_with"] = conflicts
