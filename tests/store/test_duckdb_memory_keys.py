@@ -5,6 +5,7 @@ every kind of erase; and an erase leaves none of the Brain's text in them."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,8 @@ def test_lookups_by_held_keys_find_what_the_statements_find(ops: list[tuple[Any,
                 store, store.memories_by_fingerprints, uid, fingerprints
             )
             assert store.memories_by_attributes(uid, keys) == by_statements(store, store.memories_by_attributes, uid, keys)
+            newest = partial(store.memories_by_attributes, newest=1)
+            assert newest(uid, keys) == by_statements(store, newest, uid, keys)
             with store.atomic():  # inside a transaction too
                 assert store.memories_by_fingerprints(uid, fingerprints[:1]) == by_statements(
                     store, store.memories_by_fingerprints, uid, fingerprints[:1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -164,6 +165,35 @@ def test_objects_are_listed_by_type_then_key_the_first_limit(store: Store) -> No
     assert everything == [("note", "a", 2), ("note", "z", 2), ("pref", "a", 2), ("pref", "b", 2)]
     assert [(o.type, o.key, o.version) for o in store.list_objects("brn_1", limit=3)] == everything[:3]
     assert store.list_objects("brn_2", limit=3) == []
+
+
+def test_memories_by_attributes_newest_are_the_active_whose_validity_ends_latest(store: Store) -> None:
+    """newest= takes, of each (subject, attribute), the active Memories still open (the latest valid_from
+    first), then those whose validity ended latest; by id. Every store ranks alike."""
+    day = timedelta(days=1)
+    shapes = {  # memory id: (valid_from, valid_to, status)
+        "mem_1": (T0, None, "active"),
+        "mem_2": (T0 + 2 * day, None, "active"),
+        "mem_3": (T0 + 2 * day, None, "active"),  # ties mem_2: the later id first
+        "mem_4": (T0 - 9 * day, T0 + 5 * day, "active"),  # ended, but after the others were closed
+        "mem_5": (T0 - 9 * day, T0 - day, "active"),
+        "mem_6": (T0 + 9 * day, None, "superseded"),
+    }
+    for seq, (mid, (start, end, status)) in enumerate(shapes.items(), start=1):
+        store.insert_memory_revision(replace(revision(mid, 1, seq, status=status), valid_from=start, valid_to=end), mid)
+    store.insert_memory_revision(replace(revision("mem_7", 1, 9), subject="Bob", valid_from=T0 - 99 * day), "mem_7")
+
+    def newest(n: int, keys: list[tuple[str, str]]) -> list[str]:
+        return [m.memory_id for m in store.memories_by_attributes("brn_1", keys, newest=n)]
+
+    assert newest(1, [("ALICE", "lives_in")]) == ["mem_3"]
+    assert newest(3, [("alice", "lives_in")]) == ["mem_1", "mem_2", "mem_3"]
+    assert newest(4, [("alice", "lives_in")]) == ["mem_1", "mem_2", "mem_3", "mem_4"]
+    assert newest(9, [("alice", "lives_in")]) == ["mem_1", "mem_2", "mem_3", "mem_4", "mem_5"]
+    assert newest(2, [("alice", "lives_in"), ("bob", "lives_in")]) == ["mem_2", "mem_3", "mem_7"]
+    assert newest(2, [("alice", "works_at")]) == []
+    everything = [m.memory_id for m in store.memories_by_attributes("brn_1", [("alice", "lives_in")])]
+    assert everything == [f"mem_{i}" for i in range(1, 7)]
 
 
 def test_idempotent_replies_round_trip(store: Store) -> None:

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 from brainstore.derive import Assertion
 from brainstore.domain import MemoryRevision
-from brainstore.service.planner import MAX_CONFLICTS, MemoryRules, MemoryState
+from brainstore.service.planner import ATTRIBUTE_MEMORIES, MAX_CONFLICTS, MemoryRules, MemoryState
+from brainstore.store.base import latest_ending
 
 T = datetime(2026, 3, 10, tzinfo=UTC)
 
@@ -53,7 +54,8 @@ class Loader:
         return [m for m in self.current.values() if m.fingerprint in fingerprints]
 
     def by_attributes(self, keys: list[tuple[str, str]]) -> list[MemoryRevision]:
-        return [m for m in self.current.values() if (m.subject.casefold(), m.attribute) in keys]
+        found = [m for m in self.current.values() if (m.subject.casefold(), m.attribute) in keys]
+        return latest_ending(found, ATTRIBUTE_MEMORIES)
 
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return [m for m in self.current.values() if any(c.record_id == record_id for c in m.citations)]
@@ -200,6 +202,26 @@ def test_a_memory_names_a_bounded_number_of_the_values_it_conflicts_with() -> No
     i, x = named_one_way[0]
     world.forget(f"rec_{i}")
     assert not any(x in m.extra.get("conflicts_with", ()) for m in world.loader.current.values())
+
+
+def test_a_value_is_weighed_against_a_bounded_number_of_its_attributes_memories() -> None:
+    """A single-valued attribute's new value reads the ATTRIBUTE_MEMORIES whose validity ends latest; a
+    many-valued one only its own opposite, however many other values there are."""
+    world = World()
+    likes = [world.say(f"rec_l{i}", said(f"Alice likes t{i}.", attribute="likes", value=f"t{i}", single=False)) for i in range(100)]
+    hates = world.say("rec_h", said("Alice hates t0.", attribute="likes", value="t0", single=False, negated=True))
+    assert world[hates].extra["conflicts_with"] == [likes[0]] and world[likes[0]].extra["conflicts_with"] == [hates]
+    assert all("conflicts_with" not in world[m].extra for m in likes[1:])
+
+    count = ATTRIBUTE_MEMORIES + 10
+    days = [datetime(2025, 1, 1, tzinfo=UTC) + (T - datetime(2025, 1, 1, tzinfo=UTC)) * i / count for i in range(count)]
+    jobs = [world.say(f"rec_j{i}", said(f"Alice works at C{i}.", attribute="works_at", value=f"c{i}", at=day)) for i, day in enumerate(days)]
+    state = world.state()
+    moved = world.rules.apply(state, "rec_m", "x", said("Alice started at D.", attribute="works_at", value="d", change=True))
+    world.commit(state)
+    closed = [m for m in jobs if world[m].extra.get("closed_by") == moved]
+    assert closed == jobs[-ATTRIBUTE_MEMORIES:]  # the newest open values
+    assert len(state.plan.revisions) == ATTRIBUTE_MEMORIES + 1
 
 
 def test_erasing_a_correction_restores_what_it_superseded() -> None:

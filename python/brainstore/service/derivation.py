@@ -84,7 +84,13 @@ from brainstore.retrieval.embedder import BACKGROUND_NICE, background_priority
 from brainstore.service.common import SharedStore, shared_store
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
 from brainstore.service.fair import FairExecutor, NamespaceBusy
-from brainstore.service.planner import MemoryRules, MemoryState, assertion_fingerprint, revision_fingerprint
+from brainstore.service.planner import (
+    ATTRIBUTE_MEMORIES,
+    MemoryRules,
+    MemoryState,
+    assertion_fingerprint,
+    revision_fingerprint,
+)
 from brainstore.store.base import Store, StoreFeature
 
 log = logging.getLogger("brainstore.derivation")
@@ -166,7 +172,7 @@ class StoreLoader:
         return self.store.memories_by_fingerprints(self.brain_uid, fingerprints)
 
     def by_attributes(self, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
-        return self.store.memories_by_attributes(self.brain_uid, keys)
+        return self.store.memories_by_attributes(self.brain_uid, keys, newest=ATTRIBUTE_MEMORIES)
 
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return self.store.memories_citing(self.brain_uid, record_id)

@@ -44,6 +44,28 @@ class StoreFeature(IntEnum):
 
 SCHEMA_FEATURES = {feature.name.lower(): int(feature) for feature in StoreFeature}
 
+# The order of memories_by_attributes(newest=): the validity that ends latest (open first), then the
+# latest valid_from, then the latest id. SQL stores say it as this ORDER BY.
+LATEST_ENDING_SQL = "valid_to DESC NULLS FIRST, valid_from DESC, memory_id DESC"
+
+
+def latest_ending(memories: Sequence[MemoryRevision], newest: int) -> list[MemoryRevision]:
+    """The active ``memories``, at most ``newest`` of each (subject, attribute), by id (see
+    :meth:`Store.memories_by_attributes`)."""
+    ranked = sorted(
+        (m for m in memories if m.status == "active"),
+        key=lambda m: (m.valid_to is None, m.valid_to or m.valid_from, m.valid_from, m.memory_id),
+        reverse=True,
+    )
+    taken: dict[tuple[str, str | None], int] = {}
+    kept = []
+    for memory in ranked:
+        key = (memory.subject.casefold(), memory.attribute)
+        if taken.get(key, 0) < newest:
+            taken[key] = taken.get(key, 0) + 1
+            kept.append(memory)
+    return sorted(kept, key=lambda m: m.memory_id)
+
 
 class Store(Protocol):
     kind: str
@@ -124,8 +146,13 @@ class Store(Protocol):
     def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
         """Current revisions with any of ``fingerprints``, in one read."""
         ...
-    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
-        """Current revisions of any of the (subject, attribute) ``keys`` (subject case-insensitive)."""
+    def memories_by_attributes(
+        self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
+        """Current revisions of any of the (subject, attribute) ``keys`` (subject case-insensitive), by
+        id. With ``newest``, only active ones, at most that many of each key: those whose validity ends
+        latest (still open first), then the latest valid_from, then the latest id (see
+        :func:`latest_ending`)."""
         ...
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]: ...
     def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:

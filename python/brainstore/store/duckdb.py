@@ -67,6 +67,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
+from brainstore.store.base import LATEST_ENDING_SQL
 from brainstore.store.current import CurrentMemories, HeldBrain, evict_fairly
 
 _MEMORY_COLUMNS = (
@@ -1517,12 +1518,28 @@ class DuckDBStore:
             ),
         )
 
-    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+    def memories_by_attributes(
+        self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
         if not keys:
             return []
         pairs = {(subject.casefold(), attribute) for subject, attribute in keys}
         wanted = sorted(f"{subject_key}{_KEY_SEP}{attribute}" for subject_key, attribute in pairs)
         match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
+        if newest is not None:
+            # The few Memories wanted are ranked on a few narrow columns first, and only theirs are read
+            # whole: ranking 4,000 Memories of one key by whole rows took 17-21 ms, this 10.
+            chosen = f"""
+                SELECT memory_id FROM (
+                    SELECT memory_id, subject_key, attribute, status, valid_from, valid_to FROM memory_revisions
+                    WHERE brain_uid = ? AND memory_id IN (SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND {match})
+                    QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY version DESC) = 1
+                ) cur WHERE {match} AND status = 'active'
+                QUALIFY row_number() OVER (PARTITION BY subject_key, attribute ORDER BY {LATEST_ENDING_SQL}) <= ?
+            """
+            return self._current(
+                brain_uid, "", (), "ORDER BY memory_id", among=(chosen, [brain_uid, brain_uid, wanted, wanted, newest])
+            )
         found = self._by_keys(
             brain_uid,
             lambda held: set().union(*(held.by_attribute.get(pair, ()) for pair in pairs)),

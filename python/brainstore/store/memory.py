@@ -28,7 +28,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
-from brainstore.store.base import StoreFeature
+from brainstore.store.base import StoreFeature, latest_ending
 
 _ABSENT = object()
 
@@ -319,12 +319,15 @@ class MemoryStore:
             found = self._heads(brain_uid, ids)
         return [m for m in found if m.fingerprint in wanted]
 
-    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+    def memories_by_attributes(
+        self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
         wanted = {(subject.casefold(), attribute) for subject, attribute in keys}
         with self._lock:
             ids = {m for subject, attr in wanted for m in self._by_attribute.get((brain_uid, subject, attr), ())}
             found = self._heads(brain_uid, ids)
-        return [m for m in found if (m.subject.casefold(), m.attribute) in wanted]
+        matching = [m for m in found if (m.subject.casefold(), m.attribute) in wanted]
+        return matching if newest is None else latest_ending(matching, newest)
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
         with self._lock:

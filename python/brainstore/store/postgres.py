@@ -71,7 +71,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
-from brainstore.store.base import StoreFeature
+from brainstore.store.base import LATEST_ENDING_SQL, StoreFeature
 from brainstore.store.current import CheckedMemories, HeldBrain
 
 log = logging.getLogger("brainstore.store.postgres")
@@ -945,19 +945,26 @@ class PostgresStore:
             ),
         )
 
-    def memories_by_attributes(self, brain_uid: str, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
+    def memories_by_attributes(
+        self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
         if not keys:
             return []
         pairs = sorted({(subject.casefold(), attribute) for subject, attribute in keys})
         subjects, attributes = [p[0] for p in pairs], [p[1] for p in pairs]
         match = "(subject_key, attribute) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
-        return self._current(
-            brain_uid,
-            match,
-            [subjects, attributes],
-            "ORDER BY memory_id",
-            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, subjects, attributes]),
+        among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, subjects, attributes])
+        if newest is None:
+            return self._current(brain_uid, match, [subjects, attributes], "ORDER BY memory_id", among=among)
+        # ranked after the match, in a query around it: PostgreSQL has no QUALIFY (the rank is one more
+        # column, after those _memory reads)
+        current = _CURRENT.format(among=f"AND memory_id IN ({among[0]})")
+        sql = (
+            f"SELECT * FROM (SELECT cur.*, row_number() OVER (PARTITION BY subject_key, attribute "
+            f"ORDER BY {LATEST_ENDING_SQL}) AS latest FROM ({current}) cur WHERE {match} AND status = 'active') ranked "
+            "WHERE latest <= %s ORDER BY memory_id"
         )
+        return [self._memory(r) for r in self._rows(sql, [brain_uid, *among[1], subjects, attributes, newest])]
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
         return self.memories_citing_any(brain_uid, [record_id])
