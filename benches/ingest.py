@@ -105,6 +105,7 @@ class Served:
     base: str  # the /v1 URL
     session: int  # the server's session id: the pid of the command, its leader
     database_pid: int | None = None  # PostgreSQL's postmaster: its backends' CPU is the server's too
+    data_dir: str = ""  # the server's --data-dir
 
     def cpu_seconds(self) -> float:
         database = process_tree_cpu_seconds(self.database_pid) if self.database_pid is not None else 0.0
@@ -151,7 +152,7 @@ def serve(engine: str, *, threads: int = 8, workers: int = 1) -> Iterator[Served
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError((Path(data) / "server.log").read_text()[-2000:]) from None
                     time.sleep(0.2)
-            yield Served(base, proc.pid, database_pid)
+            yield Served(base, proc.pid, database_pid, data)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
