@@ -164,6 +164,30 @@ def test_the_same_fact_at_another_time_is_a_marked_conflict(alice: Api, service:
     assert len(one["citations"]) == len(other["citations"]) == 1
 
 
+def test_a_memory_names_at_most_sixteen_conflicts_the_newest(alice: Api, service: Service) -> None:
+    """Twenty employers, no change stated: each Memory in conflict names some, none more than 16 (the
+    contract's maxItems), the newest first named; a Memory stored with a longer list (derived before the
+    bound) is served with its newest 16."""
+    made = [
+        say(alice, service, f"I work at Company{i}.", f"2024-01-{i + 1:02d}T10:00:00Z")["memory_ids"][0] for i in range(20)
+    ]
+    served = {m["id"]: m for m in memories(alice, limit="100") if m["id"] in made}
+    assert len(served) == 20
+    assert all(1 <= len(m["conflicts_with"]) <= 16 for m in served.values())
+    assert set(served[made[-1]]["conflicts_with"]) == set(made[-17:-1])
+    brain = service.store.get_brain("test:acme", "alice")
+    assert brain is not None
+    held = service.store.memory(brain.uid, made[0])
+    assert isinstance(held, MemoryRevision)
+    legacy = sorted(f"mem_{i:026d}" for i in range(30))
+    from dataclasses import replace
+
+    service.store.insert_memory_revision(
+        replace(held, version=held.version + 1, extra={**held.extra, "conflicts_with": legacy}), held.fingerprint
+    )
+    assert alice.get(f"/brains/alice/memories/{made[0]}").body["conflicts_with"] == legacy[-16:]
+
+
 def test_a_bare_denial_withdraws_the_corrected_memory(alice: Api, service: Service) -> None:
     wrong = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")["memory_ids"][0]
     alice.remember("alice", {"kind": "correction", "corrects": wrong, "text": "No, that's wrong."})

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from brainstore.domain import Brain, Citation, MemoryRevision, ObjectVersion, Record
+from brainstore.service.planner import MAX_CONFLICTS
 
 
 def timestamp(value: datetime | None) -> str | None:
@@ -77,5 +78,6 @@ def memory_view(memory: MemoryRevision) -> dict[str, Any]:
         "status": memory.status,
         "supersedes": memory.supersedes,
         "superseded_by": memory.superseded_by,
-        "conflicts_with": list(memory.extra.get("conflicts_with", [])),
+        # the newest (ids grow with time): a Memory derived before MAX_CONFLICTS bounded the list may name more
+        "conflicts_with": sorted(memory.extra.get("conflicts_with", []))[-MAX_CONFLICTS:],
     }
