@@ -53,12 +53,12 @@ def rss_mib(session: int) -> float:
     return total / 1024
 
 
-def wait_ready(http: httpx.Client, brain: str, record_id: str, timeout: float = 600) -> None:
+def wait_ready(http: httpx.Client, brain: str, record_id: str, timeout: float = 600, poll: float = 0.1) -> None:
     deadline = time.monotonic() + timeout
     while http.get(f"/brains/{brain}/records/{record_id}").json()["status"] not in ("ready", "failed"):
         if time.monotonic() > deadline:
             raise RuntimeError(f"{record_id} not ready after {timeout} s")
-        time.sleep(0.1)
+        time.sleep(poll)
 
 
 def timed(http: httpx.Client, method: str, path: str, n: int, **kw: object) -> tuple[float, list[httpx.Response]]:

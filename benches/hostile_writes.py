@@ -26,6 +26,7 @@ from pathlib import Path
 
 import httpx
 
+from benches.hostile_reads import wait_ready
 from benches.ingest import KEY, serve
 
 PATTERNS = {
@@ -42,12 +43,8 @@ def message(text: str) -> dict:
     return {"content": {"kind": "message", "role": "user", "text": text}}
 
 
-def ready(http: httpx.Client, brain: str, record_id: str, timeout: float = 1800) -> None:
-    deadline = time.monotonic() + timeout
-    while http.get(f"/brains/{brain}/records/{record_id}").json()["status"] not in ("ready", "failed"):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{record_id} not ready after {timeout} s")
-        time.sleep(0.005)
+def ready(http: httpx.Client, brain: str, record_id: str) -> None:
+    wait_ready(http, brain, record_id, timeout=1800, poll=0.005)  # polled often: the latency is measured
 
 
 def megabytes(directory: str) -> float:
