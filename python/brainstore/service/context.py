@@ -674,7 +674,7 @@ class Contexts:
             """A Memory's statement, and the quotes of its citations that are not already served."""
             return ledger.charge(view["statement"], *unserved(c["quote"] for c in view["citations"]))
 
-        def may_serve(statement: str, memory: MemoryRevision, quotes_of: Callable[[MemoryRevision], list[str]]) -> bool:
+        def may_serve(statement: str, quotes: Callable[[], list[str]]) -> bool:
             """False when charge_memory() surely refuses the Memory: its view is not worth building (a
             budget nearly spent passed over 1,600 of a window's Memories only after viewing each). The
             statement's runs decide most, then its tokens (a name may be three tokens in one run), and
@@ -682,7 +682,7 @@ class Contexts:
             return (
                 ledger.may_fit(statement)
                 and ledger.fits(statement)
-                and ledger.may_fit(statement, *unserved(quotes_of(memory)))
+                and ledger.may_fit(statement, *unserved(quotes()))
             )
 
         if "memories" in include:

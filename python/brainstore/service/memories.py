@@ -13,6 +13,7 @@ import binascii
 import json
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from brainstore.domain import Brain, MemoryRevision, Principal
@@ -68,26 +69,22 @@ class MemoryReads:
 
     def served(self, brain: Brain, memories: list[MemoryRevision]) -> list[tuple[MemoryRevision, dict[str, Any]]]:
         """The Memories this deployment may serve, each with its served view (one store read)."""
-        return list(self.served_if(brain, memories, lambda statement, memory, quotes_of: True))
+        return list(self.served_if(brain, memories, lambda statement, quotes: True))
 
     def served_if(
-        self,
-        brain: Brain,
-        memories: list[MemoryRevision],
-        wanted: Callable[[str, MemoryRevision, Callable[[MemoryRevision], list[str]]], bool],
+        self, brain: Brain, memories: list[MemoryRevision], wanted: Callable[[str, Callable[[], list[str]]], bool]
     ) -> Iterator[tuple[MemoryRevision, dict[str, Any]]]:
         """served(), lazily, passing over without a view each Memory that is not ``wanted`` when its turn
-        comes, asked with its statement as served, and the function that gives a Memory's quotes as
-        served (a Context's budget, checked as it fills: a window citing 1,600 Memories built 1,600
-        views for the few dozen its budget took)."""
+        comes, asked with its statement as served and a function that gives its quotes as served (made
+        only if asked: a Context's budget, checked as it fills: a window citing 1,600 Memories built
+        1,600 views for the few dozen its budget took)."""
         visibilities = self._visibilities(brain, memories)
-
-        def quotes_of(memory: MemoryRevision) -> list[str]:
-            return self.visibility.quotes(memory.citations, visibilities)
-
         for memory in memories:
             serving = self.visibility.serving(memory, visibilities)
-            if serving is not None and wanted(self.visibility.statement_as(memory, serving), memory, quotes_of):
+            if serving is not None and wanted(
+                self.visibility.statement_as(memory, serving),
+                partial(self.visibility.quotes, memory.citations, visibilities),
+            ):
                 yield memory, self.visibility.view(memory, serving, visibilities)
 
     def servable(self, brain: Brain, memories: list[MemoryRevision], *, words: bool = False) -> list[MemoryRevision]:
