@@ -9,7 +9,7 @@ each a sentence the extractor reads as a Memory:
   stated: every value conflicts with the others);
 * ``likes``: "I love Thing{i}." (a many-valued attribute, a new value each time);
 * ``moves``: "I moved to City{i}." (a change each time: each closes the last);
-* ``repeat``: "I love cake." (the same assertion each time: one Memory citing every Record).
+* ``repeat``: "I love cake." (the same assertion each time: one Memory, citing the first Records).
 
 For each: seconds from the first POST to the last Record ready, then the marginal cost: further
 Records posted one at a time, each waited for (POST to ready, median), and the data directory's size.

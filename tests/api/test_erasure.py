@@ -14,6 +14,7 @@ import pytest
 from brainstore.api.app import create_app
 from brainstore.service import Service
 from brainstore.service import context as context_module
+from brainstore.service.planner import MAX_CITATIONS
 from tests.conftest import Api, assert_error, open_engine
 
 SECRET = "the vault code is 4471-zebra-kappa"
@@ -235,6 +236,33 @@ def test_forgetting_one_of_two_supporting_records_leaves_no_trace_of_it_in_the_m
     assert first["id"] not in str(memory)  # not in citations, evidence, nor any revision
     assert memory["valid_from"].startswith("2024-02-01")  # from the surviving Record, not the erased one
     assert all(c["record_id"] == second["id"] for r in memory["revisions"] for c in r["citations"])
+
+
+def test_a_sentence_said_again_and_again_is_cited_by_its_first_records_and_outlives_them(
+    api: Api, service: Service
+) -> None:
+    """A Memory cites its first MAX_CITATIONS supporting Records; the later ones name it in their own
+    memory_ids. Forgetting the cited ones cites the next instead, and leaves no trace of them; it is
+    erased with the last Record that says it."""
+    api.brain("alice", self_name="Alice")
+    sent = [api.remember("alice", {"kind": "message", "role": "user", "text": "I love cake."}).body["id"] for _ in range(MAX_CITATIONS + 2)]
+    assert service.wait_idle()
+    memory_id = api.get(f"/brains/alice/records/{sent[0]}").body["memory_ids"][0]
+    assert all(api.get(f"/brains/alice/records/{r}").body["memory_ids"] == [memory_id] for r in sent)
+    memory = api.get(f"/brains/alice/memories/{memory_id}").body
+    assert [c["record_id"] for c in memory["citations"]] == sent[:MAX_CITATIONS]
+    assert memory["version"] == MAX_CITATIONS  # not revised for the Records past the bound
+    for record_id in sent[:MAX_CITATIONS]:
+        receipt = api.delete(f"/brains/alice/records/{record_id}").body
+        assert receipt["deleted"]["memories"] == 0 and receipt["rederiving"]["memories"] == 1
+        assert service.wait_idle()
+    memory = api.get(f"/brains/alice/memories/{memory_id}").body
+    assert [c["record_id"] for c in memory["citations"]] == sent[MAX_CITATIONS:]
+    assert not any(r in str(memory) for r in sent[:MAX_CITATIONS])  # nor in any revision or evidence
+    assert api.delete(f"/brains/alice/records/{sent[-2]}").body["rederiving"]["memories"] == 1
+    assert service.wait_idle()
+    assert api.delete(f"/brains/alice/records/{sent[-1]}").body["deleted"]["memories"] == 1
+    assert_error(api.get(f"/brains/alice/memories/{memory_id}"), 404, "memory_not_found")
 
 
 def test_a_forget_rewrites_the_saved_index_without_the_record_and_no_context_rebuilds_it(

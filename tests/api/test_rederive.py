@@ -20,6 +20,7 @@ from brainstore.config import Config
 from brainstore.derive import Assertion, ExtractorUnavailable, RuleExtractor, SourceText
 from brainstore.domain import Brain
 from brainstore.service import Service
+from brainstore.service.planner import MAX_CITATIONS
 from tests.conftest import Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
@@ -119,6 +120,54 @@ def test_rederive_with_the_same_extractor_changes_nothing_a_reader_sees(engine: 
     assert service.wait_idle()
     after = sorted((m["statement"], m["owner"], m["status"]) for m in listed(api))  # type: ignore[type-var]
     assert after == before
+
+
+def test_rederive_leaves_nothing_of_a_memory_with_more_supporters_than_it_cites(engine: Engine) -> None:
+    """Its cited Records no longer say it: it waits for its uncited supporters, and is erased when they
+    do not say it either. What the new extractor reads is one Memory citing the first Records."""
+    service = engine.open()
+    api = Api(create_app(service))
+    api.brain("b1", self_name="Alice")
+    sent = [api.remember("b1", {"kind": "message", "text": "I love cake."}).body["id"] for _ in range(MAX_CITATIONS + 2)]
+    assert service.wait_idle()
+    old = api.get(f"/brains/b1/records/{sent[0]}").body["memory_ids"]
+    engine.close(service)
+    service = engine.open(Louder())
+    api = Api(create_app(service))
+    rederive_brains(service, engine.config, [brain_of(service).uid])
+    assert service.wait_idle()
+    memories = listed(api)
+    assert [m["statement"] for m in memories] == ["ALICE LOVES CAKE."] and memories[0]["id"] not in old
+    assert [c["record_id"] for c in memories[0]["citations"]] == sent[:MAX_CITATIONS]  # type: ignore[attr-defined]
+    assert api.get(f"/brains/b1/memories/{old[0]}").status == 404
+
+
+class Picky:
+    """Another extractor: reads only texts that say "really"."""
+
+    name = "picky-v1"
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        return RuleExtractor().extract(source, self_name=self_name) if "really" in source.text else []
+
+
+def test_rederiving_the_records_a_memory_cites_leaves_it_to_those_it_does_not(engine: Engine) -> None:
+    service = engine.open()
+    api = Api(create_app(service))
+    api.brain("b1", self_name="Alice")
+    texts = ["I love cake."] * MAX_CITATIONS + ["I really love cake."] * 2
+    sent = [api.remember("b1", {"kind": "message", "text": text}).body["id"] for text in texts]
+    assert service.wait_idle()
+    memory_id = api.get(f"/brains/b1/records/{sent[0]}").body["memory_ids"][0]
+    assert api.get(f"/brains/b1/records/{sent[-1]}").body["memory_ids"] == [memory_id]
+    engine.close(service)
+    service = engine.open(Picky())
+    api = Api(create_app(service))
+    service.derivation.rederive_records(brain_of(service).uid, sent[:MAX_CITATIONS])
+    assert service.wait_idle()
+    memory = api.get(f"/brains/b1/memories/{memory_id}").body
+    assert memory["status"] == "active" and [c["record_id"] for c in memory["citations"]] == sent[MAX_CITATIONS:]
+    assert [m["id"] for m in listed(api)] == [memory_id]
 
 
 @pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])

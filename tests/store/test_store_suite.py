@@ -128,6 +128,26 @@ def test_record_status_is_appended_not_updated(store: Store) -> None:
     assert store.records_in_status("failed") == []
 
 
+def test_records_supporting_a_memory_are_those_whose_status_names_it_oldest_first(store: Store) -> None:
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    for rid in ("rec_5", "rec_3", "rec_4", "rec_1", "rec_2"):  # sent in this order
+        record(store, rid)
+    record(store, "rec_9", uid="brn_2")
+    named = {"rec_5": ["mem_a"], "rec_3": ["mem_b", "mem_a"], "rec_4": ["mem_ab"], "rec_1": ["mem_a"], "rec_2": ["mem_a"]}
+    for rid, memory_ids in named.items():
+        store.append_record_status("brn_1", rid, "ready", seq=store.next_seq("brn_1"), memory_ids=memory_ids)
+    store.append_record_status("brn_2", "rec_9", "ready", seq=store.next_seq("brn_2"), memory_ids=["mem_a"])
+    # re-derived since: its status names another Memory now
+    store.append_record_status("brn_1", "rec_1", "ready", seq=store.next_seq("brn_1"), memory_ids=["mem_c"])
+    store.erase_record("brn_1", "rec_2")
+    assert store.records_supporting("brn_1", "mem_a", 10) == ["rec_5", "rec_3"]
+    assert store.records_supporting("brn_1", "mem_a", 1) == ["rec_5"]
+    assert store.records_supporting("brn_1", "mem_ab", 10) == ["rec_4"]
+    assert store.records_supporting("brn_1", "mem_c", 10) == ["rec_1"]
+    assert store.records_supporting("brn_1", "mem_none", 10) == []
+
+
 def test_record_contents_are_read_together_within_one_brain(store: Store) -> None:
     store.insert_brain(brain())
     store.insert_brain(brain("brn_2", id_="b2"))

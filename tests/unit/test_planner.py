@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from brainstore.derive import Assertion
+from brainstore.derive import Assertion, SourceText
 from brainstore.domain import MemoryRevision
-from brainstore.service.planner import ATTRIBUTE_MEMORIES, MAX_CONFLICTS, MemoryRules, MemoryState
+from brainstore.service.planner import (
+    ATTRIBUTE_MEMORIES,
+    MAX_CITATIONS,
+    MAX_CONFLICTS,
+    MORE_SUPPORT,
+    MemoryRules,
+    MemoryState,
+)
 from brainstore.store.base import latest_ending
 
 T = datetime(2026, 3, 10, tzinfo=UTC)
@@ -259,3 +267,68 @@ def test_forgetting_a_record_erases_what_it_alone_supported_and_rederives_the_re
     world.commit(state)
     assert world[shared].status == "pending" and [c.record_id for c in world[shared].citations] == ["rec_2"]
     assert world.forget("rec_3") == {"memories": 1, "rederiving": 0} and solo not in world.loader.current
+
+
+class SaysCake:
+    """An extractor that finds the one repeated sentence in every text."""
+
+    def extract(self, text: SourceText, self_name: str | None = None) -> list[Assertion]:
+        return [said("Alice loves cake.", attribute=None, value=None)]
+
+
+def source(text: str) -> SourceText:
+    return SourceText(text, "message", "Alice", "user", T)
+
+
+def test_a_memory_cites_its_first_supporters_and_is_not_revised_for_later_ones() -> None:
+    """One sentence said again and again: unbounded, every Record revised the Memory with every
+    citation so far (N^2/2 citations); it cites the first MAX_CITATIONS and is then left alone."""
+    world = World()
+    cake = said("Alice loves cake.", attribute=None, value=None)
+    first = world.say("rec_00", cake)
+    for i in range(1, 3 * MAX_CITATIONS):
+        state = world.state()
+        assert world.rules.apply(state, f"rec_{i:02d}", "Alice loves cake.", cake) == first
+        assert len(state.plan.revisions) == (1 if i < MAX_CITATIONS else 0)
+        world.commit(state)
+    memory = world[first]
+    assert [c.record_id for c in memory.citations] == [f"rec_{i:02d}" for i in range(MAX_CITATIONS)]
+    assert memory.version == MAX_CITATIONS and memory.extra[MORE_SUPPORT] is True
+
+
+def test_a_memory_outlives_its_cited_records_while_uncited_ones_support_it() -> None:
+    """Forgetting every Record a full Memory cites leaves it pending, not erased; re-derivation cites
+    the supporters it did not cite, the first MAX_CITATIONS of them, and keeps the mark only while more
+    remain."""
+    world = World()
+    cake = said("Alice loves cake.", attribute=None, value=None)
+    said_by = {world.say(f"rec_{i:02d}", cake) for i in range(MAX_CITATIONS + 3)}
+    assert len(said_by) == 1
+    memory_id = said_by.pop()
+    for i in range(MAX_CITATIONS):
+        assert world.forget(f"rec_{i:02d}") == {"memories": 0, "rederiving": 1}
+    pending = world[memory_id]
+    assert pending.status == "pending" and pending.citations == () and pending.extra[MORE_SUPPORT]
+
+    def rederive(record_ids: list[str], more: bool = False) -> MemoryRevision:
+        state = world.state()
+        sources = [(r, source("Alice loves cake.")) for r in record_ids]
+        world.rules.rederive(state, world[memory_id], sources, SaysCake(), "Alice", more_sources=more)
+        world.commit(state)
+        return world[memory_id]
+
+    rest = [f"rec_{i:02d}" for i in range(MAX_CITATIONS, MAX_CITATIONS + 3)]
+    rederived = rederive(rest)
+    assert rederived.status == "active" and [c.record_id for c in rederived.citations] == rest
+    assert MORE_SUPPORT not in rederived.extra  # every supporter is cited again
+    world.loader.current[memory_id] = replace(rederived, status="pending", extra={MORE_SUPPORT: True})
+    many = [f"rec_x{i:02d}" for i in range(MAX_CITATIONS + 5)]
+    assert [c.record_id for c in rederive(many).citations] == many[:MAX_CITATIONS]
+    assert world[memory_id].extra[MORE_SUPPORT] is True
+    world.loader.current[memory_id] = replace(world[memory_id], status="pending", extra={})
+    assert rederive(many[:2], more=True).extra[MORE_SUPPORT] is True  # more supporters than were read
+    # with no supporter left, forgetting the last cited Record erases it as before
+    world.loader.current[memory_id] = replace(world[memory_id], status="active", extra={})
+    assert world.forget("rec_x00") == {"memories": 0, "rederiving": 1}
+    world.loader.current[memory_id] = replace(world[memory_id], status="active")
+    assert world.forget("rec_x01") == {"memories": 1, "rederiving": 0} and memory_id not in world.loader.current

@@ -86,6 +86,8 @@ from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft
 from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.planner import (
     ATTRIBUTE_MEMORIES,
+    MAX_CITATIONS,
+    MORE_SUPPORT,
     MemoryRules,
     MemoryState,
     assertion_fingerprint,
@@ -993,6 +995,14 @@ class Derivation:
             return
         self_name = self._self_name(state.brain_uid)
         record_ids = list(dict.fromkeys(c.record_id for c in memory.citations))
+        more_sources = False
+        if memory.extra.get(MORE_SUPPORT):
+            # more Records support it than it cites: they are read in the order they came, as far as
+            # there are citations to fill (the ones it cites are among them)
+            wanted = MAX_CITATIONS + len(record_ids) + 1
+            supporters = self.store.records_supporting(state.brain_uid, memory_id, wanted)
+            more_sources = len(supporters) == wanted
+            record_ids = list(dict.fromkeys([*record_ids, *supporters]))
         records = self.store.records(state.brain_uid, record_ids)
         sources = [
             (
@@ -1002,7 +1012,7 @@ class Derivation:
             for rid in record_ids
             if rid in records
         ]
-        self.rules.rederive(state, memory, sources, self.extractor, self_name)
+        self.rules.rederive(state, memory, sources, self.extractor, self_name, more_sources=more_sources)
 
     # --- re-derivation with the current extractor (brainstore rederive) ------------------------------
     def rederive_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, int]:
@@ -1076,6 +1086,8 @@ class Derivation:
         self.evidence.apply(brain_uid, [], state.plan.revisions, [m for m, _ in state.plan.erased])
         for record_id, seq in requeue:
             self.put_record(brain_uid, record_id, seq)
+        for memory_id in state.plan.rederive:
+            self.put_memory(brain_uid, memory_id)
         self.on_applied({brain_uid})
         return counts
 
@@ -1091,6 +1103,10 @@ class Derivation:
             survivors = tuple(c for c in memory.citations if c.record_id != record_id)
             if survivors:
                 state.revise(memory, at, citations=survivors)
+            elif memory.extra.get(MORE_SUPPORT):
+                # Records it does not cite support it: they are cited instead, by re-derivation
+                state.revise(memory, at, status="pending", citations=survivors)
+                state.plan.rederive.append(memory.memory_id)
             else:
                 self.rules.erase(state, memory.memory_id)
         return corrected

@@ -7,10 +7,12 @@ Memories they ask for through a :class:`MemoryLoader` (the store, inside the tra
 the plan, or a dict in tests) and allocates change sequence numbers through a callable.
 
 Rules kept here, and only here:
-- One Memory per distinct assertion. The same assertion from several Records is ONE Memory whose
-  citations name every supporting Record, as long as they agree: an assertion that states another time
-  for it, or that says it corrects something ("actually ..., not ..."), never becomes its support.
-  A corrective one supersedes it; one that only disagrees on the time is kept as a marked conflict.
+- One Memory per distinct assertion. The same assertion from several Records is ONE Memory supported
+  by each of them, as long as they agree: an assertion that states another time for it, or that says it
+  corrects something ("actually ..., not ..."), never becomes its support. A corrective one supersedes
+  it; one that only disagrees on the time is kept as a marked conflict.
+- A Memory cites the first MAX_CITATIONS Records that support it; a later supporter is named only by
+  its own status (the Record's memory_ids), and the Memory is not revised for it.
 - A correction Record supersedes the Memory it names: a new revision closes it (valid_to, superseded_by)
   and the new active Memory cites the correction and names what it supersedes. A correction with no
   statement of its own retracts the Memory.
@@ -28,7 +30,7 @@ Rules kept here, and only here:
   Memories it closed are reopened, and it leaves every conflicts_with list.
 - Forgetting a Record erases the Memories it alone supported and puts the others in pending
   re-derivation; re-derivation keeps only what the surviving Records support (citations, statement,
-  valid_from).
+  valid_from), citing again, up to MAX_CITATIONS, the supporters it did not cite.
 - Every change takes the Brain's next change sequence number, which is what watermarks point at.
 """
 
@@ -55,6 +57,14 @@ MAX_CONFLICTS = 16
 # Memory of the attribute made each Record cost more than the last: 1,500 values of one attribute on
 # DuckDB took 50-59 ms a Record to derive.
 ATTRIBUTE_MEMORIES = 64
+# Records a Memory cites, at most: the first that support it. Every revision carries its citations, so
+# citing each supporter made one sentence said N times cost N^2/2 citations: "I love cake." 1,500
+# times over HTTP took 57 s to derive and then 223 ms a Record, and growing. A Memory whose citations
+# reached the bound holds MORE_SUPPORT in extra: re-derivation then looks for its supporters beyond
+# them (Records whose status names it), and forgetting its cited Records does not erase it while
+# they remain.
+MAX_CITATIONS = 16
+MORE_SUPPORT = "more_support"
 
 
 def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
@@ -276,7 +286,10 @@ class MemoryRules:
                     and not same_time(held.valid_from, assertion.valid_from)
                 )
                 if agrees and not assertion.corrective:
-                    state.revise(held, now, citations=(*held.citations, citation))
+                    if len(held.citations) < MAX_CITATIONS:
+                        citations = (*held.citations, citation)
+                        extra = {**held.extra, MORE_SUPPORT: True} if len(citations) == MAX_CITATIONS else held.extra
+                        state.revise(held, now, citations=citations, extra=extra)
                     return held.memory_id
                 disputed.append(held)
         memory_id = self.new_id("mem")
@@ -422,7 +435,7 @@ class MemoryRules:
         now = self.clock()
         for memory in state.citing(record_id):
             survivors = tuple(c for c in memory.citations if c.record_id != record_id)
-            if not survivors:
+            if not survivors and not memory.extra.get(MORE_SUPPORT):
                 self.erase(state, memory.memory_id)
                 counts["memories"] += 1
             else:
@@ -438,13 +451,21 @@ class MemoryRules:
         sources: Sequence[tuple[str, SourceText]],
         extractor: Extractor,
         self_name: str | None,
+        *,
+        more_sources: bool = False,
     ) -> None:
-        """Re-derive a pending Memory from the surviving Records ``sources`` ((record id, text))."""
+        """Re-derive a pending Memory from the surviving Records ``sources`` ((record id, text)): those
+        it cites first, then its other supporters, oldest first. It cites the first MAX_CITATIONS that
+        still state it; ``more_sources``: more supporters exist than ``sources`` names."""
         fingerprint = revision_fingerprint(memory)
         citations: list[Citation] = []
         statement: str | None = None
         valid_from: datetime | None = None
+        examined = 0
         for record_id, text in sources:
+            if len(citations) >= MAX_CITATIONS:
+                break
+            examined += 1
             for assertion in extractor.extract(text, self_name=self_name):
                 if assertion_fingerprint(assertion.subject, assertion) == fingerprint:
                     start, end = assertion.span
@@ -463,12 +484,16 @@ class MemoryRules:
         if not citations:
             self.erase(state, memory.memory_id)
             return
+        extra = {k: v for k, v in memory.extra.items() if k != MORE_SUPPORT}
+        if more_sources or examined < len(sources) or len(citations) >= MAX_CITATIONS:
+            extra[MORE_SUPPORT] = True
         state.revise(
             memory,
             self.clock(),
             status="superseded" if memory.superseded_by else "active",
-            citations=tuple(citations),
+            citations=tuple(citations[:MAX_CITATIONS]),
             statement=statement or memory.statement,
             valid_from=valid_from or memory.valid_from,
             fingerprint=fingerprint,
+            extra=extra,
         )

@@ -13,12 +13,14 @@ Every component that returns user text asks this module, so there is one rule an
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from brainstore.domain import Citation, MemoryRevision
 from brainstore.retrieval.chunking import redaction
+from brainstore.service.planner import MAX_CITATIONS
 from brainstore.service.views import citation_view, memory_view
 
 LOCAL_ONLY = "local_only"
@@ -42,9 +44,10 @@ class Visibility:
     def citations(
         self, citations: tuple[Citation, ...], visibilities: Mapping[str, str]
     ) -> list[dict[str, Any]]:
-        """The citations a reader may see: withheld Records left out, redacted quotes replaced."""
+        """The citations a reader may see: withheld Records left out, redacted quotes replaced; the
+        first MAX_CITATIONS (a Memory derived before the bound may cite more)."""
         out = []
-        for c, redacted in self._readable(citations, visibilities):
+        for c, redacted in itertools.islice(self._readable(citations, visibilities), MAX_CITATIONS):
             view = citation_view(c)
             if redacted:
                 view["quote"] = REDACTED_QUOTE

@@ -1193,6 +1193,16 @@ class DuckDBStore:
             )
         return [(r[0], r[1]) for r in rows]
 
+    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
+        # memory_ids is a JSON list of generated ids: the quoted id as text names exactly one of them
+        rows = self._rows(
+            "SELECT e.record_id FROM record_events e JOIN records r ON r.id = e.record_id "
+            "WHERE e.brain_uid = ? QUALIFY row_number() OVER (PARTITION BY e.record_id ORDER BY e.seq DESC) = 1 "
+            "AND contains(e.memory_ids, ?) ORDER BY r.seq LIMIT ?",
+            [brain_uid, _json(memory_id), limit],
+        )
+        return [r[0] for r in rows]
+
     def list_records(self, brain_uid: str) -> list[Record]:
         return self._read_records(brain_uid, "brain_uid = ?", [brain_uid])
 

@@ -230,6 +230,9 @@ class MemoryStore:
         found.sort(key=lambda r: r.seq)
         return [(r.brain_uid, r.id) for r in found if r.status == status]
 
+    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
+        return [r.id for r in self.list_records(brain_uid) if memory_id in r.memory_ids][:limit]
+
     def list_records(self, brain_uid: str) -> list[Record]:
         with self._lock:
             found = [self._with_status(self._records[r]) for r in self._brain_records.get(brain_uid, ())]

@@ -655,6 +655,18 @@ class PostgresStore:
             )
         return [(r[0], r[1]) for r in rows]
 
+    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
+        # memory_ids is a JSON list of generated ids: the quoted id as text names exactly one of them
+        rows = self._rows(
+            "SELECT e.record_id FROM ("
+            "  SELECT DISTINCT ON (record_id) record_id, memory_ids FROM record_events WHERE brain_uid = %s"
+            "  ORDER BY record_id, seq DESC"
+            ") e JOIN records r ON r.id = e.record_id WHERE strpos(e.memory_ids, %s) > 0 "
+            "ORDER BY r.seq, r.id LIMIT %s",
+            [brain_uid, _json(memory_id), limit],
+        )
+        return [r[0] for r in rows]
+
     def list_records(self, brain_uid: str) -> list[Record]:
         rows = self._rows(_RECORD_SELECT + " WHERE r.brain_uid = %s ORDER BY r.seq", [brain_uid])
         return [self._record(r) for r in rows]
