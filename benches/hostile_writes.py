@@ -9,7 +9,9 @@ each a sentence the extractor reads as a Memory:
   stated: every value conflicts with the others);
 * ``likes``: "I love Thing{i}." (a many-valued attribute, a new value each time);
 * ``moves``: "I moved to City{i}." (a change each time: each closes the last);
-* ``repeat``: "I love cake." (the same assertion each time: one Memory, citing the first Records).
+* ``repeat``: "I love cake." (the same assertion each time: one Memory, citing the first Records);
+* ``dated``: "I worked at Acme in March 1900." (the same assertion at another stated month each time:
+  each disputes every earlier one).
 
 For each: seconds from the first POST to the last Record ready, then the marginal cost: further
 Records posted one at a time, each waited for (POST to ready, median), and the data directory's size.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -35,7 +38,9 @@ PATTERNS = {
     "likes": "I love Thing{i}.",
     "moves": "I moved to City{i}.",
     "repeat": "I love cake.",
+    "dated": "I worked at Acme in {month} {year}.",
 }
+MONTHS = [datetime(2000, month, 1).strftime("%B") for month in range(1, 13)]
 MARGINAL = 20
 
 
@@ -45,6 +50,10 @@ def message(text: str) -> dict:
 
 def ready(http: httpx.Client, brain: str, record_id: str) -> None:
     wait_ready(http, brain, record_id, timeout=1800, poll=0.005)  # polled often: the latency is measured
+
+
+def said(template: str, i: int) -> str:
+    return template.format(i=i, month=MONTHS[i % 12], year=1900 + i // 12)
 
 
 def megabytes(directory: str) -> float:
@@ -60,7 +69,7 @@ def run(pattern: str, records: int) -> str:
         start = time.monotonic()
         last = ""
         for i in range(records):
-            reply = http.post("/brains/ann/records", json=message(template.format(i=i)))
+            reply = http.post("/brains/ann/records", json=message(said(template, i)))
             reply.raise_for_status()
             last = reply.json()["id"]
         ready(http, "ann", last)
@@ -68,7 +77,7 @@ def run(pattern: str, records: int) -> str:
         marginal = []
         for i in range(records, records + MARGINAL):
             began = time.monotonic()
-            reply = http.post("/brains/ann/records", json=message(template.format(i=i)))
+            reply = http.post("/brains/ann/records", json=message(said(template, i)))
             reply.raise_for_status()
             ready(http, "ann", reply.json()["id"])
             marginal.append(time.monotonic() - began)

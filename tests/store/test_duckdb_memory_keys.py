@@ -72,6 +72,8 @@ def test_lookups_by_held_keys_find_what_the_statements_find(ops: list[tuple[Any,
             assert store.memories_by_attributes(uid, keys) == by_statements(store, store.memories_by_attributes, uid, keys)
             newest = partial(store.memories_by_attributes, newest=1)
             assert newest(uid, keys) == by_statements(store, newest, uid, keys)
+            newest = partial(store.memories_by_fingerprints, newest=1)
+            assert newest(uid, fingerprints) == by_statements(store, newest, uid, fingerprints)
             with store.atomic():  # inside a transaction too
                 assert store.memories_by_fingerprints(uid, fingerprints[:1]) == by_statements(
                     store, store.memories_by_fingerprints, uid, fingerprints[:1]

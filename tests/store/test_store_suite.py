@@ -187,9 +187,10 @@ def test_objects_are_listed_by_type_then_key_the_first_limit(store: Store) -> No
     assert store.list_objects("brn_2", limit=3) == []
 
 
-def test_memories_by_attributes_newest_are_the_active_whose_validity_ends_latest(store: Store) -> None:
-    """newest= takes, of each (subject, attribute), the active Memories still open (the latest valid_from
-    first), then those whose validity ended latest; by id. Every store ranks alike."""
+@pytest.mark.parametrize("by", ["attributes", "fingerprints"])
+def test_the_newest_memories_of_a_key_are_the_active_whose_validity_ends_latest(store: Store, by: str) -> None:
+    """newest= takes, of each (subject, attribute) or fingerprint, the active Memories still open (the
+    latest valid_from first), then those whose validity ended latest; by id. Every store ranks alike."""
     day = timedelta(days=1)
     shapes = {  # memory id: (valid_from, valid_to, status)
         "mem_1": (T0, None, "active"),
@@ -200,20 +201,24 @@ def test_memories_by_attributes_newest_are_the_active_whose_validity_ends_latest
         "mem_6": (T0 + 9 * day, None, "superseded"),
     }
     for seq, (mid, (start, end, status)) in enumerate(shapes.items(), start=1):
-        store.insert_memory_revision(replace(revision(mid, 1, seq, status=status), valid_from=start, valid_to=end), mid)
-    store.insert_memory_revision(replace(revision("mem_7", 1, 9), subject="Bob", valid_from=T0 - 99 * day), "mem_7")
+        shaped = replace(revision(mid, 1, seq, status=status), valid_from=start, valid_to=end)
+        store.insert_memory_revision(shaped, "fp_alice")
+    store.insert_memory_revision(replace(revision("mem_7", 1, 9), subject="Bob", valid_from=T0 - 99 * day), "fp_bob")
 
-    def newest(n: int, keys: list[tuple[str, str]]) -> list[str]:
-        return [m.memory_id for m in store.memories_by_attributes("brn_1", keys, newest=n)]
+    def newest(n: int | None, *subjects: str) -> list[str]:
+        if by == "attributes":
+            found = store.memories_by_attributes("brn_1", [(s, "lives_in") for s in subjects], newest=n)
+        else:
+            found = store.memories_by_fingerprints("brn_1", [f"fp_{s.casefold()}" for s in subjects], newest=n)
+        return [m.memory_id for m in found]
 
-    assert newest(1, [("ALICE", "lives_in")]) == ["mem_3"]
-    assert newest(3, [("alice", "lives_in")]) == ["mem_1", "mem_2", "mem_3"]
-    assert newest(4, [("alice", "lives_in")]) == ["mem_1", "mem_2", "mem_3", "mem_4"]
-    assert newest(9, [("alice", "lives_in")]) == ["mem_1", "mem_2", "mem_3", "mem_4", "mem_5"]
-    assert newest(2, [("alice", "lives_in"), ("bob", "lives_in")]) == ["mem_2", "mem_3", "mem_7"]
-    assert newest(2, [("alice", "works_at")]) == []
-    everything = [m.memory_id for m in store.memories_by_attributes("brn_1", [("alice", "lives_in")])]
-    assert everything == [f"mem_{i}" for i in range(1, 7)]
+    assert newest(1, "ALICE") == ["mem_3"]
+    assert newest(3, "alice") == ["mem_1", "mem_2", "mem_3"]
+    assert newest(4, "alice") == ["mem_1", "mem_2", "mem_3", "mem_4"]
+    assert newest(9, "alice") == ["mem_1", "mem_2", "mem_3", "mem_4", "mem_5"]
+    assert newest(2, "alice", "bob") == ["mem_2", "mem_3", "mem_7"]
+    assert newest(2, "carol") == []
+    assert newest(None, "alice") == [f"mem_{i}" for i in range(1, 7)]
 
 
 def test_idempotent_replies_round_trip(store: Store) -> None:

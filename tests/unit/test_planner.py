@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from brainstore.derive import Assertion, SourceText
 from brainstore.domain import MemoryRevision
 from brainstore.service.planner import (
+    ASSERTION_MEMORIES,
     ATTRIBUTE_MEMORIES,
     MAX_CITATIONS,
     MAX_CONFLICTS,
@@ -59,7 +60,8 @@ class Loader:
         return self.current.get(memory_id)
 
     def by_fingerprints(self, fingerprints: list[str]) -> list[MemoryRevision]:
-        return [m for m in self.current.values() if m.fingerprint in fingerprints]
+        found = [m for m in self.current.values() if m.fingerprint in fingerprints]
+        return latest_ending(found, ASSERTION_MEMORIES, key=lambda m: m.fingerprint)
 
     def by_attributes(self, keys: list[tuple[str, str]]) -> list[MemoryRevision]:
         found = [m for m in self.current.values() if (m.subject.casefold(), m.attribute) in keys]
@@ -230,6 +232,26 @@ def test_a_value_is_weighed_against_a_bounded_number_of_its_attributes_memories(
     closed = [m for m in jobs if world[m].extra.get("closed_by") == moved]
     assert closed == jobs[-ATTRIBUTE_MEMORIES:]  # the newest open values
     assert len(state.plan.revisions) == ATTRIBUTE_MEMORIES + 1
+
+
+def test_an_assertion_is_weighed_against_a_bounded_number_of_its_memories() -> None:
+    """Stated at many times, one assertion is many Memories, each disputing the others: a new statement
+    reads the ASSERTION_MEMORIES of them whose validity ends latest, supports the one of its time among
+    them, and is a new Memory when that one is older than all of them."""
+    world = World()
+    months = [datetime(1900 + i // 12, 1 + i % 12, 1, tzinfo=UTC) for i in range(ASSERTION_MEMORIES + 10)]
+    made = [world.say(f"rec_{i}", said("Alice worked at Acme.", attribute="works_at", value="acme", at=m, time_stated=True)) for i, m in enumerate(months)]  # fmt: skip
+    assert len(set(made)) == len(months)
+    state = world.state()
+    again = world.rules.apply(state, "rec_again", "x", said("Alice worked at Acme.", attribute="works_at", value="acme", at=months[-1], time_stated=True))  # fmt: skip
+    assert again == made[-1] and [c.record_id for c in world[again].citations] == [f"rec_{len(months) - 1}"]
+    assert [c.record_id for c in state.get(again).citations] == [f"rec_{len(months) - 1}", "rec_again"]
+    loaded = [m for m in state._current.values() if m is not None]
+    assert len(loaded) == ASSERTION_MEMORIES
+    # the oldest month is past the bound: stated again, it is a Memory of its own
+    state = world.state()
+    oldest = world.rules.apply(state, "rec_old", "x", said("Alice worked at Acme.", attribute="works_at", value="acme", at=months[0], time_stated=True))  # fmt: skip
+    assert oldest not in made
 
 
 def test_erasing_a_correction_restores_what_it_superseded() -> None:

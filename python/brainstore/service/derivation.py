@@ -85,6 +85,7 @@ from brainstore.service.common import SharedStore, shared_store
 from brainstore.service.evidence import EvidenceIndexes, PreparedEvidence, draft_chunks
 from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.planner import (
+    ASSERTION_MEMORIES,
     ATTRIBUTE_MEMORIES,
     MAX_CITATIONS,
     MORE_SUPPORT,
@@ -171,7 +172,7 @@ class StoreLoader:
         return self.store.memory(self.brain_uid, memory_id)
 
     def by_fingerprints(self, fingerprints: Sequence[str]) -> list[MemoryRevision]:
-        return self.store.memories_by_fingerprints(self.brain_uid, fingerprints)
+        return self.store.memories_by_fingerprints(self.brain_uid, fingerprints, newest=ASSERTION_MEMORIES)
 
     def by_attributes(self, keys: Sequence[tuple[str, str]]) -> list[MemoryRevision]:
         return self.store.memories_by_attributes(self.brain_uid, keys, newest=ATTRIBUTE_MEMORIES)

@@ -16,7 +16,7 @@ Invariants every implementation keeps:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import IntEnum
@@ -44,25 +44,34 @@ class StoreFeature(IntEnum):
 
 SCHEMA_FEATURES = {feature.name.lower(): int(feature) for feature in StoreFeature}
 
-# The order of memories_by_attributes(newest=): the validity that ends latest (open first), then the
-# latest valid_from, then the latest id. SQL stores say it as this ORDER BY.
+# The order of memories_by_attributes(newest=) and memories_by_fingerprints(newest=): the validity that
+# ends latest (open first), then the latest valid_from, then the latest id. SQL stores say it as this
+# ORDER BY.
 LATEST_ENDING_SQL = "valid_to DESC NULLS FIRST, valid_from DESC, memory_id DESC"
 
 
-def latest_ending(memories: Sequence[MemoryRevision], newest: int) -> list[MemoryRevision]:
-    """The active ``memories``, at most ``newest`` of each (subject, attribute), by id (see
-    :meth:`Store.memories_by_attributes`)."""
+def attribute_key(memory: MemoryRevision) -> tuple[str, str | None]:
+    return (memory.subject.casefold(), memory.attribute)
+
+
+def latest_ending(
+    memories: Sequence[MemoryRevision],
+    newest: int,
+    key: Callable[[MemoryRevision], Hashable] = attribute_key,
+) -> list[MemoryRevision]:
+    """The active ``memories``, at most ``newest`` of each ``key`` (by default (subject, attribute)), by
+    id (see :meth:`Store.memories_by_attributes`)."""
     ranked = sorted(
         (m for m in memories if m.status == "active"),
         key=lambda m: (m.valid_to is None, m.valid_to or m.valid_from, m.valid_from, m.memory_id),
         reverse=True,
     )
-    taken: dict[tuple[str, str | None], int] = {}
+    taken: dict[Hashable, int] = {}
     kept = []
     for memory in ranked:
-        key = (memory.subject.casefold(), memory.attribute)
-        if taken.get(key, 0) < newest:
-            taken[key] = taken.get(key, 0) + 1
+        group = key(memory)
+        if taken.get(group, 0) < newest:
+            taken[group] = taken.get(group, 0) + 1
             kept.append(memory)
     return sorted(kept, key=lambda m: m.memory_id)
 
@@ -147,8 +156,11 @@ class Store(Protocol):
         ...
     def memory(self, brain_uid: str, memory_id: str) -> MemoryRevision | None: ...
     def memory_revisions(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]: ...
-    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
-        """Current revisions with any of ``fingerprints``, in one read."""
+    def memories_by_fingerprints(
+        self, brain_uid: str, fingerprints: Sequence[str], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
+        """Current revisions with any of ``fingerprints``, by id, in one read. With ``newest``, only
+        active ones, at most that many of each fingerprint, in the order of memories_by_attributes."""
         ...
     def memories_by_attributes(
         self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None

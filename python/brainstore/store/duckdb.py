@@ -1505,27 +1505,28 @@ class DuckDBStore:
                 brain_uid, where, params, "ORDER BY memory_id", among=("SELECT unnest(?::VARCHAR[])", [memory_ids])
             )
 
-    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+    def memories_by_fingerprints(
+        self, brain_uid: str, fingerprints: Sequence[str], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
         if not fingerprints:
             return []
         wanted = sorted(set(fingerprints))
-        found = self._by_keys(
-            brain_uid,
-            lambda keys: set().union(*(keys.by_fingerprint.get(f, ()) for f in wanted)),
-            "list_contains(?::VARCHAR[], fingerprint)",
-            [wanted],
-        )
+        match = "list_contains(?::VARCHAR[], fingerprint)"
+
+        def held(keys: _MemoryKeys) -> set[str]:
+            return set().union(*(keys.by_fingerprint.get(f, ()) for f in wanted))
+
+        if newest is not None:
+            return self._latest_ending(brain_uid, held, match, wanted, "fingerprint", newest)
+        found = self._by_keys(brain_uid, held, match, [wanted])
         if found is not None:
             return found
         return self._current(
             brain_uid,
-            "list_contains(?::VARCHAR[], fingerprint)",
+            match,
             [wanted],
             "ORDER BY memory_id",
-            among=(
-                "SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND list_contains(?::VARCHAR[], fingerprint)",
-                [brain_uid, wanted],
-            ),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND {match}", [brain_uid, wanted]),
         )
 
     def memories_by_attributes(
@@ -1536,14 +1537,13 @@ class DuckDBStore:
         pairs = {(subject.casefold(), attribute) for subject, attribute in keys}
         wanted = sorted(f"{subject_key}{_KEY_SEP}{attribute}" for subject_key, attribute in pairs)
         match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
+
+        def held(keys: _MemoryKeys) -> set[str]:
+            return set().union(*(keys.by_attribute.get(pair, ()) for pair in pairs))
+
         if newest is not None:
-            return self._latest_ending(brain_uid, pairs, wanted, match, newest)
-        found = self._by_keys(
-            brain_uid,
-            lambda held: set().union(*(held.by_attribute.get(pair, ()) for pair in pairs)),
-            match,
-            [wanted],
-        )
+            return self._latest_ending(brain_uid, held, match, wanted, "subject_key, attribute", newest)
+        found = self._by_keys(brain_uid, held, match, [wanted])
         if found is not None:
             return found
         return self._current(
@@ -1555,24 +1555,30 @@ class DuckDBStore:
         )
 
     def _latest_ending(
-        self, brain_uid: str, pairs: set[tuple[str, str]], wanted: list[str], match: str, newest: int
+        self,
+        brain_uid: str,
+        held: Callable[[_MemoryKeys], set[str]],
+        match: str,
+        wanted: list[str],
+        partition: str,
+        newest: int,
     ) -> list[MemoryRevision]:
-        """memories_by_attributes(newest=): among the Memories the Brain's keys name (or, when they are not
-        held, those a scan finds), ranked on a few narrow columns first, and only the chosen read whole:
-        ranking 4,000 Memories of one key by whole rows took 17-21 ms, this 10-13. A key the Brain's keys
-        do not hold needs no statement."""
+        """The ``newest`` of memories_by_attributes and memories_by_fingerprints: among the Memories the
+        Brain's keys name (``held``; when they are not held, those a scan finds), ranked on a few narrow
+        columns first, and only the chosen read whole: ranking 4,000 Memories of one key by whole rows
+        took 17-21 ms, this 10-13. A key the Brain's keys do not hold needs no statement."""
         chosen = f"""
             SELECT memory_id FROM (
-                SELECT memory_id, subject_key, attribute, status, valid_from, valid_to FROM memory_revisions
-                WHERE brain_uid = ? AND memory_id IN ({{among}})
+                SELECT memory_id, subject_key, attribute, fingerprint, status, valid_from, valid_to
+                FROM memory_revisions WHERE brain_uid = ? AND memory_id IN ({{among}})
                 QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY version DESC) = 1
             ) cur WHERE {match} AND status = 'active'
-            QUALIFY row_number() OVER (PARTITION BY subject_key, attribute ORDER BY {LATEST_ENDING_SQL}) <= ?
+            QUALIFY row_number() OVER (PARTITION BY {partition} ORDER BY {LATEST_ENDING_SQL}) <= ?
         """
         with self._write_lock:
             keys = self._keys(brain_uid)
             if keys is not None:
-                memory_ids = sorted(set().union(*(keys.by_attribute.get(pair, ()) for pair in pairs)))
+                memory_ids = sorted(held(keys))
                 if not memory_ids:
                     return []
                 among: tuple[str, list[Any]] = ("SELECT unnest(?::VARCHAR[])", [memory_ids])

@@ -315,12 +315,15 @@ class MemoryStore:
         with self._lock:
             return [r for r in self._history.get(memory_id, ()) if r.brain_uid == brain_uid]
 
-    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+    def memories_by_fingerprints(
+        self, brain_uid: str, fingerprints: Sequence[str], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
         wanted = set(fingerprints)
         with self._lock:
             ids = {m for fp in wanted for m in self._by_fingerprint.get((brain_uid, fp), ())}
             found = self._heads(brain_uid, ids)
-        return [m for m in found if m.fingerprint in wanted]
+        matching = [m for m in found if m.fingerprint in wanted]
+        return matching if newest is None else latest_ending(matching, newest, key=lambda m: m.fingerprint)
 
     def memories_by_attributes(
         self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None

@@ -942,20 +942,17 @@ class PostgresStore:
         )
         return [self._memory(r) for r in rows]
 
-    def memories_by_fingerprints(self, brain_uid: str, fingerprints: Sequence[str]) -> list[MemoryRevision]:
+    def memories_by_fingerprints(
+        self, brain_uid: str, fingerprints: Sequence[str], *, newest: int | None = None
+    ) -> list[MemoryRevision]:
         if not fingerprints:
             return []
         wanted = sorted(set(fingerprints))
-        return self._current(
-            brain_uid,
-            "fingerprint = ANY(%s)",
-            [wanted],
-            "ORDER BY memory_id",
-            among=(
-                "SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND fingerprint = ANY(%s)",
-                [brain_uid, wanted],
-            ),
-        )
+        match = "fingerprint = ANY(%s)"
+        among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, wanted])
+        if newest is None:
+            return self._current(brain_uid, match, [wanted], "ORDER BY memory_id", among=among)
+        return self._latest_ending(brain_uid, match, [wanted], among, "fingerprint", newest)
 
     def memories_by_attributes(
         self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
@@ -968,15 +965,27 @@ class PostgresStore:
         among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, subjects, attributes])
         if newest is None:
             return self._current(brain_uid, match, [subjects, attributes], "ORDER BY memory_id", among=among)
-        # ranked after the match, in a query around it: PostgreSQL has no QUALIFY (the rank is one more
-        # column, after those _memory reads)
+        return self._latest_ending(brain_uid, match, [subjects, attributes], among, "subject_key, attribute", newest)
+
+    def _latest_ending(
+        self,
+        brain_uid: str,
+        match: str,
+        params: list[Any],
+        among: tuple[str, list[Any]],
+        partition: str,
+        newest: int,
+    ) -> list[MemoryRevision]:
+        """The ``newest`` of memories_by_attributes and memories_by_fingerprints: ranked after the match,
+        in a query around it: PostgreSQL has no QUALIFY (the rank is one more column, after those
+        _memory reads)."""
         current = _CURRENT.format(among=f"AND memory_id IN ({among[0]})")
         sql = (
-            f"SELECT * FROM (SELECT cur.*, row_number() OVER (PARTITION BY subject_key, attribute "
+            f"SELECT * FROM (SELECT cur.*, row_number() OVER (PARTITION BY {partition} "
             f"ORDER BY {LATEST_ENDING_SQL}) AS latest FROM ({current}) cur WHERE {match} AND status = 'active') ranked "
             "WHERE latest <= %s ORDER BY memory_id"
         )
-        return [self._memory(r) for r in self._rows(sql, [brain_uid, *among[1], subjects, attributes, newest])]
+        return [self._memory(r) for r in self._rows(sql, [brain_uid, *among[1], *params, newest])]
 
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
         return self.memories_citing_any(brain_uid, [record_id])
