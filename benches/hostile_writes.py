@@ -1,5 +1,6 @@
 """What one tenant's ordinary-looking messages can make derivation spend, as a client over loopback HTTP
-sees it, through a real `brainstore serve` (DuckDB): the figures behind bounding the memory rules.
+sees it, through a real `brainstore serve` (DuckDB, or PostgreSQL): the figures behind bounding the memory
+rules.
 
 Each pattern is a Brain whose self is "Ann" and ``--records`` messages of hers, posted one after another,
 each a sentence the extractor reads as a Memory:
@@ -14,8 +15,9 @@ each a sentence the extractor reads as a Memory:
   each disputes every earlier one).
 
 For each: seconds from the first POST to the last Record ready, then the marginal cost: further
-Records posted one at a time, each waited for (POST to ready, median), and the data directory's size.
-Run: ``PYTHONPATH=. .venv/bin/python -m benches.hostile_writes [--records 1500] [--patterns plain,employer]``.
+Records posted one at a time, each waited for (POST to ready, median), and the data directory's size
+(DuckDB's file; a PostgreSQL server keeps its own). Run: ``PYTHONPATH=. .venv/bin/python -m
+benches.hostile_writes [--records 1500] [--patterns plain,employer] [--engines duckdb,postgres]``.
 Nothing here is a timed assertion.
 """
 
@@ -60,9 +62,9 @@ def megabytes(directory: str) -> float:
     return sum(f.stat().st_size for f in Path(directory).rglob("*") if f.is_file()) / 2**20
 
 
-def run(pattern: str, records: int) -> str:
+def run(engine: str, pattern: str, records: int) -> str:
     template = PATTERNS[pattern]
-    with serve("duckdb") as served, httpx.Client(
+    with serve(engine) as served, httpx.Client(
         base_url=served.base, headers={"Authorization": f"Bearer {KEY}"}, timeout=60
     ) as http:
         http.post("/brains", json={"id": "ann", "self": {"type": "person", "name": "Ann"}}).raise_for_status()
@@ -83,7 +85,7 @@ def run(pattern: str, records: int) -> str:
             marginal.append(time.monotonic() - began)
         size = megabytes(served.data_dir)
     return (
-        f"{pattern:9s} {records} Records ready in {bulk:6.1f} s ({records / bulk:6.1f}/s); "
+        f"{engine:8s} {pattern:9s} {records} Records ready in {bulk:6.1f} s ({records / bulk:6.1f}/s); "
         f"the next ones POST to ready p50 {1000 * statistics.median(marginal):6.1f} ms; data {size:7.1f} MiB"
     )
 
@@ -92,9 +94,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=1500)
     parser.add_argument("--patterns", default=",".join(PATTERNS))
+    parser.add_argument("--engines", default="duckdb")
     args = parser.parse_args()
-    for pattern in args.patterns.split(","):
-        print(run(pattern, args.records), flush=True)
+    for engine in args.engines.split(","):
+        for pattern in args.patterns.split(","):
+            print(run(engine, pattern, args.records), flush=True)
 
 
 if __name__ == "__main__":
