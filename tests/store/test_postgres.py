@@ -124,6 +124,21 @@ def test_erased_content_is_unreadable_at_commit_and_its_dead_tuples_are_vacuumed
         store.close()
 
 
+def test_every_statement_is_planned_for_its_own_parameters(postgres_url: str) -> None:
+    """No generic plan outlives the data it was made for (see _plan_each_time): on a pooled connection
+    and on a transaction's, after more runs of one statement than psycopg needs to prepare it."""
+    store = PostgresStore(postgres_url)
+    try:
+        store.insert_brain(Brain("brn_1", "test:acme", "b1", None, "person", "Alice", T0))
+        for _ in range(8):
+            store.memories_by_fingerprints("brn_1", ["fp_a"], newest=4)
+        assert store._rows("SHOW plan_cache_mode") == [("force_custom_plan",)]
+        with store.atomic():
+            assert store._rows("SHOW plan_cache_mode") == [("force_custom_plan",)]
+    finally:
+        store.close()
+
+
 def test_vacuum_is_debounced_off_the_request_path(postgres_url: str) -> None:
     secret = make_secret(random.Random(2))
     store = open_populated(postgres_url, secret, ("erase_record", "erase_chunks", "erase_brain"), purge_delay=0.3)
