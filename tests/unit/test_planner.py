@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from brainstore.derive import Assertion, SourceText
-from brainstore.domain import MemoryRevision
+from brainstore.domain import Citation, MemoryRevision
 from brainstore.service.planner import (
     ASSERTION_MEMORIES,
     ATTRIBUTE_MEMORIES,
@@ -316,6 +316,19 @@ def test_a_memory_cites_its_first_supporters_and_is_not_revised_for_later_ones()
     memory = world[first]
     assert [c.record_id for c in memory.citations] == [f"rec_{i:02d}" for i in range(MAX_CITATIONS)]
     assert memory.version == MAX_CITATIONS and memory.extra[MORE_SUPPORT] is True
+
+
+def test_a_memory_cited_in_full_before_the_bound_is_marked_by_its_next_supporter() -> None:
+    world = World()
+    cake = said("Alice loves cake.", attribute=None, value=None)
+    memory_id = world.say("rec_00", cake)
+    cited = tuple(Citation(f"rec_{i:02d}", 0, 5, "Alice") for i in range(MAX_CITATIONS + 4))
+    world.loader.current[memory_id] = replace(world[memory_id], citations=cited, extra={})
+    world.say("rec_new", cake)
+    assert world[memory_id].citations == cited and world[memory_id].extra[MORE_SUPPORT] is True
+    for record_id in [c.record_id for c in cited]:
+        world.forget(record_id)
+    assert world[memory_id].status == "pending"  # not erased: rec_new still says it
 
 
 def test_a_memory_outlives_its_cited_records_while_uncited_ones_support_it() -> None:

@@ -302,6 +302,9 @@ class MemoryRules:
                         citations = (*held.citations, citation)
                         extra = {**held.extra, MORE_SUPPORT: True} if len(citations) == MAX_CITATIONS else held.extra
                         state.revise(held, now, citations=citations, extra=extra)
+                    elif not held.extra.get(MORE_SUPPORT):
+                        # cited in full before the bound, so never marked: marked now, once
+                        state.revise(held, now, extra={**held.extra, MORE_SUPPORT: True})
                     return held.memory_id
                 disputed.append(held)
         memory_id = self.new_id("mem")
