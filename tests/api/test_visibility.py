@@ -14,6 +14,7 @@ from brainstore.api.app import create_app
 from brainstore.auth.registry import KeyRegistry
 from brainstore.config import Config
 from brainstore.service import Service
+from brainstore.service.planner import MAX_CITATIONS
 from brainstore.store.memory import MemoryStore
 from tests.conftest import Api, assert_error
 
@@ -55,6 +56,26 @@ def served_everywhere(api: Api, query: str) -> str:
     parts.append(api.get("/brains/alice/profile").body)
     parts.append(api.get("/brains/alice/traces", params={"limit": "100"}).body)
     return json.dumps(parts)
+
+
+def test_a_memory_past_its_citation_bound_is_served_wherever_one_of_its_records_may_be(deployments: Any) -> None:
+    """Its first MAX_CITATIONS supporters local_only, a later shareable one is cited in the newest one's
+    place; forgotten, re-derivation cites the next shareable supporter first."""
+    local, local_api, _, hosted_api = deployments
+    local_api.brain("alice", self_name="Alice")
+    private = [remember(local_api, local, "I love cake.", "local_only")["id"] for _ in range(MAX_CITATIONS)]
+    memory_id = local_api.get(f"/brains/alice/records/{private[0]}").body["memory_ids"][0]
+    assert_error(hosted_api.get(f"/brains/alice/memories/{memory_id}"), 403, "local_only_record")
+    shared = remember(local_api, local, "I love cake.", "shareable")["id"]
+    later = remember(local_api, local, "I love cake.", "shareable")["id"]
+    served = hosted_api.get(f"/brains/alice/memories/{memory_id}").body
+    assert [c["record_id"] for c in served["citations"]] == [shared]
+    cited = [c["record_id"] for c in local_api.get(f"/brains/alice/memories/{memory_id}").body["citations"]]
+    assert cited == [*private[:-1], shared]
+    local_api.delete(f"/brains/alice/records/{shared}")
+    assert local.wait_idle()
+    served = hosted_api.get(f"/brains/alice/memories/{memory_id}").body
+    assert [c["record_id"] for c in served["citations"]] == [later]
 
 
 def test_redacted_summary_words_are_never_served(deployments: Any) -> None:

@@ -55,6 +55,8 @@ class Loader:
 
     def __init__(self) -> None:
         self.current: dict[str, MemoryRevision] = {}
+        self.visibility: dict[str, str] = {}  # record id -> its visibility, when not shareable
+        self.visibility_reads = 0
 
     def memory(self, memory_id: str) -> MemoryRevision | None:
         return self.current.get(memory_id)
@@ -72,6 +74,10 @@ class Loader:
 
     def referencing(self, memory_id: str) -> list[MemoryRevision]:
         return list(self.current.values())
+
+    def visibilities(self, record_ids: list[str]) -> dict[str, str]:
+        self.visibility_reads += 1
+        return {r: self.visibility.get(r, "shareable") for r in record_ids}
 
 
 class World:
@@ -316,6 +322,35 @@ def test_a_memory_cites_its_first_supporters_and_is_not_revised_for_later_ones()
     memory = world[first]
     assert [c.record_id for c in memory.citations] == [f"rec_{i:02d}" for i in range(MAX_CITATIONS)]
     assert memory.version == MAX_CITATIONS and memory.extra[MORE_SUPPORT] is True
+
+
+def test_past_the_bound_a_more_widely_served_supporter_takes_the_newest_citations_place() -> None:
+    """A Memory whose first supporters are all local_only would never be served on a hosted deployment,
+    whatever Records said it later: one served more widely than all it cites replaces its newest
+    citation (that Record still names the Memory), one served no more widely changes nothing."""
+    world = World()
+    cake = said("Alice loves cake.", attribute=None, value=None)
+
+    def say(record_id: str, visibility: str) -> list[str]:
+        world.loader.visibility[record_id] = visibility
+        state = world.state()
+        world.rules.apply(state, record_id, "Alice loves cake.", cake, visibility=visibility)
+        world.commit(state)
+        return [c.record_id for c in world[memory_id].citations]
+
+    first = [f"rec_{i:02d}" for i in range(MAX_CITATIONS)]
+    memory_id = world.say(first[0], cake)
+    for record_id in first:
+        say(record_id, "local_only")
+    assert say("rec_private", "local_only") == first
+    assert say("rec_redacted", "redacted_summary") == [*first[:-1], "rec_redacted"]
+    version = world[memory_id].version
+    assert say("rec_redacted_2", "redacted_summary") == [*first[:-1], "rec_redacted"]
+    cited = say("rec_shared", "shareable")
+    assert cited == [*first[:-1], "rec_shared"] and world[memory_id].version == version + 1
+    reads = world.loader.visibility_reads
+    assert say("rec_shared_2", "shareable") == cited and world[memory_id].version == version + 1
+    assert world.loader.visibility_reads == reads  # the Memory holds how widely its citations are served
 
 
 def test_a_memory_cited_in_full_before_the_bound_is_marked_by_its_next_supporter() -> None:

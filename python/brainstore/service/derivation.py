@@ -87,12 +87,15 @@ from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.planner import (
     ASSERTION_MEMORIES,
     ATTRIBUTE_MEMORIES,
+    CITED_RANK,
     MAX_CITATIONS,
     MORE_SUPPORT,
+    SERVED_RANK,
     MemoryRules,
     MemoryState,
     assertion_fingerprint,
     revision_fingerprint,
+    without,
 )
 from brainstore.store.base import Store, StoreFeature
 
@@ -182,6 +185,9 @@ class StoreLoader:
 
     def referencing(self, memory_id: str) -> list[MemoryRevision]:
         return self.store.memories_referencing(self.brain_uid, memory_id)
+
+    def visibilities(self, record_ids: Sequence[str]) -> dict[str, str]:
+        return self.store.record_visibilities(self.brain_uid, record_ids)
 
 
 def memory_state(store: Store, brain_uid: str) -> MemoryState:
@@ -981,7 +987,7 @@ class Derivation:
                 assertions = [self.rules.retraction(corrected, record.id, text.text, record.occurred_at)]
         memory_ids: list[str] = []
         for assertion in assertions:
-            memory_id = self.rules.apply(state, record.id, text.text, assertion, corrects)
+            memory_id = self.rules.apply(state, record.id, text.text, assertion, corrects, record.visibility)
             if memory_id not in memory_ids:
                 memory_ids.append(memory_id)
         vectors = np.concatenate(job.vectors) if job.vectors else np.zeros((0, 1), dtype=np.float32)
@@ -998,13 +1004,17 @@ class Derivation:
         record_ids = list(dict.fromkeys(c.record_id for c in memory.citations))
         more_sources = False
         if memory.extra.get(MORE_SUPPORT):
-            # more Records support it than it cites: they are read in the order they came, as far as
-            # there are citations to fill (the ones it cites are among them)
+            # more Records support it than it cites: they are read the most widely served first, then
+            # in the order they came, as far as there are citations to fill (those it cites are among
+            # them)
             wanted = MAX_CITATIONS + len(record_ids) + 1
             supporters = self.store.records_supporting(state.brain_uid, memory_id, wanted)
             more_sources = len(supporters) == wanted
             record_ids = list(dict.fromkeys([*record_ids, *supporters]))
         records = self.store.records(state.brain_uid, record_ids)
+        if more_sources or len(record_ids) > MAX_CITATIONS:
+            record_ids = [r for r in record_ids if r in records]
+            record_ids.sort(key=lambda rid: (-SERVED_RANK.get(records[rid].visibility, 0), records[rid].seq))
         sources = [
             (
                 rid,
@@ -1063,7 +1073,7 @@ class Derivation:
                 memory_ids: list[str] = []
                 for assertion in assertions:
                     memory_id = _corrected_reading(corrected, assertion) or self.rules.apply(
-                        state, record.id, text.text, assertion
+                        state, record.id, text.text, assertion, visibility=record.visibility
                     )
                     if memory_id not in memory_ids:
                         memory_ids.append(memory_id)
@@ -1102,11 +1112,12 @@ class Derivation:
                 corrected.append((replace(memory, citations=cited), revision_fingerprint(memory)))
                 continue
             survivors = tuple(c for c in memory.citations if c.record_id != record_id)
+            extra = without(memory.extra, CITED_RANK)
             if survivors:
-                state.revise(memory, at, citations=survivors)
+                state.revise(memory, at, citations=survivors, extra=extra)
             elif memory.extra.get(MORE_SUPPORT):
                 # Records it does not cite support it: they are cited instead, by re-derivation
-                state.revise(memory, at, status="pending", citations=survivors)
+                state.revise(memory, at, status="pending", citations=survivors, extra=extra)
                 state.plan.rederive.append(memory.memory_id)
             else:
                 self.rules.erase(state, memory.memory_id)

@@ -12,7 +12,10 @@ Rules kept here, and only here:
   corrects something ("actually ..., not ..."), never becomes its support. A corrective one supersedes
   it; one that only disagrees on the time is kept as a marked conflict.
 - A Memory cites the first MAX_CITATIONS Records that support it; a later supporter is named only by
-  its own status (the Record's memory_ids), and the Memory is not revised for it.
+  its own status (the Record's memory_ids), and the Memory is not revised for it, unless it is served
+  more widely than every Record the Memory cites (shareable where they are all redacted_summary or
+  local_only, ...): it then takes the newest citation's place, so that a reader who may read one of a
+  Memory's supporters is never kept from it by the bound.
 - A correction Record supersedes the Memory it names: a new revision closes it (valid_to, superseded_by)
   and the new active Memory cites the correction and names what it supersedes. A correction with no
   statement of its own retracts the Memory.
@@ -73,6 +76,12 @@ ASSERTION_MEMORIES = 64
 # they remain.
 MAX_CITATIONS = 16
 MORE_SUPPORT = "more_support"
+# How widely a Record's words are served (brainstore.service.visibility): a hosted deployment withholds
+# local_only Records, and serves a Memory resting on redacted_summary ones only as a redaction.
+SERVED_RANK = {"local_only": 0, "redacted_summary": 1, "shareable": 2}
+# In extra of a Memory whose citations reached the bound: the SERVED_RANK of the most widely served
+# Record it cites, so that its later supporters are weighed without reading the cited Records.
+CITED_RANK = "cited_rank"
 
 
 def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
@@ -115,6 +124,10 @@ def as_assertion(memory: MemoryRevision) -> Assertion:
     )
 
 
+def without(extra: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in extra.items() if k not in keys}
+
+
 def _stash_valid_to(memory: MemoryRevision) -> dict[str, Any]:
     """``memory.extra`` plus its current valid_to, for when another Memory closes it: erasing that
     one puts this valid_to back."""
@@ -147,6 +160,9 @@ class MemoryLoader(Protocol):
 
     def citing(self, record_id: str) -> list[MemoryRevision]: ...
     def referencing(self, memory_id: str) -> list[MemoryRevision]: ...
+    def visibilities(self, record_ids: Sequence[str]) -> dict[str, str]:
+        """The visibility of each of ``record_ids`` that is a live Record."""
+        ...
 
 
 @dataclass
@@ -217,6 +233,11 @@ class MemoryState:
                 merged[memory.memory_id] = memory
         return sorted((m for m in merged.values() if keep(m)), key=lambda m: m.memory_id)
 
+    def served_rank(self, citations: Sequence[Citation]) -> int:
+        """How widely the most widely served of the cited Records is served (SERVED_RANK); -1: none."""
+        visibilities = self.loader.visibilities(sorted({c.record_id for c in citations}))
+        return max((SERVED_RANK.get(v, 0) for v in visibilities.values()), default=-1)
+
     def get(self, memory_id: str) -> MemoryRevision | None:
         if memory_id not in self._current:
             self._current[memory_id] = self.loader.memory(memory_id)
@@ -278,8 +299,10 @@ class MemoryRules:
         text: str,
         assertion: Assertion,
         corrects: str | None = None,
+        visibility: str = "shareable",
     ) -> str:
-        """Fold one assertion of a Record into the Brain's Memories; returns the Memory id it supports."""
+        """Fold one assertion of a Record (whose visibility is ``visibility``) into the Brain's Memories;
+        returns the Memory id it supports."""
         now = self.clock()
         start, end = assertion.span
         citation = Citation(record_id, start, end, text[start:end])
@@ -298,13 +321,26 @@ class MemoryRules:
                     and not same_time(held.valid_from, assertion.valid_from)
                 )
                 if agrees and not assertion.corrective:
+                    rank = SERVED_RANK.get(visibility, 0)
                     if len(held.citations) < MAX_CITATIONS:
                         citations = (*held.citations, citation)
-                        extra = {**held.extra, MORE_SUPPORT: True} if len(citations) == MAX_CITATIONS else held.extra
+                        extra = held.extra
+                        if len(citations) == MAX_CITATIONS:
+                            extra = {**extra, MORE_SUPPORT: True, CITED_RANK: state.served_rank(citations)}
                         state.revise(held, now, citations=citations, extra=extra)
-                    elif not held.extra.get(MORE_SUPPORT):
+                        return held.memory_id
+                    cited_rank = held.extra.get(CITED_RANK)
+                    if cited_rank is None:  # cited in full before the bound
+                        cited_rank = state.served_rank(held.citations)
+                    if rank > cited_rank:
+                        # served where none it cites is: in the newest one's place (whose Record still
+                        # names the Memory in its status)
+                        citations = (*held.citations[: MAX_CITATIONS - 1], citation)
+                        extra = {**held.extra, MORE_SUPPORT: True, CITED_RANK: rank}
+                        state.revise(held, now, citations=citations, extra=extra)
+                    elif not held.extra.get(MORE_SUPPORT) or CITED_RANK not in held.extra:
                         # cited in full before the bound, so never marked: marked now, once
-                        state.revise(held, now, extra={**held.extra, MORE_SUPPORT: True})
+                        state.revise(held, now, extra={**held.extra, MORE_SUPPORT: True, CITED_RANK: cited_rank})
                     return held.memory_id
                 disputed.append(held)
         memory_id = self.new_id("mem")
@@ -454,7 +490,8 @@ class MemoryRules:
                 self.erase(state, memory.memory_id)
                 counts["memories"] += 1
             else:
-                state.revise(memory, now, status="pending", citations=survivors)
+                extra = without(memory.extra, CITED_RANK)
+                state.revise(memory, now, status="pending", citations=survivors, extra=extra)
                 state.plan.rederive.append(memory.memory_id)
                 counts["rederiving"] += 1
         return counts
@@ -499,14 +536,17 @@ class MemoryRules:
         if not citations:
             self.erase(state, memory.memory_id)
             return
-        extra = {k: v for k, v in memory.extra.items() if k != MORE_SUPPORT}
-        if more_sources or examined < len(sources) or len(citations) >= MAX_CITATIONS:
+        citations = citations[:MAX_CITATIONS]
+        extra = without(memory.extra, MORE_SUPPORT, CITED_RANK)
+        if more_sources or examined < len(sources) or len(citations) == MAX_CITATIONS:
             extra[MORE_SUPPORT] = True
+        if len(citations) == MAX_CITATIONS:
+            extra[CITED_RANK] = state.served_rank(citations)
         state.revise(
             memory,
             self.clock(),
             status="superseded" if memory.superseded_by else "active",
-            citations=tuple(citations[:MAX_CITATIONS]),
+            citations=tuple(citations),
             statement=statement or memory.statement,
             valid_from=valid_from or memory.valid_from,
             fingerprint=fingerprint,
