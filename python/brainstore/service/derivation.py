@@ -87,7 +87,6 @@ from brainstore.service.fair import FairExecutor, NamespaceBusy
 from brainstore.service.planner import (
     ASSERTION_MEMORIES,
     ATTRIBUTE_MEMORIES,
-    CITED_RANK,
     MAX_CITATIONS,
     MORE_SUPPORT,
     SERVED_RANK,
@@ -95,7 +94,6 @@ from brainstore.service.planner import (
     MemoryState,
     assertion_fingerprint,
     revision_fingerprint,
-    without,
 )
 from brainstore.store.base import Store, StoreFeature
 
@@ -1012,16 +1010,12 @@ class Derivation:
             more_sources = len(supporters) == wanted
             record_ids = list(dict.fromkeys([*record_ids, *supporters]))
         records = self.store.records(state.brain_uid, record_ids)
+        live = [rid for rid in record_ids if rid in records]
         if more_sources or len(record_ids) > MAX_CITATIONS:
-            record_ids = [r for r in record_ids if r in records]
-            record_ids.sort(key=lambda rid: (-SERVED_RANK.get(records[rid].visibility, 0), records[rid].seq))
+            live.sort(key=lambda rid: (-SERVED_RANK.get(records[rid].visibility, 0), records[rid].seq))
         sources = [
-            (
-                rid,
-                source_text(records[rid].content, self_name=self_name, occurred_at=records[rid].occurred_at),
-            )
-            for rid in record_ids
-            if rid in records
+            (rid, source_text(records[rid].content, self_name=self_name, occurred_at=records[rid].occurred_at))
+            for rid in live
         ]
         self.rules.rederive(state, memory, sources, self.extractor, self_name, more_sources=more_sources)
 
@@ -1111,16 +1105,7 @@ class Derivation:
                 cited = tuple(c for c in memory.citations if c.record_id == record_id)
                 corrected.append((replace(memory, citations=cited), revision_fingerprint(memory)))
                 continue
-            survivors = tuple(c for c in memory.citations if c.record_id != record_id)
-            extra = without(memory.extra, CITED_RANK)
-            if survivors:
-                state.revise(memory, at, citations=survivors, extra=extra)
-            elif memory.extra.get(MORE_SUPPORT):
-                # Records it does not cite support it: they are cited instead, by re-derivation
-                state.revise(memory, at, status="pending", citations=survivors, extra=extra)
-                state.plan.rederive.append(memory.memory_id)
-            else:
-                self.rules.erase(state, memory.memory_id)
+            self.rules.withdraw(state, memory, record_id, at, rederive=False)
         return corrected
 
     def _corrected_by_user(self, state: MemoryState, memory: MemoryRevision) -> bool:

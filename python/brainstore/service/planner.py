@@ -124,7 +124,7 @@ def as_assertion(memory: MemoryRevision) -> Assertion:
     )
 
 
-def without(extra: dict[str, Any], *keys: str) -> dict[str, Any]:
+def _without(extra: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in extra.items() if k not in keys}
 
 
@@ -321,26 +321,7 @@ class MemoryRules:
                     and not same_time(held.valid_from, assertion.valid_from)
                 )
                 if agrees and not assertion.corrective:
-                    rank = SERVED_RANK.get(visibility, 0)
-                    if len(held.citations) < MAX_CITATIONS:
-                        citations = (*held.citations, citation)
-                        extra = held.extra
-                        if len(citations) == MAX_CITATIONS:
-                            extra = {**extra, MORE_SUPPORT: True, CITED_RANK: state.served_rank(citations)}
-                        state.revise(held, now, citations=citations, extra=extra)
-                        return held.memory_id
-                    cited_rank = held.extra.get(CITED_RANK)
-                    if cited_rank is None:  # cited in full before the bound
-                        cited_rank = state.served_rank(held.citations)
-                    if rank > cited_rank:
-                        # served where none it cites is: in the newest one's place (whose Record still
-                        # names the Memory in its status)
-                        citations = (*held.citations[: MAX_CITATIONS - 1], citation)
-                        extra = {**held.extra, MORE_SUPPORT: True, CITED_RANK: rank}
-                        state.revise(held, now, citations=citations, extra=extra)
-                    elif not held.extra.get(MORE_SUPPORT) or CITED_RANK not in held.extra:
-                        # cited in full before the bound, so never marked: marked now, once
-                        state.revise(held, now, extra={**held.extra, MORE_SUPPORT: True, CITED_RANK: cited_rank})
+                    self._support(state, held, citation, SERVED_RANK.get(visibility, 0), now)
                     return held.memory_id
                 disputed.append(held)
         memory_id = self.new_id("mem")
@@ -437,6 +418,29 @@ class MemoryRules:
         return memory_id
 
     @staticmethod
+    def _support(state: MemoryState, held: MemoryRevision, citation: Citation, rank: int, at: datetime) -> None:
+        """One more Record (its SERVED_RANK ``rank``) supports ``held``: cited while there is room, else
+        in the newest citation's place when served more widely than every Record cited, else named only
+        by the Record's status (see the module docstring)."""
+        if len(held.citations) < MAX_CITATIONS:
+            citations = (*held.citations, citation)
+            extra = held.extra
+            if len(citations) == MAX_CITATIONS:
+                extra = {**extra, MORE_SUPPORT: True, CITED_RANK: state.served_rank(citations)}
+            state.revise(held, at, citations=citations, extra=extra)
+            return
+        cited_rank = held.extra.get(CITED_RANK)
+        if cited_rank is None:  # cited in full before the bound
+            cited_rank = state.served_rank(held.citations)
+        if rank > cited_rank:
+            # the Record in the newest citation's place still names the Memory in its status
+            citations = (*held.citations[: MAX_CITATIONS - 1], citation)
+            state.revise(held, at, citations=citations, extra={**held.extra, MORE_SUPPORT: True, CITED_RANK: rank})
+        elif not held.extra.get(MORE_SUPPORT) or CITED_RANK not in held.extra:
+            # cited in full before the bound, so never marked: marked now, once
+            state.revise(held, at, extra={**held.extra, MORE_SUPPORT: True, CITED_RANK: cited_rank})
+
+    @staticmethod
     def _add_conflict(state: MemoryState, memory: MemoryRevision, other_id: str, at: datetime) -> None:
         names = sorted({*memory.extra.get("conflicts_with", []), other_id})
         state.revise(memory, at, extra={**memory.extra, "conflicts_with": names})
@@ -485,16 +489,29 @@ class MemoryRules:
         counts = {"memories": 0, "rederiving": 0}
         now = self.clock()
         for memory in state.citing(record_id):
-            survivors = tuple(c for c in memory.citations if c.record_id != record_id)
-            if not survivors and not memory.extra.get(MORE_SUPPORT):
-                self.erase(state, memory.memory_id)
+            if self.withdraw(state, memory, record_id, now, rederive=True) == "erased":
                 counts["memories"] += 1
             else:
-                extra = without(memory.extra, CITED_RANK)
-                state.revise(memory, now, status="pending", citations=survivors, extra=extra)
-                state.plan.rederive.append(memory.memory_id)
                 counts["rederiving"] += 1
         return counts
+
+    def withdraw(
+        self, state: MemoryState, memory: MemoryRevision, record_id: str, at: datetime, *, rederive: bool
+    ) -> str:
+        """Take ``record_id``'s citations out of ``memory``: "erased" when no other Record supports it;
+        "rederiving" (pending re-derivation) when only Records it does not cite do (MORE_SUPPORT), or,
+        with ``rederive``, when any other does; else "kept" with the other citations."""
+        survivors = tuple(c for c in memory.citations if c.record_id != record_id)
+        if not survivors and not memory.extra.get(MORE_SUPPORT):
+            self.erase(state, memory.memory_id)
+            return "erased"
+        extra = _without(memory.extra, CITED_RANK)  # its citations change: counted again when full
+        if survivors and not rederive:
+            state.revise(memory, at, citations=survivors, extra=extra)
+            return "kept"
+        state.revise(memory, at, status="pending", citations=survivors, extra=extra)
+        state.plan.rederive.append(memory.memory_id)
+        return "rederiving"
 
     def rederive(
         self,
@@ -537,7 +554,7 @@ class MemoryRules:
             self.erase(state, memory.memory_id)
             return
         citations = citations[:MAX_CITATIONS]
-        extra = without(memory.extra, MORE_SUPPORT, CITED_RANK)
+        extra = _without(memory.extra, MORE_SUPPORT, CITED_RANK)
         if more_sources or examined < len(sources) or len(citations) == MAX_CITATIONS:
             extra[MORE_SUPPORT] = True
         if len(citations) == MAX_CITATIONS:

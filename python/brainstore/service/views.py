@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from brainstore.domain import Brain, Citation, MemoryRevision, ObjectVersion, Record
-from brainstore.service.planner import MAX_CITATIONS, MAX_CONFLICTS
+from brainstore.service.planner import MAX_CONFLICTS
 
 
 def timestamp(value: datetime | None) -> str | None:
@@ -73,7 +73,7 @@ def memory_view(memory: MemoryRevision) -> dict[str, Any]:
         "valid_from": timestamp(memory.valid_from),
         "valid_to": timestamp(memory.valid_to),
         "recorded_at": timestamp(memory.recorded_at),
-        "citations": [citation_view(c) for c in memory.citations[:MAX_CITATIONS]],
+        "citations": [citation_view(c) for c in memory.citations],
         "version": memory.version,
         "status": memory.status,
         "supersedes": memory.supersedes,
