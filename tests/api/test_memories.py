@@ -254,6 +254,23 @@ def test_forgetting_shared_evidence_rederives_and_forgetting_all_deletes(
     assert memories(alice) == []
 
 
+def test_a_record_saying_what_awaits_rederivation_supports_it_instead_of_making_another(
+    alice: Api, service: Service
+) -> None:
+    a = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
+    b = say(alice, service, "I work at Acme.", "2024-02-01T10:00:00Z")
+    shared = a["memory_ids"][0]
+    service.derivation.stop()  # re-derivation held: the Memory stays pending while another Record says it
+    alice.delete(f"/brains/alice/records/{a['id']}")
+    c = alice.remember("alice", {"kind": "message", "role": "user", "text": "I work at Acme."}).body
+    service.start()
+    assert service.wait_idle()
+    assert alice.get(f"/brains/alice/records/{c['id']}").body["memory_ids"] == [shared]
+    assert [m["id"] for m in memories(alice)] == [shared]
+    rederived = alice.get(f"/brains/alice/memories/{shared}").body
+    assert [x["record_id"] for x in rederived["citations"]] == [b["id"], c["id"]]
+
+
 def test_delta_sync_replays_into_the_full_read(alice: Api, service: Service) -> None:
     replica: dict[str, dict[str, Any]] = {}
     watermark = alice.get("/brains/alice/memories", params={"limit": "1"}).body["watermark"]

@@ -188,9 +188,10 @@ def test_objects_are_listed_by_type_then_key_the_first_limit(store: Store) -> No
 
 
 @pytest.mark.parametrize("by", ["attributes", "fingerprints"])
-def test_the_newest_memories_of_a_key_are_the_active_whose_validity_ends_latest(store: Store, by: str) -> None:
-    """newest= takes, of each (subject, attribute) or fingerprint, the active Memories still open (the
-    latest valid_from first), then those whose validity ended latest; by id. Every store ranks alike."""
+def test_the_newest_memories_of_a_key_are_those_weighed_whose_validity_ends_latest(store: Store, by: str) -> None:
+    """newest= takes, of each (subject, attribute) or fingerprint, the active and pending Memories still
+    open (the latest valid_from first), then those whose validity ended latest; by id. Every store ranks
+    alike."""
     day = timedelta(days=1)
     shapes = {  # memory id: (valid_from, valid_to, status)
         "mem_1": (T0, None, "active"),
@@ -199,6 +200,7 @@ def test_the_newest_memories_of_a_key_are_the_active_whose_validity_ends_latest(
         "mem_4": (T0 - 9 * day, T0 + 5 * day, "active"),  # ended, but after the others were closed
         "mem_5": (T0 - 9 * day, T0 - day, "active"),
         "mem_6": (T0 + 9 * day, None, "superseded"),
+        "mem_8": (T0 - 20 * day, T0 - 10 * day, "pending"),  # awaiting re-derivation: weighed too
     }
     for seq, (mid, (start, end, status)) in enumerate(shapes.items(), start=1):
         shaped = replace(revision(mid, 1, seq, status=status), valid_from=start, valid_to=end)
@@ -215,10 +217,11 @@ def test_the_newest_memories_of_a_key_are_the_active_whose_validity_ends_latest(
     assert newest(1, "ALICE") == ["mem_3"]
     assert newest(3, "alice") == ["mem_1", "mem_2", "mem_3"]
     assert newest(4, "alice") == ["mem_1", "mem_2", "mem_3", "mem_4"]
-    assert newest(9, "alice") == ["mem_1", "mem_2", "mem_3", "mem_4", "mem_5"]
+    assert newest(5, "alice") == ["mem_1", "mem_2", "mem_3", "mem_4", "mem_5"]
+    assert newest(9, "alice") == ["mem_1", "mem_2", "mem_3", "mem_4", "mem_5", "mem_8"]
     assert newest(2, "alice", "bob") == ["mem_2", "mem_3", "mem_7"]
     assert newest(2, "carol") == []
-    assert newest(None, "alice") == [f"mem_{i}" for i in range(1, 7)]
+    assert newest(None, "alice") == [f"mem_{i}" for i in (1, 2, 3, 4, 5, 6, 8)]
 
 
 def test_idempotent_replies_round_trip(store: Store) -> None:

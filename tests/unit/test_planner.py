@@ -297,6 +297,31 @@ def test_forgetting_a_record_erases_what_it_alone_supported_and_rederives_the_re
     assert world.forget("rec_3") == {"memories": 1, "rederiving": 0} and solo not in world.loader.current
 
 
+
+def test_a_record_stating_a_memory_pending_rederivation_supports_it() -> None:
+    """Between forgetting a Record and re-deriving what it supported, a Record saying the same made a
+    second Memory of one assertion, both active once re-derived. It supports the pending one, which
+    stays pending (never served before re-derivation) and is re-derived with its citation."""
+    world = World()
+    march = datetime(2026, 3, 1, tzinfo=UTC)
+    acme = said("Alice joined Acme in March.", attribute="works_at", value="acme", at=march, time_stated=True)
+    shared = world.say("rec_1", acme)
+    world.say("rec_2", acme)
+    world.forget("rec_1")
+    assert world[shared].status == "pending"
+    assert world.say("rec_3", acme) == shared
+    assert world[shared].status == "pending"
+    assert [c.record_id for c in world[shared].citations] == ["rec_2", "rec_3"]
+    assert list(world.loader.current) == [shared]
+    # stated at another time it is a Memory of its own, in conflict with none that is not served
+    june = world.say("rec_4", replace(acme, valid_from=datetime(2026, 6, 1, tzinfo=UTC)))
+    assert june != shared and "conflicts_with" not in world[june].extra
+    # a superseded Memory pending re-derivation is left alone, as a superseded one is
+    world.loader.current[shared] = replace(world[shared], superseded_by="mem_999")
+    again = world.say("rec_5", acme)
+    assert again not in (shared, june) and world[again].extra["conflicts_with"] == [june]
+
+
 class SaysCake:
     """An extractor that finds the one repeated sentence in every text."""
 

@@ -36,7 +36,8 @@ Rules kept here, and only here:
   Memories it closed are reopened, and it leaves every conflicts_with list.
 - Forgetting a Record erases the Memories it alone supported and puts the others in pending
   re-derivation; re-derivation keeps only what the surviving Records support (citations, statement,
-  valid_from), citing again, up to MAX_CITATIONS, the supporters it did not cite.
+  valid_from), citing again, up to MAX_CITATIONS, the supporters it did not cite. A Record that states a
+  Memory pending re-derivation supports it, as it would an active one: one Memory still, not two.
 - Every change takes the Brain's next change sequence number, which is what watermarks point at.
 """
 
@@ -311,7 +312,10 @@ class MemoryRules:
         disputed: list[MemoryRevision] = []
         if corrects is None:
             for held in state.by_fingerprint(fingerprint):
-                if held.status != "active":
+                # awaiting re-derivation (see forget_record): supported like an active Memory, and
+                # re-derivation then reads this Record with the others; never disputed, as it is not served
+                rederiving = held.status == "pending" and not held.superseded_by
+                if held.status != "active" and not rederiving:
                     continue
                 if any(c.record_id == record_id for c in held.citations):
                     return held.memory_id
@@ -323,7 +327,8 @@ class MemoryRules:
                 if agrees and not assertion.corrective:
                     self._support(state, held, citation, SERVED_RANK.get(visibility, 0), now)
                     return held.memory_id
-                disputed.append(held)
+                if not rederiving:
+                    disputed.append(held)
         memory_id = self.new_id("mem")
         conflicts: list[str] = []
         supersedes = None

@@ -48,6 +48,10 @@ SCHEMA_FEATURES = {feature.name.lower(): int(feature) for feature in StoreFeatur
 # ends latest (open first), then the latest valid_from, then the latest id. SQL stores say it as this
 # ORDER BY.
 LATEST_ENDING_SQL = "valid_to DESC NULLS FIRST, valid_from DESC, memory_id DESC"
+# The Memories those lookups rank: the active, and those pending re-derivation, which a Record that
+# states them again supports instead of making a second Memory of the same assertion.
+WEIGHED_STATUSES = ("active", "pending")
+WEIGHED_SQL = "status IN ({})".format(", ".join(f"'{status}'" for status in WEIGHED_STATUSES))
 
 
 def attribute_key(memory: MemoryRevision) -> tuple[str, str | None]:
@@ -59,10 +63,10 @@ def latest_ending(
     newest: int,
     key: Callable[[MemoryRevision], Hashable] = attribute_key,
 ) -> list[MemoryRevision]:
-    """The active ``memories``, at most ``newest`` of each ``key`` (by default (subject, attribute)), by
-    id (see :meth:`Store.memories_by_attributes`)."""
+    """The active and pending ``memories`` (WEIGHED_STATUSES), at most ``newest`` of each ``key`` (by
+    default (subject, attribute)), by id (see :meth:`Store.memories_by_attributes`)."""
     ranked = sorted(
-        (m for m in memories if m.status == "active"),
+        (m for m in memories if m.status in WEIGHED_STATUSES),
         key=lambda m: (m.valid_to is None, m.valid_to or m.valid_from, m.valid_from, m.memory_id),
         reverse=True,
     )
@@ -160,13 +164,15 @@ class Store(Protocol):
         self, brain_uid: str, fingerprints: Sequence[str], *, newest: int | None = None
     ) -> list[MemoryRevision]:
         """Current revisions with any of ``fingerprints``, by id, in one read. With ``newest``, only
-        active ones, at most that many of each fingerprint, in the order of memories_by_attributes."""
+        active and pending ones (WEIGHED_STATUSES), at most that many of each fingerprint, in the order of
+        memories_by_attributes."""
         ...
     def memories_by_attributes(
         self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
     ) -> list[MemoryRevision]:
         """Current revisions of any of the (subject, attribute) ``keys`` (subject case-insensitive), by
-        id. With ``newest``, only active ones, at most that many of each key: those whose validity ends
+        id. With ``newest``, only active and pending ones (WEIGHED_STATUSES), at most that many of each
+        key: those whose validity ends
         latest (still open first), then the latest valid_from, then the latest id (see
         :func:`latest_ending`)."""
         ...

@@ -67,7 +67,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
-from brainstore.store.base import LATEST_ENDING_SQL
+from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL
 from brainstore.store.current import CurrentMemories, HeldBrain, evict_fairly
 
 _MEMORY_COLUMNS = (
@@ -1572,7 +1572,7 @@ class DuckDBStore:
                 SELECT memory_id, subject_key, attribute, fingerprint, status, valid_from, valid_to
                 FROM memory_revisions WHERE brain_uid = ? AND memory_id IN ({{among}})
                 QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY version DESC) = 1
-            ) cur WHERE {match} AND status = 'active'
+            ) cur WHERE {match} AND {WEIGHED_SQL}
             QUALIFY row_number() OVER (PARTITION BY {partition} ORDER BY {LATEST_ENDING_SQL}) <= ?
         """
         with self._write_lock:

@@ -71,7 +71,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
-from brainstore.store.base import LATEST_ENDING_SQL, StoreFeature
+from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, StoreFeature
 from brainstore.store.current import CheckedMemories, HeldBrain
 
 log = logging.getLogger("brainstore.store.postgres")
@@ -992,7 +992,7 @@ class PostgresStore:
         current = _CURRENT.format(among=f"AND memory_id IN ({among[0]})")
         sql = (
             f"SELECT * FROM (SELECT cur.*, row_number() OVER (PARTITION BY {partition} "
-            f"ORDER BY {LATEST_ENDING_SQL}) AS latest FROM ({current}) cur WHERE {match} AND status = 'active') ranked "
+            f"ORDER BY {LATEST_ENDING_SQL}) AS latest FROM ({current}) cur WHERE {match} AND {WEIGHED_SQL}) ranked "
             "WHERE latest <= %s ORDER BY memory_id"
         )
         return [self._memory(r) for r in self._rows(sql, [brain_uid, *among[1], *params, newest])]
