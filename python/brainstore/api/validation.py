@@ -34,6 +34,10 @@ ROLES = ("user", "assistant", "system", "other")
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")
 TRUST = ("high", "normal", "low")
 MAX_TEXT = 200_000
+# A speaker's name heads their evidence in every Context that cites them, and its words are filed to
+# tell the Brain's speakers apart: a name as long as a text cost each Context of that Brain hundreds of
+# milliseconds. As long as a self's name may be.
+MAX_SPEAKER = 200
 
 
 def _is_str(value: Any) -> bool:
@@ -243,7 +247,7 @@ def content(value: Any) -> dict[str, Any]:
             raise invalid(f"content.{name}", "is required")
     for name in ("text", "title", "speaker", "name"):
         if name in value and value[name] is not None:
-            string(value[name], f"content.{name}", max_length=MAX_TEXT)
+            string(value[name], f"content.{name}", max_length=MAX_SPEAKER if name == "speaker" else MAX_TEXT)
     if kind == "message" and value.get("role") is not None and value["role"] not in ROLES:
         raise invalid("content.role", f"must be one of {', '.join(ROLES)}")
     if kind == "event" and value.get("data") is not None and not isinstance(value["data"], dict):
