@@ -100,8 +100,9 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 # are read from the file.
 RECENT_RECORDS = 4096
 RECENT_CONTENT_CHARS = 8192
-# Memory keys (see _MemoryKeys) held: for at most this many Brains and revisions in all (about 200
-# bytes a revision and 300 more a Memory: 500 a Memory of one revision); a Brain with more revisions than the last is looked up by statements, as without them.
+# Memory keys (see _MemoryKeys) held: for at most this many Brains and revisions in all (600-800 bytes
+# a Memory of its own keys, with what ranks it: 470 before the keys ranked Memories); a Brain with more
+# revisions than the last is looked up by statements, as without them.
 # Over a bound, the namespace holding the most (Brains, or revisions) gives up its least recently
 # used Brain: a tenant that touches many Brains, or one huge one, never pushes out another's few.
 MEMORY_KEY_BRAINS = 64
