@@ -26,11 +26,12 @@ Rules kept here, and only here:
 - A Memory names at most MAX_CONFLICTS others in conflicts_with: a new one names the newest of those it
   disagrees with, and is named back by each of them that names fewer. Every Memory in a conflict names
   one; none is revised more than MAX_CONFLICTS times for conflicts, nor a Record's assertion revises more.
-- A new value of a single-valued attribute is weighed against the ATTRIBUTE_MEMORIES active Memories of
-  its subject's attribute whose validity ends latest (a change closes those of them still open); one of
-  a many-valued attribute only against its own opposite. An assertion is weighed against the
-  ASSERTION_MEMORIES active Memories of the same assertion whose validity ends latest (the one it
-  supports, if stated at the same time, is looked for among them). A Record's cost does not grow with
+- A new value of a single-valued attribute is weighed against the active ones of the ATTRIBUTE_MEMORIES
+  Memories of its subject's attribute (active, or pending re-derivation) whose validity ends latest (a
+  change closes those of them still open); one of a many-valued attribute only against its own
+  opposite. An assertion is weighed against the ASSERTION_MEMORIES Memories of the same assertion
+  (likewise) whose validity ends latest (the one it supports, if stated at the same time, is looked for
+  among them). A Record's cost does not grow with
   the history.
 - Whatever a Memory did to others is undone when it is erased: Memories it superseded are restored,
   Memories it closed are reopened, and it leaves every conflicts_with list.

@@ -172,9 +172,8 @@ class Store(Protocol):
     ) -> list[MemoryRevision]:
         """Current revisions of any of the (subject, attribute) ``keys`` (subject case-insensitive), by
         id. With ``newest``, only active and pending ones (WEIGHED_STATUSES), at most that many of each
-        key: those whose validity ends
-        latest (still open first), then the latest valid_from, then the latest id (see
-        :func:`latest_ending`)."""
+        key: those whose validity ends latest (still open first), then the latest valid_from, then the
+        latest id (see :func:`latest_ending`)."""
         ...
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]: ...
     def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
