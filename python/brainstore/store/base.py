@@ -54,6 +54,13 @@ WEIGHED_STATUSES = ("active", "pending")
 WEIGHED_SQL = "status IN ({})".format(", ".join(f"'{status}'" for status in WEIGHED_STATUSES))
 
 
+def latest_ending_order(
+    valid_from: datetime, valid_to: datetime | None, memory_id: str
+) -> tuple[bool, datetime, datetime, str]:
+    """LATEST_ENDING_SQL as a sort key: the greatest comes first."""
+    return (valid_to is None, valid_to or valid_from, valid_from, memory_id)
+
+
 def attribute_key(memory: MemoryRevision) -> tuple[str, str | None]:
     return (memory.subject.casefold(), memory.attribute)
 
@@ -67,7 +74,7 @@ def latest_ending(
     default (subject, attribute)), by id (see :meth:`Store.memories_by_attributes`)."""
     ranked = sorted(
         (m for m in memories if m.status in WEIGHED_STATUSES),
-        key=lambda m: (m.valid_to is None, m.valid_to or m.valid_from, m.valid_from, m.memory_id),
+        key=lambda m: latest_ending_order(m.valid_from, m.valid_to, m.memory_id),
         reverse=True,
     )
     taken: dict[Hashable, int] = {}

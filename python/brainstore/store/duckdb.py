@@ -69,7 +69,7 @@ from brainstore.domain import (
     RecordStatus,
     StoredChunk,
 )
-from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, WEIGHED_STATUSES
+from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, WEIGHED_STATUSES, latest_ending_order
 from brainstore.store.current import CurrentMemories, HeldBrain, evict_fairly
 
 _MEMORY_COLUMNS = (
@@ -290,8 +290,7 @@ class _MemoryKeys:
         for memory_id in memory_ids:
             r = self.ranked[memory_id]
             if r.status in WEIGHED_STATUSES and (key := group(r)) in wanted:
-                order = (r.valid_to is None, r.valid_to or r.valid_from, r.valid_from, memory_id)
-                groups.setdefault(key, []).append(order)
+                groups.setdefault(key, []).append(latest_ending_order(r.valid_from, r.valid_to, memory_id))
         return [order[3] for orders in groups.values() for order in heapq.nlargest(newest, orders)]
 
 
@@ -303,8 +302,13 @@ def _fingerprint_of(ranked: _Ranked) -> str:
     return ranked.fingerprint or ""
 
 
+def _attribute_key(subject_key: str, attribute: str | None) -> str:
+    """A (subject key, attribute) pair as one comparable text, as memories_by_attributes matches it."""
+    return f"{subject_key}{_KEY_SEP}{attribute}"
+
+
 def _attribute_key_of(ranked: _Ranked) -> str:
-    return f"{ranked.subject_key}{_KEY_SEP}{ranked.attribute}"  # as memories_by_attributes matches it
+    return _attribute_key(ranked.subject_key, ranked.attribute)
 
 
 def _uncarried_seqs(seqs: dict[str, int], written: _Written) -> list[tuple[str, int]]:
@@ -1599,7 +1603,7 @@ class DuckDBStore:
         if not keys:
             return []
         pairs = {(subject.casefold(), attribute) for subject, attribute in keys}
-        wanted = sorted(f"{subject_key}{_KEY_SEP}{attribute}" for subject_key, attribute in pairs)
+        wanted = sorted(_attribute_key(subject_key, attribute) for subject_key, attribute in pairs)
         match = f"list_contains(?::VARCHAR[], subject_key || '{_KEY_SEP}' || attribute)"
 
         def held(keys: _MemoryKeys) -> set[str]:
