@@ -36,7 +36,7 @@ TRUST = ("high", "normal", "low")
 MAX_TEXT = 200_000
 # A speaker's name heads their evidence in every Context that cites them, and its words are filed to
 # tell the Brain's speakers apart: 100 speakers of 140,000 characters made a Context of their Brain take
-# 73 ms, the first 5.7 s. As long as a self's name may be.
+# 224 ms over HTTP, the first 4.8 s. As long as a self's name may be.
 MAX_SPEAKER = 200
 
 
