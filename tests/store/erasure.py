@@ -134,7 +134,7 @@ ERASES: dict[str, tuple[Callable[[Store], Any], str, set[str]]] = {
     "erase_memory": (
         lambda s: s.erase_memory(MAIN, "mem_secret", seq=s.next_seq(MAIN), at=T0),
         "mem_secret",
-        {"memory_revisions", "memory_links"},
+        {"memory_revisions", "memory_links", "memory_heads"},  # memory_heads: PostgreSQL's
     ),
     "erase_chunks": (lambda s: s.erase_chunks(MAIN, "rec_secret"), "rec_secret", {"chunks"}),
     "erase_idempotent": (lambda s: s.erase_idempotent(MAIN, "rec_secret"), "rec_secret", {"idempotency"}),

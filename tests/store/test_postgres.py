@@ -21,7 +21,7 @@ from brainstore.config import Config
 from brainstore.domain import Brain, ObjectVersion
 from brainstore.service import Service
 from brainstore.store.base import StoreFeature
-from brainstore.store.postgres import SHARED, PostgresStore, migrations
+from brainstore.store.postgres import HEADS, SHARED, PostgresStore, migrations
 from tests.conftest import Api, assert_error
 from tests.postgres_server import PostgresServer
 from tests.store.erasure import ERASES, MAIN, OTHER, SKIP, T0, chunk, make_secret, populate, rec, reply
@@ -322,9 +322,10 @@ def test_processes_starting_together_migrate_an_empty_database_once(empty_url: s
         for t in threads:
             t.join(timeout=120)
         assert sorted(v for versions in applied for v in versions) == [m[0] for m in migrations()]
-        assert [s.schema_version() for s in stores] == [SHARED] * 3
-        # The same numbers as DuckDB's, then what only several processes on one database need.
-        assert [m[0] for m in migrations()] == [*(int(f) for f in StoreFeature), SHARED]
+        assert [s.schema_version() for s in stores] == [HEADS] * 3
+        # The same numbers as DuckDB's, then what only several processes on one database need, then the
+        # heads of the Memories.
+        assert [m[0] for m in migrations()] == [*(int(f) for f in StoreFeature), SHARED, HEADS]
     finally:
         for s in stores:
             s.close()

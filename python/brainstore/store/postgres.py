@@ -102,12 +102,17 @@ _BRAIN_TABLES = (
     (3, ("chunks",)),
     (4, ("idempotency",)),
     (5, ("record_erasures", "derivation_queue")),
+    (6, ("memory_heads",)),
 )
 # Any constant: the advisory lock that serializes migrations across processes.
 _MIGRATION_LOCK = 0x6272_6E73_7472_6531
 # Schema 5 (migrations_postgres/005_shared.sql) has no StoreFeature: it is what several processes on
 # one database need (the shared watermark key, the erasure log, derivation claims).
 SHARED = 5
+# Schema 6 (migrations_postgres/006_memory_heads.sql): each Memory's current revision, by the keys and the
+# order of the lookups of a key's newest Memories.
+HEADS = 6
+_HEAD_COLUMNS = "memory_id, brain_uid, version, status, fingerprint, subject_key, attribute, valid_from, valid_to"
 _SCHEMA_RECHECK = 2.0  # seconds a schema version below the latest is trusted before it is read again
 # Under a steady stream of erases the debounce still vacuums this many purge_delays after the first one.
 _MAX_DEFER = 4
@@ -347,6 +352,26 @@ class PostgresStore:
             version = 0
         self._schema, self._schema_read = version, now
         return version
+
+    def _keeps_heads(self) -> bool:
+        """Inside a transaction that has written or erased revisions: whether it must keep memory_heads.
+        Read again while the schema is behind: the migration that makes the heads locks out revision
+        writers until it commits, so a writer past its lock sees the new schema, and one before it wrote
+        revisions the migration's backfill reads."""
+        if self._schema is not None and self._schema >= HEADS:
+            return True  # a schema never goes back
+        return int(self._one("SELECT coalesce(max(version), 0) FROM schema_migrations")) >= HEADS
+
+    def _refresh_heads(self, memory_ids: Sequence[str]) -> None:
+        """Inside a transaction that erased revisions of these Memories: their heads are their newest
+        revisions left (none for a Memory with no revision left)."""
+        conn = self._local.conn
+        conn.execute("DELETE FROM memory_heads WHERE memory_id = ANY(%s)", [list(memory_ids)])
+        conn.execute(
+            f"INSERT INTO memory_heads SELECT DISTINCT ON (memory_id) {_HEAD_COLUMNS} FROM memory_revisions "
+            "WHERE memory_id = ANY(%s) ORDER BY memory_id, version DESC",
+            [list(memory_ids)],
+        )
 
     def migrate(self, up_to: int | None = None) -> list[int]:
         applied = []
@@ -876,6 +901,19 @@ class PostgresStore:
             self._many(f"INSERT INTO memory_revisions VALUES ({', '.join(['%s'] * 22)})", rows)
             if links:
                 self._many("INSERT INTO memory_links VALUES (%s, %s, %s, %s)", links)
+            if self._keeps_heads():
+                newest: dict[str, list[Any]] = {}
+                for row in rows:  # the newest revision written of each Memory
+                    if row[0] not in newest or row[2] > newest[row[0]][2]:
+                        newest[row[0]] = row
+                self._many(
+                    f"INSERT INTO memory_heads ({_HEAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (memory_id) DO UPDATE SET brain_uid = excluded.brain_uid, version = excluded.version, "
+                    "status = excluded.status, fingerprint = excluded.fingerprint, subject_key = excluded.subject_key, "
+                    "attribute = excluded.attribute, valid_from = excluded.valid_from, valid_to = excluded.valid_to "
+                    "WHERE memory_heads.version < excluded.version",
+                    [[r[0], r[1], r[2], r[14], r[3], r[6], r[9], r[11], r[12]] for r in newest.values()],
+                )
             self._forget_held(sorted({r.brain_uid for r in revisions}))
 
     # --- current Memories held (store.current.CheckedMemories) ---------------------------------------
@@ -962,7 +1000,8 @@ class PostgresStore:
         among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, wanted])
         if newest is None:
             return self._current(brain_uid, match, [wanted], "ORDER BY memory_id", among=among)
-        return self._latest_ending(brain_uid, match, [wanted], among, "fingerprint", newest)
+        keys = ("unnest(%s::text[]) AS k(fingerprint)", "fingerprint = k.fingerprint", [wanted])
+        return self._latest_ending(brain_uid, match, [wanted], among, "fingerprint", newest, keys)
 
     def memories_by_attributes(
         self, brain_uid: str, keys: Sequence[tuple[str, str]], *, newest: int | None = None
@@ -975,7 +1014,12 @@ class PostgresStore:
         among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, subjects, attributes])
         if newest is None:
             return self._current(brain_uid, match, [subjects, attributes], "ORDER BY memory_id", among=among)
-        return self._latest_ending(brain_uid, match, [subjects, attributes], among, "subject_key, attribute", newest)
+        keys = (
+            "unnest(%s::text[], %s::text[]) AS k(subject_key, attribute)",
+            "subject_key = k.subject_key AND attribute = k.attribute",
+            [subjects, attributes],
+        )
+        return self._latest_ending(brain_uid, match, [subjects, attributes], among, "subject_key, attribute", newest, keys)
 
     def _latest_ending(
         self,
@@ -985,10 +1029,22 @@ class PostgresStore:
         among: tuple[str, list[Any]],
         partition: str,
         newest: int,
+        keys: tuple[str, str, list[Any]],
     ) -> list[MemoryRevision]:
-        """The ``newest`` of memories_by_attributes and memories_by_fingerprints: ranked after the match,
-        in a query around it: PostgreSQL has no QUALIFY (the rank is one more column, after those
-        _memory reads)."""
+        """The ``newest`` of memories_by_attributes and memories_by_fingerprints. With memory_heads (schema
+        6), each key's are read down its index, ``keys`` being the keys as rows, the condition matching
+        a head to its key, and their parameters; the revisions are read in the same statement, and
+        filtered again. Before it, every current revision of the key is ranked after the match, in a
+        query around it: PostgreSQL has no QUALIFY (the rank is one more column, after those _memory
+        reads)."""
+        if self.schema_version() >= HEADS:
+            rows, match_key, key_params = keys
+            chosen = (
+                f"SELECT h.memory_id FROM {rows} CROSS JOIN LATERAL (SELECT memory_id FROM memory_heads "
+                f"WHERE brain_uid = %s AND {match_key} AND {WEIGHED_SQL} ORDER BY {LATEST_ENDING_SQL} LIMIT %s) h",
+                [*key_params, brain_uid, newest],
+            )
+            return self._current(brain_uid, f"{match} AND {WEIGHED_SQL}", params, "ORDER BY memory_id", among=chosen)
         current = _CURRENT.format(among=f"AND memory_id IN ({among[0]})")
         sql = (
             f"SELECT * FROM (SELECT cur.*, row_number() OVER (PARTITION BY {partition} "
@@ -1103,13 +1159,17 @@ class PostgresStore:
             conn = self._local.conn
             conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
             conn.execute("DELETE FROM memory_revisions WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
+            erased = ["memory_revisions", "memory_links"]
+            if self._keeps_heads():
+                conn.execute("DELETE FROM memory_heads WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
+                erased.append("memory_heads")
             conn.execute(
                 "INSERT INTO memory_tombstones VALUES (%s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE "
                 "SET brain_uid = excluded.brain_uid, seq = excluded.seq, erased_at = excluded.erased_at",
                 [memory_id, brain_uid, seq, at],
             )
             self._forget_held([brain_uid])
-            self._erased("memory_revisions", "memory_links")
+            self._erased(*erased)
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
@@ -1122,6 +1182,7 @@ class PostgresStore:
             ).fetchall()
             if not rows:
                 return
+            dropped: set[str] = set()
             for memory_id, version, raw in rows:
                 kept = [c for c in json.loads(raw) if c["record_id"] != record_id]
                 if kept:
@@ -1132,9 +1193,14 @@ class PostgresStore:
                 else:  # a state the erased Record alone supported: nothing of it may remain
                     conn.execute("DELETE FROM memory_revisions WHERE memory_id = %s AND version = %s", [memory_id, version])
                     conn.execute("DELETE FROM memory_links WHERE memory_id = %s AND version = %s", [memory_id, version])
+                    dropped.add(memory_id)
             conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id])
+            erased = ["memory_revisions", "memory_links"]
+            if dropped and self._keeps_heads():
+                self._refresh_heads(sorted(dropped))
+                erased.append("memory_heads")
             self._forget_held([brain_uid])
-            self._erased("memory_revisions", "memory_links")
+            self._erased(*erased)
 
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
