@@ -1,8 +1,8 @@
 """PostgreSQL's memory_heads (schema 6): each Memory's current revision, by the keys and the order of the
 lookups of a key's newest Memories. The heads must always be the newest revision of every Memory, across
 writes, rolled-back writes and every kind of erase, and the lookups down them must choose what the
-ranking statement over every revision chooses; the migration that makes them must miss no revision a
-server writes while it runs."""
+ranking statement over every revision chooses, as must the scans for Memories pending re-derivation; the
+migration that makes them must miss no revision a server writes while it runs."""
 
 from __future__ import annotations
 
@@ -59,6 +59,9 @@ def by_statements(store: PostgresStore, call: Any, *args: Any) -> Any:
 
 def agree(store: PostgresStore, uids: tuple[str, ...] = BRAINS) -> None:
     assert heads(store) == newest_revisions(store)
+    for status in ("pending", "active"):
+        assert store.memories_in_status(status) == by_statements(store, store.memories_in_status, status)
+    assert store.stale_pending_memories(0.0, 100) == by_statements(store, store.stale_pending_memories, 0.0, 100)
     fingerprints = [f for f in FINGERPRINTS if f]
     keys = [(s, a) for s in SUBJECTS for a in ATTRIBUTES if a]
     for uid in uids:

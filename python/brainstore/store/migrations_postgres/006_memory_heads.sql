@@ -3,8 +3,8 @@
 -- revisions. The newest Memories of a key (memories_by_fingerprints / memories_by_attributes with
 -- newest=) are read down these indexes, a few rows a key, where ranking every Memory the key ever had
 -- made a Record's derivation cost grow with its key's history (17 ms a lookup at 3,000 Memories of one
--- assertion). Servers of a version before this migration write revisions without heads: stop them
--- before it runs.
+-- assertion); and the Memories pending re-derivation are found among those pending now. Servers of a
+-- version before this migration write revisions without heads: stop them before it runs.
 --
 -- Writers of revisions in flight commit before the backfill reads them; a writer that comes after waits
 -- until this commits, and then reads the schema version again before it writes heads (PostgresStore).
@@ -28,6 +28,9 @@ CREATE INDEX memory_heads_by_fingerprint
 CREATE INDEX memory_heads_by_attribute
     ON memory_heads (brain_uid, subject_key, attribute, valid_to DESC NULLS FIRST, valid_from DESC, memory_id DESC)
     WHERE status IN ('active', 'pending');
+-- The Memories pending re-derivation now, which every process scans for every few seconds: the pending
+-- revisions since revised stay in memory_revisions_pending, and made that scan grow with every forget.
+CREATE INDEX memory_heads_pending ON memory_heads (memory_id) WHERE status = 'pending';
 INSERT INTO memory_heads
 SELECT DISTINCT ON (memory_id) memory_id, brain_uid, version, status, fingerprint, subject_key, attribute, valid_from,
        valid_to
