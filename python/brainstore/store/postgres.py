@@ -360,7 +360,10 @@ class PostgresStore:
         revisions the migration's backfill reads."""
         if self._schema is not None and self._schema >= HEADS:
             return True  # a schema never goes back
-        return int(self._one("SELECT coalesce(max(version), 0) FROM schema_migrations")) >= HEADS
+        version = int(self._one("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+        if version >= HEADS:
+            self._schema, self._schema_read = version, time.monotonic()
+        return version >= HEADS
 
     def _refresh_heads(self, memory_ids: Sequence[str]) -> None:
         """Inside a transaction that erased revisions of these Memories: their heads are their newest
