@@ -1,5 +1,5 @@
 """What a tenant with a valid key can make the server spend, as a client over loopback HTTP sees it,
-through a real `brainstore serve` (DuckDB): the figures behind the fixes of a red-team pass.
+through a real `brainstore serve` (DuckDB, or ``--engine postgres``): the figures behind the fixes of a red-team pass.
 
 * ``brains``: the server's resident memory a Brain of one Record costs (each Brain created, given one
   Record and asked one Context), from the server's processes' RSS before and after;
@@ -7,8 +7,8 @@ through a real `brainstore serve` (DuckDB): the figures behind the fixes of a re
   records x facts Memories), then listMemories pages as the client times them: ``as_of`` before every
   Memory at limit 1 and 100 (a page that filters out all it reads) and plain pages of 100; fast
   Contexts that include ``memories`` or ``profile`` or ask a ``schema``, against plain ones; the profile
-  and the census; a walk through every Memory, 100 a page; and Contexts with and without ``memories``
-  while another client posts a Record to the Brain every 0.1 s;
+  and the census; a walk through every Memory, 100 a page; and Contexts with ``memories``, with
+  ``profile`` and with neither while another client posts a Record to the Brain every 0.1 s;
 * ``thorough``: thorough Contexts on that Brain at 2,000 and 100,000 tokens (client wall time and the
   server's CPU a Context);
 * ``answers`` (in process, no server): the thorough answer with the composer's shortlist
@@ -71,8 +71,8 @@ def timed(http: httpx.Client, method: str, path: str, n: int, **kw: object) -> t
     return statistics.median(walls), answers
 
 
-def brains(count: int) -> None:
-    with serve("duckdb") as served, httpx.Client(base_url=served.base, headers=HEADERS, timeout=60) as http:
+def brains(count: int, engine: str) -> None:
+    with serve(engine) as served, httpx.Client(base_url=served.base, headers=HEADERS, timeout=60) as http:
         def make(first: int, n: int) -> None:
             for i in range(first, first + n):
                 http.post("/brains", json={"id": f"b{i}"}).raise_for_status()
@@ -88,10 +88,10 @@ def brains(count: int) -> None:
           f"{(after - before) / count:.3f} MiB a Brain")  # fmt: skip
 
 
-def memories_and_thorough(records: int, facts: int, parts: set[str]) -> None:
+def memories_and_thorough(records: int, facts: int, parts: set[str], engine: str) -> None:
     words = random.Random(2)
     names = ["".join(words.choice("bcdfgklmnprstvz") + words.choice("aeiou") for _ in range(3)).title() for _ in range(5000)]
-    with serve("duckdb") as served, httpx.Client(base_url=served.base, headers=HEADERS, timeout=600) as http:
+    with serve(engine) as served, httpx.Client(base_url=served.base, headers=HEADERS, timeout=600) as http:
         http.post("/brains", json={"id": "m", "self": {"type": "person", "name": "Ann"}}).raise_for_status()
         started, last = time.monotonic(), ""
         for _ in range(records):
@@ -155,11 +155,15 @@ def under_posting(base: str, http: httpx.Client) -> None:
 
     thread = threading.Thread(target=post)
     thread.start()
-    walls: dict[str, list[float]] = {"memories": [], "plain": []}
+    walls: dict[str, list[float]] = {"memories": [], "profile": [], "plain": []}
     try:
         time.sleep(1.0)
         for _ in range(40):
-            for label, include in (("memories", ["evidence", "memories"]), ("plain", ["evidence"])):
+            for label, include in (
+                ("memories", ["evidence", "memories"]),
+                ("profile", ["evidence", "profile"]),
+                ("plain", ["evidence"]),
+            ):
                 started = time.perf_counter()
                 http.post("/brains/m/context", json={"query": "where does my friend live?", "include": include})
                 walls[label].append((time.perf_counter() - started) * 1000)
@@ -217,12 +221,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", type=int, default=100)
     parser.add_argument("--conversations", default="44,47")
     parser.add_argument("--questions", type=int, default=40, help="questions a conversation (answers)")
+    parser.add_argument("--engine", choices=("duckdb", "postgres"), default="duckdb")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     if "brains" in parts:
-        brains(args.brains)
+        brains(args.brains, args.engine)
     if parts & {"memories", "thorough"}:
-        memories_and_thorough(args.records, args.facts, parts)
+        memories_and_thorough(args.records, args.facts, parts, args.engine)
     if "answers" in parts:
         answers(args.conversations.split(","), args.questions)
     return 0

@@ -5,11 +5,14 @@ transaction, as the service writes them); a sweep drops what another process's e
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from brainstore.domain import Brain, Citation
 from brainstore.store import current as current_module
@@ -136,3 +139,114 @@ def test_a_brain_another_process_keeps_changing_is_not_filled_by_a_page_for_a_wh
     write(two, "b1", 4, 1)
     one.list_memories("b1", after_id="mem_b1_0", limit=10)
     assert one._checked.held_generations()["b1"] == one.current_seq("b1")  # settled: the page fills it
+
+
+class Boom(Exception):
+    pass
+
+
+def held_now(store: PostgresStore, uid: str) -> bool:
+    """Whether a read of the Brain now is served from what the store holds."""
+    return store._checked.held_generations().get(uid) == store.current_seq(uid)
+
+
+def test_a_brain_this_process_writes_stays_held_with_its_own_writes(
+    processes: tuple[PostgresStore, PostgresStore],
+) -> None:
+    one, two = processes
+    for n in range(3):
+        write(one, "b1", n, 1)
+    one.all_memories("b1")
+    write(one, "b1", 3, 1)  # this process's revision: carried along to its number
+    assert held_now(one, "b1")
+    agree(one, "b1")
+    with one.atomic():  # a number taken without a Memory (a Record)
+        one.next_seq("b1")
+    assert held_now(one, "b1")
+    write(one, "b1", 1, 2, statement="fact 1 revised", cites="rec_2")
+    assert held_now(one, "b1")
+    assert [m.version for m in one._checked.get("b1", one.current_seq("b1")).all()] == [1, 2, 1, 1]  # type: ignore[union-attr]
+    agree(one, "b1")
+    with pytest.raises(Boom), one.atomic():  # rolled back: what is held stays as it was
+        write(one, "b1", 4, 1)
+        raise Boom
+    assert held_now(one, "b1")
+    agree(one, "b1")
+    write(two, "b1", 4, 1)  # another process's revision, then this one's after it
+    write(one, "b1", 5, 1)
+    assert "b1" not in one._checked.held_generations()  # it held the Brain as it was before the other's
+    assert len(one.all_memories("b1")) == 6
+    assert held_now(one, "b1")
+    forget_record(one, "b1", "rec_2")  # an erase in the Brain drops it
+    assert "b1" not in one._checked.held_generations()
+    agree(one, "b1")
+    one.all_memories("b1")
+    with one.atomic():  # a revision written with no number taken is not followed
+        revision = mem("mem_b1_9", "b1", 1, "fact 9", 0, "rec_1")
+        one.insert_memory_revisions([replace(revision, citations=(Citation("rec_1", 0, 4, "fact"),))])
+    assert "b1" not in one._checked.held_generations()
+    agree(one, "b1")
+
+
+OP = st.one_of(
+    st.tuples(st.just("write"), st.integers(0, 1), st.integers(0, 3), st.sampled_from(["rec_1", "rec_2"])),
+    st.tuples(st.just("number"), st.integers(0, 1)),
+    st.tuples(st.just("rolled_back"), st.integers(0, 1), st.integers(0, 3)),
+    st.tuples(st.just("forget_record"), st.integers(0, 1), st.sampled_from(["rec_1", "rec_2"])),
+    st.tuples(st.just("forget_memory"), st.integers(0, 1), st.integers(0, 3)),
+    st.tuples(st.just("read"), st.integers(0, 1)),
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(OP, min_size=1, max_size=20))
+def test_what_two_processes_hold_is_what_the_statements_read(postgres_server: Any, ops: list[tuple[Any, ...]]) -> None:
+    """Whatever two processes write, roll back, erase and read, in any order, each serves from what it
+    holds exactly what the statements read."""
+    name = postgres_server.database()
+    url = postgres_server.url(name)
+    stores = (PostgresStore(url, pool_size=2), PostgresStore(url, pool_size=2))
+    versions: dict[int, int] = {}
+    try:
+        stores[0].insert_brain(Brain("b1", "ns", "b1", None, None, None, T0))
+        for op in ops:
+            store = stores[op[1]]
+            if op[0] == "write":
+                versions[op[2]] = versions.get(op[2], 0) + 1
+                write(store, "b1", op[2], versions[op[2]], cites=op[3])
+            elif op[0] == "number":
+                with store.atomic():
+                    store.next_seq("b1")
+            elif op[0] == "rolled_back":
+                with pytest.raises(Boom), store.atomic():
+                    write(store, "b1", op[2], versions.get(op[2], 0) + 1)
+                    raise Boom
+            elif op[0] == "forget_record":
+                forget_record(store, "b1", op[2])
+            elif op[0] == "forget_memory":
+                forget_memory(store, "b1", f"mem_b1_{op[2]}")
+                versions.pop(op[2], None)
+            else:
+                store.all_memories("b1")
+            for each in stores:
+                agree(each, "b1")
+    finally:
+        for each in stores:
+            each.close()
+        postgres_server.drop(name)
+
+
+def test_a_brain_read_again_while_this_process_erases_in_it_is_dropped_at_the_commit(
+    processes: tuple[PostgresStore, PostgresStore],
+) -> None:
+    one, _ = processes
+    write(one, "b1", 0, 1, statement=f"Alice keeps {SECRET}", cites="rec_1")
+    write(one, "b1", 1, 1, cites="rec_2")
+    with one.atomic():
+        forget_record(one, "b1", "rec_1")
+        reader = threading.Thread(target=one.all_memories, args=("b1",))  # another request's read meanwhile
+        reader.start()
+        reader.join()
+        assert SECRET in repr(one._checked._held)  # it read (and held) the Brain as last committed
+    assert SECRET not in repr(one._checked._held)
+    agree(one, "b1")

@@ -363,13 +363,23 @@ class CheckedMemories:
     changing the Brain's Memories advances in its own transaction (the store's change sequence), read
     *before* the Memories, so what is held is at least as new as its generation; it is served only
     while the store's counter is still that. The same bounds and fairness as :class:`CurrentMemories`.
-    The store drops a Brain it changes at once; :meth:`held_generations` and :meth:`forget_unless` let
-    it drop, every few seconds, what other processes' erases made stale, so erased text does not stay
-    held until the Brain is read again."""
+    A transaction of this process that moved the counter on from the generation held carries what is
+    held along (:meth:`advance`), so a Brain this process writes stays held; one that erased in the
+    Brain drops it, and so does one that finds another generation held. :meth:`held_generations` and
+    :meth:`forget_unless` let the store drop, every few seconds, what other processes' erases made
+    stale, so erased text does not stay held until the Brain is read again."""
 
-    def __init__(self, *, max_brains: int = HELD_BRAINS, max_bytes: int = HELD_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        as_stored: Callable[[MemoryRevision], MemoryRevision] = lambda revision: revision,
+        max_brains: int = HELD_BRAINS,
+        max_bytes: int = HELD_BYTES,
+    ) -> None:
+        """``as_stored``: as in :class:`CurrentMemories`, for the revisions :meth:`advance` takes."""
         self.max_brains = max_brains
         self.max_bytes = max_bytes
+        self._as_stored = as_stored
         self._lock = threading.Lock()
         self._held: OrderedDict[str, tuple[int, HeldBrain]] = OrderedDict()  # least recently read first
         self._namespaces: dict[str, str] = {}
@@ -416,6 +426,46 @@ class CheckedMemories:
         with self._lock:
             self._held.pop(brain_uid, None)
             self._namespaces.pop(brain_uid, None)
+
+    def advance(self, brain_uid: str, since: int, to: int, revisions: Sequence[MemoryRevision]) -> None:
+        """After this process committed a transaction that took the Brain's counter from ``since`` to
+        ``to`` and wrote ``revisions`` and nothing else to its Memories: what is held at ``since`` becomes what is held at ``to``. The counter's row is locked
+        from its first advance to the commit, so nothing else changed the Brain between the two. Held at
+        another generation, the Brain is forgotten."""
+        with self._lock:
+            held = self._held.get(brain_uid)
+            if held is None:
+                return
+            if held[0] != since:
+                self._held.pop(brain_uid, None)
+                self._namespaces.pop(brain_uid, None)
+                return
+        try:  # outside the lock: a copy of the Brain's dict
+            fresh = held[1].applied(self._as_stored(r) for r in revisions) if revisions else held[1]
+        except Exception:  # after a commit, which must not fail for it: the Brain is read again instead
+            log.exception("holding the revisions a commit wrote to %s failed", brain_uid)
+            self.forget(brain_uid)
+            return
+        with self._lock:
+            current = self._held.get(brain_uid)
+            if current is not held:  # held again meanwhile: kept only if read after this commit
+                if current is not None and current[0] < to:
+                    self._held.pop(brain_uid, None)
+                    self._namespaces.pop(brain_uid, None)
+                return
+            if fresh.weight > self.max_bytes:
+                self._held.pop(brain_uid, None)
+                self._namespaces.pop(brain_uid, None)
+                return
+            self._held[brain_uid] = (to, fresh)  # in its place in the order of use
+            if fresh is not held[1]:
+                evict_fairly(
+                    self._held,
+                    self._namespaces,
+                    lambda item: item[1].weight,
+                    max_brains=self.max_brains,
+                    max_total=self.max_bytes,
+                )
 
     def held_generations(self) -> dict[str, int]:
         with self._lock:

@@ -52,7 +52,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -132,6 +132,17 @@ def migrations() -> list[tuple[int, str, str]]:
 _LATEST = max(version for version, _, _ in migrations())
 
 
+@dataclass
+class _Own:
+    """What a transaction of this process did to each Brain, for the Memories it holds (CheckedMemories):
+    the change sequence numbers it took (the first and the last), the revisions it wrote, and the Brains
+    it erased in."""
+
+    seqs: dict[str, tuple[int, int]] = field(default_factory=dict)
+    written: dict[str, list[MemoryRevision]] = field(default_factory=dict)
+    dropped: set[str] = field(default_factory=set)
+
+
 def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC)
 
@@ -184,7 +195,7 @@ class PostgresStore:
             self._pool.close()
             raise
         self._local = threading.local()
-        self._checked = CheckedMemories()  # see store.current
+        self._checked = CheckedMemories(as_stored=self._as_stored)  # see store.current
         self._schema: int | None = None
         self._schema_read = 0.0
         # Purge (VACUUM) scheduling.
@@ -239,14 +250,16 @@ class PostgresStore:
             yield  # joins the thread's transaction: its commit or rollback is the outermost's
             return
         erased: set[str] = set()
+        own = _Own()
         with self._pool.connection() as conn:
-            local.conn, local.erased = conn, erased
+            local.conn, local.erased, local.own = conn, erased, own
             try:
                 with conn.transaction():
                     yield
             finally:
-                local.conn, local.erased = None, None
-        if erased:  # committed: a rollback raised above
+                local.conn, local.erased, local.own = None, None, None
+        self._held_after(own)  # committed: a rollback raised above
+        if erased:
             self._after_erase(erased)
 
     # --- purge ------------------------------------------------------------------------------------
@@ -399,13 +412,18 @@ class PostgresStore:
 
     # --- change sequence --------------------------------------------------------------------------
     def next_seq(self, brain_uid: str) -> int:
-        return int(
+        seq = int(
             self._one(
                 "INSERT INTO brain_sequences AS s VALUES (%s, 1) "
                 "ON CONFLICT (brain_uid) DO UPDATE SET seq = s.seq + 1 RETURNING seq",
                 [brain_uid],
             )
         )
+        own: _Own | None = getattr(self._local, "own", None)
+        if own is not None:  # in a transaction, which holds the row's lock until it ends
+            first = own.seqs.get(brain_uid, (seq, seq))[0]
+            own.seqs[brain_uid] = (first, seq)
+        return seq
 
     def current_seq(self, brain_uid: str) -> int:
         seq = self._one("SELECT seq FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
@@ -566,7 +584,7 @@ class PostgresStore:
                 conn.execute(f"DELETE FROM {table} WHERE brain_uid = %s", [brain_uid])
             conn.execute("DELETE FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
             conn.execute("DELETE FROM brains WHERE uid = %s", [brain_uid])
-            self._checked.forget(brain_uid)
+            self._forget_held([brain_uid])
             self._erased("brains", "brain_sequences", *tables)
         return {"records": int(counts[0]), "memories": int(counts[1]), "objects": int(counts[2])}
 
@@ -912,6 +930,9 @@ class PostgresStore:
             for rid in sorted({c.record_id for c in r.citations})
         ]
         with self.atomic():
+            own: _Own = self._local.own
+            for r in revisions:
+                own.written.setdefault(r.brain_uid, []).append(r)
             self._many(f"INSERT INTO memory_revisions VALUES ({', '.join(['%s'] * 22)})", rows)
             if links:
                 self._many("INSERT INTO memory_links VALUES (%s, %s, %s, %s)", links)
@@ -928,17 +949,36 @@ class PostgresStore:
                     "WHERE memory_heads.version < excluded.version",
                     [[r[0], r[1], r[2], r[14], r[3], r[6], r[9], r[11], r[12]] for r in newest.values()],
                 )
-            self._forget_held(sorted({r.brain_uid for r in revisions}))
 
     # --- current Memories held (store.current.CheckedMemories) ---------------------------------------
     # Held with the Brain's change sequence read before them: every transaction that changes a Brain's
     # Memories advances it (each revision, tombstone and forget takes a next_seq), in whichever process,
     # as the evidence indexes' catch-up already relies on.
     def _forget_held(self, brain_uids: Sequence[str]) -> None:
-        """Inside a transaction that changes these Brains' Memories: this process's held copies go now
-        (another's go when it next reads the Brain, or at its next sweep)."""
+        """Inside a transaction that erases in these Brains: this process's held copies go now, and again
+        after the commit (another's go when it next reads the Brain, or at its next sweep)."""
         for uid in brain_uids:
             self._checked.forget(uid)
+            self._local.own.dropped.add(uid)
+
+    def _held_after(self, own: _Own) -> None:
+        """After a commit: the Brains it erased in are forgotten; those it only advanced the change
+        sequence of, and wrote revisions to, are carried along to its last number (CheckedMemories.advance)."""
+        for uid in own.dropped:
+            self._checked.forget(uid)
+        for uid, (first, last) in own.seqs.items():
+            if uid not in own.dropped:
+                self._checked.advance(uid, first - 1, last, own.written.get(uid, ()))
+        for uid in own.written.keys() - own.seqs.keys():  # revisions written without a number: not followed
+            self._checked.forget(uid)
+
+    def _as_stored(self, r: MemoryRevision) -> MemoryRevision:
+        """``r`` as a read of the store returns it once written (the columns _memory reads)."""
+        return self._memory(
+            (r.memory_id, r.brain_uid, r.version, r.statement, r.subject, r.owner, r.attribute, r.value,
+             r.valid_from, r.valid_to, r.recorded_at, r.status, self._citations_json(r.citations), r.supersedes,
+             r.superseded_by, r.seq, r.single_valued, r.negated, _json(r.extra), r.fingerprint)
+        )  # fmt: skip
 
     def _held_memories(self, brain_uid: str, *, fill: bool) -> HeldBrain | None:
         """The Brain's current Memories as held, if still current (read and held first when ``fill`` and
