@@ -429,9 +429,10 @@ class CheckedMemories:
 
     def advance(self, brain_uid: str, since: int, to: int, revisions: Sequence[MemoryRevision]) -> None:
         """After this process committed a transaction that took the Brain's counter from ``since`` to
-        ``to`` and wrote ``revisions`` and nothing else to its Memories: what is held at ``since`` becomes what is held at ``to``. The counter's row is locked
-        from its first advance to the commit, so nothing else changed the Brain between the two. Held at
-        another generation, the Brain is forgotten."""
+        ``to`` and wrote ``revisions`` and nothing else to its Memories: what is held at ``since``
+        becomes what is held at ``to``. The counter's row is locked from its first advance to the
+        commit, so nothing else changed the Brain between the two. Held at another generation, the Brain
+        is forgotten."""
         with self._lock:
             held = self._held.get(brain_uid)
             if held is None:

@@ -962,8 +962,9 @@ class PostgresStore:
             self._local.own.dropped.add(uid)
 
     def _held_after(self, own: _Own) -> None:
-        """After a commit: the Brains it erased in are forgotten; those it only advanced the change
-        sequence of, and wrote revisions to, are carried along to its last number (CheckedMemories.advance)."""
+        """After a commit: the Brains it erased in are forgotten; those whose change sequence it only
+        advanced, writing revisions or not, are carried along to its last number
+        (CheckedMemories.advance)."""
         for uid in own.dropped:
             self._checked.forget(uid)
         for uid, (first, last) in own.seqs.items():
