@@ -21,20 +21,7 @@ from brainstore.store.postgres import _HEAD_COLUMNS, HEADS, SHARED, PostgresStor
 from tests.postgres_server import PostgresServer
 from tests.store.cache_ops import BRAINS, Versions, apply, erases
 from tests.store.erasure import T0
-from tests.store.test_duckdb_memory_keys import ATTRIBUTES, FINGERPRINTS, SUBJECTS, write
-
-WRITE = st.tuples(
-    st.just("write"),
-    st.sampled_from(BRAINS),
-    st.integers(0, 5),  # memory
-    st.sampled_from(FINGERPRINTS),
-    st.sampled_from(SUBJECTS),
-    st.sampled_from(ATTRIBUTES),
-    st.sampled_from(["active", "active", "superseded", "pending"]),
-    st.sampled_from(["rec_1", "rec_2"]),
-    st.integers(0, 3),  # valid from, days after T0
-    st.sampled_from([None, 2, 5]),  # valid to, days after T0: the newest of a key rank by it
-)
+from tests.store.test_duckdb_memory_keys import ATTRIBUTES, FINGERPRINTS, SUBJECTS, WRITE, write
 
 
 def heads(store: PostgresStore) -> list[tuple[Any, ...]]:

@@ -412,14 +412,7 @@ class CheckedMemories:
                 self._held[brain_uid] = (generation, held)
                 self._held.move_to_end(brain_uid)
                 self._namespaces[brain_uid] = namespace
-                evict_fairly(
-                    self._held,
-                    self._namespaces,
-                    lambda item: item[1].weight,
-                    max_brains=self.max_brains,
-                    max_total=self.max_bytes,
-                    newcomer=brain_uid,
-                )
+                self._bound(newcomer=brain_uid)
         return held
 
     def forget(self, brain_uid: str) -> None:
@@ -460,13 +453,7 @@ class CheckedMemories:
                 return
             self._held[brain_uid] = (to, fresh)  # in its place in the order of use
             if fresh is not held[1]:
-                evict_fairly(
-                    self._held,
-                    self._namespaces,
-                    lambda item: item[1].weight,
-                    max_brains=self.max_brains,
-                    max_total=self.max_bytes,
-                )
+                self._bound()
 
     def held_generations(self) -> dict[str, int]:
         with self._lock:
@@ -483,3 +470,14 @@ class CheckedMemories:
         with self._lock:
             self._held.clear()
             self._namespaces.clear()
+
+    def _bound(self, newcomer: str | None = None) -> None:
+        """Under the lock: the bounds kept, as CurrentMemories keeps them."""
+        evict_fairly(
+            self._held,
+            self._namespaces,
+            lambda item: item[1].weight,
+            max_brains=self.max_brains,
+            max_total=self.max_bytes,
+            newcomer=newcomer,
+        )
