@@ -1,5 +1,6 @@
 """What a tenant with a valid key can make the server spend, as a client over loopback HTTP sees it,
-through a real `brainstore serve` (DuckDB, or ``--engine postgres``): the figures behind the fixes of a red-team pass.
+through a real `brainstore serve` (DuckDB, or PostgreSQL with ``--engine postgres``): the figures
+behind the fixes of a red-team pass.
 
 * ``brains``: the server's resident memory a Brain of one Record costs (each Brain created, given one
   Record and asked one Context), from the server's processes' RSS before and after;
