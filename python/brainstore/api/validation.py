@@ -34,10 +34,11 @@ ROLES = ("user", "assistant", "system", "other")
 VISIBILITIES = ("local_only", "redacted_summary", "shareable")
 TRUST = ("high", "normal", "low")
 MAX_TEXT = 200_000
-# A speaker's name heads their evidence in every Context that cites them, and its words are filed to
-# tell the Brain's speakers apart: 100 speakers of 140,000 characters made a Context of their Brain take
-# 224 ms over HTTP, the first 4.8 s. As long as a self's name may be.
-MAX_SPEAKER = 200
+# A name (openapi.yaml's Text200): a Brain's, its self's, an owner filter's, a message's speaker. A
+# speaker's name heads their evidence in every Context that cites them, and its words are filed to tell
+# the Brain's speakers apart: 100 speakers of 140,000 characters made a Context of their Brain take 224
+# ms over HTTP, the first 4.8 s.
+MAX_NAME = 200
 
 
 def _is_str(value: Any) -> bool:
@@ -196,7 +197,7 @@ def brain_create(body: Any) -> dict[str, Any]:
         raise invalid("id", "is required")
     out: dict[str, Any] = {"id": slug(body["id"], "id"), "name": None, "self": None}
     if body.get("name") is not None:
-        out["name"] = string(body["name"], "name", max_length=200)
+        out["name"] = string(body["name"], "name", max_length=MAX_NAME)
     if body.get("self") is not None:
         entity = require_object(body["self"], "self")
         reject_unknown(entity, ("type", "name"), "self.")
@@ -205,7 +206,7 @@ def brain_create(body: Any) -> dict[str, Any]:
                 raise invalid(f"self.{name}", "is required")
         out["self"] = {
             "type": string(entity["type"], "self.type", max_length=100),
-            "name": string(entity["name"], "self.name", max_length=200),
+            "name": string(entity["name"], "self.name", max_length=MAX_NAME),
         }
     return out
 
@@ -247,7 +248,7 @@ def content(value: Any) -> dict[str, Any]:
             raise invalid(f"content.{name}", "is required")
     for name in ("text", "title", "speaker", "name"):
         if name in value and value[name] is not None:
-            string(value[name], f"content.{name}", max_length=MAX_SPEAKER if name == "speaker" else MAX_TEXT)
+            string(value[name], f"content.{name}", max_length=MAX_NAME if name == "speaker" else MAX_TEXT)
     if kind == "message" and value.get("role") is not None and value["role"] not in ROLES:
         raise invalid("content.role", f"must be one of {', '.join(ROLES)}")
     if kind == "event" and value.get("data") is not None and not isinstance(value["data"], dict):
@@ -359,7 +360,7 @@ def context_request(body: Any) -> dict[str, Any]:
             if flt.get(name) is not None:
                 parsed[name] = timestamp(flt[name], f"filter.{name}")
         if flt.get("owner") is not None:
-            parsed["owner"] = string(flt["owner"], "filter.owner", max_length=200)
+            parsed["owner"] = string(flt["owner"], "filter.owner", max_length=MAX_NAME)
         if "sensitivity_lte" in flt:
             if flt["sensitivity_lte"] is not None and not _is_str(flt["sensitivity_lte"]):
                 raise invalid("filter.sensitivity_lte", "must be a string or null")
