@@ -113,6 +113,10 @@ SHARED = 5
 # order of the lookups of a key's newest Memories.
 HEADS = 6
 _HEAD_COLUMNS = "memory_id, brain_uid, version, status, fingerprint, subject_key, attribute, valid_from, valid_to"
+# Each head with its revision (h, r), for what the heads do not hold.
+_HEADS_WITH_REVISIONS = (
+    "memory_heads h JOIN memory_revisions r ON r.memory_id = h.memory_id AND r.version = h.version"
+)
 _SCHEMA_RECHECK = 2.0  # seconds a schema version below the latest is trusted before it is read again
 # Under a steady stream of erases the debounce still vacuums this many purge_delays after the first one.
 _MAX_DEFER = 4
@@ -510,8 +514,7 @@ class PostgresStore:
         process that made them pending queued them, and may have died since."""
         if self.schema_version() >= HEADS:
             rows = self._rows(
-                "SELECT h.brain_uid, h.memory_id FROM memory_heads h "
-                "JOIN memory_revisions r ON r.memory_id = h.memory_id AND r.version = h.version "
+                f"SELECT h.brain_uid, h.memory_id FROM {_HEADS_WITH_REVISIONS} "
                 "WHERE h.status = 'pending' AND r.recorded_at < now() - make_interval(secs => %s) "
                 "ORDER BY r.recorded_at, h.memory_id LIMIT %s",
                 [float(grace_seconds), int(limit)],
@@ -1145,8 +1148,7 @@ class PostgresStore:
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
         if self.schema_version() >= HEADS:
             rows = self._rows(
-                "SELECT h.brain_uid, h.memory_id FROM memory_heads h "
-                "JOIN memory_revisions r ON r.memory_id = h.memory_id AND r.version = h.version "
+                f"SELECT h.brain_uid, h.memory_id FROM {_HEADS_WITH_REVISIONS} "
                 "WHERE h.status = %s ORDER BY r.seq, h.memory_id",
                 [status],
             )
