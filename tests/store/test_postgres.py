@@ -285,6 +285,51 @@ def test_writers_of_one_brain_take_turns_across_processes(postgres_url: str) -> 
             s.close()
 
 
+def test_numbers_a_transaction_takes_after_its_first_are_unique_across_processes(postgres_url: str) -> None:
+    """A transaction's later numbers of a Brain are counted without a statement and written before its
+    commit: with several numbers a transaction in two Brains, from two pools at once, every number is
+    taken once and each Brain's counter ends at the last; a rolled-back transaction's numbers are taken
+    again."""
+    stores = [PostgresStore(postgres_url, pool_size=3) for _ in range(2)]
+    other = "brn_other"
+    taken: list[tuple[str, int]] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def writer(store: PostgresStore, n: int) -> None:
+        try:
+            for i in range(20):
+                mine: list[tuple[str, int]] = []
+                try:
+                    with store.atomic():
+                        for uid in (MAIN, other, MAIN, MAIN, other)[: 2 + (n + i) % 4]:
+                            mine.append((uid, store.next_seq(uid)))
+                            assert store.current_seq(uid) == mine[-1][1]
+                        if (n + i) % 7 == 0:
+                            raise LookupError("rolled back")
+                except LookupError:
+                    continue
+                with lock:
+                    taken.extend(mine)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(s, n)) for n, s in enumerate(stores * 3)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert errors == []
+        for uid in (MAIN, other):
+            numbers = sorted(seq for u, seq in taken if u == uid)
+            assert numbers == list(range(1, len(numbers) + 1))
+            assert stores[0].current_seq(uid) == stores[1].current_seq(uid) == len(numbers)
+    finally:
+        for s in stores:
+            s.close()
+
+
 def test_current_seq_reads_committed_state_from_every_process(postgres_url: str) -> None:
     a, b = PostgresStore(postgres_url, pool_size=2), PostgresStore(postgres_url, pool_size=2)
     try:

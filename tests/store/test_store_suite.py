@@ -340,6 +340,18 @@ def test_lock_brain_says_whether_the_brain_still_exists(store: Store) -> None:
         assert not store.lock_brain("brn_1")
 
 
+def test_a_transaction_that_erases_a_brain_it_locked_holds_it_no_more(store: Store) -> None:
+    store.insert_brain(brain())
+    with store.atomic():
+        assert store.lock_brain("brn_1")
+        assert store.lock_brain("brn_1")  # again, as each write of a group commit does
+        store.next_seq("brn_1")
+        store.erase_brain("brn_1")
+        assert not store.lock_brain("brn_1")
+    assert store.get_brain("test:acme", "b1") is None
+    assert store.current_seq("brn_1") == 0
+
+
 def test_change_sequence_advances_inside_a_transaction_and_rolls_back_with_it(store: Store) -> None:
     store.next_seq("brn_1")
     with store.atomic():

@@ -22,7 +22,9 @@ workers, machines) may write at once:
 - The change sequence is a counter row per Brain (``brain_sequences``), incremented by
   ``INSERT .. ON CONFLICT DO UPDATE .. RETURNING``: the increment's row lock is held until commit, so
   numbers are taken in commit order, never reused after a rollback (the increment rolls back with it),
-  and ``current_seq`` (a plain read) sees exactly the committed end. This counter is the one row updated
+  and ``current_seq`` (a plain read) sees exactly the committed end. A transaction's later numbers of a
+  Brain follow its first without a statement (the lock is its own) and are written once, before it
+  commits. This counter is the one row updated
   in place: it holds a Brain uid and a number, no content, so its old versions reveal nothing. (Two more
   updates serve erasure: ``erase_record_citations`` rewrites revisions without the erased Record's
   citations, leaving the old versions to the VACUUM, and a Memory's content-free tombstone is replaced
@@ -138,13 +140,16 @@ _LATEST = max(version for version, _, _ in migrations())
 
 @dataclass
 class _Own:
-    """What a transaction of this process did to each Brain, for the Memories it holds (CheckedMemories):
-    the change sequence numbers it took (the first and the last), the revisions it wrote, and the Brains
-    it erased in."""
+    """What a transaction of this process did to each Brain: the change sequence numbers it took (the
+    first and the last), the revisions it wrote and the Brains it erased in, for the Memories it holds
+    (CheckedMemories); and the Brains whose rows it holds locked (lock_brain), and the last numbers it
+    took without writing them yet (next_seq), so that neither costs a statement again."""
 
     seqs: dict[str, tuple[int, int]] = field(default_factory=dict)
     written: dict[str, list[MemoryRevision]] = field(default_factory=dict)
     dropped: set[str] = field(default_factory=set)
+    locked: set[str] = field(default_factory=set)
+    unwritten: dict[str, int] = field(default_factory=dict)
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -260,6 +265,7 @@ class PostgresStore:
             try:
                 with conn.transaction():
                     yield
+                    self._write_seqs(own)
             finally:
                 local.conn, local.erased, local.own = None, None, None
         self._held_after(own)  # committed: a rollback raised above
@@ -416,6 +422,15 @@ class PostgresStore:
 
     # --- change sequence --------------------------------------------------------------------------
     def next_seq(self, brain_uid: str) -> int:
+        own: _Own | None = getattr(self._local, "own", None)
+        if own is not None and brain_uid in own.seqs:
+            # This transaction's first number locked the row until it ends: no other can take one
+            # meanwhile, so the next is the last plus one, written once before the commit
+            # (_write_seqs). A group commit or a derivation batch took one statement a number.
+            first, last = own.seqs[brain_uid]
+            own.seqs[brain_uid] = (first, last + 1)
+            own.unwritten[brain_uid] = last + 1
+            return last + 1
         seq = int(
             self._one(
                 "INSERT INTO brain_sequences AS s VALUES (%s, 1) "
@@ -423,15 +438,27 @@ class PostgresStore:
                 [brain_uid],
             )
         )
-        own: _Own | None = getattr(self._local, "own", None)
         if own is not None:  # in a transaction, which holds the row's lock until it ends
-            first = own.seqs.get(brain_uid, (seq, seq))[0]
-            own.seqs[brain_uid] = (first, seq)
+            own.seqs[brain_uid] = (seq, seq)
         return seq
 
     def current_seq(self, brain_uid: str) -> int:
+        own: _Own | None = getattr(self._local, "own", None)
+        if own is not None and brain_uid in own.seqs:  # as this transaction left it
+            return own.seqs[brain_uid][1]
         seq = self._one("SELECT seq FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
         return int(seq or 0)
+
+    def _write_seqs(self, own: _Own) -> None:
+        """Before the commit: the numbers next_seq took without a statement, one statement for all."""
+        if own.unwritten:
+            uids, seqs = zip(*sorted(own.unwritten.items()), strict=True)
+            self._local.conn.execute(
+                "UPDATE brain_sequences AS s SET seq = v.seq FROM unnest(%s::text[], %s::bigint[]) AS v(uid, seq) "
+                "WHERE s.brain_uid = v.uid",
+                [list(uids), list(seqs)],
+            )
+            own.unwritten.clear()
 
     # --- several processes on one database ---------------------------------------------------------
     def shares_processes(self) -> bool:
@@ -539,7 +566,15 @@ class PostgresStore:
     # --- brains -----------------------------------------------------------------------------------
     def lock_brain(self, brain_uid: str) -> bool:
         with self.atomic():
-            return self._one("SELECT 1 FROM brains WHERE uid = %s FOR NO KEY UPDATE", [brain_uid]) is not None
+            own: _Own = self._local.own
+            # held until the transaction ends, or it erases the Brain: a group commit locks one Brain
+            # for each of its writes
+            if brain_uid in own.locked:
+                return True
+            if self._one("SELECT 1 FROM brains WHERE uid = %s FOR NO KEY UPDATE", [brain_uid]) is None:
+                return False
+            own.locked.add(brain_uid)
+            return True
 
     def insert_brain(self, brain: Brain) -> None:
         self._exec(
@@ -587,6 +622,11 @@ class PostgresStore:
                 conn.execute(f"DELETE FROM {table} WHERE brain_uid = %s", [brain_uid])
             conn.execute("DELETE FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
             conn.execute("DELETE FROM brains WHERE uid = %s", [brain_uid])
+            own: _Own = self._local.own
+            # gone with its rows: a number taken after this starts the sequence again, as before
+            own.locked.discard(brain_uid)
+            own.seqs.pop(brain_uid, None)
+            own.unwritten.pop(brain_uid, None)
             self._forget_held([brain_uid])
             self._erased("brains", "brain_sequences", *tables)
         return {"records": int(counts[0]), "memories": int(counts[1]), "objects": int(counts[2])}
@@ -612,8 +652,14 @@ class PostgresStore:
 
     def insert_record(self, record: Record) -> None:
         source = record.source or {}
+        insert = "INSERT INTO records VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        if self.schema_version() >= SHARED:  # queued for derivation in the same statement: one round trip
+            insert = (
+                f"WITH r AS ({insert} RETURNING id, brain_uid, seq) "
+                "INSERT INTO derivation_queue (record_id, brain_uid, seq, queued_at) SELECT id, brain_uid, seq, now() FROM r"
+            )
         self._exec(
-            "INSERT INTO records VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            insert,
             [
                 record.id,
                 record.brain_uid,
@@ -628,11 +674,6 @@ class PostgresStore:
                 record.seq,
             ],
         )
-        if self.schema_version() >= SHARED:
-            self._exec(
-                "INSERT INTO derivation_queue (record_id, brain_uid, seq, queued_at) VALUES (%s, %s, %s, now())",
-                [record.id, record.brain_uid, record.seq],
-            )
 
     def get_record(self, brain_uid: str, record_id: str) -> Record | None:
         rows = self._rows(_RECORD_SELECT + " WHERE r.id = %s AND r.brain_uid = %s", [record_id, brain_uid])
@@ -751,9 +792,8 @@ class PostgresStore:
                 conn.execute("DELETE FROM derivation_queue WHERE record_id = %s", [record_id])
                 # At the Brain's sequence as this transaction left it (the erase took a number).
                 conn.execute(
-                    "INSERT INTO record_erasures VALUES "
-                    "(%s, %s, coalesce((SELECT seq FROM brain_sequences WHERE brain_uid = %s), 0))",
-                    [brain_uid, record_id, brain_uid],
+                    "INSERT INTO record_erasures VALUES (%s, %s, %s)",
+                    [brain_uid, record_id, self.current_seq(brain_uid)],
                 )
 
     # --- objects ----------------------------------------------------------------------------------
