@@ -24,11 +24,10 @@ workers, machines) may write at once:
   numbers are taken in commit order, never reused after a rollback (the increment rolls back with it),
   and ``current_seq`` (a plain read) sees exactly the committed end. A transaction's later numbers of a
   Brain follow its first without a statement (the lock is its own) and are written once, before it
-  commits. This counter is the one row updated
-  in place: it holds a Brain uid and a number, no content, so its old versions reveal nothing. (Two more
-  updates serve erasure: ``erase_record_citations`` rewrites revisions without the erased Record's
-  citations, leaving the old versions to the VACUUM, and a Memory's content-free tombstone is replaced
-  by a later one.)
+  commits. This counter is the one row updated in place: it holds a Brain uid and a number, no
+  content, so its old versions reveal nothing. (Two more updates serve erasure:
+  ``erase_record_citations`` rewrites revisions without the erased Record's citations, leaving the old
+  versions to the VACUUM, and a Memory's content-free tombstone is replaced by a later one.)
 
 Schema changes are numbered SQL files in migrations_postgres/ with the same versions as DuckDB's
 (``StoreFeature``), applied by ``migrate()`` under an advisory lock, so workers that start together on
@@ -426,7 +425,8 @@ class PostgresStore:
         if own is not None and brain_uid in own.seqs:
             # This transaction's first number locked the row until it ends: no other can take one
             # meanwhile, so the next is the last plus one, written once before the commit
-            # (_write_seqs). A group commit or a derivation batch took one statement a number.
+            # (_write_seqs). A group commit's writes and a derivation batch's revisions and statuses
+            # take many numbers of one Brain.
             first, last = own.seqs[brain_uid]
             own.seqs[brain_uid] = (first, last + 1)
             own.unwritten[brain_uid] = last + 1
