@@ -340,6 +340,23 @@ def test_lock_brain_says_whether_the_brain_still_exists(store: Store) -> None:
         assert not store.lock_brain("brn_1")
 
 
+def test_live_seq_is_the_change_sequence_of_a_brain_that_still_exists(store: Store) -> None:
+    assert store.live_seq("brn_1") is None
+    store.insert_brain(brain())
+    assert store.live_seq("brn_1") == 0
+    store.next_seq("brn_1")
+    store.next_seq("brn_2")  # a number of a Brain that does not exist is no life
+    assert store.live_seq("brn_1") == 1
+    assert store.live_seq("brn_2") is None
+    with store.atomic():
+        store.next_seq("brn_1")
+        store.next_seq("brn_1")
+        assert store.live_seq("brn_1") == 3  # as the transaction left it
+    assert store.live_seq("brn_1") == 3
+    store.erase_brain("brn_1")
+    assert store.live_seq("brn_1") is None
+
+
 def test_a_transaction_that_erases_a_brain_it_locked_holds_it_no_more(store: Store) -> None:
     store.insert_brain(brain())
     with store.atomic():

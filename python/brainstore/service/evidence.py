@@ -613,15 +613,15 @@ class EvidenceIndexes:
             self._lane_seq.pop(brain_uid, None)
 
     # --- following other processes (shared store) --------------------------------------------------------
-    def catch_up(self, brain_uid: str, target: int | None = None) -> None:
+    def catch_up(self, brain_uid: str, target: int | None = None, *, head: int | None = None) -> None:
         """Before serving from the Brain's cached index and lane: bring them up to the store.
 
         With ``target`` (a Brain-Watermark's position, already derived), up to at least it, and no
         store read at all when the cache covers it already. Without, up to everything committed when it
-        is called: one read of the Brain's head (an index lookup), and the rows behind it only when
-        another process changed the Brain. So an erasure anywhere is never served from this cache, and a
-        Record another process reports ready is found here too. A no-op for a store only this process
-        serves.
+        is called: one read of the Brain's head (an index lookup), or ``head`` as the caller just read
+        it, and the rows behind it only when another process changed the Brain. So an erasure anywhere
+        is never served from this cache, and a Record another process reports ready is found here too.
+        A no-op for a store only this process serves.
         """
         shared = self._shared()
         if shared is None:
@@ -633,7 +633,8 @@ class EvidenceIndexes:
         low = min(built)
         if target is not None and low >= target:
             return
-        head = self.store.current_seq(brain_uid)
+        if head is None:
+            head = self.store.current_seq(brain_uid)
         if head <= low:
             return
         with self._brain([brain_uid]):  # no local change lands between reading the rows and applying them

@@ -98,6 +98,9 @@ class Store(Protocol):
     # --- change sequence --------------------------------------------------------------------------
     def next_seq(self, brain_uid: str) -> int: ...
     def current_seq(self, brain_uid: str) -> int: ...
+    def live_seq(self, brain_uid: str) -> int | None:
+        """``current_seq``, or None when the Brain no longer exists: one read where a Context asks both."""
+        ...
 
     # --- brains -----------------------------------------------------------------------------------
     def lock_brain(self, brain_uid: str) -> bool:

@@ -1009,6 +1009,10 @@ class DuckDBStore:
                 cached = self._seq_cache[brain_uid] = int(row[0][0])
             return cached
 
+    def live_seq(self, brain_uid: str) -> int | None:
+        # both held in memory once read: no statement to save
+        return self.current_seq(brain_uid) if self.brain_by_uid(brain_uid) is not None else None
+
     # --- brains -----------------------------------------------------------------------------------
     def lock_brain(self, brain_uid: str) -> bool:
         # One writing process, writers serialized by the write lock the caller's atomic() holds:

@@ -116,6 +116,10 @@ class MemoryStore:
         with self._lock:
             return self._changes.get(brain_uid, 0)
 
+    def live_seq(self, brain_uid: str) -> int | None:
+        with self._lock:
+            return self._changes.get(brain_uid, 0) if brain_uid in self._brains else None
+
     # --- brains -----------------------------------------------------------------------------------
     def lock_brain(self, brain_uid: str) -> bool:
         with self._lock:  # the caller's atomic() holds it: erase_brain cannot run until it ends

@@ -449,6 +449,16 @@ class PostgresStore:
         seq = self._one("SELECT seq FROM brain_sequences WHERE brain_uid = %s", [brain_uid])
         return int(seq or 0)
 
+    def live_seq(self, brain_uid: str) -> int | None:
+        own: _Own | None = getattr(self._local, "own", None)
+        if own is not None and brain_uid in own.seqs:
+            return own.seqs[brain_uid][1] if self.brain_by_uid(brain_uid) is not None else None
+        rows = self._rows(
+            "SELECT coalesce(s.seq, 0) FROM brains b LEFT JOIN brain_sequences s ON s.brain_uid = b.uid WHERE b.uid = %s",
+            [brain_uid],
+        )
+        return int(rows[0][0]) if rows else None
+
     def _write_seqs(self, own: _Own) -> None:
         """Before the commit: the numbers next_seq took without a statement, one statement for all."""
         if own.unwritten:
