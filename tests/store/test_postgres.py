@@ -37,6 +37,14 @@ def empty_url(postgres_server: PostgresServer) -> Iterator[str]:
     postgres_server.drop(name)
 
 
+def run_together(threads: list[threading.Thread], timeout: float = 120) -> None:
+    """Start every thread, then wait for each (at most ``timeout`` seconds apiece)."""
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+
+
 def dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table, read with SQL (no store involved)."""
     with psycopg.connect(url) as conn:
@@ -271,10 +279,7 @@ def test_writers_of_one_brain_take_turns_across_processes(postgres_url: str) -> 
 
     threads = [threading.Thread(target=writer, args=(s,)) for s in stores for _ in range(3)]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        run_together(threads)
         assert errors == []
         rows = dump(postgres_url)["object_versions"]
         assert sorted(r[4] for r in rows) == list(range(1, 151))
@@ -316,10 +321,7 @@ def test_numbers_a_transaction_takes_after_its_first_are_unique_across_processes
 
     threads = [threading.Thread(target=writer, args=(s, n)) for n, s in enumerate(stores * 3)]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        run_together(threads)
         assert errors == []
         for uid in (MAIN, other):
             numbers = sorted(seq for u, seq in taken if u == uid)
@@ -362,10 +364,7 @@ def test_processes_starting_together_migrate_an_empty_database_once(empty_url: s
     applied: list[list[int]] = []
     threads = [threading.Thread(target=lambda s=s: applied.append(s.migrate())) for s in stores]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        run_together(threads)
         assert sorted(v for versions in applied for v in versions) == [m[0] for m in migrations()]
         assert [s.schema_version() for s in stores] == [HEADS] * 3
         # The same numbers as DuckDB's, then what only several processes on one database need, then the
