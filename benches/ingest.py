@@ -6,7 +6,8 @@ Run it: ``.venv/bin/python -m benches.ingest [--records 2000] [--engines duckdb,
 [--no-throughput]``
 or through pytest-benchmark (benches/test_ingest_bench.py); ``BRAINSTORE_EMBEDDER=onnx-int8`` measures
 the int8 embedder (server and floor alike). ``--engines postgres`` serves PostgreSQL (a throwaway
-server on loopback, fsync off; its CPU counts as the server's), with ``--workers`` processes.
+server on loopback, fsync off; its CPU counts as the server's, and is also shown alone), with
+``--workers`` processes.
 ``--tenants 8`` has the 8 clients post for 8 tenants, one each (a hosted server's many small writers)
 instead of all for one. LoCoMo turns come from /work/shared/data/locomo.
 
@@ -108,8 +109,11 @@ class Served:
     data_dir: str = ""  # the server's --data-dir
 
     def cpu_seconds(self) -> float:
-        database = process_tree_cpu_seconds(self.database_pid) if self.database_pid is not None else 0.0
-        return session_cpu_seconds(self.session) + database
+        return session_cpu_seconds(self.session) + self.database_cpu_seconds()
+
+    def database_cpu_seconds(self) -> float:
+        """PostgreSQL's share of cpu_seconds (0 for an embedded engine)."""
+        return process_tree_cpu_seconds(self.database_pid) if self.database_pid is not None else 0.0
 
 
 # PostgreSQL for --engines postgres: one throwaway server on loopback (fsync off) for the run, a fresh
@@ -223,6 +227,7 @@ class Throughput:
     ready_per_s: float
     server_cpu_ms: float  # a Record, from the first POST to the last ready
     client_cpu_ms: float  # a Record, this process's posting threads and poller
+    database_cpu_ms: float = 0.0  # a Record, the share of server_cpu_ms that PostgreSQL's backends spent
 
     @property
     def cpu_ms(self) -> float:
@@ -247,7 +252,7 @@ def throughput(
         for tenant, share in enumerate(shares):
             httpx.post(base + "/brains", json={"id": "b1", "self": {"type": "person", "name": share[0][0]}},
                        headers={"Authorization": f"Bearer {tenant_key(tenant)}"}).raise_for_status()  # fmt: skip
-        server_cpu, client_cpu = served.cpu_seconds(), own_cpu_seconds()
+        server_cpu, database_cpu, client_cpu = served.cpu_seconds(), served.database_cpu_seconds(), own_cpu_seconds()
         start = time.monotonic()
         acked: list[list[tuple[str, float]]] = [[] for _ in shares]
         posters = [
@@ -267,10 +272,12 @@ def throughput(
             wait_ready(base, tenant_key(tenant), "b1", [rid for rid, _ in posted])
         done = time.monotonic()
         server_cpu, client_cpu = served.cpu_seconds() - server_cpu, own_cpu_seconds() - client_cpu
+        database_cpu = served.database_cpu_seconds() - database_cpu
     n = len(items)
     return Throughput(
-        engine, n, n / (accepted - start), n / (done - start), server_cpu * 1000 / n, client_cpu * 1000 / n
-    )
+        engine, n, n / (accepted - start), n / (done - start), server_cpu * 1000 / n, client_cpu * 1000 / n,
+        database_cpu * 1000 / n,
+    )  # fmt: skip
 
 
 @dataclass
@@ -493,7 +500,9 @@ def main() -> None:
             print(
                 f"{label}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
                 f"({result.ready_per_s / floor.per_s:.2f} of the floor); CPU a Record: server "
-                f"{result.server_cpu_ms:.1f} ms, client {result.client_cpu_ms:.1f} ms "
+                f"{result.server_cpu_ms:.1f} ms"
+                + (f" (the database {result.database_cpu_ms:.2f})" if result.database_cpu_ms else "")
+                + f", client {result.client_cpu_ms:.1f} ms "
                 f"({bound:.0f}/s with {cores} cores busy, {bound / floor.per_s:.2f} of the floor)"
             )
     if args.fairness:

@@ -37,6 +37,8 @@ def test_ingest_throughput_beside_the_embedder_floor(benchmark: Any) -> None:
             benchmark.extra_info[f"{engine}_share_of_floor"] = round(result.ready_per_s / floor.per_s, 3)
             benchmark.extra_info[f"{engine}_server_cpu_ms"] = round(result.server_cpu_ms, 2)
             benchmark.extra_info[f"{engine}_client_cpu_ms"] = round(result.client_cpu_ms, 2)
+            if result.database_cpu_ms:
+                benchmark.extra_info[f"{engine}_database_cpu_ms"] = round(result.database_cpu_ms, 2)
             lines.append(
                 f"{engine}: {result.accepted_per_s:.1f} accepted/s, {result.ready_per_s:.1f} ready/s "
                 f"({result.ready_per_s / floor.per_s:.2f} of the floor); CPU a Record: server "
