@@ -71,6 +71,11 @@ def agree(store: PostgresStore, uid: str) -> None:
         assert call(*args, **kw) == by_statements(store, call, *args, **kw)
 
 
+def held_now(store: PostgresStore, uid: str) -> bool:
+    """Whether a read of the Brain now is served from what the store holds."""
+    return store._checked.held_generations().get(uid) == store.current_seq(uid)
+
+
 def test_what_one_process_holds_follows_the_others_writes_and_erases(
     processes: tuple[PostgresStore, PostgresStore],
 ) -> None:
@@ -131,23 +136,18 @@ def test_a_brain_another_process_keeps_changing_is_not_filled_by_a_page_for_a_wh
     one.all_memories("b1")
     write(two, "b1", 3, 1)  # what one holds goes stale
     assert len(one.list_memories("b1", after_id="mem_b1_0", limit=10)) == 3  # the statements' page
-    assert "b1" not in one._checked.held_generations() or one._checked.held_generations()["b1"] != one.current_seq("b1")
+    assert not held_now(one, "b1")
     assert len(one.memories_citing_any("b1", ["rec_1"])) == 4
     assert len(one.all_memories("b1")) == 4  # a whole read holds what it read
-    assert one._checked.held_generations()["b1"] == one.current_seq("b1")
+    assert held_now(one, "b1")
     monkeypatch.setattr(current_module, "SETTLE_SECONDS", 0.0)
     write(two, "b1", 4, 1)
     one.list_memories("b1", after_id="mem_b1_0", limit=10)
-    assert one._checked.held_generations()["b1"] == one.current_seq("b1")  # settled: the page fills it
+    assert held_now(one, "b1")  # settled: the page fills it
 
 
 class Boom(Exception):
     pass
-
-
-def held_now(store: PostgresStore, uid: str) -> bool:
-    """Whether a read of the Brain now is served from what the store holds."""
-    return store._checked.held_generations().get(uid) == store.current_seq(uid)
 
 
 def test_a_brain_this_process_writes_stays_held_with_its_own_writes(

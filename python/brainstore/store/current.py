@@ -417,8 +417,7 @@ class CheckedMemories:
 
     def forget(self, brain_uid: str) -> None:
         with self._lock:
-            self._held.pop(brain_uid, None)
-            self._namespaces.pop(brain_uid, None)
+            self._drop(brain_uid)
 
     def advance(self, brain_uid: str, since: int, to: int, revisions: Sequence[MemoryRevision]) -> None:
         """After this process committed a transaction that took the Brain's counter from ``since`` to
@@ -431,8 +430,7 @@ class CheckedMemories:
             if held is None:
                 return
             if held[0] != since:
-                self._held.pop(brain_uid, None)
-                self._namespaces.pop(brain_uid, None)
+                self._drop(brain_uid)
                 return
         try:  # outside the lock: a copy of the Brain's dict
             fresh = held[1].applied(self._as_stored(r) for r in revisions) if revisions else held[1]
@@ -444,12 +442,10 @@ class CheckedMemories:
             current = self._held.get(brain_uid)
             if current is not held:  # held again meanwhile: kept only if read after this commit
                 if current is not None and current[0] < to:
-                    self._held.pop(brain_uid, None)
-                    self._namespaces.pop(brain_uid, None)
+                    self._drop(brain_uid)
                 return
             if fresh.weight > self.max_bytes:
-                self._held.pop(brain_uid, None)
-                self._namespaces.pop(brain_uid, None)
+                self._drop(brain_uid)
                 return
             self._held[brain_uid] = (to, fresh)  # in its place in the order of use
             if fresh is not held[1]:
@@ -463,13 +459,17 @@ class CheckedMemories:
         """Forget each held Brain whose generation is not the one ``generations`` gives (absent: -1)."""
         with self._lock:
             for uid in [uid for uid, held in self._held.items() if generations.get(uid, -1) != held[0]]:
-                self._held.pop(uid, None)
-                self._namespaces.pop(uid, None)
+                self._drop(uid)
 
     def clear(self) -> None:
         with self._lock:
             self._held.clear()
             self._namespaces.clear()
+
+    def _drop(self, brain_uid: str) -> None:
+        """Under the lock: the Brain held no more."""
+        self._held.pop(brain_uid, None)
+        self._namespaces.pop(brain_uid, None)
 
     def _bound(self, newcomer: str | None = None) -> None:
         """Under the lock: the bounds kept, as CurrentMemories keeps them."""
