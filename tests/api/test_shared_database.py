@@ -177,10 +177,61 @@ def test_an_erasure_on_one_process_is_never_served_from_the_others_cache(pair: P
     assert not b.evidence.index(uid).record_chunks(secret.body["id"])
     # A forgotten Brain leaves the other process's memory at its next scan.
     assert api_a.delete("/brains/b1").status == 200
-    b.evidence.evict_erased_brains()
+    b.evidence.forget_erased_elsewhere()
     b.store.forget_stale_memories()  # type: ignore[attr-defined]
     assert uid not in b.evidence._indexes and uid not in b.evidence._lanes
     assert uid not in b.store._checked.held_generations()  # type: ignore[attr-defined]
+
+
+def test_a_record_erased_on_one_process_leaves_the_others_memory_at_its_next_scan(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1", self_name="Ann")
+    secret = api_a.remember("b1", message("My locker code is 4711 at the gym."))
+    api_a.remember("b1", message("The gym opens at six."))
+    assert a.wait_idle()
+    assert secret.body["id"] in cited(context(api_b, "gym locker code").body)
+    uid = b.store.get_brain("test:acme", "b1").uid
+    assert api_a.delete(f"/brains/b1/records/{secret.body['id']}").status == 200
+    assert b.evidence.index(uid).record_chunks(secret.body["id"])  # B has not served the Brain since
+    b.evidence.forget_erased_elsewhere()  # what B's scan of the shared queue does every few seconds
+    index = b.evidence.index(uid)
+    assert not index.record_chunks(secret.body["id"]) and "4711" not in repr([c.text for c in index.chunks()])
+    assert "4711" not in repr(b.evidence.memory_lane(uid).__dict__)
+    b.traces.catch_up()
+    assert "4711" not in repr(b.traces._rings)
+
+
+def test_a_trace_is_never_served_once_what_it_quotes_is_forgotten_on_another_process(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1")
+    api_a.brain("b2")
+    kayak = api_a.remember("b1", message("I bought a red kayak for the lake trip.")).body["id"]
+    api_a.remember("b1", message("My sister Lena plays the cello."))
+    api_a.remember("b2", message("I bought a red kayak too."))
+    assert a.wait_idle()
+    made = [context(api_b, query).body["id"] for query in ("red kayak lake trip", "Lena cello")]
+    elsewhere = context(api_b, "red kayak", brain="b2").body["id"]
+    assert "kayak" in str(api_b.get(f"/brains/b1/traces/{made[0]}").body)
+    assert api_a.delete(f"/brains/b1/records/{kayak}").status == 200
+    for trace_id in made:  # each names both Records of the Brain (its scores name every candidate)
+        reply = api_b.get(f"/brains/b1/traces/{trace_id}")
+        assert reply.status == 404 and reply.body["code"] == "trace_not_found", reply.body
+    listed = api_b.get("/brains/b1/traces")
+    assert listed.status == 200 and kayak not in str(listed.body) and "lake" not in str(listed.body)
+    assert api_b.get(f"/brains/b2/traces/{elsewhere}").status == 200  # another Brain's kayak stays
+    # A Brain forgotten on one process and made again under its id is another Brain: none of the old
+    # one's Context traces is read as the new one's, and the scan drops them.
+    lena = context(api_b, "Lena cello").body["id"]
+    assert api_b.get(f"/brains/b1/traces/{lena}").status == 200
+    assert api_a.delete("/brains/b1").status == 200
+    api_a.brain("b1")
+    assert api_b.get(f"/brains/b1/traces/{lena}").status == 404
+    listed = api_b.get("/brains/b1/traces")
+    assert "cello" not in str(listed.body) and not [t for t in listed.body["data"] if t["kind"] == "context"]
+    b.traces.catch_up()
+    assert "cello" not in repr(b.traces._rings)
 
 
 def test_two_processes_never_derive_the_same_record(

@@ -359,6 +359,34 @@ def test_current_seq_reads_committed_state_from_every_process(postgres_url: str)
         b.close()
 
 
+def test_erasures_since_names_each_brains_erased_records_after_a_number_and_its_forgotten_brains(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url, pool_size=2)
+    try:
+        for uid in (MAIN, OTHER):
+            store.insert_brain(Brain(uid, "test:acme", uid, None, "person", "Alice", T0))
+        for i in range(1, 4):
+            seq = store.next_seq(MAIN)
+            store.insert_record(rec(f"rec_{i}", MAIN, f"text {i}", seq))
+        for i in (1, 2):  # erased at 4 and 5
+            with store.atomic():
+                store.next_seq(MAIN)
+                store.erase_record(MAIN, f"rec_{i}")
+        assert store.erasures_since({MAIN: 0, OTHER: 0, "brn_gone": 0}) == {
+            MAIN: (5, {"rec_1", "rec_2"}),
+            OTHER: (0, set()),
+            "brn_gone": None,
+        }
+        assert store.erasures_since({MAIN: 4}) == {MAIN: (5, {"rec_2"})}
+        assert store.erasures_since({MAIN: 5}) == {MAIN: (5, set())}
+        store.erase_brain(MAIN)
+        assert store.erasures_since({MAIN: 0}) == {MAIN: None}
+        assert store.erasures_since({}) == {}
+    finally:
+        store.close()
+
+
 def test_processes_starting_together_migrate_an_empty_database_once(empty_url: str) -> None:
     stores = [PostgresStore(empty_url, pool_size=1) for _ in range(3)]
     applied: list[list[int]] = []

@@ -6,6 +6,7 @@ import gc
 import json
 import threading
 import time
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import given
@@ -203,3 +204,84 @@ def test_a_mark_older_than_every_delete_kept_holds_nothing_it_names(monkeypatch:
     for i in range(4):
         traces.erase_record("test:acme", "b9", f"rec_{i}")
     assert traces.add("ctx_b", "test:acme", "b1", trace(2), frozenset({"rec_1"}), mark=mark)
+
+
+class ErasedElsewhere:
+    """What other processes erased, as SharedStore.erasures_since answers it: each Brain's change
+    sequence, the Records erased at which number, and the Brains forgotten."""
+
+    def __init__(self) -> None:
+        self.heads: dict[str, int] = {}
+        self.erasures: dict[str, list[tuple[int, str]]] = {}
+        self.asked: list[dict[str, int]] = []
+
+    def erase(self, brain_uid: str, record_id: str) -> None:
+        self.heads[brain_uid] = self.heads.get(brain_uid, 0) + 1
+        self.erasures.setdefault(brain_uid, []).append((self.heads[brain_uid], record_id))
+
+    def forget(self, brain_uid: str) -> None:
+        self.heads[brain_uid] = -1
+
+    def __call__(self, since: Mapping[str, int]) -> dict[str, tuple[int, set[str]] | None]:
+        self.asked.append(dict(since))
+        return {
+            uid: None
+            if self.heads.get(uid, 0) < 0
+            else (self.heads.get(uid, 0), {r for seq, r in self.erasures.get(uid, []) if seq > after})
+            for uid, after in since.items()
+        }
+
+
+def held(traces: Traces) -> list[str]:
+    return [trace_id for ring in traces._rings.values() for trace_id in ring.items]
+
+
+def context_trace(traces: Traces, i: int, brain_uid: str, head: int, *records: str, brain_id: str = "b1") -> None:
+    traces.add(f"ctx_{i}", "test:acme", brain_id, trace(i), frozenset(records), brain_uid=brain_uid, head=head)
+
+
+def test_a_record_erased_by_another_process_drops_the_traces_that_name_it_at_the_next_catch_up() -> None:
+    elsewhere = ErasedElsewhere()
+    traces = Traces(10, erasures_since=elsewhere)
+    context_trace(traces, 1, "u1", 0, "rec_1", "rec_2")
+    context_trace(traces, 2, "u1", 0, "rec_2")
+    context_trace(traces, 3, "u2", 0, "rec_1", brain_id="b2")  # the same id in another Brain is not it
+    traces.add("trc_9", "test:acme", "b1", {"id": "trc_9"})  # a failed request names no Record
+    elsewhere.erase("u1", "rec_1")
+    traces.catch_up("u1")
+    assert elsewhere.asked == [{"u1": 0}]
+    assert held(traces) == ["ctx_2", "ctx_3", "trc_9"]
+    traces.catch_up("u1")  # the Brain's erasures up to its head were checked: asked after it only
+    assert elsewhere.asked[-1] == {"u1": 1} and held(traces) == ["ctx_2", "ctx_3", "trc_9"]
+    elsewhere.erase("u1", "rec_2")
+    elsewhere.forget("u2")
+    traces.catch_up()  # every Brain a held trace names Records of
+    assert elsewhere.asked[-1] == {"u1": 1, "u2": 0}
+    assert held(traces) == ["trc_9"] and not traces._followed
+    traces.catch_up()
+    assert len(elsewhere.asked) == 3  # nothing left to follow: no store read
+
+
+def test_a_trace_that_read_before_the_last_catch_up_is_checked_against_the_erasures_after_it() -> None:
+    elsewhere = ErasedElsewhere()
+    traces = Traces(10, erasures_since=elsewhere)
+    context_trace(traces, 1, "u1", 0, "rec_2")
+    elsewhere.erase("u1", "rec_1")
+    traces.catch_up()
+    assert elsewhere.asked == [{"u1": 0}] and held(traces) == ["ctx_1"]
+    # A Context that read the Brain at 0, before rec_1's erasure, holds its trace only now.
+    context_trace(traces, 2, "u1", 0, "rec_1")
+    traces.catch_up()
+    assert elsewhere.asked[-1] == {"u1": 0} and held(traces) == ["ctx_1"]
+
+
+def test_a_context_trace_is_read_only_as_its_own_brain() -> None:
+    traces = Traces(10, erasures_since=ErasedElsewhere())
+    context_trace(traces, 1, "u_old", 0, "rec_1")
+    traces.add("ctx_2", "test:acme", "b1", trace(2), brain_uid="u_old", head=3)
+    assert traces.get("ctx_1", "test:acme", "b1", "u_old") is not None
+    # b1 forgotten by another process and made again: another Brain under the same id
+    assert traces.get("ctx_1", "test:acme", "b1", "u_new") is None
+    assert traces.get("ctx_2", "test:acme", "b1", "u_new") is None
+    assert traces.page("test:acme", "b1", 10, brain_uid="u_new") == ([], None)
+    assert [t["id"] for t in traces.page("test:acme", "b1", 10, brain_uid="u_old")[0]] == ["ctx_2", "ctx_1"]

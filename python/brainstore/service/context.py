@@ -424,10 +424,12 @@ class Contexts:
         status: int,
         record_ids: frozenset[str] = frozenset(),
         mark: int | None = None,
+        head: int = 0,
     ) -> bool:
         """Hold the trace unless what it names was forgotten since ``mark`` (taken now if None), or its
         Brain was: False then. A forgotten Brain's traces are erased after its rows, so a Brain still in
-        the store after the mark has not had them erased before it."""
+        the store after the mark has not had them erased before it. ``head``: the Brain's change
+        sequence its Context read at (another process's erasures after it drop the trace)."""
         if mark is None:
             mark = self.traces.mark()
         if self.store.brain_by_uid(brain.uid) is None:
@@ -439,6 +441,8 @@ class Contexts:
             self._trace_of(context_id, context, retrieval, status, timestamp(self.clock())),
             record_ids=self._named(retrieval, record_ids),
             mark=mark,
+            brain_uid=brain.uid,
+            head=head,
         )
 
     @staticmethod
@@ -486,7 +490,7 @@ class Contexts:
             # the old Brain's trace would show there).
             head = self._require_live(brain)
             context, retrieval, record_ids = self._assemble(brain, context_id, request, started, head)
-            if self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids, mark=mark):
+            if self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids, mark, head):
                 return context
         reason = "Records it quoted were forgotten while it was assembled; send the Context again"
         self._trace(namespace, brain, context_id, self._pending(brain, context_id, request, reason), None, 202)
@@ -500,7 +504,8 @@ class Contexts:
         head = self._require_live(brain)
         context, retrieval, record_ids = self._assemble(brain, context_id, request, started, head)
         created_at = timestamp(self.clock())
-        self.traces.reserve(context_id, namespace, brain.id, self._named(retrieval, record_ids), mark)
+        named = self._named(retrieval, record_ids)
+        self.traces.reserve(context_id, namespace, brain.id, named, mark, brain_uid=brain.uid, head=head)
 
         def write_trace() -> None:
             trace = None

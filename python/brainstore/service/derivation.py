@@ -402,6 +402,7 @@ class Derivation:
         *,
         namespace_of: Callable[[str], str | None],
         on_applied: Callable[[set[str]], None] = lambda brains: None,
+        on_scan: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store
         self.evidence = evidence
@@ -409,6 +410,7 @@ class Derivation:
         self.extractor = extractor
         self.namespace_of = namespace_of
         self.on_applied = on_applied
+        self.on_scan = on_scan  # every SCAN_SECONDS, with a shared store: what else follows the others
         # namespace -> its jobs not done yet, queued or anywhere else (under _idle); empty when idle
         self._outstanding: Counter[str] = Counter()
         self._queue = FairQueue(self._outstanding_jobs)
@@ -501,8 +503,10 @@ class Derivation:
                     self.adopt_record(brain_uid, record_id, seq)
                 for brain_uid, memory_id in shared.stale_pending_memories(GRACE_SECONDS, BATCH_RECORDS * 4):
                     self.adopt_memory(brain_uid, memory_id)
-                self.evidence.evict_erased_brains()
-                shared.forget_stale_memories()  # what others changed or erased leaves this process's memory
+                # what others changed or erased leaves this process's memory
+                self.evidence.forget_erased_elsewhere()
+                shared.forget_stale_memories()
+                self.on_scan()
             except Exception:
                 log.exception("scanning the shared derivation queue failed; trying again")
 

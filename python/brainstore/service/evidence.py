@@ -680,21 +680,24 @@ class EvidenceIndexes:
             if self._lanes.get(brain_uid) is lane:
                 self._lane_seq[brain_uid] = head
 
-    def evict_erased_brains(self) -> None:
-        """Drop the caches of Brains another process erased (this one never serves them: the Brain is
-        not found), so their text does not stay in this process's memory."""
+    def forget_erased_elsewhere(self) -> None:
+        """What another process erased leaves this process's memory, not only its next Context: the
+        caches of Brains it erased, and those of Brains where it erased Records, brought up to the
+        store (their chunks and the Memories that cited them go). One statement for every Brain held."""
         shared = self._shared()
         if shared is None:
             return
         with self._lock:
-            held = sorted(set(self._indexes) | set(self._lanes))
-        if not held:
-            return
-        live = shared.live_brains(held)
-        for brain_uid in held:
-            if brain_uid not in live:
+            since: dict[str, int] = {}
+            for seqs in (self._index_seq, self._lane_seq):
+                for brain_uid, seq in seqs.items():
+                    since[brain_uid] = min(seq, since.get(brain_uid, seq))
+        for brain_uid, found in shared.erasures_since(since).items():
+            if found is None:
                 with self._brain([brain_uid]):
                     self.drop(brain_uid)
+            elif found[1]:
+                self.catch_up(brain_uid, head=found[0])
 
     def save(self) -> None:
         """Write every live index changed since its files were written or read, now (at stop); no

@@ -18,6 +18,7 @@ raise :class:`brainstore.errors.BrainstoreError` with the spec's codes and never
 from __future__ import annotations
 
 import secrets
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from brainstore.config import Config
@@ -26,7 +27,7 @@ from brainstore.domain import Principal
 from brainstore.errors import error
 from brainstore.ids import new_id
 from brainstore.retrieval.embedder import Embedder
-from brainstore.service.common import Clock, Watermarks, resolve_brain, utcnow
+from brainstore.service.common import Clock, Watermarks, resolve_brain, shared_store, utcnow
 from brainstore.service.context import Contexts
 from brainstore.service.derivation import Derivation
 from brainstore.service.evidence import EvidenceIndexes
@@ -55,7 +56,7 @@ class Service:
         self.clock = clock
         self.watermarks = Watermarks(store, watermark_secret or secrets.token_bytes(32))
         self.visibility = Visibility(hosted=self.config.hosted)
-        self.traces = Traces(self.config.trace_buffer)
+        self.traces = Traces(self.config.trace_buffer, erasures_since=self._erasures_since)
         self.evidence = EvidenceIndexes(
             store,
             index_root=self.config.data_dir / "index" if store.kind != "memory" else None,
@@ -71,6 +72,7 @@ class Service:
             self.rules,
             extractor or default_extractor(),
             namespace_of=self._namespace_of,
+            on_scan=self.traces.catch_up,
         )
         self.writes = Writes(
             store,
@@ -96,6 +98,11 @@ class Service:
         )
         self.derivation.on_applied = self.contexts.on_applied
         self._namespaces: dict[str, str] = {}
+
+    def _erasures_since(self, since: Mapping[str, int]) -> Mapping[str, tuple[int, Collection[str]] | None]:
+        """Traces follow other processes' deletes (none without a shared store)."""
+        shared = shared_store(self.store)
+        return shared.erasures_since(since) if shared is not None else {}
 
     def _namespace_of(self, brain_uid: str) -> str | None:
         held = self._namespaces.get(brain_uid)
@@ -164,12 +171,14 @@ class Service:
     # --- traces -----------------------------------------------------------------------------------------
     def list_traces(self, principal: Principal, brain_id: str, *, limit: int, cursor: str | None = None) -> dict[str, Any]:
         brain = resolve_brain(self.store, principal, brain_id)
-        found, next_cursor = self.traces.page(principal.namespace, brain.id, limit, cursor)
+        self.traces.catch_up(brain.uid)
+        found, next_cursor = self.traces.page(principal.namespace, brain.id, limit, cursor, brain.uid)
         return {"object": "list", "data": found, "has_more": next_cursor is not None, "next_cursor": next_cursor}
 
     def get_trace(self, principal: Principal, brain_id: str, trace_id: str) -> dict[str, Any]:
         brain = resolve_brain(self.store, principal, brain_id)
-        trace = self.traces.get(trace_id, principal.namespace, brain.id)
+        self.traces.catch_up(brain.uid)
+        trace = self.traces.get(trace_id, principal.namespace, brain.id, brain.uid)
         if trace is None:
             raise error("trace_not_found", f"trace_id: {trace_id!r} is not in the recent trace buffer")
         return trace

@@ -20,6 +20,11 @@ Invariants:
   mark, so a delete between the quoting and the holding leaves nothing behind either. Recent deletes
   are kept for this as hashes of what they deleted (Python's keyed string hash: no id is kept), at most
   ``RECENT_ERASURES``; a mark older than all of them holds nothing, nor does a colliding hash.
+- Other processes on a shared database delete too: a Context's trace holds its Brain's uid (a Brain
+  forgotten elsewhere and made again under its id is another Brain) and the change sequence it read,
+  and :meth:`Traces.catch_up` drops the traces quoting a Record erased after it. It runs before a
+  Brain's traces are read, so none is served once the erase committed, and at every scan of the
+  shared queue for all of them, so none stays in memory either.
 - A restart clears everything (the spec's "bounded in-process buffer").
 """
 
@@ -27,11 +32,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import itertools
 import json
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +56,10 @@ RECENT_ERASURES = 4096
 # a millisecond, so only a stuck writer would make anyone wait this long.
 RESERVED_WAIT = 2.0
 
+#: For each Brain uid asked about: None when the Brain no longer exists, else its change sequence now
+#: and the Records erased after the number asked (SharedStore.erasures_since).
+ErasuresSince = Callable[[Mapping[str, int]], Mapping[str, "tuple[int, Collection[str]] | None"]]
+
 
 @dataclass(frozen=True)
 class _Held:
@@ -57,10 +68,27 @@ class _Held:
     trace: bytes | None  # JSON; None while reserved (see Traces.reserve)
     record_ids: frozenset[str]
     written: threading.Event | None = None  # set once a reserved trace is written or dropped
+    brain_uid: str | None = None  # a Context's: the Brain it read
+    head: int = 0  # a Context's: the Brain's change sequence it read at
 
     @property
     def size(self) -> int:
         return len(self.trace) if self.trace is not None else 0
+
+    @property
+    def follows(self) -> bool:
+        """Whether an erasure elsewhere can concern it: a Context's trace that names Records."""
+        return self.brain_uid is not None and bool(self.record_ids)
+
+
+@dataclass
+class _Followed:
+    """A Brain the held traces quote: how many, and the change sequence after which its erasures
+    have not all been checked against them."""
+
+    namespace: str
+    traces: int
+    since: int
 
 
 @dataclass
@@ -112,6 +140,7 @@ class Traces:
         trace_bytes: int = DEFAULT_TRACE_BYTES,
         namespace_bytes: int = DEFAULT_NAMESPACE_BYTES,
         namespaces: int = DEFAULT_NAMESPACES,
+        erasures_since: ErasuresSince | None = None,
     ) -> None:
         self.capacity = max(1, capacity)
         self.trace_bytes = trace_bytes
@@ -123,6 +152,8 @@ class Traces:
         # (mark, hash of (namespace, brain_id) or of (namespace, brain_id, record_id), whole Brain), oldest first
         self._erasures: deque[tuple[int, int, bool]] = deque(maxlen=RECENT_ERASURES)
         self._erased = 0  # the mark of the newest erasure
+        self._erasures_since = erasures_since  # None: no other process deletes
+        self._followed: dict[str, _Followed] = {}
 
     def mark(self) -> int:
         """Taken before a Context reads what it may quote: pass it to :meth:`add` or :meth:`reserve`."""
@@ -159,19 +190,32 @@ class Traces:
         trace: dict[str, Any],
         record_ids: frozenset[str] = frozenset(),
         mark: int | None = None,
+        *,
+        brain_uid: str | None = None,
+        head: int = 0,
     ) -> bool:
         """Hold a trace; with the ``mark`` its Context took first, only if nothing it names was deleted
-        since. Whether it is held."""
+        since. A Context's names its Brain's uid and the change sequence it read at. Whether it is held."""
         if namespace is None:
             return False  # failed before a valid key: no tenant may read it, none may lose a trace to it
         data = self._bounded(trace)  # encoded outside the lock
         with self._lock:
             if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
                 return False
-            self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, data, record_ids))
+            self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, data, record_ids, None, brain_uid, head))
         return True
 
-    def reserve(self, trace_id: str, namespace: str, brain_id: str, record_ids: frozenset[str], mark: int) -> None:
+    def reserve(
+        self,
+        trace_id: str,
+        namespace: str,
+        brain_id: str,
+        record_ids: frozenset[str],
+        mark: int,
+        *,
+        brain_uid: str | None = None,
+        head: int = 0,
+    ) -> None:
         """Hold a trace's place before it is written (:meth:`write`): readers of it wait for it, and
         forgetting what it will quote drops the place, so the trace written later is dropped too. A
         Context's trace is written after its response (the API runs it then), and a client that reads
@@ -179,7 +223,8 @@ class Traces:
         with self._lock:
             if self._erased_since(mark, namespace, brain_id, record_ids):
                 return
-            self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, None, record_ids, threading.Event()))
+            place = _Held(next(self._seq), brain_id, None, record_ids, threading.Event(), brain_uid, head)
+            self._hold(trace_id, namespace, place)
 
     def write(self, trace_id: str, namespace: str, trace: dict[str, Any] | None) -> None:
         """Fill the place :meth:`reserve` held (``None``: give it up); nothing when it was dropped
@@ -207,9 +252,10 @@ class Traces:
             if ring is not None and ring.items.get(trace_id) is place:
                 if data is None:
                     del ring.items[trace_id]
+                    self._gone([place])
                 else:
                     # in its place, so the ring's order stays the order the Contexts were answered in
-                    ring.items[trace_id] = _Held(place.seq, place.brain_id, data, place.record_ids)
+                    ring.items[trace_id] = dataclasses.replace(place, trace=data, written=None)
                     ring.size += len(data)
                     self._evict(ring)
         place.written.set()
@@ -221,28 +267,42 @@ class Traces:
             ring = self._rings[namespace] = _Ring()
             while len(self._rings) > self.max_namespaces:
                 _, dropped = self._rings.popitem(last=False)
-                self._released(dropped.items.values())
+                self._gone(dropped.items.values())
         self._rings.move_to_end(namespace)
         old = ring.items.pop(trace_id, None)
         if old is not None:
             ring.size -= old.size
-            self._released([old])
+            self._gone([old])
         ring.items[trace_id] = held
         ring.size += held.size
+        if held.follows:
+            assert held.brain_uid is not None
+            followed = self._followed.get(held.brain_uid)
+            if followed is None:
+                self._followed[held.brain_uid] = _Followed(namespace, 1, held.head)
+            else:
+                followed.traces += 1
+                followed.since = min(followed.since, held.head)
         self._evict(ring)
 
     def _evict(self, ring: _Ring) -> None:
         while len(ring.items) > self.capacity or ring.size > self.namespace_bytes:
             _, evicted = ring.items.popitem(last=False)
             ring.size -= evicted.size
-            self._released([evicted])
+            self._gone([evicted])
 
-    @staticmethod
-    def _released(items: Any) -> None:
-        """Wake whoever waits for these places: they are gone."""
+    def _gone(self, items: Iterable[_Held]) -> None:
+        """Under the lock, for what left the rings: wake whoever waits for these places, and stop
+        following the Brains no held trace quotes any more."""
         for held in items:
             if held.written is not None:
                 held.written.set()
+            if held.follows:
+                assert held.brain_uid is not None
+                followed = self._followed[held.brain_uid]
+                followed.traces -= 1
+                if not followed.traces:
+                    del self._followed[held.brain_uid]
 
     def _bounded(self, trace: dict[str, Any]) -> bytes:
         data = encoded(trace)
@@ -256,7 +316,7 @@ class Traces:
             data = encoded(trace)
         return data
 
-    def get(self, trace_id: str, namespace: str, brain_id: str) -> dict[str, Any] | None:
+    def get(self, trace_id: str, namespace: str, brain_id: str, brain_uid: str | None = None) -> dict[str, Any] | None:
         held = self._lookup(trace_id, namespace)
         if held is not None and held.trace is None:
             _wait_written(held, RESERVED_WAIT)
@@ -265,17 +325,22 @@ class Traces:
                 return None
         # A failed request made before a Brain was resolved (brain_id None) is readable from any
         # Brain of its namespace; nothing of another namespace is ever readable.
-        if held is None or (held.brain_id is not None and held.brain_id != brain_id):
+        if held is None or not _of(held, brain_id, brain_uid):
             return None
         return orjson.loads(held.trace)  # type: ignore[no-any-return]
 
     def page(
-        self, namespace: str, brain_id: str, limit: int, cursor: str | None = None
+        self,
+        namespace: str,
+        brain_id: str,
+        limit: int,
+        cursor: str | None = None,
+        brain_uid: str | None = None,
     ) -> tuple[list[dict[str, Any]], str | None]:
         """A Brain's traces, newest first, and the cursor of the next page (None on the last)."""
         before = _read_cursor(cursor) if cursor is not None else None
         held = self._listed(namespace)
-        reserved = [item for item in held if item.trace is None and item.brain_id == brain_id]
+        reserved = [item for item in held if item.trace is None and _of(item, brain_id, brain_uid)]
         if reserved:
             deadline = time.monotonic() + RESERVED_WAIT
             for item in reserved:
@@ -283,7 +348,9 @@ class Traces:
             held = self._listed(namespace)
         found: list[tuple[int, bytes]] = []  # (seq, trace) of written traces
         for item in reversed(held):
-            if item.brain_id != brain_id or item.trace is None or (before is not None and item.seq >= before):
+            if item.brain_id is None or not _of(item, brain_id, brain_uid):
+                continue
+            if item.trace is None or (before is not None and item.seq >= before):
                 continue
             found.append((item.seq, item.trace))
             if len(found) > limit:
@@ -317,7 +384,58 @@ class Traces:
             ring = self._rings.get(namespace)
             if ring is None:
                 return
-            for trace_id in [k for k, h in ring.items.items() if doomed(h)]:
-                dropped = ring.items.pop(trace_id)
-                ring.size -= dropped.size
-                self._released([dropped])
+            self._drop_where(ring, doomed)
+
+    def _drop_where(self, ring: _Ring, doomed: Callable[[_Held], bool]) -> None:
+        """Under the lock."""
+        for trace_id in [k for k, h in ring.items.items() if doomed(h)]:
+            dropped = ring.items.pop(trace_id)
+            ring.size -= dropped.size
+            self._gone([dropped])
+
+    # --- following other processes' deletes (a shared store) ---------------------------------------------
+    def catch_up(self, brain_uid: str | None = None) -> None:
+        """Drop the traces that quote what another process erased: of the Brain ``brain_uid`` (before
+        its traces are read), or of every Brain (the shared queue's scan). One store read, and none
+        when no held trace names a Record of the Brain."""
+        if self._erasures_since is None:
+            return
+        with self._lock:
+            if brain_uid is None:
+                since = {uid: followed.since for uid, followed in self._followed.items()}
+            else:
+                followed = self._followed.get(brain_uid)
+                since = {brain_uid: followed.since} if followed is not None else {}
+        if not since:
+            return
+        found = self._erasures_since(since)
+        with self._lock:
+            for uid, erasures in found.items():
+                self._forget_erased(uid, erasures, since[uid])
+
+    def _forget_erased(self, brain_uid: str, erasures: tuple[int, Collection[str]] | None, since: int) -> None:
+        """Under the lock: drop the Brain's traces that quote a Record erased after ``since`` (all of them
+        when ``erasures`` is None: the Brain was forgotten)."""
+        followed = self._followed.get(brain_uid)
+        if followed is None:
+            return  # its traces all left meanwhile
+        ring = self._rings.get(followed.namespace)
+        if erasures is None:
+            if ring is not None:
+                self._drop_where(ring, lambda h: h.brain_uid == brain_uid)
+            return
+        head, erased = erasures
+        if erased and ring is not None:
+            self._drop_where(ring, lambda h: h.brain_uid == brain_uid and not h.record_ids.isdisjoint(erased))
+        followed = self._followed.get(brain_uid)
+        # A trace held meanwhile that read the Brain before ``since`` moved it back: not past it then.
+        if followed is not None and followed.since == since:
+            followed.since = max(since, head)
+
+
+def _of(held: _Held, brain_id: str, brain_uid: str | None) -> bool:
+    """Whether ``held`` is a trace of this Brain: a Context's of this very Brain (not of one forgotten
+    before it under its id), a failed request's made on its id or before any Brain was resolved."""
+    if held.brain_id is not None and held.brain_id != brain_id:
+        return False
+    return held.brain_uid is None or brain_uid is None or held.brain_uid == brain_uid

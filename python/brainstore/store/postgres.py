@@ -51,7 +51,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -568,10 +568,26 @@ class PostgresStore:
         )
         return [(r[0], r[1]) for r in rows]
 
-    def live_brains(self, brain_uids: Sequence[str]) -> set[str]:
-        if not brain_uids:
-            return set()
-        return {r[0] for r in self._rows("SELECT uid FROM brains WHERE uid = ANY(%s)", [list(brain_uids)])}
+    def erasures_since(self, since: Mapping[str, int]) -> dict[str, tuple[int, set[str]] | None]:
+        """For each Brain uid in ``since``: None when the Brain no longer exists, else its change
+        sequence now and the Records erased after ``since[uid]`` (one statement for all of them)."""
+        if not since:
+            return {}
+        uids, after = zip(*sorted(since.items()), strict=True)
+        rows = self._rows(
+            "SELECT h.uid, coalesce(s.seq, 0), e.record_id "
+            "FROM unnest(%s::text[], %s::bigint[]) AS h(uid, after) JOIN brains b ON b.uid = h.uid "
+            "LEFT JOIN brain_sequences s ON s.brain_uid = h.uid "
+            "LEFT JOIN record_erasures e ON e.brain_uid = h.uid AND e.seq > h.after",
+            [list(uids), list(after)],
+        )
+        found: dict[str, tuple[int, set[str]] | None] = dict.fromkeys(uids)
+        for uid, seq, record_id in rows:
+            head, erased = found[uid] or (int(seq), set())
+            if record_id is not None:
+                erased.add(record_id)
+            found[uid] = (head, erased)
+        return found
 
     # --- brains -----------------------------------------------------------------------------------
     def lock_brain(self, brain_uid: str) -> bool:
