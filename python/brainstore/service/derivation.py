@@ -493,7 +493,8 @@ class Derivation:
         return None
 
     def _scan(self) -> None:
-        """Adopt the queued Records no process derives, and drop the caches of Brains erased elsewhere."""
+        """Adopt the queued Records no process derives, and drop what other processes erased from this
+        one's caches and traces."""
         while not self._scan_stop.wait(SCAN_SECONDS):
             shared = self._shared()
             if shared is None:

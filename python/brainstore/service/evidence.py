@@ -31,6 +31,8 @@ lane remembers the Brain's change sequence it reflects (read before the rows it 
 :meth:`catch_up` brings it forward from the store's change log: the Records erased since (removed), the
 chunks of Records made ready since (added, each Record once), the Memory revisions and tombstones since
 (upserted, removed). Every step is idempotent, so reading the sequence first and the rows after is safe.
+A Brain with Records erased elsewhere is brought forward at the shared queue's scan too
+(:meth:`forget_erased_elsewhere`), so their text leaves memory though no Context comes.
 With a shared store nothing is saved to disk: another process may erase what a file would keep.
 """
 
