@@ -285,3 +285,47 @@ def test_a_context_trace_is_read_only_as_its_own_brain() -> None:
     assert traces.get("ctx_2", "test:acme", "b1", "u_new") is None
     assert traces.page("test:acme", "b1", 10, brain_uid="u_new") == ([], None)
     assert [t["id"] for t in traces.page("test:acme", "b1", 10, brain_uid="u_old")[0]] == ["ctx_2", "ctx_1"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "reserve", "write", "give_up", "erase_record", "erase_brain", "elsewhere", "catch_up"]),
+            st.integers(0, 5),  # which trace id
+            st.integers(0, 2),  # which Brain
+            st.integers(0, 3),  # which Record
+        ),
+        max_size=60,
+    )
+)
+def test_the_brains_followed_are_those_the_held_traces_name_records_of(ops: list[tuple[str, int, int, int]]) -> None:
+    elsewhere = ErasedElsewhere()
+    traces = Traces(3, namespace_bytes=2_000, trace_bytes=1_000, namespaces=2, erasures_since=elsewhere)
+    for op, i, b, r in ops:
+        namespace, uid, record = f"test:{b % 2}", f"u{b}", f"rec_{r}"
+        records = frozenset({record}) if r else frozenset()
+        if op == "add":
+            traces.add(f"ctx_{i}", namespace, f"b{b}", trace(i, "x" * 300 * r), records, brain_uid=uid, head=r)
+        elif op == "reserve":
+            traces.reserve(f"ctx_{i}", namespace, f"b{b}", records, traces.mark(), brain_uid=uid, head=r)
+        elif op in ("write", "give_up"):
+            traces.write(f"ctx_{i}", namespace, trace(i) if op == "write" else None)
+        elif op == "erase_record":
+            traces.erase_record(namespace, f"b{b}", record)
+        elif op == "erase_brain":
+            traces.erase_brain(namespace, f"b{b}")
+        elif op == "elsewhere":
+            elsewhere.erase(uid, record)
+        else:
+            traces.catch_up(uid if r else None)
+        named: dict[str, int] = {}
+        for ring in traces._rings.values():
+            for held_trace in ring.items.values():
+                if held_trace.brain_uid is not None and held_trace.record_ids:
+                    named[held_trace.brain_uid] = named.get(held_trace.brain_uid, 0) + 1
+        assert {u: f.traces for u, f in traces._followed.items()} == named
+        if op == "catch_up" and not r:  # every Brain: nothing held names what was erased after it read
+            for ring in traces._rings.values():
+                for held_trace in ring.items.values():
+                    erased = {e for seq, e in elsewhere.erasures.get(held_trace.brain_uid or "", []) if seq > held_trace.head}
+                    assert held_trace.record_ids.isdisjoint(erased)
