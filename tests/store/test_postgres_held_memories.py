@@ -100,6 +100,25 @@ def test_what_one_process_holds_follows_the_others_writes_and_erases(
     agree(one, "b2")
 
 
+def test_a_read_given_the_brains_sequence_asks_the_database_nothing_while_the_brain_is_held(
+    processes: tuple[PostgresStore, PostgresStore],
+) -> None:
+    one, two = processes
+    for n in range(3):
+        write(two, "b1", n, 1)
+    assert len(one.all_memories("b1")) == 3  # held now
+    asked: list[str] = []
+    read = one._rows
+    one._rows = lambda sql, params=None: asked.append(sql) or read(sql, params)  # type: ignore[method-assign]
+    seq = two.current_seq("b1")  # as a Context or a listMemories has just read it
+    assert len(one.all_memories("b1", seq=seq)) == 3
+    assert len(one.memories_citing_any("b1", ["rec_1"], seq=seq)) == 3
+    assert len(one.list_memories("b1", after_id=None, limit=2, seq=seq)) == 2
+    assert asked == []
+    write(two, "b1", 3, 1)  # the caller that read the Brain's new end reads the Memories again
+    assert len(one.all_memories("b1", seq=two.current_seq("b1"))) == 4 and asked
+
+
 def test_another_process_erase_leaves_nothing_held_after_the_sweep(
     processes: tuple[PostgresStore, PostgresStore],
 ) -> None:

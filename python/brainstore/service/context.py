@@ -665,9 +665,9 @@ class Contexts:
             # its Records are read, not the whole Brain (0.4 s at 20,000 Memories). A profile and a
             # schema draw on every Memory.
             if "profile" in include or request["schema"] is not None:
-                current = self.store.all_memories(brain.uid)
+                current = self.store.all_memories(brain.uid, seq=head)
             elif "memories" in include:
-                current = self.store.memories_citing_any(brain.uid, sorted(window_records))
+                current = self.store.memories_citing_any(brain.uid, sorted(window_records), seq=head)
             else:
                 current = []
             eligible = [m for m in current if m.status == "active" and m.citations and eligible_at(m, at)]

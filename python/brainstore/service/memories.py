@@ -144,7 +144,7 @@ class MemoryReads:
         page_size, scanned, exhausted = limit + 1, 0, False
         while len(rows) <= limit and scanned < scan_limit:
             page = self.store.list_memories(
-                brain.uid, after_id=scan_after, limit=page_size, subject=subject, owner=owner
+                brain.uid, after_id=scan_after, limit=page_size, subject=subject, owner=owner, seq=seq
             )
             scanned += len(page)
             for memory, view in self.served(brain, [m for m in page if eligible_at(m, as_of)]):

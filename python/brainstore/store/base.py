@@ -186,8 +186,12 @@ class Store(Protocol):
         latest id (see :func:`latest_ending`)."""
         ...
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]: ...
-    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
-        """Current revisions that cite any of ``record_ids``, by id, in one read."""
+    def memories_citing_any(
+        self, brain_uid: str, record_ids: Sequence[str], *, seq: int | None = None
+    ) -> list[MemoryRevision]:
+        """Current revisions that cite any of ``record_ids``, by id, in one read. ``seq`` (here and in
+        list_memories, all_memories): the Brain's change sequence as the caller has just read it, which
+        a store that must ask its database for it (PostgreSQL) checks its held Memories against."""
         ...
     def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         """Current revisions that name ``memory_id``: superseded by it, closed by it, or in conflict
@@ -202,8 +206,9 @@ class Store(Protocol):
         limit: int,
         subject: str | None = None,
         owner: str | None = None,
+        seq: int | None = None,
     ) -> list[MemoryRevision]: ...
-    def all_memories(self, brain_uid: str) -> list[MemoryRevision]: ...
+    def all_memories(self, brain_uid: str, *, seq: int | None = None) -> list[MemoryRevision]: ...
     def memory_changes(
         self, brain_uid: str, after_seq: int, limit: int
     ) -> list[tuple[int, str, MemoryRevision | None]]: ...

@@ -1668,7 +1668,9 @@ class DuckDBStore:
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
         return self.memories_citing_any(brain_uid, [record_id])
 
-    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
+    def memories_citing_any(
+        self, brain_uid: str, record_ids: Sequence[str], *, seq: int | None = None
+    ) -> list[MemoryRevision]:
         wanted = sorted(set(record_ids))
         if not wanted:
             return []
@@ -1718,6 +1720,7 @@ class DuckDBStore:
         limit: int,
         subject: str | None = None,
         owner: str | None = None,
+        seq: int | None = None,
     ) -> list[MemoryRevision]:
         # The first page of a walk reads its page alone; the next ones hold the Brain and page through it.
         held = self._held_memories(brain_uid, fill=after_id is not None)
@@ -1736,7 +1739,7 @@ class DuckDBStore:
             params.append(owner.casefold())
         return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
 
-    def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
+    def all_memories(self, brain_uid: str, *, seq: int | None = None) -> list[MemoryRevision]:
         held = self._held_memories(brain_uid, fill=False)
         if held is not None:
             return held.all()

@@ -344,7 +344,9 @@ class MemoryStore:
             found = self._heads(brain_uid, list(self._by_record.get((brain_uid, record_id), ())))
         return [m for m in found if any(c.record_id == record_id for c in m.citations)]
 
-    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
+    def memories_citing_any(
+        self, brain_uid: str, record_ids: Sequence[str], *, seq: int | None = None
+    ) -> list[MemoryRevision]:
         wanted = set(record_ids)
         with self._lock:
             ids = {m for record_id in wanted for m in self._by_record.get((brain_uid, record_id), ())}
@@ -376,6 +378,7 @@ class MemoryStore:
         limit: int,
         subject: str | None = None,
         owner: str | None = None,
+        seq: int | None = None,
     ) -> list[MemoryRevision]:
         found = [
             r
@@ -387,7 +390,7 @@ class MemoryStore:
         ]
         return found[:limit]
 
-    def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
+    def all_memories(self, brain_uid: str, *, seq: int | None = None) -> list[MemoryRevision]:
         with self._lock:
             return self._heads(brain_uid, list(self._brain_memories.get(brain_uid, ())))
 

@@ -1050,13 +1050,15 @@ class PostgresStore:
              r.superseded_by, r.seq, r.single_valued, r.negated, _json(r.extra), r.fingerprint)
         )  # fmt: skip
 
-    def _held_memories(self, brain_uid: str, *, fill: bool) -> HeldBrain | None:
+    def _held_memories(self, brain_uid: str, *, fill: bool, seq: int | None = None) -> HeldBrain | None:
         """The Brain's current Memories as held, if still current (read and held first when ``fill`` and
         the Brain is settled: store.current.SETTLE_SECONDS), or None. Never inside a transaction: its
-        own writes are not what is held."""
+        own writes are not what is held. ``seq``: the Brain's change sequence as the caller just read it
+        (read here otherwise)."""
         if getattr(self._local, "conn", None) is not None:
             return None
-        seq = self.current_seq(brain_uid)  # before the Memories: what is held is at least this new
+        if seq is None:
+            seq = self.current_seq(brain_uid)  # before the Memories: what is held is at least this new
         held = self._checked.get(brain_uid, seq)
         if held is None and fill and self._checked.settled(brain_uid):
             held = self._hold(brain_uid, seq, self._current(brain_uid, tail="ORDER BY memory_id"))
@@ -1180,11 +1182,13 @@ class PostgresStore:
     def memories_citing(self, brain_uid: str, record_id: str) -> list[MemoryRevision]:
         return self.memories_citing_any(brain_uid, [record_id])
 
-    def memories_citing_any(self, brain_uid: str, record_ids: Sequence[str]) -> list[MemoryRevision]:
+    def memories_citing_any(
+        self, brain_uid: str, record_ids: Sequence[str], *, seq: int | None = None
+    ) -> list[MemoryRevision]:
         wanted = sorted(set(record_ids))
         if not wanted:
             return []
-        held = self._held_memories(brain_uid, fill=True)
+        held = self._held_memories(brain_uid, fill=True, seq=seq)
         if held is not None:
             return held.citing_any(wanted)
         return self._current(
@@ -1236,9 +1240,10 @@ class PostgresStore:
         limit: int,
         subject: str | None = None,
         owner: str | None = None,
+        seq: int | None = None,
     ) -> list[MemoryRevision]:
         # The first page of a walk reads its page alone; the next ones hold the Brain and page through it.
-        held = self._held_memories(brain_uid, fill=after_id is not None)
+        held = self._held_memories(brain_uid, fill=after_id is not None, seq=seq)
         if held is not None:
             return held.page(after_id=after_id, limit=limit, subject=subject, owner=owner)
         where = ["status IN ('active', 'superseded')"]
@@ -1254,10 +1259,11 @@ class PostgresStore:
             params.append(owner.casefold())
         return self._current(brain_uid, " AND ".join(where), params, f"ORDER BY memory_id LIMIT {int(limit)}")
 
-    def all_memories(self, brain_uid: str) -> list[MemoryRevision]:
+    def all_memories(self, brain_uid: str, *, seq: int | None = None) -> list[MemoryRevision]:
         if getattr(self._local, "conn", None) is not None:  # inside a transaction: never what is held
             return self._current(brain_uid, tail="ORDER BY memory_id")
-        seq = self.current_seq(brain_uid)
+        if seq is None:
+            seq = self.current_seq(brain_uid)
         held = self._checked.get(brain_uid, seq)
         if held is not None:
             return held.all()
