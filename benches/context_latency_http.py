@@ -245,10 +245,12 @@ class StdlibClient:
         self._connection.close()
 
 
-def measure(client: httpx.Client, url: str, brain: str, queries: list[str]) -> dict[str, dict[str, Any]]:
+def measure(
+    client: httpx.Client, url: str, brain: str, queries: list[str], include: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Each query asked by httpx and by http.client in turn (who goes first alternates), on their own
     kept-alive connections; per client, p50 and p99 of its wall time, the server's ``ms.used`` and
-    their difference."""
+    their difference. ``include``: the Context's parts (the default: evidence)."""
     stdlib = StdlibClient(url)
 
     def by_httpx(body: str) -> bytes:
@@ -263,7 +265,7 @@ def measure(client: httpx.Client, url: str, brain: str, queries: list[str]) -> d
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in askers}
     try:
         for i, query in enumerate(queries):
-            body = json.dumps({"query": query, "budget": {"tokens": BUDGET}})
+            body = json.dumps({"query": query, "budget": {"tokens": BUDGET}, **({"include": include} if include else {})})
             for name in list(askers)[:: 1 if i % 2 == 0 else -1]:
                 started = time.perf_counter()
                 data = askers[name](body)
@@ -377,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (more than 1: postgres only)")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument(
+        "--include", default=None, help="the Context's parts, comma-separated (default: evidence), e.g. evidence,memories"
+    )
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--data-dir", default=None, help="keep (and reuse) the seeded data directory here")
     parser.add_argument(
@@ -386,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         "--forgetting", type=float, default=0.0, help="another client forgets a synthetic Record every this many seconds"
     )
     args = parser.parse_args(argv)
+    include = args.include.split(",") if args.include else None
     from benches.test_context_latency_bench import _queries
 
     with tempfile.TemporaryDirectory(prefix="brainstore-latency-") as tmp, contextlib.ExitStack() as owned:
@@ -429,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                         )
                         posting = load.enter_context(Posting(server.url, args.posting)) if args.posting else None
                         started, posted = time.perf_counter(), posting.posted if posting else 0
-                        results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries)
+                        results[f"{args.chunks} chunks"] = measure(client, server.url, "big", queries, include)
                         if posting is not None:
                             rate = (posting.posted - posted) / (time.perf_counter() - started)
                             print(f"the other tenant posted {rate:.0f} Records/s meanwhile", flush=True)
@@ -438,18 +444,18 @@ def main(argv: list[str] | None = None) -> int:
                 if args.turns:
                     questions = ingest_turns(server.url, "turns", args.turns)
                     questions = [questions[i % len(questions)] for i in range(args.queries)]
-                    results[f"{args.turns} turns, live"] = measure(client, server.url, "turns", questions)
+                    results[f"{args.turns} turns, live"] = measure(client, server.url, "turns", questions, include)
                     server.stop()
                     server = Server(data_dir, args.engine, args.threads, **serving)
                     measure(client, server.url, "turns", questions[:20])
-                    results[f"{args.turns} turns, loaded"] = measure(client, server.url, "turns", questions)
+                    results[f"{args.turns} turns, loaded"] = measure(client, server.url, "turns", questions, include)
                 if args.locomo:
                     questions = ingest_locomo(client, server.url, args.locomo)
                     measure(client, server.url, f"locomo-{args.locomo}", questions[:20])
-                    results[f"LoCoMo {args.locomo}"] = measure(client, server.url, f"locomo-{args.locomo}", questions[: args.queries])
+                    results[f"LoCoMo {args.locomo}"] = measure(client, server.url, f"locomo-{args.locomo}", questions[: args.queries], include)
         finally:
             server.stop()
-    print(f"fast Context over loopback HTTP, {args.engine}, budget {BUDGET} ({_load()} at the end)")
+    print(f"fast Context ({args.include or 'evidence'}) over loopback HTTP, {args.engine}, budget {BUDGET} ({_load()} at the end)")
     for name, by_client in results.items():
         for client_name, r in by_client.items():
             print(

@@ -1,10 +1,12 @@
-"""The DuckDB store's cache of the Records this process wrote (RECENT_RECORDS) and its buffered Record
-inserts: reads by id must say exactly what the file says, a rolled-back write leaves nothing, and an
-erased Record leaves no byte in the cache."""
+"""The DuckDB store's cache of the Records this process wrote (RECENT_RECORDS), the Records'
+visibilities it holds (HELD_VISIBILITIES) and its buffered Record inserts: reads by id must say exactly
+what the file says, a rolled-back write leaves nothing, and an erased Record leaves no byte in the
+caches."""
 
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,7 @@ def test_reads_by_id_say_what_the_file_says(ops: list[tuple[Any, ...]]) -> None:
                 for uid in ("b1", "b2"):
                     ids = [rid for _, rid in written]
                     assert store.records(uid, ids) == from_file(store, uid, ids)
+                    assert store.record_visibilities(uid, ids) == store._read_visibilities(uid, ids)
                     for rid in ids[-3:]:
                         assert store.get_record(uid, rid) == from_file(store, uid, [rid]).get(rid)
                     with store.atomic():  # a transaction that has not written reads the last commit
@@ -160,6 +163,68 @@ def test_an_erased_record_leaves_no_byte_in_the_cache(tmp_path: Path, how: str) 
         store.erase_brain("b1")
         assert not store._recent
     assert secret not in repr(store._recent)
+    store.close()
+
+
+def test_visibilities_are_held_once_read_or_written_and_dropped_with_their_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    for uid in ("b1", "b2", "b3"):
+        brain(store, uid)
+    for i, uid in enumerate(("b1", "b1", "b2")):
+        store.insert_record(replace(rec(f"rec_{i}", uid, "text", store.next_seq(uid)), visibility=("local_only", "shareable")[i % 2]))
+    store.close()
+    store = open_store(tmp_path / "b.duckdb")  # a new process holds nothing: it reads, then holds
+    reads: list[list[str]] = []
+    read = store._read_visibilities
+    monkeypatch.setattr(store, "_read_visibilities", lambda uid, ids: reads.append(list(ids)) or read(uid, ids))
+    assert store.record_visibilities("b1", ["rec_0", "rec_1", "rec_2"]) == {"rec_0": "local_only", "rec_1": "shareable"}
+    assert store.record_visibilities("b1", ["rec_0", "rec_1"]) == {"rec_0": "local_only", "rec_1": "shareable"}
+    assert reads == [["rec_0", "rec_1", "rec_2"]]
+    store.insert_record(rec("rec_3", "b1", "text", store.next_seq("b1")))  # held as it is written
+    assert store.record_visibilities("b1", ["rec_3"]) == {"rec_3": "shareable"} and len(reads) == 1
+    store.erase_record("b1", "rec_0")
+    assert store.record_visibilities("b1", ["rec_0", "rec_1"]) == {"rec_1": "shareable"}
+    assert "rec_0" not in repr(store._visibilities)
+    with store.atomic():  # a transaction that erased a Record reads what it sees, not what is held
+        store.erase_record("b1", "rec_1")
+        assert store.record_visibilities("b1", ["rec_1", "rec_3"]) == {"rec_3": "shareable"}
+    assert store.record_visibilities("b2", ["rec_2"]) == {"rec_2": "local_only"}
+    store.erase_brain("b2")
+    assert "b2" not in store._visibilities and store.record_visibilities("b2", ["rec_2"]) == {}
+
+    # A read that overlaps an erase holds nothing it read: the erased Record may be in it.
+    store.insert_record(rec("rec_4", "b3", "text", store.next_seq("b3")))
+    store._visibilities.pop("b3")
+    store._visibilities_held = sum(len(held) for held in store._visibilities.values())
+
+    def erase_meanwhile(uid: str, ids: list[str]) -> dict[str, str]:
+        found = read(uid, ids)
+        store.erase_record("b3", "rec_4")
+        return found
+
+    monkeypatch.setattr(store, "_read_visibilities", erase_meanwhile)
+    assert store.record_visibilities("b3", ["rec_4"]) == {"rec_4": "shareable"}  # read before the erase
+    assert "rec_4" not in repr(store._visibilities)
+    store.close()
+
+
+def test_held_visibilities_are_bounded_giving_up_the_brains_used_least_recently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(duckdb_store, "HELD_VISIBILITIES", 4)
+    store = open_store(tmp_path / "b.duckdb")
+    for uid in ("b1", "b2", "b3"):
+        brain(store, uid)
+        for i in range(3):
+            store.insert_record(rec(f"rec_{uid}_{i}", uid, "text", store.next_seq(uid)))
+    assert store._visibilities_held == sum(len(held) for held in store._visibilities.values()) <= 4
+    assert list(store._visibilities) == ["b3"] and len(store._visibilities["b3"]) == 3  # whole Brains go
+    ids = [f"rec_b1_{i}" for i in range(3)]
+    assert store.record_visibilities("b1", ids) == dict.fromkeys(ids, "shareable")
+    assert list(store._visibilities) == ["b1"]
+    assert store._visibilities_held == sum(len(held) for held in store._visibilities.values()) <= 4
     store.close()
 
 

@@ -100,6 +100,11 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 # are read from the file.
 RECENT_RECORDS = 4096
 RECENT_CONTENT_CHARS = 8192
+# Records' visibilities held, read or written (record_visibilities): a Record's is fixed when it is
+# written, and every Memory served (a Context's memories, listMemories, getMemory, a profile) asks for
+# those of the Records it cites, which DuckDB answered in about 1.7 ms however few. At most this many
+# (about 200 bytes each), the Brains used least recently given up first.
+HELD_VISIBILITIES = 1 << 18
 # Memory keys (see _MemoryKeys) held: for at most this many Brains and revisions in all (600-800 bytes
 # a Memory of its own keys, with what ranks it: 470 before the keys ranked Memories); a Brain with more
 # revisions than the last is looked up by statements, as without them.
@@ -209,7 +214,7 @@ class _Written:
     rows: list[list[Any]] = field(default_factory=list)  # as the records table holds them
     inserted: int = 0  # how many of ``rows`` are in the table already
     events: list[RecordStatus] = field(default_factory=list)
-    erased: list[str] = field(default_factory=list)
+    erased: list[tuple[str, str]] = field(default_factory=list)  # (brain uid, record id)
 
     @property
     def nothing(self) -> bool:
@@ -315,7 +320,7 @@ def _uncarried_seqs(seqs: dict[str, int], written: _Written) -> list[tuple[str, 
     """The per-Brain ends of a transaction's change sequence that need a ``changes`` row: those no
     Record row it wrote holds already (current_seq reads Records too). A group commit of Records
     then writes one statement less (about 1 ms of CPU, a fifth of a lone Record's write)."""
-    erased = set(written.erased)
+    erased = {record_id for _, record_id in written.erased}
     carried: dict[str, int] = {}
     for row in written.rows:
         if row[0] not in erased:
@@ -398,6 +403,11 @@ class DuckDBStore:
         # sees what it would read from the file.
         self._recent: OrderedDict[str, tuple[tuple[Any, ...], int]] = OrderedDict()
         self._recent_lock = threading.Lock()
+        # brain uid -> record id -> visibility (HELD_VISIBILITIES), under _recent_lock; the Brains used
+        # least recently first. Erasures count up so that a read overlapping one holds nothing it read.
+        self._visibilities: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._visibilities_held = 0
+        self._record_erasures = 0
         # brain uid -> its memory keys, or None when it has too many revisions, least recently used first;
         # and the namespace of each Brain held. Used under the write lock.
         self._memory_keys: OrderedDict[str, _MemoryKeys | None] = OrderedDict()
@@ -541,8 +551,32 @@ class DuckDBStore:
                         _json(list(event.memory_ids)),
                     )
                     recent[event.record_id] = ((*held[0][:9], *outcome), event.seq)
-            for record_id in written.erased:
+            for _, record_id in written.erased:
                 recent.pop(record_id, None)
+            for id_, uid, _content, _source, _name, _external_id, visibility, *_ in written.rows:
+                self._hold_visibilities(uid, {id_: visibility})
+            if written.erased:
+                self._record_erasures += 1
+            for uid, record_id in written.erased:
+                if self._visibilities.get(uid, {}).pop(record_id, None) is not None:
+                    self._visibilities_held -= 1
+
+    def _hold_visibilities(self, brain_uid: str, visibilities: dict[str, str]) -> None:
+        """Under _recent_lock: hold these of the Brain's Records, within HELD_VISIBILITIES."""
+        held = self._visibilities.get(brain_uid)
+        if held is None:
+            held = self._visibilities[brain_uid] = {}
+        self._visibilities.move_to_end(brain_uid)
+        for record_id, visibility in visibilities.items():
+            if record_id in held:
+                continue
+            while self._visibilities_held >= HELD_VISIBILITIES and next(iter(self._visibilities)) != brain_uid:
+                _, dropped = self._visibilities.popitem(last=False)
+                self._visibilities_held -= len(dropped)
+            if self._visibilities_held >= HELD_VISIBILITIES:
+                return  # this Brain alone holds the bound
+            held[record_id] = visibility
+            self._visibilities_held += 1
 
     def _recent_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, Record] | None:
         """The Records from the cache of recent ones, or None unless every one is there. Inside a
@@ -944,6 +978,8 @@ class DuckDBStore:
                 self._generation += 1
             with self._recent_lock:
                 self._recent.clear()
+                self._visibilities.clear()
+                self._visibilities_held = 0
             self._current_memories.clear()
 
     # --- schema -----------------------------------------------------------------------------------
@@ -1069,6 +1105,8 @@ class DuckDBStore:
         with self._recent_lock:
             for record_id in [rid for rid, (row, _) in self._recent.items() if row[1] == brain_uid]:
                 del self._recent[record_id]
+            self._record_erasures += 1
+            self._visibilities_held -= len(self._visibilities.pop(brain_uid, {}))
 
     def get_brain(self, namespace: str, brain_id: str) -> Brain | None:
         held = self._brains.get((namespace, brain_id))
@@ -1207,6 +1245,28 @@ class DuckDBStore:
     def record_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:
         if not record_ids:
             return {}
+        if getattr(self._local, "depth", 0):  # a transaction's own writes and erases are not what is held
+            return self._read_visibilities(brain_uid, record_ids)
+        found: dict[str, str] = {}
+        missing: list[str] = []
+        with self._recent_lock:
+            held = self._visibilities.get(brain_uid, {})
+            for record_id in record_ids:
+                visibility = held.get(record_id)
+                if visibility is None:
+                    missing.append(record_id)
+                else:
+                    found[record_id] = visibility
+            erasures = self._record_erasures
+        if missing:
+            read = self._read_visibilities(brain_uid, missing)
+            found.update(read)
+            with self._recent_lock:
+                if erasures == self._record_erasures:  # else what was read may have been erased since
+                    self._hold_visibilities(brain_uid, read)
+        return found
+
+    def _read_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:
         rows = self._rows(
             "SELECT r.id, r.visibility FROM records r "
             "JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS id) wanted ON wanted.id = r.id WHERE r.brain_uid = ?",
@@ -1282,7 +1342,7 @@ class DuckDBStore:
                 self.next_seq(brain_uid)
             self._cur().execute("DELETE FROM record_events WHERE record_id = ? AND brain_uid = ?", [record_id, brain_uid])
             self._cur().execute("DELETE FROM records WHERE id = ? AND brain_uid = ?", [record_id, brain_uid])
-            self._local.written.erased.append(record_id)
+            self._local.written.erased.append((brain_uid, record_id))
             self._erased()
 
     # --- objects ----------------------------------------------------------------------------------
