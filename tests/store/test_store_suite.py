@@ -237,6 +237,8 @@ def test_memory_revisions_current_state_and_changes(store: Store) -> None:
     store.insert_memory_revision(revision("mem_a", 2, 3, status="superseded"), "fp_a")
     assert store.memory("brn_1", "mem_a").version == 2  # type: ignore[union-attr]
     assert [r.version for r in store.memory_revisions("brn_1", "mem_a")] == [1, 2]
+    # getMemory reads the history alone: the current revision is its last, as memory() reads it
+    assert store.memory_revisions("brn_1", "mem_a")[-1] == store.memory("brn_1", "mem_a")
     assert [m.memory_id for m in store.memories_by_fingerprints("brn_1", ["fp_b"])] == ["mem_b"]
     assert [m.memory_id for m in store.memories_by_fingerprints("brn_1", ["fp_a", "fp_b", "nope"])] == ["mem_a", "mem_b"]
     assert store.memories_by_fingerprints("brn_1", []) == []
@@ -250,7 +252,7 @@ def test_memory_revisions_current_state_and_changes(store: Store) -> None:
     changes = store.memory_changes("brn_1", 1, 10)
     assert [(seq, mid) for seq, mid, _ in changes] == [(2, "mem_b"), (3, "mem_a")]
     store.erase_memory("brn_1", "mem_b", seq=4, at=T0)
-    assert store.memory("brn_1", "mem_b") is None
+    assert store.memory("brn_1", "mem_b") is None and store.memory_revisions("brn_1", "mem_b") == []
     assert store.memory_changes("brn_1", 3, 10) == [(4, "mem_b", None)]
     assert store.memories_citing("brn_1", "rec_2") == []
 
