@@ -265,7 +265,10 @@ def measure(
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in askers}
     try:
         for i, query in enumerate(queries):
-            body = json.dumps({"query": query, "budget": {"tokens": BUDGET}, **({"include": include} if include else {})})
+            request: dict[str, Any] = {"query": query, "budget": {"tokens": BUDGET}}
+            if include:
+                request["include"] = include
+            body = json.dumps(request)
             for name in list(askers)[:: 1 if i % 2 == 0 else -1]:
                 started = time.perf_counter()
                 data = askers[name](body)
@@ -380,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="worker processes (more than 1: postgres only)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument(
-        "--include", default=None, help="the Context's parts, comma-separated (default: evidence), e.g. evidence,memories"
+        "--include", default=None, help="the Context's parts, comma-separated, e.g. evidence,memories (default: evidence)"
     )
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--data-dir", default=None, help="keep (and reuse) the seeded data directory here")
@@ -452,10 +455,12 @@ def main(argv: list[str] | None = None) -> int:
                 if args.locomo:
                     questions = ingest_locomo(client, server.url, args.locomo)
                     measure(client, server.url, f"locomo-{args.locomo}", questions[:20])
-                    results[f"LoCoMo {args.locomo}"] = measure(client, server.url, f"locomo-{args.locomo}", questions[: args.queries], include)
+                    asked = questions[: args.queries]
+                    results[f"LoCoMo {args.locomo}"] = measure(client, server.url, f"locomo-{args.locomo}", asked, include)
         finally:
             server.stop()
-    print(f"fast Context ({args.include or 'evidence'}) over loopback HTTP, {args.engine}, budget {BUDGET} ({_load()} at the end)")
+    parts = args.include or "evidence"
+    print(f"fast Context ({parts}) over loopback HTTP, {args.engine}, budget {BUDGET} ({_load()} at the end)")
     for name, by_client in results.items():
         for client_name, r in by_client.items():
             print(

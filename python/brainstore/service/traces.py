@@ -202,7 +202,8 @@ class Traces:
         with self._lock:
             if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
                 return False
-            self._hold(trace_id, namespace, _Held(next(self._seq), brain_id, data, record_ids, None, brain_uid, head))
+            held = _Held(next(self._seq), brain_id, data, record_ids, None, brain_uid, head)
+            self._hold(trace_id, namespace, held)
         return True
 
     def reserve(
