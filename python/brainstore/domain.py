@@ -63,6 +63,19 @@ class RecordStatus:
 
 
 @dataclass(frozen=True)
+class RecordTally:
+    """What a census counts of a Brain's Records, read without their content: how many there are, how
+    many failed and how many came from a low-trust source (``source.trust == "low"``), and the ids of
+    the first few of each of those two, in change-sequence order."""
+
+    records: int
+    failed: int
+    low_trust: int
+    failed_examples: tuple[str, ...] = ()
+    low_trust_examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ObjectVersion:
     id: str
     brain_uid: str

@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
+from brainstore.api.app import create_app
+from brainstore.derive import Assertion, RuleExtractor, SourceText
 from brainstore.domain import MemoryRevision
 from brainstore.service import Service
 from tests.conftest import Api, assert_error
+from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
 
 def say(
@@ -225,6 +228,35 @@ def test_the_same_assertion_from_several_records_is_one_memory(alice: Api, servi
     memory = alice.get(f"/brains/alice/memories/{a['memory_ids'][0]}").body
     assert {c["record_id"] for c in memory["citations"]} == {a["id"], b["id"]}
     assert alice.get("/brains/alice/census").body["counts"]["duplicates"] == 1
+
+
+class UnreadableWhenBroken(RuleExtractor):
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        if "BROKEN" in source.text:
+            raise ValueError("cannot read this")
+        return super().extract(source, self_name=self_name)
+
+
+def test_a_census_counts_failed_and_low_trust_records_and_names_the_first_five(engine: Engine) -> None:
+    service = engine.open(UnreadableWhenBroken())
+    api = Api(create_app(service))
+    api.brain("feed")
+    posted = []
+    for n in range(13):
+        text = ("BROKEN: " if n % 2 == 0 else "") + f"I moved to a town called Place{n}."
+        source = {"name": "crawler", "trust": "low"} if n % 3 == 0 else {"name": "crm", "trust": "high"}
+        posted.append(api.remember("feed", text, source=source).body["id"])
+    assert service.wait_idle()
+    forgotten = posted.pop(0)  # failed, and from the low-trust source
+    assert api.delete(f"/brains/feed/records/{forgotten}").status == 200
+    census = api.get("/brains/feed/census").body
+    failed = [rid for n, rid in enumerate(posted, start=1) if n % 2 == 0]
+    low_trust = [rid for n, rid in enumerate(posted, start=1) if n % 3 == 0]
+    counts = census["counts"]
+    assert (counts["records"], counts["records_failed"], counts["low_trust_records"]) == (12, 6, 4)
+    noise = {item["kind"]: item for item in census["noise"]}
+    assert noise["failed_records"] == {"kind": "failed_records", "count": 6, "examples": failed[:5]}
+    assert noise["low_trust_sources"] == {"kind": "low_trust_sources", "count": 4, "examples": low_trust}
 
 
 def test_forgetting_shared_evidence_rederives_and_forgetting_all_deletes(

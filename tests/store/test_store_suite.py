@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from brainstore.domain import (
     Brain,
@@ -19,7 +21,7 @@ from brainstore.domain import (
     Record,
     StoredChunk,
 )
-from brainstore.store.base import Store
+from brainstore.store.base import Store, tally_records
 from brainstore.store.duckdb import DuckDBStore
 from brainstore.store.memory import MemoryStore
 from brainstore.store.postgres import PostgresStore
@@ -522,6 +524,58 @@ def test_records_and_their_statuses_are_read_and_written_together(store: Store) 
     assert (got["rec_2"].status, got["rec_2"].error) == ("failed", {"code": "x", "message": "y"})
     assert got["rec_3"].status == "processing" and got["rec_3"] == store.get_record("brn_1", "rec_3")
     assert store.records("brn_1", []) == {}
+
+
+def test_a_record_tally_counts_by_the_latest_status_and_the_source_trust(store: Store) -> None:
+    from brainstore.domain import RecordTally
+
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    assert store.record_tally("brn_1", 5) == RecordTally(0, 0, 0)
+    low = {"name": "feed", "trust": "low"}
+    for rid, source in [
+        ("rec_5", low), ("rec_3", None), ("rec_4", {"trust": "high"}), ("rec_1", low), ("rec_2", {"name": "low"}),
+        ("rec_6", low), ("rec_7", None),
+    ]:  # sent in this order  # fmt: skip
+        record(store, rid, source=source)
+    record(store, "rec_9", uid="brn_2", source=low)
+    for rid in ("rec_3", "rec_1", "rec_4", "rec_6"):
+        store.append_record_status("brn_1", rid, "failed", seq=store.next_seq("brn_1"), error={"code": "x", "message": "y"})
+    store.append_record_status("brn_2", "rec_9", "failed", seq=store.next_seq("brn_2"), error={"code": "x", "message": "y"})
+    store.append_record_status("brn_1", "rec_4", "processing", seq=store.next_seq("brn_1"))  # sent back to derivation
+    store.append_record_status("brn_1", "rec_4", "ready", seq=store.next_seq("brn_1"))
+    store.append_record_status("brn_1", "rec_7", "ready", seq=store.next_seq("brn_1"))
+    store.erase_record("brn_1", "rec_6")
+    assert store.record_tally("brn_1", 5) == RecordTally(6, 2, 2, ("rec_3", "rec_1"), ("rec_5", "rec_1"))
+    assert store.record_tally("brn_1", 1) == RecordTally(6, 2, 2, ("rec_3",), ("rec_5",))
+    assert store.record_tally("brn_1", 0) == RecordTally(6, 2, 2)
+    assert store.record_tally("brn_2", 5) == RecordTally(1, 1, 1, ("rec_9",), ("rec_9",))
+    assert store.record_tally("brn_none", 5) == RecordTally(0, 0, 0)
+
+
+_TALLY_SOURCES = st.sampled_from([None, {"trust": "low"}, {"trust": "high"}, {"name": "low"}, {"trust": "Low"}, {"trust": ["low"]}])
+_TALLY_STATUSES = st.lists(st.sampled_from(["ready", "failed", "processing"]), max_size=3)
+_tally_brains = iter(range(10**9))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    records=st.lists(st.tuples(_TALLY_SOURCES, _TALLY_STATUSES, st.booleans()), max_size=12),
+    examples=st.integers(0, 4),
+)
+def test_a_record_tally_says_what_the_records_read_whole_say(
+    store: Store, records: list[tuple[dict | None, list[str], bool]], examples: int
+) -> None:
+    uid = f"brn_tally_{next(_tally_brains)}"  # one Brain an example: the store outlives them
+    store.insert_brain(brain(uid, id_=uid))
+    for n, (source, statuses, erased) in enumerate(records):
+        rid = f"rec_{uid}_{n}"  # Record ids are unique across Brains
+        record(store, rid, uid=uid, source=source)
+        for status in statuses:
+            store.append_record_status(uid, rid, status, seq=store.next_seq(uid))
+        if erased:
+            store.erase_record(uid, rid)
+    assert store.record_tally(uid, examples) == tally_records(store.list_records(uid), examples)
 
 
 def test_a_write_racing_erase_brain_is_erased_with_it_or_finds_the_brain_gone(store: Store) -> None:

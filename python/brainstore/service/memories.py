@@ -27,6 +27,8 @@ _CURSOR_MAX = 200
 # Memories one full-read page reads at most when as_of or visibility leave some out; the page is then
 # short, with has_more and a cursor past what was read.
 SCAN_MEMORIES = 2_000
+# Ids a census names of each kind of noise.
+CENSUS_EXAMPLES = 5
 
 
 def encode_cursor(memory_id: str) -> str:
@@ -295,11 +297,9 @@ class MemoryReads:
     def get_census(self, principal: Principal, brain_id: str) -> dict[str, Any]:
         brain = resolve_brain(self.store, principal, brain_id)
         require(self.store, StoreFeature.MEMORIES)
-        records = self.store.list_records(brain.uid)
+        records = self.store.record_tally(brain.uid, CENSUS_EXAMPLES)
         memories = self.servable(brain, [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")])
         live = {m.memory_id for m in memories}
-        failed = [r.id for r in records if r.status == "failed"]
-        low_trust = [r.id for r in records if (r.source or {}).get("trust") == "low"]
         conflicts = [
             m.memory_id
             for m in memories
@@ -308,24 +308,26 @@ class MemoryReads:
         duplicates = [m.memory_id for m in memories if len({c.record_id for c in m.citations}) > 1]
         unattributed = [m.memory_id for m in memories if m.owner is None]
         noise = [
-            ("duplicates", duplicates),
-            ("conflicts", conflicts),
-            ("low_trust_sources", low_trust),
-            ("failed_records", failed),
-            ("unattributed", unattributed),
+            ("duplicates", len(duplicates), duplicates),
+            ("conflicts", len(conflicts), conflicts),
+            ("low_trust_sources", records.low_trust, records.low_trust_examples),
+            ("failed_records", records.failed, records.failed_examples),
+            ("unattributed", len(unattributed), unattributed),
         ]
         return {
             "object": "census",
             "brain_id": brain.id,
             "counts": {
-                "records": len(records),
-                "records_failed": len(failed),
+                "records": records.records,
+                "records_failed": records.failed,
                 "memories": len(memories),
                 "conflicts": len(conflicts),
                 "superseded": sum(1 for m in memories if m.status == "superseded"),
                 "duplicates": len(duplicates),
-                "low_trust_records": len(low_trust),
+                "low_trust_records": records.low_trust,
                 "unattributed_memories": len(unattributed),
             },
-            "noise": [{"kind": kind, "count": len(ids), "examples": ids[:5]} for kind, ids in noise if ids],
+            "noise": [
+                {"kind": kind, "count": count, "examples": list(ids[:CENSUS_EXAMPLES])} for kind, count, ids in noise if count
+            ],
         }

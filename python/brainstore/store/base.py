@@ -29,6 +29,7 @@ from brainstore.domain import (
     ObjectVersion,
     Record,
     RecordStatus,
+    RecordTally,
     StoredChunk,
 )
 
@@ -87,6 +88,17 @@ def latest_ending(
     return sorted(kept, key=lambda m: m.memory_id)
 
 
+def low_trust(record: Record) -> bool:
+    return (record.source or {}).get("trust") == "low"
+
+
+def tally_records(records: Sequence[Record], examples: int) -> RecordTally:
+    """RecordTally of ``records`` (in seq order), as a store that holds them whole counts them."""
+    failed = [r.id for r in records if r.status == "failed"]
+    trusted_low = [r.id for r in records if low_trust(r)]
+    return RecordTally(len(records), len(failed), len(trusted_low), tuple(failed[:examples]), tuple(trusted_low[:examples]))
+
+
 class Store(Protocol):
     kind: str
 
@@ -143,6 +155,11 @@ class Store(Protocol):
         at most ``limit``."""
         ...
     def list_records(self, brain_uid: str) -> list[Record]: ...
+    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+        """The Brain's Records counted (all, failed, from a low-trust source) with the ids of the first
+        ``examples`` failed and low-trust ones by seq, in one read of no Record's content: a census of a
+        Brain of 20,000 Records read them all whole in 0.35 s, holding the GIL while it parsed them."""
+        ...
     def erase_record(self, brain_uid: str, record_id: str) -> None: ...
     def record_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:
         """The visibility of each of ``record_ids`` that is a live Record of the Brain (erased ones are

@@ -67,6 +67,7 @@ from brainstore.domain import (
     ObjectVersion,
     Record,
     RecordStatus,
+    RecordTally,
     StoredChunk,
 )
 from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, WEIGHED_STATUSES, latest_ending_order
@@ -1333,6 +1334,23 @@ class DuckDBStore:
 
     def list_records(self, brain_uid: str) -> list[Record]:
         return self._read_records(brain_uid, "brain_uid = ?", [brain_uid])
+
+    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+        # One statement, so the Records and their latest events are one snapshot.
+        (row,) = self._rows(
+            "SELECT count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE low_trust), "
+            "list_slice(list(id ORDER BY seq) FILTER (WHERE failed), 1, ?), "
+            "list_slice(list(id ORDER BY seq) FILTER (WHERE low_trust), 1, ?) FROM ("
+            "  SELECT r.id, r.seq, coalesce(e.status = 'failed', false) AS failed,"
+            "         coalesce(json_extract_string(r.source, '$.trust') = 'low', false) AS low_trust"
+            "  FROM records r LEFT JOIN ("
+            "    SELECT record_id, arg_max(status, seq) AS status FROM record_events WHERE brain_uid = ? GROUP BY record_id"
+            "  ) e ON e.record_id = r.id WHERE r.brain_uid = ?"
+            ")",
+            [examples, examples, brain_uid, brain_uid],
+        )
+        records, failed, trusted_low, failed_ids, low_trust_ids = row
+        return RecordTally(records, failed, trusted_low, tuple(failed_ids or ()), tuple(low_trust_ids or ()))
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():

@@ -26,9 +26,10 @@ from brainstore.domain import (
     ObjectVersion,
     Record,
     RecordStatus,
+    RecordTally,
     StoredChunk,
 )
-from brainstore.store.base import StoreFeature, latest_ending
+from brainstore.store.base import StoreFeature, latest_ending, tally_records
 
 _ABSENT = object()
 
@@ -241,6 +242,9 @@ class MemoryStore:
         with self._lock:
             found = [self._with_status(self._records[r]) for r in self._brain_records.get(brain_uid, ())]
         return sorted(found, key=lambda r: r.seq)
+
+    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+        return tally_records(self.list_records(brain_uid), examples)
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self._lock:

@@ -70,6 +70,7 @@ from brainstore.domain import (
     ObjectVersion,
     Record,
     RecordStatus,
+    RecordTally,
     StoredChunk,
 )
 from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, StoreFeature
@@ -807,6 +808,23 @@ class PostgresStore:
     def list_records(self, brain_uid: str) -> list[Record]:
         rows = self._rows(_RECORD_SELECT + " WHERE r.brain_uid = %s ORDER BY r.seq", [brain_uid])
         return [self._record(r) for r in rows]
+
+    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+        (row,) = self._rows(
+            "SELECT count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE low_trust), "
+            "(array_agg(id ORDER BY seq) FILTER (WHERE failed))[1:%s], "
+            "(array_agg(id ORDER BY seq) FILTER (WHERE low_trust))[1:%s] FROM ("
+            "  SELECT r.id, r.seq, coalesce(e.status = 'failed', false) AS failed,"
+            "         coalesce(r.source::jsonb ->> 'trust' = 'low', false) AS low_trust"
+            "  FROM records r LEFT JOIN ("
+            "    SELECT DISTINCT ON (record_id) record_id, status FROM record_events WHERE brain_uid = %s"
+            "    ORDER BY record_id, seq DESC"
+            "  ) e ON e.record_id = r.id WHERE r.brain_uid = %s"
+            ") tallied",
+            [examples, examples, brain_uid, brain_uid],
+        )
+        records, failed, trusted_low, failed_ids, low_trust_ids = row
+        return RecordTally(records, failed, trusted_low, tuple(failed_ids or ()), tuple(low_trust_ids or ()))
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
