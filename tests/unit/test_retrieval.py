@@ -985,8 +985,10 @@ def test_index_files_that_cannot_be_made_private_still_load(tmp_path: Path, monk
 
 @pytest.mark.parametrize("graph", [True, False], ids=["graph", "flat"])
 def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, graph: bool) -> None:
-    """Neither the file a save writes nor the memory of a small Brain holds a removed chunk's vector;
-    a graph (a Brain past FLAT_MAX) holds it in memory until its slot is reused, never in a file."""
+    """Neither the file a save writes nor the index in memory holds a removed chunk's vector, whether
+    a small Brain's matrix or a graph (a Brain past FLAT_MAX), which hnswlib would keep it in."""
+    import pickle
+
     import hnswlib
 
     from brainstore.retrieval import index as index_module
@@ -1005,6 +1007,8 @@ def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path, monkey
     assert erased in (tmp_path / "raw.hnsw").read_bytes()
     if graph:
         assert isinstance(index._hnsw, hnswlib.Index)
+        held = pickle.dumps(index._hnsw)  # every byte of the graph in memory, deleted elements too
+        assert erased not in held and kept in held
     else:
         assert erased not in index._hnsw._matrix.tobytes()
     index.save(tmp_path / "saved")
@@ -1020,6 +1024,27 @@ def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path, monkey
     (tmp_path / "saved" / "chunks.json").write_text(json.dumps(meta))
     assert BrainIndex.load(tmp_path / "saved") is not None
     assert erased not in (tmp_path / "saved" / "vectors.hnsw").read_bytes()
+
+
+def test_a_graph_searches_right_after_its_removed_vectors_are_zeroed_and_their_slots_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Zeroing a removed element updates it in place (hnswlib re-links its neighbours): the graph still
+    finds every live chunk by its own vector, never a removed one, and new chunks take the slots."""
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 0)
+    texts = {f"rec_{n}": f"Note number {n} about the garden." for n in range(60)}
+    index = build(texts, {rid: 10 * n for n, rid in enumerate(texts)})
+    for n in range(0, 60, 3):
+        index.remove_record(f"rec_{n}")
+    for n in range(60, 80):
+        index.add(drafts_for(f"rec_{n}", f"Note number {n} about the garden."), unit(10 * n)[None, :])
+    live = {c.id: c.record_id for c in index.chunks()}
+    assert len(live) == 60 and not any(int(rid[4:]) % 3 == 0 and int(rid[4:]) < 60 for rid in live.values())
+    for chunk_id, rid in live.items():
+        found = index.vector(unit(10 * int(rid[4:])), 5)
+        assert found[0][0] == chunk_id and all(i in live for i, _ in found)
 
 
 def test_a_small_brain_scores_a_matrix_and_a_grown_one_walks_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
