@@ -1026,6 +1026,29 @@ def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path, monkey
     assert erased not in (tmp_path / "saved" / "vectors.hnsw").read_bytes()
 
 
+def test_a_removed_text_leaves_no_word_in_the_lexical_lanes() -> None:
+    """The BM25 indexes hold the terms of what they hold: a forgotten Record's words leave the chunk
+    index, and a Memory's old statement's words leave the Memory lane when it is restated or removed."""
+    from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
+
+    index = build({"a": "I adopted a puppy named Biscuit in Zanzibar.", "b": "We went camping."})
+    rest = build({"b": "We went camping."})
+    assert index._lexical.term_count() > rest._lexical.term_count()
+    index.remove_record("a")
+    assert index._lexical.term_count() == rest._lexical.term_count()
+    assert not index.lexical("Biscuit Zanzibar", 5)
+
+    lane = MemoryLane()
+    entry = LaneEntry("mem_1", (("rec_1", 0, 10),), 0.0, None)
+    lane.upsert(entry, "Caroline owns a puppy named Biscuit")
+    lane.upsert(LaneEntry("mem_2", (("rec_2", 0, 10),), 0.0, None), "Caroline went camping")
+    lane.upsert(entry, "Caroline owns a cat")  # restated: Biscuit and puppy go
+    assert lane._lexical.term_count() == len({"carolin", "own", "cat", "went", "camp"})
+    lane.remove("mem_1")
+    lane.remove("mem_2")
+    assert lane._lexical.term_count() == 0
+
+
 def test_a_graph_searches_right_after_its_removed_vectors_are_zeroed_and_their_slots_reused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

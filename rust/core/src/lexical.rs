@@ -15,6 +15,8 @@
 //!   outputs.
 //! - All methods take `&self`: state sits behind one `RwLock`, searches share it, writers
 //!   analyze text before taking it so readers wait only for the pointer work.
+//! - It holds only the terms of the docs it holds: a term no doc has any more leaves the index
+//!   (its id is reused), so a removed text leaves no word behind, and churn never grows it.
 //!
 //! Near duplicates ([`near_duplicates`]) compare word 3-shingles with Jaccard similarity; words
 //! are lowercased alphanumeric runs, without stopwords or stemming, since the question there is
@@ -70,6 +72,10 @@ struct Inner {
     term_ids: HashMap<String, u32>,
     /// term id -> doc id -> posting. A map per term makes removal O(terms of the doc).
     postings: Vec<HashMap<i64, Posting>>,
+    /// term id -> its term while a doc has it (to take it out of `term_ids` when none does).
+    terms: Vec<Option<String>>,
+    /// Ids of terms no doc has any more, for the next new terms.
+    free: Vec<u32>,
     /// doc id -> distinct term ids of its text.
     docs: HashMap<i64, Box<[u32]>>,
     total_len: u64,
@@ -81,10 +87,34 @@ impl Inner {
             return;
         };
         for &t in &terms {
-            if let Some(p) = self.postings[t as usize].remove(&id) {
+            let postings = &mut self.postings[t as usize];
+            if let Some(p) = postings.remove(&id) {
                 self.total_len -= u64::from(p.tf);
             }
+            if postings.is_empty() {
+                *postings = HashMap::new(); // its table's memory too
+                if let Some(term) = self.terms[t as usize].take() {
+                    self.term_ids.remove(&term);
+                }
+                self.free.push(t);
+            }
         }
+    }
+
+    fn term_id(&mut self, term: String) -> u32 {
+        if let Some(&t) = self.term_ids.get(&term) {
+            return t;
+        }
+        let t = if let Some(t) = self.free.pop() {
+            t
+        } else {
+            self.postings.push(HashMap::new());
+            self.terms.push(None);
+            (self.postings.len() - 1) as u32
+        };
+        self.terms[t as usize] = Some(term.clone());
+        self.term_ids.insert(term, t);
+        t
     }
 
     fn insert(&mut self, id: i64, terms: Vec<String>) {
@@ -92,11 +122,7 @@ impl Inner {
         let doc_len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
         let mut tfs: HashMap<u32, u32> = HashMap::new();
         for term in terms {
-            let next = self.postings.len() as u32;
-            let t = *self.term_ids.entry(term).or_insert(next);
-            if t == next {
-                self.postings.push(HashMap::new());
-            }
+            let t = self.term_id(term);
             *tfs.entry(t).or_insert(0) += 1;
         }
         for (&t, &tf) in &tfs {
@@ -233,6 +259,11 @@ impl LexicalIndex {
     /// Number of documents.
     pub fn len(&self) -> usize {
         self.inner.read().docs.len()
+    }
+
+    /// Number of distinct terms held: those of the documents held, no more.
+    pub fn term_count(&self) -> usize {
+        self.inner.read().term_ids.len()
     }
 
     /// Whether the index holds no document.
@@ -397,8 +428,10 @@ mod tests {
         idx.add(&[3], &["cat food"]).unwrap();
         assert_eq!(idx.len(), 3);
         assert!(idx.search("quantum", 10, None, &[]).is_empty());
+        assert_eq!(idx.term_count(), 10); // cat sat old red mat near door, dog chase, food (no quantum)
         idx.remove(&[1, 2, 3, 99]);
         assert!(idx.is_empty());
+        assert_eq!(idx.term_count(), 0);
         assert!(idx.search("cat", 10, None, &[]).is_empty());
         assert!(idx.add(&[1], &["a", "b"]).is_err());
     }

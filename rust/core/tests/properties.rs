@@ -1,14 +1,14 @@
 //! Property tests of the core's invariants. Case counts stay modest so `cargo test --release`
 //! runs in seconds on a small machine.
 
-use brainstore_core::lexical::{near_duplicates, LexicalIndex};
+use brainstore_core::lexical::{analyze, near_duplicates, LexicalIndex};
 use brainstore_core::pack::{pack, pack_grouped, Groups, Runs};
 use brainstore_core::pattern::Pattern;
 use brainstore_core::rank::{Admits, ChunkTable, NewChunk, RankRequest};
 use brainstore_core::score::{cmp_desc, rrf_fuse};
 use brainstore_core::{tokens, watermark};
 use proptest::prelude::*;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
@@ -185,6 +185,40 @@ proptest! {
         idx.remove(&[target_id]);
         prop_assert!(idx.search("zyxwvut", 5, None, &[]).is_empty());
         prop_assert_eq!(idx.len(), texts.len() - 1);
+    }
+
+    #[test]
+    fn lexical_after_removals_holds_and_answers_what_an_index_of_the_rest_would(
+        ops in prop::collection::vec((0_i64..8, prop::option::of("[a-f]{1,3}( [a-f]{1,3}){0,5}")), 1..40),
+        queries in prop::collection::vec("[a-f]{1,3}( [a-f]{1,3}){0,2}", 1..5),
+    ) {
+        // Some(text): add (or replace) the doc; None: remove it.
+        let idx = LexicalIndex::new();
+        let mut live: BTreeMap<i64, String> = BTreeMap::new();
+        for (id, text) in &ops {
+            if let Some(text) = text {
+                idx.add(&[*id], &[text]).unwrap();
+                live.insert(*id, text.clone());
+            } else {
+                idx.remove(&[*id]);
+                live.remove(id);
+            }
+        }
+        let rest = LexicalIndex::new();
+        let ids: Vec<i64> = live.keys().copied().collect();
+        let texts: Vec<&String> = live.values().collect();
+        rest.add(&ids, &texts).unwrap();
+        let held: HashSet<String> = texts.iter().flat_map(|t| analyze(t)).collect();
+        prop_assert_eq!(idx.term_count(), held.len());
+        prop_assert_eq!(idx.len(), live.len());
+        for query in &queries {
+            let by_id = |hits: Vec<(i64, f64)>| hits.into_iter().collect::<BTreeMap<i64, f64>>();
+            let (got, want) = (by_id(idx.search(query, 100, None, &[])), by_id(rest.search(query, 100, None, &[])));
+            prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+            for (id, score) in &got {
+                prop_assert!((score - want[id]).abs() < 1e-9);
+            }
+        }
     }
 
     #[test]

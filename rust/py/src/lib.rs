@@ -216,6 +216,10 @@ impl LexicalIndex {
         // Waits on the index lock when a writer holds it, so never with the GIL held.
         detached(py, || self.inner.len())
     }
+
+    fn term_count(&self, py: Python<'_>) -> usize {
+        detached(py, || self.inner.term_count())
+    }
 }
 
 /// What ranking reads of each chunk of one Brain's index; `frozen` because the core table locks

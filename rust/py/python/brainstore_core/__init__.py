@@ -314,7 +314,8 @@ class LexicalIndex:
     """A BM25 index (k1=1.2, b=0.75) over stemmed, stopword-filtered words ("meetings" finds "meeting").
 
     Invariants: at most one document per id (re-adding replaces); searches are deterministic (score
-    descending, then id ascending) and only return documents that share a term with the query.
+    descending, then id ascending) and only return documents that share a term with the query. It
+    holds the terms of the documents it holds and no others: a removed or replaced text leaves no word.
     Thread-safe: one internal read-write lock; searches share it and run with the GIL released,
     so threads search concurrently. Ids are 64-bit signed integers.
     """
@@ -350,6 +351,10 @@ class LexicalIndex:
     def __len__(self) -> int:
         """The number of documents indexed."""
         return len(self._index)
+
+    def term_count(self) -> int:
+        """The number of distinct terms held: those of the documents indexed."""
+        return self._index.term_count()
 
 
 def rrf_fuse(
