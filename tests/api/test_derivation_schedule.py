@@ -450,3 +450,39 @@ def test_a_backlog_embeds_at_background_priority_and_a_question_or_a_light_recor
         assert reader.call(os.getpriority, os.PRIO_PROCESS, 0) == BACKGROUND_NICE
     finally:
         reader.close()
+
+
+class HeldOnce(NoteTheCalls):
+    """Notes each call; the first call with ``marker`` in it waits until the test lets it go."""
+
+    def __init__(self, inner: Embedder, marker: str) -> None:
+        super().__init__(inner)
+        self.marker = marker
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(self.marker in text for text in texts) and not self.started.is_set():
+            self.started.set()
+            assert self.release.wait(60)
+        return super().embed(texts)
+
+
+def test_a_long_document_forgotten_while_it_is_embedded_is_embedded_no_further(engine: Engine) -> None:
+    """Its job leaves the schedule with its text: it was embedded slice by slice to the end (3-6 s of
+    both cores for 150,000 characters) and only then skipped."""
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("docs")
+    embedder = HeldOnce(service.evidence.embedder, "Lisbon")
+    service.evidence._embedder = embedder
+    document = api.remember("docs", LONG * 4).body["id"]  # 33 slices
+    assert embedder.started.wait(60)
+    try:
+        assert api.delete(f"/brains/docs/records/{document}").status == 200
+    finally:
+        embedder.release.set()
+    assert service.wait_idle()
+    slices = [call for call in embedder.calls if any("Lisbon" in text for text in call)]
+    assert len(slices) <= 2, len(slices)  # the one held, and at most the next already under way
+    assert api.get(f"/brains/docs/records/{document}").status == 404
+    assert not service.derivation._forgotten  # its note went with the job

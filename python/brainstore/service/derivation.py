@@ -181,8 +181,8 @@ class StoreLoader:
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return self.store.memories_citing(self.brain_uid, record_id)
 
-    def referencing(self, memory_id: str) -> list[MemoryRevision]:
-        return self.store.memories_referencing(self.brain_uid, memory_id)
+    def referencing(self, memory_ids: Sequence[str]) -> list[MemoryRevision]:
+        return self.store.memories_referencing(self.brain_uid, memory_ids)
 
     def visibilities(self, record_ids: Sequence[str]) -> dict[str, str]:
         return self.store.record_visibilities(self.brain_uid, record_ids)
@@ -199,8 +199,8 @@ def write_plans(store: Store, states: Sequence[MemoryState], at: Any) -> None:
     two statements a Brain for them, each a GIL hand-off for the applier."""
     store.insert_memory_revisions([r for state in states for r in state.plan.revisions])
     for state in states:
-        for memory_id, seq in state.plan.erased:
-            store.erase_memory(state.brain_uid, memory_id, seq=seq, at=at)
+        if state.plan.erased:
+            store.erase_memories(state.brain_uid, state.plan.erased, at=at)
 
 
 @dataclass(eq=False)
@@ -428,6 +428,9 @@ class Derivation:
         self._reader: ReaderProcess | None = None
         self._idle = threading.Condition()
         self._queued_records: dict[str, dict[str, int]] = {}  # brain_uid -> record_id -> seq
+        # Records queued here that were forgotten since: their jobs are dropped where they next pass
+        # (see forgotten); an entry goes with its job.
+        self._forgotten: set[tuple[str, str]] = set()
         self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
         self._retries: set[threading.Timer] = set()
         self._stopping = False
@@ -459,6 +462,7 @@ class Derivation:
         with self._idle:  # the store is the durable queue: everything still to do is read back below
             self._outstanding.clear()
             self._queued_records.clear()
+            self._forgotten.clear()
             self._queued_memories.clear()
         self._prepared = queue.Queue(maxsize=1)
         self._embedding = self._embedding_executor()
@@ -540,6 +544,7 @@ class Derivation:
         with self._idle:
             self._outstanding.clear()
             self._queued_records.clear()
+            self._forgotten.clear()
             self._queued_memories.clear()
             self._idle.notify_all()
         shared = self._shared()
@@ -575,6 +580,26 @@ class Derivation:
             self._outstanding[job.namespace] += 1
             self._queued_memories.add((brain_uid, memory_id))
         self._queue.put(job)
+
+    def forgotten(self, brain_uid: str, record_id: str | None = None) -> None:
+        """A Record (every Record of the Brain when ``record_id`` is None) was erased: its job, if one
+        is queued here, is dropped with the text it holds where it next passes, instead of being read,
+        embedded slice by slice and then skipped when applied (a long document forgotten mid-way went on
+        for 3-6 s of both cores). Call once the erase committed."""
+        with self._idle:
+            queued = self._queued_records.get(brain_uid, {})
+            self._forgotten.update((brain_uid, r) for r in (queued if record_id is None else [record_id] if record_id in queued else []))
+
+    def _drop_forgotten(self, jobs: list[Job]) -> list[Job]:
+        """``jobs`` less those of forgotten Records, which are done with."""
+        if not self._forgotten:  # read without the lock: a forget that lands meanwhile is seen next time
+            return jobs
+        with self._idle:
+            gone = [job for job in jobs if job.kind == "record" and (job.brain_uid, job.item_id) in self._forgotten]
+        for job in gone:
+            job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
+            self._done(job)
+        return [job for job in jobs if all(job is not g for g in gone)]
 
     def _outstanding_jobs(self, namespace: str) -> int:
         # Read without _idle: a job is counted before it is queued and uncounted once it is done, so a
@@ -620,6 +645,7 @@ class Derivation:
                     held.pop(job.item_id, None)
                     if not held:
                         del self._queued_records[job.brain_uid]
+                self._forgotten.discard((job.brain_uid, job.item_id))
             self._idle.notify_all()
         self._queue.wake()
 
@@ -720,6 +746,7 @@ class Derivation:
             for job in jobs:
                 self._retry_later(job)
             return
+        jobs = self._drop_forgotten(jobs)
         for job in jobs:
             if not job.ready:
                 self._queue.put(job, front=True)
@@ -763,6 +790,7 @@ class Derivation:
     def _load(self, batch: list[Job]) -> list[Job]:
         """Read (one read per Brain) and extract the batch's Record jobs not read yet; the jobs with
         something (left) to do."""
+        batch = self._drop_forgotten(batch)  # a long document's next slice, its Record erased since
         if self.store.schema_version() < max(StoreFeature):
             for job in batch:
                 self._done(job)  # stays processing until the operator migrates; resumed on the next start

@@ -162,6 +162,7 @@ class Writes:
             chunks = self.store.count_chunks(brain.uid) if self.store.schema_version() >= StoreFeature.CHUNKS else 0
             counts = self.store.erase_brain(brain.uid)  # its idempotent replies go with it
             self.evidence.drop(brain.uid)
+        self.derivation.forgotten(brain.uid)
         self.traces.erase_brain(principal.namespace, brain.id)
         try:
             self.forget_rederive_progress(brain.uid)
@@ -289,6 +290,7 @@ class Writes:
                 self.store.erase_record(brain.uid, record_id)
             self.evidence.forget_record(brain.uid, record_id)
             self.evidence.apply(brain.uid, [], state.plan.revisions, [m for m, _ in state.plan.erased])
+        self.derivation.forgotten(brain.uid, record_id)
         self.traces.erase_record(principal.namespace, brain.id, record_id)
         for memory_id in state.plan.rederive:
             self.derivation.put_memory(brain.uid, memory_id)
