@@ -138,6 +138,16 @@ class MemoryRevision:
     fingerprint: str = ""  # the assertion's identity (service.planner): revisions that say the same thing share it
 
 
+def named_memories(memory: MemoryRevision) -> set[str]:
+    """The other Memories a revision names: what superseded it, what closed it, what it conflicts with."""
+    named = set(memory.extra.get("conflicts_with", ()))
+    if memory.superseded_by is not None:
+        named.add(memory.superseded_by)
+    if memory.extra.get("closed_by") is not None:
+        named.add(memory.extra["closed_by"])
+    return named
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkDraft:
     """A piece of a Record's source text, before an evidence index gave it an id."""

@@ -63,11 +63,11 @@ def apply(
             raise Boom
     elif kind == "rolled_back_erase":
         with pytest.raises(Boom), store.atomic():
-            store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
+            store.erase_memories(op[1], [(f"mem_{op[1]}_{op[2]}", store.next_seq(op[1]))], at=T0)
             read_inside(op[1])
             raise Boom
     elif kind == "erase_memory":
-        store.erase_memory(op[1], f"mem_{op[1]}_{op[2]}", seq=store.next_seq(op[1]), at=T0)
+        store.erase_memories(op[1], [(f"mem_{op[1]}_{op[2]}", store.next_seq(op[1]))], at=T0)
     elif kind == "erase_citations":
         store.erase_record_citations(op[1], op[2])
     elif kind == "erase_brain":

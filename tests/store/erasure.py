@@ -132,14 +132,14 @@ ERASES: dict[str, tuple[Callable[[Store], Any], str, set[str]]] = {
     ),
     "erase_brain": (lambda s: s.erase_brain(OTHER), OTHER, set()),  # every table
     "erase_memory": (
-        lambda s: s.erase_memory(MAIN, "mem_secret", seq=s.next_seq(MAIN), at=T0),
+        lambda s: s.erase_memories(MAIN, [("mem_secret", s.next_seq(MAIN))], at=T0),
         "mem_secret",
         {"memory_revisions", "memory_links", "memory_heads"},  # memory_heads: PostgreSQL's
     ),
     "erase_chunks": (lambda s: s.erase_chunks(MAIN, "rec_secret"), "rec_secret", {"chunks"}),
     "erase_idempotent": (lambda s: s.erase_idempotent(MAIN, "rec_secret"), "rec_secret", {"idempotency"}),
 }
-# erase_memory adds a content-free tombstone and takes a seq; PostgreSQL's erase_record logs the erased
+# erase_memories adds a content-free tombstone and takes a seq; PostgreSQL's erase_record logs the erased
 # id and seq (record_erasures: other processes drop it from their indexes)
 SKIP = {"memory_tombstones", "changes", "record_erasures"}
 

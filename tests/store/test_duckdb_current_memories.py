@@ -123,7 +123,7 @@ def test_an_erase_leaves_nothing_of_the_brain_held(tmp_path: Path, erase: str) -
         write(store, {}, ("write", uid, 0, secret, "Ann", "active", ["rec_1"]))
         assert store.all_memories(uid) and uid in held(store)
     if erase == "erase_memory":
-        store.erase_memory("b1", "mem_b1_0", seq=store.next_seq("b1"), at=T0)
+        store.erase_memories("b1", [("mem_b1_0", store.next_seq("b1"))], at=T0)
     elif erase == "erase_citations":
         store.erase_record_citations("b1", "rec_1")
     else:

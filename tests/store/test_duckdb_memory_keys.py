@@ -151,7 +151,7 @@ def test_an_erase_drops_the_brains_keys(tmp_path: Path, erase: str) -> None:
     assert store.memories_by_attributes("b1", [(secret, "lives_in")])
     assert store.memories_by_attributes("b2", [(secret, "lives_in")])
     if erase == "erase_memory":
-        store.erase_memory("b1", "mem_b1_0", seq=store.next_seq("b1"), at=T0)
+        store.erase_memories("b1", [("mem_b1_0", store.next_seq("b1"))], at=T0)
     elif erase == "erase_citations":
         store.erase_record_citations("b1", "rec_1")
     else:

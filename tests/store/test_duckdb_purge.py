@@ -138,7 +138,7 @@ def test_erase_inside_an_outer_transaction_purges_after_its_commit(tmp_path: Pat
         assert store.get_record(MAIN, "rec_secret") is None
         assert store.get_record(MAIN, "rec_0001") is not None
         # The memory and the reply still quoting it are the service's to erase: the only places left.
-        store.erase_memory(MAIN, "mem_secret", seq=store.next_seq(MAIN), at=T0)
+        store.erase_memories(MAIN, [("mem_secret", store.next_seq(MAIN))], at=T0)
         store.erase_idempotent(MAIN, "rec_secret")  # the reply of the write that made the Record
         store.erase_brain(OTHER)
         assert files_holding(tmp_path, secret) == []
@@ -154,7 +154,7 @@ def test_debounced_purge(tmp_path: Path) -> None:
         started = time.monotonic()
         store.erase_chunks(MAIN, "rec_secret")
         store.erase_record(MAIN, "rec_secret")
-        store.erase_memory(MAIN, "mem_secret", seq=store.next_seq(MAIN), at=T0)
+        store.erase_memories(MAIN, [("mem_secret", store.next_seq(MAIN))], at=T0)
         store.erase_idempotent(MAIN, "rec_secret")
         store.erase_brain(OTHER)
         assert store.dirty  # not before purge_delay
@@ -430,7 +430,7 @@ def _apply(store: DuckDBStore, kind: str, n: int) -> None:
     elif kind == "erase_record":
         store.erase_record(MAIN, f"rec_late{n:03d}")
     elif kind == "erase_memory":
-        store.erase_memory(MAIN, f"mem_late{n:03d}", seq=store.next_seq(MAIN), at=T0)
+        store.erase_memories(MAIN, [(f"mem_late{n:03d}", store.next_seq(MAIN))], at=T0)
     elif kind == "erase_chunks":
         store.erase_chunks(MAIN, f"rec_late{n:03d}")
     elif kind == "erase_citations":

@@ -26,7 +26,7 @@ from tests.conftest import Api, assert_error
 from tests.postgres_server import PostgresServer
 from tests.store.erasure import ERASES, MAIN, OTHER, SKIP, T0, chunk, make_secret, populate, rec, reply
 
-COUNTER = "brain_sequences"  # the change counter: erase_memory takes a seq, so it moves
+COUNTER = "brain_sequences"  # the change counter: erase_memories takes a seq, so it moves
 
 
 @pytest.fixture

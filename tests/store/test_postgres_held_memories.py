@@ -56,7 +56,7 @@ def forget_record(store: PostgresStore, uid: str, record_id: str) -> None:
 
 def forget_memory(store: PostgresStore, uid: str, memory_id: str) -> None:
     with store.atomic():
-        store.erase_memory(uid, memory_id, seq=store.next_seq(uid), at=T0)
+        store.erase_memories(uid, [(memory_id, store.next_seq(uid))], at=T0)
 
 
 def agree(store: PostgresStore, uid: str) -> None:

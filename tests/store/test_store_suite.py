@@ -253,10 +253,29 @@ def test_memory_revisions_current_state_and_changes(store: Store) -> None:
     assert store.list_memories("brn_1", after_id=None, limit=10, subject="Bob") == []
     changes = store.memory_changes("brn_1", 1, 10)
     assert [(seq, mid) for seq, mid, _ in changes] == [(2, "mem_b"), (3, "mem_a")]
-    store.erase_memory("brn_1", "mem_b", seq=4, at=T0)
+    store.erase_memories("brn_1", [("mem_b", 4)], at=T0)
     assert store.memory("brn_1", "mem_b") is None and store.memory_revisions("brn_1", "mem_b") == []
     assert store.memory_changes("brn_1", 3, 10) == [(4, "mem_b", None)]
     assert store.memories_citing("brn_1", "rec_2") == []
+    store.erase_memories("brn_1", [], at=T0)
+
+
+def test_many_memories_are_erased_at_once_each_at_its_own_seq(store: Store) -> None:
+    from dataclasses import replace
+
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    store.insert_memory_revisions(
+        [replace(revision(f"mem_{n}", 1, n), fingerprint=f"fp_{n}") for n in range(1, 6)]
+        + [replace(revision("mem_1", 2, 6), fingerprint="fp_1")]
+        + [replace(revision("mem_9", 1, 1), brain_uid="brn_2", fingerprint="fp_9")]
+    )
+    store.erase_memories("brn_1", [("mem_3", 7), ("mem_1", 8), ("mem_9", 9), ("mem_5", 10)], at=T0)
+    assert [m.memory_id for m in store.all_memories("brn_1")] == ["mem_2", "mem_4"]
+    assert all(store.memory_revisions("brn_1", m) == [] for m in ("mem_1", "mem_3", "mem_5"))
+    assert store.memory("brn_2", "mem_9") is not None  # another Brain's is left alone
+    assert store.memory_changes("brn_1", 6, 10) == [(7, "mem_3", None), (8, "mem_1", None), (10, "mem_5", None)]
+    assert store.memories_citing("brn_1", "rec_1") == store.all_memories("brn_1")
 
 
 def test_the_owner_filter_compares_casefolded_names(store: Store) -> None:
@@ -467,7 +486,7 @@ def test_memories_citing_any_of_several_records_are_read_at_once(store: Store) -
     assert [m.memory_id for m in store.memories_citing_any("brn_2", ["rec_1", "rec_2"])] == ["mem_d"]
 
 
-def test_memories_referencing_one_are_found(store: Store) -> None:
+def test_memories_referencing_any_of_some_are_found(store: Store) -> None:
     from dataclasses import replace
 
     store.insert_memory_revisions(
@@ -480,10 +499,14 @@ def test_memories_referencing_one_are_found(store: Store) -> None:
             replace(revision("mem_e", 2, 6), fingerprint="e"),  # no longer: the current revision counts
         ]
     )
-    found = {m.memory_id for m in store.memories_referencing("brn_1", "mem_x")}
+    found = {m.memory_id for m in store.memories_referencing("brn_1", ["mem_x"])}
     assert {"mem_a", "mem_b", "mem_c"} <= found and "mem_d" not in found
-    for memory in store.memories_referencing("brn_1", "mem_x"):  # a superset is allowed; every one current
+    for memory in store.memories_referencing("brn_1", ["mem_x"]):  # a superset is allowed; every one current
         assert memory == store.memory("brn_1", memory.memory_id)
+    found = {m.memory_id for m in store.memories_referencing("brn_1", ["mem_y", "mem_x", "mem_none"])}
+    assert {"mem_a", "mem_b", "mem_c", "mem_d"} <= found
+    assert store.memories_referencing("brn_1", []) == []
+    assert store.memories_referencing("brn_2", ["mem_x", "mem_y"]) == []
 
 
 def test_erasing_a_records_citations_scrubs_every_revision(store: Store) -> None:

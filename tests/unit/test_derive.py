@@ -1015,7 +1015,7 @@ def test_leaving_closes_the_old_employer_when_the_text_says():
         def citing(self, record_id):
             return []
 
-        def referencing(self, memory_id):
+        def referencing(self, memory_ids):
             return []
 
     loader, ids, seq = Loader(), iter(range(1, 100)), iter(range(1, 100))

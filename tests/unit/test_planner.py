@@ -6,8 +6,11 @@ import itertools
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from brainstore.derive import Assertion, SourceText
-from brainstore.domain import Citation, MemoryRevision
+from brainstore.domain import Citation, MemoryRevision, named_memories
 from brainstore.service.planner import (
     ASSERTION_MEMORIES,
     ATTRIBUTE_MEMORIES,
@@ -72,7 +75,7 @@ class Loader:
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return [m for m in self.current.values() if any(c.record_id == record_id for c in m.citations)]
 
-    def referencing(self, memory_id: str) -> list[MemoryRevision]:
+    def referencing(self, memory_ids: list[str]) -> list[MemoryRevision]:
         return list(self.current.values())
 
     def visibilities(self, record_ids: list[str]) -> dict[str, str]:
@@ -427,3 +430,66 @@ def test_a_memory_outlives_its_cited_records_while_uncited_ones_support_it() -> 
     assert world.forget("rec_x00") == {"memories": 0, "rederiving": 1}
     world.loader.current[memory_id] = replace(world[memory_id], status="active")
     assert world.forget("rec_x01") == {"memories": 1, "rederiving": 0} and memory_id not in world.loader.current
+
+
+# --- who names whom, as the state tracks it --------------------------------------------------------------
+
+_IDS = [f"mem_{n}" for n in range(3)]  # few, so that Memories name each other often
+_NAMING = st.tuples(
+    st.none() | st.sampled_from(_IDS),  # superseded_by
+    st.lists(st.sampled_from(_IDS), max_size=3),  # conflicts_with
+    st.none() | st.sampled_from(_IDS),  # closed_by
+)
+
+
+def _naming(memory_id: str, version: int, naming: tuple[str | None, list[str], str | None]) -> MemoryRevision:
+    superseded_by, conflicts, closed_by = naming
+    extra: dict[str, object] = {}
+    if conflicts:
+        extra["conflicts_with"] = conflicts
+    if closed_by is not None:
+        extra["closed_by"] = closed_by
+    return MemoryRevision(
+        memory_id, "brn_1", version, f"{memory_id} v{version}", "Alice", "Alice", "lives_in", "lisbon", T, None, T,
+        "superseded" if superseded_by else "active", (Citation("rec_1", 0, 4, "text"),), None, superseded_by, version, extra,
+    )  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@example(  # read, then written to name another: no longer among the first one's namers
+    stored={"mem_1": ("mem_2", [], None)},
+    ops=[("get", "mem_1", (None, [], None)), ("write", "mem_1", (None, ["mem_0"], None)), ("referencing", "mem_2", (None, [], None))],
+)
+@given(
+    stored=st.dictionaries(st.sampled_from(_IDS), _NAMING, max_size=3),
+    ops=st.lists(
+        st.tuples(st.sampled_from(["get", "write", "erase", "referencing", "prefetch"]), st.sampled_from(_IDS), _NAMING),
+        max_size=25,
+    ),
+)
+def test_the_memories_naming_one_are_its_namers_in_the_newest_state_of_each(
+    stored: dict[str, tuple[str | None, list[str], str | None]], ops: list[tuple[str, str, tuple]]
+) -> None:
+    """referencing() is what scanning every Memory's newest state (the plan's over the store's) finds,
+    whatever the state read and wrote before: the reads it skips are covered by its own bookkeeping."""
+    loader = Loader()
+    loader.current = {m: _naming(m, 1, naming) for m, naming in stored.items()}
+    state = MemoryState("brn_1", loader, itertools.count(100).__next__)
+    newest: dict[str, MemoryRevision | None] = dict(loader.current)
+    for op, memory_id, naming in ops:
+        if op == "get":
+            assert state.get(memory_id) == newest.get(memory_id)
+        elif op == "write":
+            revision = _naming(memory_id, 2, naming)
+            state.write(revision)
+            newest[memory_id] = revision
+        elif op == "erase":
+            state.erase(memory_id)
+            newest[memory_id] = None
+        elif op == "prefetch":
+            state.prefetch_referencing([memory_id, _IDS[0]])
+        else:
+            expected = sorted(
+                (m for m in newest.values() if m is not None and memory_id in named_memories(m)), key=lambda m: m.memory_id
+            )
+            assert state.referencing(memory_id) == expected

@@ -52,7 +52,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from brainstore.derive import Assertion, Extractor, SourceText
-from brainstore.domain import Citation, MemoryRevision
+from brainstore.domain import Citation, MemoryRevision, named_memories
 
 # Memories a Memory names in conflicts_with, at most. Each value stated without a change conflicts with
 # every other open value of its attribute: unbounded, a self who said "I work at X" 400 times, each X
@@ -161,7 +161,11 @@ class MemoryLoader(Protocol):
         ...
 
     def citing(self, record_id: str) -> list[MemoryRevision]: ...
-    def referencing(self, memory_id: str) -> list[MemoryRevision]: ...
+    def referencing(self, memory_ids: Sequence[str]) -> list[MemoryRevision]:
+        """The current Memories that name any of ``memory_ids`` (superseded by, closed by, or in
+        conflict with one): a superset is fine, the state narrows it."""
+        ...
+
     def visibilities(self, record_ids: Sequence[str]) -> dict[str, str]:
         """The visibility of each of ``record_ids`` that is a live Record."""
         ...
@@ -191,6 +195,11 @@ class MemoryState:
         # What has been read from the loader already: every Memory matching these is in _current.
         self._fingerprints: set[str] = set()
         self._attributes: set[tuple[str, str]] = set()
+        self._referenced: set[str] = set()  # memory ids whose referencing Memories were read
+        # memory id -> the ids of the Memories in _current whose newest revision names it (named_memories):
+        # forgetting a Record that supported a thousand Memories looked for each one's referrers
+        # among all of them.
+        self._named_by: dict[str, set[str]] = {}
 
     def prefetch(self, assertions: Iterable[Assertion]) -> None:
         """Read every Memory that ``assertions`` may touch (same fingerprint, same subject and
@@ -220,10 +229,23 @@ class MemoryState:
     def _seen(self, found: Iterable[MemoryRevision]) -> list[MemoryRevision]:
         out = []
         for memory in found:
-            held = self._current.setdefault(memory.memory_id, memory)
+            if memory.memory_id not in self._current:
+                self._hold(memory.memory_id, memory)
+            held = self._current[memory.memory_id]
             if held is not None:
                 out.append(held)
         return out
+
+    def _hold(self, memory_id: str, memory: MemoryRevision | None) -> None:
+        """``memory`` becomes the newest state of ``memory_id`` here (None: erased)."""
+        before = self._current.get(memory_id)
+        if before is not None:
+            for named in named_memories(before):
+                self._named_by[named].discard(memory_id)
+        self._current[memory_id] = memory
+        if memory is not None:
+            for named in named_memories(memory):
+                self._named_by.setdefault(named, set()).add(memory_id)
 
     def _matching(
         self, found: Iterable[MemoryRevision], keep: Callable[[MemoryRevision], bool]
@@ -242,7 +264,7 @@ class MemoryState:
 
     def get(self, memory_id: str) -> MemoryRevision | None:
         if memory_id not in self._current:
-            self._current[memory_id] = self.loader.memory(memory_id)
+            self._hold(memory_id, self.loader.memory(memory_id))
         return self._current[memory_id]
 
     def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
@@ -259,18 +281,21 @@ class MemoryState:
             self.loader.citing(record_id), lambda m: any(c.record_id == record_id for c in m.citations)
         )
 
+    def prefetch_referencing(self, memory_ids: Iterable[str]) -> None:
+        """Read the Memories that name any of ``memory_ids`` in one read instead of one each."""
+        missing = set(memory_ids) - self._referenced
+        if missing:
+            self._seen(self.loader.referencing(sorted(missing)))
+            self._referenced |= missing
+
     def referencing(self, memory_id: str) -> list[MemoryRevision]:
-        return self._matching(
-            self.loader.referencing(memory_id),
-            lambda m: (
-                m.superseded_by == memory_id
-                or memory_id in m.extra.get("conflicts_with", ())
-                or m.extra.get("closed_by") == memory_id
-            ),
-        )
+        """The Memories whose newest state names ``memory_id``, by id."""
+        self.prefetch_referencing([memory_id])
+        found = (self._current[m] for m in self._named_by.get(memory_id, ()))
+        return sorted((m for m in found if m is not None), key=lambda m: m.memory_id)
 
     def write(self, revision: MemoryRevision) -> MemoryRevision:
-        self._current[revision.memory_id] = revision
+        self._hold(revision.memory_id, revision)
         self.plan.revisions.append(revision)
         return revision
 
@@ -282,7 +307,7 @@ class MemoryState:
         )
 
     def erase(self, memory_id: str) -> None:
-        self._current[memory_id] = None
+        self._hold(memory_id, None)
         self.plan.erased.append((memory_id, self.next_seq()))
 
 
@@ -494,7 +519,9 @@ class MemoryRules:
         """The cascade of forgetting a Record: erased or pending re-derivation, by what survives."""
         counts = {"memories": 0, "rederiving": 0}
         now = self.clock()
-        for memory in state.citing(record_id):
+        citing = state.citing(record_id)
+        state.prefetch_referencing(m.memory_id for m in citing)  # what erasing them may undo, in one read
+        for memory in citing:
             if self.withdraw(state, memory, record_id, now, rederive=True) == "erased":
                 counts["memories"] += 1
             else:

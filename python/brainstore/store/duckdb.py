@@ -78,6 +78,13 @@ _MEMORY_COLUMNS = (
     "recorded_at, status, citations, supersedes, superseded_by, seq, single_valued, negated, extra"
 )
 # The newest revision of each Memory; every memory read goes through it.
+# A revision that names any of a list of memory ids (its three parameters, each the list): superseded by
+# one, closed by one, or in conflict with one.
+_NAMES_ANY = (
+    "superseded_by IN (SELECT unnest(?::VARCHAR[])) "
+    "OR json_extract_string(extra, '$.closed_by') IN (SELECT unnest(?::VARCHAR[])) "
+    "OR coalesce(list_has_any(json_extract(extra, '$.conflicts_with')::VARCHAR[], ?::VARCHAR[]), false)"
+)
 _CURRENT = f"""
     SELECT {_MEMORY_COLUMNS}, fingerprint, subject_key{{owner_key}} FROM memory_revisions WHERE brain_uid = ? {{among}}
     QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY version DESC) = 1
@@ -1767,19 +1774,16 @@ class DuckDBStore:
             ),
         )
 
-    def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
-        # The id inside extra (conflicts_with, closed_by) is matched as text: a superset, which the
-        # caller narrows.
+    def memories_referencing(self, brain_uid: str, memory_ids: Sequence[str]) -> list[MemoryRevision]:
+        if not memory_ids:
+            return []
+        wanted = sorted(set(memory_ids))
         return self._current(
             brain_uid,
-            "superseded_by = ? OR contains(extra, ?)",
-            [memory_id, memory_id],
+            _NAMES_ANY,
+            [wanted] * 3,
             "ORDER BY memory_id",
-            among=(
-                "SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND "
-                "(superseded_by = ? OR contains(extra, ?))",
-                [brain_uid, memory_id, memory_id],
-            ),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND ({_NAMES_ANY})", [brain_uid, *[wanted] * 3]),
         )
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -1871,17 +1875,24 @@ class DuckDBStore:
         changes.sort(key=lambda c: (c[0], c[1]))
         return changes[:limit]
 
-    def erase_memory(self, brain_uid: str, memory_id: str, *, seq: int, at: datetime) -> None:
+    def erase_memories(self, brain_uid: str, erased: Sequence[tuple[str, int]], *, at: datetime) -> None:
+        if not erased:
+            return
+        seqs = dict(erased)  # one tombstone a Memory: the last seq given for it
+        ids = list(seqs)
+        wanted = "memory_id IN (SELECT unnest(?::VARCHAR[]))"
         with self.atomic():
-            self._cur().execute(
-                "DELETE FROM memory_links WHERE brain_uid = ? AND memory_id = ?", [brain_uid, memory_id]
-            )
-            self._cur().execute(
-                "DELETE FROM memory_revisions WHERE brain_uid = ? AND memory_id = ?", [brain_uid, memory_id]
-            )
-            self._cur().execute(
-                "INSERT OR REPLACE INTO memory_tombstones VALUES (?, ?, ?, ?)", [memory_id, brain_uid, seq, _ts(at)]
-            )
+            self._cur().execute(f"DELETE FROM memory_links WHERE brain_uid = ? AND {wanted}", [brain_uid, ids])
+            rows = self._cur().execute(
+                f"DELETE FROM memory_revisions WHERE brain_uid = ? AND {wanted} RETURNING memory_id", [brain_uid, ids]
+            ).fetchall()
+            found = {row[0] for row in rows}
+            gone = [m for m in ids if m in found]  # the Brain's: a tombstone each
+            if gone:
+                self._cur().execute(
+                    "INSERT OR REPLACE INTO memory_tombstones SELECT unnest(?::VARCHAR[]), ?, unnest(?::BIGINT[]), ?",
+                    [gone, brain_uid, [seqs[m] for m in gone], _ts(at)],
+                )
             self._forget_memories(brain_uid)
             self._erased()
 

@@ -28,6 +28,7 @@ from brainstore.domain import (
     RecordStatus,
     RecordTally,
     StoredChunk,
+    named_memories,
 )
 from brainstore.store.base import StoreFeature, latest_ending, tally_records
 
@@ -357,16 +358,11 @@ class MemoryStore:
             found = self._heads(brain_uid, ids)
         return [m for m in found if any(c.record_id in wanted for c in m.citations)]
 
-    def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
+    def memories_referencing(self, brain_uid: str, memory_ids: Sequence[str]) -> list[MemoryRevision]:
+        wanted = set(memory_ids)
         with self._lock:
             found = self._heads(brain_uid, list(self._brain_memories.get(brain_uid, ())))
-        return [
-            m
-            for m in found
-            if m.superseded_by == memory_id
-            or memory_id in m.extra.get("conflicts_with", ())
-            or m.extra.get("closed_by") == memory_id
-        ]
+        return [m for m in found if not named_memories(m).isdisjoint(wanted)]
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -413,14 +409,15 @@ class MemoryStore:
         changes.sort(key=lambda c: (c[0], c[1]))
         return changes[:limit]
 
-    def erase_memory(self, brain_uid: str, memory_id: str, *, seq: int, at: datetime) -> None:
+    def erase_memories(self, brain_uid: str, erased: Sequence[tuple[str, int]], *, at: datetime) -> None:
         with self._lock:
-            head = self._head(memory_id)
-            if head is None or head.brain_uid != brain_uid:
-                return
-            self._del(self._history, memory_id)
-            self._del(self._brain_memories.get(brain_uid, {}), memory_id)
-            self._set(self._tombstones, memory_id, (brain_uid, seq))
+            for memory_id, seq in erased:
+                head = self._head(memory_id)
+                if head is None or head.brain_uid != brain_uid:
+                    continue
+                self._del(self._history, memory_id)
+                self._del(self._brain_memories.get(brain_uid, {}), memory_id)
+                self._set(self._tombstones, memory_id, (brain_uid, seq))
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self._lock:

@@ -1218,19 +1218,22 @@ class PostgresStore:
             among=("SELECT memory_id FROM memory_links WHERE brain_uid = %s AND record_id = ANY(%s)", [brain_uid, wanted]),
         )
 
-    def memories_referencing(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
-        # The id inside extra (conflicts_with, closed_by) is matched as text: a superset, which the
-        # caller narrows.
+    def memories_referencing(self, brain_uid: str, memory_ids: Sequence[str]) -> list[MemoryRevision]:
+        if not memory_ids:
+            return []
+        wanted = sorted(set(memory_ids))
+        # superseded by one, closed by one, or in conflict with one (?| : any of the strings is an
+        # element of the array)
+        names = (
+            "superseded_by = ANY(%s) OR extra::jsonb ->> 'closed_by' = ANY(%s) "
+            "OR coalesce(extra::jsonb -> 'conflicts_with' ?| %s, false)"
+        )
         return self._current(
             brain_uid,
-            "superseded_by = %s OR strpos(extra, %s) > 0",
-            [memory_id, memory_id],
+            names,
+            [wanted] * 3,
             "ORDER BY memory_id",
-            among=(
-                "SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND "
-                "(superseded_by = %s OR strpos(extra, %s) > 0)",
-                [brain_uid, memory_id, memory_id],
-            ),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({names})", [brain_uid, *[wanted] * 3]),
         )
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -1309,22 +1312,33 @@ class PostgresStore:
         changes.sort(key=lambda c: (c[0], c[1]))
         return changes[:limit]
 
-    def erase_memory(self, brain_uid: str, memory_id: str, *, seq: int, at: datetime) -> None:
+    def erase_memories(self, brain_uid: str, erased: Sequence[tuple[str, int]], *, at: datetime) -> None:
+        if not erased:
+            return
+        seqs = dict(erased)  # one tombstone a Memory: the last seq given for it
+        ids = list(seqs)
         with self.atomic():
             conn = self._local.conn
-            conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
-            conn.execute("DELETE FROM memory_revisions WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
-            erased = ["memory_revisions", "memory_links"]
+            conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND memory_id = ANY(%s)", [brain_uid, ids])
+            rows = conn.execute(
+                "DELETE FROM memory_revisions WHERE brain_uid = %s AND memory_id = ANY(%s) RETURNING memory_id",
+                [brain_uid, ids],
+            ).fetchall()
+            tables = ["memory_revisions", "memory_links"]
             if self._keeps_heads():
-                conn.execute("DELETE FROM memory_heads WHERE brain_uid = %s AND memory_id = %s", [brain_uid, memory_id])
-                erased.append("memory_heads")
-            conn.execute(
-                "INSERT INTO memory_tombstones VALUES (%s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE "
-                "SET brain_uid = excluded.brain_uid, seq = excluded.seq, erased_at = excluded.erased_at",
-                [memory_id, brain_uid, seq, at],
-            )
+                conn.execute("DELETE FROM memory_heads WHERE brain_uid = %s AND memory_id = ANY(%s)", [brain_uid, ids])
+                tables.append("memory_heads")
+            found = {row[0] for row in rows}
+            gone = [m for m in ids if m in found]  # the Brain's: a tombstone each
+            if gone:
+                conn.execute(
+                    "INSERT INTO memory_tombstones SELECT m, %s, s, %s FROM unnest(%s::text[], %s::bigint[]) AS t(m, s) "
+                    "ON CONFLICT (memory_id) DO UPDATE "
+                    "SET brain_uid = excluded.brain_uid, seq = excluded.seq, erased_at = excluded.erased_at",
+                    [brain_uid, at, gone, [seqs[m] for m in gone]],
+                )
             self._forget_held([brain_uid])
-            self._erased(*erased)
+            self._erased(*tables)
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
