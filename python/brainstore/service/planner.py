@@ -141,6 +141,12 @@ def _restored_valid_to(extra: dict[str, Any]) -> datetime | None:
     return datetime.fromisoformat(held) if held else None
 
 
+def _unsupported_without(memory: MemoryRevision, record_id: str) -> bool:
+    """Whether no Record but ``record_id`` supports ``memory``: it cites no other, and no other is known
+    to state it (MORE_SUPPORT)."""
+    return all(c.record_id == record_id for c in memory.citations) and not memory.extra.get(MORE_SUPPORT)
+
+
 def same_time(a: datetime, b: datetime) -> bool:
     """Whether two stated times name the same period, at the coarsest grain a text names (a month)."""
     return (a.year, a.month) == (b.year, b.month)
@@ -520,7 +526,8 @@ class MemoryRules:
         counts = {"memories": 0, "rederiving": 0}
         now = self.clock()
         citing = state.citing(record_id)
-        state.prefetch_referencing(m.memory_id for m in citing)  # what erasing them may undo, in one read
+        # what erasing those it leaves unsupported may undo, in one read
+        state.prefetch_referencing(m.memory_id for m in citing if _unsupported_without(m, record_id))
         for memory in citing:
             if self.withdraw(state, memory, record_id, now, rederive=True) == "erased":
                 counts["memories"] += 1
@@ -534,10 +541,10 @@ class MemoryRules:
         """Take ``record_id``'s citations out of ``memory``: "erased" when no other Record supports it;
         "rederiving" (pending re-derivation) when only Records it does not cite do (MORE_SUPPORT), or,
         with ``rederive``, when any other does; else "kept" with the other citations."""
-        survivors = tuple(c for c in memory.citations if c.record_id != record_id)
-        if not survivors and not memory.extra.get(MORE_SUPPORT):
+        if _unsupported_without(memory, record_id):
             self.erase(state, memory.memory_id)
             return "erased"
+        survivors = tuple(c for c in memory.citations if c.record_id != record_id)
         extra = _without(memory.extra, CITED_RANK)  # its citations change: counted again when full
         if survivors and not rederive:
             state.revise(memory, at, citations=survivors, extra=extra)
