@@ -467,7 +467,8 @@ class HeldOnce(NoteTheCalls):
         return super().embed(texts)
 
 
-def test_a_long_document_forgotten_while_it_is_embedded_is_embedded_no_further(engine: Engine) -> None:
+@pytest.mark.parametrize("forget", ["record", "brain"])
+def test_a_long_document_forgotten_while_it_is_embedded_is_embedded_no_further(engine: Engine, forget: str) -> None:
     """Its job leaves the schedule with its text: it was embedded slice by slice to the end (3-6 s of
     both cores for 150,000 characters) and only then skipped."""
     service = engine.open()
@@ -478,7 +479,7 @@ def test_a_long_document_forgotten_while_it_is_embedded_is_embedded_no_further(e
     document = api.remember("docs", LONG * 4).body["id"]  # 33 slices
     assert embedder.started.wait(60)
     try:
-        assert api.delete(f"/brains/docs/records/{document}").status == 200
+        assert api.delete(f"/brains/docs/records/{document}" if forget == "record" else "/brains/docs").status == 200
     finally:
         embedder.release.set()
     assert service.wait_idle()
