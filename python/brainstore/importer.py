@@ -16,7 +16,6 @@ stopped while it runs: DuckDB admits one process per file, and the open fails wh
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,11 +50,9 @@ def import_principal(env: str, project: str) -> Principal:
 
 def parse_line(text: str, source_name: str) -> dict[str, Any]:
     """One JSON line -> the validated rememberRecord fields, or a BrainstoreError naming the field."""
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise invalid("line", f"is not JSON ({exc.msg} at column {exc.colno})") from None
-    raw = validation.require_object(raw, "line")
+    # strictly, as the API parses a body: a lone surrogate, a NUL, NaN or nesting past 64 levels in a
+    # line was taken (or, nested deep, ended the import with a RecursionError)
+    raw = validation.require_object(validation.parse_json(text.encode("utf-8", "surrogatepass"), "line"), "line")
     validation.reject_unknown(raw, LINE_FIELDS)
     if raw.get("external_id") is None:
         raise invalid("external_id", "is required")

@@ -110,14 +110,15 @@ def test_nan_infinity_and_overflowing_numbers_are_refused(api: Api, number: str)
     assert_nothing_stored(api)
 
 
-# --- lone surrogates -------------------------------------------------------------------------------
+# --- lone surrogates and NUL characters ------------------------------------------------------------
 json_leaves = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
 json_values = st.recursive(
     json_leaves,
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
     max_leaves=8,
 )
-surrogates = st.integers(0xD800, 0xDFFF).map(chr)
+# what no store can hold as text: a lone surrogate, or a NUL (PostgreSQL's text refuses it)
+surrogates = st.integers(0xD800, 0xDFFF).map(chr) | st.just("\x00")
 
 
 def _insert_surrogate(value: Any, surrogate: str, choice: int) -> tuple[Any, bool]:
@@ -155,7 +156,7 @@ def _insert_surrogate(value: Any, surrogate: str, choice: int) -> tuple[Any, boo
     surrogate=surrogates,
     choice=st.integers(0, 1000),
 )
-def test_a_lone_surrogate_in_any_string_of_any_body_is_a_400(
+def test_a_lone_surrogate_or_a_nul_in_any_string_of_any_body_is_a_400(
     path: str, extra: dict[str, Any], surrogate: str, choice: int
 ) -> None:
     api = memory_api()
@@ -179,12 +180,18 @@ def test_a_lone_surrogate_in_any_string_of_any_body_is_a_400(
         ("/brains/b1/objects", '{"type": "t", "key": "k", "value": {"a": ["ok", "\\udc00"]}}', "value.a[1]"),
         ("/brains/b1/context", '{"query": "\\ud800"}', "query"),
         ("/brains/b1/context", '{"query": "x", "filter": {"subjects": ["\\ud800"]}}', "filter.subjects[0]"),
+        ("/brains/b1/records", '{"content": {"kind": "message", "text": "a\\u0000b"}}', "content.text"),
+        ("/brains/b1/records", '{"content": "x", "metadata": {"k": "\\u0000"}}', "metadata.k"),
+        ("/brains/b1/context", '{"query": "x\\u0000"}', "query"),
     ],
 )
-def test_the_surrogate_refusal_names_the_member(api: Api, path: str, raw: str, field: str) -> None:
+def test_the_refusal_names_the_member(api: Api, path: str, raw: str, field: str) -> None:
+    """On every engine: a Record with a NUL was taken, and on PostgreSQL then never derived (its chunks
+    could not be written, retried every minute)."""
     api.brain()
     body = assert_error(api.request("POST", path, raw=raw), 400, "invalid_request_body")
-    assert body["message"].startswith(f"{field}: contains a lone UTF-16 surrogate")
+    what = "a NUL character (\\u0000)" if "u0000" in raw else "a lone UTF-16 surrogate (\\ud800-\\udfff)"
+    assert body["message"] == f"{field}: contains {what}"
     assert_brain_still_serves(api)
 
 
@@ -231,6 +238,51 @@ def test_an_encoded_surrogate_in_a_query_parameter_is_never_a_server_failure(
     if status == 400:
         validate_schema("Error", result.json)
     assert_brain_still_serves(api)
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/brains/b1/memories", "subject=%00"),
+        ("/brains/b1/memories", "owner=a%00b"),
+        ("/brains/b1/memories", "as_of=2024-01-01T00:00:00Z%00"),
+        ("/brains/b1/traces", "cursor=%00"),
+    ],
+)
+def test_a_nul_in_a_query_parameter_is_a_400_naming_it(api: Api, path: str, query: str) -> None:
+    # PostgreSQL could not take it as a statement's parameter: a 500
+    api.brain()
+    result = _raw_get(api, path, query)
+    assert result.status_code == 400, result.text
+    assert result.json["message"] == f"{query.split('=')[0]}: contains a NUL character (\\u0000)"
+    assert_brain_still_serves(api)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/brains/b1/records/rec_%00"),
+        ("DELETE", "/brains/b1/records/rec_%00"),
+        ("GET", "/brains/b1/memories/mem_x%00"),
+        ("GET", "/brains/b1/objects/t%00/k"),
+        ("GET", "/brains/b1/objects/t/k%00"),
+        ("GET", "/brains/b1/traces/trc_%00"),
+    ],
+)
+def test_a_path_with_a_nul_matches_no_route(api: Api, method: str, path: str) -> None:
+    api.brain()
+    result = api.client.simulate_request(method, "/v1" + path, headers={"Authorization": f"Bearer {KEY}"})
+    assert result.status_code == 404, result.text
+    assert result.json["code"] == "http_404"
+    validate_schema("Error", result.json)
+    assert_brain_still_serves(api)
+
+
+def test_a_nul_in_the_idempotency_key_is_a_400(api: Api) -> None:
+    api.brain()
+    result = api.post("/brains/b1/records", {"content": "x"}, headers={"Idempotency-Key": "a\x00b"})
+    assert_error(result, 400, "invalid_request_body")
+    assert result.body["message"] == "Idempotency-Key: contains a NUL character (\\u0000)"
 
 
 # --- timestamps ------------------------------------------------------------------------------------

@@ -69,17 +69,27 @@ def test_bad_lines_are_reported_with_line_numbers_and_never_stop_the_import(serv
         {"external_id": "extra", "content": "x", "color": "red"},
         "[1, 2]",
         {"external_id": "ok2", "content": "Also fine."},
+        # parsed as strictly as an API body: each of these was taken (the deep one ended the import)
+        {"external_id": "nul", "content": "a\x00b"},
+        {"external_id": "surrogate", "content": {"kind": "message", "text": "a\ud800b"}},
+        '{"external_id": "nan", "content": {"kind": "event", "name": "x", "data": {"n": NaN}}}',
+        '{"external_id": "deep", "content": {"kind": "event", "name": "x", "data": ' + "[" * 5000 + "]" * 5000 + "}}",
     ]
     report = import_records(service, import_principal("test", "acme"), "alice", "notes", _jsonl(rows))
     assert (report.imported, report.unchanged) == (2, 0)
     reasons = dict(report.invalid)
-    assert sorted(reasons) == [2, 3, 4, 5, 7, 8, 9]  # line 6 is blank: skipped, not invalid
+    assert sorted(reasons) == [2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14]  # line 6 is blank: skipped, not invalid
+    assert reasons[2] == "invalid_request_body: line: is not valid JSON (Expecting property name enclosed in double quotes at column 2)"
     assert reasons[3].startswith("invalid_request_body: external_id")
     assert reasons[4].startswith("unknown_kind: content.kind")
     assert reasons[5].startswith("invalid_request_body: occurred_at")
     assert reasons[7].startswith("invalid_request_body: visibility")
     assert reasons[8].startswith("invalid_request_body: color")
-    assert report.summary() == "imported 2, unchanged 0, invalid 7"
+    assert reasons[11] == "invalid_request_body: line.content: contains a NUL character (\\u0000)"
+    assert reasons[12] == "invalid_request_body: line.content.text: contains a lone UTF-16 surrogate (\\ud800-\\udfff)"
+    assert reasons[13] == "invalid_request_body: line: is not valid JSON: NaN is not JSON"
+    assert reasons[14].startswith("invalid_request_body: line: nests arrays or objects deeper than")
+    assert report.summary() == "imported 2, unchanged 0, invalid 11"
 
 
 def test_import_into_a_missing_brain_or_another_namespace_fails_whole(service: Service) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import falcon
 
 from brainstore.api.contract import Operation
-from brainstore.api.validation import SLUG
+from brainstore.api.validation import SLUG, refuse_unstorable
 from brainstore.auth.keys import ALL_SCOPES, parse_authorization
 from brainstore.domain import Principal
 from brainstore.errors import error
@@ -44,6 +44,10 @@ class Pipeline:
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
         if resource is None:
             return
+        if "\x00" in req.path:
+            # No route names a NUL (%00): no id, type or key holds one, and PostgreSQL could not even
+            # look one up (a 500)
+            raise falcon.HTTPNotFound()
         operation: Operation | None = resource.operations.get(req.method)
         if operation is None:
             return  # Falcon answers 405 with Allow
@@ -54,13 +58,16 @@ class Pipeline:
         principal: Principal = req.context.principal
         if operation.scope not in principal.scopes:
             raise error("missing_scope", f"Authorization: this key lacks the scope {operation.scope}")
-        for name in req.params:
+        for name, value in req.params.items():
             if name not in operation.query:
                 raise error(
                     "unknown_query_parameter",
                     f"{name}: is not a query parameter of {operation.id}"
                     + (f"; accepted: {', '.join(operation.query)}" if operation.query else "; it takes none"),
                 )
+            # percent-decoding makes a surrogate's bytes U+FFFD, but %00 a NUL
+            for each in value if isinstance(value, list) else [value]:
+                refuse_unstorable(each, name)
         if brain_id is not None and (
             not SLUG.fullmatch(brain_id) or (principal.bound_brain is not None and principal.bound_brain != brain_id)
         ):

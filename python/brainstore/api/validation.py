@@ -18,9 +18,12 @@ from brainstore.errors import error, invalid
 # would otherwise pass as a Slug and name a Brain distinct from "alice".
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
-#: A UTF-16 surrogate code point alone: JSON's \uD800 escapes and percent-decoded CESU-8 produce one,
-#: and no UTF-8 encoder (the response serializer, DuckDB, the tokenizer) accepts it.
-SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: What no store can hold as text. A UTF-16 surrogate code point alone: JSON's \uD800 escapes and
+#: percent-decoded CESU-8 produce one, and no UTF-8 encoder (the response serializer, DuckDB, the
+#: tokenizer) accepts it. A NUL (U+0000): PostgreSQL's text refuses it, so a Record holding one was
+#: taken and then never derived there (its chunks could not be written: retried forever), and a
+#: lookup by an id or filter holding one failed with a 500.
+UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 # A character no reading of the contract's pattern '\S' calls white space: JSON Schema means ECMA-262's
 # (U+FEFF is white space there), a Python validator reads it as Python's re does (U+001C-U+001F and U+0085
 # are white space there). A text blank by either is refused, so no answer carries a text that any
@@ -57,8 +60,21 @@ def reject_unknown(body: dict[str, Any], allowed: tuple[str, ...], prefix: str =
             raise invalid(f"{prefix}{name}", f"unknown field; allowed: {', '.join(allowed)}")
 
 
-def has_surrogate(text: str) -> bool:
-    return SURROGATE.search(text) is not None
+def unstorable(text: str) -> str | None:
+    """What in ``text`` no store can hold (see UNSTORABLE), or None."""
+    found = UNSTORABLE.search(text)
+    if found is None:
+        return None
+    return "a NUL character" if found.group() == "\x00" else "a lone UTF-16 surrogate"
+
+
+_ESCAPES = {"a NUL character": "\\u0000", "a lone UTF-16 surrogate": "\\ud800-\\udfff"}
+
+
+def refuse_unstorable(text: str, field: str) -> None:
+    """400 naming ``field`` when ``text`` holds what no store can hold."""
+    if (found := unstorable(text)) is not None:
+        raise invalid(field, f"contains {found} ({_ESCAPES[found]})")
 
 
 class _NotJson(ValueError):
@@ -77,7 +93,8 @@ def _finite_float(text: str) -> float:
 
 
 def parse_json(raw: bytes, field: str = "body") -> Any:
-    """Strict JSON: no NaN or Infinity, finite numbers, at most MAX_DEPTH levels, no lone surrogates.
+    """Strict JSON: no NaN or Infinity, finite numbers, at most MAX_DEPTH levels, no lone surrogates
+    or NUL characters.
 
     Python's json accepts all of these (and raises RecursionError on deep nesting); each would
     otherwise fail later as a 500, or be stored and break every read that serializes it.
@@ -88,6 +105,9 @@ def parse_json(raw: bytes, field: str = "body") -> Any:
         raise invalid(field, f"nests arrays or objects deeper than {MAX_DEPTH} levels") from None
     except _NotJson as exc:
         raise invalid(field, f"is not valid JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        raise invalid(field, f"is not valid JSON ({exc.msg} at {where})") from None
     except (ValueError, UnicodeDecodeError):
         raise invalid(field, "is not valid JSON") from None
     check_json_value(value, field)
@@ -103,7 +123,8 @@ def _path(field: str, parts: tuple[str | int, ...]) -> str:
 
 
 def check_json_value(value: Any, field: str = "body") -> None:
-    """Depth and lone surrogates of a parsed value, iteratively (no recursion to exhaust).
+    """Depth, lone surrogates and NUL characters of a parsed value, iteratively (no recursion to
+    exhaust).
 
     The message names the offending member: ``value.items[3]: ...``.
     """
@@ -111,15 +132,14 @@ def check_json_value(value: Any, field: str = "body") -> None:
     while stack:
         item, parts = stack.pop()
         if isinstance(item, str):
-            if has_surrogate(item):
-                raise invalid(_path(field, parts), "contains a lone UTF-16 surrogate (\\ud800-\\udfff)")
+            refuse_unstorable(item, _path(field, parts))
         elif isinstance(item, dict | list):
             if len(parts) >= MAX_DEPTH:
                 raise invalid(_path(field, parts), f"nests arrays or objects deeper than {MAX_DEPTH} levels")
             if isinstance(item, dict):
                 for key, child in item.items():
-                    if has_surrogate(key):
-                        raise invalid(field, "contains a member name with a lone UTF-16 surrogate")
+                    if (found := unstorable(key)) is not None:
+                        raise invalid(field, f"contains a member name with {found}")
                     stack.append((child, (*parts, key)))
             else:
                 stack.extend((child, (*parts, index)) for index, child in enumerate(item))
@@ -186,6 +206,8 @@ def idempotency_key(raw: str | None) -> str | None:
     empty key would make every keyed write of a project that sends one blank collide."""
     if raw is not None and not 1 <= len(raw) <= IDEMPOTENCY_KEY_MAX:
         raise invalid("Idempotency-Key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    if raw is not None:
+        refuse_unstorable(raw, "Idempotency-Key")  # HTTP servers refuse a NUL in a header; WSGI may not
     return raw
 
 
