@@ -285,6 +285,26 @@ def test_a_nul_in_the_idempotency_key_is_a_400(api: Api) -> None:
     assert result.body["message"] == "Idempotency-Key: contains a NUL character (\\u0000)"
 
 
+# --- long keys -------------------------------------------------------------------------------------
+def test_a_fact_of_the_longest_multibyte_subject_and_predicate_becomes_memories_that_meet(
+    api: Api, service: Service
+) -> None:
+    """Up to 4,000 bytes each: PostgreSQL's index of a Memory's (subject, attribute) took at most 2,704,
+    so such a fact's derivation failed for ever. The second value must find the first by that key."""
+    api.brain()
+    subject = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(1000))
+    predicate = "".join(chr(0xAC00 + (i * 104729) % 11000) for i in range(1000))  # Hangul: word characters
+    made = [api.remember("b1", {"kind": "fact", "subject": subject, "predicate": predicate, "value": "tea"}).body["id"]]
+    for value in ("Lisbon", "Porto"):  # a single-valued attribute: the second conflicts with the first
+        made.append(api.remember("b1", {"kind": "fact", "subject": subject, "predicate": "lives in", "value": value}).body["id"])
+    assert service.wait_idle()
+    assert all(api.get(f"/brains/b1/records/{record}").body["status"] == "ready" for record in made)
+    memories = api.get("/brains/b1/memories").body["data"]
+    assert len(memories) == 3 and all(m["subject"] == subject for m in memories)
+    lisbon, porto = memories[1:]
+    assert lisbon["id"] in porto["conflicts_with"] and porto["id"] in lisbon["conflicts_with"]
+
+
 # --- timestamps ------------------------------------------------------------------------------------
 OVERFLOWING = ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59", "9999-12-31T23:00:00-01:00"]
 

@@ -101,3 +101,17 @@ def test_import_into_a_missing_brain_or_another_namespace_fails_whole(service: S
         assert getattr(exc, "code", None) == "brain_not_found"
     else:
         raise AssertionError("expected brain_not_found")
+
+
+def test_the_longest_multibyte_source_and_external_id_import_and_reconcile(service: Service) -> None:
+    """500 characters each, up to 2,000 bytes each: PostgreSQL's index of the two took at most 2,704 bytes
+    in all, and such a line ended the import."""
+    api = Api(create_app(service))
+    api.brain("alice")
+    source = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(500))
+    external_id = "".join(chr(0xAC00 + (i * 104729) % 11000) for i in range(500))
+    line = _jsonl([{"external_id": external_id, "content": "Alice moved to Lisbon."}])
+    first = import_records(service, import_principal("test", "acme"), "alice", source, line)
+    assert (first.imported, first.unchanged, first.invalid) == (1, 0, [])
+    again = import_records(service, import_principal("test", "acme"), "alice", source, line)
+    assert (again.imported, again.unchanged, again.invalid) == (0, 1, [])

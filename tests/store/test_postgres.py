@@ -21,7 +21,7 @@ from brainstore.config import Config
 from brainstore.domain import Brain, ObjectVersion
 from brainstore.service import Service
 from brainstore.store.base import StoreFeature
-from brainstore.store.postgres import HEADS, SHARED, PostgresStore, migrations
+from brainstore.store.postgres import HASHED_KEYS, HEADS, SHARED, PostgresStore, migrations
 from tests.conftest import Api, assert_error
 from tests.postgres_server import PostgresServer
 from tests.store.erasure import ERASES, MAIN, OTHER, SKIP, T0, chunk, make_secret, populate, rec, reply
@@ -394,10 +394,10 @@ def test_processes_starting_together_migrate_an_empty_database_once(empty_url: s
     try:
         run_together(threads)
         assert sorted(v for versions in applied for v in versions) == [m[0] for m in migrations()]
-        assert [s.schema_version() for s in stores] == [HEADS] * 3
+        assert [s.schema_version() for s in stores] == [HASHED_KEYS] * 3
         # The same numbers as DuckDB's, then what only several processes on one database need, then the
-        # heads of the Memories.
-        assert [m[0] for m in migrations()] == [*(int(f) for f in StoreFeature), SHARED, HEADS]
+        # heads of the Memories, then the keys of long texts by their md5.
+        assert [m[0] for m in migrations()] == [*(int(f) for f in StoreFeature), SHARED, HEADS, HASHED_KEYS]
     finally:
         for s in stores:
             s.close()
@@ -446,3 +446,34 @@ def test_migrate_and_serve_refuse_what_postgres_options_cannot_do(tmp_path: Path
         assert done.returncode == 2, done.stderr
         assert message in done.stderr and "serving" not in done.stdout
     assert not (tmp_path / "d").exists()  # refused before anything was made
+
+
+def test_the_keys_of_long_texts_are_found_before_and_after_they_are_indexed_by_their_md5(empty_url: str) -> None:
+    from dataclasses import replace
+
+    from brainstore.domain import Record
+    from tests.store.test_store_suite import revision
+
+    store = PostgresStore(empty_url)
+    try:
+        store.migrate(up_to=HEADS)
+        store.insert_brain(Brain("brn_1", "ns", "b1", None, None, None, T0))
+        source = {"name": "crm", "external_id": "42"}
+        store.insert_record(Record("rec_1", "brn_1", {"kind": "document", "text": "x"}, source, "shareable", T0, T0, "import", 1))
+        store.insert_memory_revisions([replace(revision("mem_a", 1, 2), fingerprint="fp_a")])
+
+        def found() -> tuple[object, ...]:
+            imported = store.find_imported_record("brn_1", "crm", "42")
+            return (
+                imported.id if imported is not None else None,
+                [m.memory_id for m in store.memories_by_attributes("brn_1", [("ALICE", "lives_in")])],
+                [m.memory_id for m in store.memories_by_attributes("brn_1", [("alice", "lives_in")], newest=4)],
+                store.memories_by_attributes("brn_1", [("alice", "works_at")]),
+            )
+
+        before = found()
+        assert before == ("rec_1", ["mem_a"], ["mem_a"], [])
+        assert store.migrate() == [HASHED_KEYS]
+        assert found() == before
+    finally:
+        store.close()

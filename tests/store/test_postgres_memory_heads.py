@@ -106,7 +106,7 @@ def test_a_database_migrated_to_the_heads_holds_every_memory_written_before(post
                 op = ("write", "b1", n, fingerprint, "Alice", "likes", status if version == 2 else "active", "rec_1", version, end)
                 write(store, versions, op)
         assert store._rows("SELECT to_regclass('memory_heads')") == [(None,)]
-        assert store.migrate() == [HEADS]
+        assert store.migrate(up_to=HEADS) == [HEADS]
         assert len(heads(store)) == 4
         agree(store, ("b1",))
     finally:
@@ -141,7 +141,7 @@ def test_the_migration_waits_for_the_revisions_written_before_it_commits(postgre
         thread = threading.Thread(target=write_and_hold)
         thread.start()
         assert written.wait(30)
-        migrating = threading.Thread(target=migrator.migrate)
+        migrating = threading.Thread(target=migrator.migrate, kwargs={"up_to": HEADS})
         migrating.start()
         migrating.join(timeout=1.0)
         assert migrating.is_alive()  # waiting for the writer's transaction

@@ -114,6 +114,9 @@ SHARED = 5
 # Schema 6 (migrations_postgres/006_memory_heads.sql): each Memory's current revision, by the keys and the
 # order of the lookups of a key's newest Memories.
 HEADS = 6
+# Schema 7 (migrations_postgres/007_hashed_keys.sql): keys made of long texts indexed by their md5. Its
+# queries (the md5 of each part, then the texts) answer alike before it, only slower.
+HASHED_KEYS = 7
 _HEAD_COLUMNS = "memory_id, brain_uid, version, status, fingerprint, subject_key, attribute, valid_from, valid_to"
 # Each head with its revision (h, r), for what the heads do not hold.
 _HEADS_WITH_REVISIONS = (
@@ -733,8 +736,9 @@ class PostgresStore:
     def find_imported_record(self, brain_uid: str, source_name: str, external_id: str) -> Record | None:
         rows = self._rows(
             _RECORD_SELECT
-            + " WHERE r.brain_uid = %s AND r.origin = 'import' AND r.source_name = %s AND r.external_id = %s",
-            [brain_uid, source_name, external_id],
+            + " WHERE r.brain_uid = %s AND r.origin = 'import' AND md5(r.source_name) = md5(%s) "
+            "AND md5(r.external_id) = md5(%s) AND r.source_name = %s AND r.external_id = %s",  # its index: migration 7
+            [brain_uid, source_name, external_id, source_name, external_id],
         )
         return self._record(rows[0]) if rows else None
 
@@ -1155,12 +1159,15 @@ class PostgresStore:
         pairs = sorted({(subject.casefold(), attribute) for subject, attribute in keys})
         subjects, attributes = [p[0] for p in pairs], [p[1] for p in pairs]
         match = "(subject_key, attribute) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
-        among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {match}", [brain_uid, subjects, attributes])
+        # the indexes hold the parts' md5 (migration 7): matched down them, then the texts exactly
+        hashed = "(md5(subject_key), md5(attribute)) IN (SELECT md5(s), md5(a) FROM unnest(%s::text[], %s::text[]) AS k(s, a))"
+        among = (f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND {hashed}", [brain_uid, subjects, attributes])
         if newest is None:
             return self._current(brain_uid, match, [subjects, attributes], "ORDER BY memory_id", among=among)
         keys = (
             "unnest(%s::text[], %s::text[]) AS k(subject_key, attribute)",
-            "subject_key = k.subject_key AND attribute = k.attribute",
+            "md5(subject_key) = md5(k.subject_key) AND md5(attribute) = md5(k.attribute) "
+            "AND subject_key = k.subject_key AND attribute = k.attribute",
             [subjects, attributes],
         )
         return self._latest_ending(brain_uid, match, [subjects, attributes], among, "subject_key, attribute", newest, keys)
