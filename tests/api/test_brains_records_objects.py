@@ -48,6 +48,37 @@ def test_forget_brain_removes_everything_under_it(api: Api) -> None:
     assert_error(api.get("/brains/b1/objects/pref/theme"), 404, "object_not_found")
 
 
+def test_a_forgotten_brains_self_name_leaves_the_derivation_it_was_read_for(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainstore.service import derivation
+
+    monkeypatch.setattr(derivation, "SELF_NAMES_HELD", 2)
+    for n, name in enumerate(["Zelda Quist", "Ann", "Bo"]):
+        api.brain(f"b{n}", self_name=name)
+        api.remember(f"b{n}", "I moved to Lisbon.")
+        assert service.wait_idle()
+    held = repr(service.derivation._self_names)
+    assert "Zelda Quist" not in held and "Ann" in held and "Bo" in held  # the least recently used goes
+    assert api.delete("/brains/b1").status == 200
+    assert "Ann" not in repr(service.derivation._self_names)
+
+
+def test_a_self_name_read_while_its_brain_is_forgotten_is_not_held(api: Api, service: Service) -> None:
+    api.brain("b1", self_name="Zelda Quist")
+    brain = service.store.get_brain("test:acme", "b1")
+    read = service.store.brain_by_uid
+
+    def read_then_forgotten(uid: str) -> Any:
+        found = read(uid)
+        service.derivation.forgotten(uid)  # the Brain's forget commits while the read is on its way
+        return found
+
+    service.store.brain_by_uid = read_then_forgotten  # type: ignore[method-assign]
+    assert service.derivation._self_name(brain.uid) == "Zelda Quist"
+    assert "Zelda Quist" not in repr(service.derivation._self_names)
+
+
 # --- records ----------------------------------------------------------------------------------------
 
 CONTENTS: list[Any] = [

@@ -176,11 +176,15 @@ def test_an_erasure_on_one_process_is_never_served_from_the_others_cache(pair: P
     assert "4711" not in repr(b.store._checked._held)  # type: ignore[attr-defined]
     assert not b.evidence.index(uid).record_chunks(secret.body["id"])
     # A forgotten Brain leaves the other process's memory at its next scan.
+    b.derivation._self_name(uid)  # as B's derivation of a Record of the Brain would
+    assert "Ann" in repr(b.derivation._self_names)
     assert api_a.delete("/brains/b1").status == 200
     b.evidence.forget_erased_elsewhere()
     b.store.forget_stale_memories()  # type: ignore[attr-defined]
+    b.derivation.forget_gone_brains()
     assert uid not in b.evidence._indexes and uid not in b.evidence._lanes
     assert uid not in b.store._checked.held_generations()  # type: ignore[attr-defined]
+    assert "Ann" not in repr(b.derivation._self_names)
 
 
 def test_a_record_erased_on_one_process_leaves_the_others_memory_at_its_next_scan(pair: Pair) -> None:

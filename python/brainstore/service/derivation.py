@@ -160,6 +160,10 @@ LONG_TEXTS_WAITING = 10_000
 LEASE_SECONDS = 30.0
 SCAN_SECONDS = 5.0
 GRACE_SECONDS = 10.0
+# Self names of Brains held at most (a name each, at most 200 characters).
+SELF_NAMES_HELD = 4096
+# A change sequence past any Brain's: asked erasures after it, a store says only whether the Brain lives.
+_NO_ERASURES = 1 << 62
 
 
 class StoreLoader:
@@ -434,7 +438,11 @@ class Derivation:
         self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
         self._retries: set[threading.Timer] = set()
         self._stopping = False
-        self._self_names: dict[str, str | None] = {}
+        # Each Brain's self name, read once (it never changes), the least recently used given up past
+        # SELF_NAMES_HELD; a forgotten Brain's goes with it (forgotten, forget_gone_brains).
+        self._self_names: OrderedDict[str, str | None] = OrderedDict()
+        self._self_names_lock = threading.Lock()
+        self._brains_forgotten = 0  # under _self_names_lock: a read overlapping a forget holds nothing
         # Who this process is in the store's claims: unique per process and start.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scanner: threading.Thread | None = None
@@ -510,6 +518,7 @@ class Derivation:
                     self.adopt_memory(brain_uid, memory_id)
                 # what others changed or erased leaves this process's memory
                 self.evidence.forget_erased_elsewhere()
+                self.forget_gone_brains()
                 shared.forget_stale_memories()
                 self.on_scan()
             except Exception:
@@ -585,10 +594,14 @@ class Derivation:
         """A Record (every Record of the Brain when ``record_id`` is None) was erased: its job, if one
         is queued here, is dropped with the text it holds where it next passes, instead of being read,
         embedded slice by slice and then skipped when applied (a long document forgotten mid-way went on
-        for 3-6 s of both cores). Call once the erase committed."""
+        for 3-6 s of both cores). A forgotten Brain's self name goes too. Call once the erase committed."""
         with self._idle:
             queued = self._queued_records.get(brain_uid, {})
             self._forgotten.update((brain_uid, r) for r in (queued if record_id is None else [record_id] if record_id in queued else []))
+        if record_id is None:
+            with self._self_names_lock:
+                self._self_names.pop(brain_uid, None)
+                self._brains_forgotten += 1
 
     def _drop_forgotten(self, jobs: list[Job]) -> list[Job]:
         """``jobs`` less those of forgotten Records, which are done with."""
@@ -782,10 +795,32 @@ class Derivation:
 
     def _self_name(self, brain_uid: str) -> str | None:
         """A Brain's self never changes once created: read it once."""
-        if brain_uid not in self._self_names:
-            brain = self.store.brain_by_uid(brain_uid)
-            self._self_names[brain_uid] = brain.self_name if brain else None
-        return self._self_names[brain_uid]
+        with self._self_names_lock:
+            if brain_uid in self._self_names:
+                self._self_names.move_to_end(brain_uid)
+                return self._self_names[brain_uid]
+            forgets = self._brains_forgotten
+        brain = self.store.brain_by_uid(brain_uid)
+        if brain is None:
+            return None
+        with self._self_names_lock:
+            if forgets == self._brains_forgotten:
+                self._self_names[brain_uid] = brain.self_name
+                while len(self._self_names) > SELF_NAMES_HELD:
+                    self._self_names.popitem(last=False)
+        return brain.self_name
+
+    def forget_gone_brains(self) -> None:
+        """What this process holds of the Brains another process forgot goes (their self names, their
+        queued jobs): one statement for all held. The shared queue's scan runs it."""
+        shared = self._shared()
+        with self._self_names_lock:
+            held = list(self._self_names)
+        if shared is None or not held:
+            return
+        for brain_uid, found in shared.erasures_since(dict.fromkeys(held, _NO_ERASURES)).items():
+            if found is None:
+                self.forgotten(brain_uid)
 
     def _load(self, batch: list[Job]) -> list[Job]:
         """Read (one read per Brain) and extract the batch's Record jobs not read yet; the jobs with
