@@ -528,6 +528,30 @@ def test_erasing_a_records_citations_scrubs_every_revision(store: Store) -> None
     assert [m.memory_id for m in store.memories_citing("brn_1", "rec_kept")] == ["mem_a", "mem_b"]
 
 
+def test_erasing_a_records_citations_from_many_revisions_at_once(store: Store) -> None:
+    """Each revision keeps exactly the other Records' citations, in order, or goes when none is left;
+    another Brain's revisions citing a Record of that id are not touched."""
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [
+            replace(revision(f"mem_{n:02d}", v, 10 * n + v, cites=cites), fingerprint=f"fp_{n}")
+            for n in range(12)
+            for v, cites in enumerate(
+                [("rec_gone",), ("rec_1", "rec_gone", "rec_2"), ("rec_gone", "rec_gone", "rec_3")][: 1 + n % 3], start=1
+            )
+        ]
+        + [replace(revision("mem_other", 1, 1, cites=("rec_gone",)), brain_uid="brn_2", fingerprint="o")]
+    )
+    store.erase_record_citations("brn_1", "rec_gone")
+    for n in range(12):
+        history = store.memory_revisions("brn_1", f"mem_{n:02d}")
+        expected = [(2, ["rec_1", "rec_2"]), (3, ["rec_3"])][: n % 3]
+        assert [(r.version, [c.record_id for c in r.citations]) for r in history] == expected
+    assert store.memories_citing("brn_1", "rec_gone") == []
+    assert [c.record_id for c in store.memory("brn_2", "mem_other").citations] == ["rec_gone"]  # type: ignore[union-attr]
+
+
 def test_records_and_their_statuses_are_read_and_written_together(store: Store) -> None:
     from brainstore.domain import RecordStatus
 

@@ -16,6 +16,7 @@ Invariants every implementation keeps:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -86,6 +87,24 @@ def latest_ending(
             taken[group] = taken.get(group, 0) + 1
             kept.append(memory)
     return sorted(kept, key=lambda m: m.memory_id)
+
+
+def without_citations_of(
+    record_id: str, revisions: Sequence[tuple[str, int, str]]
+) -> tuple[list[tuple[str, int, list[dict[str, Any]]]], list[tuple[str, int]]]:
+    """For erase_record_citations: of (memory_id, version, citations JSON) rows, each revision once, those
+    left with citations of other Records (with them) and those left with none (erased)."""
+    revised, emptied, seen = [], [], set()
+    for memory_id, version, raw in revisions:
+        if (memory_id, version) in seen:
+            continue
+        seen.add((memory_id, version))
+        kept = [c for c in json.loads(raw) if c["record_id"] != record_id]
+        if kept:
+            revised.append((memory_id, version, kept))
+        else:
+            emptied.append((memory_id, version))
+    return revised, emptied
 
 
 def low_trust(record: Record) -> bool:

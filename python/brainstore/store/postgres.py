@@ -73,7 +73,7 @@ from brainstore.domain import (
     RecordTally,
     StoredChunk,
 )
-from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, StoreFeature
+from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, StoreFeature, without_citations_of
 from brainstore.store.current import CheckedMemories, HeldBrain
 
 log = logging.getLogger("brainstore.store.postgres")
@@ -1358,18 +1358,23 @@ class PostgresStore:
             ).fetchall()
             if not rows:
                 return
-            dropped: set[str] = set()
-            for memory_id, version, raw in rows:
-                kept = [c for c in json.loads(raw) if c["record_id"] != record_id]
-                if kept:
+            revised, emptied = without_citations_of(record_id, rows)
+            # a few statements however many revisions (as DuckDB's)
+            if revised:
+                conn.execute(
+                    "UPDATE memory_revisions AS r SET citations = u.citations "
+                    "FROM unnest(%s::text[], %s::integer[], %s::text[]) AS u(memory_id, version, citations) "
+                    "WHERE r.memory_id = u.memory_id AND r.version = u.version",
+                    [[r[0] for r in revised], [r[1] for r in revised], [self._citations_json(r[2]) for r in revised]],
+                )
+            if emptied:  # states the erased Record alone supported: nothing of them may remain
+                for table in ("memory_revisions", "memory_links"):
                     conn.execute(
-                        "UPDATE memory_revisions SET citations = %s WHERE memory_id = %s AND version = %s",
-                        [self._citations_json(kept), memory_id, version],
+                        f"DELETE FROM {table} AS t USING unnest(%s::text[], %s::integer[]) AS e(memory_id, version) "
+                        "WHERE t.memory_id = e.memory_id AND t.version = e.version",
+                        [[e[0] for e in emptied], [e[1] for e in emptied]],
                     )
-                else:  # a state the erased Record alone supported: nothing of it may remain
-                    conn.execute("DELETE FROM memory_revisions WHERE memory_id = %s AND version = %s", [memory_id, version])
-                    conn.execute("DELETE FROM memory_links WHERE memory_id = %s AND version = %s", [memory_id, version])
-                    dropped.add(memory_id)
+            dropped = {e[0] for e in emptied}
             conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id])
             erased = ["memory_revisions", "memory_links"]
             if dropped and self._keeps_heads():
