@@ -487,3 +487,37 @@ def test_a_long_document_forgotten_while_it_is_embedded_is_embedded_no_further(e
     assert len(slices) <= 2, len(slices)  # the one held, and at most the next already under way
     assert api.get(f"/brains/docs/records/{document}").status == 404
     assert not service.derivation._forgotten  # its note went with the job
+
+
+class CountsItsReads(RuleExtractor):
+    """Counts the texts it reads that hold ``marker``."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker, self.reads = marker, 0
+
+    def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        if self.marker in source.text:
+            self.reads += 1
+        return super().extract(source, self_name=self_name)
+
+
+def test_memories_left_to_one_source_are_rederived_reading_it_once_a_batch(engine: Engine) -> None:
+    """Forgetting one of two copies of a document leaves its Memories pending re-derivation from the
+    other: each was re-read once for each Memory, inside the transaction that held the write lock."""
+    extractor = CountsItsReads("Zanzibar")
+    service = engine.open(extractor)
+    api = Api(create_app(service), KEY)
+    api.brain("docs")
+    text = " ".join(f"Alice bought a bicycle number {n} in Zanzibar." for n in range(90))
+    first, second = (api.remember("docs", text).body["id"] for _ in range(2))
+    assert service.wait_idle()
+    pending = len(api.get("/brains/docs/memories", params={"limit": "500"}).body["data"])
+    assert pending >= 2 * BATCH_RECORDS // 2  # enough Memories for more than one batch of re-derivations
+    reads = extractor.reads
+    receipt = api.delete(f"/brains/docs/records/{first}").body
+    assert receipt["rederiving"]["memories"] == pending
+    assert service.wait_idle()
+    assert extractor.reads - reads <= 2 * (pending // BATCH_RECORDS + 1), (extractor.reads - reads, pending)
+    memories = api.get("/brains/docs/memories", params={"limit": "500"}).body["data"]
+    assert len(memories) == pending and all({c["record_id"] for c in m["citations"]} == {second} for m in memories)

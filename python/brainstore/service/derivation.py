@@ -93,6 +93,7 @@ from brainstore.service.planner import (
     MemoryRules,
     MemoryState,
     assertion_fingerprint,
+    first_by_fingerprint,
     revision_fingerprint,
 )
 from brainstore.store.base import Store, StoreFeature
@@ -207,6 +208,19 @@ def write_plans(store: Store, states: Sequence[MemoryState], at: Any) -> None:
             store.erase_memories(state.brain_uid, state.plan.erased, at=at)
 
 
+@dataclass
+class SourcesRead:
+    """What the Memory jobs of one batch read of their sources before its transaction, by record id: the
+    Records (their content never changes; whether they still exist is asked again in the transaction),
+    their texts, and what each says (fingerprint -> first assertion)."""
+
+    records: dict[str, Record] = field(default_factory=dict)
+    texts: dict[str, SourceText] = field(default_factory=dict)
+    said: dict[str, dict[str, Assertion]] = field(default_factory=dict)
+    # those of ``records`` the transaction applying the batch found still there (emptied as it begins)
+    alive: set[str] = field(default_factory=set)
+
+
 @dataclass(eq=False)
 class Job:
     kind: str  # record | memory
@@ -223,6 +237,9 @@ class Job:
     assertions: list[Assertion] | None = None
     drafts: list[ChunkDraft] = field(default_factory=list)
     vectors: list[np.ndarray] = field(default_factory=list)
+    # a Memory's re-derivation: its sources and what they say, read before the transaction; shared by
+    # the Memory jobs of one batch
+    read: SourcesRead | None = None
 
     @property
     def embedded(self) -> int:
@@ -861,6 +878,9 @@ class Derivation:
                     dropped.add(id(job))
                 elif not self._extract(job, record, self_name):
                     dropped.add(id(job))
+        pending = [job for job in batch if job.kind == "memory"]
+        if pending:
+            self._read_for_rederive(pending)
         return [job for job in batch if id(job) not in dropped]
 
     def _extract(self, job: Job, record: Record, self_name: str | None) -> bool:
@@ -991,6 +1011,9 @@ class Derivation:
             by_brain.setdefault(job.brain_uid, []).append(job)
         applied: dict[str, tuple[list[PreparedEvidence], MemoryState]] = {}
         requeue: list[tuple[str, str]] = []
+        for job in jobs:
+            if job.read is not None:
+                job.read.alive.clear()  # known alive in this transaction only (a retry is another)
         with self.evidence.mutating(by_brain), self.store.atomic():
             now = self.rules.clock()
             statuses: list[RecordStatus] = []
@@ -1011,7 +1034,7 @@ class Derivation:
                 evidence: list[PreparedEvidence] = []
                 for job in brain_jobs:
                     if job.kind == "memory":
-                        self._rederive(state, job.item_id)
+                        self._rederive(state, job.item_id, job.read)
                     elif job in live:
                         prepared, memory_ids = self._derive(state, job)
                         evidence.append(prepared)
@@ -1062,11 +1085,25 @@ class Derivation:
         )
         return prepared, memory_ids
 
-    def _rederive(self, state: MemoryState, memory_id: str) -> None:
+    def _rederive(self, state: MemoryState, memory_id: str, read: SourcesRead | None = None) -> None:
+        """Inside the transaction. ``read``: its sources and what they say, read before it (what is
+        missing is read here)."""
         memory = state.get(memory_id)
         if memory is None or memory.status != "pending":
             return
         self_name = self._self_name(state.brain_uid)
+        read = read if read is not None else SourcesRead()
+        sources, more_sources = self._rederive_sources(state.brain_uid, memory, self_name, read, in_transaction=True)
+        self.rules.rederive(
+            state, memory, sources, self.extractor, self_name, more_sources=more_sources, read=read.said
+        )
+
+    def _rederive_sources(
+        self, brain_uid: str, memory: MemoryRevision, self_name: str | None, read: SourcesRead, *, in_transaction: bool
+    ) -> tuple[list[tuple[str, SourceText]], bool]:
+        """The Records a pending Memory is re-derived from ((record id, text), in the order they are
+        read) and whether more support it than those. Records in ``read`` are not read again (in the
+        transaction, only whether they still exist); those read are added to it."""
         record_ids = list(dict.fromkeys(c.record_id for c in memory.citations))
         more_sources = False
         if memory.extra.get(MORE_SUPPORT):
@@ -1074,18 +1111,47 @@ class Derivation:
             # in the order they came, as far as there are citations to fill (those it cites are among
             # them)
             wanted = MAX_CITATIONS + len(record_ids) + 1
-            supporters = self.store.records_supporting(state.brain_uid, memory_id, wanted)
+            supporters = self.store.records_supporting(brain_uid, memory.memory_id, wanted)
             more_sources = len(supporters) == wanted
             record_ids = list(dict.fromkeys([*record_ids, *supporters]))
-        records = self.store.records(state.brain_uid, record_ids)
+        known = [rid for rid in record_ids if rid in read.records]
+        records = self.store.records(brain_uid, [rid for rid in record_ids if rid not in read.records])
+        read.records.update(records)
+        if in_transaction and known:  # a forget since they were read: a cheap read (no content) says which are gone
+            unchecked = [rid for rid in known if rid not in read.alive]
+            if unchecked:
+                read.alive.update(self.store.record_visibilities(brain_uid, unchecked))
+            records.update((rid, read.records[rid]) for rid in known if rid in read.alive)
+        else:
+            records.update((rid, read.records[rid]) for rid in known)
         live = [rid for rid in record_ids if rid in records]
         if more_sources or len(record_ids) > MAX_CITATIONS:
             live.sort(key=lambda rid: (-SERVED_RANK.get(records[rid].visibility, 0), records[rid].seq))
-        sources = [
-            (rid, source_text(records[rid].content, self_name=self_name, occurred_at=records[rid].occurred_at))
-            for rid in live
-        ]
-        self.rules.rederive(state, memory, sources, self.extractor, self_name, more_sources=more_sources)
+        for rid in live:
+            if rid not in read.texts:
+                record = records[rid]
+                read.texts[rid] = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
+        return [(rid, read.texts[rid]) for rid in live], more_sources
+
+    def _read_for_rederive(self, jobs: list[Job]) -> None:
+        """Before the transaction: read what the sources of the batch's pending Memories say, each
+        source once for the batch. Read inside it, for every Memory, a document whose thousand Memories
+        another Record also supports was read once per Memory there, holding the store's write lock,
+        and every other tenant's writes, for half a minute a batch. Best effort: whatever fails here is
+        read in the transaction, as before."""
+        read = SourcesRead()
+        for job in jobs:
+            job.read = read
+            try:
+                memory = self.store.memory(job.brain_uid, job.item_id)
+                if memory is None or memory.status != "pending":
+                    continue
+                self_name = self._self_name(job.brain_uid)
+                for record_id, text in self._rederive_sources(job.brain_uid, memory, self_name, read, in_transaction=False)[0]:
+                    if record_id not in read.said:
+                        read.said[record_id] = first_by_fingerprint(self.extractor.extract(text, self_name=self_name))
+            except Exception:  # the store or the extractor: met again, and handled, in the transaction
+                log.debug("reading the sources of %s before applying it failed", job.item_id, exc_info=True)
 
     # --- re-derivation with the current extractor (brainstore rederive) ------------------------------
     def rederive_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, int]:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -139,6 +139,14 @@ def _stash_valid_to(memory: MemoryRevision) -> dict[str, Any]:
 def _restored_valid_to(extra: dict[str, Any]) -> datetime | None:
     held = extra.pop("valid_to_before", None)
     return datetime.fromisoformat(held) if held else None
+
+
+def first_by_fingerprint(assertions: Iterable[Assertion]) -> dict[str, Assertion]:
+    """The first of ``assertions`` of each fingerprint (what re-deriving a Memory looks for in a text)."""
+    found: dict[str, Assertion] = {}
+    for assertion in assertions:
+        found.setdefault(assertion_fingerprint(assertion.subject, assertion), assertion)
+    return found
 
 
 def _unsupported_without(memory: MemoryRevision, record_id: str) -> bool:
@@ -562,10 +570,12 @@ class MemoryRules:
         self_name: str | None,
         *,
         more_sources: bool = False,
+        read: Mapping[str, Mapping[str, Assertion]] | None = None,
     ) -> None:
         """Re-derive a pending Memory from the surviving Records ``sources`` ((record id, text)): those
         it cites first, then its other supporters, oldest first. It cites the first MAX_CITATIONS that
-        still state it; ``more_sources``: more supporters exist than ``sources`` names."""
+        still state it; ``more_sources``: more supporters exist than ``sources`` names. ``read``: what
+        ``extractor`` found in some of them already (:func:`first_by_fingerprint`), by record id."""
         fingerprint = revision_fingerprint(memory)
         citations: list[Citation] = []
         statement: str | None = None
@@ -575,15 +585,15 @@ class MemoryRules:
             if len(citations) >= MAX_CITATIONS:
                 break
             examined += 1
-            for assertion in extractor.extract(text, self_name=self_name):
-                if assertion_fingerprint(assertion.subject, assertion) == fingerprint:
-                    start, end = assertion.span
-                    citations.append(Citation(record_id, start, end, text.text[start:end]))
-                    statement = statement or assertion.statement
-                    valid_from = (
-                        assertion.valid_from if valid_from is None else min(valid_from, assertion.valid_from)
-                    )
-                    break
+            said = read.get(record_id) if read is not None else None
+            if said is None:
+                said = first_by_fingerprint(extractor.extract(text, self_name=self_name))
+            assertion = said.get(fingerprint)
+            if assertion is not None:
+                start, end = assertion.span
+                citations.append(Citation(record_id, start, end, text.text[start:end]))
+                statement = statement or assertion.statement
+                valid_from = assertion.valid_from if valid_from is None else min(valid_from, assertion.valid_from)
             else:
                 # The extractor no longer finds it there (it changed since): keep the stored span.
                 kept = [c for c in memory.citations if c.record_id == record_id]
