@@ -614,7 +614,8 @@ class Derivation:
         for 3-6 s of both cores). A forgotten Brain's self name goes too. Call once the erase committed."""
         with self._idle:
             queued = self._queued_records.get(brain_uid, {})
-            self._forgotten.update((brain_uid, r) for r in (queued if record_id is None else [record_id] if record_id in queued else []))
+            erased = list(queued) if record_id is None else [record_id] if record_id in queued else []
+            self._forgotten.update((brain_uid, erased_id) for erased_id in erased)
         if record_id is None:
             with self._self_names_lock:
                 self._self_names.pop(brain_uid, None)
@@ -629,7 +630,8 @@ class Derivation:
         for job in gone:
             job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
             self._done(job)
-        return [job for job in jobs if all(job is not g for g in gone)]
+        dropped = {id(job) for job in gone}
+        return [job for job in jobs if id(job) not in dropped]
 
     def _outstanding_jobs(self, namespace: str) -> int:
         # Read without _idle: a job is counted before it is queued and uncounted once it is done, so a
@@ -1147,7 +1149,8 @@ class Derivation:
                 if memory is None or memory.status != "pending":
                     continue
                 self_name = self._self_name(job.brain_uid)
-                for record_id, text in self._rederive_sources(job.brain_uid, memory, self_name, read, in_transaction=False)[0]:
+                sources, _ = self._rederive_sources(job.brain_uid, memory, self_name, read, in_transaction=False)
+                for record_id, text in sources:
                     if record_id not in read.said:
                         read.said[record_id] = first_by_fingerprint(self.extractor.extract(text, self_name=self_name))
             except Exception:  # the store or the extractor: met again, and handled, in the transaction
