@@ -530,6 +530,67 @@ def test_a_failed_derivation_never_serves_uncommitted_chunks_and_its_retry_adds_
     assert [e["record_id"] for e in context(api, query="bees roof")["evidence"]].count(rec) == 1
 
 
+def test_a_record_whose_transaction_fails_alike_every_time_is_failed_and_holds_no_watermark_back(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainstore.service import derivation
+
+    monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.02,))
+    real, refused = service.store.insert_chunks, []
+
+    def refuse_the_poison(chunks: Any) -> Any:
+        if any("POISON" in chunk.draft.text for chunk in chunks):
+            refused.append(len(chunks))
+            raise ValueError("text fields cannot contain NUL (0x00) bytes")  # the same each time
+        return real(chunks)
+
+    monkeypatch.setattr(service.store, "insert_chunks", refuse_the_poison)
+    api.brain("b1")
+    poison = api.remember("b1", "POISON: I keep bees on the roof.").body["id"]
+    write = api.remember("b1", "The bees swarmed in May.")
+    assert service.wait_idle(timeout=30)
+    record = api.get(f"/brains/b1/records/{poison}").body
+    assert record["status"] == "failed" and record["error"]["code"] == "derivation_failed"
+    assert record["error"]["message"] == (
+        f"applying it failed {derivation.APPLY_ATTEMPTS} times alike; "
+        "ValueError: text fields cannot contain NUL (0x00) bytes"
+    )
+    assert len(refused) >= derivation.APPLY_ATTEMPTS
+    assert api.get(f"/brains/b1/records/{write.body['id']}").body["status"] == "ready"
+    answer = api.post("/brains/b1/context", {"query": "bees"}, headers={"Brain-Watermark": write.header("Brain-Watermark")})
+    assert answer.status == 200, answer.body
+    assert poison not in {e["record_id"] for e in answer.body["evidence"]}
+
+
+def test_a_store_that_refuses_every_write_for_a_while_fails_no_record(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainstore.service import derivation
+
+    monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.02,))
+    refusals, healed = [], threading.Event()
+
+    def disk_full(real: Any) -> Any:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            if not healed.is_set():
+                refusals.append(real.__name__)
+                if len(refusals) >= 4 * derivation.APPLY_ATTEMPTS:
+                    healed.set()
+                raise OSError("No space left on device")
+            return real(*args, **kwargs)
+
+        return refuse
+
+    api.brain("b1")
+    for name in ("insert_chunks", "append_record_statuses", "append_record_status"):
+        monkeypatch.setattr(service.store, name, disk_full(getattr(service.store, name)))
+    rec = api.remember("b1", "I keep bees on the roof.").body["id"]
+    assert healed.wait(30)
+    assert service.wait_idle(timeout=30)
+    assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
+    assert "append_record_status" in refusals  # it tried to mark the Record failed, and could not
+
+
 def test_a_failed_batch_of_a_backlog_is_applied_again_record_by_record(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -103,6 +103,11 @@ log = logging.getLogger("brainstore.derivation")
 #: Seconds before failed work is tried again (the last repeats): an embedding endpoint that is down
 #: must not leave Records processing until the next restart.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+#: Times in a row a Record's transaction may fail alone with the same error before the Record is marked
+#: failed (the fifth comes about 18 s after the first): a failure that repeats while the store still
+#: takes the failed status is the Record's own (content a bug meets, a value the store refuses), and
+#: left processing it would hold its Brain's watermark, and every Context waiting for it, for ever.
+APPLY_ATTEMPTS = 5
 BATCH_RECORDS = 64
 # Characters of chunk text one batch embeds at most: about 0.4 s of the offline model on 2 cores. Only
 # a backlog fills a batch, and a bigger one is cheaper a Record: the embedder cuts it into bigger runs,
@@ -231,6 +236,8 @@ class Job:
     chars: int | None = None  # the length of a Record's text when it was queued (None: unknown)
     failures: int = 0
     reader_endings: int = 0  # times reading its text apart ended the process reading it
+    applying_failed: str = ""  # how its transaction, applied alone, last failed
+    applying_failed_alike: int = 0  # times in a row it failed so
     # a Record's derivation in progress
     record: Record | None = None
     text: SourceText | None = None
@@ -791,26 +798,30 @@ class Derivation:
             self._apply_or_retry(finished)
 
     def _apply_or_retry(self, finished: list[Job]) -> None:
-        try:
-            self._apply_batch(finished)
-        except Exception:  # a bug must not kill the thread applying: retry each job on its own
-            log.exception("applying a derivation batch failed; retrying its work")
-            for job in finished:
-                self._retry_later(job)
+        if len(finished) > 1:
+            try:
+                self._apply(finished)
+                return
+            except Exception:
+                log.warning("applying a batch of %d failed; applying its Records one by one", len(finished), exc_info=True)
+        for job in finished:
+            try:
+                self._apply([job])
+            except Exception as exc:  # a bug must not kill the thread applying
+                log.exception("derivation of %s %s failed", job.kind, job.item_id)
+                self._failed_alone(job, exc)
 
-    def _apply_batch(self, finished: list[Job]) -> None:
-        try:
-            self._apply(finished)
-        except Exception:
-            if len(finished) == 1:
-                raise
-            log.warning("applying a batch of %d failed; applying its Records one by one", len(finished))
-            for job in finished:
-                try:
-                    self._apply([job])
-                except Exception:
-                    log.exception("derivation of %s %s failed", job.kind, job.item_id)
-                    self._retry_later(job)
+    def _failed_alone(self, job: Job, failure: Exception) -> None:
+        said = f"{type(failure).__name__}: {failure}"
+        job.applying_failed_alike = job.applying_failed_alike + 1 if said == job.applying_failed else 1
+        job.applying_failed = said
+        if job.kind == "record" and job.applying_failed_alike >= APPLY_ATTEMPTS:
+            try:
+                self._fail(job, failure, code="derivation_failed", why=f"applying it failed {APPLY_ATTEMPTS} times alike; ")
+                return
+            except Exception:  # the store refuses that too: not the Record's own failure, it seems
+                log.exception("%s could not be marked failed either; it is tried again", job.item_id)
+        self._retry_later(job)
 
     def _self_name(self, brain_uid: str) -> str | None:
         """A Brain's self never changes once created: read it once."""
@@ -966,7 +977,7 @@ class Derivation:
         if self._cut(job, record, text, assertions):
             self._queue.put(job, front=True)
 
-    def _fail(self, job: Job, exc: Exception) -> None:
+    def _fail(self, job: Job, exc: Exception, *, code: str = "extraction_failed", why: str = "") -> None:
         with self.evidence.mutating([job.brain_uid]), self.store.atomic():
             if self.store.lock_brain(job.brain_uid):
                 current = self.store.get_record(job.brain_uid, job.item_id)
@@ -976,7 +987,7 @@ class Derivation:
                         job.item_id,
                         "failed",
                         seq=self.store.next_seq(job.brain_uid),
-                        error={"code": "extraction_failed", "message": f"{type(exc).__name__}: {exc}"[:500]},
+                        error={"code": code, "message": f"{why}{type(exc).__name__}: {exc}"[:500]},
                     )
         self._done(job)
         self.on_applied({job.brain_uid})
