@@ -278,6 +278,27 @@ def test_many_memories_are_erased_at_once_each_at_its_own_seq(store: Store) -> N
     assert store.memories_citing("brn_1", "rec_1") == store.all_memories("brn_1")
 
 
+def test_many_memories_are_read_at_once_as_each_is_read_alone(store: Store) -> None:
+    from dataclasses import replace
+
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    store.insert_memory_revisions(
+        [replace(revision(f"mem_{n}", 1, n), fingerprint=f"fp_{n}") for n in range(1, 5)]
+        + [replace(revision("mem_1", 2, 5, status="pending"), fingerprint="fp_1")]
+        + [replace(revision("mem_2", 2, 6, status="superseded"), fingerprint="fp_2")]
+        + [replace(revision("mem_9", 1, 1), brain_uid="brn_2", fingerprint="fp_9")]
+    )
+    store.erase_memories("brn_1", [("mem_3", 7)], at=T0)
+    asked = ["mem_1", "mem_2", "mem_3", "mem_4", "mem_9", "mem_none", "mem_1"]
+    found = store.memories("brn_1", asked)
+    assert found == {m: r for m in asked if (r := store.memory("brn_1", m)) is not None}
+    assert sorted(found) == ["mem_1", "mem_2", "mem_4"]  # erased, another Brain's and unknown ones left out
+    assert (found["mem_1"].version, found["mem_1"].status) == (2, "pending")
+    assert store.memories("brn_2", asked) == {"mem_9": store.memory("brn_2", "mem_9")}
+    assert store.memories("brn_1", []) == {}
+
+
 def test_the_owner_filter_compares_casefolded_names(store: Store) -> None:
     """Casefold, not lower case: 'Weiß' is 'WEISS' (DuckDB's lower() keeps the 'ß')."""
     from dataclasses import replace

@@ -1003,8 +1003,8 @@ def test_leaving_closes_the_old_employer_when_the_text_says():
         def __init__(self):
             self.current = {}
 
-        def memory(self, memory_id):
-            return self.current.get(memory_id)
+        def memories(self, memory_ids):
+            return {m: self.current[m] for m in memory_ids if m in self.current}
 
         def by_fingerprints(self, fingerprints):
             return [m for m in self.current.values() if m.fingerprint in fingerprints]

@@ -61,8 +61,8 @@ class Loader:
         self.visibility: dict[str, str] = {}  # record id -> its visibility, when not shareable
         self.visibility_reads = 0
 
-    def memory(self, memory_id: str) -> MemoryRevision | None:
-        return self.current.get(memory_id)
+    def memories(self, memory_ids: list[str]) -> dict[str, MemoryRevision]:
+        return {m: self.current[m] for m in memory_ids if m in self.current}
 
     def by_fingerprints(self, fingerprints: list[str]) -> list[MemoryRevision]:
         found = [m for m in self.current.values() if m.fingerprint in fingerprints]
@@ -128,6 +128,22 @@ def test_one_batch_sees_its_own_writes() -> None:
     a = world.rules.apply(state, "rec_1", "x", said("Alice lives in Lisbon."))
     b = world.rules.apply(state, "rec_2", "x", said("Alice lives in Lisbon."))
     assert a == b and len({r.memory_id for r in state.plan.revisions}) == 1
+
+
+def test_memories_asked_for_at_once_are_read_in_one_read_and_each_only_once() -> None:
+    world = World()
+    lisbon = world.say("rec_1", said("Alice lives in Lisbon."))
+    paris = world.say("rec_2", said("Alice works in Paris.", attribute="works_in", value="paris"))
+    reads: list[list[str]] = []
+    real = world.loader.memories
+    world.loader.memories = lambda ids: reads.append(list(ids)) or real(ids)  # type: ignore[method-assign]
+    state = world.state()
+    state.prefetch_memories([paris, "mem_gone", lisbon, paris])
+    assert reads == [sorted([lisbon, paris, "mem_gone"])]
+    assert state.get(lisbon) == world[lisbon] and state.get(paris) == world[paris]
+    assert state.get("mem_gone") is None
+    state.prefetch_memories([lisbon, "mem_gone"])
+    assert len(reads) == 1  # each held since, the unknown one as known to be missing
 
 
 def test_a_corrective_statement_supersedes_instead_of_supporting() -> None:

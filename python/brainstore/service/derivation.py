@@ -179,8 +179,8 @@ class StoreLoader:
         self.store = store
         self.brain_uid = brain_uid
 
-    def memory(self, memory_id: str) -> MemoryRevision | None:
-        return self.store.memory(self.brain_uid, memory_id)
+    def memories(self, memory_ids: Sequence[str]) -> dict[str, MemoryRevision]:
+        return self.store.memories(self.brain_uid, memory_ids)
 
     def by_fingerprints(self, fingerprints: Sequence[str]) -> list[MemoryRevision]:
         return self.store.memories_by_fingerprints(self.brain_uid, fingerprints, newest=ASSERTION_MEMORIES)
@@ -1044,6 +1044,7 @@ class Derivation:
                 ]
                 state = memory_state(self.store, brain_uid)
                 state.prefetch(a for job in live for a in job.assertions or ())
+                state.prefetch_memories(job.item_id for job in brain_jobs if job.kind == "memory")
                 evidence: list[PreparedEvidence] = []
                 for job in brain_jobs:
                     if job.kind == "memory":
@@ -1153,10 +1154,20 @@ class Derivation:
         and every other tenant's writes, for half a minute a batch. Best effort: whatever fails here is
         read in the transaction, as before."""
         read = SourcesRead()
+        by_brain: dict[str, list[str]] = {}
         for job in jobs:
             job.read = read
+            by_brain.setdefault(job.brain_uid, []).append(job.item_id)
+        memories: dict[tuple[str, str], MemoryRevision] = {}
+        try:
+            for brain_uid, memory_ids in by_brain.items():
+                memories.update(((brain_uid, m.memory_id), m) for m in self.store.memories(brain_uid, memory_ids).values())
+        except Exception:  # the store: met again, and handled, in the transaction
+            log.debug("reading the pending Memories of a batch before applying it failed", exc_info=True)
+            return
+        for job in jobs:
             try:
-                memory = self.store.memory(job.brain_uid, job.item_id)
+                memory = memories.get((job.brain_uid, job.item_id))
                 if memory is None or memory.status != "pending":
                     continue
                 self_name = self._self_name(job.brain_uid)

@@ -163,7 +163,10 @@ def same_time(a: datetime, b: datetime) -> bool:
 class MemoryLoader(Protocol):
     """What the rules may read: current revisions (the newest of each Memory), by what they need."""
 
-    def memory(self, memory_id: str) -> MemoryRevision | None: ...
+    def memories(self, memory_ids: Sequence[str]) -> dict[str, MemoryRevision]:
+        """The current revision of each of ``memory_ids`` the Brain holds."""
+        ...
+
     def by_fingerprints(self, fingerprints: Sequence[str]) -> list[MemoryRevision]:
         """The active Memories of these fingerprints, at most ASSERTION_MEMORIES of each: those whose
         validity ends latest (see brainstore.store.base.latest_ending)."""
@@ -277,9 +280,17 @@ class MemoryState:
         return max((SERVED_RANK.get(v, 0) for v in visibilities.values()), default=-1)
 
     def get(self, memory_id: str) -> MemoryRevision | None:
-        if memory_id not in self._current:
-            self._hold(memory_id, self.loader.memory(memory_id))
+        self.prefetch_memories([memory_id])
         return self._current[memory_id]
+
+    def prefetch_memories(self, memory_ids: Iterable[str]) -> None:
+        """Read the Memories of ``memory_ids`` in one read instead of one each: re-deriving a batch of
+        them read each alone in the write transaction, 5 ms apiece on DuckDB."""
+        missing = sorted({m for m in memory_ids if m not in self._current})
+        if missing:
+            found = self.loader.memories(missing)
+            for memory_id in missing:
+                self._hold(memory_id, found.get(memory_id))
 
     def by_fingerprint(self, fingerprint: str) -> list[MemoryRevision]:
         self._load_fingerprints({fingerprint})

@@ -320,6 +320,11 @@ class MemoryStore:
             head = self._head(memory_id)
         return head if head is not None and head.brain_uid == brain_uid else None
 
+    def memories(self, brain_uid: str, memory_ids: Sequence[str]) -> dict[str, MemoryRevision]:
+        with self._lock:
+            heads = {m: self._head(m) for m in set(memory_ids)}
+        return {m: head for m, head in heads.items() if head is not None and head.brain_uid == brain_uid}
+
     def memory_revisions(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         with self._lock:
             return [r for r in self._history.get(memory_id, ()) if r.brain_uid == brain_uid]

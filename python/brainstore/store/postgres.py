@@ -1130,6 +1130,12 @@ class PostgresStore:
         )
         return self._memory(rows[0]) if rows else None
 
+    def memories(self, brain_uid: str, memory_ids: Sequence[str]) -> dict[str, MemoryRevision]:
+        if not memory_ids:
+            return {}
+        among = ("SELECT unnest(%s::text[])", [sorted(set(memory_ids))])
+        return {m.memory_id: m for m in self._current(brain_uid, among=among)}
+
     def memory_revisions(self, brain_uid: str, memory_id: str) -> list[MemoryRevision]:
         rows = self._rows(
             f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = %s AND memory_id = %s "
