@@ -143,11 +143,19 @@ def test_records_supporting_a_memory_are_those_whose_status_names_it_oldest_firs
     # re-derived since: its status names another Memory now
     store.append_record_status("brn_1", "rec_1", "ready", seq=store.next_seq("brn_1"), memory_ids=["mem_c"])
     store.erase_record("brn_1", "rec_2")
-    assert store.records_supporting("brn_1", "mem_a", 10) == ["rec_5", "rec_3"]
-    assert store.records_supporting("brn_1", "mem_a", 1) == ["rec_5"]
-    assert store.records_supporting("brn_1", "mem_ab", 10) == ["rec_4"]
-    assert store.records_supporting("brn_1", "mem_c", 10) == ["rec_1"]
-    assert store.records_supporting("brn_1", "mem_none", 10) == []
+    assert store.records_supporting("brn_1", ["mem_a"], 10) == {"mem_a": ["rec_5", "rec_3"]}
+    assert store.records_supporting("brn_1", ["mem_a"], 1) == {"mem_a": ["rec_5"]}
+    assert store.records_supporting("brn_1", ["mem_ab"], 10) == {"mem_ab": ["rec_4"]}
+    assert store.records_supporting("brn_1", ["mem_c"], 10) == {"mem_c": ["rec_1"]}
+    assert store.records_supporting("brn_1", ["mem_none"], 10) == {}
+    assert store.records_supporting("brn_1", [], 10) == {}
+    # many at once: each as alone
+    asked = ["mem_c", "mem_a", "mem_b", "mem_none", "mem_a", "mem_ab"]
+    assert store.records_supporting("brn_1", asked, 1) == {"mem_a": ["rec_5"], "mem_b": ["rec_3"], "mem_ab": ["rec_4"], "mem_c": ["rec_1"]}
+    assert store.records_supporting("brn_1", asked, 10) == {
+        "mem_a": ["rec_5", "rec_3"], "mem_b": ["rec_3"], "mem_ab": ["rec_4"], "mem_c": ["rec_1"]
+    }
+    assert store.records_supporting("brn_2", asked, 10) == {"mem_a": ["rec_9"]}
 
 
 def test_record_contents_are_read_together_within_one_brain(store: Store) -> None:

@@ -169,9 +169,10 @@ class Store(Protocol):
         """Append many status events in one write (a derivation batch's)."""
         ...
     def records_in_status(self, status: str) -> list[tuple[str, str]]: ...
-    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
-        """The ids of the Brain's Records whose status names the Memory (its memory_ids), oldest first,
-        at most ``limit``."""
+    def records_supporting(self, brain_uid: str, memory_ids: Sequence[str], limit: int) -> dict[str, list[str]]:
+        """For each of ``memory_ids`` that any has, the ids of the Brain's Records whose status names it
+        (their memory_ids), oldest first, at most ``limit``; in one read of the Brain's Record events
+        (one each, for a batch of re-derived Memories, was 11 ms apiece on a Brain of 17,600 Records)."""
         ...
     def list_records(self, brain_uid: str) -> list[Record]: ...
     def record_tally(self, brain_uid: str, examples: int) -> RecordTally:

@@ -1335,15 +1335,24 @@ class DuckDBStore:
             )
         return [(r[0], r[1]) for r in rows]
 
-    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
-        # memory_ids is a JSON list of generated ids: the quoted id as text names exactly one of them
+    def records_supporting(self, brain_uid: str, memory_ids: Sequence[str], limit: int) -> dict[str, list[str]]:
+        if not memory_ids:
+            return {}
         rows = self._rows(
-            "SELECT e.record_id FROM record_events e JOIN records r ON r.id = e.record_id "
-            "WHERE e.brain_uid = ? QUALIFY row_number() OVER (PARTITION BY e.record_id ORDER BY e.seq DESC) = 1 "
-            "AND contains(e.memory_ids, ?) ORDER BY r.seq LIMIT ?",
-            [brain_uid, _json(memory_id), limit],
+            "SELECT memory_id, record_id FROM ("
+            "  SELECT n.memory_id, e.record_id, row_number() OVER (PARTITION BY n.memory_id ORDER BY r.seq) AS rank"
+            "  FROM ("
+            "    SELECT record_id, unnest(json_extract_string(memory_ids, '$[*]')) AS memory_id FROM record_events"
+            "    WHERE brain_uid = ? QUALIFY row_number() OVER (PARTITION BY record_id ORDER BY seq DESC) = 1"
+            "  ) e JOIN records r ON r.id = e.record_id"
+            "  JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS memory_id) n ON n.memory_id = e.memory_id"
+            ") WHERE rank <= ? ORDER BY memory_id, rank",
+            [brain_uid, list(memory_ids), limit],
         )
-        return [r[0] for r in rows]
+        found: dict[str, list[str]] = {}
+        for memory_id, record_id in rows:
+            found.setdefault(memory_id, []).append(record_id)
+        return found
 
     def list_records(self, brain_uid: str) -> list[Record]:
         return self._read_records(brain_uid, "brain_uid = ?", [brain_uid])

@@ -236,8 +236,14 @@ class MemoryStore:
         found.sort(key=lambda r: r.seq)
         return [(r.brain_uid, r.id) for r in found if r.status == status]
 
-    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
-        return [r.id for r in self.list_records(brain_uid) if memory_id in r.memory_ids][:limit]
+    def records_supporting(self, brain_uid: str, memory_ids: Sequence[str], limit: int) -> dict[str, list[str]]:
+        wanted, found = set(memory_ids), {}
+        for record in self.list_records(brain_uid):
+            for memory_id in wanted.intersection(record.memory_ids):
+                supporters = found.setdefault(memory_id, [])
+                if len(supporters) < limit:
+                    supporters.append(record.id)
+        return found
 
     def list_records(self, brain_uid: str) -> list[Record]:
         with self._lock:

@@ -797,17 +797,26 @@ class PostgresStore:
             )
         return [(r[0], r[1]) for r in rows]
 
-    def records_supporting(self, brain_uid: str, memory_id: str, limit: int) -> list[str]:
-        # memory_ids is a JSON list of generated ids: the quoted id as text names exactly one of them
+    def records_supporting(self, brain_uid: str, memory_ids: Sequence[str], limit: int) -> dict[str, list[str]]:
+        if not memory_ids:
+            return {}
+        # memory_ids is a JSON list (of generated ids), never another JSON value
         rows = self._rows(
-            "SELECT e.record_id FROM ("
-            "  SELECT DISTINCT ON (record_id) record_id, memory_ids FROM record_events WHERE brain_uid = %s"
-            "  ORDER BY record_id, seq DESC"
-            ") e JOIN records r ON r.id = e.record_id WHERE strpos(e.memory_ids, %s) > 0 "
-            "ORDER BY r.seq, r.id LIMIT %s",
-            [brain_uid, _json(memory_id), limit],
+            "SELECT memory_id, record_id FROM ("
+            "  SELECT n.memory_id, e.record_id, row_number() OVER (PARTITION BY n.memory_id ORDER BY r.seq, r.id) AS rank"
+            "  FROM ("
+            "    SELECT DISTINCT ON (record_id) record_id, memory_ids FROM record_events WHERE brain_uid = %s"
+            "    ORDER BY record_id, seq DESC"
+            "  ) e JOIN records r ON r.id = e.record_id"
+            "  CROSS JOIN LATERAL jsonb_array_elements_text(e.memory_ids::jsonb) AS n(memory_id)"
+            "  WHERE n.memory_id = ANY(%s)"
+            ") ranked WHERE rank <= %s ORDER BY memory_id, rank",
+            [brain_uid, sorted(set(memory_ids)), limit],
         )
-        return [r[0] for r in rows]
+        found: dict[str, list[str]] = {}
+        for memory_id, record_id in rows:
+            found.setdefault(memory_id, []).append(record_id)
+        return found
 
     def list_records(self, brain_uid: str) -> list[Record]:
         rows = self._rows(_RECORD_SELECT + " WHERE r.brain_uid = %s ORDER BY r.seq", [brain_uid])
