@@ -167,6 +167,34 @@ def test_a_text_that_needs_more_memory_than_the_reader_may_take_fails_at_once(en
     assert reader is not None and reader._process is not None and reader._process.is_alive()  # not ended
 
 
+def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_it_was_read(engine: Engine) -> None:
+    from datetime import UTC, datetime
+
+    from brainstore.derive.extract import source_text
+    from brainstore.service.derivation import SAID_FORGETS_KEPT
+
+    derivation = engine.open(default_extractor()).derivation
+    content = {"kind": "message", "text": "Alice bought a bicycle in Zanzibar.", "speaker": "Alice"}
+    text = source_text(content, self_name=None, occurred_at=datetime(2024, 5, 1, tzinfo=UTC))
+
+    def held_after(*forgets: tuple[str, str | None]) -> bool:
+        derivation._said.clear()
+        before = derivation._said_forgets  # as _read_for_rederive reads it, before the source
+        for brain_uid, record_id in forgets:
+            derivation.forgotten(brain_uid, record_id)
+        said = derivation._said_by("brn_1", "rec_1", text, None, before)
+        assert said  # read either way
+        return ("brn_1", "rec_1") in derivation._said
+
+    assert held_after()
+    assert held_after(("brn_1", "rec_2"), ("brn_2", "rec_1"), ("brn_2", None))  # others' forgets
+    assert not held_after(("brn_1", "rec_1"))
+    assert not held_after(("brn_2", "rec_9"), ("brn_1", None))
+    derivation.forgotten("brn_1", "rec_1")
+    assert held_after()
+    assert not held_after(*[("brn_2", f"rec_{n}") for n in range(SAID_FORGETS_KEPT + 1)])  # too many to tell
+
+
 def test_memories_stated_by_more_records_than_they_cite_read_their_supporters_once_a_batch(engine: Engine) -> None:
     """Forgetting a document that each of its Memories cites, among more copies than they can cite:
     each Memory's supporters were looked up alone, a scan of the Brain's Record events (11 ms apiece

@@ -171,6 +171,7 @@ SELF_NAMES_HELD = 4096
 # Characters of re-derivation sources whose reading is held for the batches after the one that read
 # them (see _said_by), the least recently used given up past it.
 SAID_HELD_CHARS = 1_000_000
+SAID_FORGETS_KEPT = 1024
 # A change sequence past any Brain's: asked erasures after it, a store says only whether the Brain lives.
 _NO_ERASURES = 1 << 62
 
@@ -481,7 +482,11 @@ class Derivation:
         self._said: OrderedDict[tuple[str, str], tuple[int, dict[str, Assertion]]] = OrderedDict()
         self._said_chars = 0
         self._said_lock = threading.Lock()
-        self._said_forgets = 0  # under _said_lock: a reading overlapping a forget is not held
+        # Under _said_lock: forgets counted, and the latest of them ((count, brain_uid, record_id or
+        # None for the Brain)), so that a reading overlapping a forget of its source is not held, and
+        # one overlapping another tenant's is.
+        self._said_forgets = 0
+        self._said_forgotten: deque[tuple[int, str, str | None]] = deque(maxlen=SAID_FORGETS_KEPT)
         # Who this process is in the store's claims: unique per process and start.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scanner: threading.Thread | None = None
@@ -646,6 +651,7 @@ class Derivation:
             for key in [k for k in self._said if k[0] == brain_uid and record_id in (None, k[1])]:
                 self._said_chars -= self._said.pop(key)[0]
             self._said_forgets += 1
+            self._said_forgotten.append((self._said_forgets, brain_uid, record_id))
 
     def _drop_forgotten(self, jobs: list[Job]) -> list[Job]:
         """``jobs`` less those of forgotten Records, which are done with."""
@@ -1201,6 +1207,8 @@ class Derivation:
         and every other tenant's writes, for half a minute a batch. Best effort: whatever fails here is
         read in the transaction, as before."""
         read = SourcesRead()
+        with self._said_lock:  # before the sources are read: a forget after it keeps them out of _said
+            forgets = self._said_forgets
         by_brain: dict[str, list[str]] = {}
         for job in jobs:
             job.read = read
@@ -1225,30 +1233,43 @@ class Derivation:
                 )
                 for record_id, text in sources:
                     if record_id not in read.said:
-                        read.said[record_id] = self._said_by(job.brain_uid, record_id, text, self_name)
+                        read.said[record_id] = self._said_by(job.brain_uid, record_id, text, self_name, forgets)
             except Exception:  # the store or the extractor: met again, and handled, in the transaction
                 log.debug("reading the sources of %s before applying it failed", job.item_id, exc_info=True)
 
-    def _said_by(self, brain_uid: str, record_id: str, text: SourceText, self_name: str | None) -> dict[str, Assertion]:
+    def _said_by(
+        self, brain_uid: str, record_id: str, text: SourceText, self_name: str | None, forgets: int
+    ) -> dict[str, Assertion]:
         """What a source says (fingerprint -> first assertion), read once for all the batches that
         re-derive its Memories: a document that a thousand of them were left to was read again for
         each batch of 64, 0.47 s of pure Python (the GIL) a batch, 8 s in all. A Record's content, and
-        so what it says, never changes."""
+        so what it says, never changes. ``forgets``: _said_forgets before the source was read."""
         key = (brain_uid, record_id)
         with self._said_lock:
             if key in self._said:
                 self._said.move_to_end(key)
                 return self._said[key][1]
-            forgets = self._said_forgets
         said = first_by_fingerprint(self.extractor.extract(text, self_name=self_name))
         chars = len(text.text)
         with self._said_lock:
-            if forgets == self._said_forgets and key not in self._said and chars <= SAID_HELD_CHARS:
+            if not self._forgotten_since(forgets, brain_uid, record_id) and key not in self._said and chars <= SAID_HELD_CHARS:
                 self._said[key] = (chars, said)
                 self._said_chars += chars
                 while self._said_chars > SAID_HELD_CHARS:
                     self._said_chars -= self._said.popitem(last=False)[1][0]
         return said
+
+    def _forgotten_since(self, forgets: int, brain_uid: str, record_id: str) -> bool:
+        """Under _said_lock: whether the Record may have been forgotten since ``forgets`` was read (when
+        the forgets since are no longer all kept, it may)."""
+        if forgets == self._said_forgets:
+            return False
+        if not self._said_forgotten or self._said_forgotten[0][0] > forgets + 1:
+            return True
+        return any(
+            count > forgets and uid == brain_uid and forgotten in (None, record_id)
+            for count, uid, forgotten in self._said_forgotten
+        )
 
     # --- re-derivation with the current extractor (brainstore rederive) ------------------------------
     def rederive_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, int]:
