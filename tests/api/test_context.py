@@ -562,33 +562,37 @@ def test_a_record_whose_transaction_fails_alike_every_time_is_failed_and_holds_n
     assert poison not in {e["record_id"] for e in answer.body["evidence"]}
 
 
+@pytest.mark.parametrize("refusal", [OSError("No space left on device"), RuntimeError("the database is read-only")])
 def test_a_store_that_refuses_every_write_for_a_while_fails_no_record(
-    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch, refusal: Exception
 ) -> None:
+    """Unavailable (an OSError): never counted against the Record. Otherwise the fifth failure alike
+    tries to mark it failed, which the store refuses too."""
     from brainstore.service import derivation
 
     monkeypatch.setattr(derivation, "RETRY_DELAYS", (0.02,))
     refusals, healed = [], threading.Event()
 
-    def disk_full(real: Any) -> Any:
+    def refusing(real: Any) -> Any:
         def refuse(*args: Any, **kwargs: Any) -> Any:
             if not healed.is_set():
                 refusals.append(real.__name__)
                 if len(refusals) >= 4 * derivation.APPLY_ATTEMPTS:
                     healed.set()
-                raise OSError("No space left on device")
+                raise refusal
             return real(*args, **kwargs)
 
         return refuse
 
     api.brain("b1")
     for name in ("insert_chunks", "append_record_statuses", "append_record_status"):
-        monkeypatch.setattr(service.store, name, disk_full(getattr(service.store, name)))
+        monkeypatch.setattr(service.store, name, refusing(getattr(service.store, name)))
     rec = api.remember("b1", "I keep bees on the roof.").body["id"]
     assert healed.wait(30)
     assert service.wait_idle(timeout=30)
     assert api.get(f"/brains/b1/records/{rec}").body["status"] == "ready"
-    assert "append_record_status" in refusals  # it tried to mark the Record failed, and could not
+    # tried to mark it failed, and could not; or, the store unavailable, never tried
+    assert ("append_record_status" in refusals) == (not service.store.unavailable(refusal))
 
 
 def test_a_failed_batch_of_a_backlog_is_applied_again_record_by_record(

@@ -130,6 +130,29 @@ def test_record_status_is_appended_not_updated(store: Store) -> None:
     assert store.records_in_status("failed") == []
 
 
+def test_the_store_tells_its_being_unavailable_from_refusing_the_work(store: Store) -> None:
+    for unavailable in (OSError("No space left on device"), ConnectionResetError(), TimeoutError(), MemoryError()):
+        assert store.unavailable(unavailable)
+    for refused in (ValueError("text fields cannot contain NUL (0x00) bytes"), KeyError("x"), RuntimeError("a bug")):
+        assert not store.unavailable(refused)
+    if store.kind == "duckdb":
+        import duckdb
+
+        assert all(store.unavailable(e) for e in (duckdb.IOException("x"), duckdb.TransactionException("conflict")))
+        assert not any(store.unavailable(e) for e in (duckdb.ConstraintException("x"), duckdb.ConversionException("x")))
+    if store.kind == "postgres":
+        import psycopg
+        import psycopg_pool
+        from psycopg import errors
+
+        down = (errors.QueryCanceled(), errors.DeadlockDetected(), errors.AdminShutdown(), errors.DiskFull(),
+                errors.LockNotAvailable(), psycopg.OperationalError("connection failed"), psycopg_pool.PoolTimeout())  # fmt: skip
+        assert all(store.unavailable(e) for e in down)
+        # "index row size exceeds btree maximum" is an OperationalError too, but the data's
+        refused = (errors.ProgramLimitExceeded(), errors.UntranslatableCharacter(), errors.UniqueViolation())
+        assert not any(store.unavailable(e) for e in refused)
+
+
 def test_records_supporting_a_memory_are_those_whose_status_names_it_oldest_first(store: Store) -> None:
     store.insert_brain(brain())
     store.insert_brain(brain("brn_2", id_="b2"))

@@ -107,6 +107,7 @@ RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 #: failed (the fifth comes about 18 s after the first): a failure that repeats while the store still
 #: takes the failed status is the Record's own (content a bug meets, a value the store refuses), and
 #: left processing it would hold its Brain's watermark, and every Context waiting for it, for ever.
+#: An error that says the store was unavailable (Store.unavailable) is never counted.
 APPLY_ATTEMPTS = 5
 BATCH_RECORDS = 64
 # Characters of chunk text one batch embeds at most: about 0.4 s of the offline model on 2 cores. Only
@@ -837,6 +838,10 @@ class Derivation:
                 self._failed_alone(job, exc)
 
     def _failed_alone(self, job: Job, failure: Exception) -> None:
+        if self.store.unavailable(failure):  # the store's doing (down, full, timed out), not the Record's
+            job.applying_failed, job.applying_failed_alike = "", 0
+            self._retry_later(job)
+            return
         said = f"{type(failure).__name__}: {failure}"
         job.applying_failed_alike = job.applying_failed_alike + 1 if said == job.applying_failed else 1
         job.applying_failed = said

@@ -971,6 +971,10 @@ class DuckDBStore:
             self._conn = self._connect()
             raise
 
+    def unavailable(self, error: BaseException) -> bool:
+        # duckdb's OperationalError: IO, transaction conflicts, out of memory, connection
+        return isinstance(error, OSError | MemoryError | duckdb.OperationalError | duckdb.InterruptException | duckdb.FatalException)
+
     def close(self) -> None:
         with self._purge:
             self._stopping = True

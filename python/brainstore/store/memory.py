@@ -89,6 +89,9 @@ class MemoryStore:
     def close(self) -> None:
         pass
 
+    def unavailable(self, error: BaseException) -> bool:
+        return isinstance(error, OSError | MemoryError)
+
     @contextmanager
     def atomic(self) -> Iterator[None]:
         with self._lock:

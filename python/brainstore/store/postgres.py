@@ -347,6 +347,18 @@ class PostgresStore:
                     del self._dirty[table]
             self._failures = 0
 
+    def unavailable(self, error: BaseException) -> bool:
+        if isinstance(error, OSError | MemoryError | psycopg.InterfaceError):
+            return True
+        if not isinstance(error, psycopg.OperationalError):
+            return False
+        # By SQLSTATE class: connection, transaction rollback (serialization, deadlock), insufficient
+        # resources, operator intervention (a statement timeout), system (I/O) errors, a lock not
+        # available. Not class 54 (program limit exceeded: the data is too big for an index, say),
+        # also an OperationalError. None: raised by the client or its pool (a pool timeout).
+        state = error.sqlstate
+        return state is None or state[:2] in {"08", "40", "53", "57", "58"} or state == "55P03"
+
     def close(self) -> None:
         with self._purge:
             if self._closed:
