@@ -913,6 +913,36 @@ def test_beyond_resident_chunks_the_least_recently_searched_index_leaves_memory_
     service.store.close()
 
 
+def test_beyond_resident_chunks_a_tenant_searching_many_brains_gives_up_its_own_indexes_first(tmp_path: Any) -> None:
+    from brainstore.service.evidence import INDEX_OVERHEAD_CHUNKS
+    from tests.conftest import OTHER_PROJECT_KEY, open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    quiet, busy = Api(create_app(service)), Api(create_app(service), OTHER_PROJECT_KEY)
+    quiet.brain("a1")
+    quiet.remember("a1", "the vault code is 4471")
+    for n in range(1, 5):
+        busy.brain(f"b{n}")
+        busy.remember(f"b{n}", f"locker {n} has code {n}{n}{n}")
+    assert service.wait_idle()
+    uid = {"a1": service.store.get_brain("test:acme", "a1").uid}  # type: ignore[union-attr]
+    uid |= {f"b{n}": service.store.get_brain("test:globex", f"b{n}").uid for n in range(1, 5)}  # type: ignore[union-attr]
+    context(quiet, "a1", query="vault code")  # searched first: the least recently searched
+    for n in range(1, 5):
+        context(busy, f"b{n}", query="locker code")
+    evidence = service.evidence
+    size = {brain: len(evidence.index(u)) + INDEX_OVERHEAD_CHUNKS for brain, u in uid.items()}
+    evidence.resident_chunks = size["a1"] + size["b3"] + size["b4"]
+    evidence._evict()
+    # the least recently searched would have been a1; the namespace holding the most gives up instead
+    assert _resident_brains(service) == {uid["a1"], uid["b3"], uid["b4"]}
+    evidence.resident_chunks = size["b4"]
+    evidence._evict()  # over even alone: the busy tenant's newest stays, the quiet one's goes last
+    assert _resident_brains(service) == {uid["b4"]}
+    service.stop()
+    service.store.close()
+
+
 def test_preloading_stops_at_resident_chunks_with_the_most_recently_saved_indexes(tmp_path: Any) -> None:
     import os
 

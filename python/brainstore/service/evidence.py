@@ -45,7 +45,7 @@ import shutil
 import threading
 import time
 import weakref
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -64,6 +64,7 @@ from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
 from brainstore.retrieval.pipeline import lexical_query
 from brainstore.service.common import SharedStore, shared_store
 from brainstore.store.base import Store, StoreFeature
+from brainstore.store.current import evict_fairly
 
 log = logging.getLogger("brainstore.evidence")
 
@@ -136,8 +137,10 @@ class EvidenceIndexes:
         self.store = store
         self.index_root = index_root
         # At most this many chunks in the indexes held in memory (0: no limit); beyond it the least
-        # recently searched Brains' indexes leave memory (see _evict), to be loaded again when needed.
+        # recently searched Brains' indexes of the namespace holding the most leave memory (see
+        # _evict), to be loaded again when needed.
         self.resident_chunks = resident_chunks
+        self._namespaces: dict[str, str] = {}  # brain uid -> namespace, of held indexes (see _evict)
         self._evicting = threading.Lock()
         self._embedder = embedder
         self._embedder_spec = embedder_spec
@@ -265,9 +268,11 @@ class EvidenceIndexes:
         return sum(len(index) for index in self._indexes.values()) + INDEX_OVERHEAD_CHUNKS * len(self._indexes)
 
     def _evict(self) -> None:
-        """Take the least recently searched Brains' indexes (and memory lanes) out of memory until the
-        rest hold at most ``resident_chunks`` chunks; the most recent one always stays. Each is saved
-        first, so that loading it again reads its files instead of rebuilding it from the store.
+        """Take Brains' indexes (and memory lanes) out of memory until the rest hold at most
+        ``resident_chunks`` chunks: the namespace whose indexes hold the most gives up its least
+        recently searched first (evict_fairly), so that a tenant searching many Brains, or one huge
+        one, never pushes another's few out of memory; the most recently searched always stays. Each
+        is saved first, so that loading it again reads its files instead of rebuilding it from the store.
 
         A Brain whose lock is held (a writer, a build) is skipped rather than waited for: this thread
         takes one Brain's lock at a time and never blocks on one, so it cannot deadlock with holders
@@ -278,12 +283,9 @@ class EvidenceIndexes:
         try:
             while True:
                 with self._lock:
-                    total = self._held_chunks()
-                    victims = list(self._indexes)[:-1]  # least recently used first
+                    sizes = OrderedDict((uid, len(index) + INDEX_OVERHEAD_CHUNKS) for uid, index in self._indexes.items())
                 freed = 0
-                for brain_uid in victims:
-                    if total - freed <= self.resident_chunks:
-                        break
+                for brain_uid in self._victims(sizes):
                     lock = self._lock_of(brain_uid)
                     if not lock.acquire(blocking=False):
                         continue
@@ -295,6 +297,26 @@ class EvidenceIndexes:
                     return
         finally:
             self._evicting.release()
+
+    def _victims(self, sizes: OrderedDict[str, int]) -> list[str]:
+        """Of the held indexes' sizes (least recently searched first), those to leave memory."""
+        for brain_uid in sizes.keys() - self._namespaces.keys():
+            brain = self.store.brain_by_uid(brain_uid)
+            self._namespaces[brain_uid] = brain.namespace if brain is not None else ""
+        kept = OrderedDict(sizes)
+        newest = next(reversed(kept), None)
+        evict_fairly(
+            kept,
+            dict(self._namespaces),
+            lambda chunks: chunks,
+            max_brains=len(kept),
+            max_total=self.resident_chunks,
+            newcomer=newest,
+            keep_newcomer=True,
+        )
+        for gone in self._namespaces.keys() - sizes.keys():
+            del self._namespaces[gone]
+        return [brain_uid for brain_uid in sizes if brain_uid not in kept]
 
     def _evict_one(self, brain_uid: str) -> int:
         """Under the Brain's lock: its index saved and out of memory; the chunks it held."""
