@@ -662,6 +662,7 @@ class Derivation:
             gone = [job for job in jobs if job.kind == "record" and (job.brain_uid, job.item_id) in self._forgotten]
         for job in gone:
             job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
+            job.applying_failed = ""  # an error's message may quote the Record
             self._done(job)
         dropped = {id(job) for job in gone}
         return [job for job in jobs if id(job) not in dropped]
