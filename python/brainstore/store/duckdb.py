@@ -1346,8 +1346,10 @@ class DuckDBStore:
             "SELECT memory_id, record_id FROM ("
             "  SELECT n.memory_id, e.record_id, row_number() OVER (PARTITION BY n.memory_id ORDER BY r.seq) AS rank"
             "  FROM ("
-            "    SELECT record_id, unnest(json_extract_string(memory_ids, '$[*]')) AS memory_id FROM record_events"
-            "    WHERE brain_uid = ? QUALIFY row_number() OVER (PARTITION BY record_id ORDER BY seq DESC) = 1"
+            "    SELECT record_id, unnest(json_extract_string(memory_ids, '$[*]')) AS memory_id FROM ("
+            "      SELECT record_id, memory_ids FROM record_events WHERE brain_uid = ?"
+            "      QUALIFY row_number() OVER (PARTITION BY record_id ORDER BY seq DESC) = 1"
+            "    )"
             "  ) e JOIN records r ON r.id = e.record_id"
             "  JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS memory_id) n ON n.memory_id = e.memory_id"
             ") WHERE rank <= ? ORDER BY memory_id, rank",
