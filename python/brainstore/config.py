@@ -26,6 +26,31 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
 
 
+# What an in-memory index takes a chunk, rounded up from a server holding one 100,000-chunk index in
+# 763 MiB; and the share of the machine's memory the indexes of all workers may take by default.
+INDEX_BYTES_A_CHUNK = 8 << 10
+INDEX_MEMORY_SHARE = 0.5
+CGROUP_MEMORY_MAX = Path("/sys/fs/cgroup/memory.max")  # a container's limit (cgroup v2), "max" if none
+
+
+def default_resident_chunks(workers: int) -> int:
+    """The chunks each worker's indexes may hold unless told: INDEX_MEMORY_SHARE of the machine's memory
+    (or of its cgroup's limit, if lower) shared by the workers. Without a bound, a key making Brains
+    (each Brain's index 30-75 KiB with one Record) grew every worker until the kernel killed it, and
+    every tenant's requests with it. 0 (no limit) when the memory cannot be read."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+    try:
+        limit = CGROUP_MEMORY_MAX.read_text().strip()
+        if limit.isdigit():
+            memory = min(memory, int(limit))
+    except OSError:
+        pass
+    return max(1, int(memory * INDEX_MEMORY_SHARE) // workers // INDEX_BYTES_A_CHUNK)
+
+
 def _int(env: dict[str, str], name: str, default: int) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -48,8 +73,9 @@ class Config:
     docs_base: str = "https://docs.brainstore.dev"
     rate_limit_per_minute: int = 600
     trace_buffer: int = 1000
-    # Chunks the in-memory indexes may hold in all (0: no limit); see EvidenceIndexes.resident_chunks.
-    resident_chunks: int = 0
+    # Chunks the in-memory indexes may hold in all (0: no limit; None: default_resident_chunks); see
+    # EvidenceIndexes.resident_chunks.
+    resident_chunks: int | None = None
     embedder: str | None = None
     migrate_on_start: bool = True
     purposes: tuple[str, ...] = field(default=("general",))
@@ -74,6 +100,8 @@ class Config:
             raise ValueError("a hosted deployment refuses to start without a key registry (--key-registry)")
         if self.workers < 1:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
+        if self.resident_chunks is None:
+            object.__setattr__(self, "resident_chunks", default_resident_chunks(self.workers))
         if self.resident_chunks < 0:
             raise ValueError(f"resident_chunks must be 0 (no limit) or more, got {self.resident_chunks}")
         if self.workers > 1 and self.engine != "postgres":
@@ -139,7 +167,7 @@ class Config:
             docs_base=env.get("BRAINSTORE_DOCS_BASE", "https://docs.brainstore.dev").rstrip("/"),
             rate_limit_per_minute=_int(env, "BRAINSTORE_RATE_LIMIT", 600),
             trace_buffer=_int(env, "BRAINSTORE_TRACE_BUFFER", 1000),
-            resident_chunks=_int(env, "BRAINSTORE_RESIDENT_CHUNKS", 0),
+            resident_chunks=_int(env, "BRAINSTORE_RESIDENT_CHUNKS", 0) if env.get("BRAINSTORE_RESIDENT_CHUNKS") else None,
             embedder=env.get("BRAINSTORE_EMBEDDER") or None,
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
             database_url=env.get("BRAINSTORE_DATABASE_URL") or None,
