@@ -182,7 +182,7 @@ def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_i
         before = derivation._said_forgets  # as _read_for_rederive reads it, before the source
         for brain_uid, record_id in forgets:
             derivation.forgotten(brain_uid, record_id)
-        said = derivation._said_by("brn_1", "rec_1", text, None, before)
+        said = derivation._said_by("brn_1", "rec_1", 1, text, None, before)
         assert said  # read either way
         return ("brn_1", "rec_1") in derivation._said
 

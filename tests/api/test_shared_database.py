@@ -187,6 +187,29 @@ def test_an_erasure_on_one_process_is_never_served_from_the_others_cache(pair: P
     assert "Ann" not in repr(b.derivation._self_names)
 
 
+def test_what_a_process_read_of_a_record_another_forgot_leaves_its_memory_at_its_next_scan(pair: Pair) -> None:
+    """Derivation holds what re-derivation sources say (Derivation._said_by); a Record forgotten on
+    another process leaves it at the shared scan, the Brain's other Records' readings stay."""
+    from brainstore.derive.extract import source_text
+
+    a, b = pair
+    api_a = Api(create_app(a))
+    api_a.brain("b1")
+    ids = [api_a.remember("b1", message(text)).body["id"] for text in ("My locker code is 4711.", "The gym opens at six.")]
+    assert a.wait_idle()
+    uid = a.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    for record in a.store.records(uid, ids).values():  # as b's re-derivation of their Memories would
+        text = source_text(record.content, self_name=None, occurred_at=record.occurred_at)
+        b.derivation._said_by(uid, record.id, record.seq, text, None, b.derivation._said_forgets)
+    assert set(b.derivation._said) == {(uid, ids[0]), (uid, ids[1])}
+    assert api_a.delete(f"/brains/b1/records/{ids[0]}").status == 200
+    b.derivation.forget_gone_brains()
+    assert set(b.derivation._said) == {(uid, ids[1])}
+    assert api_a.delete("/brains/b1").status == 200
+    b.derivation.forget_gone_brains()
+    assert not b.derivation._said and not b.derivation._said_checked
+
+
 def test_a_record_erased_on_one_process_leaves_the_others_memory_at_its_next_scan(pair: Pair) -> None:
     a, b = pair
     api_a, api_b = Api(create_app(a)), Api(create_app(b))

@@ -488,6 +488,9 @@ class Derivation:
         # one overlapping another tenant's is.
         self._said_forgets = 0
         self._said_forgotten: deque[tuple[int, str, str | None]] = deque(maxlen=SAID_FORGETS_KEPT)
+        # With a shared store: each Brain with readings held -> the change sequence up to which other
+        # processes' erasures of its Records have been looked for (forget_gone_brains).
+        self._said_checked: dict[str, int] = {}
         # Who this process is in the store's claims: unique per process and start.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scanner: threading.Thread | None = None
@@ -653,6 +656,8 @@ class Derivation:
                 self._said_chars -= self._said.pop(key)[0]
             self._said_forgets += 1
             self._said_forgotten.append((self._said_forgets, brain_uid, record_id))
+            if record_id is None:
+                self._said_checked.pop(brain_uid, None)
 
     def _drop_forgotten(self, jobs: list[Job]) -> list[Job]:
         """``jobs`` less those of forgotten Records, which are done with."""
@@ -872,18 +877,30 @@ class Derivation:
         return brain.self_name
 
     def forget_gone_brains(self) -> None:
-        """What this process holds of the Brains another process forgot goes (their self names, their
-        queued jobs): one statement for all held. The shared queue's scan runs it."""
+        """What this process holds of the Brains, and of the Records, another process forgot goes
+        (self names, queued jobs, readings of re-derivation sources): one statement for all held. The
+        shared queue's scan runs it."""
         shared = self._shared()
-        with self._self_names_lock:
-            held = set(self._self_names)
-        with self._said_lock:
-            held.update(brain_uid for brain_uid, _ in self._said)
-        if shared is None or not held:
+        if shared is None:
             return
-        for brain_uid, found in shared.erasures_since(dict.fromkeys(held, _NO_ERASURES)).items():
+        with self._self_names_lock:
+            since = dict.fromkeys(self._self_names, _NO_ERASURES)  # whether the Brain lives, only
+        with self._said_lock:
+            reading = {brain_uid for brain_uid, _ in self._said}
+            self._said_checked = {uid: seq for uid, seq in self._said_checked.items() if uid in reading}
+            since.update(self._said_checked)
+        if not since:
+            return
+        for brain_uid, found in shared.erasures_since(since).items():
             if found is None:
                 self.forgotten(brain_uid)
+                continue
+            head, erased = found
+            for record_id in erased:
+                self.forgotten(brain_uid, record_id)
+            with self._said_lock:
+                if brain_uid in self._said_checked:
+                    self._said_checked[brain_uid] = max(self._said_checked[brain_uid], head)
 
     def _load(self, batch: list[Job]) -> list[Job]:
         """Read (one read per Brain) and extract the batch's Record jobs not read yet; the jobs with
@@ -1239,17 +1256,19 @@ class Derivation:
                 )
                 for record_id, text in sources:
                     if record_id not in read.said:
-                        read.said[record_id] = self._said_by(job.brain_uid, record_id, text, self_name, forgets)
+                        seq = read.records[record_id].seq
+                        read.said[record_id] = self._said_by(job.brain_uid, record_id, seq, text, self_name, forgets)
             except Exception:  # the store or the extractor: met again, and handled, in the transaction
                 log.debug("reading the sources of %s before applying it failed", job.item_id, exc_info=True)
 
     def _said_by(
-        self, brain_uid: str, record_id: str, text: SourceText, self_name: str | None, forgets: int
+        self, brain_uid: str, record_id: str, seq: int, text: SourceText, self_name: str | None, forgets: int
     ) -> dict[str, Assertion]:
         """What a source says (fingerprint -> first assertion), read once for all the batches that
         re-derive its Memories: a document that a thousand of them were left to was read again for
         each batch of 64, 0.47 s of pure Python (the GIL) a batch, 8 s in all. A Record's content, and
-        so what it says, never changes. ``forgets``: _said_forgets before the source was read."""
+        so what it says, never changes. ``seq``: the Record's change sequence (it can only be erased
+        after it); ``forgets``: _said_forgets before the source was read."""
         key = (brain_uid, record_id)
         with self._said_lock:
             if key in self._said:
@@ -1261,6 +1280,8 @@ class Derivation:
             if not self._forgotten_since(forgets, brain_uid, record_id) and key not in self._said and chars <= SAID_HELD_CHARS:
                 self._said[key] = (chars, said)
                 self._said_chars += chars
+                if self._shared() is not None:
+                    self._said_checked[brain_uid] = min(self._said_checked.get(brain_uid, seq), seq)
                 while self._said_chars > SAID_HELD_CHARS:
                     self._said_chars -= self._said.popitem(last=False)[1][0]
         return said
