@@ -1388,9 +1388,11 @@ class PostgresStore:
             revised, emptied = without_citations_of(record_id, rows)
             # a few statements however many revisions (as DuckDB's)
             if revised:
+                # %b: binary, as text escaped into an array literal cost a regex substitution for each
+                # quotation mark of the JSON (0.17 s for the 3,664 citations of 229 revisions)
                 conn.execute(
                     "UPDATE memory_revisions AS r SET citations = u.citations "
-                    "FROM unnest(%s::text[], %s::integer[], %s::text[]) AS u(memory_id, version, citations) "
+                    "FROM unnest(%b::text[], %b::integer[], %b::text[]) AS u(memory_id, version, citations) "
                     "WHERE r.memory_id = u.memory_id AND r.version = u.version",
                     [[r[0] for r in revised], [r[1] for r in revised], [self._citations_json(r[2]) for r in revised]],
                 )
