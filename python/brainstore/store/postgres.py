@@ -1046,8 +1046,11 @@ class PostgresStore:
             for r in revisions:
                 own.written.setdefault(r.brain_uid, []).append(r)
             self._many(f"INSERT INTO memory_revisions VALUES ({', '.join(['%s'] * 22)})", rows)
-            if links:
-                self._many("INSERT INTO memory_links VALUES (%s, %s, %s, %s)", links)
+            if links:  # COPY: a revision links every Record it cites, 16 at most, and one INSERT each cost
+                # 0.1 s for a forget's 229 revisions
+                with self._local.conn.cursor() as cursor, cursor.copy("COPY memory_links FROM STDIN") as copy:
+                    for link in links:
+                        copy.write_row(link)
             if self._keeps_heads():
                 newest: dict[str, list[Any]] = {}
                 for row in rows:  # the newest revision written of each Memory
