@@ -171,7 +171,7 @@ def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_i
     from datetime import UTC, datetime
 
     from brainstore.derive.extract import source_text
-    from brainstore.service.derivation import SAID_FORGETS_KEPT
+    from brainstore.service.derivation import FORGETS_KEPT
 
     derivation = engine.open(default_extractor()).derivation
     content = {"kind": "message", "text": "Alice bought a bicycle in Zanzibar.", "speaker": "Alice"}
@@ -179,7 +179,7 @@ def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_i
 
     def held_after(*forgets: tuple[str, str | None]) -> bool:
         derivation._said.clear()
-        before = derivation._said_forgets  # as _read_for_rederive reads it, before the source
+        before = derivation._forget_mark()  # as _read_for_rederive takes it, before the source
         for brain_uid, record_id in forgets:
             derivation.forgotten(brain_uid, record_id)
         said = derivation._said_by("brn_1", "rec_1", 1, text, None, before)
@@ -192,7 +192,7 @@ def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_i
     assert not held_after(("brn_2", "rec_9"), ("brn_1", None))
     derivation.forgotten("brn_1", "rec_1")
     assert held_after()
-    assert not held_after(*[("brn_2", f"rec_{n}") for n in range(SAID_FORGETS_KEPT + 1)])  # too many to tell
+    assert not held_after(*[("brn_2", f"rec_{n}") for n in range(FORGETS_KEPT + 1)])  # too many to tell
 
 
 def test_memories_stated_by_more_records_than_they_cite_read_their_supporters_once_a_batch(engine: Engine) -> None:

@@ -200,7 +200,7 @@ def test_what_a_process_read_of_a_record_another_forgot_leaves_its_memory_at_its
     uid = a.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
     for record in a.store.records(uid, ids).values():  # as b's re-derivation of their Memories would
         text = source_text(record.content, self_name=None, occurred_at=record.occurred_at)
-        b.derivation._said_by(uid, record.id, record.seq, text, None, b.derivation._said_forgets)
+        b.derivation._said_by(uid, record.id, record.seq, text, None, b.derivation._forget_mark())
     assert set(b.derivation._said) == {(uid, ids[0]), (uid, ids[1])}
     assert api_a.delete(f"/brains/b1/records/{ids[0]}").status == 200
     b.derivation.forget_gone_brains()

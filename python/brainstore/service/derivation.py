@@ -172,7 +172,8 @@ SELF_NAMES_HELD = 4096
 # Characters of re-derivation sources whose reading is held for the batches after the one that read
 # them (see _said_by), the least recently used given up past it.
 SAID_HELD_CHARS = 1_000_000
-SAID_FORGETS_KEPT = 1024
+# Forgets remembered (see _forgotten_since): past them, a read that overlapped any is not held.
+FORGETS_KEPT = 1024
 # A change sequence past any Brain's: asked erasures after it, a store says only whether the Brain lives.
 _NO_ERASURES = 1 << 62
 
@@ -477,17 +478,17 @@ class Derivation:
         # SELF_NAMES_HELD; a forgotten Brain's goes with it (forgotten, forget_gone_brains).
         self._self_names: OrderedDict[str, str | None] = OrderedDict()
         self._self_names_lock = threading.Lock()
-        self._brains_forgotten = 0  # under _self_names_lock: a read overlapping a forget holds nothing
         # What re-derivation sources say, by (brain_uid, record_id): (the source's characters, what it
         # says); a forgotten Record's or Brain's goes (forgotten, forget_gone_brains).
         self._said: OrderedDict[tuple[str, str], tuple[int, dict[str, Assertion]]] = OrderedDict()
         self._said_chars = 0
         self._said_lock = threading.Lock()
-        # Under _said_lock: forgets counted, and the latest of them ((count, brain_uid, record_id or
-        # None for the Brain)), so that a reading overlapping a forget of its source is not held, and
-        # one overlapping another tenant's is.
-        self._said_forgets = 0
-        self._said_forgotten: deque[tuple[int, str, str | None]] = deque(maxlen=SAID_FORGETS_KEPT)
+        # Forgets counted, and the latest of them ((count, brain_uid, record_id or None for the Brain)),
+        # so that what a read that overlapped a forget of its Brain or Record found is not held, and
+        # what one that overlapped another tenant's found is (_forget_mark, _forgotten_since).
+        self._forgets_lock = threading.Lock()
+        self._forget_count = 0
+        self._forgets: deque[tuple[int, str, str | None]] = deque(maxlen=FORGETS_KEPT)
         # With a shared store: each Brain with readings held -> the change sequence up to which other
         # processes' erasures of its Records have been looked for (forget_gone_brains).
         self._said_checked: dict[str, int] = {}
@@ -647,17 +648,37 @@ class Derivation:
             queued = self._queued_records.get(brain_uid, {})
             erased = list(queued) if record_id is None else [record_id] if record_id in queued else []
             self._forgotten.update((brain_uid, erased_id) for erased_id in erased)
+        # Logged before what is held is dropped, and a holder checks the log and holds under its own
+        # lock: a read the forget overlapped is either refused by the log or dropped here after it.
+        with self._forgets_lock:
+            self._forget_count += 1
+            self._forgets.append((self._forget_count, brain_uid, record_id))
         if record_id is None:
             with self._self_names_lock:
                 self._self_names.pop(brain_uid, None)
-                self._brains_forgotten += 1
         with self._said_lock:
             for key in [k for k in self._said if k[0] == brain_uid and record_id in (None, k[1])]:
                 self._said_chars -= self._said.pop(key)[0]
-            self._said_forgets += 1
-            self._said_forgotten.append((self._said_forgets, brain_uid, record_id))
             if record_id is None:
                 self._said_checked.pop(brain_uid, None)
+
+    def _forget_mark(self) -> int:
+        """Taken before a read of a Brain's data that is to be held: see _forgotten_since."""
+        with self._forgets_lock:
+            return self._forget_count
+
+    def _forgotten_since(self, mark: int, brain_uid: str, record_id: str | None = None) -> bool:
+        """Whether the Brain (or, given ``record_id``, that Record of it) may have been forgotten since
+        ``mark`` was taken; when the forgets since are no longer all kept, it may."""
+        with self._forgets_lock:
+            if mark == self._forget_count:
+                return False
+            if not self._forgets or self._forgets[0][0] > mark + 1:
+                return True
+            return any(
+                count > mark and uid == brain_uid and forgotten in (None, record_id)
+                for count, uid, forgotten in self._forgets
+            )
 
     def _drop_forgotten(self, jobs: list[Job]) -> list[Job]:
         """``jobs`` less those of forgotten Records, which are done with."""
@@ -865,12 +886,12 @@ class Derivation:
             if brain_uid in self._self_names:
                 self._self_names.move_to_end(brain_uid)
                 return self._self_names[brain_uid]
-            forgets = self._brains_forgotten
+        mark = self._forget_mark()
         brain = self.store.brain_by_uid(brain_uid)
         if brain is None:
             return None
         with self._self_names_lock:
-            if forgets == self._brains_forgotten:
+            if not self._forgotten_since(mark, brain_uid):
                 self._self_names[brain_uid] = brain.self_name
                 while len(self._self_names) > SELF_NAMES_HELD:
                     self._self_names.popitem(last=False)
@@ -1230,8 +1251,7 @@ class Derivation:
         and every other tenant's writes, for half a minute a batch. Best effort: whatever fails here is
         read in the transaction, as before."""
         read = SourcesRead()
-        with self._said_lock:  # before the sources are read: a forget after it keeps them out of _said
-            forgets = self._said_forgets
+        mark = self._forget_mark()  # before the sources are read: a forget after it keeps them out of _said
         by_brain: dict[str, list[str]] = {}
         for job in jobs:
             job.read = read
@@ -1257,18 +1277,18 @@ class Derivation:
                 for record_id, text in sources:
                     if record_id not in read.said:
                         seq = read.records[record_id].seq
-                        read.said[record_id] = self._said_by(job.brain_uid, record_id, seq, text, self_name, forgets)
+                        read.said[record_id] = self._said_by(job.brain_uid, record_id, seq, text, self_name, mark)
             except Exception:  # the store or the extractor: met again, and handled, in the transaction
                 log.debug("reading the sources of %s before applying it failed", job.item_id, exc_info=True)
 
     def _said_by(
-        self, brain_uid: str, record_id: str, seq: int, text: SourceText, self_name: str | None, forgets: int
+        self, brain_uid: str, record_id: str, seq: int, text: SourceText, self_name: str | None, mark: int
     ) -> dict[str, Assertion]:
         """What a source says (fingerprint -> first assertion), read once for all the batches that
         re-derive its Memories: a document that a thousand of them were left to was read again for
         each batch of 64, 0.47 s of pure Python (the GIL) a batch, 8 s in all. A Record's content, and
         so what it says, never changes. ``seq``: the Record's change sequence (it can only be erased
-        after it); ``forgets``: _said_forgets before the source was read."""
+        after it); ``mark``: _forget_mark before the source was read."""
         key = (brain_uid, record_id)
         with self._said_lock:
             if key in self._said:
@@ -1277,7 +1297,7 @@ class Derivation:
         said = first_by_fingerprint(self.extractor.extract(text, self_name=self_name))
         chars = len(text.text)
         with self._said_lock:
-            if not self._forgotten_since(forgets, brain_uid, record_id) and key not in self._said and chars <= SAID_HELD_CHARS:
+            if not self._forgotten_since(mark, brain_uid, record_id) and key not in self._said and chars <= SAID_HELD_CHARS:
                 self._said[key] = (chars, said)
                 self._said_chars += chars
                 if self._shared() is not None:
@@ -1285,18 +1305,6 @@ class Derivation:
                 while self._said_chars > SAID_HELD_CHARS:
                     self._said_chars -= self._said.popitem(last=False)[1][0]
         return said
-
-    def _forgotten_since(self, forgets: int, brain_uid: str, record_id: str) -> bool:
-        """Under _said_lock: whether the Record may have been forgotten since ``forgets`` was read (when
-        the forgets since are no longer all kept, it may)."""
-        if forgets == self._said_forgets:
-            return False
-        if not self._said_forgotten or self._said_forgotten[0][0] > forgets + 1:
-            return True
-        return any(
-            count > forgets and uid == brain_uid and forgotten in (None, record_id)
-            for count, uid, forgotten in self._said_forgotten
-        )
 
     # --- re-derivation with the current extractor (brainstore rederive) ------------------------------
     def rederive_records(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, int]:
