@@ -263,6 +263,22 @@ def test_a_trace_is_never_served_once_what_it_quotes_is_forgotten_on_another_pro
     assert "cello" not in repr(b.traces._rings)
 
 
+def test_a_failed_request_on_a_brain_forgotten_on_another_process_leaves_no_trace(pair: Pair) -> None:
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    api_a.brain("b1")
+    failed = api_b.get("/brains/b1/memories/mem_lena4711")  # fails after B resolved the Brain
+    assert failed.status == 404 and failed.body["code"] == "memory_not_found"
+    trace_id = failed.body["request_id"]
+    assert "mem_lena4711" in str(api_b.get(f"/brains/b1/traces/{trace_id}").body)
+    assert api_a.delete("/brains/b1").status == 200
+    api_a.brain("b1")  # another Brain under the same id: not the failure's
+    assert api_b.get(f"/brains/b1/traces/{trace_id}").status == 404
+    assert "mem_lena4711" not in str(api_b.get("/brains/b1/traces").body)
+    b.traces.catch_up()  # what B's scan of the shared queue does every few seconds
+    assert "mem_lena4711" not in repr(b.traces._rings)
+
+
 def test_two_processes_never_derive_the_same_record(
     pair: Pair, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

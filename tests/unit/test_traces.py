@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from brainstore.errors import BrainstoreError
 from brainstore.service import traces as traces_module
-from brainstore.service.traces import Traces
+from brainstore.service.traces import NOTHING_NAMED, Traces
 
 
 def json_size(value: object) -> int:
@@ -262,6 +262,25 @@ def test_a_record_erased_by_another_process_drops_the_traces_that_name_it_at_the
     assert len(elsewhere.asked) == 3  # nothing left to follow: no store read
 
 
+def test_a_failed_request_that_resolved_a_brain_goes_with_its_forget_elsewhere() -> None:
+    elsewhere = ErasedElsewhere()
+    traces = Traces(10, erasures_since=elsewhere)
+    traces.add("trc_1", "test:acme", "b1", {"id": "trc_1"}, brain_uid="u1")  # failed after resolving b1
+    traces.add("trc_2", "test:acme", "b1", {"id": "trc_2"})  # failed before: quotes only the request
+    traces.add("ctx_3", "test:acme", "b1", trace(3), brain_uid="u1", head=2)  # a Context that cited nothing
+    traces.catch_up("u1")  # before b1's traces are read: none names a Record, nothing to ask
+    assert elsewhere.asked == []
+    assert traces.get("trc_1", "test:acme", "b1", "u1") is not None
+    assert traces.get("trc_1", "test:acme", "b1", "u_new") is None  # b1 made again elsewhere: not its trace
+    assert [t["id"] for t in traces.page("test:acme", "b1", 10, brain_uid="u_new")[0]] == ["trc_2"]
+    elsewhere.erase("u1", "rec_1")
+    traces.catch_up()
+    assert elsewhere.asked == [{"u1": NOTHING_NAMED}] and held(traces) == ["trc_1", "trc_2", "ctx_3"]
+    elsewhere.forget("u1")
+    traces.catch_up()
+    assert held(traces) == ["trc_2"] and not traces._followed
+
+
 def test_a_trace_that_read_before_the_last_catch_up_is_checked_against_the_erasures_after_it() -> None:
     elsewhere = ErasedElsewhere()
     traces = Traces(10, erasures_since=elsewhere)
@@ -298,7 +317,7 @@ def test_a_context_trace_is_read_only_as_its_own_brain() -> None:
         max_size=60,
     )
 )
-def test_the_brains_followed_are_those_the_held_traces_name_records_of(ops: list[tuple[str, int, int, int]]) -> None:
+def test_the_brains_followed_are_those_the_held_traces_are_of(ops: list[tuple[str, int, int, int]]) -> None:
     elsewhere = ErasedElsewhere()
     traces = Traces(3, namespace_bytes=2_000, trace_bytes=1_000, namespaces=2, erasures_since=elsewhere)
     for op, i, b, r in ops:
@@ -321,7 +340,7 @@ def test_the_brains_followed_are_those_the_held_traces_name_records_of(ops: list
         named: dict[str, int] = {}
         for ring in traces._rings.values():
             for held_trace in ring.items.values():
-                if held_trace.brain_uid is not None and held_trace.record_ids:
+                if held_trace.brain_uid is not None:
                     named[held_trace.brain_uid] = named.get(held_trace.brain_uid, 0) + 1
         assert {u: f.traces for u, f in traces._followed.items()} == named
         if op == "catch_up" and not r:  # every Brain: nothing held names what was erased after it read

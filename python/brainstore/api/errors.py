@@ -8,6 +8,7 @@ from typing import Any
 import falcon
 
 from brainstore.errors import ERROR_CODES, BrainstoreError, error
+from brainstore.service.common import resolved_brain_uid
 from brainstore.service.views import timestamp
 
 log = logging.getLogger("brainstore.api")
@@ -60,10 +61,11 @@ class ErrorHandlers:
         if exc.code == "too_many_requests":
             resp.set_header("Retry-After", str(max(1, int(exc.extra["retry_after_seconds"] + 0.999))))
         principal = getattr(req.context, "principal", None)
+        brain_id = getattr(req.context, "brain_id", None)
         self.state.service.traces.add(
             request_id,
             principal.namespace if principal else None,
-            getattr(req.context, "brain_id", None),
+            brain_id,
             {
                 "id": request_id,
                 "object": "trace",
@@ -73,6 +75,7 @@ class ErrorHandlers:
                 "http_status": exc.status,
                 "error": body,
             },
+            brain_uid=resolved_brain_uid.get() if brain_id is not None else None,
         )
 
     def brainstore(self, req: falcon.Request, resp: falcon.Response, exc: BrainstoreError, params: Any) -> None:

@@ -13,6 +13,7 @@ from brainstore.auth.keys import ALL_SCOPES, parse_authorization
 from brainstore.domain import Principal
 from brainstore.errors import error
 from brainstore.ids import new_id
+from brainstore.service.common import resolved_brain_uid
 
 
 class Pipeline:
@@ -21,6 +22,7 @@ class Pipeline:
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.request_id = new_id("trc")
+        resolved_brain_uid.set(None)  # a thread serves request after request
         req.context.started_at = datetime.now(UTC)
         resp.set_header("X-Request-Id", req.context.request_id)
         req.context.principal = self.authenticate(req.get_header("Authorization"))

@@ -7,6 +7,7 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,11 +120,18 @@ def brain_not_found(brain_id: str) -> Exception:
     return error("brain_not_found", f"brain_id: no Brain {brain_id!r} in this project")
 
 
+# The uid of the Brain the request on this thread resolved (the API sets None as a request starts): the
+# trace of a request that fails after it holds it, so that it goes with that very Brain's forget, on this
+# process or another, and never shows under a Brain made again under the same id.
+resolved_brain_uid: ContextVar[str | None] = ContextVar("resolved_brain_uid", default=None)
+
+
 def resolve_brain(store: Store, principal: Principal, brain_id: str) -> Brain:
     require(store, StoreFeature.CORE)
     brain = store.get_brain(principal.namespace, brain_id)
     if brain is None:
         raise brain_not_found(brain_id)
+    resolved_brain_uid.set(brain.uid)
     return brain
 
 

@@ -24,7 +24,9 @@ Invariants:
   forgotten elsewhere and made again under its id is another Brain) and the change sequence it read,
   and :meth:`Traces.catch_up` drops the traces quoting a Record erased after it. It runs before a
   Brain's traces are read, so none is served once the erase committed, and at every scan of the
-  shared queue for all of them, so none stays in memory either.
+  shared queue for all of them, so none stays in memory either. A failed request's trace holds the
+  uid of the Brain it resolved, if it got that far, and goes with that Brain's forget the same way
+  (as does a Context's that names no Record); one that failed before quotes only the request.
 - A restart clears everything (the spec's "bounded in-process buffer").
 """
 
@@ -55,6 +57,9 @@ RECENT_ERASURES = 4096
 # Seconds a reader waits for a reserved trace: it is written right after its response, in well under
 # a millisecond, so only a stuck writer would make anyone wait this long.
 RESERVED_WAIT = 2.0
+# A followed Brain's point of no Record erasures to check: its traces name none, only its forget concerns
+# them (the largest change sequence a store holds).
+NOTHING_NAMED = (1 << 63) - 1
 
 #: For each Brain uid asked about: None when the Brain no longer exists, else its change sequence now
 #: and the Records erased after the number asked (SharedStore.erasures_since).
@@ -68,7 +73,7 @@ class _Held:
     trace: bytes | None  # JSON; None while reserved (see Traces.reserve)
     record_ids: frozenset[str]
     written: threading.Event | None = None  # set once a reserved trace is written or dropped
-    brain_uid: str | None = None  # a Context's: the Brain it read
+    brain_uid: str | None = None  # the Brain a Context read, or a failed request resolved
     head: int = 0  # a Context's: the Brain's change sequence it read at
 
     @property
@@ -77,14 +82,19 @@ class _Held:
 
     @property
     def follows(self) -> bool:
-        """Whether an erasure elsewhere can concern it: a Context's trace that names Records."""
-        return self.brain_uid is not None and bool(self.record_ids)
+        """Whether a forget elsewhere can concern it: a trace of a known Brain."""
+        return self.brain_uid is not None
+
+    @property
+    def checked_from(self) -> int:
+        """The change sequence after which its Brain's Record erasures concern it."""
+        return self.head if self.record_ids else NOTHING_NAMED
 
 
 @dataclass
 class _Followed:
-    """A Brain the held traces quote: how many, and the change sequence after which its erasures
-    have not all been checked against them."""
+    """A Brain the held traces are of: how many, and the change sequence after which its erasures
+    have not all been checked against them (NOTHING_NAMED: none names a Record)."""
 
     namespace: str
     traces: int
@@ -280,10 +290,10 @@ class Traces:
             assert held.brain_uid is not None
             followed = self._followed.get(held.brain_uid)
             if followed is None:
-                self._followed[held.brain_uid] = _Followed(namespace, 1, held.head)
+                self._followed[held.brain_uid] = _Followed(namespace, 1, held.checked_from)
             else:
                 followed.traces += 1
-                followed.since = min(followed.since, held.head)
+                followed.since = min(followed.since, held.checked_from)
         self._evict(ring)
 
     def _evict(self, ring: _Ring) -> None:
@@ -396,9 +406,9 @@ class Traces:
 
     # --- following other processes' deletes (a shared store) ---------------------------------------------
     def catch_up(self, brain_uid: str | None = None) -> None:
-        """Drop the traces that quote what another process erased: of the Brain ``brain_uid`` (before
-        its traces are read), or of every Brain (the shared queue's scan). One store read, and none
-        when no held trace names a Record of the Brain."""
+        """Drop the traces of what another process erased: of the Brain ``brain_uid`` (before its traces
+        are read: the Records erased), or of every Brain (the shared queue's scan: the Records, and the
+        Brains forgotten). One store read, and none when no held trace names a Record of ``brain_uid``."""
         if self._erasures_since is None:
             return
         with self._lock:
@@ -406,7 +416,9 @@ class Traces:
                 since = {uid: followed.since for uid, followed in self._followed.items()}
             else:
                 followed = self._followed.get(brain_uid)
-                since = {brain_uid: followed.since} if followed is not None else {}
+                if followed is None or followed.since == NOTHING_NAMED:
+                    return
+                since = {brain_uid: followed.since}
         if not since:
             return
         found = self._erasures_since(since)
@@ -435,8 +447,9 @@ class Traces:
 
 
 def _of(held: _Held, brain_id: str, brain_uid: str | None) -> bool:
-    """Whether ``held`` is a trace of this Brain: a Context's of this very Brain (not of one forgotten
-    before it under its id), a failed request's made on its id or before any Brain was resolved."""
+    """Whether ``held`` is a trace of this Brain: a Context's, or a failed request's that resolved a
+    Brain, of this very Brain (not of one forgotten before it under its id); another failed request's
+    made on its id or before any Brain was resolved."""
     if held.brain_id is not None and held.brain_id != brain_id:
         return False
     return held.brain_uid is None or brain_uid is None or held.brain_uid == brain_uid
