@@ -228,6 +228,25 @@ def test_held_visibilities_are_bounded_giving_up_the_brains_used_least_recently(
     store.close()
 
 
+def test_a_brain_whose_visibilities_are_read_is_kept_before_one_only_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quiet tenant reads its Brain's Memories again and again and writes nothing: its held
+    visibilities must not go before those of a Brain written once since."""
+    monkeypatch.setattr(duckdb_store, "HELD_VISIBILITIES", 6)
+    store = open_store(tmp_path / "b.duckdb")
+    for uid in ("b1", "b2", "b3"):
+        brain(store, uid)
+    for uid in ("b1", "b2"):
+        for i in range(3):
+            store.insert_record(rec(f"rec_{uid}_{i}", uid, "text", store.next_seq(uid)))
+    ids = [f"rec_b1_{i}" for i in range(3)]
+    assert store.record_visibilities("b1", ids) == dict.fromkeys(ids, "shareable")
+    store.insert_record(rec("rec_b3_0", "b3", "text", store.next_seq("b3")))
+    assert list(store._visibilities) == ["b1", "b3"]
+    store.close()
+
+
 def test_a_buffered_insert_that_fails_at_commit_leaves_nothing(tmp_path: Path) -> None:
     """Record rows go in at the transaction's next statement or its commit: a row the database refuses
     there fails the whole transaction, which leaves no row and nothing in the cache."""

@@ -1269,6 +1269,8 @@ class DuckDBStore:
         missing: list[str] = []
         with self._recent_lock:
             held = self._visibilities.get(brain_uid, {})
+            if held:
+                self._visibilities.move_to_end(brain_uid)  # used: the last of them to be given up
             for record_id in record_ids:
                 visibility = held.get(record_id)
                 if visibility is None:
