@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from brainstore.domain import Citation, ObjectVersion
+from brainstore.store import duckdb as duckdb_store
 from brainstore.store.duckdb import DuckDBStore, migrations
 from tests.store.erasure import (
     ERASES,
@@ -608,3 +609,113 @@ def test_the_swap_which_holds_off_reads_finds_the_wal_already_checkpointed(
     finally:
         store.close()
     assert wal_at_swap == [0]
+
+
+def with_more_of_the_brain(store: DuckDBStore, secret: str, n: int = 7) -> None:
+    """``n`` more Records (and a chunk each) of the Brain erase_brain forgets, each quoting the secret."""
+    with store.atomic():
+        for i in range(n):
+            rid = f"rec_more{i}"
+            store.insert_record(rec(rid, OTHER, f"{secret} {i}", store.next_seq(OTHER)))
+            store.append_record_status(OTHER, rid, "ready", seq=store.next_seq(OTHER))
+            store.insert_chunks([chunk(OTHER, rid, 0, f"{secret} chunk {i}")])
+
+
+def rows_of(store: DuckDBStore, brain_uid: str) -> dict[str, int]:
+    with store._shared():
+        cursor = store._cursor()
+        found = {t: cursor.execute(f"SELECT count(*) FROM {t} WHERE brain_uid = ?", [brain_uid]).fetchone()[0] for t in store._brain_tables()}
+    return {t: n for t, n in found.items() if n}
+
+
+def test_a_brains_rows_go_a_slice_a_transaction_other_writes_going_on_between(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deleting a large Brain's rows in one transaction held the write lock, every tenant's writes
+    waiting, for 0.4 s at 100,000 chunks: the Brain goes at once, its rows a slice at a time."""
+    monkeypatch.setattr(duckdb_store, "ERASE_SLICE_ROWS", 2)
+    path = tmp_path / "s.duckdb"
+    secret = make_secret(random.Random(21))
+    store = open_populated(path, secret, ("erase_brain",), purge_delay=0)
+    with_more_of_the_brain(store, secret)
+    sliced, compactions = [], []
+    erase_slice, compact = store._erase_slice, store._compact
+
+    def slicing(table: str, brain_uid: str, indexed: bool) -> int:
+        assert store.brain_by_uid(OTHER) is None  # the Brain went first
+        n = len(sliced)
+        in_another_thread(lambda: write_everywhere(store, n))  # the write lock is free between slices
+        sliced.append(table)
+        return erase_slice(table, brain_uid, indexed)
+
+    monkeypatch.setattr(store, "_erase_slice", slicing)
+    monkeypatch.setattr(store, "_compact", lambda: compactions.append(1) or compact())
+    try:
+        assert store.erase_brain(OTHER) == {"records": 8, "memories": 1, "objects": 1}
+        assert sliced.count("records") == 5  # 8 rows: 2, 2, 2, 2, 0
+        assert sliced.count("chunks") == 1  # no index to keep: at once
+        assert rows_of(store, OTHER) == {} and compactions == [1] and not store.dirty
+        assert files_holding(tmp_path, secret) == []
+        assert len(store.list_records(MAIN)) == ROWS + 1 + len(sliced)  # the writes made between slices
+    finally:
+        store.close()
+    assert files_holding(tmp_path, secret) == []
+
+
+def test_a_brain_whose_slices_failed_is_finished_by_the_next_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(duckdb_store, "ERASE_SLICE_ROWS", 2)
+    path = tmp_path / "s.duckdb"
+    secret = make_secret(random.Random(22))
+    store = open_populated(path, secret, ("erase_brain",), purge_delay=3600)
+    with_more_of_the_brain(store, secret)
+    erase_slice = store._erase_slice
+    calls = itertools.count()
+
+    def failing(table: str, brain_uid: str, indexed: bool) -> int:
+        if next(calls) == 1:
+            raise duckdb.IOException("disk gone for a moment")
+        return erase_slice(table, brain_uid, indexed)
+
+    monkeypatch.setattr(store, "_erase_slice", failing)
+    try:
+        with pytest.raises(duckdb.IOException):
+            store.erase_brain(OTHER)
+        assert store.brain_by_uid(OTHER) is None and rows_of(store, OTHER) and store.dirty
+        store.compact()
+        assert rows_of(store, OTHER) == {} and not store.dirty
+        assert files_holding(tmp_path, secret) == []
+        assert len(store.list_records(MAIN)) == ROWS + 1
+    finally:
+        store.close()
+
+
+def test_a_process_that_dies_between_a_brains_slices_finishes_them_at_next_open(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    secret = make_secret(random.Random(23))
+    store = open_populated(path, secret, ("erase_brain",), purge_delay=3600)
+    with_more_of_the_brain(store, secret)
+    store.close()
+    script = (
+        "import itertools, os, sys\n"
+        "from brainstore.store import duckdb as duckdb_store\n"
+        "duckdb_store.ERASE_SLICE_ROWS = 2\n"
+        "s = duckdb_store.DuckDBStore(sys.argv[1], purge_delay=3600)\n"
+        "erase_slice, calls = s._erase_slice, itertools.count()\n"
+        "def dying(table, uid, indexed):\n"
+        "    if next(calls) == 2:\n"
+        "        os._exit(0)\n"
+        "    return erase_slice(table, uid, indexed)\n"
+        "s._erase_slice = dying\n"
+        "s.erase_brain('brn_secret')\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    assert (tmp_path / "s.duckdb.purge").exists() and files_holding(tmp_path, secret)
+    store = DuckDBStore(path)
+    try:
+        assert rows_of(store, OTHER) == {} and not store.dirty
+        assert files_holding(tmp_path, secret) == []
+        assert store.brain_by_uid(OTHER) is None and len(store.list_records(MAIN)) == ROWS + 1
+    finally:
+        store.close()
