@@ -18,15 +18,13 @@ import argparse
 import shutil
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 
 from benches.context_latency_http import KEY, Server, seed_synthetic
-
-QUIET_KEY = "sk_test_quiet_forget0004"
+from benches.rederive_http import OtherTenant
 
 
 def phases(samples: list[tuple[float, float]], forget: tuple[float, float], after: float) -> str:
@@ -45,35 +43,14 @@ def run(source: Path, threads: int, after: float) -> None:
         shutil.copytree(source, data_dir)
         server = Server(data_dir, "duckdb", threads)
         try:
-            quiet = {"Authorization": f"Bearer {QUIET_KEY}"}
-            httpx.post(f"{server.url}/brains", json={"id": "notes"}, headers=quiet).raise_for_status()
-            posts: list[tuple[float, float]] = []
-            contexts: list[tuple[float, float]] = []
-            stop = threading.Event()
-
-            def other(path: str, body: dict, samples: list[tuple[float, float]], pause: float) -> None:
-                with httpx.Client(base_url=server.url, headers=quiet, timeout=600) as client:
-                    while not stop.is_set():
-                        started = time.monotonic()
-                        client.post(path, json=body).raise_for_status()
-                        samples.append((started, (time.monotonic() - started) * 1000))
-                        time.sleep(pause)
-
-            workers = [
-                threading.Thread(target=other, args=("/brains/notes/records", {"content": "Water the basil."}, posts, 0.1)),
-                threading.Thread(target=other, args=("/brains/notes/context", {"query": "when is the basil watered"}, contexts, 0.05)),
-            ]
-            for worker in workers:
-                worker.start()
-            time.sleep(3.0)
-            begun = time.monotonic()
-            reply = httpx.delete(f"{server.url}/brains/big", headers={"Authorization": f"Bearer {KEY}"}, timeout=600)
-            ended = time.monotonic()
-            reply.raise_for_status()
-            time.sleep(after)
-            stop.set()
-            for worker in workers:
-                worker.join()
+            with OtherTenant(server.url) as other:
+                time.sleep(3.0)
+                begun = time.monotonic()
+                reply = httpx.delete(f"{server.url}/brains/big", headers={"Authorization": f"Bearer {KEY}"}, timeout=600)
+                ended = time.monotonic()
+                reply.raise_for_status()
+                time.sleep(after)
+            posts, contexts = other.posts, other.contexts
             print(
                 f"forgetBrain {(ended - begun) * 1000:.0f} ms, deleted {reply.json()['deleted']}\n"
                 f"  the other tenant's POST: {phases(posts, (begun, ended), after)}\n"

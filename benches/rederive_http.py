@@ -52,6 +52,42 @@ def listed(http: httpx.Client, brain: str) -> int:
         cursor = page["next_cursor"]
 
 
+class OtherTenant:
+    """Another tenant of ``base`` (``QUIET_KEY``, its Brain ``notes``) posting a message every 0.1 s and
+    asking a fast Context every 0.05 s until the block ends: each one's (monotonic start, milliseconds)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.posts: list[tuple[float, float]] = []
+        self.contexts: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._loop, args=("/brains/notes/records", {"content": "Water the basil."}, self.posts, 0.1)),
+            threading.Thread(target=self._loop, args=("/brains/notes/context", {"query": "when is the basil watered"}, self.contexts, 0.05)),
+        ]  # fmt: skip
+
+    def __enter__(self) -> OtherTenant:
+        with httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {QUIET_KEY}"}) as quiet:
+            quiet.post("/brains", json={"id": "notes"}).raise_for_status()
+            quiet.post("/brains/notes/records", json={"content": "I water the basil on Sundays."}).raise_for_status()
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+
+    def _loop(self, path: str, body: dict, samples: list[tuple[float, float]], pause: float) -> None:
+        with httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {QUIET_KEY}"}, timeout=600) as quiet:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                quiet.post(path, json=body).raise_for_status()
+                samples.append((started, (time.monotonic() - started) * 1000))
+                time.sleep(pause)
+
+
 def spread(samples: list[float]) -> str:
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -62,7 +98,6 @@ def run(engine: str, copies: int, chars: int) -> None:
     text = document(chars)
     with serve(engine) as served:
         headers = {"Authorization": f"Bearer {KEY}"}
-        quiet_headers = {"Authorization": f"Bearer {QUIET_KEY}"}
         with httpx.Client(base_url=served.base, headers=headers, timeout=600) as http:
             http.post("/brains", json={"id": "docs"}).raise_for_status()
             ids = [http.post("/brains/docs/records", json={"content": {"kind": "document", "text": text}}).json()["id"]
@@ -70,39 +105,17 @@ def run(engine: str, copies: int, chars: int) -> None:
             for record_id in ids:
                 wait_ready(http, "docs", record_id, timeout=3600, poll=0.5)
             before = listed(http, "docs")
-            posts: list[float] = []
-            contexts: list[float] = []
-            stop = threading.Event()
-
-            def other(path: str, body: dict, samples: list[float], pause: float) -> None:
-                with httpx.Client(base_url=served.base, headers=quiet_headers, timeout=600) as quiet:
-                    while not stop.is_set():
-                        started = time.perf_counter()
-                        quiet.post(path, json=body).raise_for_status()
-                        samples.append((time.perf_counter() - started) * 1000)
-                        time.sleep(pause)
-
-            with httpx.Client(base_url=served.base, headers=quiet_headers) as quiet:
-                quiet.post("/brains", json={"id": "notes"}).raise_for_status()
-                quiet.post("/brains/notes/records", json={"content": "I water the basil on Sundays."}).raise_for_status()
-            threads = [
-                threading.Thread(target=other, args=("/brains/notes/records", {"content": "Water the basil."}, posts, 0.1)),
-                threading.Thread(target=other, args=("/brains/notes/context", {"query": "when is the basil watered"}, contexts, 0.05)),
-            ]
-            for thread in threads:
-                thread.start()
-            time.sleep(1.0)
-            started = time.perf_counter()
-            receipt = http.delete(f"/brains/docs/records/{ids[0]}").json()
-            forget_ms = (time.perf_counter() - started) * 1000
-            # every Memory re-derived is listed again (those the copy alone supported are erased with it)
-            expected = before - receipt["deleted"]["memories"]
-            while listed(http, "docs") < expected and time.perf_counter() - started < 1800:
-                time.sleep(0.2)
-            rederived_s = time.perf_counter() - started
-            stop.set()
-            for thread in threads:
-                thread.join()
+            with OtherTenant(served.base) as other:
+                time.sleep(1.0)
+                started = time.perf_counter()
+                receipt = http.delete(f"/brains/docs/records/{ids[0]}").json()
+                forget_ms = (time.perf_counter() - started) * 1000
+                # every Memory re-derived is listed again (those the copy alone supported are erased with it)
+                expected = before - receipt["deleted"]["memories"]
+                while listed(http, "docs") < expected and time.perf_counter() - started < 1800:
+                    time.sleep(0.2)
+                rederived_s = time.perf_counter() - started
+    posts, contexts = [ms for _, ms in other.posts], [ms for _, ms in other.contexts]
     print(
         f"{engine}: {copies} copies of {len(text):,} characters, {before} Memories; the forget "
         f"{forget_ms:.0f} ms ({receipt['rederiving']['memories']} to re-derive), re-derived in {rederived_s:.1f} s\n"
