@@ -259,21 +259,28 @@ def test_a_process_that_dies_before_compacting_purges_at_next_open(tmp_path: Pat
     path = tmp_path / "s.duckdb"
     secret = make_secret(random.Random(5))
     open_populated(path, secret, ("erase_brain",)).close()
-    script = (
-        "import os, sys\n"
-        "from brainstore.store.duckdb import DuckDBStore\n"
-        "s = DuckDBStore(sys.argv[1], purge_delay=3600)\n"
-        "s.erase_brain('brn_secret')\n"
-        "os._exit(0)\n"
-    )
-    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
-    assert (tmp_path / "s.duckdb.purge").exists() and files_holding(tmp_path, secret)
+    erase_brain_in_a_process_that_dies(path, secret)
     store = DuckDBStore(path)
     try:
         assert not store.dirty and files_holding(tmp_path, secret) == []
         assert store.brain_by_uid(OTHER) is None and len(store.list_records(MAIN)) == ROWS + 1
     finally:
         store.close()
+
+
+def erase_brain_in_a_process_that_dies(path: Path, secret: str, before: str = "") -> None:
+    """erase_brain(OTHER) in another process, which dies without closing the store; ``before``: lines
+    run first on its store ``s`` (they may make it die sooner)."""
+    script = (
+        "import itertools, os, sys\n"
+        "from brainstore.store import duckdb as duckdb_store\n"
+        "s = duckdb_store.DuckDBStore(sys.argv[1], purge_delay=3600)\n"
+        f"{before}"
+        f"s.erase_brain({OTHER!r})\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    assert path.with_name(path.name + ".purge").exists() and files_holding(path.parent, secret)
 
 
 def write_everywhere(store: DuckDBStore, n: int) -> None:
@@ -697,21 +704,16 @@ def test_a_process_that_dies_between_a_brains_slices_finishes_them_at_next_open(
     store = open_populated(path, secret, ("erase_brain",), purge_delay=3600)
     with_more_of_the_brain(store, secret)
     store.close()
-    script = (
-        "import itertools, os, sys\n"
-        "from brainstore.store import duckdb as duckdb_store\n"
+    dies_at_the_third_slice = (
         "duckdb_store.ERASE_SLICE_ROWS = 2\n"
-        "s = duckdb_store.DuckDBStore(sys.argv[1], purge_delay=3600)\n"
         "erase_slice, calls = s._erase_slice, itertools.count()\n"
         "def dying(table, uid, indexed):\n"
         "    if next(calls) == 2:\n"
         "        os._exit(0)\n"
         "    return erase_slice(table, uid, indexed)\n"
         "s._erase_slice = dying\n"
-        "s.erase_brain('brn_secret')\n"
     )
-    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
-    assert (tmp_path / "s.duckdb.purge").exists() and files_holding(tmp_path, secret)
+    erase_brain_in_a_process_that_dies(path, secret, dies_at_the_third_slice)
     store = DuckDBStore(path)
     try:
         assert rows_of(store, OTHER) == {} and not store.dirty
