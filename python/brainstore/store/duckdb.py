@@ -113,6 +113,10 @@ _BRAIN_TABLES = (
     (3, ("chunks",)),
     (4, ("idempotency",)),
 )
+# Of those, the rows read without finding their Brain first: a stored reply is found by its key alone (a
+# createBrain replay would answer for a Brain just forgotten), so they go in the transaction that
+# forgets the Brain, not in slices after it.
+_FOUND_WITHOUT_THEIR_BRAIN = frozenset({"idempotency"})
 _EVENT_TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR")
 _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT")
 # Records this process wrote, held as committed (row and latest status) for reads by id: DuckDB takes
@@ -1193,7 +1197,7 @@ class DuckDBStore:
                         [brain_uid],
                     )[0][0],
                 }
-                for table in tables if not sliced else ():
+                for table in tables if not sliced else [t for t in tables if t in _FOUND_WITHOUT_THEIR_BRAIN]:
                     self._cur().execute(f"DELETE FROM {table} WHERE brain_uid = ?", [brain_uid])
                 self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
                 self._seq_cache.pop(brain_uid, None)
@@ -1202,7 +1206,7 @@ class DuckDBStore:
                 self._local.locked.discard(brain_uid)
             gone = left = sliced
             indexed = self._indexed_tables()
-            for table in tables if sliced else ():
+            for table in [t for t in tables if t not in _FOUND_WITHOUT_THEIR_BRAIN] if sliced else ():
                 while self._erase_slice(table, brain_uid, table in indexed) == ERASE_SLICE_ROWS:
                     time.sleep(ERASE_SLICE_PAUSE)  # a writer waiting for the lock takes it now, not after the last
             left = False
