@@ -19,6 +19,7 @@ from brainstore.api.app import create_app
 from brainstore.derive import Assertion, RuleExtractor, SourceText, default_extractor
 from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
 from brainstore.service import Service
+from brainstore.service import service as service_module
 from brainstore.service.derivation import BATCH_RECORDS, LONG_TEXT_CHARS, READER_ENDINGS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
@@ -585,3 +586,23 @@ def test_memories_left_to_one_source_are_rederived_reading_it_once(engine: Engin
     assert "Zanzibar" in repr(service.derivation._said)
     api.delete(f"/brains/docs/records/{second}")
     assert "Zanzibar" not in repr(service.derivation._said)
+
+
+def test_the_namespaces_held_for_scheduling_are_bounded(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Derivation schedules by namespace, which the service held for every Brain it ever derived: a key
+    making Brain after Brain grew it without bound."""
+    monkeypatch.setattr(service_module, "NAMESPACES_HELD", 2)
+    service = engine.open()
+    app = create_app(service)
+    tenants = [(Api(app, KEY), "test:acme"), (Api(app, OTHER_PROJECT_KEY), "test:globex")]
+    made = []
+    for i in range(5):
+        api, namespace = tenants[i % 2]
+        api.brain(f"b{i}")
+        record = api.remember(f"b{i}", f"Note {i}: the parcel went to depot {i}.").body["id"]
+        made.append((api, namespace, f"b{i}", record))
+    assert all(wait_for(api, brain, record) for api, _, brain, record in made)
+    assert len(service._namespaces) <= 2
+    held = [service.store.get_brain(namespace, brain) for _, namespace, brain, _ in made]
+    assert [service._namespace_of(b.uid) for b in held if b is not None] == [n for _, n, _, _ in made]
+    assert len(service._namespaces) <= 2

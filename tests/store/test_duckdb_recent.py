@@ -262,3 +262,24 @@ def test_a_buffered_insert_that_fails_at_commit_leaves_nothing(tmp_path: Path) -
     store.insert_record(rec("rec_3", "b1", "the store goes on", store.next_seq("b1")))
     assert [r.id for r in store.list_records("b1")] == ["rec_1", "rec_3"]
     store.close()
+
+
+def test_brains_and_their_sequences_held_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key making Brain after Brain grew the Brains held and their change sequences without bound."""
+    monkeypatch.setattr(duckdb_store, "BRAINS_HELD", 3)
+    store = open_store(tmp_path / "b.duckdb")
+    uids = [f"b{i}" for i in range(6)]
+    for uid in uids:
+        brain(store, uid)
+        store.insert_record(rec(f"rec_{uid}", uid, "text", store.next_seq(uid)))
+    for uid in uids:
+        assert store.get_brain("ns", uid) is not None and store.brain_by_uid(uid) is not None
+        assert store.current_seq(uid) == 1
+    assert len(store._brains_by_uid) == len(store._brains) == 3
+    assert {b.uid for b in store._brains.values()} == set(store._brains_by_uid)
+    assert len(store._seq_cache) <= 3
+    for uid in uids:  # one given up is read again, as it is in the file
+        assert store.brain_by_uid(uid) == Brain(uid, "ns", uid, None, None, None, T0)
+        assert store.lock_brain(uid) and store.current_seq(uid) == 1
+        assert store.next_seq(uid) == 2
+    store.close()

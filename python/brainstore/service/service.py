@@ -18,6 +18,7 @@ raise :class:`brainstore.errors.BrainstoreError` with the spec's codes and never
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -38,6 +39,10 @@ from brainstore.service.views import brain_view
 from brainstore.service.visibility import Visibility
 from brainstore.service.writes import Writes
 from brainstore.store.base import Store
+
+# The namespace of each Brain derivation schedules, held: at most this many, the first held given up first
+# (read again from the store). A key making Brain after Brain grew it without bound.
+NAMESPACES_HELD = 1 << 16
 
 
 class Service:
@@ -97,7 +102,8 @@ class Service:
             purposes=self.config.purposes,
         )
         self.derivation.on_applied = self.contexts.on_applied
-        self._namespaces: dict[str, str] = {}
+        self._namespaces: dict[str, str] = {}  # brain uid -> namespace, at most NAMESPACES_HELD
+        self._namespaces_lock = threading.Lock()
 
     def _erasures_since(self, since: Mapping[str, int]) -> Mapping[str, tuple[int, Collection[str]] | None]:
         """Traces follow other processes' deletes (none without a shared store)."""
@@ -110,7 +116,11 @@ class Service:
             brain = self.store.brain_by_uid(brain_uid)
             if brain is None:
                 return None
-            held = self._namespaces[brain_uid] = brain.namespace
+            held = brain.namespace
+            with self._namespaces_lock:
+                self._namespaces[brain_uid] = held
+                while len(self._namespaces) > NAMESPACES_HELD:  # the first held goes first
+                    del self._namespaces[next(iter(self._namespaces))]
         return held
 
     # --- lifecycle -------------------------------------------------------------------------------------

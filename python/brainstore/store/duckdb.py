@@ -124,6 +124,9 @@ _RECORD_TYPES = ("VARCHAR",) * 7 + ("TIMESTAMP", "TIMESTAMP", "VARCHAR", "BIGINT
 # ready. At most this many, each with content of at most this many characters of JSON; longer ones
 # are read from the file.
 RECENT_RECORDS = 4096
+# Brains read (by id and by uid), and Brains' change sequences, held: at most this many of each, the
+# first held given up first. A key making Brain after Brain grew them without bound (about 0.6 KB a Brain).
+BRAINS_HELD = 1 << 16
 # A forgotten Brain's rows go this many a transaction (erase_brain): deleting a row's entries from a
 # table's indexes costs DuckDB about 7 us at the commit, so the Records and events of a 100,000-chunk
 # Brain, deleted in one, held the write lock, every tenant's writes waiting, for 0.4 s.
@@ -431,6 +434,7 @@ class DuckDBStore:
         # again after its commit (a reader may have cached the Brain meanwhile).
         self._brains: dict[tuple[str, str], Brain] = {}
         self._brains_by_uid: dict[str, Brain] = {}
+        self._brains_lock = threading.Lock()  # changes to the two (reads take no lock)
         self._brain_erasures = 0  # a read that overlapped an erase's commit caches nothing
         # record id -> (row as _record reads it, seq of its latest event); see RECENT_RECORDS. Changed
         # only after a commit, in commit order (under the write lock): a reader outside a transaction
@@ -698,7 +702,7 @@ class DuckDBStore:
                         self._erasures += 1
                         with self._purge:
                             self._dirty = True
-                    self._seq_cache.update(local.seqs)
+                    self._hold_seqs(local.seqs)
                     self._remember(local.written)
                     for uid in local.erased_brains:
                         self._forget_brain(uid)
@@ -1092,8 +1096,16 @@ class DuckDBStore:
                     "(SELECT coalesce(max(seq), 0) FROM records WHERE brain_uid = ?))",
                     [brain_uid, brain_uid],
                 )
-                cached = self._seq_cache[brain_uid] = int(row[0][0])
+                cached = int(row[0][0])
+                self._hold_seqs({brain_uid: cached})
             return cached
+
+    def _hold_seqs(self, seqs: dict[str, int]) -> None:
+        """Under the write lock (the only one that changes them): these committed sequence ends, within
+        BRAINS_HELD. One given up is read again from the file, under the write lock."""
+        self._seq_cache.update(seqs)
+        while len(self._seq_cache) > BRAINS_HELD:
+            del self._seq_cache[next(iter(self._seq_cache))]
 
     def live_seq(self, brain_uid: str) -> int | None:
         # both held in memory once read: no statement to save
@@ -1144,14 +1156,19 @@ class DuckDBStore:
         brain = Brain(uid, ns, id_, name, self_type, self_name, _utc(created_at))  # type: ignore[arg-type]
         # Only what is committed, and only if no erase committed since the read began.
         if not getattr(self._local, "depth", 0) and erasures == self._brain_erasures:
-            self._brains[(ns, id_)] = self._brains_by_uid[uid] = brain
+            with self._brains_lock:
+                self._brains[(ns, id_)] = self._brains_by_uid[uid] = brain
+                while len(self._brains_by_uid) > BRAINS_HELD:
+                    oldest = self._brains_by_uid.pop(next(iter(self._brains_by_uid)))
+                    self._brains.pop((oldest.namespace, oldest.id), None)
         return brain
 
     def _forget_brain(self, brain_uid: str) -> None:
         self._brain_erasures += 1
-        brain = self._brains_by_uid.pop(brain_uid, None)
-        if brain is not None:
-            self._brains.pop((brain.namespace, brain.id), None)
+        with self._brains_lock:
+            brain = self._brains_by_uid.pop(brain_uid, None)
+            if brain is not None:
+                self._brains.pop((brain.namespace, brain.id), None)
         with self._recent_lock:
             for record_id in [rid for rid, (row, _) in self._recent.items() if row[1] == brain_uid]:
                 del self._recent[record_id]
