@@ -1154,9 +1154,12 @@ class DuckDBStore:
             return None
         uid, ns, id_, name, self_type, self_name, created_at = rows[0]
         brain = Brain(uid, ns, id_, name, self_type, self_name, _utc(created_at))  # type: ignore[arg-type]
-        # Only what is committed, and only if no erase committed since the read began.
-        if not getattr(self._local, "depth", 0) and erasures == self._brain_erasures:
-            with self._brains_lock:
+        # Only what is committed, and only if no erase committed since the read began (checked under the
+        # lock an erase's _forget_brain takes: it cannot come between the check and the holding).
+        if getattr(self._local, "depth", 0):
+            return brain
+        with self._brains_lock:
+            if erasures == self._brain_erasures:
                 self._brains[(ns, id_)] = self._brains_by_uid[uid] = brain
                 while len(self._brains_by_uid) > BRAINS_HELD:
                     oldest = self._brains_by_uid.pop(next(iter(self._brains_by_uid)))
@@ -1164,8 +1167,8 @@ class DuckDBStore:
         return brain
 
     def _forget_brain(self, brain_uid: str) -> None:
-        self._brain_erasures += 1
         with self._brains_lock:
+            self._brain_erasures += 1
             brain = self._brains_by_uid.pop(brain_uid, None)
             if brain is not None:
                 self._brains.pop((brain.namespace, brain.id), None)
@@ -1219,6 +1222,7 @@ class DuckDBStore:
                 self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
                 self._seq_cache.pop(brain_uid, None)
                 self._local.seqs.pop(brain_uid, None)
+                self._forget_brain(brain_uid)  # and again at the commit (see _dropped)
                 self._dropped(brain_uid)
                 self._local.locked.discard(brain_uid)
             gone = left = sliced
