@@ -1199,6 +1199,7 @@ class DuckDBStore:
         that dies in between leaves them to its next open (the purge marker stays until then)."""
         sliced = not getattr(self._local, "depth", 0)
         tables = self._brain_tables()
+        at_once = [t for t in tables if not sliced or t in _FOUND_WITHOUT_THEIR_BRAIN]
         gone = left = False
         with self._purge:
             self._brains_erasing += 1
@@ -1217,7 +1218,7 @@ class DuckDBStore:
                         [brain_uid],
                     )[0][0],
                 }
-                for table in tables if not sliced else [t for t in tables if t in _FOUND_WITHOUT_THEIR_BRAIN]:
+                for table in at_once:
                     self._cur().execute(f"DELETE FROM {table} WHERE brain_uid = ?", [brain_uid])
                 self._cur().execute("DELETE FROM brains WHERE uid = ?", [brain_uid])
                 self._seq_cache.pop(brain_uid, None)
@@ -1227,7 +1228,7 @@ class DuckDBStore:
                 self._local.locked.discard(brain_uid)
             gone = left = sliced
             indexed = self._indexed_tables()
-            for table in [t for t in tables if t not in _FOUND_WITHOUT_THEIR_BRAIN] if sliced else ():
+            for table in [t for t in tables if t not in at_once]:
                 while self._erase_slice(table, brain_uid, table in indexed) == ERASE_SLICE_ROWS:
                     time.sleep(ERASE_SLICE_PAUSE)  # a writer waiting for the lock takes it now, not after the last
             left = False
@@ -1240,7 +1241,7 @@ class DuckDBStore:
                 self._after_erase()
         return {k: int(v) for k, v in counts.items()}
 
-    def _erase_slice(self, table: str, brain_uid: str, indexed: bool = True) -> int:
+    def _erase_slice(self, table: str, brain_uid: str, indexed: bool) -> int:
         """Delete at most ERASE_SLICE_ROWS of the Brain's rows of ``table`` (all of them when the table has
         no index to keep: 100,000 chunks go in 6 ms), in a transaction of its own; how many went."""
         with self.atomic():
