@@ -237,15 +237,19 @@ def test_an_object_value_comes_back_exactly(api: Api) -> None:
     assert reply.status == 200 and reply.body["value"] == value
 
 
-@pytest.mark.parametrize("if_version", [True, False, "1", 1.5, -1])
-def test_if_version_must_be_an_integer(api: Api, if_version: Any) -> None:
+@pytest.mark.parametrize(
+    ("if_version", "reason"),
+    [(True, "must be an integer"), (False, "must be an integer"), ("1", "must be an integer"),
+     (1.5, "must be an integer"), (-1, "must be at least 0")],
+)  # fmt: skip
+def test_if_version_must_be_a_natural_number(api: Api, if_version: Any, reason: str) -> None:
     api.brain()
     err = assert_error(
         api.post("/brains/b1/objects", {"type": "t", "key": "k", "value": 1, "if_version": if_version}),
         400,
         "invalid_request_body",
     )
-    assert err["message"].startswith("if_version: ")
+    assert err["message"] == f"if_version: {reason}"
 
 
 def test_accept_object_idempotency(api: Api) -> None:

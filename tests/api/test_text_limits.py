@@ -8,9 +8,11 @@ checked at the limit only, since an accepted one is then read and embedded).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
 from brainstore.api.app import create_app
@@ -21,6 +23,8 @@ from tests.conftest import Api, assert_error
 from tests.contract.openapi import load_contract
 
 Body = Callable[[str], dict[str, Any]]
+# Not blank: a character neither ECMA-262's nor Python's (nor Rust's) '\s' holds, named alike in each dialect
+NOT_BLANK_PATTERN = r"[^\s\x1c-\x1f\x85\ufeff]"
 
 
 def _content(kind: str, field: str, **others: str) -> Body:
@@ -85,7 +89,7 @@ def api(service: Service) -> Api:
 @pytest.mark.parametrize(("path", "field", "where", "body"), FIELDS, ids=[f"{w[0]}.{w[1]}" for _, _, w, _ in FIELDS])
 def test_a_text_one_over_its_limit_or_blank_is_refused(api: Api, path: str, field: str, where: Any, body: Body) -> None:
     schema = _text_schema(*where)
-    assert schema["type"] == "string" and schema["minLength"] == 1 and schema["pattern"] == r"\S"
+    assert schema["type"] == "string" and schema["minLength"] == 1 and schema["pattern"] == NOT_BLANK_PATTERN
     over = assert_error(api.post(path, body("x" * (schema["maxLength"] + 1))), 400, "invalid_request_body")
     assert field in over["message"]
     blank = assert_error(api.post(path, body(" \t")), 400, "invalid_request_body")
@@ -96,9 +100,14 @@ def test_a_text_one_over_its_limit_or_blank_is_refused(api: Api, path: str, fiel
 def test_blank_is_what_the_contracts_pattern_calls_blank(
     api: Api, service: Service, path: str, field: str, where: Any, body: Body
 ) -> None:
-    """The contract's '\\S' is ECMA-262's (U+FEFF is white space) or, to a Python validator, Python's (U+001C
-    and U+0085 are): a text blank by either is refused, and a text with one character that is not white
-    space in both is accepted."""
+    """The contract's pattern names what ECMA-262 (U+FEFF) and Python (U+001C-U+001F, U+0085) count as white
+    space besides the '\\s' they share: a text blank by either is refused, and a text with one character
+    that is not white space in both is accepted; the pattern reads alike in both dialects."""
+    pattern = _text_schema(*where)["pattern"]
+    as_ecma = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})  # JSON Schema's own dialect, ECMA-262
+    for blank in ("\ufeff\u3000\u2028 ", "\x1c\x85\t", "\x1d\x1e\x1f"):
+        assert re.search(pattern, blank) is None and not as_ecma.is_valid(blank), repr(blank)
+    assert re.search(pattern, "\ufeff\x1c.\x85") is not None and as_ecma.is_valid("\ufeff\x1c.\x85")
     for blank in ("\ufeff\u3000\u2028 ", "\x1c\x85\t"):
         refused = assert_error(api.post(path, body(blank)), 400, "invalid_request_body")
         assert field in refused["message"]

@@ -24,10 +24,9 @@ RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|
 #: taken and then never derived there (its chunks could not be written: retried forever), and a
 #: lookup by an id or filter holding one failed with a 500.
 UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
-# A character no reading of the contract's pattern '\S' calls white space: JSON Schema means ECMA-262's
-# (U+FEFF is white space there), a Python validator reads it as Python's re does (U+001C-U+001F and U+0085
-# are white space there). A text blank by either is refused, so no answer carries a text that any
-# validator of the contract calls blank.
+# A character white space in no regex dialect: ECMA-262's (U+FEFF is white space there), Python's (U+001C-U+001F
+# and U+0085) or Rust's. The contract's texts name the same set in their pattern, so a text this refuses as
+# blank is one every validator of the contract calls blank.
 NOT_BLANK = re.compile(r"[^\s\ufeff]")
 #: Deepest nesting of arrays and objects accepted in any JSON body: far beyond any contract shape,
 #: far below the recursion limit of anything that walks a value (serializers, fingerprints).
@@ -182,10 +181,17 @@ def timestamp(value: Any, field: str) -> datetime:
 
 
 def integer(value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    # JSON does not tell 2000 from 2000.0, and JSON Schema's integer is any number without a fraction
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise invalid(field, "must be an integer")
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+    if minimum is not None and maximum is not None and not minimum <= value <= maximum:
         raise invalid(field, f"must be between {minimum} and {maximum}")
+    if minimum is not None and value < minimum:
+        raise invalid(field, f"must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise invalid(field, f"must be at most {maximum}")
     return value
 
 
