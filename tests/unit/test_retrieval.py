@@ -29,7 +29,7 @@ from brainstore.retrieval.chunking import (
     leads,
     line,
 )
-from brainstore.retrieval.index import BrainIndex, ChunkFilter, Selection
+from brainstore.retrieval.index import BrainIndex, ChunkFilter, ChunkTally, Selection
 from brainstore.retrieval.pipeline import content_terms, embedded_query, lexical_query, retrieve
 
 DIM = 16
@@ -254,6 +254,25 @@ def random_index(n: int, seed: int) -> tuple[BrainIndex, list[Chunk], np.ndarray
     vectors = np.random.default_rng(seed).standard_normal((len(drafts), DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return index, index.add(drafts, vectors), vectors
+
+
+def test_a_tally_counts_the_chunks_of_the_indexes_counting_into_it_as_they_come_and_go() -> None:
+    tally, other = ChunkTally(), ChunkTally()
+    one = build({"a": "We went hiking. The lake was cold.", "b": "I paint on Sundays."})
+    two = build({"c": "The gate code is 3050."})
+    one.count_into(tally)
+    two.count_into(tally)
+    assert int(tally) == len(one) + len(two) == 3
+    one.add(drafts_for("d", "Melanie ran a charity race."), np.stack([unit(7)]))
+    assert int(tally) == 4
+    one.remove_record("a")
+    one.remove_record("missing")
+    assert int(tally) == len(one) + len(two) == 3
+    two.count_into(other)  # moved: taken back from the first
+    assert (int(tally), int(other)) == (len(one), len(two)) == (2, 1)
+    one.count_into(None)
+    one.add(drafts_for("e", "A note nobody counts."), np.stack([unit(8)]))
+    assert int(tally) == 0 and int(other) == 1
 
 
 def test_index_grows_past_initial_capacity() -> None:

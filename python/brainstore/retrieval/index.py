@@ -49,7 +49,7 @@ from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form, first_nam
 
 log = logging.getLogger("brainstore.index")
 
-__all__ = ["BrainIndex", "ChunkFilter", "Selection"]
+__all__ = ["BrainIndex", "ChunkFilter", "ChunkTally", "Selection"]
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 100
@@ -131,6 +131,24 @@ class Selection:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+class ChunkTally:
+    """The chunks held by every index that counts into it (:meth:`BrainIndex.count_into`), kept as they
+    come and go: their sum without visiting each index (1.7 ms with 20,000 indexes held, growing with them)."""
+
+    __slots__ = ("_chunks", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # indexes of different Brains change at once
+        self._chunks = 0
+
+    def __int__(self) -> int:
+        return self._chunks
+
+    def add(self, chunks: int) -> None:
+        with self._lock:
+            self._chunks += chunks
 
 
 class _Columns:
@@ -427,6 +445,7 @@ class BrainIndex:
         # Changes made, and how many of them its files hold (see ``unsaved``).
         self._changes = 0
         self._saved_changes = -1  # never saved: what it holds is in no file
+        self._tally: ChunkTally | None = None
 
     # ------------------------------------------------------------------------------------ internals
 
@@ -525,6 +544,8 @@ class BrainIndex:
         )
         for chunk, when, lead in zip(chunks, ts, leads, strict=True):
             self._register(chunk, when, lead)
+        if self._tally is not None:
+            self._tally.add(len(chunks))
         self._link({c.record_id for c in chunks})
 
     def _register(self, chunk: Chunk, ts: float, lead: str | None) -> None:
@@ -594,6 +615,8 @@ class BrainIndex:
     def _unregister(self, chunk_id: int) -> None:
         self._columns.drop(chunk_id)
         chunk = self._chunks.pop(chunk_id)
+        if self._tally is not None:
+            self._tally.add(-1)
         del self._lead[chunk_id]
         if chunk.speaker:
             name = chunk.speaker.lower()
@@ -761,6 +784,16 @@ class BrainIndex:
 
     def __len__(self) -> int:
         return len(self._chunks)
+
+    def count_into(self, tally: ChunkTally | None) -> None:
+        """Count this index's chunks, from now on as they come and go, into ``tally`` (None: into none),
+        taking them back from the tally it counted into before."""
+        with self._lock.write():
+            if self._tally is not None:
+                self._tally.add(-len(self._chunks))
+            self._tally = tally
+            if tally is not None:
+                tally.add(len(self._chunks))
 
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self._chunks

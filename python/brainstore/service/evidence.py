@@ -59,7 +59,7 @@ from brainstore.derive import SourceText, source_text
 from brainstore.domain import MemoryRevision, Record, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, chunk_record, embedding_text, leads
 from brainstore.retrieval.embedder import Embedder, load_embedder
-from brainstore.retrieval.index import BrainIndex
+from brainstore.retrieval.index import BrainIndex, ChunkTally
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
 from brainstore.retrieval.pipeline import lexical_query
 from brainstore.service.common import SharedStore, shared_store
@@ -146,6 +146,7 @@ class EvidenceIndexes:
         self._embedder_spec = embedder_spec
         self._embedder_lock = threading.Lock()
         self._indexes: dict[str, BrainIndex] = {}
+        self._held = ChunkTally()  # the chunks of the indexes in _indexes
         self._lanes: dict[str, MemoryLane] = {}
         self._lock = threading.RLock()  # the two dicts above, _brain_locks and _file_locks
         # Each Brain's lock for changes and builds (see _brain). A lock lives while someone holds or
@@ -252,6 +253,7 @@ class EvidenceIndexes:
             shared = self._shared()
             seq = self.store.current_seq(brain_uid) if shared is not None else 0
             index = self._load_or_rebuild(brain_uid)
+            index.count_into(self._held)
             with self._lock:
                 self._indexes[brain_uid] = index
                 self._index_seq[brain_uid] = seq
@@ -265,7 +267,7 @@ class EvidenceIndexes:
     def _held_chunks(self) -> int:
         """The chunks of every index in memory, each index counted INDEX_OVERHEAD_CHUNKS more (caller
         holds ``_lock``)."""
-        return sum(len(index) for index in self._indexes.values()) + INDEX_OVERHEAD_CHUNKS * len(self._indexes)
+        return int(self._held) + INDEX_OVERHEAD_CHUNKS * len(self._indexes)
 
     def _evict(self) -> None:
         """Take Brains' indexes (and memory lanes) out of memory until the rest hold at most
@@ -333,6 +335,7 @@ class EvidenceIndexes:
             self._index_seq.pop(brain_uid, None)
             self._lanes.pop(brain_uid, None)
             self._lane_seq.pop(brain_uid, None)
+        index.count_into(None)
         return len(index) + INDEX_OVERHEAD_CHUNKS
 
     def _keep_out_of_full_collections(self, new_chunks: int) -> None:
@@ -623,10 +626,12 @@ class EvidenceIndexes:
         """Forget a Brain's indexes in memory and on disk (erased, or to be rebuilt from the store)."""
         self._cancel_save(brain_uid)
         with self._lock:
-            self._indexes.pop(brain_uid, None)
+            index = self._indexes.pop(brain_uid, None)
             self._lanes.pop(brain_uid, None)
             self._index_seq.pop(brain_uid, None)
             self._lane_seq.pop(brain_uid, None)
+        if index is not None:
+            index.count_into(None)
         directory = self._index_dir(brain_uid)
         if directory is not None and directory.exists():
             self._remove_files(directory)
