@@ -1111,6 +1111,43 @@ def test_the_chunks_held_are_counted_as_indexes_load_grow_shrink_and_leave(tmp_p
         service.store.close()
 
 
+def test_an_eviction_makes_room_for_the_brains_loaded_after_it(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Choosing what leaves visits every held index: Brains loaded one after another past the bound are
+    made room for a 64th of it at a time, not one eviction each."""
+    from datetime import UTC, datetime
+
+    from brainstore.domain import Brain
+    from brainstore.service.evidence import EVICTION_HEADROOM, INDEX_OVERHEAD_CHUNKS
+    from tests.conftest import open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    evidence = service.evidence
+    uids = [f"brn_many{n:04d}" for n in range(131)]
+    try:
+        with service.store.atomic():
+            for n, uid in enumerate(uids):
+                service.store.insert_brain(Brain(uid, f"test:t{n % 3}", f"b{n}", None, None, None, datetime(2024, 1, 1, tzinfo=UTC)))
+        for uid in uids[:128]:
+            evidence.index(uid)  # empty: each weighs what an index holds beside its chunks
+        evidence.resident_chunks = 128 * INDEX_OVERHEAD_CHUNKS
+        assert int(evidence.resident_chunks * EVICTION_HEADROOM) == 2 * INDEX_OVERHEAD_CHUNKS
+        evictions = []
+        evict = evidence._evict
+        monkeypatch.setattr(evidence, "_evict", lambda: (evictions.append(1), evict()))
+        evidence.index(uids[128])  # one over: it and two more Brains' worth leave
+        deadline = time.monotonic() + 10
+        while len(_resident_brains(service)) != 126 or evidence._evicting.locked():
+            assert time.monotonic() < deadline, len(_resident_brains(service))
+            time.sleep(0.02)
+        evidence.index(uids[129])
+        evidence.index(uids[130])  # at the bound again, not over it
+        assert len(_resident_brains(service)) == 128 and evictions == [1]
+        assert {uids[128], uids[129], uids[130]} <= _resident_brains(service)
+    finally:
+        service.stop()
+        service.store.close()
+
+
 def test_brains_of_a_chunk_each_count_what_an_index_holds_against_resident_chunks(tmp_path: Any) -> None:
     """An index costs memory beside its chunks: a budget counted in chunks alone held every one of a
     tenant's many one-Record Brains."""
