@@ -595,6 +595,43 @@ def test_a_store_that_refuses_every_write_for_a_while_fails_no_record(
     assert ("append_record_status" in refusals) == (not service.store.unavailable(refusal))
 
 
+def test_a_job_that_failed_alone_goes_alone_and_the_rest_of_its_batch_together(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the batch, a job failing again (a pending Memory that fails for its own sake comes back every
+    minute) would send every other job of it to a transaction of its own."""
+    from brainstore.service.derivation import Job
+
+    api.brain("b1")
+    service.derivation.stop()  # the batch below is made and applied by hand
+    poison = api.remember("b1", "POISON: I keep bees on the roof.").body["id"]
+    healthy = [api.remember("b1", f"Note {i}: the hive {i} swarmed.").body["id"] for i in range(4)]
+    real, applied = service.store.insert_chunks, []
+
+    def refuse_the_poison(chunks: Any) -> Any:
+        texts = [chunk.draft.text for chunk in chunks]
+        applied.append(texts)
+        if any("POISON" in text for text in texts):
+            raise ValueError("text fields cannot contain NUL (0x00) bytes")
+        return real(chunks)
+
+    monkeypatch.setattr(service.store, "insert_chunks", refuse_the_poison)
+    worker = service.derivation
+    uid = service.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    jobs = worker._load_batch([Job("record", worker._namespace(uid), uid, rid) for rid in [poison, *healthy]])
+    while unembedded := [job for job in jobs if not job.ready]:
+        worker._embed(unembedded)
+    jobs[0].applying_failed = "ValueError: text fields cannot contain NUL (0x00) bytes"  # alone, before
+    worker._apply_or_retry(jobs)
+    assert [len(texts) for texts in applied] == [4, 1]  # the batch in one transaction, then the poison
+    assert all(api.get(f"/brains/b1/records/{rec}").body["status"] == "ready" for rec in healthy)
+    assert api.get(f"/brains/b1/records/{poison}").body["status"] == "processing"
+    monkeypatch.setattr(service.store, "insert_chunks", real)
+    service.derivation.start()  # resumed from the store: nothing was lost
+    assert service.wait_idle(timeout=30)
+    assert api.get(f"/brains/b1/records/{poison}").body["status"] == "ready"
+
+
 def test_a_failed_batch_of_a_backlog_is_applied_again_record_by_record(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

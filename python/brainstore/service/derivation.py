@@ -851,13 +851,18 @@ class Derivation:
             self._apply_or_retry(finished)
 
     def _apply_or_retry(self, finished: list[Job]) -> None:
-        if len(finished) > 1:
+        # A job whose transaction failed alone before goes alone again: failing again in the batch it
+        # would send every other job of it to a transaction of its own (a pending Memory that fails for
+        # its own sake is retried every minute for as long as the process runs).
+        alone = [job for job in finished if job.applying_failed]
+        batch = [job for job in finished if not job.applying_failed]
+        if len(batch) > 1:
             try:
-                self._apply(finished)
-                return
+                self._apply(batch)
+                batch = []
             except Exception:
-                log.warning("applying a batch of %d failed; applying its Records one by one", len(finished), exc_info=True)
-        for job in finished:
+                log.warning("applying a batch of %d failed; applying its Records one by one", len(batch), exc_info=True)
+        for job in batch + alone:
             try:
                 self._apply([job])
             except Exception as exc:  # a bug must not kill the thread applying
