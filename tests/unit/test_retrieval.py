@@ -942,16 +942,40 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert new.id not in {c.id for c in index.chunks()}
 
 
+def _as_rows(directory: Path, version: int) -> None:
+    """Rewrite a saved index's chunks as a file of format ``version`` (2 or 3) held them: a row a chunk, in
+    the columns' order; format 3 added each chunk's count as a line that does not name its day."""
+    from brainstore.retrieval.index import _COLUMNS
+
+    meta = json.loads((directory / "chunks.json").read_text())
+    names = _COLUMNS if version == 3 else _COLUMNS[:-1]
+    meta["format"] = version
+    meta["chunks"] = [list(row) for row in zip(*(meta["chunks"][name] for name in names), strict=True)]
+    (directory / "chunks.json").write_text(json.dumps(meta))
+
+
+def test_files_of_the_row_format_load_alike_and_are_written_again_as_columns(tmp_path: Path) -> None:
+    index = build({"a": "I adopted a puppy named Biscuit. It was in May.", "b": "We went camping.", "c": "Hi."})
+    index.save(tmp_path)
+    current = BrainIndex.load(tmp_path)
+    assert current is not None and not current.unsaved
+    _as_rows(tmp_path, 3)
+    loaded = BrainIndex.load(tmp_path)
+    assert loaded is not None and loaded.unsaved  # to be written in the current format
+    assert [(c, loaded.table.token_counts(c.id), loaded.table.line_tokens([c.id])) for c in loaded.chunks()] == [
+        (c, current.table.token_counts(c.id), current.table.line_tokens([c.id])) for c in current.chunks()
+    ]
+    assert [i for i, _ in loaded.vector(unit(1000), 3)] == [i for i, _ in current.vector(unit(1000), 3)]
+    loaded.save(tmp_path)
+    assert isinstance(json.loads((tmp_path / "chunks.json").read_text())["chunks"], dict)
+
+
 def test_files_of_the_previous_format_load_with_each_line_counted_again(tmp_path: Path) -> None:
     from brainstore import kernels
 
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."})
     index.save(tmp_path)
-    meta = json.loads((tmp_path / "chunks.json").read_text())
-    # format 3 added each chunk's count as a line that does not name its day
-    meta["format"] = 2
-    meta["chunks"] = [row[:-1] for row in meta["chunks"]]
-    (tmp_path / "chunks.json").write_text(json.dumps(meta))
+    _as_rows(tmp_path, 2)
     loaded = BrainIndex.load(tmp_path)
     assert loaded is not None
     for chunk in loaded.chunks():
@@ -1134,6 +1158,10 @@ def test_load_refuses_other_model_and_corrupt_files(tmp_path: Path) -> None:
     data["model_name"] = "other"
     meta.write_text(json.dumps(data))
     assert BrainIndex.load(tmp_path, MODEL) is None
+    data["model_name"] = MODEL
+    data["chunks"]["text"].pop()  # columns of different lengths
+    meta.write_text(json.dumps(data))
+    assert BrainIndex.load(tmp_path) is None
     meta.write_text("{not json")
     assert BrainIndex.load(tmp_path) is None
     build({"a": "hello world"}).save(tmp_path)
