@@ -388,11 +388,15 @@ def test_chunks_come_back_in_the_order_their_records_were_sent(store: Store) -> 
     store.insert_brain(brain())
     record(store, "rec_b")  # sent first, though its id sorts last
     record(store, "rec_a")
-    store.insert_chunks([stored_chunk("rec_b", 0), stored_chunk("rec_b", 6), stored_chunk("rec_a", 0)])
+    # written out of order, and one of a Record the store does not hold (last)
+    store.insert_chunks([stored_chunk("rec_a", 6), stored_chunk("rec_0", 0), stored_chunk("rec_b", 6)])
+    store.insert_chunks([stored_chunk("rec_b", 0), stored_chunk("rec_a", 0)])
     assert [(c.draft.record_id, c.draft.start) for c in store.chunks("brn_1")] == [
         ("rec_b", 0),
         ("rec_b", 6),
         ("rec_a", 0),
+        ("rec_a", 6),
+        ("rec_0", 0),
     ]
 
 

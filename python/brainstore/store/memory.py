@@ -464,7 +464,14 @@ class MemoryStore:
 
     def chunks(self, brain_uid: str) -> list[StoredChunk]:
         with self._lock:
-            return list(self._chunks.get(brain_uid, ()))
+            held = list(self._chunks.get(brain_uid, ()))
+            records = {c.draft.record_id: self._records.get(c.draft.record_id) for c in held}
+        sent = {rid: r.seq for rid, r in records.items() if r is not None and r.brain_uid == brain_uid}
+        # in the order the Records were sent (their change sequence), as the other stores read them
+        return sorted(
+            held,
+            key=lambda c: (c.draft.record_id not in sent, sent.get(c.draft.record_id, 0), c.draft.record_id, c.draft.start),
+        )
 
     def count_chunks(self, brain_uid: str) -> int:
         with self._lock:
