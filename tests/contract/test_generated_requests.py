@@ -9,9 +9,9 @@ fail the server, and every response must be one the operation declares: its stat
 
 What no generator can make valid is left out of positive requests: the opaque tokens only the server
 issues (cursors, watermarks), a purpose naming a policy not configured here, and a date-time whose UTC
-instant falls outside years 1-9999 (the contract says so in words; JSON Schema's format cannot). Negative requests are
-not required to be refused: the test puts a real Brain and Record id and a valid key in place of what
-was generated, which may be the part the generator broke.
+instant falls outside years 1-9999 (the contract says so in words; JSON Schema's format cannot).
+Negative requests are not required to be refused: the test puts a real Brain and Record id and a valid
+key in place of what was generated, which may be the part the generator broke.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from schemathesis import GenerationMode
-from schemathesis.config import SchemathesisConfig
-from schemathesis.specs.openapi.checks import negative_data_rejection
+from schemathesis.checks import negative_data_rejection
 
 from brainstore.api.app import create_app
 from tests.conftest import KEY, Api, open_engine
@@ -73,7 +72,7 @@ def tenant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tenant]:
 def _schema(tenant: Tenant) -> Any:
     # No NUL in generated text: every text field refuses it with its own 400 (see test_hostile_input),
     # which JSON Schema cannot say.
-    config = SchemathesisConfig.from_dict({"generation": {"allow-x00": False, "codec": "utf-8"}})
+    config = schemathesis.Config.from_dict({"generation": {"allow-x00": False, "codec": "utf-8"}})
     schema = schemathesis.openapi.from_path(CONTRACT_PATH, config=config)
     schema.app = tenant.app
     return schema
