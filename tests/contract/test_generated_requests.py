@@ -69,13 +69,15 @@ def tenant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tenant]:
     held.close()
 
 
-def _schema(tenant: Tenant) -> Any:
+@pytest.fixture(scope="module")
+def schema(tenant: Tenant) -> Any:
+    """openapi.yaml read once for every operation's requests, sent to the tenant's app."""
     # No NUL in generated text: every text field refuses it with its own 400 (see test_hostile_input),
     # which JSON Schema cannot say.
     config = schemathesis.Config.from_dict({"generation": {"allow-x00": False, "codec": "utf-8"}})
-    schema = schemathesis.openapi.from_path(CONTRACT_PATH, config=config)
-    schema.app = tenant.app
-    return schema
+    loaded = schemathesis.openapi.from_path(CONTRACT_PATH, config=config)
+    loaded.app = tenant.app
+    return loaded
 
 
 def _beyond_the_calendar_in_utc(value: Any) -> bool:
@@ -119,9 +121,9 @@ def _aim(case: Any, tenant: Tenant, mode: GenerationMode) -> None:
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=lambda m: m.value)
 @pytest.mark.parametrize(("method", "path", "operation_id"), OPERATIONS, ids=[op for _, _, op in OPERATIONS])
 def test_generated_requests_get_declared_answers(
-    tenant: Tenant, method: str, path: str, operation_id: str, mode: GenerationMode
+    tenant: Tenant, schema: Any, method: str, path: str, operation_id: str, mode: GenerationMode
 ) -> None:
-    operation = _schema(tenant)[path][method]
+    operation = schema[path][method]
     excluded = [negative_data_rejection] if mode is GenerationMode.NEGATIVE else []
 
     @settings(
