@@ -46,7 +46,7 @@ def open_store(config: Config, *, migrate: bool | None = None) -> Store:
 
         config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            store = DuckDBStore(config.data_dir / "brainstore.duckdb")
+            store = DuckDBStore(config.data_dir / "brainstore.duckdb", memory_limit_mib=config.duckdb_memory_mib or 0)
         except Exception as exc:  # duckdb.IOException: "Could not set lock on file ..."
             if "lock" in str(exc).lower():
                 raise DataDirectoryInUse(f"{config.data_dir}/brainstore.duckdb is in use by another process") from exc

@@ -10,7 +10,7 @@ from typing import Any
 
 from brainstore.auth.keys import ALL_SCOPES
 from brainstore.auth.registry import KeyRegistry
-from brainstore.config import Config, extractor_settings
+from brainstore.config import Config, duckdb_memory_setting, extractor_settings
 
 
 def _env(name: str, default: Any) -> Any:
@@ -143,7 +143,12 @@ def add_extractor_arguments(command: argparse.ArgumentParser) -> None:
 
 def _migrate(args: argparse.Namespace) -> int:
     try:
-        config = Config(engine=args.engine, data_dir=Path(args.data_dir), database_url=args.database_url or None)
+        config = Config(
+            engine=args.engine,
+            data_dir=Path(args.data_dir),
+            database_url=args.database_url or None,
+            duckdb_memory_mib=duckdb_memory_setting(),
+        )
         url = config.require_database_url()
     except ValueError as exc:
         print(f"brainstore migrate: {exc}", file=sys.stderr)
@@ -156,7 +161,7 @@ def _migrate(args: argparse.Namespace) -> int:
     else:
         from brainstore.store.duckdb import DuckDBStore
 
-        store = DuckDBStore(config.data_dir / "brainstore.duckdb")
+        store = DuckDBStore(config.data_dir / "brainstore.duckdb", memory_limit_mib=config.duckdb_memory_mib or 0)
     try:
         applied = store.migrate()
         print(f"schema at {store.schema_version()}; applied {applied or 'nothing'}")

@@ -33,22 +33,46 @@ INDEX_MEMORY_SHARE = 0.5
 CGROUP_MEMORY_MAX = Path("/sys/fs/cgroup/memory.max")  # a container's limit (cgroup v2), "max" if none
 
 
-def default_resident_chunks(workers: int) -> int:
-    """The chunks each worker's indexes may hold unless told: INDEX_MEMORY_SHARE of the machine's memory
-    (or of its cgroup's limit, if lower) shared by the workers. Without a bound, a key making Brains
-    (each Brain's index 30-75 KiB with one Record) grew every worker until the kernel killed it, and
-    every tenant's requests with it. 0 (no limit) when the memory cannot be read."""
+# The share of the machine's memory DuckDB's buffer pool may take by default. DuckDB's own default is
+# 80%, beside the indexes' half: its cache of table pages grows with what the server reads (157 MiB
+# held after one 100,000-chunk Brain was rebuilt) and was bounded only by that.
+DUCKDB_MEMORY_SHARE = 0.25
+
+
+def machine_memory() -> int | None:
+    """Bytes of memory this process may use: the machine's, or its cgroup's limit if lower; None when
+    it cannot be read."""
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
-        return 0
+        return None
     try:
         limit = CGROUP_MEMORY_MAX.read_text().strip()
         if limit.isdigit():
             memory = min(memory, int(limit))
     except OSError:
         pass
+    return memory
+
+
+def default_resident_chunks(workers: int) -> int:
+    """The chunks each worker's indexes may hold unless told: INDEX_MEMORY_SHARE of the machine's memory
+    (or of its cgroup's limit, if lower) shared by the workers. Without a bound, a key making Brains
+    (each Brain's index 30-75 KiB with one Record) grew every worker until the kernel killed it, and
+    every tenant's requests with it. 0 (no limit) when the memory cannot be read."""
+    memory = machine_memory()
+    if memory is None:
+        return 0
     return max(1, int(memory * INDEX_MEMORY_SHARE) // workers // INDEX_BYTES_A_CHUNK)
+
+
+def default_duckdb_memory_mib() -> int:
+    """DuckDB's memory limit unless told: DUCKDB_MEMORY_SHARE of :func:`machine_memory`, in MiB (at
+    least 64); 0 (DuckDB's own default) when the memory cannot be read."""
+    memory = machine_memory()
+    if memory is None:
+        return 0
+    return max(64, int(memory * DUCKDB_MEMORY_SHARE) >> 20)
 
 
 def _int(env: dict[str, str], name: str, default: int) -> int:
@@ -76,6 +100,10 @@ class Config:
     # Chunks the in-memory indexes may hold in all (0: no limit; None: default_resident_chunks); see
     # EvidenceIndexes.resident_chunks.
     resident_chunks: int | None = None
+    # MiB DuckDB may use for its buffer pool, query results and intermediates (0: DuckDB's default,
+    # 80% of the machine; None: default_duckdb_memory_mib). Past it DuckDB evicts cached pages and
+    # spills to brainstore.duckdb.tmp/ in the data directory.
+    duckdb_memory_mib: int | None = None
     embedder: str | None = None
     migrate_on_start: bool = True
     purposes: tuple[str, ...] = field(default=("general",))
@@ -104,6 +132,10 @@ class Config:
             object.__setattr__(self, "resident_chunks", default_resident_chunks(self.workers))
         if self.resident_chunks < 0:
             raise ValueError(f"resident_chunks must be 0 (no limit) or more, got {self.resident_chunks}")
+        if self.duckdb_memory_mib is None:
+            object.__setattr__(self, "duckdb_memory_mib", default_duckdb_memory_mib())
+        if self.duckdb_memory_mib < 0:
+            raise ValueError(f"duckdb_memory_mib must be 0 (DuckDB's default) or more, got {self.duckdb_memory_mib}")
         if self.workers > 1 and self.engine != "postgres":
             raise ValueError(
                 f"workers: {self.workers} worker processes need --engine postgres; the {self.engine} engine "
@@ -168,12 +200,19 @@ class Config:
             rate_limit_per_minute=_int(env, "BRAINSTORE_RATE_LIMIT", 600),
             trace_buffer=_int(env, "BRAINSTORE_TRACE_BUFFER", 1000),
             resident_chunks=_int(env, "BRAINSTORE_RESIDENT_CHUNKS", 0) if env.get("BRAINSTORE_RESIDENT_CHUNKS") else None,
+            duckdb_memory_mib=duckdb_memory_setting(env),
             embedder=env.get("BRAINSTORE_EMBEDDER") or None,
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
             database_url=env.get("BRAINSTORE_DATABASE_URL") or None,
             workers=_int(env, "BRAINSTORE_WORKERS", 1),
             **extractor_settings(env),
         )
+
+
+def duckdb_memory_setting(env: dict[str, str] | None = None) -> int | None:
+    """BRAINSTORE_DUCKDB_MEMORY_MIB, None when unset (the default then applies)."""
+    env = dict(os.environ if env is None else env)
+    return _int(env, "BRAINSTORE_DUCKDB_MEMORY_MIB", 0) if env.get("BRAINSTORE_DUCKDB_MEMORY_MIB") else None
 
 
 def extractor_settings(env: dict[str, str] | None = None) -> dict[str, Any]:

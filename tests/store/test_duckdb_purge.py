@@ -722,3 +722,22 @@ def test_a_process_that_dies_between_a_brains_slices_finishes_them_at_next_open(
         assert store.brain_by_uid(OTHER) is None and len(store.list_records(MAIN)) == ROWS + 1
     finally:
         store.close()
+
+
+def test_the_memory_limit_holds_on_the_file_a_compaction_swaps_in(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    secret = make_secret(random.Random(5))
+    store = open_populated(path, secret, purge_delay=3600, memory_limit_mib=96)
+    try:
+        limit = "SELECT current_setting('memory_limit')"
+        assert store._rows(limit) == [("96.0 MiB",)]
+        kept = store.list_records(MAIN)
+        store.erase_brain(OTHER)
+        store.compact()
+        assert files_holding(tmp_path, secret) == [path.name]  # MAIN's copy of it stays
+        assert store._rows(limit) == [("96.0 MiB",)]
+        assert store.list_records(MAIN) == kept
+    finally:
+        store.close()
+    with pytest.raises(ValueError, match="memory_limit_mib"):
+        DuckDBStore(path, memory_limit_mib=-1)

@@ -388,9 +388,13 @@ class _Journaling:
 class DuckDBStore:
     kind = "duckdb"
 
-    def __init__(self, path: str | Path, *, purge_delay: float = 5.0) -> None:
+    def __init__(self, path: str | Path, *, purge_delay: float = 5.0, memory_limit_mib: int = 0) -> None:
+        """``memory_limit_mib``: what DuckDB may use (0: DuckDB's default, 80% of the machine)."""
         if purge_delay < 0:
             raise ValueError("purge_delay must be >= 0")
+        if memory_limit_mib < 0:
+            raise ValueError("memory_limit_mib must be >= 0")
+        self.memory_limit_mib = memory_limit_mib
         self.path = Path(path)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.purge_delay = float(purge_delay)
@@ -480,7 +484,10 @@ class DuckDBStore:
     def _connect(self) -> duckdb.DuckDBPyConnection:
         """Open the file and keep it (and its WAL) readable by this user only: it holds every
         tenant's text."""
-        conn = duckdb.connect(str(self.path))
+        settings: dict[str, str | bool | int | float | list[str]] = {}
+        if self.memory_limit_mib:
+            settings["memory_limit"] = f"{self.memory_limit_mib}MiB"
+        conn = duckdb.connect(str(self.path), config=settings)
         self._private_files()
         return conn
 
