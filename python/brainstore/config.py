@@ -85,6 +85,11 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from None
 
 
+def _optional_int(env: dict[str, str], name: str) -> int | None:
+    """The integer ``name`` holds, None when unset or empty (the setting's default then applies)."""
+    return _int(env, name, 0) if env.get(name) else None
+
+
 @dataclass(frozen=True)
 class Config:
     engine: str = "duckdb"
@@ -199,7 +204,7 @@ class Config:
             docs_base=env.get("BRAINSTORE_DOCS_BASE", "https://docs.brainstore.dev").rstrip("/"),
             rate_limit_per_minute=_int(env, "BRAINSTORE_RATE_LIMIT", 600),
             trace_buffer=_int(env, "BRAINSTORE_TRACE_BUFFER", 1000),
-            resident_chunks=_int(env, "BRAINSTORE_RESIDENT_CHUNKS", 0) if env.get("BRAINSTORE_RESIDENT_CHUNKS") else None,
+            resident_chunks=_optional_int(env, "BRAINSTORE_RESIDENT_CHUNKS"),
             duckdb_memory_mib=duckdb_memory_setting(env),
             embedder=env.get("BRAINSTORE_EMBEDDER") or None,
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
@@ -211,8 +216,7 @@ class Config:
 
 def duckdb_memory_setting(env: dict[str, str] | None = None) -> int | None:
     """BRAINSTORE_DUCKDB_MEMORY_MIB, None when unset (the default then applies)."""
-    env = dict(os.environ if env is None else env)
-    return _int(env, "BRAINSTORE_DUCKDB_MEMORY_MIB", 0) if env.get("BRAINSTORE_DUCKDB_MEMORY_MIB") else None
+    return _optional_int(dict(os.environ if env is None else env), "BRAINSTORE_DUCKDB_MEMORY_MIB")
 
 
 def extractor_settings(env: dict[str, str] | None = None) -> dict[str, Any]:

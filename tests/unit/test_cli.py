@@ -140,3 +140,22 @@ def test_the_files_a_command_writes_are_readable_by_their_owner_only(tmp_path: P
     written = [p for p in data.rglob("*") if p.is_file()]
     assert any(p.suffix == ".duckdb" for p in written) and any(p.parent.parent.name == "index" for p in written)
     assert [p for p in written if stat.S_IMODE(p.stat().st_mode) & 0o077] == []
+
+
+def test_migrate_opens_duckdb_within_the_memory_limit_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    opened: list[int] = []
+
+    class Recording(DuckDBStore):
+        def __init__(self, path: Path, **kw: int) -> None:
+            super().__init__(path, **kw)
+            opened.append(self.memory_limit_mib)
+
+    monkeypatch.setattr("brainstore.store.duckdb.DuckDBStore", Recording)
+    monkeypatch.setenv("BRAINSTORE_DUCKDB_MEMORY_MIB", "96")
+    assert cli.main(["migrate", "--data-dir", str(tmp_path)]) == 0
+    assert opened == [96]
+    monkeypatch.setenv("BRAINSTORE_DUCKDB_MEMORY_MIB", "lots")
+    assert cli.main(["migrate", "--data-dir", str(tmp_path)]) == 2
+    assert "BRAINSTORE_DUCKDB_MEMORY_MIB must be an integer" in capsys.readouterr().err
