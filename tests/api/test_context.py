@@ -326,6 +326,51 @@ def test_invalid_context_requests(api: Api, body: dict[str, Any], field: str) ->
     assert err["message"].startswith(f"{field}: ")
 
 
+def test_a_rebuilt_brain_past_the_matrix_is_answered_before_its_graph_is_built(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Brain's first Context after its index files were lost waits for the store's rows, not for its
+    vector graph (a minute at 100,000 chunks): the matrix answers, the same evidence, while the graph
+    is built on a thread of its own, which then writes the files."""
+    from brainstore.retrieval import index as index_module
+    from brainstore.retrieval.index import BrainIndex
+    from brainstore.service import evidence
+    from tests.conftest import open_engine
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 4)
+    monkeypatch.setattr(evidence, "SAVE_DELAY", 0.05)
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    seed(api, service)
+    query = "When did Caroline go to the LGBTQ support group?"
+    before = context(api, query=query)
+    uid = service.store.get_brain("test:acme", "b1").uid
+    service.evidence.drop(uid)  # the files too: the next Context rebuilds it from the store
+    building, release = threading.Event(), threading.Event()
+    build_graph = BrainIndex.build_graph
+
+    def held_build(self: BrainIndex, stop: Any = lambda: False) -> bool:
+        if self.needs_graph:
+            building.set()
+            assert release.wait(30)
+        return build_graph(self, stop)
+
+    monkeypatch.setattr(BrainIndex, "build_graph", held_build)
+    try:
+        rebuilt = context(api, query=query)
+        assert building.wait(10)
+        assert [e["record_id"] for e in rebuilt["evidence"]] == [e["record_id"] for e in before["evidence"]]
+        index = service.evidence.index(uid)
+        assert index.needs_graph and not (tmp_path / "index" / uid).exists()
+    finally:
+        release.set()
+    deadline = time.monotonic() + 20
+    while index.needs_graph or not (tmp_path / "index" / uid / "vectors.hnsw").exists():
+        assert time.monotonic() < deadline, "the graph was not built and saved"
+        time.sleep(0.02)
+    assert [e["record_id"] for e in context(api, query=query)["evidence"]] == [e["record_id"] for e in before["evidence"]]
+    service.stop()
+    service.store.close()
+
+
 def test_forgetting_removes_the_saved_index_files_that_held_the_text(tmp_path: Any) -> None:
     from tests.conftest import open_engine
 

@@ -1038,6 +1038,7 @@ def test_a_saved_graph_holds_no_vector_of_a_removed_chunk(tmp_path: Path, monkey
 
     monkeypatch.setattr(index_module, "FLAT_MAX", 0 if graph else index_module.FLAT_MAX)
     index = build({"a": "I adopted a puppy named Biscuit.", "b": "We went camping."}, {"a": 1, "b": 2})
+    assert index.build_graph()
     erased, kept = unit(1).tobytes(), unit(2).tobytes()
     ids = {c.record_id: c.id for c in index.chunks()}
     index.remove_record("a")
@@ -1102,6 +1103,7 @@ def test_a_graph_searches_right_after_its_removed_vectors_are_zeroed_and_their_s
     monkeypatch.setattr(index_module, "FLAT_MAX", 0)
     texts = {f"rec_{n}": f"Note number {n} about the garden." for n in range(60)}
     index = build(texts, {rid: 10 * n for n, rid in enumerate(texts)})
+    assert index.build_graph()
     for n in range(0, 60, 3):
         index.remove_record(f"rec_{n}")
     for n in range(60, 80):
@@ -1113,10 +1115,52 @@ def test_a_graph_searches_right_after_its_removed_vectors_are_zeroed_and_their_s
         assert found[0][0] == chunk_id and all(i in live for i, _ in found)
 
 
+def test_a_graph_built_beside_changes_holds_what_the_index_holds_and_no_vector_removed_meanwhile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """build_graph works a slice at a time off the write lock: a chunk removed meanwhile, whether its
+    slice was already in the graph or not, is neither found nor left in the graph's bytes; one added
+    meanwhile is found; a build told to stop leaves the matrix answering."""
+    import pickle
+
+    import hnswlib
+
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 4)
+    monkeypatch.setattr(index_module, "_GRAPH_SLICE", 3)
+    texts = {f"r{n}": f"Note number {n} about the garden." for n in range(12)}
+    index = build(texts, {rid: n for n, rid in enumerate(texts)})
+    assert index.needs_graph
+    assert not index.build_graph(stop=lambda: True) and isinstance(index._hnsw, index_module._FlatVectors)
+
+    asked = 0
+
+    def change_between_slices() -> bool:
+        nonlocal asked
+        asked += 1
+        if asked == 3:  # r0..r5 are in the graph, r6.. are not yet
+            index.remove_record("r1")
+            index.remove_record("r10")
+            index.add(drafts_for("r12", "A late note about the garden."), unit(12)[None, :])
+        return False
+
+    assert index.build_graph(stop=change_between_slices) and asked == 4 + 1  # then r12, added meanwhile
+    assert isinstance(index._hnsw, hnswlib.Index) and not index.needs_graph
+    held = pickle.dumps(index._hnsw)
+    assert unit(1).tobytes() not in held and unit(10).tobytes() not in held and unit(11).tobytes() in held
+    by_record = {c.id: c.record_id for c in index.chunks()}
+    assert sorted(by_record.values()) == sorted({*texts, "r12"} - {"r1", "r10"})
+    for chunk_id, rid in by_record.items():
+        found = index.vector(unit(int(rid[1:])), 12)
+        assert found[0][0] == chunk_id and {i for i, _ in found} <= by_record.keys()
+
+
 def test_a_small_brain_scores_a_matrix_and_a_grown_one_walks_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Up to FLAT_MAX chunks the vectors are a matrix scored exactly (no hnswlib index: 2.5 MiB each
-    however small); past it they move into a graph. Both answer alike, and removals made before the
-    move stay removed; a saved Brain loads back into the form its size calls for."""
+    however small); past it they move into a graph when build_graph is called, the matrix answering
+    until then. Both answer alike, and removals made before the move stay removed; a saved Brain loads
+    back into the form its size calls for."""
     import hnswlib
 
     from brainstore.retrieval import index as index_module
@@ -1129,7 +1173,12 @@ def test_a_small_brain_scores_a_matrix_and_a_grown_one_walks_a_graph(tmp_path: P
         index.add([draft], unit(n)[None, :])
         if n == 2:
             index.remove_record("r1")
-        assert isinstance(index._hnsw, hnswlib.Index) == (n >= 7)  # 7 live chunks once r1 is gone
+        assert index.needs_graph == (n == 7)  # 7 live chunks once r1 is gone
+        if n == 7:
+            by_record = {c.id: c.record_id for c in index.chunks()}
+            assert by_record[index.vector(unit(n), 1)[0][0]] == rid
+            assert index.build_graph() and not index.needs_graph
+        assert isinstance(index._hnsw, hnswlib.Index) == (n >= 7)
         by_record = {c.id: c.record_id for c in index.chunks()}
         best = [by_record[i] for i, _ in index.vector(unit(n), 3)]
         assert best[0] == rid and (n < 2 or "r1" not in best)
@@ -1470,15 +1519,19 @@ def test_select_keeps_up_across_batched_additions_and_removals(monkeypatch: pyte
     k=st.integers(1, 12),
     admit_every=st.integers(1, 3),
     seed=st.integers(0, 1000),
+    twins=st.booleans(),
 )
 def test_the_matrix_lane_answers_exactly_what_scoring_every_vector_does(
-    n: int, removed: set[int], k: int, admit_every: int, seed: int
+    n: int, removed: set[int], k: int, admit_every: int, seed: int, twins: bool
 ) -> None:
-    """Best first by inner product, ties by id, removed vectors never, a filter's refusals skipped."""
+    """Best first by inner product, ties by id (``twins``: vectors in equal pairs), removed vectors
+    never, a filter's refusals skipped."""
     from brainstore.retrieval.index import _FlatVectors
 
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((n, 8)).astype(np.float32)
+    if twins:
+        vectors[1::2] = vectors[0::2][: n // 2]
     ids = np.arange(100, 100 + n, dtype=np.int64)
     flat = _FlatVectors(8)
     flat.add_items(vectors[: n // 2], ids[: n // 2])

@@ -22,6 +22,9 @@ Invariants:
   added since added, each from its stored vectors), so neither a forget nor a crash costs a rebuild of
   the vector graph (217 s for 100,000 chunks on a loaded 2-core machine, nearly all of it hnswlib's
   add_items; reading the chunks from DuckDB took 4 s of it).
+- A rebuild (a crash before the files were written, or every process start on a shared store) waits
+  for the store's rows only: the vectors are scored exactly from a matrix while their graph is built
+  on a thread of its own (:meth:`_graph_soon`), which then writes the files.
 - No Context waits for disk once the process is up: :meth:`preload` loads every saved index when the
   service starts.
 
@@ -58,7 +61,7 @@ import numpy as np
 from brainstore.derive import SourceText, source_text
 from brainstore.domain import MemoryRevision, Record, StoredChunk
 from brainstore.retrieval.chunking import ChunkDraft, chunk_record, embedding_text, leads
-from brainstore.retrieval.embedder import Embedder, load_embedder
+from brainstore.retrieval.embedder import Embedder, background_priority, load_embedder
 from brainstore.retrieval.index import BrainIndex, ChunkTally
 from brainstore.retrieval.memory_lane import LaneEntry, MemoryLane
 from brainstore.retrieval.pipeline import lexical_query
@@ -171,6 +174,11 @@ class EvidenceIndexes:
         # Brain's lock to build a memory lane), nor another Brain's forget.
         self._file_locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._unfrozen_chunks = 0  # under _lock
+        # Brains whose vectors outgrew the matrix, in the order they did, for the graph thread (see
+        # _graph_soon).
+        self._graphs_due: dict[str, None] = {}
+        self._graphs = threading.Lock()
+        self._grapher: threading.Thread | None = None
 
     def _shared(self) -> SharedStore | None:
         return shared_store(self.store)
@@ -263,6 +271,7 @@ class EvidenceIndexes:
                 self._index_seq[brain_uid] = seq
                 over = self.resident_chunks and self._held_chunks() > self.resident_chunks
             self._keep_out_of_full_collections(len(index))
+            self._graph_soon(brain_uid, index)
         if over:
             # off this thread: a Context must not wait for other Brains' index files to be written
             threading.Thread(target=self._evict, name="brainstore-index-evict", daemon=True).start()
@@ -471,6 +480,7 @@ class EvidenceIndexes:
                     self.drop(brain_uid)  # rebuilt from the store on next use
                     raise
                 self._keep_out_of_full_collections(sum(len(e.drafts) for e in fresh))
+                self._graph_soon(brain_uid, index)
         if lane is not None:
             for memory in memories:
                 self._lane_apply(lane, memory)
@@ -544,6 +554,48 @@ class EvidenceIndexes:
             self._remove_files(directory)
             self._save_soon(brain_uid)
 
+    # --- graphs in the background ------------------------------------------------------------------------
+    def _graph_soon(self, brain_uid: str, index: BrainIndex) -> None:
+        """Have the Brain's vectors moved into a graph on a thread of its own when they outgrew the
+        matrix (:meth:`BrainIndex.build_graph`): neither the Context that rebuilt a Brain's index nor the
+        writer that grew it waits for the graph. Its files are written once the graph is built."""
+        if not index.needs_graph:
+            return
+        with self._graphs:
+            self._graphs_due[brain_uid] = None
+            if self._grapher is None or not self._grapher.is_alive():  # none yet, or lost in a fork
+                self._grapher = threading.Thread(target=self._graph_loop, name="brainstore-index-graph", daemon=True)
+                self._grapher.start()
+
+    def _graph_loop(self) -> None:
+        """Until none is due: build each Brain's graph in turn (the thread ends when idle), at
+        background priority, as derivation's embedding runs."""
+        background_priority()
+        while True:
+            with self._graphs:
+                if not self._graphs_due:
+                    self._grapher = None
+                    return
+                brain_uid = next(iter(self._graphs_due))
+                del self._graphs_due[brain_uid]
+            try:
+                self._build_graph(brain_uid)
+            except Exception:
+                log.exception("building the vector graph of %s failed; its matrix goes on answering", brain_uid)
+
+    def _build_graph(self, brain_uid: str) -> None:
+        with self._lock:
+            index = self._indexes.get(brain_uid)
+        if index is None:
+            return
+
+        def gone() -> bool:  # erased or evicted: the graph would serve no one
+            with self._lock:
+                return self._indexes.get(brain_uid) is not index
+
+        if index.build_graph(stop=gone):
+            self._save_soon(brain_uid)
+
     # --- saving in the background -------------------------------------------------------------------------
     def _save_soon(self, brain_uid: str) -> None:
         """Write the Brain's index files again from its live index, once no change asked for it for
@@ -596,7 +648,9 @@ class EvidenceIndexes:
             directory = self._index_dir(brain_uid)
             # Unchanged since its files were written or read: writing 100,000 chunks again took 2.1-2.4 s
             # of a stop for each such Brain (gunicorn kills a worker 10 s into its stop).
-            if index is not None and directory is not None and len(index) and index.unsaved:
+            # Not while its graph is still to be built (it is saved once built): an eviction or a stop
+            # would wait for the build.
+            if index is not None and directory is not None and len(index) and index.unsaved and not index.needs_graph:
                 index.save(directory)
 
     def preload(self, stopping: threading.Event | None = None) -> None:
@@ -690,6 +744,7 @@ class EvidenceIndexes:
             except Exception:
                 self.drop(brain_uid)  # rebuilt from the store on next use
                 raise
+            self._graph_soon(brain_uid, index)
         with self._lock:
             if self._indexes.get(brain_uid) is index:
                 self._index_seq[brain_uid] = head
