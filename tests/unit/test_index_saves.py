@@ -60,3 +60,25 @@ def test_a_dropped_brain_is_not_saved(saves: tuple[EvidenceIndexes, list[float]]
     indexes.drop("brn_a")
     time.sleep(0.6)
     assert saved == []
+
+
+def test_a_held_index_left_without_its_graph_gets_one_when_next_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index whose graph is due but whose graph thread is gone (a fork copies no thread) has it built
+    once a Context asks for the index again."""
+    from brainstore.retrieval import index as index_module
+    from brainstore.retrieval.index import BrainIndex
+    from tests.unit.test_retrieval import DIM, MODEL, drafts_for, unit
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 2)
+    indexes = EvidenceIndexes(MemoryStore(), index_root=None)
+    index = BrainIndex(DIM, MODEL)
+    for n in range(5):
+        index.add(drafts_for(f"r{n}", f"Note number {n} about the garden."), unit(n)[None, :])
+    indexes._indexes["brn_a"] = index  # as a fork leaves it: held, its graph asked for by no thread
+    assert index.needs_graph and indexes._grapher is None
+    assert indexes.index("brn_a") is index
+    deadline = time.monotonic() + 10
+    while index.needs_graph:
+        assert time.monotonic() < deadline, "no graph was built"
+        time.sleep(0.01)
+    assert [c.record_id for c in index.chunks() if c.id == index.vector(unit(3), 1)[0][0]] == ["r3"]

@@ -179,6 +179,7 @@ class EvidenceIndexes:
         self._graphs_due: dict[str, None] = {}
         self._graphs = threading.Lock()
         self._grapher: threading.Thread | None = None
+        self._graphing: str | None = None  # the Brain whose graph is being built
 
     def _shared(self) -> SharedStore | None:
         return shared_store(self.store)
@@ -253,10 +254,12 @@ class EvidenceIndexes:
     def index(self, brain_uid: str) -> BrainIndex:
         with self._lock:
             held = self._indexes.get(brain_uid)
-            if held is not None:
-                if self.resident_chunks:  # the most recently used last, for _evict
-                    self._indexes[brain_uid] = self._indexes.pop(brain_uid)
-                return held
+            if held is not None and self.resident_chunks:  # the most recently used last, for _evict
+                self._indexes[brain_uid] = self._indexes.pop(brain_uid)
+        if held is not None:
+            if held.needs_graph:  # asked for already, unless the thread was lost (in a fork)
+                self._graph_soon(brain_uid, held)
+            return held
         with self._brain([brain_uid]):  # a rebuild reads the store: no change of it may land meanwhile
             with self._lock:
                 held = self._indexes.get(brain_uid)
@@ -562,6 +565,8 @@ class EvidenceIndexes:
         if not index.needs_graph:
             return
         with self._graphs:
+            if brain_uid == self._graphing:
+                return
             self._graphs_due[brain_uid] = None
             if self._grapher is None or not self._grapher.is_alive():  # none yet, or lost in a fork
                 self._grapher = threading.Thread(target=self._graph_loop, name="brainstore-index-graph", daemon=True)
@@ -576,12 +581,15 @@ class EvidenceIndexes:
                 if not self._graphs_due:
                     self._grapher = None
                     return
-                brain_uid = next(iter(self._graphs_due))
+                brain_uid = self._graphing = next(iter(self._graphs_due))
                 del self._graphs_due[brain_uid]
             try:
                 self._build_graph(brain_uid)
             except Exception:
                 log.exception("building the vector graph of %s failed; its matrix goes on answering", brain_uid)
+            finally:
+                with self._graphs:
+                    self._graphing = None
 
     def _build_graph(self, brain_uid: str) -> None:
         with self._lock:
