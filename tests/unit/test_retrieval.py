@@ -1156,6 +1156,27 @@ def test_a_graph_built_beside_changes_holds_what_the_index_holds_and_no_vector_r
         assert found[0][0] == chunk_id and {i for i, _ in found} <= by_record.keys()
 
 
+def test_a_filtered_search_answers_alike_before_and_after_the_graph_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Among a filter's chunks, the matrix a grown Brain keeps until its graph is built finds what the
+    graph finds after (a graph this small is walked whole)."""
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 4)
+    monkeypatch.setattr(index_module, "_BRUTE_FORCE_MAX", 2)
+    index = BrainIndex(DIM, MODEL)
+    for n in range(12):
+        when = datetime(2023, 1 + n % 12, 1, tzinfo=UTC)
+        index.add(drafts_for(f"r{n}", f"Note number {n} about the garden.", when=when), unit(n)[None, :])
+    allowed = index.select(ChunkFilter(since=datetime(2023, 4, 1, tzinfo=UTC).timestamp()))
+    assert index.needs_graph and 2 < len(allowed) < 12
+    before = [index.vector(unit(n), 3, allowed) for n in range(12)]
+    assert index.build_graph()
+    after = [index.vector(unit(n), 3, allowed) for n in range(12)]
+    assert [[i for i, _ in found] for found in after] == [[i for i, _ in found] for found in before]
+    assert [s for found in after for _, s in found] == pytest.approx([s for found in before for _, s in found], abs=1e-5)
+    assert all(i in allowed for found in before for i, _ in found)
+
+
 def test_a_small_brain_scores_a_matrix_and_a_grown_one_walks_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Up to FLAT_MAX chunks the vectors are a matrix scored exactly (no hnswlib index: 2.5 MiB each
     however small); past it they move into a graph when build_graph is called, the matrix answering
@@ -1549,6 +1570,10 @@ def test_the_matrix_lane_answers_exactly_what_scoring_every_vector_does(
     assert labels[0].tolist() == expected
     assert np.allclose(1.0 - distances[0], [vectors[i - 100] @ query for i in expected], atol=1e-5)
     assert sorted(flat.get_ids_list()) == sorted(set(ids.tolist()) - gone)
+    # the same among a Selection's ids (which may name removed ones, and ids beyond the matrix's)
+    admitted = [i for i in range(90, 150) if admits is None or admits(i)]
+    among, _ = flat.knn_among(query, k, Selection(np.asarray(admitted, dtype=np.int64)))
+    assert among[0].tolist() == expected
 
 
 def test_a_records_chunks_around_a_span_are_the_first_few_holding_it() -> None:

@@ -145,6 +145,14 @@ class Selection:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def holds(self, ids: np.ndarray) -> np.ndarray:
+        """For each of ``ids``, whether it is admitted (``in``, for an array at once)."""
+        at = np.asarray(ids, dtype=np.int64) - self._offset
+        inside = (at >= 0) & (at < len(self._mask))
+        held = np.zeros(len(at), dtype=bool)
+        held[inside] = self._mask[at[inside]]
+        return held
+
 
 class ChunkTally:
     """The chunks held by every index that counts into it (:meth:`BrainIndex.count_into`), kept as they
@@ -424,23 +432,35 @@ class _FlatVectors:
     ) -> tuple[np.ndarray, np.ndarray]:
         sims = self._matrix @ query
         sims[self._ids < 0] = -np.inf
-        if filter is None and k < len(self._rows):
-            # Sorting only the rows that can be among the k best (every tie with the k-th included, for
-            # ties by id): a matrix of 100,000 rows, held while its graph is built, sorted whole in 15 ms.
-            kth = np.partition(sims, len(sims) - k)[len(sims) - k]
-            rows = np.flatnonzero(sims >= kth)
-            order = rows[np.lexsort((self._ids[rows], -sims[rows]))]
-        else:
-            order = np.lexsort((self._ids, -sims))[: len(self._rows)]  # best first, ties by id
-        if filter is not None:
-            admitted: list[int] = []
-            for row in order.tolist():
-                if filter(int(self._ids[row])):
-                    admitted.append(row)
-                    if len(admitted) == k:
-                        break
-            order = np.asarray(admitted, dtype=np.int64)
-        order = order[:k]
+        if filter is None:
+            return self._best(sims, k)
+        order = np.lexsort((self._ids, -sims))[: len(self._rows)]  # best first, ties by id
+        admitted: list[int] = []
+        for row in order.tolist():
+            if filter(int(self._ids[row])):
+                admitted.append(row)
+                if len(admitted) == k:
+                    break
+        order = np.asarray(admitted, dtype=np.int64)
+        return self._ids[order][None, :], (1.0 - sims[order])[None, :]
+
+    def knn_among(self, query: np.ndarray, k: int, allowed: Selection) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`knn_query` among ``allowed`` only, tested over every row at once (a filter callback
+        asked row by row, best first, until k: 100,000 calls where few rows are allowed)."""
+        sims = self._matrix @ query
+        sims[(self._ids < 0) | ~allowed.holds(self._ids)] = -np.inf
+        return self._best(sims, k)
+
+    def _best(self, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k rows of highest ``sims`` (``-inf``: not a candidate), best first, ties by id."""
+        k = min(k, int(np.count_nonzero(sims != -np.inf)))
+        if k <= 0:
+            return np.zeros((1, 0), dtype=np.int64), np.zeros((1, 0), dtype=np.float32)
+        # Sorting only the rows that can be among the k best (every tie with the k-th included): a
+        # matrix of 100,000 rows, held while its graph is built, sorted whole in 15 ms.
+        kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+        rows = np.flatnonzero(sims >= kth)
+        order = rows[np.lexsort((self._ids[rows], -sims[rows]))][:k]
         return self._ids[order][None, :], (1.0 - sims[order])[None, :]
 
     def graph(self, capacity: int) -> hnswlib.Index:
@@ -910,6 +930,9 @@ class BrainIndex:
                 if len(allowed) <= _BRUTE_FORCE_MAX or len(allowed) <= k:
                     live = [i for i in allowed.ids.tolist() if i in self._chunks]
                     return self._brute_force(query, live, k)
+                if isinstance(self._hnsw, _FlatVectors):  # past FLAT_MAX, its graph not built yet
+                    labels, distances = self._hnsw.knn_among(query, k, allowed)
+                    return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
                 return self._graph(query, min(k, len(allowed)), allowed.__contains__)
             if excluded:
                 live = len(self._chunks) - sum(1 for i in excluded if i in self._chunks)
