@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -1154,6 +1155,48 @@ def test_a_graph_built_beside_changes_holds_what_the_index_holds_and_no_vector_r
     for chunk_id, rid in by_record.items():
         found = index.vector(unit(int(rid[1:])), 12)
         assert found[0][0] == chunk_id and {i for i, _ in found} <= by_record.keys()
+
+
+def test_a_graph_built_on_another_thread_while_chunks_come_and_go_holds_exactly_the_live_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever the interleaving of a build on its own thread with removals and additions on this one,
+    the graph that takes over finds every live chunk by its vector and holds no removed one's."""
+    import pickle
+
+    import hnswlib
+
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 50)
+    monkeypatch.setattr(index_module, "_GRAPH_SLICE", 16)
+    index = BrainIndex(DIM, MODEL)
+    for n in range(300):
+        index.add(drafts_for(f"r{n}", f"Note number {n}."), unit(n)[None, :])
+    slices = threading.Semaphore(0)
+
+    def pause() -> bool:  # between slices: the changes land while the graph is being built
+        slices.release()
+        time.sleep(0.003)
+        return False
+
+    builder = threading.Thread(target=index.build_graph, kwargs={"stop": pause})
+    builder.start()
+    for _ in range(8):  # the first chunks are in the graph already
+        assert slices.acquire(timeout=10)
+    during = 0
+    for n in range(0, 300, 3):
+        index.remove_record(f"r{n}")
+        index.add(drafts_for(f"r{300 + n}", f"Note number {300 + n}."), unit(300 + n)[None, :])
+        during += index.needs_graph
+    builder.join(60)
+    assert during  # some changes landed while the graph was being built
+    assert not builder.is_alive() and isinstance(index._hnsw, hnswlib.Index)
+    held = pickle.dumps(index._hnsw)
+    assert not any(unit(n).tobytes() in held for n in range(0, 300, 3))
+    for chunk in index.chunks():
+        assert index.vector(unit(int(chunk.record_id[1:])), 1)[0][0] == chunk.id
+    assert len(index.chunks()) == 300
 
 
 def test_a_filtered_search_answers_alike_before_and_after_the_graph_is_built(monkeypatch: pytest.MonkeyPatch) -> None:

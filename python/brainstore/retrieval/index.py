@@ -58,9 +58,9 @@ HNSW_EF_CONSTRUCTION = 100
 HNSW_EF_SEARCH = 64
 _INITIAL_CAPACITY = 1024
 # A Brain of at most this many chunks keeps its vectors in a plain matrix and scores them all; a graph
-# is built once it grows past it (BrainIndex.build_graph). An hnswlib index costs 2.5 MiB however small (its 65,536 label locks):
-# one tenant making Brains of a Record each took 2.5 MiB of the server a Brain. Scoring 2,048 vectors
-# takes about as long as walking a graph, and is exact.
+# is built once it grows past it (BrainIndex.build_graph). An hnswlib index costs 2.5 MiB however small
+# (its 65,536 label locks): one tenant making Brains of a Record each took 2.5 MiB of the server a Brain.
+# Scoring 2,048 vectors takes about as long as walking a graph, and is exact.
 FLAT_MAX = 2048
 # 2: each chunk's lead; 3: its undated line's token count (a format 2 file's are counted on load); 4: the
 # chunks as columns, not rows (see load)
