@@ -5,6 +5,7 @@ each."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -82,3 +83,34 @@ def test_a_held_index_left_without_its_graph_gets_one_when_next_searched(tmp_pat
         assert time.monotonic() < deadline, "no graph was built"
         time.sleep(0.01)
     assert [c.record_id for c in index.chunks() if c.id == index.vector(unit(3), 1)[0][0]] == ["r3"]
+
+
+def test_graphs_are_built_smallest_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of the Brains whose graphs are due, the one of fewest chunks goes first: a huge one asked first
+    does not keep the others exact (and slower) for its whole build."""
+    from brainstore.retrieval import index as index_module
+    from brainstore.retrieval.index import BrainIndex
+    from tests.unit.test_retrieval import DIM, MODEL, drafts_for, unit
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 2)
+    indexes = EvidenceIndexes(MemoryStore(), index_root=None)
+    for uid, size in (("brn_big", 9), ("brn_small", 3), ("brn_mid", 5)):
+        index = indexes._indexes[uid] = BrainIndex(DIM, MODEL)
+        for n in range(size):
+            index.add(drafts_for(f"r{n}", f"Note number {n}."), unit(n)[None, :])
+        indexes._graphs_due[uid] = None
+    built: list[str] = []
+    build_graph = BrainIndex.build_graph
+    sizes = {len(index): uid for uid, index in indexes._indexes.items()}
+
+    def recorded(self: BrainIndex, stop: object) -> bool:
+        built.append(sizes[len(self)])
+        return build_graph(self, stop)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BrainIndex, "build_graph", recorded)
+    # its own thread (which it gives a background priority), started with every graph due already
+    loop = threading.Thread(target=indexes._graph_loop)
+    loop.start()
+    loop.join(30)
+    assert built == ["brn_small", "brn_mid", "brn_big"]
+    assert not any(index.needs_graph for index in indexes._indexes.values())

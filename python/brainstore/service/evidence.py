@@ -573,15 +573,22 @@ class EvidenceIndexes:
                 self._grapher.start()
 
     def _graph_loop(self) -> None:
-        """Until none is due: build each Brain's graph in turn (the thread ends when idle), at
-        background priority, as derivation's embedding runs."""
+        """Until none is due: build each Brain's graph in turn, the smallest first (the thread ends
+        when idle), at background priority, as derivation's embedding runs. Smallest first: a process
+        on a shared store rebuilds every Brain it serves, and one tenant's Brain of a million chunks
+        (12 minutes) would keep every Brain that came after it exact, and slower, that long."""
         background_priority()
         while True:
             with self._graphs:
-                if not self._graphs_due:
+                due = list(self._graphs_due)
+            with self._lock:
+                sizes = {uid: len(self._indexes[uid]) if uid in self._indexes else 0 for uid in due}
+            with self._graphs:
+                due = [uid for uid in due if uid in self._graphs_due] or list(self._graphs_due)
+                if not due:
                     self._grapher = None
                     return
-                brain_uid = self._graphing = next(iter(self._graphs_due))
+                brain_uid = self._graphing = min(due, key=lambda uid: sizes.get(uid, 0))
                 del self._graphs_due[brain_uid]
             try:
                 self._build_graph(brain_uid)
