@@ -1200,8 +1200,8 @@ def test_a_graph_built_on_another_thread_while_chunks_come_and_go_holds_exactly_
 
 
 def test_a_filtered_search_answers_alike_before_and_after_the_graph_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Among a filter's chunks, the matrix a grown Brain keeps until its graph is built finds what the
-    graph finds after (a graph this small is walked whole)."""
+    """Among a filter's chunks, or without excluded ones, the matrix a grown Brain keeps until its graph
+    is built finds what the graph finds after (a graph this small is walked whole)."""
     from brainstore.retrieval import index as index_module
 
     monkeypatch.setattr(index_module, "FLAT_MAX", 4)
@@ -1212,12 +1212,20 @@ def test_a_filtered_search_answers_alike_before_and_after_the_graph_is_built(mon
         index.add(drafts_for(f"r{n}", f"Note number {n} about the garden.", when=when), unit(n)[None, :])
     allowed = index.select(ChunkFilter(since=datetime(2023, 4, 1, tzinfo=UTC).timestamp()))
     assert index.needs_graph and 2 < len(allowed) < 12
-    before = [index.vector(unit(n), 3, allowed) for n in range(12)]
+    hidden = frozenset(c.id for c in index.chunks() if int(c.record_id[1:]) % 4 == 1)  # as local_only ones
+
+    def searches() -> list[list[tuple[int, float]]]:
+        return [index.vector(unit(n), 3, allowed) for n in range(12)] + [
+            index.vector(unit(n), 3, excluded=hidden) for n in range(12)
+        ]
+
+    before = searches()
     assert index.build_graph()
-    after = [index.vector(unit(n), 3, allowed) for n in range(12)]
+    after = searches()
     assert [[i for i, _ in found] for found in after] == [[i for i, _ in found] for found in before]
     assert [s for found in after for _, s in found] == pytest.approx([s for found in before for _, s in found], abs=1e-5)
-    assert all(i in allowed for found in before for i, _ in found)
+    assert all(i in allowed for found in before[:12] for i, _ in found)
+    assert not any(i in hidden for found in before[12:] for i, _ in found) and all(len(found) == 3 for found in before)
 
 
 def test_a_small_brain_scores_a_matrix_and_a_grown_one_walks_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1615,7 +1623,7 @@ def test_the_matrix_lane_answers_exactly_what_scoring_every_vector_does(
     assert sorted(flat.get_ids_list()) == sorted(set(ids.tolist()) - gone)
     # the same among a Selection's ids (which may name removed ones, and ids beyond the matrix's)
     admitted = [i for i in range(90, 150) if admits is None or admits(i)]
-    among, _ = flat.knn_among(query, k, Selection(np.asarray(admitted, dtype=np.int64)))
+    among, _ = flat.knn_among(query, k, Selection(np.asarray(admitted, dtype=np.int64)).holds)
     assert among[0].tolist() == expected
 
 

@@ -444,11 +444,14 @@ class _FlatVectors:
         order = np.asarray(admitted, dtype=np.int64)
         return self._ids[order][None, :], (1.0 - sims[order])[None, :]
 
-    def knn_among(self, query: np.ndarray, k: int, allowed: Selection) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`knn_query` among ``allowed`` only, tested over every row at once (a filter callback
-        asked row by row, best first, until k: 100,000 calls where few rows are allowed)."""
+    def knn_among(
+        self, query: np.ndarray, k: int, admits: Callable[[np.ndarray], np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`knn_query` with a filter that tests every row's id at once (``admits`` maps an id
+        array to a bool array): a callback asked row by row, after every row was sorted, took 19 ms
+        at 100,000 rows where few were admitted."""
         sims = self._matrix @ query
-        sims[(self._ids < 0) | ~allowed.holds(self._ids)] = -np.inf
+        sims[(self._ids < 0) | ~admits(self._ids)] = -np.inf
         return self._best(sims, k)
 
     def _best(self, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -931,13 +934,22 @@ class BrainIndex:
                     live = [i for i in allowed.ids.tolist() if i in self._chunks]
                     return self._brute_force(query, live, k)
                 if isinstance(self._hnsw, _FlatVectors):  # past FLAT_MAX, its graph not built yet
-                    labels, distances = self._hnsw.knn_among(query, k, allowed)
-                    return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
+                    return self._flat_among(query, k, allowed.holds)
                 return self._graph(query, min(k, len(allowed)), allowed.__contains__)
             if excluded:
+                if isinstance(self._hnsw, _FlatVectors):
+                    refused = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
+                    return self._flat_among(query, k, lambda ids: ~np.isin(ids, refused))
                 live = len(self._chunks) - sum(1 for i in excluded if i in self._chunks)
                 return self._graph(query, min(k, live), lambda i: i not in excluded)
             return self._graph(query, min(k, len(self._chunks)), None)
+
+    def _flat_among(
+        self, query: np.ndarray, k: int, admits: Callable[[np.ndarray], np.ndarray]
+    ) -> list[tuple[int, float]]:
+        assert isinstance(self._hnsw, _FlatVectors)
+        labels, distances = self._hnsw.knn_among(query, k, admits)
+        return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
 
     def vectors(self, chunk_ids: Sequence[int]) -> np.ndarray:
         """The stored vectors of ``chunk_ids`` (live chunks only), shape ``(n, dimension)``."""
