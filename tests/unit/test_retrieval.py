@@ -1157,6 +1157,37 @@ def test_a_graph_built_beside_changes_holds_what_the_index_holds_and_no_vector_r
         assert found[0][0] == chunk_id and {i for i, _ in found} <= by_record.keys()
 
 
+def test_a_graph_that_took_over_takes_as_many_chunks_as_the_index_made_room_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index grows its graph only past the room it made (its capacity), which the matrix took up
+    during the build: the graph that takes over has that room too, erased elements' slots counted."""
+    from brainstore.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 4)
+    monkeypatch.setattr(index_module, "_INITIAL_CAPACITY", 8)
+    monkeypatch.setattr(index_module, "_GRAPH_SLICE", 4)
+    index = BrainIndex(DIM, MODEL)
+    for n in range(8):
+        index.add(drafts_for(f"r{n}", f"Note number {n}."), unit(n)[None, :])
+    asked = 0
+
+    def grow_between_slices() -> bool:
+        nonlocal asked
+        asked += 1
+        if asked == 2:  # r0..r3 in the graph: two erased there, two more in the room they left
+            index.remove_record("r1")
+            index.remove_record("r2")
+            for n in range(8, 10):
+                index.add(drafts_for(f"r{n}", f"Note number {n}."), unit(n)[None, :])
+        return False
+
+    assert index.build_graph(stop=grow_between_slices)
+    for n in range(10, 40):  # within the room the index made, then past it
+        index.add(drafts_for(f"r{n}", f"Note number {n}."), unit(n)[None, :])
+    by_record = {c.id: c.record_id for c in index.chunks()}
+    assert len(by_record) == 38
+    assert all(by_record[index.vector(unit(n), 1)[0][0]] == f"r{n}" for n in range(40) if n not in (1, 2))
+
+
 def test_a_graph_built_on_another_thread_while_chunks_come_and_go_holds_exactly_the_live_ones(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

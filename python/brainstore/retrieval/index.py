@@ -1014,8 +1014,9 @@ class BrainIndex:
                         vectors = flat.get_items(live)
                     self._erase_built(graph, built, removed)
                     if live:
-                        if len(built) + len(live) > graph.get_max_elements():
-                            graph.resize_index(2 * (len(built) + len(live)))
+                        # an erased element keeps its slot (counted by get_current_count) until reused
+                        if graph.get_current_count() + len(live) > graph.get_max_elements():
+                            graph.resize_index(2 * (graph.get_current_count() + len(live)))
                         # every core, at the caller's priority (a background thread's, below the requests')
                         graph.add_items(vectors, np.asarray(live, dtype=np.uint64))
                         built.update(live)
@@ -1025,11 +1026,13 @@ class BrainIndex:
                 with self._lock.write():
                     self._erase_built(graph, built, self._removed_while_building or [])
                     added = [i for i in flat._rows if i not in built]
-                    if len(built) + len(added) > graph.get_max_elements():
-                        graph.resize_index(max(self._capacity, len(built) + len(added)))
+                    # add() resizes the graph only past _capacity, which grew with the matrix meanwhile
+                    capacity = max(self._capacity, graph.get_current_count() + len(added))
+                    if capacity > graph.get_max_elements():
+                        graph.resize_index(capacity)
                     if added:
                         graph.add_items(flat.get_items(added), np.asarray(added, dtype=np.uint64), num_threads=1)
-                    self._capacity = max(self._capacity, graph.get_max_elements())
+                    self._capacity = graph.get_max_elements()
                     self._hnsw = graph
                     return True
             finally:
