@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,44 @@ def test_graphs_are_built_smallest_first(monkeypatch: pytest.MonkeyPatch) -> Non
     loop.join(30)
     assert built == ["brn_small", "brn_mid", "brn_big"]
     assert not any(index.needs_graph for index in indexes._indexes.values())
+
+
+def test_after_stop_no_graph_is_built_and_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build under way when the service stops gives up at its next slice, and no save falls due after
+    the stop: whoever embeds the service may remove its data directory then."""
+    from brainstore.retrieval import index as index_module
+    from brainstore.retrieval.index import BrainIndex
+    from tests.unit.test_retrieval import DIM, MODEL, drafts_for, unit
+
+    monkeypatch.setattr(index_module, "FLAT_MAX", 2)
+    monkeypatch.setattr(index_module, "_GRAPH_SLICE", 2)
+    monkeypatch.setattr(evidence, "SAVE_DELAY", 0.05)
+    indexes = EvidenceIndexes(MemoryStore(), index_root=tmp_path / "index")
+    index = indexes._indexes["brn_a"] = BrainIndex(DIM, MODEL)
+    for n in range(9):
+        index.add(drafts_for(f"r{n}", f"Note number {n}."), unit(n)[None, :])
+    small = indexes._indexes["brn_b"] = BrainIndex(DIM, MODEL)  # a matrix: saved as it is when due
+    small.add(drafts_for("r0", "A short note."), unit(0)[None, :])
+    slices, go_on = threading.Semaphore(0), threading.Event()
+    build_graph = BrainIndex.build_graph
+
+    def paused(self: BrainIndex, stop: Any) -> bool:
+        def between_slices() -> bool:
+            slices.release()
+            go_on.wait(10)
+            return stop()
+
+        return build_graph(self, between_slices)
+
+    monkeypatch.setattr(BrainIndex, "build_graph", paused)
+    indexes._graph_soon("brn_a", index)
+    assert slices.acquire(timeout=10)
+    indexes.stop()
+    for brain_uid in ("brn_a", "brn_b"):  # as changes just before the stop would have asked
+        indexes._save_soon(brain_uid)
+    go_on.set()
+    time.sleep(0.5)
+    assert index.needs_graph and not (tmp_path / "index").exists()
+    indexes._graph_soon("brn_a", index)  # asked again after the stop: nothing
+    time.sleep(0.2)
+    assert index.needs_graph and indexes._grapher is None

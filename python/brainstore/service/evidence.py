@@ -180,6 +180,7 @@ class EvidenceIndexes:
         self._graphs = threading.Lock()
         self._grapher: threading.Thread | None = None
         self._graphing: str | None = None  # the Brain whose graph is being built
+        self._stopped = False  # no graph is built after stop() (until start())
 
     def _shared(self) -> SharedStore | None:
         return shared_store(self.store)
@@ -558,6 +559,17 @@ class EvidenceIndexes:
             self._save_soon(brain_uid)
 
     # --- graphs in the background ------------------------------------------------------------------------
+    def start(self) -> None:
+        with self._graphs:
+            self._stopped = False
+
+    def stop(self) -> None:
+        """No graph is built after this, and none is saved: a build under way gives up at its next
+        slice. Whoever embeds the service may remove its data directory once it stopped."""
+        with self._graphs:
+            self._stopped = True
+            self._graphs_due.clear()
+
     def _graph_soon(self, brain_uid: str, index: BrainIndex) -> None:
         """Have the Brain's vectors moved into a graph on a thread of its own when they outgrew the
         matrix (:meth:`BrainIndex.build_graph`): neither the Context that rebuilt a Brain's index nor the
@@ -565,7 +577,7 @@ class EvidenceIndexes:
         if not index.needs_graph:
             return
         with self._graphs:
-            if brain_uid == self._graphing:
+            if brain_uid == self._graphing or self._stopped:
                 return
             self._graphs_due[brain_uid] = None
             if self._grapher is None or not self._grapher.is_alive():  # none yet, or lost in a fork
@@ -604,9 +616,9 @@ class EvidenceIndexes:
         if index is None:
             return
 
-        def gone() -> bool:  # erased or evicted: the graph would serve no one
+        def gone() -> bool:  # erased or evicted, or the service stopped: the graph would serve no one
             with self._lock:
-                return self._indexes.get(brain_uid) is not index
+                return self._stopped or self._indexes.get(brain_uid) is not index
 
         if index.build_graph(stop=gone):
             self._save_soon(brain_uid)
@@ -643,6 +655,8 @@ class EvidenceIndexes:
                     self._saves.wait(wait)
                     continue
                 del self._save_due[brain_uid]
+            if self._stopped:  # stop() saved what there was: nothing is written after it
+                continue
             try:
                 self._save_one(brain_uid)
             except Exception:

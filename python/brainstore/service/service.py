@@ -125,12 +125,14 @@ class Service:
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
+        self.evidence.start()
         self.contexts.start()
         self.derivation.start()
 
     def stop(self) -> None:
         self.derivation.stop()
         self.contexts.stop()
+        self.evidence.stop()
         self.evidence.save()
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
