@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from brainstore.config import Config, extractor_settings
+from brainstore.config import Config, extractor_settings, memory_settings
 from brainstore.derive import Extractor, default_extractor
 from brainstore.service import Service
 from brainstore.service.common import load_or_create_secret, shared_store
@@ -223,7 +223,11 @@ def stdio_engine(settings: Any, base_url: str, key: str) -> tuple[Any, Callable[
     from brainstore.mcp.stdio import DataDirectoryBusy
 
     config = Config(
-        engine=settings.engine, data_dir=settings.data_dir, docs_base=settings.docs_base, **extractor_settings()
+        engine=settings.engine,
+        data_dir=settings.data_dir,
+        docs_base=settings.docs_base,
+        **extractor_settings(),
+        **memory_settings(),
     )
     stack = ExitStack()
     try:

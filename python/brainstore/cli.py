@@ -10,7 +10,7 @@ from typing import Any
 
 from brainstore.auth.keys import ALL_SCOPES
 from brainstore.auth.registry import KeyRegistry
-from brainstore.config import Config, duckdb_memory_setting, extractor_settings
+from brainstore.config import Config, extractor_settings, memory_settings
 
 
 def _env(name: str, default: Any) -> Any:
@@ -147,7 +147,7 @@ def _migrate(args: argparse.Namespace) -> int:
             engine=args.engine,
             data_dir=Path(args.data_dir),
             database_url=args.database_url or None,
-            duckdb_memory_mib=duckdb_memory_setting(),
+            **memory_settings(),
         )
         url = config.require_database_url()
     except ValueError as exc:
@@ -244,7 +244,7 @@ def _import(args: argparse.Namespace) -> int:
         print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
     try:
-        config = Config(engine=args.engine, data_dir=Path(args.data_dir), **_extractor_config(args))
+        config = Config(engine=args.engine, data_dir=Path(args.data_dir), **_extractor_config(args), **memory_settings())
     except ValueError as exc:
         print(f"brainstore import: {exc}", file=sys.stderr)
         return 2
@@ -292,6 +292,7 @@ def _rederive(args: argparse.Namespace) -> int:
             data_dir=Path(args.data_dir),
             database_url=args.database_url or None,
             **_extractor_config(args),
+            **memory_settings(),
         )
         config.require_database_url()
     except ValueError as exc:

@@ -204,8 +204,7 @@ class Config:
             docs_base=env.get("BRAINSTORE_DOCS_BASE", "https://docs.brainstore.dev").rstrip("/"),
             rate_limit_per_minute=_int(env, "BRAINSTORE_RATE_LIMIT", 600),
             trace_buffer=_int(env, "BRAINSTORE_TRACE_BUFFER", 1000),
-            resident_chunks=_optional_int(env, "BRAINSTORE_RESIDENT_CHUNKS"),
-            duckdb_memory_mib=duckdb_memory_setting(env),
+            **memory_settings(env),
             embedder=env.get("BRAINSTORE_EMBEDDER") or None,
             migrate_on_start=env.get("BRAINSTORE_MIGRATE_ON_START", "1") not in ("0", "false", "no"),
             database_url=env.get("BRAINSTORE_DATABASE_URL") or None,
@@ -214,9 +213,15 @@ class Config:
         )
 
 
-def duckdb_memory_setting(env: dict[str, str] | None = None) -> int | None:
-    """BRAINSTORE_DUCKDB_MEMORY_MIB, None when unset (the default then applies)."""
-    return _optional_int(dict(os.environ if env is None else env), "BRAINSTORE_DUCKDB_MEMORY_MIB")
+def memory_settings(env: dict[str, str] | None = None) -> dict[str, int | None]:
+    """The Config fields that bound memory, from BRAINSTORE_RESIDENT_CHUNKS and
+    BRAINSTORE_DUCKDB_MEMORY_MIB (None where unset: the default then applies): every command that opens
+    the store reads them, not only ``serve``."""
+    env = dict(os.environ if env is None else env)
+    return {
+        "resident_chunks": _optional_int(env, "BRAINSTORE_RESIDENT_CHUNKS"),
+        "duckdb_memory_mib": _optional_int(env, "BRAINSTORE_DUCKDB_MEMORY_MIB"),
+    }
 
 
 def extractor_settings(env: dict[str, str] | None = None) -> dict[str, Any]:

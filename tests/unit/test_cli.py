@@ -156,6 +156,13 @@ def test_migrate_opens_duckdb_within_the_memory_limit_it_is_given(
     monkeypatch.setenv("BRAINSTORE_DUCKDB_MEMORY_MIB", "96")
     assert cli.main(["migrate", "--data-dir", str(tmp_path)]) == 0
     assert opened == [96]
+    # import writes the data directory itself, and reads the setting as serve does
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon in 2021."}\n')
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--data-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert opened == [96, 96]
     monkeypatch.setenv("BRAINSTORE_DUCKDB_MEMORY_MIB", "lots")
     assert cli.main(["migrate", "--data-dir", str(tmp_path)]) == 2
     assert "BRAINSTORE_DUCKDB_MEMORY_MIB must be an integer" in capsys.readouterr().err
