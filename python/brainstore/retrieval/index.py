@@ -289,6 +289,14 @@ def _scrub_deleted(path: Path, dimension: int) -> int:
         return len(deleted)
 
 
+def _new_graph(dimension: int, capacity: int) -> hnswlib.Index:
+    """An empty hnswlib graph of this index's parameters, room for ``capacity`` elements."""
+    graph = hnswlib.Index(space="ip", dim=dimension)
+    graph.init_index(max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, allow_replace_deleted=True)
+    graph.set_ef(HNSW_EF_SEARCH)
+    return graph
+
+
 def _erase_from_graph(graph: hnswlib.Index, ids: Sequence[int], dimension: int) -> None:
     """Overwrite the elements' vectors with zeros in place, then mark them deleted (see the module
     docstring): hnswlib alone would keep a deleted element's vector."""
@@ -471,9 +479,7 @@ class _FlatVectors:
 
     def graph(self, capacity: int) -> hnswlib.Index:
         """An hnswlib index of these vectors: what a save of a small Brain writes."""
-        index = hnswlib.Index(space="ip", dim=self._matrix.shape[1])
-        index.init_index(max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, allow_replace_deleted=True)
-        index.set_ef(HNSW_EF_SEARCH)
+        index = _new_graph(self._matrix.shape[1], capacity)
         if self._rows:
             rows = np.fromiter(self._rows.values(), dtype=np.int64, count=len(self._rows))
             index.add_items(self._matrix[rows], self._ids[rows].astype(np.uint64))
@@ -992,12 +998,7 @@ class BrainIndex:
                 ids = sorted(flat._rows)
                 self._removed_while_building = []
             try:
-                graph = hnswlib.Index(space="ip", dim=self.dimension)
-                graph.init_index(
-                    max_elements=max(self._capacity, len(ids)), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
-                    allow_replace_deleted=True,
-                )  # fmt: skip
-                graph.set_ef(HNSW_EF_SEARCH)
+                graph = _new_graph(self.dimension, max(self._capacity, len(ids)))
                 built: set[int] = set()
                 at = 0
                 while True:

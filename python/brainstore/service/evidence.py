@@ -592,16 +592,15 @@ class EvidenceIndexes:
         background_priority()
         while True:
             with self._graphs:
-                due = list(self._graphs_due)
-            with self._lock:
-                sizes = {uid: len(self._indexes[uid]) if uid in self._indexes else 0 for uid in due}
-            with self._graphs:
-                due = [uid for uid in due if uid in self._graphs_due] or list(self._graphs_due)
-                if not due:
+                if not self._graphs_due:
                     self._grapher = None
                     return
-                brain_uid = self._graphing = min(due, key=lambda uid: sizes.get(uid, 0))
-                del self._graphs_due[brain_uid]
+                due = list(self._graphs_due)
+            with self._lock:
+                brain_uid = min(due, key=lambda uid: len(self._indexes[uid]) if uid in self._indexes else 0)
+            with self._graphs:  # only this thread takes from it (stop() may have emptied it meanwhile)
+                self._graphs_due.pop(brain_uid, None)
+                self._graphing = brain_uid
             try:
                 self._build_graph(brain_uid)
             except Exception:
