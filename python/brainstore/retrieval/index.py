@@ -984,7 +984,7 @@ class BrainIndex:
         rebuild from the store did it under the write lock: the Brain's first Context, and every change
         to it, waited that long. Here the graph is built a slice at a time on the calling thread, off
         the write lock: searches score the matrix meanwhile (exactly; 4-6 ms a search at 100,000
-        chunks, a fast Context's client p50 16-22 ms against 7.6-9.6 once the graph took over) and
+        chunks, a fast Context's client p50 16-24 ms against 6.2-9.6 once the graph took over) and
         changes go on. Each slice takes the rows still live, and the chunks removed meanwhile leave the
         graph being built at the next slice, so no erased vector stays in it longer than a slice takes;
         then what was added meanwhile goes in, the last of it as the graph takes the matrix's place,
