@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,14 +22,17 @@ from hypothesis import strategies as st
 from brainstore.derive import SourceText
 from brainstore.retrieval.chunking import (
     MESSAGE_MAX_TOKENS,
+    VISIBILITIES,
     Chunk,
     ChunkDraft,
     chunk_record,
     cited_form,
     embedding_text,
     first_name,
+    index_text_for,
     leads,
     line,
+    token_counts,
 )
 from brainstore.retrieval.index import BrainIndex, ChunkFilter, ChunkTally, Selection
 from brainstore.retrieval.pipeline import content_terms, embedded_query, lexical_query, retrieve
@@ -124,8 +128,6 @@ _NAME_WORDS = st.text(st.characters(categories=("Lu", "Ll", "Lo")), min_size=2, 
 def test_a_line_by_first_name_costs_the_further_words_of_the_name_less(
     initial: str, rest: str, further: list[str], text: str, dated: bool
 ) -> None:
-    from dataclasses import replace
-
     from brainstore import kernels
 
     label = " ".join([initial + rest, *further])
@@ -136,6 +138,40 @@ def test_a_line_by_first_name_costs_the_further_words_of_the_name_less(
     d = replace(d, text=text)
     full, short = line(d, dated=dated), line(replace(d, speaker=name), dated=dated)
     assert kernels.token_count(full) - kernels.token_count(short) == kernels.token_count(label) - kernels.token_count(name)
+
+
+# Pieces the tokenizer's pre-split treats apart: spaces and line breaks in runs, contractions, digits,
+# punctuation next to a header's colon, letters of several scripts, a control-token lookalike.
+_TEXT_PIECES = st.sampled_from(
+    [*list("ab :)(.!?'\n\r\t 0123"), "  ", " \n", "'s", "'ll", "é", "東", "🙂", "<|endoftext|>", "Hello", "\u00a0"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_TEXT_PIECES, max_size=12).map("".join),
+    st.one_of(st.none(), st.lists(_TEXT_PIECES, min_size=1, max_size=5).map("".join)),
+    st.one_of(st.none(), st.lists(_TEXT_PIECES, min_size=1, max_size=5).map("".join)),
+    st.sampled_from(VISIBILITIES),
+    st.one_of(st.none(), st.lists(_TEXT_PIECES, max_size=5).map("".join)),
+)
+def test_counting_each_form_of_a_chunk_from_its_text_and_its_header_counts_the_form_itself(
+    text: str, speaker: str | None, source: str | None, visibility: str, stored_head: str | None
+) -> None:
+    from brainstore import kernels
+
+    draft = ChunkDraft(
+        "r1", 0, len(text), text, index_text_for(text, speaker=speaker, source_name=source, occurred_at=T0),
+        T0, speaker, source, "normal", visibility,
+    )  # fmt: skip
+    if stored_head is not None:  # an index text stored in another shape, by hand or an older version
+        draft = replace(draft, index_text=stored_head + text)
+    other = replace(draft, text=text + ".", index_text=draft.index_text + " x")
+    cited, joined, lines = token_counts([draft, other, draft])
+    for i, d in enumerate([draft, other, draft]):
+        assert cited[i] == kernels.token_count(cited_form(d))
+        assert joined[i] == kernels.token_count(" " + d.text)
+        assert lines[i] == kernels.token_count(line(d, dated=False))
 
 
 def test_blank_text_has_no_chunks() -> None:

@@ -47,7 +47,7 @@ import orjson
 
 from brainstore import kernels
 
-from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, cited_form, first_name, line
+from .chunking import TRUST_MULTIPLIER, Chunk, ChunkDraft, first_name, line, token_counts
 
 log = logging.getLogger("brainstore.index")
 
@@ -570,9 +570,7 @@ class BrainIndex:
             raise ValueError(f"expected {len(drafts)} leads, got {len(leads)}")
         vectors = self._check_vectors(embeddings, len(drafts))
         chunks = [Chunk.from_draft(i, d) for i, d in zip(_new_ids(len(drafts)), drafts, strict=True)]
-        tokens = kernels.count_tokens([cited_form(c) for c in chunks])
-        joined = kernels.count_tokens([" " + c.text for c in chunks])
-        lines = kernels.count_tokens([line(c, dated=False) for c in chunks])
+        tokens, joined, lines = token_counts(chunks)
         ids = [c.id for c in chunks]
         with self._lock.write():
             live = len(self._chunks)
