@@ -75,6 +75,32 @@ def test_traces_do_not_outlive_the_records_they_quote(api: Api, service: Service
     assert api.get(f"/brains/b2/traces/{elsewhere['id']}").status == 200
 
 
+def test_a_trace_whose_structured_value_came_from_a_record_outside_the_evidence_goes_with_that_record(
+    api: Api, service: Service
+) -> None:
+    api.brain("alice", self_name="Alice")
+    moved = api.remember(
+        "alice", {"kind": "message", "role": "user", "text": "I moved to Zanzibarquux in February."},
+        occurred_at="2024-03-02T09:00:00Z", source={"name": "chat"},
+    ).body["id"]  # fmt: skip
+    api.remember(
+        "alice", {"kind": "message", "role": "user", "text": "I had soup for lunch."},
+        occurred_at="2024-03-03T09:00:00Z", source={"name": "email"},
+    )  # fmt: skip
+    assert service.wait_idle()
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    ctx = api.post(
+        "/brains/alice/context", {"query": "what did I have for lunch", "filter": {"sources": ["email"]}, "schema": schema}
+    ).body
+    # the value comes from the Memory of a Record the filter kept out of the evidence
+    assert ctx["structured"]["value"] == {"city": "Zanzibarquux"}
+    assert moved not in {e["record_id"] for e in ctx["evidence"]}
+    assert "Zanzibarquux" in str(api.get(f"/brains/alice/traces/{ctx['id']}").body)
+    api.delete(f"/brains/alice/records/{moved}")
+    assert_error(api.get(f"/brains/alice/traces/{ctx['id']}"), 404, "trace_not_found")
+    assert "Zanzibarquux" not in str(api.get("/brains/alice/traces", params={"limit": "100"}).body)
+
+
 def after_each_assembly(service: Service, monkeypatch: pytest.MonkeyPatch, then: Callable[[Any], None]) -> None:
     """``then`` runs with each Context's assembly right after it, before its trace is held."""
     assemble = service.contexts._assemble

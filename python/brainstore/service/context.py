@@ -729,10 +729,11 @@ class Contexts:
         unfilled: list[str] = []
         if request["schema"] is not None:
             bodies = {f"chk_{p.chunk.id}": p.body for p, _, _ in window}
-            structured, unfilled, embedded = self._structured(
+            structured, unfilled, embedded, drawn_from = self._structured(
                 request["schema"], brain, eligible, window_records, evidence, bodies, citations, ledger, deadline
             )
             context["structured"] = structured
+            quoted.update(drawn_from)
             cost_embeddings += embedded
             if structured["status"] == "ready":
                 served_texts.append(json.dumps(structured["value"], ensure_ascii=False))
@@ -842,15 +843,17 @@ class Contexts:
         citations: list[dict[str, Any]],
         ledger: Ledger,
         deadline: float,
-    ) -> tuple[dict[str, Any], list[str], int]:
-        """The structured component, the schema properties nothing filled (for unknowns), and the
-        embedding calls it made. Filled only from served, cited material: the Memories this reader
-        may see (with their citations) and, when evidence is served, its passages (by citation id;
-        ``bodies`` holds each served item's text without its header, by item id)."""
+    ) -> tuple[dict[str, Any], list[str], int, set[str]]:
+        """The structured component, the schema properties nothing filled (for unknowns), the
+        embedding calls it made, and the Records cited by the Memories its value came from (a Memory
+        may lie outside the evidence window: forgetting such a Record must erase the trace too).
+        Filled only from served, cited material: the Memories this reader may see (with their
+        citations) and, when evidence is served, its passages (by citation id; ``bodies`` holds each
+        served item's text without its header, by item id)."""
         try:
             schema = compile_schema(raw)
         except SchemaRefused as exc:
-            return {"status": "unavailable", "value": None, "reason": exc.reason}, [], 0
+            return {"status": "unavailable", "value": None, "reason": exc.reason}, [], 0, set()
         me = (brain.self_name or "").casefold()
         # free text outside the window is not this question's material; a redacted Memory's words are
         # not served, so no value may come from them. With too little time left, only the Memories'
@@ -928,21 +931,24 @@ class Contexts:
                 others=lambda: lazily(theirs, their_passages),
             )
         except SchemaRefused as exc:
-            return {"status": "unavailable", "value": None, "reason": exc.reason}, [], calls
+            return {"status": "unavailable", "value": None, "reason": exc.reason}, [], calls, set()
         if result.missing_required:
             reason = f"schema: no cited evidence or Memory gives the required {', '.join(result.missing_required)}"
             if not text_facts:
                 reason += " (the ms budget left no time to read the evidence)"
-            return {"status": "unavailable", "value": None, "reason": reason}, result.unfilled, calls
+            return {"status": "unavailable", "value": None, "reason": reason}, result.unfilled, calls, set()
         if not ledger.charge(json.dumps(result.value, ensure_ascii=False)):
             return (
                 {"status": "unavailable", "value": None, "reason": "budget.tokens: no room left for the structured value"},
                 [],
                 calls,
+                set(),
             )
         # a fact's source is its Memory's id or its passage's citation id ("c3")
         cited = {path: [s for s in sources if not s.startswith("mem_")] for path, sources in result.provenance.items()}
         memory_ids = {path: [s for s in sources if s.startswith("mem_")] for path, sources in result.provenance.items()}
+        used = {memory_id for ids in memory_ids.values() for memory_id in ids}
+        drawn_from = {c.record_id for m in material if m.memory_id in used for c in m.citations}
         return (
             {
                 "status": "ready",
@@ -953,6 +959,7 @@ class Contexts:
             },
             result.unfilled,
             calls,
+            drawn_from,
         )
 
 
