@@ -268,3 +268,24 @@ def test_never_crashes(text, when):
 def test_time_word_soup(text):
     span = resolve_span(text, BASE)
     assert span.valid_from.tzinfo is not None
+
+
+def test_a_numeric_date_is_parsed_once_a_text_and_held_by_no_cache_across_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brainstore.derive import timeexpr
+    from brainstore.derive.extract import default_extractor, source_text
+
+    parsed: list[str] = []
+    parse = timeexpr._dateparser
+
+    def counted(fragment: str, base: datetime) -> object:
+        parsed.append(fragment)
+        return parse(fragment, base)
+
+    monkeypatch.setattr(timeexpr, "_dateparser", counted)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    text = " ".join("On 7/23/1987 I paid the rent." for _ in range(50))
+    for _ in range(2):
+        default_extractor().extract(source_text({"kind": "document", "text": text}, self_name=None, occurred_at=at), self_name=None)
+    # once for each text: a later text (another tenant's, or the same after a forget) finds nothing held
+    assert parsed == ["7/23/1987", "7/23/1987"]
+    assert timeexpr._TEXT_S_DATES.get() is None

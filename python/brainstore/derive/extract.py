@@ -38,7 +38,7 @@ from .attribution import (
     is_name_token,
 )
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
-from .timeexpr import find_time_expressions, looks_ahead, render, resolve, tense_of
+from .timeexpr import find_time_expressions, looks_ahead, one_text_s_dates, render, resolve, tense_of
 from .transcript import transcript_parts
 
 __all__ = ["RuleExtractor", "default_extractor", "source_text"]
@@ -929,6 +929,10 @@ class RuleExtractor:
     name = "rules-v2"
 
     def extract(self, source: SourceText, *, self_name: str | None) -> list[Assertion]:
+        with one_text_s_dates():
+            return self._extract(source, self_name)
+
+    def _extract(self, source: SourceText, self_name: str | None) -> list[Assertion]:
         if source.triple is not None:
             return self._fact(source, self_name)
         if source.kind == "event":
