@@ -125,7 +125,7 @@ def test_a_recent_record_is_read_without_the_file_and_an_older_one_from_it(
     with monkeypatch.context() as patch:
         patch.setattr(store, "_read_records", no_file)
         assert store.get_record("b1", "rec_1") == expected
-        assert store.get_record("b2", "rec_1") is None  # another Brain's id reads as absent
+    assert store.get_record("b2", "rec_1") is None  # another Brain's id reads as absent, from the file
     store.close()
     store = open_store(tmp_path / "b.duckdb")  # a new process knows nothing recent
     monkeypatch.setattr(store, "_read_records", no_file)
@@ -283,3 +283,29 @@ def test_brains_and_their_sequences_held_are_bounded(tmp_path: Path, monkeypatch
         assert store.lock_brain(uid) and store.current_seq(uid) == 1
         assert store.next_seq(uid) == 2
     store.close()
+
+
+def test_another_brain_s_record_is_read_from_the_file_as_an_unknown_id_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_store(tmp_path / "b.duckdb")
+    try:
+        brain(store, "b1")
+        brain(store, "b2")
+        with store.atomic():
+            store.insert_record(rec("rec_a", "b1", "mine", store.next_seq("b1")))
+        read: list[str] = []
+        read_records = store._read_records
+
+        def counted(brain_uid: str, where: str, params: Any) -> list[Record]:
+            read.append(brain_uid)
+            return read_records(brain_uid, where, params)
+
+        monkeypatch.setattr(store, "_read_records", counted)
+        assert store.records("b1", ["rec_a"]).keys() == {"rec_a"}
+        assert read == []  # its own Brain's: from the cache
+        # answered from the cache, another Brain's id came back faster than an unknown one: a tenant
+        # could tell which ids exist elsewhere
+        assert store.records("b2", ["rec_a"]) == {}
+        assert store.records("b2", ["rec_unknown"]) == {}
+        assert read == ["b2", "b2"]
+    finally:
+        store.close()

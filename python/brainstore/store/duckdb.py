@@ -635,9 +635,11 @@ class DuckDBStore:
             return None
         with self._recent_lock:
             held = [self._recent.get(record_id) for record_id in record_ids]
-        if any(h is None for h in held):
+        # Another Brain's Record is a miss, read as an unknown id is: answered from here, it came back
+        # faster, which told another tenant that the id exists.
+        if any(h is None or h[0][1] != brain_uid for h in held):
             return None
-        return {row[0]: self._record(row) for row, _ in held if row[1] == brain_uid}  # type: ignore[index]
+        return {row[0]: self._record(row) for row, _ in held}  # type: ignore[index]
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._shared():
