@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -146,6 +147,32 @@ def named_memories(memory: MemoryRevision) -> set[str]:
     if memory.extra.get("closed_by") is not None:
         named.add(memory.extra["closed_by"])
     return named
+
+
+def unnamed(memory: MemoryRevision, erased: Collection[str]) -> MemoryRevision | None:
+    """``memory`` with what the ``erased`` Memories did to it undone: each leaves its conflicts_with, and
+    one that superseded or closed it gives it back its status and the valid_to it had (stashed as
+    ``valid_to_before`` in its extra). None when it names none of them. Version, seq and time stay."""
+    if not named_memories(memory) & set(erased):
+        return None
+    extra = dict(memory.extra)
+    status, superseded_by, valid_to = memory.status, memory.superseded_by, memory.valid_to
+    if "conflicts_with" in extra:
+        remaining = [m for m in extra["conflicts_with"] if m not in erased]
+        if remaining:
+            extra["conflicts_with"] = remaining
+        else:
+            del extra["conflicts_with"]
+    reopened = False
+    if extra.get("closed_by") in erased:
+        del extra["closed_by"]
+        reopened = True
+    if superseded_by in erased:
+        status, superseded_by, reopened = "active", None, True
+    if reopened:
+        held = extra.pop("valid_to_before", None)
+        valid_to = datetime.fromisoformat(held) if held else None
+    return replace(memory, status=status, superseded_by=superseded_by, valid_to=valid_to, extra=extra)
 
 
 @dataclass(frozen=True, slots=True)

@@ -264,6 +264,43 @@ def test_forgetting_one_of_two_supporting_records_leaves_no_trace_of_it_in_the_m
     assert all(c["record_id"] == second["id"] for r in memory["revisions"] for c in r["citations"])
 
 
+@pytest.mark.parametrize("kind", ["change", "correction", "conflict"])
+def test_what_a_forgotten_record_did_to_another_memory_leaves_that_memory_s_history(
+    api: Api, service: Service, kind: str
+) -> None:
+    """Undone, not only from the Memory's state: no revision keeps the time, status or Memory id the
+    forgotten Record gave it, nor a revision it alone made."""
+    api.brain("alice", self_name="Alice")
+
+    def say(content: dict[str, Any], at: str) -> dict[str, Any]:
+        rec = api.remember("alice", content, occurred_at=at).body
+        assert service.wait_idle()
+        return api.get(f"/brains/alice/records/{rec['id']}").body
+
+    first = say({"kind": "message", "role": "user", "text": "I live in Oslo."}, "2023-01-01T10:00:00Z")
+    memory_id = first["memory_ids"][0]
+    before = api.get(f"/brains/alice/memories/{memory_id}").body
+    content = {
+        "change": {"kind": "message", "role": "user", "text": "I moved to Bergen."},
+        "correction": {"kind": "correction", "corrects": memory_id, "text": "I live in Bergen."},
+        "conflict": {"kind": "message", "role": "user", "text": "I live in Bergen."},
+    }[kind]
+    later = say(content, "2024-07-19T13:37:00Z")
+    touched = api.get(f"/brains/alice/memories/{memory_id}").body
+    assert touched["version"] > before["version"]  # the later Record did something to it
+    api.delete(f"/brains/alice/records/{later['id']}")
+    assert service.wait_idle()
+    after = api.get(f"/brains/alice/memories/{memory_id}").body
+    told = str(after)
+    assert "2024-07-19" not in told and "Bergen" not in told and later["id"] not in told
+    assert not any(m in told for m in later["memory_ids"])
+    assert after["status"] == "active" and after["valid_to"] is None and after["conflicts_with"] == []
+    assert [r for r in after["revisions"] if r["version"] != after["version"]] == before["revisions"]
+    uid = service.store.get_brain("test:acme", "alice").uid
+    stored = repr(service.store.memory_revisions(uid, memory_id))
+    assert not any(m in stored for m in later["memory_ids"]) and "2024, 7, 19" not in stored
+
+
 def test_a_sentence_said_again_and_again_is_cited_by_its_first_records_and_outlives_them(
     api: Api, service: Service
 ) -> None:

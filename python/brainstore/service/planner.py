@@ -34,7 +34,8 @@ Rules kept here, and only here:
   among them). A Record's cost does not grow with
   the history.
 - Whatever a Memory did to others is undone when it is erased: Memories it superseded are restored,
-  Memories it closed are reopened, and it leaves every conflicts_with list.
+  Memories it closed are reopened, and it leaves every conflicts_with list (a revision appended here;
+  the store undoes it in their earlier revisions too, see brainstore.store.base.histories_unnamed).
 - Forgetting a Record erases the Memories it alone supported and puts the others in pending
   re-derivation; re-derivation keeps only what the surviving Records support (citations, statement,
   valid_from), citing again, up to MAX_CITATIONS, the supporters it did not cite. A Record that states a
@@ -52,7 +53,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from brainstore.derive import Assertion, Extractor, SourceText
-from brainstore.domain import Citation, MemoryRevision, named_memories
+from brainstore.domain import Citation, MemoryRevision, named_memories, unnamed
 
 # Memories a Memory names in conflicts_with, at most. Each value stated without a change conflicts with
 # every other open value of its attribute: unbounded, a self who said "I work at X" 400 times, each X
@@ -134,11 +135,6 @@ def _stash_valid_to(memory: MemoryRevision) -> dict[str, Any]:
     """``memory.extra`` plus its current valid_to, for when another Memory closes it: erasing that
     one puts this valid_to back."""
     return {**memory.extra, "valid_to_before": memory.valid_to.isoformat() if memory.valid_to else None}
-
-
-def _restored_valid_to(extra: dict[str, Any]) -> datetime | None:
-    held = extra.pop("valid_to_before", None)
-    return datetime.fromisoformat(held) if held else None
 
 
 def first_by_fingerprint(assertions: Iterable[Assertion]) -> dict[str, Assertion]:
@@ -524,21 +520,12 @@ class MemoryRules:
         for other in state.referencing(memory_id):
             if other.memory_id == memory_id:
                 continue
-            changes: dict[str, Any] = {}
-            extra = dict(other.extra)
-            if memory_id in extra.get("conflicts_with", ()):
-                remaining = [m for m in extra["conflicts_with"] if m != memory_id]
-                if remaining:
-                    extra["conflicts_with"] = remaining
-                else:
-                    del extra["conflicts_with"]
-            if extra.get("closed_by") == memory_id:
-                del extra["closed_by"]
-                changes["valid_to"] = _restored_valid_to(extra)
-            if other.superseded_by == memory_id:
-                changes.update(status="active", superseded_by=None, valid_to=_restored_valid_to(extra))
-            if extra != other.extra or changes:
-                state.revise(other, now, extra=extra, **changes)
+            undone = unnamed(other, {memory_id})
+            if undone is not None:
+                state.revise(
+                    other, now, status=undone.status, superseded_by=undone.superseded_by, valid_to=undone.valid_to,
+                    extra=undone.extra,
+                )  # fmt: skip
 
     def forget_record(self, state: MemoryState, record_id: str) -> dict[str, int]:
         """The cascade of forgetting a Record: erased or pending re-derivation, by what survives."""

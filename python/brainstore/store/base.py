@@ -16,9 +16,11 @@ Invariants every implementation keeps:
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime
 from enum import IntEnum
 from typing import Any, Protocol
@@ -32,6 +34,7 @@ from brainstore.domain import (
     RecordStatus,
     RecordTally,
     StoredChunk,
+    unnamed,
 )
 
 
@@ -105,6 +108,35 @@ def without_citations_of(
         else:
             emptied.append((memory_id, version))
     return revised, emptied
+
+
+def histories_unnamed(
+    revisions: Sequence[MemoryRevision], erased: Collection[str]
+) -> tuple[list[MemoryRevision], list[tuple[str, int]]]:
+    """For erase_memories: of the revisions (by Memory, by version) of Memories whose history names one
+    of the ``erased`` Memories, those to write again with what it did undone (:func:`unnamed`), and the
+    (memory_id, version) of those to delete: undone, they repeat the revision before them, and were made
+    by the erased Memory alone (their time is its Record's). The newest revision of each is left as it
+    is: the rules appended one that undoes it (MemoryRules.erase), and it holds the Memory's state."""
+    rewritten: list[MemoryRevision] = []
+    deleted: list[tuple[str, int]] = []
+    for memory_id, group in itertools.groupby(revisions, key=lambda r: r.memory_id):
+        history = list(group)
+        before: MemoryRevision | None = None
+        for revision in history[:-1]:
+            undone = unnamed(revision, erased)
+            if undone is None:
+                before = revision
+            elif before is not None and _same_state(undone, before):
+                deleted.append((memory_id, revision.version))
+            else:
+                rewritten.append(undone)
+                before = undone
+    return rewritten, deleted
+
+
+def _same_state(one: MemoryRevision, other: MemoryRevision) -> bool:
+    return replace(one, version=0, recorded_at=other.recorded_at, seq=0) == replace(other, version=0, seq=0)
 
 
 def low_trust(record: Record) -> bool:

@@ -74,6 +74,7 @@ from brainstore.store.base import (
     LATEST_ENDING_SQL,
     WEIGHED_SQL,
     WEIGHED_STATUSES,
+    histories_unnamed,
     latest_ending_order,
     without_citations_of,
 )
@@ -2049,8 +2050,29 @@ class DuckDBStore:
                     "INSERT OR REPLACE INTO memory_tombstones SELECT unnest(?::VARCHAR[]), ?, unnest(?::BIGINT[]), ?",
                     [gone, brain_uid, [seqs[m] for m in gone], _ts(at)],
                 )
+            self._unname(brain_uid, ids)
             self._forget_memories(brain_uid)
             self._erased()
+
+    def _unname(self, brain_uid: str, erased: list[str]) -> None:
+        """Inside erase_memories: what the erased Memories did to other Memories leaves their histories
+        (:func:`histories_unnamed`), not only their newest revision."""
+        cursor = self._cur()
+        rows = cursor.execute(
+            f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = ? AND memory_id IN "
+            f"(SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND ({_NAMES_ANY})) ORDER BY memory_id, version",
+            [brain_uid, brain_uid, *[erased] * 3],
+        ).fetchall()
+        rewritten, deleted = histories_unnamed([self._memory(r) for r in rows], set(erased))
+        for r in rewritten:
+            cursor.execute(
+                "UPDATE memory_revisions SET status = ?, superseded_by = ?, valid_to = ?, extra = ? "
+                "WHERE memory_id = ? AND version = ?",
+                [r.status, r.superseded_by, _ts(r.valid_to), _json(r.extra), r.memory_id, r.version],
+            )
+        for memory_id, version in deleted:
+            for table in ("memory_revisions", "memory_links"):
+                cursor.execute(f"DELETE FROM {table} WHERE memory_id = ? AND version = ?", [memory_id, version])
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():

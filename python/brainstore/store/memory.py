@@ -30,7 +30,7 @@ from brainstore.domain import (
     StoredChunk,
     named_memories,
 )
-from brainstore.store.base import StoreFeature, latest_ending, tally_records
+from brainstore.store.base import StoreFeature, histories_unnamed, latest_ending, tally_records
 
 _ABSENT = object()
 
@@ -432,6 +432,22 @@ class MemoryStore:
                 self._del(self._history, memory_id)
                 self._del(self._brain_memories.get(brain_uid, {}), memory_id)
                 self._set(self._tombstones, memory_id, (brain_uid, seq))
+            # what they did to other Memories leaves their histories (histories_unnamed)
+            names = {memory_id for memory_id, _ in erased}
+            naming = [
+                revision
+                for memory_id in self._brain_memories.get(brain_uid, {})
+                if any(named_memories(r) & names for r in self._history.get(memory_id, ()))
+                for revision in self._history[memory_id]
+            ]
+            rewritten, deleted = histories_unnamed(naming, names)
+            changed = {(r.memory_id, r.version): r for r in rewritten}
+            gone = set(deleted)
+            for memory_id in {r.memory_id for r in naming}:
+                history = self._history[memory_id]
+                kept = tuple(changed.get((r.memory_id, r.version), r) for r in history if (r.memory_id, r.version) not in gone)
+                if kept != history:
+                    self._set(self._history, memory_id, kept)
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self._lock:

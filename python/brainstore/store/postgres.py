@@ -73,7 +73,13 @@ from brainstore.domain import (
     RecordTally,
     StoredChunk,
 )
-from brainstore.store.base import LATEST_ENDING_SQL, WEIGHED_SQL, StoreFeature, without_citations_of
+from brainstore.store.base import (
+    LATEST_ENDING_SQL,
+    WEIGHED_SQL,
+    StoreFeature,
+    histories_unnamed,
+    without_citations_of,
+)
 from brainstore.store.current import CheckedMemories, HeldBrain
 
 log = logging.getLogger("brainstore.store.postgres")
@@ -97,6 +103,12 @@ _RECORD_SELECT = """
         ORDER BY ev.seq DESC LIMIT 1
     ) e ON true
 """
+# A revision that names any of the Memories given (three times): superseded by one, closed by one, or
+# in conflict with one (?| : any of the strings is an element of the array).
+_NAMES_ANY = (
+    "superseded_by = ANY(%s) OR extra::jsonb ->> 'closed_by' = ANY(%s) "
+    "OR coalesce(extra::jsonb -> 'conflicts_with' ?| %s, false)"
+)
 # Every table that holds rows under a Brain, by the schema version that made it.
 _BRAIN_TABLES = (
     (1, ("records", "record_events", "object_versions")),
@@ -1259,18 +1271,12 @@ class PostgresStore:
         if not memory_ids:
             return []
         wanted = sorted(set(memory_ids))
-        # superseded by one, closed by one, or in conflict with one (?| : any of the strings is an
-        # element of the array)
-        names = (
-            "superseded_by = ANY(%s) OR extra::jsonb ->> 'closed_by' = ANY(%s) "
-            "OR coalesce(extra::jsonb -> 'conflicts_with' ?| %s, false)"
-        )
         return self._current(
             brain_uid,
-            names,
+            _NAMES_ANY,
             [wanted] * 3,
             "ORDER BY memory_id",
-            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({names})", [brain_uid, *[wanted] * 3]),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({_NAMES_ANY})", [brain_uid, *[wanted] * 3]),
         )
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -1374,8 +1380,29 @@ class PostgresStore:
                     "SET brain_uid = excluded.brain_uid, seq = excluded.seq, erased_at = excluded.erased_at",
                     [brain_uid, at, gone, [seqs[m] for m in gone]],
                 )
+            self._unname(brain_uid, ids)
             self._forget_held([brain_uid])
             self._erased(*tables)
+
+    def _unname(self, brain_uid: str, erased: list[str]) -> None:
+        """Inside erase_memories: what the erased Memories did to other Memories leaves their histories
+        (:func:`histories_unnamed`), not only their newest revision (which no heads row changes for)."""
+        conn = self._local.conn
+        rows = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = %s AND memory_id IN "
+            f"(SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({_NAMES_ANY})) ORDER BY memory_id, version",
+            [brain_uid, brain_uid, *[erased] * 3],
+        ).fetchall()
+        rewritten, deleted = histories_unnamed([self._memory(r) for r in rows], set(erased))
+        for r in rewritten:
+            conn.execute(
+                "UPDATE memory_revisions SET status = %s, superseded_by = %s, valid_to = %s, extra = %s "
+                "WHERE memory_id = %s AND version = %s",
+                [r.status, r.superseded_by, r.valid_to, _json(r.extra), r.memory_id, r.version],
+            )
+        for memory_id, version in deleted:
+            for table in ("memory_revisions", "memory_links"):
+                conn.execute(f"DELETE FROM {table} WHERE memory_id = %s AND version = %s", [memory_id, version])
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
