@@ -496,3 +496,42 @@ def test_accepted_by_is_the_key_id_never_part_of_the_secret(tmp_path: Path) -> N
     accepted = api.post("/brains/b1/objects", {"type": "t", "key": "k", "value": 1}).body
     assert accepted["accepted_by"] == entry.id == parse_key(raw).id
     assert raw[-4:] not in accepted["accepted_by"]
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ({"kind": "message", "text": None}, "content.text"),
+        ({"kind": "document", "text": None}, "content.text"),
+        ({"kind": "fact", "text": None}, "content.text"),
+        ({"kind": "event", "name": None}, "content.name"),
+        ({"kind": "correction", "corrects": "mem_x", "text": None}, "content.text"),
+    ],
+)
+def test_a_required_member_of_content_sent_as_null_is_missing(api: Api, content: dict[str, Any], field: str) -> None:
+    """Accepted, it was stored without the member, and every read of the Record broke the contract."""
+    api.brain()
+    body = assert_error(api.post("/brains/b1/records", {"content": content}), 400, "invalid_request_body")
+    assert body["message"] == f"{field}: is required"
+    assert_brain_still_serves(api)
+
+
+def test_a_correction_with_a_null_text_leaves_the_memory_it_names_as_it_was(api: Api, service: Service) -> None:
+    api.brain()
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Paris."})
+    assert service.wait_idle()
+    [memory] = api.get("/brains/b1/memories").body["data"]
+    correction = {"kind": "correction", "corrects": memory["id"], "text": None}
+    assert_error(api.post("/brains/b1/records", {"content": correction}), 400, "invalid_request_body")
+    assert service.wait_idle()
+    after = api.get("/brains/b1/memories").body["data"]
+    assert [(m["id"], m["status"], m["version"]) for m in after] == [(memory["id"], "active", memory["version"])]
+
+
+@pytest.mark.parametrize("path", ["/brains/b1/memories", "/brains/b1/traces", "/brains/b1/profile"])
+def test_a_limit_of_thousands_of_digits_is_a_400(api: Api, path: str) -> None:
+    """int() refuses more than 4,300 digits: that was a 500."""
+    api.brain()
+    for limit in ("9" * 5000, "0" * 20 + "5"):
+        body = assert_error(api.get(path, params={"limit": limit}), 400, "invalid_request_body")
+        assert body["message"].startswith("limit: ")

@@ -199,7 +199,8 @@ def query_limit(raw: str | None, bounds: tuple[int, int, int]) -> int:
     default, low, high = bounds
     if raw is None:
         return default
-    if not re.fullmatch(r"[0-9]+", raw):
+    # at most 9 digits: int() refuses a string of more than 4,300 (a 500), and none is in bounds
+    if not re.fullmatch(r"[0-9]{1,9}", raw):
         raise invalid("limit", f"must be an integer between {low} and {high}")
     return integer(int(raw), "limit", minimum=low, maximum=high)
 
@@ -272,7 +273,8 @@ def content(value: Any) -> dict[str, Any]:
         required, optional = _CONTENT_FIELDS[kind]
     reject_unknown(value, ("kind", *required, *optional), "content.")
     for name in required:
-        if name not in value:
+        # null is no value: a correction with a null text had superseded the Memory it named
+        if value.get(name) is None:
             raise invalid(f"content.{name}", "is required")
     for name in ("text", "title", "speaker", "name"):
         if name in value and value[name] is not None:
