@@ -135,6 +135,28 @@ def test_a_context_serves_objects_from_the_brains_first_by_type_and_key(alice: A
     assert len(taken) >= 3
 
 
+def test_a_context_reads_no_object_value_its_budget_could_not_hold(alice: Api, service: Service) -> None:
+    """A tenant's Objects of a megabyte each were read, parsed and serialized whole by every Context
+    that included objects, whatever its budget: seconds and hundreds of MiB of the worker each."""
+    for key in ("b", "d"):
+        big = {"type": "blob", "key": key, "value": {"rows": [[i, i, i] for i in range(30_000)]}}
+        assert alice.post("/brains/alice/objects", big).status == 201
+    small = {"type": "blob", "key": "c", "value": {"note": "a short value"}}
+    assert alice.post("/brains/alice/objects", small).status == 201
+    read: list[int] = []
+    list_objects = service.store.list_objects
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        found = list_objects(*args, **kwargs)
+        read.extend(len(json.dumps(o.value, separators=(",", ":"), ensure_ascii=False).encode()) for o in found)
+        return found
+
+    with patch.object(service.store, "list_objects", reading):
+        served = ctx(alice, query="Alice", include=["objects"], budget={"tokens": 2000})["objects"]
+    assert [(o["type"], o["key"]) for o in served] == [("blob", "c"), ("pref", "theme")]
+    assert read and sum(read) <= 16 * 2000
+
+
 def test_a_thorough_answer_fits_the_budget_and_is_counted(alice: Api) -> None:
     context = ctx(alice, query="What instrument is Alice learning?", mode="thorough", budget={"tokens": 50})
     used = context["budget"]["tokens"]["used"]

@@ -56,8 +56,30 @@ def test_owners_written_before_schema_6_are_filtered_by_their_casefold_after_it(
         [replace(mem("mem_a", "b1", 1, "a", 1, "rec_1"), owner="Weiß"), replace(mem("mem_b", "b1", 1, "b", 2, "rec_1"), owner="Ann")]
     )
     assert [m.memory_id for m in store.list_memories("b1", after_id=None, limit=5, owner="ann")] == ["mem_b"]
-    assert store.migrate() == [OWNER_KEYS]
+    assert store.migrate(up_to=OWNER_KEYS) == [OWNER_KEYS]
     store.insert_memory_revisions([replace(mem("mem_c", "b1", 1, "c", 3, "rec_1"), owner="WEISS")])
     for asked, found in (("weiss", ["mem_a", "mem_c"]), ("Weiß", ["mem_a", "mem_c"]), ("ANN", ["mem_b"])):
         assert [m.memory_id for m in store.list_memories("b1", after_id=None, limit=5, owner=asked)] == found
+    store.close()
+
+
+def test_objects_written_before_schema_7_are_listed_by_their_size_before_and_after_it(tmp_path: Path) -> None:
+    from brainstore.domain import ObjectVersion
+    from brainstore.store.duckdb import OBJECT_BYTES
+    from tests.store.erasure import T0
+
+    def listed(max_bytes: int) -> list[str]:
+        return [o.key for o in store.list_objects("b1", max_bytes=max_bytes)]
+
+    store = DuckDBStore(tmp_path / "brainstore.duckdb")
+    store.migrate(up_to=OBJECT_BYTES - 1)
+    for seq, (key, value) in enumerate([("a", "é" * 10), ("b", "x" * 100), ("c", "y")], start=1):
+        store.insert_object_version(ObjectVersion(f"obj_{key}", "b1", "note", key, 1, value, "k", T0, seq))
+    assert listed(30) == ["a", "c"]  # "é" is two bytes: 22 and 3 of them
+    assert listed(24) == ["a"]
+    assert store.migrate() == [OBJECT_BYTES]
+    assert store._rows("SELECT key, value_bytes FROM object_versions ORDER BY key") == [("a", 22), ("b", 102), ("c", 3)]
+    store.insert_object_version(ObjectVersion("obj_d", "b1", "note", "d", 1, "ü", "k", T0, 4))
+    assert store._rows("SELECT value_bytes FROM object_versions WHERE key = 'd'") == [(4,)]
+    assert listed(30) == ["a", "c", "d"] and listed(24) == ["a"]
     store.close()

@@ -726,3 +726,20 @@ def test_a_write_racing_erase_brain_is_erased_with_it_or_finds_the_brain_gone(st
     assert store.chunks("brn_1") == [] and store.all_memories("brn_1") == []
     assert store.current_seq("brn_1") == 0
     assert all(store.get_idempotent("test:acme", "op:b1", rid) is None for rid in written)
+
+
+def test_objects_listed_within_max_bytes_pass_over_a_value_too_long_and_stop_where_the_values_fill_it(
+    store: Store,
+) -> None:
+    for seq, (key, chars) in enumerate([("a", 10), ("b", 500), ("c", 40), ("d", 40), ("e", 5)], start=1):
+        store.insert_object_version(ObjectVersion(f"obj_{seq}", "brn_1", "note", key, 1, "x" * chars, "k", T0, seq))
+    stored = {key: chars + 2 for key, chars in [("a", 10), ("b", 500), ("c", 40), ("d", 40), ("e", 5)]}  # "x...x"
+    listed = lambda max_bytes, limit=None: [o.key for o in store.list_objects("brn_1", limit, max_bytes=max_bytes)]  # noqa: E731
+    assert listed(None) == ["a", "b", "c", "d", "e"]
+    assert listed(stored["b"] + 200) == ["a", "b", "c", "d", "e"]
+    # b alone is longer: passed over; a, c and d fill 96 bytes, e would make 103
+    assert listed(100) == ["a", "c", "d"]
+    assert listed(stored["a"] + stored["c"] + stored["d"] + stored["e"]) == ["a", "c", "d", "e"]
+    assert listed(100, 2) == ["a", "c"]
+    assert listed(5) == []
+    assert store.list_objects("brn_2", max_bytes=100) == []

@@ -89,6 +89,12 @@ COMPONENT_SHARE = 4  # with memories/objects/profile requested, a quarter of the
 # A Context's objects come from the Brain's first objects by type and key, at most this many: it read and
 # tokenized every object (5,000 objects of 200 words: 335 ms a Context, and a tenant may write more).
 CONTEXT_OBJECTS = 1_000
+# ... and of those, only values the tokens left could hold at this many bytes of stored JSON a token, read
+# up to that many bytes in all: reading every Object whatever its size took 5.2 s and 500 MiB of the
+# worker for 80 values of 1 MiB. Stored JSON (compact) is 0.7-2 bytes a served token for lists, numbers
+# and records, 8 for one long run of a letter; a value denser than 16 (a long run of spaces: 128) is
+# passed over though it might fit.
+OBJECT_BYTES_A_TOKEN = 16
 # The memory lane's weight in reciprocal-rank fusion. On LoCoMo it measured 0 to -0.3 points (weights
 # 0.1 and 0.25 against 0, through the API); it is kept small for the facts and corrections LoCoMo does
 # not exercise.
@@ -704,7 +710,8 @@ class Contexts:
                     served_texts.append(view["statement"])
                     quoted.update(c.record_id for c in memory.citations)
         if "objects" in include:
-            for obj in self.store.list_objects(brain.uid, limit=CONTEXT_OBJECTS):
+            room = OBJECT_BYTES_A_TOKEN * ledger.remaining
+            for obj in self.store.list_objects(brain.uid, limit=CONTEXT_OBJECTS, max_bytes=room):
                 label, value = f"{obj.type}/{obj.key}: ", json.dumps(obj.value, ensure_ascii=False)
                 if ledger.may_fit(label, value) and ledger.charge(label, value):
                     context["objects"].append(object_view(obj))

@@ -226,8 +226,12 @@ class Store(Protocol):
     # --- objects ----------------------------------------------------------------------------------
     def latest_object(self, brain_uid: str, type_: str, key: str) -> ObjectVersion | None: ...
     def insert_object_version(self, version: ObjectVersion) -> None: ...
-    def list_objects(self, brain_uid: str, limit: int | None = None) -> list[ObjectVersion]:
-        """The latest version of each of the Brain's objects, by type then key; the first ``limit``."""
+    def list_objects(
+        self, brain_uid: str, limit: int | None = None, *, max_bytes: int | None = None
+    ) -> list[ObjectVersion]:
+        """The latest version of each of the Brain's objects, by type then key; the first ``limit``. With
+        ``max_bytes``: only those whose value is at most that long as stored JSON (UTF-8), up to where
+        the values read would sum to more; no value passed over is read."""
         ...
 
     # --- idempotency ------------------------------------------------------------------------------

@@ -106,6 +106,9 @@ _REVISION_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "VARCHAR", "VARCH
                    "BIGINT", "BOOLEAN", "BOOLEAN", "VARCHAR")  # fmt: skip
 # Schema 6 (006_owner_key.sql) appends owner_key to memory_revisions.
 OWNER_KEYS = 6
+# Schema 7 (007_object_bytes.sql) appends value_bytes to object_versions.
+OBJECT_BYTES = 7
+_OBJECT_COLUMNS = "id, brain_uid, type, key, version, value, accepted_by, created_at, seq"
 _LINK_TYPES = ("VARCHAR", "VARCHAR", "INTEGER", "VARCHAR")
 # The tables whose rows belong to a Brain (brain_uid), by the schema that made them.
 _BRAIN_TABLES = (
@@ -1529,33 +1532,50 @@ class DuckDBStore:
 
     def latest_object(self, brain_uid: str, type_: str, key: str) -> ObjectVersion | None:
         rows = self._rows(
-            "SELECT * FROM object_versions WHERE brain_uid = ? AND type = ? AND key = ? ORDER BY version DESC LIMIT 1",
+            f"SELECT {_OBJECT_COLUMNS} FROM object_versions WHERE brain_uid = ? AND type = ? AND key = ? "
+            "ORDER BY version DESC LIMIT 1",
             [brain_uid, type_, key],
         )
         return self._object(rows[0]) if rows else None
 
     def insert_object_version(self, version: ObjectVersion) -> None:
+        value = _json(version.value)
+        sized = self.schema_version() >= OBJECT_BYTES  # a file not migrated yet still takes Objects
         self._exec(
-            "INSERT INTO object_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO object_versions ({_OBJECT_COLUMNS}{', value_bytes' if sized else ''}) "
+            f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?{', ?' if sized else ''})",
             [
                 version.id,
                 version.brain_uid,
                 version.type,
                 version.key,
                 version.version,
-                _json(version.value),
+                value,
                 version.accepted_by,
                 _ts(version.created_at),
                 version.seq,
+                *([len(value.encode())] if sized else []),
             ],
         )
 
-    def list_objects(self, brain_uid: str, limit: int | None = None) -> list[ObjectVersion]:
+    def list_objects(
+        self, brain_uid: str, limit: int | None = None, *, max_bytes: int | None = None
+    ) -> list[ObjectVersion]:
+        latest = (
+            f"SELECT {_OBJECT_COLUMNS}, {'value_bytes' if self.schema_version() >= OBJECT_BYTES else 'strlen(value)'} "
+            "AS bytes FROM object_versions WHERE brain_uid = ? "
+            "QUALIFY row_number() OVER (PARTITION BY type, key ORDER BY version DESC) = 1"
+        )
+        params: list[Any] = [brain_uid]
+        if max_bytes is not None:
+            latest = (
+                f"SELECT * FROM (SELECT *, sum(bytes) OVER (ORDER BY type, key ROWS UNBOUNDED PRECEDING) AS read "
+                f"FROM ({latest}) WHERE bytes <= ?) WHERE read <= ?"
+            )
+            params += [max_bytes, max_bytes]
         rows = self._rows(
-            "SELECT * FROM object_versions WHERE brain_uid = ? "
-            "QUALIFY row_number() OVER (PARTITION BY type, key ORDER BY version DESC) = 1 ORDER BY type, key"
-            + ("" if limit is None else " LIMIT ?"),
-            [brain_uid] + ([] if limit is None else [limit]),
+            f"SELECT {_OBJECT_COLUMNS} FROM ({latest}) ORDER BY type, key" + ("" if limit is None else " LIMIT ?"),
+            params + ([] if limit is None else [limit]),
         )
         return [self._object(r) for r in rows]
 

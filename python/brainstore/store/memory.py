@@ -12,6 +12,8 @@ current revision, so an index never has to be corrected when a revision changes 
 
 from __future__ import annotations
 
+import itertools
+import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,6 +51,8 @@ class MemoryStore:
         self._record_events: dict[str, tuple[tuple[str, dict[str, str] | None, tuple[str, ...], int], ...]] = {}
         self._brain_records: dict[str, dict[str, None]] = {}
         self._objects: dict[tuple[str, str, str], tuple[ObjectVersion, ...]] = {}
+        # (brain uid, type, key) -> its latest value's length as stored JSON (list_objects)
+        self._object_bytes: dict[tuple[str, str, str], int] = {}
         self._idempotent: dict[tuple[str, str, str], IdempotentReply] = {}
         self._history: dict[str, tuple[MemoryRevision, ...]] = {}  # memory_id -> revisions by version
         self._brain_memories: dict[str, dict[str, None]] = {}
@@ -153,6 +157,7 @@ class MemoryStore:
             self._del(self._brain_records, brain_uid)
             for key in object_keys:
                 self._del(self._objects, key)
+                self._del(self._object_bytes, key)
             for memory_id in memory_ids:
                 self._del(self._history, memory_id)
             self._del(self._brain_memories, brain_uid)
@@ -274,11 +279,20 @@ class MemoryStore:
         with self._lock:
             key = (version.brain_uid, version.type, version.key)
             self._set(self._objects, key, (*self._objects.get(key, ()), version))
+            value = json.dumps(version.value, separators=(",", ":"), ensure_ascii=False)
+            self._set(self._object_bytes, key, len(value.encode()))
 
-    def list_objects(self, brain_uid: str, limit: int | None = None) -> list[ObjectVersion]:
+    def list_objects(
+        self, brain_uid: str, limit: int | None = None, *, max_bytes: int | None = None
+    ) -> list[ObjectVersion]:
         with self._lock:
-            latest = [v[-1] for k, v in self._objects.items() if k[0] == brain_uid]
-        return sorted(latest, key=lambda o: (o.type, o.key))[:limit]
+            latest = sorted((v[-1] for k, v in self._objects.items() if k[0] == brain_uid), key=lambda o: (o.type, o.key))
+            sizes = [self._object_bytes[(o.brain_uid, o.type, o.key)] for o in latest]
+        if max_bytes is not None:
+            fitting = [(o, n) for o, n in zip(latest, sizes, strict=True) if n <= max_bytes]
+            read = list(itertools.accumulate(n for _, n in fitting))
+            latest = [o for (o, _), total in zip(fitting, read, strict=True) if total <= max_bytes]
+        return latest[:limit]
 
     # --- idempotency ------------------------------------------------------------------------------
     def get_idempotent(self, namespace: str, scope: str, key: str) -> IdempotentReply | None:
