@@ -1,0 +1,79 @@
+"""The strict JSON of every body (brainstore.api.validation.parse_json): what the text says of a value
+before it is walked (may_be_refused) never lets through a value the walk refuses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brainstore.api.validation import MAX_DEPTH, check_json_value, may_be_refused, parse_json
+from brainstore.errors import BrainstoreError
+
+# Strings of the characters that matter: NUL, surrogates (lone, paired), backslashes and quotes (which
+# the text escapes), brackets (which must not count inside a string), and what looks like an escape.
+_PIECES = st.sampled_from(
+    ["a", "\x00", "\ud800", "\udc00", "\ud83d\ude00", "\U0001f600", "\\", '"', "[", "]", "{", "\\u0000", "\\ud800", "é", " "]
+)
+_TEXTS = st.lists(_PIECES, max_size=6).map("".join)
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    for _ in range(depth):
+        leaf = [leaf]
+    return leaf
+
+
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _TEXTS),
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(_TEXTS, children, max_size=3)),
+    max_leaves=12,
+)
+
+
+def _refused(value: Any) -> bool:
+    try:
+        check_json_value(value)
+    except BrainstoreError:
+        return True
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.integers(0, MAX_DEPTH + 2), st.booleans())
+def test_a_value_the_walk_refuses_is_one_its_text_may_be_refused_for(value: Any, depth: int, ascii_only: bool) -> None:
+    text = json.dumps(_nested(depth, value), ensure_ascii=ascii_only)
+    sent = json.loads(text)  # escaped, two surrogates of a pair are one character
+    if _refused(sent):
+        assert may_be_refused(text)
+    # the text a client sends is the text parse_json checks, whatever it escapes
+    try:
+        parsed = parse_json(text.encode("utf-8", "surrogatepass"))
+    except BrainstoreError:
+        assert _refused(sent)
+    else:
+        assert parsed == sent and not _refused(sent)
+
+
+@pytest.mark.parametrize(
+    ("text", "refusable"),
+    [
+        ('["plain", {"a": [1, 2]}]', False),
+        ('"\\ud83d\\ude00"', False),  # an emoji escaped as its surrogate pair
+        ('"\\\\ud800"', False),  # an escaped backslash, then the letters "ud800"
+        ('"\\\\\\ud800"', True),  # an escaped backslash, then a lone surrogate
+        ('"\\u0000"', True),
+        ('"\\uDC00"', True),
+        ('"\\udc00\\udc00"', True),  # two low halves are no pair
+        ('"\\udc00\\ud800"', True),
+        ('"\\ud800\\ud800\\udc00"', True),
+        ('"' + "[" * (MAX_DEPTH + 5) + '"', False),  # brackets in a string nest nothing
+        ("[" * MAX_DEPTH + "]" * MAX_DEPTH, False),
+        ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), True),
+    ],
+)
+def test_what_a_text_may_be_refused_for(text: str, refusable: bool) -> None:
+    assert may_be_refused(text) is refusable
