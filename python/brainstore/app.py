@@ -201,14 +201,12 @@ def embedded_client(
 ) -> Iterator[Any]:
     """A started engine on ``config`` and a Client that calls its /v1 in-process (the same contract a
     server answers); the engine stops when the block ends. DataDirectoryInUse while a server holds it."""
-    import httpx
-
     from brainstore.api.app import create_app
-    from brainstore.client import Client
+    from brainstore.client import Client, in_process
 
     service = build_service(config)
     try:
-        transport = httpx.WSGITransport(app=create_app(service, config))
+        transport = in_process(create_app(service, config))
         options = {} if timeout is None else {"timeout": timeout}
         with Client(base_url, key, transport=transport, **options) as client:
             yield client

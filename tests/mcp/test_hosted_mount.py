@@ -20,8 +20,9 @@ from mcp import Client as McpClient
 
 from brainstore.api.app import create_app
 from brainstore.auth.registry import KeyRegistry
-from brainstore.client import Client
+from brainstore.client import Client, in_process
 from brainstore.config import Config
+from brainstore.errors import BrainstoreError
 from brainstore.mcp.hosted import McpMount
 from brainstore.mcp.server import FixedBinding, build_server
 from brainstore.service import Service
@@ -187,7 +188,7 @@ def test_any_other_call_that_overruns_is_a_500_error_body(mounted: Mounted, monk
 def tools(tmp_path: Path) -> Iterator[McpClient]:
     service = Service(MemoryStore(), config=Config(engine="memory"))
     service.start()
-    client = Client("http://internal/v1", "sk_test_acme_tools", transport=httpx.WSGITransport(app=create_app(service)))
+    client = Client("http://internal/v1", "sk_test_acme_tools", transport=in_process(create_app(service)))
     yield McpClient(build_server(FixedBinding(client, "alice")))
     service.stop()
 
@@ -239,3 +240,104 @@ def test_integer_arguments_still_accept_integers(tools: McpClient) -> None:
     first, second, page = anyio.run(session)
     assert not first.is_error and not second.is_error and not page.is_error
     assert json.loads(second.content[0].text)["version"] == 2
+
+
+def _call(tools: McpClient, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    async def session() -> list[Any]:
+        async with tools as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(session)
+
+
+def _body(result: Any) -> dict[str, Any]:
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content
+    if result.is_error:
+        validate_schema("Error", body)
+    return body
+
+
+@pytest.mark.parametrize("segment", ["..", ".", ""])
+def test_an_id_that_a_url_path_would_resolve_is_refused_and_the_brain_stays(tools: McpClient, segment: str) -> None:
+    """forget_record("..") was DELETE brains/alice/records/.., which the URL resolved to forgetBrain."""
+    kept, forgot, memory, after = _call(
+        tools,
+        ("remember", {"content": "I live in Oslo."}),
+        ("forget_record", {"record_id": segment}),
+        ("get_memory", {"memory_id": segment}),
+        ("get_object", {"type": "t", "key": "k"}),
+    )
+    for result, field in ((forgot, "record_id"), (memory, "memory_id")):
+        assert result.is_error and _body(result)["message"] == f"{field}: must not be {segment!r}"
+    assert _body(after)["code"] == "object_not_found"  # the Brain is there: only the Object is not
+    with pytest.raises(BrainstoreError) as refused:
+        Client("http://internal/v1", "sk_test_acme_tools").forget_record("alice", segment)
+    assert refused.value.code == "invalid_request_body"
+    assert not kept.is_error
+
+
+def test_an_unknown_argument_is_refused_as_the_api_refuses_an_unknown_member(tools: McpClient) -> None:
+    misspelt, listed = _call(
+        tools,
+        ("remember", {"content": "my passport number is X123", "visibilty": "local_only"}),
+        ("get_profile", {}),
+    )
+    body = _body(misspelt)
+    assert misspelt.is_error and body["code"] == "invalid_request_body"
+    assert body["message"].startswith("visibilty: unknown argument; allowed: ")
+    assert not listed.is_error
+
+
+def test_a_string_argument_is_taken_as_the_string_sent_never_read_as_json(tools: McpClient) -> None:
+    """The SDK read a string given where something else may go as JSON: text shaped like a correction
+    became one, an Object's value '[1, 2]' a list, and a filter 'null' no filter."""
+    correction = json.dumps({"kind": "correction", "corrects": "mem_x", "text": "I live in Bergen."})
+    stored, accepted, read, filtered = _call(
+        tools,
+        ("remember", {"content": correction}),
+        ("accept_object", {"type": "t", "key": "k", "value": "[1, 2]"}),
+        ("get_object", {"type": "t", "key": "k"}),
+        ("list_memories", {"subject": "null"}),
+    )
+    assert not stored.is_error and not accepted.is_error and not filtered.is_error
+    assert _body(read)["value"] == "[1, 2]"
+    assert _body(filtered)["data"] == []  # no Memory is about "null"
+
+
+@pytest.mark.parametrize("memory_id", ["mem_日本", "mem_😀", "mem_\u202e", "mem_é"])
+def test_an_id_beyond_latin_1_is_looked_up_like_any_other(tools: McpClient, memory_id: str) -> None:
+    [result] = _call(tools, ("get_memory", {"memory_id": memory_id}))
+    assert result.is_error and _body(result)["code"] == "memory_not_found"
+
+
+def test_an_id_longer_than_a_url_may_be_is_an_error_body(tools: McpClient) -> None:
+    [result] = _call(tools, ("forget_record", {"record_id": "rec_" + "x" * 70_000}))
+    assert result.is_error and _body(result)["code"] == "invalid_request_body"
+
+
+def test_each_key_s_mcp_messages_are_limited_at_the_api_s_rate(tmp_path: Path) -> None:
+    registry = tmp_path / "keys.json"
+    noisy, _ = KeyRegistry(registry).create("test", "acme", brain="alice")
+    quiet, _ = KeyRegistry(registry).create("test", "acme", brain="bob")
+    config = Config(engine="memory", key_registry=registry, rate_limit_per_minute=3)
+    service = Service(MemoryStore(), config=config)
+    service.start()
+    mount = McpMount(create_app(service), config)
+    http = httpx.Client(transport=httpx.WSGITransport(app=mount), base_url="http://mcp.test")
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+
+    def post(key: str) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {key}", "Accept": ACCEPT, "Content-Type": "application/json"}
+        return http.post("/mcp", content=ping, headers=headers)
+
+    try:
+        assert [post(noisy).status_code for _ in range(3)] == [200, 200, 200]
+        refused = post(noisy)
+        error_of(refused, 429, "too_many_requests")
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert post(quiet).status_code == 200  # another key's messages are its own
+    finally:
+        http.close()
+        mount.close()
+        service.stop()

@@ -14,15 +14,15 @@ server's full Error body on ``.body``. The last ``Brain-Watermark`` response hea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
 
-from brainstore.errors import ERROR_CODES, BrainstoreError, InternalFailure, error
+from brainstore.errors import ERROR_CODES, BrainstoreError, InternalFailure, error, invalid
 
-__all__ = ["OPERATIONS", "BrainstoreError", "Client", "UnknownServerError"]
+__all__ = ["OPERATIONS", "BrainstoreError", "Client", "UnknownServerError", "in_process"]
 
 # operationId -> (method, path relative to the /v1 server url). Mirrors openapi.yaml; a contract test
 # asserts the two are equal and that every operationId has a method on Client.
@@ -85,9 +85,25 @@ class UnknownServerError(InternalFailure):
         return self._type
 
 
-def _seg(value: str) -> str:
-    """One percent-encoded path segment."""
-    return quote(str(value), safe="")
+def _seg(value: str, name: str) -> str:
+    """One percent-encoded path segment. Not empty, "." or "..": quote leaves those as they are, and a
+    URL's path resolves them, so forgetRecord of Record ".." was a DELETE of the Brain itself."""
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise invalid(name, f"must not be {text!r}")
+    return quote(text, safe="")
+
+
+def in_process(app: Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]) -> httpx.WSGITransport:
+    """A transport that calls the WSGI ``app`` in this process, as a WSGI server would: httpx hands
+    the app the path as text, where PEP 3333 (and gunicorn) give its UTF-8 bytes read as Latin-1, and
+    Falcon failed outside its error handlers on an id beyond Latin-1 (a Memory id "mem_日本")."""
+
+    def as_served(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        environ["PATH_INFO"] = environ["PATH_INFO"].encode("utf-8", "surrogatepass").decode("latin-1")
+        return app(environ, start_response)
+
+    return httpx.WSGITransport(app=as_served)
 
 
 def _drop_none(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,7 +210,7 @@ class Client:
         return f"Client({self.base_url!r})"
 
     def _url(self, operation_id: str, **path_params: str) -> str:
-        path = OPERATIONS[operation_id][1].format(**{k: _seg(v) for k, v in path_params.items()})
+        path = OPERATIONS[operation_id][1].format(**{k: _seg(v, k) for k, v in path_params.items()})
         return path.lstrip("/")
 
     def _remember_watermark(self, response: httpx.Response) -> None:

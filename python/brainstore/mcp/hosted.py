@@ -8,9 +8,9 @@ Invariants:
 - Authentication happens here, before the MCP app sees the request, with the same key rules as /v1
   (registry lookup, revocation): no/invalid key is 401 invalid_api_key, and a key not bound to one Brain
   is 403 mcp_brain_unbound (spec Authentication rule 7), both as the spec's Error body.
-- The tools call /v1 in-process (``httpx.WSGITransport`` on the Falcon app) with the caller's own key,
-  so scopes, rate limits and the Brain binding are enforced by the API itself; this module never opens
-  the store.
+- The tools call /v1 in-process (:func:`brainstore.client.in_process` on the Falcon app) with the
+  caller's own key, so scopes, rate limits and the Brain binding are enforced by the API itself; this
+  module never opens the store. The messages themselves are limited per key at the API's rate.
 - The bound Brain reaches the tools in the ``X-Brainstore-Brain`` header, which is always overwritten
   here: a client cannot choose it.
 - Stateless, JSON-response mode: only POST has a purpose. GET (the SSE listening stream, which would
@@ -35,14 +35,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import falcon
-import httpx
 
 from brainstore.api.errors import error_body, from_falcon
 from brainstore.api.middleware import Pipeline
 from brainstore.api.resources import MAX_BODY
 from brainstore.api.validation import parse_json
+from brainstore.auth.ratelimit import FixedWindowLimiter
 from brainstore.auth.registry import KeyRegistry
-from brainstore.client import Client
+from brainstore.client import Client, in_process
 from brainstore.config import Config
 from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.ids import new_id
@@ -63,7 +63,7 @@ class KeyBinding:
     """Per tool call: a Client on the in-process API with the caller's key, and the key's bound Brain."""
 
     def __init__(self, api: WSGIApp) -> None:
-        self.transport = httpx.WSGITransport(app=api)
+        self.transport = in_process(api)
 
     @contextmanager
     def open(self, ctx: Any) -> Iterator[tuple[Client, str]]:
@@ -95,6 +95,10 @@ class McpMount:
         registry = KeyRegistry(config.key_registry) if config.key_registry is not None else None
         # The same authenticate() the /v1 pipeline runs: one place decides what a valid key is.
         self._pipeline = Pipeline(SimpleNamespace(registry=registry))
+        # Each key's MCP messages, at the API's rate: a key refused 429 by /v1 went on sending
+        # messages of a megabyte, each parsed here and by the SDK on the one MCP thread all keys share.
+        # A tool call's own /v1 request counts against the API's limit as any other.
+        self._limiter = FixedWindowLimiter(config.rate_limit_per_minute)
         self.server = build_server(KeyBinding(api))
         self.asgi = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
@@ -148,6 +152,8 @@ class McpMount:
         extra = list(headers)
         if exc.status == 401:
             extra.append(("WWW-Authenticate", 'Bearer realm="brainstore"'))
+        if "retry_after_seconds" in exc.extra:
+            extra.append(("Retry-After", str(max(1, int(exc.extra["retry_after_seconds"] + 0.999)))))
         return self._respond(exc.status, payload, start_response, extra)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -163,6 +169,7 @@ class McpMount:
                     "Authorization: hosted MCP needs a key bound to one Brain "
                     "(brainstore keys create --project P --brain B); this key is not bound",
                 )
+            self._limiter.hit(principal.key_hash)
             if path.rstrip("/") != MCP_PATH:
                 raise from_falcon(falcon.HTTPNotFound())
             if environ.get("REQUEST_METHOD") != "POST":

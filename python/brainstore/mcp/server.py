@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -25,6 +26,7 @@ from typing import Annotated, Any, Literal, Protocol
 import httpx
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -41,6 +43,8 @@ Memory and every Context item cites the Record it came from (rec_... ids): quote
 than inventing facts. A tool error carries the service's Error body: branch on its `code`."""
 
 DOCS_BASE = "https://docs.brainstore.dev"
+
+log = logging.getLogger("brainstore.mcp")
 
 
 class Binding(Protocol):
@@ -121,12 +125,18 @@ def _run(binding: Binding, ctx: Context, call: Callable[[Client, str], dict[str,
             return _json_result(call(client, brain))
     except BrainstoreError as exc:
         return _json_result(_error_body(exc), is_error=True)
+    except httpx.InvalidURL:
+        # an argument that goes into the path made it longer than a URL may be
+        return _json_result(_error_body(invalid("arguments", "an id, type or key is too long")), is_error=True)
     except httpx.HTTPError as exc:
         # The API could not be reached at all: still the spec's one Error shape.
         unreachable = error(
             "internal_error", f"the brainstore API could not be reached: {type(exc).__name__}"
         )
         return _json_result(_error_body(unreachable), is_error=True)
+    except Exception:
+        log.exception("an MCP tool call failed")
+        return _json_result(_error_body(error("internal_error", "the tool call failed")), is_error=True)
 
 
 def _argument_error(exc: ValidationError) -> BrainstoreError:
@@ -154,6 +164,13 @@ class BrainstoreMCP(MCPServer):
             # Strings reach the API's JSON and the store: the API's own rule (no lone surrogates,
             # bounded depth) applies before anything is sent.
             check_json_value(arguments)
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                # as the API refuses an unknown member: a misspelt visibility stored a shareable Record
+                allowed = list(tool.parameters.get("properties", {}))
+                for argument in arguments or {}:
+                    if argument not in allowed:
+                        raise invalid(argument, f"unknown argument; allowed: {', '.join(allowed)}")
         except BrainstoreError as exc:
             return _json_result(_error_body(exc), is_error=True)
         try:
@@ -376,4 +393,21 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         """
         return _run(binding, ctx, lambda c, b: c.get_profile(b, limit=limit))
 
+    for tool in server._tool_manager.list_tools():
+        tool.fn_metadata = _ArgumentsAsSent(
+            arg_model=tool.fn_metadata.arg_model,
+            output_schema=tool.fn_metadata.output_schema,
+            output_model=tool.fn_metadata.output_model,
+            wrap_output=tool.fn_metadata.wrap_output,
+        )
     return server
+
+
+class _ArgumentsAsSent(FuncMetadata):
+    """A tool's arguments validated as the client sent them. The SDK reads a string given for an
+    argument that may be something else as JSON first (for clients that send lists as JSON text):
+    the text '{"kind": "correction", ...}' remembered as a document became a correction, '[1, 2]'
+    accepted as an Object's value a list, and a subject filter of 'null' no filter."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
