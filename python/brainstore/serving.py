@@ -106,6 +106,11 @@ BUFFER_BUDGET = 128 * 1024 * 1024
 BUSY_RETRY = 1.0
 #: API keys the dispatch remembers as accepted by the app (see FairDispatch): about 100 bytes each.
 MAX_KNOWN_KEYS = 10_000
+#: A request counts once against its key's share of the threads, and once more for each of these it
+#: holds (FairDispatch): its work under the GIL grows with its bytes (parsed, checked, fingerprinted,
+#: stored), and eight clients posting nested Objects of 1 MiB took another tenant's fast Context from
+#: 8 to 333 ms at the median, six of them at a time. A key runs one such request, or three of 200 KB.
+HEAVY_REQUEST_BYTES = 128 * 1024
 # Container objects allocated (net of those freed) before a young-generation collection; Python's
 # default is 700. A fast Context allocates thousands that live until its response is written (its
 # candidates, passages and trace), and each collection walks every one of them still alive: at 700, a
@@ -290,6 +295,7 @@ class Connection:
         self.drained = 0
         self.key = ""  # the API key the request presents, read as the app reads it (see tenant_of)
         self.tenant = ""  # whose request was handed to a thread (see FairDispatch)
+        self.weight = 1  # how much of its tenant's share of the threads the request takes (FairDispatch)
         self.status: int | None = None  # the status the app answered the request with
 
     def next_request(self) -> None:
@@ -325,8 +331,11 @@ class FairDispatch:
     tenant's request wait behind all of them; a request cannot be paused, so the threads a key cannot
     take are what lets another tenant's request start at once. (Half the threads did that too, but a
     tenant's concurrent writes then shared smaller group commits: 8 clients' Records became ready
-    about 8% slower.) At most ``slots`` requests run at once (the pool's threads), so none waits in
-    the pool's own queue.
+    about 8% slower.) A request weighs more the more bytes it holds (:data:`HEAVY_REQUEST_BYTES`), and
+    "fewest" and "three quarters" count weights: a key's large bodies run one or a few at a time, as
+    their work holds the GIL the other tenants' requests need; a key with nothing running may always
+    start one. At most ``slots`` requests run at once (the pool's threads), so none waits in the pool's
+    own queue.
 
     A key is a tenant of its own once the app has accepted it (answered a request of it with neither
     401 nor a 5xx); until then, and after a 401, its requests wait with every other unproven one as the
@@ -338,13 +347,16 @@ class FairDispatch:
     def __init__(self, slots: int) -> None:
         self.slots = slots
         self.per_tenant = max(1, slots - max(1, slots // 4))  # 6 of 8, 3 of 4, 1 of 2
-        self._running: Counter[str] = Counter()  # only keys with requests running: a few at most
+        # only keys with requests running (a few at most), each by the weight of its requests
+        self._running: Counter[str] = Counter()
+        self._in_flight = 0
         self._waiting: OrderedDict[str, deque[Connection]] = OrderedDict()
         self._accepted: OrderedDict[str, None] = OrderedDict()  # least recently accepted first
 
     def add(self, conn: Connection) -> None:
         conn.key = tenant_of(conn.framing.authorization)
         conn.tenant = conn.key if conn.key in self._accepted else ""
+        conn.weight = 1 + len(conn.request) // HEAVY_REQUEST_BYTES
         queue = self._waiting.get(conn.tenant)
         if queue is None:
             queue = self._waiting[conn.tenant] = deque()
@@ -352,23 +364,28 @@ class FairDispatch:
 
     def next(self) -> Connection | None:
         """The request to run now, or None when every slot is taken or nothing waits."""
-        if not self._waiting or self._running.total() >= self.slots:
+        if not self._waiting or self._in_flight >= self.slots:
             return None
-        tenant = min(self._waiting, key=self._running.__getitem__)  # the first of the least served
-        if self._running[tenant] >= self.per_tenant:
-            return None
-        queue = self._waiting[tenant]
-        conn = queue.popleft()
-        if queue:
-            self._waiting.move_to_end(tenant)
-        else:
-            del self._waiting[tenant]
-        self._running[tenant] += 1
-        return conn
+        # the first of the least served whose next request fits in its share (one always may run)
+        for tenant in sorted(self._waiting, key=self._running.__getitem__):
+            queue = self._waiting[tenant]
+            running = self._running[tenant]
+            if running and running + queue[0].weight > self.per_tenant:
+                continue
+            conn = queue.popleft()
+            if queue:
+                self._waiting.move_to_end(tenant)
+            else:
+                del self._waiting[tenant]
+            self._running[tenant] += conn.weight
+            self._in_flight += 1
+            return conn
+        return None
 
     def done(self, conn: Connection) -> None:
         """``conn``'s request was answered (``conn.status``, None when the app did not answer it)."""
-        self._running[conn.tenant] -= 1
+        self._in_flight -= 1
+        self._running[conn.tenant] -= conn.weight
         if not self._running[conn.tenant]:
             del self._running[conn.tenant]
         if not conn.key or conn.status is None or conn.status >= HTTPStatus.INTERNAL_SERVER_ERROR:

@@ -145,6 +145,43 @@ def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
     assert started(dispatch) == [QUIET]
 
 
+def sized(key: str, body_bytes: int) -> Connection:
+    """A complete request of ``key`` holding a body of ``body_bytes``."""
+    conn = keyed(key)
+    conn.request = bytes(conn.buf) + b"x" * body_bytes
+    return conn
+
+
+def test_a_key_s_large_bodies_run_one_at_a_time_beside_other_keys_requests() -> None:
+    dispatch = dispatch_for(8, BULK, QUIET)
+    heavy = [sized(BULK, 1024 * 1024) for _ in range(8)]
+    for conn in heavy:
+        dispatch.add(conn)
+    assert started(dispatch) == [BULK]  # one of a megabyte takes the key's whole share
+    for _ in range(3):
+        dispatch.add(sized(QUIET, 100))
+    assert started(dispatch) == [QUIET] * 3
+    dispatch.done(heavy[0])
+    assert started(dispatch) == [BULK]
+    # bodies of 200 KB weigh two each: three at a time
+    dispatch = dispatch_for(8, BULK)
+    for _ in range(6):
+        dispatch.add(sized(BULK, 200 * 1024))
+    assert started(dispatch) == [BULK] * 3
+
+
+def test_a_heavy_request_waiting_does_not_hold_back_a_lighter_key() -> None:
+    dispatch = dispatch_for(8, BULK, QUIET)
+    dispatch.add(first := sized(BULK, 100))
+    assert started(dispatch) == [BULK]
+    dispatch.add(sized(BULK, 1024 * 1024))  # BULK runs a request: this one must wait for it
+    dispatch.add(sized(QUIET, 100))
+    dispatch.add(sized(QUIET, 100))
+    assert started(dispatch) == [QUIET, QUIET]
+    dispatch.done(first)
+    assert started(dispatch) == [BULK]
+
+
 def test_each_pool_size_keeps_a_thread_from_any_one_key() -> None:
     for slots, per_key in ((1, 1), (2, 1), (3, 2), (4, 3), (8, 6), (16, 12)):
         dispatch = dispatch_for(slots, BULK)
