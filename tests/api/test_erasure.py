@@ -147,6 +147,41 @@ def test_a_record_forgotten_while_a_context_quotes_it_leaves_no_trace(
         assert found.body["context"]["evidence"] == []
 
 
+@pytest.mark.parametrize("forget", ["record", "brain"])
+def test_a_forget_that_lands_between_a_batch_s_commit_and_its_index_update_leaves_nothing_in_the_index(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch, forget: str
+) -> None:
+    """Derivation updated the live index after it let go of the Brain: a forget in between found no
+    chunk there to remove, and the update then added the forgotten Record's chunks for every later
+    Context to serve."""
+    api.brain()
+    api.remember("b1", "an unrelated note about lunch")
+    assert service.wait_idle()
+    apply = service.evidence.apply
+    racing: list[threading.Thread] = []
+    target: list[str] = []
+
+    def apply_with_a_forget_racing(brain_uid: str, evidence: Any, *args: Any) -> None:
+        if target and not racing and any(e.record_id == target[0] for e in evidence):
+            path = f"/brains/b1/records/{target[0]}" if forget == "record" else "/brains/b1"
+            racing.append(threading.Thread(target=lambda: api.delete(path)))
+            racing[0].start()
+            racing[0].join(0.5)  # the forget runs now, unless the Brain is still held
+        apply(brain_uid, evidence, *args)
+
+    monkeypatch.setattr(service.evidence, "apply", apply_with_a_forget_racing)
+    target.append(api.remember("b1", SECRET).body["id"])
+    assert service.wait_idle()
+    racing[0].join(30)
+    assert not racing[0].is_alive()
+    if forget == "brain":
+        api.brain()
+    context = api.post("/brains/b1/context", {"query": "vault code zebra kappa"}).body
+    assert SECRET not in str(context)
+    uid = service.store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
+    assert not service.evidence.index(uid).record_chunks(target[0])
+
+
 def test_a_context_raced_by_deletes_on_every_assembly_says_to_send_it_again(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

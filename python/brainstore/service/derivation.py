@@ -1103,52 +1103,56 @@ class Derivation:
         for job in jobs:
             if job.read is not None:
                 job.read.alive.clear()  # known alive in this transaction only (a retry is another)
-        with self.evidence.mutating(by_brain), self.store.atomic():
-            now = self.rules.clock()
-            statuses: list[RecordStatus] = []
-            chunks: list[StoredChunk] = []
-            # In uid order: two processes' batches lock their Brains in the same order, never a cycle.
-            for brain_uid, brain_jobs in sorted(by_brain.items()):
-                if not self.store.lock_brain(brain_uid):
-                    continue  # erased meanwhile: its Records went with it
-                records = [job for job in brain_jobs if job.kind == "record"]
-                current = self.store.records(brain_uid, [job.item_id for job in records])
-                live = [
-                    job
-                    for job in records
-                    if (r := current.get(job.item_id)) is not None and r.status == "processing"
-                ]
-                state = memory_state(self.store, brain_uid)
-                state.prefetch(a for job in live for a in job.assertions or ())
-                rederived = [job.item_id for job in brain_jobs if job.kind == "memory"]
-                state.prefetch_memories(rederived)
-                supporters = self._supporters(brain_uid, [m for m in map(state.get, rederived) if m is not None])
-                evidence: list[PreparedEvidence] = []
-                for job in brain_jobs:
-                    if job.kind == "memory":
-                        self._rederive(state, job.item_id, supporters, job.read)
-                    elif job in live:
-                        prepared, memory_ids = self._derive(state, job)
-                        evidence.append(prepared)
-                        chunks += prepared.stored(brain_uid)
-                        statuses.append(
-                            RecordStatus(
-                                brain_uid,
-                                job.item_id,
-                                "ready",
-                                self.store.next_seq(brain_uid),
-                                None,
-                                tuple(memory_ids),
+        # The Brains stay held from the transaction through the index update: a forget that came between
+        # the commit and the update found no chunk to remove, and the update then added the forgotten
+        # Record's chunks to the live index; a watermark's wait (settled) also ended before they were in.
+        with self.evidence.mutating(by_brain):
+            with self.store.atomic():
+                now = self.rules.clock()
+                statuses: list[RecordStatus] = []
+                chunks: list[StoredChunk] = []
+                # In uid order: two processes' batches lock their Brains in the same order, never a cycle.
+                for brain_uid, brain_jobs in sorted(by_brain.items()):
+                    if not self.store.lock_brain(brain_uid):
+                        continue  # erased meanwhile: its Records went with it
+                    records = [job for job in brain_jobs if job.kind == "record"]
+                    current = self.store.records(brain_uid, [job.item_id for job in records])
+                    live = [
+                        job
+                        for job in records
+                        if (r := current.get(job.item_id)) is not None and r.status == "processing"
+                    ]
+                    state = memory_state(self.store, brain_uid)
+                    state.prefetch(a for job in live for a in job.assertions or ())
+                    rederived = [job.item_id for job in brain_jobs if job.kind == "memory"]
+                    state.prefetch_memories(rederived)
+                    supporters = self._supporters(brain_uid, [m for m in map(state.get, rederived) if m is not None])
+                    evidence: list[PreparedEvidence] = []
+                    for job in brain_jobs:
+                        if job.kind == "memory":
+                            self._rederive(state, job.item_id, supporters, job.read)
+                        elif job in live:
+                            prepared, memory_ids = self._derive(state, job)
+                            evidence.append(prepared)
+                            chunks += prepared.stored(brain_uid)
+                            statuses.append(
+                                RecordStatus(
+                                    brain_uid,
+                                    job.item_id,
+                                    "ready",
+                                    self.store.next_seq(brain_uid),
+                                    None,
+                                    tuple(memory_ids),
+                                )
                             )
-                        )
-                requeue.extend((brain_uid, m) for m in state.plan.rederive)
-                applied[brain_uid] = (evidence, state)
-            write_plans(self.store, [state for _, state in applied.values()], now)
-            self.store.insert_chunks(chunks)
-            self.store.append_record_statuses(statuses)
-            # after the commit (leaving the with-block) the indexes follow
-        for brain_uid, (evidence, state) in applied.items():
-            self.evidence.apply(brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased])
+                    requeue.extend((brain_uid, m) for m in state.plan.rederive)
+                    applied[brain_uid] = (evidence, state)
+                write_plans(self.store, [state for _, state in applied.values()], now)
+                self.store.insert_chunks(chunks)
+                self.store.append_record_statuses(statuses)
+            # after the commit (leaving the transaction) the indexes follow, the Brains still held
+            for brain_uid, (evidence, state) in applied.items():
+                self.evidence.apply(brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased])
         for job in jobs:
             self._done(job)
         for brain_uid, memory_id in requeue:
