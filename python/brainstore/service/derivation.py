@@ -1346,45 +1346,46 @@ class Derivation:
                 )
                 extracted.append((record, text, assertions))
         requeue: list[tuple[str, int]] = []
-        with self.evidence.mutating([brain_uid]), self.store.atomic():
-            if not self.store.lock_brain(brain_uid):
-                return counts  # erased meanwhile
-            now = self.rules.clock()
-            current = self.store.records(brain_uid, [r.id for r, _, _ in extracted] + failed)
-            state = memory_state(self.store, brain_uid)
-            state.prefetch(a for _, _, assertions in extracted for a in assertions)
-            statuses: list[RecordStatus] = []
-            for record, text, assertions in extracted:
-                held = current.get(record.id)
-                if held is None or held.status != "ready":
-                    counts["skipped"] += 1
-                    continue
-                corrected = self._release(state, record.id, now)
-                memory_ids: list[str] = []
-                for assertion in assertions:
-                    memory_id = _corrected_reading(corrected, assertion) or self.rules.apply(
-                        state, record.id, text.text, assertion, visibility=record.visibility
+        with self.evidence.mutating([brain_uid]):  # through the index update, as a batch's (_apply)
+            with self.store.atomic():
+                if not self.store.lock_brain(brain_uid):
+                    return counts  # erased meanwhile
+                now = self.rules.clock()
+                current = self.store.records(brain_uid, [r.id for r, _, _ in extracted] + failed)
+                state = memory_state(self.store, brain_uid)
+                state.prefetch(a for _, _, assertions in extracted for a in assertions)
+                statuses: list[RecordStatus] = []
+                for record, text, assertions in extracted:
+                    held = current.get(record.id)
+                    if held is None or held.status != "ready":
+                        counts["skipped"] += 1
+                        continue
+                    corrected = self._release(state, record.id, now)
+                    memory_ids: list[str] = []
+                    for assertion in assertions:
+                        memory_id = _corrected_reading(corrected, assertion) or self.rules.apply(
+                            state, record.id, text.text, assertion, visibility=record.visibility
+                        )
+                        if memory_id not in memory_ids:
+                            memory_ids.append(memory_id)
+                    statuses.append(
+                        RecordStatus(
+                            brain_uid, record.id, "ready", self.store.next_seq(brain_uid), None, tuple(memory_ids)
+                        )
                     )
-                    if memory_id not in memory_ids:
-                        memory_ids.append(memory_id)
-                statuses.append(
-                    RecordStatus(
-                        brain_uid, record.id, "ready", self.store.next_seq(brain_uid), None, tuple(memory_ids)
-                    )
-                )
-                counts["records"] += 1
-            for record_id in failed:
-                held = current.get(record_id)
-                if held is None or held.status != "failed":
-                    counts["skipped"] += 1
-                    continue
-                seq = self.store.next_seq(brain_uid)
-                self.store.append_record_status(brain_uid, record_id, "processing", seq=seq)
-                requeue.append((record_id, seq))
-                counts["requeued"] += 1
-            write_plans(self.store, [state], now)
-            self.store.append_record_statuses(statuses)
-        self.evidence.apply(brain_uid, [], state.plan.revisions, [m for m, _ in state.plan.erased])
+                    counts["records"] += 1
+                for record_id in failed:
+                    held = current.get(record_id)
+                    if held is None or held.status != "failed":
+                        counts["skipped"] += 1
+                        continue
+                    seq = self.store.next_seq(brain_uid)
+                    self.store.append_record_status(brain_uid, record_id, "processing", seq=seq)
+                    requeue.append((record_id, seq))
+                    counts["requeued"] += 1
+                write_plans(self.store, [state], now)
+                self.store.append_record_statuses(statuses)
+            self.evidence.apply(brain_uid, [], state.plan.revisions, [m for m, _ in state.plan.erased])
         for record_id, seq in requeue:
             self.put_record(brain_uid, record_id, seq)
         for memory_id in state.plan.rederive:
