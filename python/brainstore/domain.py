@@ -140,23 +140,28 @@ class MemoryRevision:
 
 
 def named_memories(memory: MemoryRevision) -> set[str]:
-    """The other Memories a revision names: what superseded it, what closed it, what it conflicts with."""
+    """The other Memories a revision names: what superseded it, what it supersedes, what closed it,
+    what it conflicts with."""
     named = set(memory.extra.get("conflicts_with", ()))
     if memory.superseded_by is not None:
         named.add(memory.superseded_by)
+    if memory.supersedes is not None:
+        named.add(memory.supersedes)
     if memory.extra.get("closed_by") is not None:
         named.add(memory.extra["closed_by"])
     return named
 
 
 def unnamed(memory: MemoryRevision, erased: Collection[str]) -> MemoryRevision | None:
-    """``memory`` with what the ``erased`` Memories did to it undone: each leaves its conflicts_with, and
-    one that superseded or closed it gives it back its status and the valid_to it had (stashed as
-    ``valid_to_before`` in its extra). None when it names none of them. Version, seq and time stay."""
+    """``memory`` with what the ``erased`` Memories did to it undone: each leaves its conflicts_with and
+    its supersedes (a correction of an erased Memory supersedes nothing), and one that superseded or
+    closed it gives it back its status and the valid_to it had (stashed as ``valid_to_before`` in its
+    extra). None when it names none of them. Version, seq and time stay."""
     if not named_memories(memory) & set(erased):
         return None
     extra = dict(memory.extra)
     status, superseded_by, valid_to = memory.status, memory.superseded_by, memory.valid_to
+    supersedes = None if memory.supersedes in erased else memory.supersedes
     if "conflicts_with" in extra:
         remaining = [m for m in extra["conflicts_with"] if m not in erased]
         if remaining:
@@ -172,7 +177,9 @@ def unnamed(memory: MemoryRevision, erased: Collection[str]) -> MemoryRevision |
     if reopened:
         held = extra.pop("valid_to_before", None)
         valid_to = datetime.fromisoformat(held) if held else None
-    return replace(memory, status=status, superseded_by=superseded_by, valid_to=valid_to, extra=extra)
+    return replace(
+        memory, status=status, supersedes=supersedes, superseded_by=superseded_by, valid_to=valid_to, extra=extra
+    )
 
 
 @dataclass(frozen=True, slots=True)

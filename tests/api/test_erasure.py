@@ -336,6 +336,28 @@ def test_what_a_forgotten_record_did_to_another_memory_leaves_that_memory_s_hist
     assert not any(m in stored for m in later["memory_ids"]) and "2024, 7, 19" not in stored
 
 
+def test_forgetting_what_a_correction_corrected_leaves_the_correction_superseding_nothing(
+    api: Api, service: Service
+) -> None:
+    api.brain("alice", self_name="Alice")
+    fact = {"kind": "fact", "subject": "Alice", "predicate": "favourite colour", "value": "blue"}
+    corrected = api.remember("alice", fact).body["id"]
+    assert service.wait_idle()
+    memory_id = api.get(f"/brains/alice/records/{corrected}").body["memory_ids"][0]
+    correction = {"kind": "correction", "corrects": memory_id, "text": "No, Alice's favourite colour is green."}
+    fixed = api.remember("alice", correction).body["id"]
+    assert service.wait_idle()
+    [correcting] = api.get(f"/brains/alice/records/{fixed}").body["memory_ids"]
+    assert api.get(f"/brains/alice/memories/{correcting}").body["supersedes"] == memory_id
+    api.delete(f"/brains/alice/records/{corrected}")
+    assert service.wait_idle()
+    after = api.get(f"/brains/alice/memories/{correcting}").body
+    assert after["supersedes"] is None and after["status"] == "active"
+    assert memory_id not in str(after)  # nor in any revision
+    uid = service.store.get_brain("test:acme", "alice").uid  # type: ignore[union-attr]
+    assert memory_id not in repr(service.store.memory_revisions(uid, correcting))
+
+
 def test_a_sentence_said_again_and_again_is_cited_by_its_first_records_and_outlives_them(
     api: Api, service: Service
 ) -> None:

@@ -34,7 +34,8 @@ Rules kept here, and only here:
   among them). A Record's cost does not grow with
   the history.
 - Whatever a Memory did to others is undone when it is erased: Memories it superseded are restored,
-  Memories it closed are reopened, and it leaves every conflicts_with list (a revision appended here;
+  Memories it closed are reopened, a correction of it supersedes nothing, and it leaves every
+  conflicts_with list (a revision appended here;
   the store undoes it in their earlier revisions too, see brainstore.store.base.histories_unnamed).
 - Forgetting a Record erases the Memories it alone supported and puts the others in pending
   re-derivation; re-derivation keeps only what the surviving Records support (citations, statement,
@@ -523,8 +524,8 @@ class MemoryRules:
             undone = unnamed(other, {memory_id})
             if undone is not None:
                 state.revise(
-                    other, now, status=undone.status, superseded_by=undone.superseded_by, valid_to=undone.valid_to,
-                    extra=undone.extra,
+                    other, now, status=undone.status, supersedes=undone.supersedes, superseded_by=undone.superseded_by,
+                    valid_to=undone.valid_to, extra=undone.extra,
                 )  # fmt: skip
 
     def forget_record(self, state: MemoryState, record_id: str) -> dict[str, int]:

@@ -84,10 +84,10 @@ _MEMORY_COLUMNS = (
     "memory_id, brain_uid, version, statement, subject, owner, attribute, value, valid_from, valid_to, "
     "recorded_at, status, citations, supersedes, superseded_by, seq, single_valued, negated, extra"
 )
-# A revision that names any of a list of memory ids (its three parameters, each the list): superseded by
-# one, closed by one, or in conflict with one.
+# A revision that names any of a list of memory ids (its four parameters, each the list): superseded by
+# one, superseding one, closed by one, or in conflict with one.
 _NAMES_ANY = (
-    "superseded_by IN (SELECT unnest(?::VARCHAR[])) "
+    "superseded_by IN (SELECT unnest(?::VARCHAR[])) OR supersedes IN (SELECT unnest(?::VARCHAR[])) "
     "OR json_extract_string(extra, '$.closed_by') IN (SELECT unnest(?::VARCHAR[])) "
     "OR coalesce(list_has_any(json_extract(extra, '$.conflicts_with')::VARCHAR[], ?::VARCHAR[]), false)"
 )
@@ -1958,9 +1958,9 @@ class DuckDBStore:
         return self._current(
             brain_uid,
             _NAMES_ANY,
-            [wanted] * 3,
+            [wanted] * 4,
             "ORDER BY memory_id",
-            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND ({_NAMES_ANY})", [brain_uid, *[wanted] * 3]),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND ({_NAMES_ANY})", [brain_uid, *[wanted] * 4]),
         )
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -2081,14 +2081,14 @@ class DuckDBStore:
         rows = cursor.execute(
             f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = ? AND memory_id IN "
             f"(SELECT memory_id FROM memory_revisions WHERE brain_uid = ? AND ({_NAMES_ANY})) ORDER BY memory_id, version",
-            [brain_uid, brain_uid, *[erased] * 3],
+            [brain_uid, brain_uid, *[erased] * 4],
         ).fetchall()
         rewritten, deleted = histories_unnamed([self._memory(r) for r in rows], set(erased))
         for r in rewritten:
             cursor.execute(
-                "UPDATE memory_revisions SET status = ?, superseded_by = ?, valid_to = ?, extra = ? "
-                "WHERE memory_id = ? AND version = ?",
-                [r.status, r.superseded_by, _ts(r.valid_to), _json(r.extra), r.memory_id, r.version],
+                "UPDATE memory_revisions SET status = ?, supersedes = ?, superseded_by = ?, valid_to = ?, "
+                "extra = ? WHERE memory_id = ? AND version = ?",
+                [r.status, r.supersedes, r.superseded_by, _ts(r.valid_to), _json(r.extra), r.memory_id, r.version],
             )
         for memory_id, version in deleted:
             for table in ("memory_revisions", "memory_links"):

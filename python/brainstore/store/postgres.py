@@ -103,10 +103,10 @@ _RECORD_SELECT = """
         ORDER BY ev.seq DESC LIMIT 1
     ) e ON true
 """
-# A revision that names any of the Memories given (three times): superseded by one, closed by one, or
-# in conflict with one (?| : any of the strings is an element of the array).
+# A revision that names any of the Memories given (four times): superseded by one, superseding one,
+# closed by one, or in conflict with one (?| : any of the strings is an element of the array).
 _NAMES_ANY = (
-    "superseded_by = ANY(%s) OR extra::jsonb ->> 'closed_by' = ANY(%s) "
+    "superseded_by = ANY(%s) OR supersedes = ANY(%s) OR extra::jsonb ->> 'closed_by' = ANY(%s) "
     "OR coalesce(extra::jsonb -> 'conflicts_with' ?| %s, false)"
 )
 # Every table that holds rows under a Brain, by the schema version that made it.
@@ -1287,9 +1287,9 @@ class PostgresStore:
         return self._current(
             brain_uid,
             _NAMES_ANY,
-            [wanted] * 3,
+            [wanted] * 4,
             "ORDER BY memory_id",
-            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({_NAMES_ANY})", [brain_uid, *[wanted] * 3]),
+            among=(f"SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({_NAMES_ANY})", [brain_uid, *[wanted] * 4]),
         )
 
     def memories_in_status(self, status: str) -> list[tuple[str, str]]:
@@ -1404,14 +1404,14 @@ class PostgresStore:
         rows = conn.execute(
             f"SELECT {_MEMORY_COLUMNS}, fingerprint FROM memory_revisions WHERE brain_uid = %s AND memory_id IN "
             f"(SELECT memory_id FROM memory_revisions WHERE brain_uid = %s AND ({_NAMES_ANY})) ORDER BY memory_id, version",
-            [brain_uid, brain_uid, *[erased] * 3],
+            [brain_uid, brain_uid, *[erased] * 4],
         ).fetchall()
         rewritten, deleted = histories_unnamed([self._memory(r) for r in rows], set(erased))
         for r in rewritten:
             conn.execute(
-                "UPDATE memory_revisions SET status = %s, superseded_by = %s, valid_to = %s, extra = %s "
-                "WHERE memory_id = %s AND version = %s",
-                [r.status, r.superseded_by, r.valid_to, _json(r.extra), r.memory_id, r.version],
+                "UPDATE memory_revisions SET status = %s, supersedes = %s, superseded_by = %s, valid_to = %s, "
+                "extra = %s WHERE memory_id = %s AND version = %s",
+                [r.status, r.supersedes, r.superseded_by, r.valid_to, _json(r.extra), r.memory_id, r.version],
             )
         for memory_id, version in deleted:
             for table in ("memory_revisions", "memory_links"):
