@@ -120,6 +120,12 @@ def test_authentication_comes_first(mounted: Mounted) -> None:
         ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": "x\\ud800"}', 400, "invalid_request_body", "method: "),
         ("application/json", b'{"a": 1}', 400, "invalid_request_body", "body: is not a JSON-RPC 2.0 message"),
         ("application/json", b"[1, 2]", 400, "invalid_request_body", "body: is not a JSON-RPC 2.0 message"),
+        # a request whose id is no string or integer, which the SDK took for a notification and ran not
+        *[
+            ("application/json", b'{"jsonrpc": "2.0", "id": ' + bad + b', "method": "tools/list"}', 400,
+             "invalid_request_body", "id: must be a string or an integer")
+            for bad in (b"null", b"true", b"1.5", b'{"a": 1}', b"[1]")
+        ],
     ],
 )
 def test_bad_bodies_are_error_bodies(
