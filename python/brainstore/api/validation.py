@@ -248,10 +248,11 @@ def query_limit(raw: str | None, bounds: tuple[int, int, int]) -> int:
     default, low, high = bounds
     if raw is None:
         return default
-    # at most 9 digits: int() refuses a string of more than 4,300 (a 500), and none is in bounds
-    if not re.fullmatch(r"[0-9]{1,9}", raw):
+    # its value in at most 9 digits (leading zeros are the same integer): int() refuses a string of more
+    # than 4,300 (a 500), and no longer value is in bounds
+    if not re.fullmatch(r"[0-9]+", raw) or len(raw.lstrip("0")) > 9:
         raise invalid("limit", f"must be an integer between {low} and {high}")
-    return integer(int(raw), "limit", minimum=low, maximum=high)
+    return integer(int(raw.lstrip("0") or "0"), "limit", minimum=low, maximum=high)
 
 
 IDEMPOTENCY_KEY_MAX = 255
