@@ -43,7 +43,6 @@ import contextlib
 import errno
 import gc
 import json
-import math
 import resource
 import selectors
 import socket
@@ -65,7 +64,7 @@ from gunicorn.http.errors import (
 )
 from gunicorn.workers.gthread import ThreadWorker
 
-from brainstore.api.errors import error_body, from_falcon
+from brainstore.api.errors import error_body, from_falcon, retry_after
 from brainstore.api.resources import MAX_BODY
 from brainstore.auth.keys import parse_authorization
 from brainstore.config import Config
@@ -791,10 +790,10 @@ class BufferingWorker(ThreadWorker):
     def _error_bytes(self, exc: BrainstoreError) -> bytes:
         """A whole response carrying ``exc`` as the spec's Error body, closing the connection."""
         body = json.dumps(error_body(exc, new_id("trc"), self._docs_base)).encode()
-        retry = exc.extra.get("retry_after_seconds")
+        after = retry_after(exc)
         head = (
             f"HTTP/1.1 {exc.status} {HTTPStatus(exc.status).phrase}\r\nConnection: close\r\n"
-            + (f"Retry-After: {max(1, math.ceil(retry))}\r\n" if retry is not None else "")
+            + (f"Retry-After: {after}\r\n" if after is not None else "")
             + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
         return head + body

@@ -26,6 +26,12 @@ _GENERIC = {
 }
 
 
+def retry_after(exc: BrainstoreError) -> str | None:
+    """The Retry-After header of a refusal that says when to try again: whole seconds, at least 1."""
+    seconds = exc.extra.get("retry_after_seconds")
+    return None if seconds is None else str(max(1, int(seconds + 0.999)))
+
+
 def error_body(exc: BrainstoreError, request_id: str, docs_base: str) -> dict[str, Any]:
     body: dict[str, Any] = {
         "type": exc.type,
@@ -58,8 +64,8 @@ class ErrorHandlers:
         resp.status = exc.status
         resp.media = body
         resp.content_type = falcon.MEDIA_JSON
-        if exc.code == "too_many_requests":
-            resp.set_header("Retry-After", str(max(1, int(exc.extra["retry_after_seconds"] + 0.999))))
+        if (after := retry_after(exc)) is not None:
+            resp.set_header("Retry-After", after)
         principal = getattr(req.context, "principal", None)
         brain_id = getattr(req.context, "brain_id", None)
         self.state.service.traces.add(

@@ -36,7 +36,7 @@ from typing import Any
 
 import falcon
 
-from brainstore.api.errors import error_body, from_falcon
+from brainstore.api.errors import error_body, from_falcon, retry_after
 from brainstore.api.middleware import Pipeline
 from brainstore.api.resources import MAX_BODY
 from brainstore.api.validation import parse_json
@@ -152,8 +152,8 @@ class McpMount:
         extra = list(headers)
         if exc.status == 401:
             extra.append(("WWW-Authenticate", 'Bearer realm="brainstore"'))
-        if "retry_after_seconds" in exc.extra:
-            extra.append(("Retry-After", str(max(1, int(exc.extra["retry_after_seconds"] + 0.999)))))
+        if (after := retry_after(exc)) is not None:
+            extra.append(("Retry-After", after))
         return self._respond(exc.status, payload, start_response, extra)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
