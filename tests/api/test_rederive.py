@@ -302,3 +302,36 @@ def test_the_rederive_command_refuses_a_data_directory_a_server_holds_and_runs_w
     again = _cli(*args)
     assert again.returncode == 0 and "already re-derived with rules-v2" in again.stderr
     assert again.stdout.strip() == "brains=0 records=0 requeued_failed=0 skipped=0 model_calls=0"
+
+
+def test_a_forget_between_a_rederive_s_commit_and_its_lane_update_leaves_no_erased_memory_in_the_lane(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lane update ran after re-derivation let go of the Brain: a forget in between erased the new
+    Memory before the lane had it, and the update then put the erased statement in the lane."""
+    import threading
+
+    service = engine.open()
+    api = Api(create_app(service))
+    api.brain("b1", self_name="Alice")
+    record = api.remember("b1", {"kind": "message", "text": "I live in Lisbon."}).body["id"]
+    assert service.wait_idle()
+    uid = brain_of(service).uid
+    lane = service.evidence.memory_lane(uid)
+    apply = service.evidence.apply
+    racing: list[threading.Thread] = []
+
+    def apply_with_a_forget_racing(brain_uid: str, *args: object) -> None:
+        if not racing:
+            racing.append(threading.Thread(target=lambda: api.delete(f"/brains/b1/records/{record}")))
+            racing[0].start()
+            racing[0].join(0.5)  # the forget runs now, unless the Brain is still held
+        apply(brain_uid, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(service.evidence, "apply", apply_with_a_forget_racing)
+    monkeypatch.setattr(service.derivation, "extractor", Louder())  # a new Memory, which the forget erases
+    service.derivation.rederive_records(uid, [record])
+    racing[0].join(30)
+    assert api.get(f"/brains/b1/records/{record}").status == 404
+    assert listed(api) == []
+    assert lane._handles == {}  # no Memory of the forgotten Record, erased, is searched
