@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +163,73 @@ def test_stdio_identity_from_environment_variables(tmp_path: Path) -> None:
 
     anyio.run(session)
     assert not (tmp_path / "brainstore-data").exists()  # memory engine: nothing on disk
+
+
+def test_stdio_answers_every_line_it_cannot_run_and_goes_on(tmp_path: Path) -> None:
+    # The SDK's reader dropped these (the client waited for ever), read invalid UTF-8 as U+FFFD (a
+    # remembered text stored changed) and took a request with a null id for a notification.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "brainstore.cli", "mcp", "--project", "acme", "--brain", "bob", "--engine", "memory"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        cwd=str(tmp_path),
+    )
+    assert server.stdin is not None and server.stdout is not None
+    replies: list[dict[str, Any]] = []
+
+    def send(line: bytes) -> None:
+        server.stdin.write(line + b"\n")  # type: ignore[union-attr]
+        server.stdin.flush()  # type: ignore[union-attr]
+
+    lines: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def reply() -> dict[str, Any]:
+        line = lines.get(timeout=30)  # queue.Empty: a line went unanswered
+        replies.append(json.loads(line))
+        return replies[-1]
+
+    def call(request_id: Any, name: str, arguments: str) -> bytes:
+        params = f'{{"name": "{name}", "arguments": {arguments}}}'
+        return f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", "params": {params}}}'.encode()
+
+    try:
+        initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}).encode())
+        assert reply()["id"] == 1
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        send(b"")  # no message, no answer
+        unreadable = {
+            b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"': -32700,
+            call(3, "remember", '{"content": "\\ud800"}'): -32700,
+            call(4, "remember", '{"content": "caf?"}').replace(b"?", b"\xe9"): -32700,
+            b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}': -32600,
+            b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}': -32600,
+            b"[1, 2]": -32600,
+        }
+        for line, code in unreadable.items():
+            send(line)
+            answer = reply()
+            assert answer["id"] is None and answer["error"]["code"] == code, (line, answer)
+        send(b'{"jsonrpc": "2.0", "id": 5}')  # an id can be read: the answer names it
+        answer = reply()
+        assert (answer["id"], answer["error"]["code"]) == (5, -32600)
+
+        send(call(6, "remember", '{"content": "caf\u00e9 at noon"}'))
+        assert reply()["id"] == 6
+        send(call(7, "list_memories", "{}"))
+        send(b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}')
+        answered = {reply()["id"], reply()["id"]}
+        assert answered == {7, 8}
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+        server.stdin.close()
+        server.stdout.close()
+    for answer in replies:
+        assert answer["jsonrpc"] == "2.0" and ("result" in answer) != ("error" in answer)
 
 
 # --- hosted: /mcp in the gunicorn process --------------------------------------------------------

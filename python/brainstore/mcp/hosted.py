@@ -178,7 +178,9 @@ class McpMount:
                 )
             body = _read_body(environ)
             message = parse_json(body)
-            if isinstance(message, dict) and "id" in message and not _request_id(message["id"]):
+            from brainstore.mcp.server import is_request_id  # loaded by __init__ (build_server)
+
+            if isinstance(message, dict) and "id" in message and not is_request_id(message["id"]):
                 # the SDK took such a request for a notification: 202, not run, and no error for it
                 raise invalid("id", "must be a string or an integer (JSON-RPC 2.0; MCP never takes null)")
         except BrainstoreError as exc:
@@ -245,10 +247,6 @@ class McpMount:
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             return self._respond(200, json.dumps(reply).encode(), start_response)
         return self._refuse(exc, start_response)
-
-
-def _request_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:

@@ -154,6 +154,11 @@ def _argument_error(exc: ValidationError) -> BrainstoreError:
     return invalid(field, reason)
 
 
+def is_request_id(value: Any) -> bool:
+    """A JSON-RPC request id MCP takes: a string or an integer (never null, a boolean or a float)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 class BrainstoreMCP(MCPServer):
     """MCPServer whose argument failures are the spec's Error body, like every other tool failure."""
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+
 from brainstore.errors import BrainstoreError, error
 from brainstore.ids import new_id
 
@@ -87,6 +89,67 @@ def check_identity(settings: StdioSettings) -> None:
             )
 
 
+def unreadable(line: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC error answering a line that is no request the SDK would answer, or None.
+
+    The SDK's reader drops a line it cannot read (the client then waits for ever), reads invalid UTF-8
+    as U+FFFD (a remembered text would be stored changed), and takes a request whose id is null, a
+    boolean or a float for a notification: never run, never answered. JSON-RPC 2.0 answers each with an
+    error whose id is null when none could be read; the API's strict JSON rules apply, as on /mcp."""
+    from brainstore.api.validation import parse_json
+    from brainstore.mcp.server import is_request_id
+
+    try:
+        line.decode("utf-8")
+        message = parse_json(line, "message")
+    except (UnicodeDecodeError, BrainstoreError) as exc:
+        reason = exc.message if isinstance(exc, BrainstoreError) else "message: is not UTF-8"
+        return _jsonrpc_error(None, PARSE_ERROR, f"Parse error: {reason}")
+    if not isinstance(message, dict):
+        return _jsonrpc_error(None, INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+    if "id" in message and not is_request_id(message["id"]):
+        return _jsonrpc_error(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    try:
+        jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValueError:
+        shape = "not a JSON-RPC 2.0 request, notification or response"
+        return _jsonrpc_error(message.get("id"), INVALID_REQUEST, f"Invalid Request: {shape}")
+    return None
+
+
+def _jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+async def serve_stdio(server: Any) -> None:
+    """Run ``server`` (an MCPServer) on stdin and stdout, answering the lines the SDK would drop."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    replies: Any = None
+    ready = anyio.Event()
+
+    async def lines() -> Any:
+        await ready.wait()
+        async with anyio.wrap_file(sys.stdin.buffer) as stdin:
+            async for line in stdin:
+                if not line.strip():  # no message: nothing to answer
+                    continue
+                if (reply := unreadable(line)) is None:
+                    yield line.decode("utf-8")
+                else:
+                    await replies.send(SessionMessage(jsonrpc_message_adapter.validate_python(reply)))
+
+    async with stdio_server(stdin=lines()) as (read_stream, write_stream):
+        replies = write_stream
+        ready.set()
+        # MCPServer serves streams it is given only through its low-level server (the SDK 2.x internals
+        # this module leans on, like server.py's; the stdio test fails if a release moves them)
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 class DataDirectoryBusy(RuntimeError):
     """Embedded mode cannot open the data directory: a running server holds it."""
 
@@ -131,7 +194,9 @@ def run(settings: StdioSettings, *, embedded: Embedded | None = None) -> int:
             return 2
     binding = FixedBinding(client, settings.brain, create_brain=True, self_name=settings.self_name)
     try:
-        build_server(binding).run("stdio")
+        import anyio
+
+        anyio.run(serve_stdio, build_server(binding))
     finally:
         client.close()
         stop()
