@@ -128,6 +128,28 @@ def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service:
     assert alice.get("/brains/alice/census").body["counts"]["records"] == before
 
 
+def test_a_replayed_correction_answers_its_original_202(alice: Api, service: Service) -> None:
+    # The correction was checked before its stored reply was looked up: once it had superseded the
+    # Memory (409 correction_conflict), or that Memory's Record was forgotten (404), a client retrying
+    # with the same Idempotency-Key was told its write had failed.
+    acme = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
+    wrong = acme["memory_ids"][0]
+    correction = {"content": {"kind": "correction", "corrects": wrong, "text": "Actually I work at Initech."}}
+    key = {"Idempotency-Key": "fix-employer"}
+    first = alice.post("/brains/alice/records", correction, headers=key)
+    assert first.status == 202
+    assert service.wait_idle()
+    assert alice.get(f"/brains/alice/memories/{wrong}").body["status"] == "superseded"
+    replayed = alice.post("/brains/alice/records", correction, headers=key)
+    assert (replayed.status, replayed.body) == (202, first.body)
+    assert alice.delete(f"/brains/alice/records/{acme['id']}").status == 200
+    assert service.wait_idle()
+    replayed = alice.post("/brains/alice/records", correction, headers=key)
+    assert (replayed.status, replayed.body) == (202, first.body)
+    # without the key it is a new correction, checked as ever
+    assert_error(alice.post("/brains/alice/records", correction), 404, "corrected_memory_not_found")
+
+
 def test_forgetting_a_correction_restores_what_it_superseded(alice: Api, service: Service) -> None:
     wrong = say(alice, service, "I live in Lisbon.", "2024-01-01T10:00:00Z")["memory_ids"][0]
     fix = alice.remember("alice", {"kind": "correction", "corrects": wrong, "text": "Actually I live in Porto."}).body

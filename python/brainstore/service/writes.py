@@ -202,14 +202,14 @@ class Writes:
                 "local_only_record",
                 "visibility: local_only Records cannot be written to a hosted deployment; nothing was stored",
             )
-        if content["kind"] == "correction":
-            self.check_correction(brain, content["corrects"])
         made: list[Record] = []
 
         def write() -> tuple[Reply, str | None, str | None]:
             self._locked(brain)
+            # Inside the write lock, and only for a first write: a replay of a correction answers its
+            # original 202 although the Memory it named is superseded (by it) or erased by now.
             if content["kind"] == "correction":
-                self.check_correction(brain, content["corrects"])  # again, inside the write lock
+                self.check_correction(brain, content["corrects"])
             now = self.clock()
             seq = self.store.next_seq(brain.uid)
             record = Record(
