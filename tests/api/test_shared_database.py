@@ -356,6 +356,40 @@ def test_a_record_claimed_by_a_process_that_died_is_derived_by_another(
     until(lambda: api_a.get(f"/brains/b1/records/{rid}").body["status"] == "ready", timeout=15)
 
 
+def test_a_record_a_live_process_still_derives_is_not_derived_again(
+    pair: Pair, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A claim was taken once, when the Record was first read: a document embedded slice by slice, a text
+    # waiting for the reader or a retry outlived the lease, and another process derived it again.
+    a, b = pair
+    api_a = Api(create_app(a))
+    api_a.brain("b1")
+    monkeypatch.setattr(derivation_module, "SCAN_SECONDS", 0.1)
+    monkeypatch.setattr(derivation_module, "LEASE_SECONDS", 0.5)
+    for service in (a, b):  # their scans wait the new interval
+        service.derivation.stop()
+        service.derivation.start()
+    claimed_by_b: list[str] = []
+    claim = b.store.claim_records  # type: ignore[attr-defined]
+
+    def claiming(owner: str, ids: Any, lease: float) -> set[str]:
+        got = set(claim(owner, ids, lease))
+        claimed_by_b.extend(got)
+        return got
+
+    monkeypatch.setattr(b.store, "claim_records", claiming)
+    extract = a.derivation._extract
+
+    def slow_extract(*args: Any) -> Any:
+        time.sleep(2.5)  # five leases
+        return extract(*args)
+
+    monkeypatch.setattr(a.derivation, "_extract", slow_extract)
+    rid = api_a.remember("b1", message("The boiler was serviced on Tuesday.")).body["id"]
+    until(lambda: api_a.get(f"/brains/b1/records/{rid}").body["status"] == "ready", timeout=15)
+    assert claimed_by_b == []
+
+
 def test_claims_are_exclusive_until_they_expire(postgres_url: str) -> None:
     store = PostgresStore(postgres_url, pool_size=2)
     try:

@@ -39,8 +39,8 @@ derived twice: a Record is re-read inside the transaction and skipped unless sti
 
 Several processes on one database (a :class:`~brainstore.service.common.SharedStore`): each process
 schedules the Records it received (fairly, as above), and before it reads a Record it claims it in the
-store (``claim_records``: FOR UPDATE SKIP LOCKED, a lease of LEASE_SECONDS), dropping those another
-process holds. A scan every SCAN_SECONDS adopts the queued Records nobody is deriving: claims expired (a
+store (``claim_records``: FOR UPDATE SKIP LOCKED, a lease of LEASE_SECONDS, renewed by the scan while
+the Record is queued here and the worker lives), dropping those another process holds. A scan every SCAN_SECONDS adopts the queued Records nobody is deriving: claims expired (a
 process died) or never taken GRACE_SECONDS after the write (its process died first, or is busy), and
 Memories pending re-derivation that long (they take no claim: a pending Memory is re-read under the
 Brain's lock and re-derived only while still pending). The
@@ -160,10 +160,10 @@ READ_APART_BYTES = 1 << 30
 # Long texts one namespace may have waiting to be read: a waiting text is its job alone (about a
 # kilobyte), as its text is read again on its turn.
 LONG_TEXTS_WAITING = 10_000
-# With a shared store: how long a claim holds a Record against other processes (a batch takes well
-# under a second; a process that dies holds its Records this long at most), how often the queue is
-# scanned for Records nobody derives, and how long a Record may stay unclaimed before another process
-# adopts it.
+# With a shared store: how long a claim holds a Record against other processes unless renewed (every
+# scan renews the claims on what is queued here; a process that dies holds its Records this long at
+# most), how often the queue is scanned for Records nobody derives, and how long a Record may stay
+# unclaimed before another process adopts it.
 LEASE_SECONDS = 30.0
 SCAN_SECONDS = 5.0
 GRACE_SECONDS = 10.0
@@ -561,6 +561,7 @@ class Derivation:
             if shared is None:
                 continue
             try:
+                self._renew_claims(shared)
                 for brain_uid, record_id, seq in shared.unclaimed_records(GRACE_SECONDS, BATCH_RECORDS * 4):
                     self.adopt_record(brain_uid, record_id, seq)
                 for brain_uid, memory_id in shared.stale_pending_memories(GRACE_SECONDS, BATCH_RECORDS * 4):
@@ -572,6 +573,16 @@ class Derivation:
                 self.on_scan()
             except Exception:
                 log.exception("scanning the shared derivation queue failed; trying again")
+
+    def _renew_claims(self, shared: SharedStore) -> None:
+        """Hold the claims on the Records still queued here while the worker lives: a claim is taken when
+        a Record is first read, and a document embedded slice by slice, a text waiting for the reader or
+        a Record retried after a failure outlived its lease, and another process derived it again."""
+        if self._thread is None or not self._thread.is_alive():
+            return  # a dead worker's Records are for the others once their leases end
+        with self._idle:
+            held = [record_id for records in self._queued_records.values() for record_id in records]
+        shared.renew_claims(self.owner, held, LEASE_SECONDS)
 
     def stop(self) -> None:
         self._scan_stop.set()

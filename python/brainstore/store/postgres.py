@@ -557,6 +557,16 @@ class PostgresStore:
         )
         return {r[0] for r in rows}
 
+    def renew_claims(self, owner: str, record_ids: Sequence[str], lease_seconds: float) -> None:
+        """Extend ``owner``'s claims on those of ``record_ids`` to ``lease_seconds`` from now (never taking
+        a claim it does not hold)."""
+        if record_ids:
+            self._exec(
+                "UPDATE derivation_queue SET claimed_until = now() + make_interval(secs => %(lease)s) "
+                "WHERE owner = %(owner)s AND record_id = ANY(%(ids)s)",
+                {"ids": sorted(set(record_ids)), "owner": owner, "lease": float(lease_seconds)},
+            )
+
     def release_claims(self, owner: str) -> None:
         """``owner`` stops (its unfinished Records are free for the others now, not when claims expire)."""
         if self.shares_processes():
