@@ -317,7 +317,9 @@ class Client:
         """createContext: POST /brains/{brain_id}/context -> 200 Context, or 202 Context (status pending).
 
         ``watermark`` is sent as the Brain-Watermark header: the Context is assembled at or after it.
-        Check ``result["status"]``: ``pending`` means read it later with :meth:`get_trace`.
+        Check ``result["status"]``: ``pending`` means read it later with :meth:`get_trace` (on a server
+        of several processes, where getTrace reaches any of them: call this again with the same
+        watermark).
         """
         body = self._context_body(query, purpose, as_of, budget, include, schema, filter, mode)
         return self._call(
