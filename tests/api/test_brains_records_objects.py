@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -151,6 +152,37 @@ def test_remember_record_idempotency(api: Api) -> None:
     replay = api.post("/brains/b1/records", {"content": "hello there"}, headers=headers)
     assert replay.status == 202 and replay.body["id"] == first.body["id"]
     assert_error(api.post("/brains/b1/records", {"content": "other"}, headers=headers), 409, "idempotency_conflict")
+    assert api.get("/brains/b1/census").body["counts"]["records"] == 1
+
+
+def test_a_write_that_ends_as_a_replay_queues_no_rolled_back_record(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A shared commit failed as a whole after this write ran in it; run again alone, it found the key's
+    # reply stored meanwhile (another process on one database): only the Record replied may be queued.
+    api.brain()
+    other = api.post("/brains/b1/records", {"content": "hello there"}, headers={"Idempotency-Key": "first"}).body
+    store = service.store
+    held = store.get_idempotent(api_principal().namespace, "rememberRecord:b1", "first")
+    assert held is not None
+    failures = iter([RuntimeError("the shared commit failed")])
+    put_idempotent, get_idempotent = store.put_idempotent, store.get_idempotent
+    meanwhile: list[Any] = []
+
+    def failing_once(reply: Any) -> None:
+        if (failure := next(failures, None)) is not None:
+            meanwhile.append(replace(held, key=reply.key, fingerprint=reply.fingerprint))
+            raise failure
+        put_idempotent(reply)
+
+    monkeypatch.setattr(store, "put_idempotent", failing_once)
+    monkeypatch.setattr(store, "get_idempotent", lambda *key: meanwhile[0] if meanwhile else get_idempotent(*key))
+    queued: list[str] = []
+    put_record = service.derivation.put_record
+    monkeypatch.setattr(service.derivation, "put_record", lambda b, r, *a: (queued.append(r), put_record(b, r, *a)))
+    replayed = api.post("/brains/b1/records", {"content": "hello there"}, headers={"Idempotency-Key": "second"})
+    assert (replayed.status, replayed.body["id"]) == (202, other["id"])
+    assert queued == []
     assert api.get("/brains/b1/census").body["counts"]["records"] == 1
 
 

@@ -230,8 +230,11 @@ class Writes:
         reply = self._idempotent(
             principal, f"rememberRecord:{brain_id}", idempotency_key, request_fingerprint, "rememberRecord", write, brain
         )
-        if made:  # not for a replay: that Record is queued (or derived) already
-            record = made[-1]  # (the last attempt: a group that failed as a whole wrote it again alone)
+        # Not for a replay: that Record is queued (or derived) already. The last attempt's Record, and only
+        # if it is the one answered: a group that failed as a whole wrote it again alone, or found the
+        # key's reply stored meanwhile by a concurrent request, and the earlier attempt was rolled back.
+        if made and made[-1].id == reply.body["id"]:
+            record = made[-1]
             self.derivation.put_record(brain.uid, record.id, record.seq, text_length(record))
         return reply
 
