@@ -61,6 +61,17 @@ def test_undeclared_query_parameters_are_refused_by_name(api: Api) -> None:
     assert "verbose" in body["message"]
 
 
+@pytest.mark.parametrize("query", ["limit=1&limit=500", "limit=5&limit=5", "cursor=a&limit=2&cursor=b"])
+def test_a_query_parameter_given_twice_is_refused_by_name(api: Api, query: str) -> None:
+    # one value was taken silently (which one is the framework's choice), where a proxy may read another
+    api.brain()
+    result = api.client.simulate_get(
+        "/v1/brains/b1/memories", query_string=query, headers={"Authorization": f"Bearer {api.key}"}
+    )
+    assert result.status_code == 400 and result.json["code"] == "invalid_request_body"
+    assert result.json["message"].split(":")[0] in ("limit", "cursor") and "2 times" in result.json["message"]
+
+
 @pytest.mark.parametrize("limit", ["0", "501", "ten", "-1", "1.5"])
 def test_typed_query_fields_are_validated(api: Api, limit: str) -> None:
     api.brain()

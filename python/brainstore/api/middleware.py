@@ -11,7 +11,7 @@ from brainstore.api.contract import Operation
 from brainstore.api.validation import SLUG, refuse_unstorable
 from brainstore.auth.keys import ALL_SCOPES, parse_authorization
 from brainstore.domain import Principal
-from brainstore.errors import error
+from brainstore.errors import error, invalid
 from brainstore.ids import new_id
 from brainstore.service.common import resolved_brain_uid
 
@@ -67,9 +67,11 @@ class Pipeline:
                     f"{name}: is not a query parameter of {operation.id}"
                     + (f"; accepted: {', '.join(operation.query)}" if operation.query else "; it takes none"),
                 )
-            # percent-decoding makes a surrogate's bytes U+FFFD, but %00 a NUL
-            for each in value if isinstance(value, list) else [value]:
-                refuse_unstorable(each, name)
+            if isinstance(value, list):
+                # one value each (openapi.yaml), and which of several the framework hands on is its choice:
+                # a cache or proxy in front may read another than the one answered
+                raise invalid(name, f"is given {len(value)} times; it takes one value")
+            refuse_unstorable(value, name)  # percent-decoding makes a surrogate's bytes U+FFFD, but %00 a NUL
         if brain_id is not None and (
             not SLUG.fullmatch(brain_id) or (principal.bound_brain is not None and principal.bound_brain != brain_id)
         ):
