@@ -297,6 +297,20 @@ def test_vocative_stripped():
     assert a.statement == "Caroline is really proud of Mel." and a.owner == "Caroline"
 
 
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("John told me I work too much.", "John told Alice Alice works too much."),
+        ("Emma thinks I live in London.", "Emma thinks Alice lives in London."),
+        ("Jen mentioned I was promoted.", "Jen mentioned Alice was promoted."),
+    ],
+)
+def test_an_i_reported_by_a_name_is_the_speaker(text, statement):
+    # was "John works too much.", and "Emma lives in London." went to Alice's profile as Emma's home
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.attribute) == (statement, None)  # what someone thinks of Alice is no fact of hers
+
+
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
     a, b = run({"kind": "document", "text": text}, self_name="Alice")

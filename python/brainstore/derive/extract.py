@@ -2677,18 +2677,13 @@ class _Run:
             j += 1
         if j < len(words) and words[j][0].lower() == "that":
             j += 1
-        if j >= len(words) or words[j][0].lower() not in ("he", "she", "he's", "she's", "i", "i'm", "they"):
+        # "he"/"she" reported of the name is the name's own news; an "I" there is the speaker ("John told
+        # me I work too much" is not John working too much), read as the clause it is, like "my sister
+        # told me I look tired"
+        if j >= len(words) or words[j][0].lower() not in ("he", "she", "he's", "she's", "they"):
             return None
         pron = words[j][0]
-        return _Subject(
-            name,
-            self._third_owner(name),
-            name,
-            words[j][2],
-            _contraction_prefix(pron),
-            conj=pron.lower().startswith("i"),
-            kind="name",
-        )
+        return _Subject(name, self._third_owner(name), name, words[j][2], _contraction_prefix(pron), kind="name")
 
     def _possessive(self, words: list[tuple[str, int, int]], cs: int, ce: int) -> _Subject | None:
         low = words[0][0].lower()
