@@ -82,6 +82,29 @@ def test_paging_visits_every_trace_once_newest_first(count: int, limit: int) -> 
     assert seen == [f"ctx_{i}" for i in reversed(range(count))]
 
 
+def test_what_a_namespace_reads_never_depends_on_another_namespaces_traffic() -> None:
+    # A cursor once counted every namespace's traces: a tenant decoding two of its own learned how
+    # many requests the other tenants made in between.
+    quiet, busy = Traces(100), Traces(100)
+    for i in range(6):
+        for traces in (quiet, busy):
+            traces.add(f"ctx_{i}", "test:acme", "b1", trace(i))
+        for j in range(i * 3):
+            busy.add(f"trc_{i}_{j}", "test:globex", "b1", {"id": f"trc_{i}_{j}"})
+        busy.reserve(f"ctx_other_{i}", "test:globex", "b1", frozenset(), busy.mark())
+        busy.write(f"ctx_other_{i}", "test:globex", trace(i))
+
+    def listing(traces: Traces) -> list[tuple[list[object], str | None]]:
+        pages, cursor = [], None
+        while True:
+            page, cursor = traces.page("test:acme", "b1", 2, cursor)
+            pages.append(([t["id"] for t in page], cursor))
+            if cursor is None:
+                return pages
+
+    assert listing(busy) == listing(quiet)
+
+
 @pytest.mark.parametrize("cursor", ["", "!!", "dDE=x", "eyJhZnRlciI6IDF9", "dA", "t" * 100])
 def test_a_cursor_not_issued_here_is_refused(cursor: str) -> None:
     with pytest.raises(BrainstoreError) as raised:

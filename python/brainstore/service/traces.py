@@ -12,6 +12,9 @@ Invariants:
 - Nothing outlives the data it quotes: forgetting a Record drops every trace that cites it, forgetting a
   Brain drops all of its traces.
 - The number of namespaces held is bounded too; the one least recently written is dropped first.
+- Nothing a tenant reads depends on another's traffic: listTraces' cursors count the traces of their
+  own namespace only (one count for every namespace told a tenant how many requests the others made
+  between two of its pages).
 - A fast Context's trace is written after its response, its place reserved before (``reserve``,
   ``write``): a reader waits for it, a delete drops the place, and what is written to a dropped place
   is dropped with it.
@@ -35,7 +38,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import itertools
 import json
 import threading
 import time
@@ -105,6 +107,11 @@ class _Followed:
 class _Ring:
     items: OrderedDict[str, _Held] = field(default_factory=OrderedDict)
     size: int = 0
+    seq: int = 0  # of the newest trace held: the order listTraces' cursors name
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
 
 
 def encoded(trace: dict[str, Any]) -> bytes:
@@ -158,7 +165,6 @@ class Traces:
         self.max_namespaces = max(1, namespaces)
         self._lock = threading.Lock()
         self._rings: OrderedDict[str, _Ring] = OrderedDict()
-        self._seq = itertools.count(1)
         # (mark, hash of (namespace, brain_id) or of (namespace, brain_id, record_id), whole Brain), oldest first
         self._erasures: deque[tuple[int, int, bool]] = deque(maxlen=RECENT_ERASURES)
         self._erased = 0  # the mark of the newest erasure
@@ -212,8 +218,8 @@ class Traces:
         with self._lock:
             if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
                 return False
-            held = _Held(next(self._seq), brain_id, data, record_ids, None, brain_uid, head)
-            self._hold(trace_id, namespace, held)
+            ring = self._ring(namespace)
+            self._hold(trace_id, namespace, ring, _Held(ring.next_seq(), brain_id, data, record_ids, None, brain_uid, head))
         return True
 
     def reserve(
@@ -234,8 +240,9 @@ class Traces:
         with self._lock:
             if self._erased_since(mark, namespace, brain_id, record_ids):
                 return
-            place = _Held(next(self._seq), brain_id, None, record_ids, threading.Event(), brain_uid, head)
-            self._hold(trace_id, namespace, place)
+            ring = self._ring(namespace)
+            place = _Held(ring.next_seq(), brain_id, None, record_ids, threading.Event(), brain_uid, head)
+            self._hold(trace_id, namespace, ring, place)
 
     def write(self, trace_id: str, namespace: str, trace: dict[str, Any] | None) -> None:
         """Fill the place :meth:`reserve` held (``None``: give it up); nothing when it was dropped
@@ -271,8 +278,8 @@ class Traces:
                     self._evict(ring)
         place.written.set()
 
-    def _hold(self, trace_id: str, namespace: str, held: _Held) -> None:
-        """Under the lock: ``held`` as ``trace_id``, newest, in its namespace's ring."""
+    def _ring(self, namespace: str) -> _Ring:
+        """Under the lock: the namespace's ring, made if need be, now the most recently written."""
         ring = self._rings.get(namespace)
         if ring is None:
             ring = self._rings[namespace] = _Ring()
@@ -280,6 +287,10 @@ class Traces:
                 _, dropped = self._rings.popitem(last=False)
                 self._gone(dropped.items.values())
         self._rings.move_to_end(namespace)
+        return ring
+
+    def _hold(self, trace_id: str, namespace: str, ring: _Ring, held: _Held) -> None:
+        """Under the lock: ``held`` as ``trace_id``, newest, in ``namespace``'s ``ring``."""
         old = ring.items.pop(trace_id, None)
         if old is not None:
             ring.size -= old.size
