@@ -90,6 +90,29 @@ def test_failed_requests_are_readable_as_traces_while_held(api: Api) -> None:
     assert_error(api.get("/brains/b1/traces/trc_never"), 404, "trace_not_found")
 
 
+def test_a_refused_create_brain_is_a_trace_of_the_brain_it_names_only(api: Api) -> None:
+    # It named no Brain: every Brain of the project read it, and it outlived forgetBrain("A") while
+    # its message still named A.
+    api.brain("A")
+    api.brain("B")
+    exists = assert_error(api.post("/brains", {"id": "A"}), 409, "brain_exists")["request_id"]
+    assert "'A'" in api.get(f"/brains/A/traces/{exists}").body["error"]["message"]
+    assert exists in [t["id"] for t in api.get("/brains/A/traces").body["data"]]
+    assert_error(api.get(f"/brains/B/traces/{exists}"), 404, "trace_not_found")
+    api.delete("/brains/A")
+    api.brain("A")
+    for brain in ("A", "B"):
+        assert_error(api.get(f"/brains/{brain}/traces/{exists}"), 404, "trace_not_found")
+
+
+@pytest.mark.parametrize(("method", "path", "raw"), [("GET", "/nothing", None), ("POST", "/brains", "{not json")])
+def test_a_failed_request_that_named_no_brain_is_no_brains_trace(api: Api, method: str, path: str, raw: str | None) -> None:
+    api.brain("A")
+    failed = api.request(method, path, raw=raw).body["request_id"]
+    assert failed not in [t["id"] for t in api.get("/brains/A/traces").body["data"]]
+    assert_error(api.get(f"/brains/A/traces/{failed}"), 404, "trace_not_found")
+
+
 def test_trace_buffer_is_bounded() -> None:
     from brainstore.api.app import create_app
     from brainstore.config import Config

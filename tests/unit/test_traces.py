@@ -43,6 +43,16 @@ def test_requests_without_a_namespace_are_not_held() -> None:
     assert traces.get("ctx_keep", "test:acme", "b1") is not None
 
 
+def test_a_request_that_named_no_brain_is_not_held() -> None:
+    # It was held and readable through every Brain of its namespace: the Brain it was not of.
+    traces = Traces(2)
+    traces.add("ctx_keep", "test:acme", "b1", trace(0))
+    for i in range(50):
+        assert not traces.add(f"trc_{i}", "test:acme", None, {"id": f"trc_{i}"})  # an unknown route's 404
+    assert traces.get("trc_0", "test:acme", "b1") is None and traces.get("trc_0", "test:acme", "b2") is None
+    assert traces.get("ctx_keep", "test:acme", "b1") is not None
+
+
 def test_size_bounds_a_trace_and_a_namespace() -> None:
     traces = Traces(1000, trace_bytes=2_000, namespace_bytes=10_000)
     traces.add("ctx_big", "test:acme", "b1", {"id": "ctx_big", "scores": ["x" * 50] * 100, "context": {"t": "y" * 5000}})
@@ -135,14 +145,14 @@ def test_held_traces_add_nothing_for_the_garbage_collector_to_walk() -> None:
 
 def test_a_lone_surrogate_in_a_trace_never_fails_the_request() -> None:
     traces = Traces(5)
-    traces.add("trc_1", "test:acme", None, {"id": "trc_1", "error": {"message": "bad \ud800 here"}, "at": object()})
+    traces.add("trc_1", "test:acme", "b1", {"id": "trc_1", "error": {"message": "bad \ud800 here"}, "at": object()})
     held = traces.get("trc_1", "test:acme", "b1")
     assert held is not None and held["error"]["message"] == "bad ? here" and isinstance(held["at"], str)
 
 
 def test_a_key_that_is_not_a_string_is_held_as_one() -> None:
     traces = Traces(5)
-    traces.add("trc_1", "test:acme", None, {"id": "trc_1", "counts": {1: "one", "two": 2}})
+    traces.add("trc_1", "test:acme", "b1", {"id": "trc_1", "counts": {1: "one", "two": 2}})
     held = traces.get("trc_1", "test:acme", "b1")
     assert held is not None and held["counts"] == {"1": "one", "two": 2}
 

@@ -99,6 +99,9 @@ class Brains(Resource):
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         raw = read_json(req)
         body = validation.brain_create(raw)
+        # A refusal from here on names this Brain ("a Brain 'A' already exists"): its trace is the
+        # Brain's, read through it and erased by its forget, never another Brain's to read.
+        req.context.brain_id = body["id"]
         principal = req.context.principal
         if principal.bound_brain is not None and principal.bound_brain != body["id"]:
             raise error(
@@ -106,7 +109,6 @@ class Brains(Resource):
                 f"Authorization: this key's scope records:write covers only Brain {principal.bound_brain!r}, "
                 f"the Brain it is bound to; creating Brain {body['id']!r} needs an unbound key with records:write",
             )
-        req.context.brain_id = None
         send_reply(
             resp,
             self.service.create_brain(

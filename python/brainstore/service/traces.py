@@ -4,6 +4,9 @@ Invariants:
 - One tenant can never evict another's traces: every namespace has its own ring, bounded by count
   (``capacity``) and by size (``namespace_bytes``). A request that failed before a valid key named its
   namespace is never held (nobody could read it, and it must not push a tenant's traces out).
+- A trace is of one Brain, read only through it (getTrace, listTraces) and dropped with it. A failed
+  request's is of the Brain it names (its path's, createBrain's body's); one that named none (an
+  unknown route, a body that is not JSON) is never held: no Brain may read a trace it is not of.
 - A trace's size is bounded (``trace_bytes``, its JSON): an oversized one keeps its summary (lanes,
   budget, cost) and drops the per-chunk scores first, then the quoted context, saying so.
 - A trace is held as its JSON bytes, one object the garbage collector never walks. Held as dicts, a
@@ -71,7 +74,7 @@ ErasuresSince = Callable[[Mapping[str, int]], Mapping[str, "tuple[int, Collectio
 @dataclass(frozen=True)
 class _Held:
     seq: int
-    brain_id: str | None
+    brain_id: str
     trace: bytes | None  # JSON; None while reserved (see Traces.reserve)
     record_ids: frozenset[str]
     written: threading.Event | None = None  # set once a reserved trace is written or dropped
@@ -212,8 +215,8 @@ class Traces:
     ) -> bool:
         """Hold a trace; with the ``mark`` its Context took first, only if nothing it names was deleted
         since. A Context's names its Brain's uid and the change sequence it read at. Whether it is held."""
-        if namespace is None:
-            return False  # failed before a valid key: no tenant may read it, none may lose a trace to it
+        if namespace is None or brain_id is None:
+            return False  # failed before a valid key or a Brain was named: nobody may read it
         data = self._bounded(trace)  # encoded outside the lock
         with self._lock:
             if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
@@ -345,8 +348,6 @@ class Traces:
             held = self._lookup(trace_id, namespace)
             if held is not None and held.trace is None:
                 return None
-        # A failed request made before a Brain was resolved (brain_id None) is readable from any
-        # Brain of its namespace; nothing of another namespace is ever readable.
         if held is None or not _of(held, brain_id, brain_uid):
             return None
         return orjson.loads(held.trace)  # type: ignore[no-any-return]
@@ -370,7 +371,7 @@ class Traces:
             held = self._listed(namespace)
         found: list[tuple[int, bytes]] = []  # (seq, trace) of written traces
         for item in reversed(held):
-            if item.brain_id is None or not _of(item, brain_id, brain_uid):
+            if not _of(item, brain_id, brain_uid):
                 continue
             if item.trace is None or (before is not None and item.seq >= before):
                 continue
@@ -460,7 +461,7 @@ class Traces:
 def _of(held: _Held, brain_id: str, brain_uid: str | None) -> bool:
     """Whether ``held`` is a trace of this Brain: a Context's, or a failed request's that resolved a
     Brain, of this very Brain (not of one forgotten before it under its id); another failed request's
-    made on its id or before any Brain was resolved."""
-    if held.brain_id is not None and held.brain_id != brain_id:
+    made on its id."""
+    if held.brain_id != brain_id:
         return False
     return held.brain_uid is None or brain_uid is None or held.brain_uid == brain_uid
