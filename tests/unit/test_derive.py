@@ -311,6 +311,28 @@ def test_an_i_reported_by_a_name_is_the_speaker(text, statement):
     assert (a.statement, a.attribute) == (statement, None)  # what someone thinks of Alice is no fact of hers
 
 
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("My sister (the one in Oslo) had a baby.", "Alice's sister"),
+        ("My boss - who is a jerk - got fired.", "Alice's boss"),
+        ("My boss \u2014 who is a jerk \u2014 got fired.", "Alice's boss"),
+        ("My ex; the one from Boston; got married.", "Alice's ex"),
+        ("Tom (my neighbor) lost his job.", "Tom"),
+        ("ok so my sister (the one in Oslo) just had a baby boy", "Alice's sister"),
+    ],
+)
+def test_an_aside_does_not_cut_the_subject_from_its_verb(text, subject):
+    # split at the aside, the verb after it had no subject and was the speaker's: "Alice had a baby."
+    (a,) = run(msg(text, speaker="Alice"))
+    assert a.subject == subject and a.statement.startswith(subject.replace("my", "Alice's"))
+
+
+def test_an_aside_that_is_a_clause_is_read_too():
+    said = statements("My sister - she's a nurse - works nights.", speaker="Alice")
+    assert said == ["Alice's sister - she's a nurse - works nights.", "Alice's sister is a nurse."]
+
+
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
     a, b = run({"kind": "document", "text": text}, self_name="Alice")

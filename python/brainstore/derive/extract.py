@@ -1352,6 +1352,24 @@ class _Quote:
     voice: str | None  # who said it, when the text says ("Emma said: '...'"); None: nobody we know
 
 
+_ASIDE_CLOSERS = {"(": ")", "-": "-", "--": "--", "\u2013": "\u2013", "\u2014": "\u2014", ";": ";"}
+
+
+# An aside that is a clause of its own: "My sister - she's a nurse - works nights"
+_ASIDE_SUBJECTS = {"he", "she", "they", "it", "he's", "she's", "they're", "it's", "i", "i'm", "we", "we're"}
+
+
+def _past_aside(words: list[tuple[str, int, int]], i: int) -> int:
+    """The index after an aside that opens at ``i`` ("(my neighbor)", "- who is a jerk -"), or ``i``."""
+    closer = _ASIDE_CLOSERS.get(words[i][0]) if i < len(words) else None
+    if closer is None:
+        return i
+    for k in range(i + 1, min(len(words), i + 16)):
+        if words[k][0] == closer:
+            return k + 1
+    return i
+
+
 class _Preceding:
     """The lower-cased words of a clause from its start up to the split being weighed, and what the
     rules ask of them. Each word is read once however many splits are passed over: reading them all
@@ -2096,6 +2114,27 @@ class _Run:
             return rest[comma][1], rest[comma + 1][1]
         return None
 
+    def _aside_end(self, split: re.Match[str], left: _Preceding, e: int) -> int:
+        """Where an aside that interrupts a subject ends, or -1: "My sister (the one in Oslo) had a baby",
+        "My boss - who is a jerk - got fired". Split there, the verb after it had no subject and was
+        taken for the speaker's ("Alice had a baby")."""
+        opener = split.group(0).strip()
+        closer = _ASIDE_CLOSERS.get(opener)
+        if closer is None:
+            return -1
+        left.read_to(split.start())
+        if not left.words or left.finite or left.verb_after_first:
+            return -1  # a clause before it: the aside does not interrupt a subject
+        close = self.text.find(closer, split.end(), e)
+        if close < 0:
+            return -1
+        after = [w.lower() for w, _, _ in self.words(close + len(closer), min(e, close + len(closer) + 60))]
+        while after and (after[0] in ADVERBS or after[0] in _CLAUSE_ADVERBS):
+            after.pop(0)  # "(the one in Oslo) just had a baby"
+        if not after or after[0] not in _VERB_FORMS:
+            return -1
+        return close + len(closer)
+
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
         text = self.text
@@ -2106,9 +2145,18 @@ class _Run:
         # long sentence without one was quadratic (a match at a position does not depend on where the
         # search began, so the one found stands for every later start before it; none found, for all)
         searched, upto = False, None
+        aside_end, asides = -1, []
         for m in _SPLIT.finditer(text, s, e):
+            if m.start() < aside_end:
+                continue
             right = self.words(m.end(), min(e, m.end() + 60))
             if not right:
+                continue
+            aside_end = self._aside_end(m, left, e)
+            if aside_end > 0:
+                inner_end = text.rfind(text[aside_end - 1], m.end(), aside_end)
+                if right[0][0].lower() in _ASIDE_SUBJECTS:
+                    asides.append((m.end(), inner_end, False))  # "My sister - she's a nurse - works nights"
                 continue
             conj = m.group("conj")
             if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
@@ -2214,6 +2262,8 @@ class _Run:
                 comma = later[0][1] - 1 if later else -1
             if comma > sub_at:
                 out[0:1] = [(first_cs, comma, first_conj), (comma + 1, first_ce, False)]
+        if asides:  # each after the clause it interrupts, so that its pronoun has that clause's subject
+            out = sorted(out + asides, key=lambda clause: clause[0])
         return [c for c in out if c[1] > c[0]]
 
     # ---- subjects
@@ -2387,9 +2437,13 @@ class _Run:
             )
         if i >= len(words):
             return None
+        named = i
+        i = _past_aside(words, i)  # "Tom (my neighbor) lost his job": the verb after the aside is Tom's
+        if i >= len(words):
+            return None
         verb = words[i][0].lower()
         if (
-            i == 1
+            named == 1
             and verb in MODALS
             and name not in self.persons
             and re.search(r"[^su'\u2019]s$", name)
@@ -2399,7 +2453,7 @@ class _Run:
         past = len(verb) > 4 and verb.endswith("ed")  # "Alice upgraded ...": any verb's past
         if verb not in _FINITE and not past and not (verb in _VERB_FORMS and verb not in _VERB_BASE_SET):
             return False
-        if verb in ("have", "are", "were", "do", "don't", "aren't", "weren't", "haven't") and i == 1:
+        if verb in ("have", "are", "were", "do", "don't", "aren't", "weren't", "haven't") and named == 1:
             return False
         if " " not in name and name.lower() in ADVERBS:
             return False
