@@ -333,6 +333,15 @@ def test_an_aside_that_is_a_clause_is_read_too():
     assert said == ["Alice's sister - she's a nurse - works nights.", "Alice's sister is a nurse."]
 
 
+@pytest.mark.parametrize(
+    "text", ["I live in a small town called Ely.", "I have a dog named Rex.", "I work for a company based in Paris."]
+)
+def test_a_current_state_with_a_participle_in_its_object_stays_open(text):
+    # was closed when said (valid_from unknown, valid_to the Record's time): "called" read as the verb
+    (a,) = run(msg(text, speaker="Alice"))
+    assert a.attribute is not None and a.valid_to is None
+
+
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
     a, b = run({"kind": "document", "text": text}, self_name="Alice")

@@ -179,6 +179,24 @@ def test_tense(clause, tense):
     assert tense_of(clause) == tense
 
 
+@pytest.mark.parametrize(
+    ("clause", "verb_first", "tense"),
+    [
+        # a participle in the object made these past, and a current home or job was closed when said
+        ("I live in a small town called Ely", False, "present"),
+        ("we work for a company based in Paris", False, "present"),
+        ("have a dog named Rex", True, "present"),
+        ("really works at a place called Nimbus", True, "present"),
+        ("just moved to a town called Ely", True, "past"),
+        ("I finally moved to a town called Ely", False, "past"),
+        ("used to live in a town called Ely", True, "past"),
+        ("My sister moved to a town called Ely", False, "past"),  # a noun phrase first: the verb is found
+    ],
+)
+def test_a_participle_after_the_verb_is_no_tense(clause, verb_first, tense):
+    assert tense_of(clause, verb_first=verb_first) == tense
+
+
 def test_decades_render():
     (e,) = find_time_expressions("back in the 90s", JUNE)
     assert (e.when, e.period, render(e)) == (d(1990, 1, 1), "decade", "in the 1990s")

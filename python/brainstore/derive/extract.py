@@ -964,7 +964,7 @@ class RuleExtractor:
             found = probe.attribute_of(_expand(f"{pred} {value}"), "")
             attr = found[0] if found else (re.sub(r"[^a-z0-9]+", "_", pred).strip("_") or None)
         negated = bool(_NEG.search(pred)) and not _NEG_EXCEPT.search(pred)
-        tense = tense_of(pred)
+        tense = tense_of(pred, verb_first=True)
         exprs = find_time_expressions(text, source.occurred_at, future=looks_ahead(pred, tense))
         valid_from, valid_to, stated = resolve(exprs, source.occurred_at, tense=tense, state=True)
         start, end = _trim(text, 0, len(text))
@@ -2025,7 +2025,7 @@ class _Run:
         if subj is None or subj.kind not in ("me", "relative", "mine"):
             return
         pred = _expand(((subj.prefix + " ") if subj.prefix else "") + self.text[subj.pred_start : ce])
-        if word in _PAST_ONLY and (tense_of(pred) != "past" or _LIFE_STAGE.match(pred)):
+        if word in _PAST_ONLY and (tense_of(pred, verb_first=True) != "past" or _LIFE_STAGE.match(pred)):
             return
         if _LAST_TALKED.match(pred):
             return  # "Since we last spoke, ...": when the talk was, nothing that happened
@@ -2959,7 +2959,7 @@ class _Run:
                 subj = _frame(subj, subj.subject, self.me_owner(), "says")
         elif subj.kind == "it":
             return True
-        tense = tense_of(pred_exp)
+        tense = tense_of(pred_exp, verb_first=True)
         exprs = find_time_expressions(
             text[cs:ce],
             self.src.occurred_at,

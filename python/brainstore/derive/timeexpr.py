@@ -641,18 +641,28 @@ _ED_ADJECTIVES = {
     "blessed",
 }
 _TOKEN_RE = re.compile(r"[A-Za-z']+|\S")
+_SUBJECT_PRONOUNS = {"i", "we", "you", "they", "he", "she", "it"}
+# between a subject and its verb, telling no tense: "I just moved", "she really likes"
+_TENSELESS_ADVERBS = {
+    "just", "really", "also", "still", "finally", "recently", "actually", "never", "always", "usually",
+    "already", "only", "even", "then", "now", "sometimes", "often", "totally", "definitely", "literally",
+    "kinda", "basically", "honestly", "truly", "seriously", "mostly", "all", "both", "currently", "rarely",
+    "once", "first", "last", "officially", "newly", "probably", "def", "so", "barely", "ever", "soon",
+}  # fmt: skip
 
 
-def tense_of(clause: str) -> str:
+def tense_of(clause: str, *, verb_first: bool = False) -> str:
     """The tense of a clause's main verb: "future", "perfect", "past", "progressive" (present, "is
     visiting") or "present". A cheap reading of the first verb group, for deciding which way a date
-    without a year points and whether a stated state is over; "present" when nothing tells."""
+    without a year points and whether a stated state is over; "present" when nothing tells.
+    ``verb_first``: the clause is a predicate, its verb (after any adverbs) its first word."""
     low = clause.replace("\u2019", "'")
     if _FUTURE_RE.search(low):
         return "future"
     if _PERFECT_RE.search(low):
         return "perfect"
     toks = [t.lower() for t in _TOKEN_RE.findall(low)[:8]]
+    verb_at = _verb_at(toks, verb_first)
     for i, tok in enumerate(toks):
         if tok in _PAST_AUX:
             return "past"
@@ -663,7 +673,22 @@ def tense_of(clause: str) -> str:
             return "present"
         if tok in _IRREGULAR_PAST or (len(tok) > 4 and tok.endswith("ed") and tok not in _ED_ADJECTIVES):
             return "past"
+        if i == verb_at:
+            # the verb is neither past nor an auxiliary: "(I) live in a town called Ely" is in the present,
+            # whatever participle ("called", "named", "based") its object holds
+            return "present"
     return "present"
+
+
+def _verb_at(toks: list[str], verb_first: bool) -> int:
+    """Where the main verb is, when the clause shows it: first (a predicate), or after a subject pronoun,
+    past adverbs that tell no tense; -1 when a noun phrase may come first ("My sister moved ...")."""
+    at = 0 if verb_first else 1 if toks and toks[0] in _SUBJECT_PRONOUNS else -1
+    if at < 0:
+        return -1
+    while at < len(toks) and toks[at] in _TENSELESS_ADVERBS:
+        at += 1
+    return at
 
 
 # Verbs whose simple present with a date speaks of a plan ("I fly to Tokyo on October 10", "we meet on
