@@ -97,6 +97,16 @@ def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service
     assert alice.get("/brains/alice/profile").body["lines"] == []
 
 
+def test_a_move_from_one_place_to_another_closes_the_old_home(alice: Api, service: Service) -> None:
+    # "moved from X to Y" was no move at all: the profile kept both homes
+    say(alice, service, "I live in Lisbon.", "2022-01-10T10:00:00Z")
+    say(alice, service, "I moved from Lisbon to Porto last March.", "2024-05-08T10:00:00Z")
+    lisbon = only(memories(alice), "lives in Lisbon")
+    assert lisbon["valid_to"] is not None and lisbon["valid_to"].startswith("2024-03-01")
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert any("Porto" in s for s in statements) and not any("lives in Lisbon" in s for s in statements)
+
+
 def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service: Service) -> None:
     wrong = say(alice, service, "I live in Lisbon.", "2024-01-01T10:00:00Z")["memory_ids"][0]
     fix = alice.remember(

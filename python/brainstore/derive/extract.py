@@ -714,7 +714,9 @@ _PATTERNS = [
     ),
     _p(
         "lives_in",
-        r"(?:moved|move|moving|moves|relocated|relocating|relocate)\s+(?:back\s+|out\s+|over\s+)?(?:to|into)\s+(?P<v>.+)",
+        # "moved from Lisbon to Porto": where one lives now is where one moved to
+        r"(?:moved|move|moving|moves|relocated|relocating|relocate)\s+(?:back\s+|out\s+|over\s+)?"
+        r"(?:from\s+[^,.;]{1,60}?\s+)?(?:to|into)\s+(?P<v>.+)",
         change=True,
         place=True,
     ),
