@@ -234,12 +234,12 @@ def _import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from brainstore.errors import BrainstoreError
-    from brainstore.importer import import_principal, import_records
+    from brainstore.importer import import_principal, import_records, jsonl_lines
 
     path = Path(args.file)
     try:
-        with path.open(encoding="utf-8") as handle:
-            total = sum(1 for _ in handle)
+        with path.open("rb") as handle:
+            total = sum(1 for _ in jsonl_lines(handle))
     except OSError as exc:
         print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
@@ -256,10 +256,10 @@ def _import(args: argparse.Namespace) -> int:
         if args.create_brain and service.store.get_brain(principal.namespace, args.brain) is None:
             service.create_brain(principal, args.brain, name=None, self_entity=None)
             print(f"created Brain {args.brain!r} in {principal.namespace}", file=sys.stderr)
-        with path.open(encoding="utf-8") as lines, tqdm(
+        with path.open("rb") as handle, tqdm(
             total=total, unit="line", desc="import", disable=True if total < 1000 else None, file=sys.stderr
         ) as bar:
-            report = import_records(service, principal, args.brain, args.source, lines, progress=bar)
+            report = import_records(service, principal, args.brain, args.source, jsonl_lines(handle), progress=bar)
         for number, reason in report.invalid:
             print(f"{path}:{number}: {reason}", file=sys.stderr)
         print(report.summary())

@@ -5,6 +5,9 @@ Each line: ``{"external_id": "...", "content": <string or typed shape>, "occurre
 
 - Keyed by (source name, external_id) within the Brain: a pair already imported is skipped (counted
   unchanged), never duplicated, so re-running an import is a no-op and an interrupted one can resume.
+- Lines are separated by "\n" only, as JSON Lines are: a CR is JSON white space inside a line (the
+  text-mode reading that split lines at a CR too made one valid line two bad ones). Each line must be
+  UTF-8, decoded strictly.
 - Lines are validated by the API's own ``record_create`` validation; a bad line is counted with its line
   number and reason and never stops the import.
 - Records are written through the Service with ``origin="import"``: they are Records "reconciled from an
@@ -16,9 +19,9 @@ stopped while it runs: DuckDB admits one process per file, and the open fails wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from brainstore.api import validation
 from brainstore.auth.keys import ALL_SCOPES
@@ -28,6 +31,7 @@ from brainstore.service import Service
 from brainstore.service.common import resolve_brain
 
 LINE_FIELDS = ("external_id", "content", "occurred_at", "visibility")
+JSON_WHITESPACE = b" \t\r\n"
 
 
 @dataclass
@@ -48,11 +52,23 @@ def import_principal(env: str, project: str) -> Principal:
     )
 
 
-def parse_line(text: str, source_name: str) -> dict[str, Any]:
+def jsonl_lines(handle: BinaryIO) -> Iterator[bytes]:
+    """The lines of a JSON Lines file opened in binary mode, each without its "\n"."""
+    for line in handle:  # a binary file's lines end at b"\n" only
+        yield line.removesuffix(b"\n")
+
+
+def parse_line(line: bytes, source_name: str) -> dict[str, Any]:
     """One JSON line -> the validated rememberRecord fields, or a BrainstoreError naming the field."""
+    try:
+        # A body may begin with a byte order mark (json.detect_encoding), so a line may too.
+        text = line.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        # one such byte in a file ended the whole import with a traceback
+        raise invalid("line", f"is not UTF-8 (byte {exc.start + 1} is 0x{line[exc.start]:02x})") from None
     # strictly, as the API parses a body: a lone surrogate, a NUL, NaN or nesting past 64 levels in a
     # line was taken (or, nested deep, ended the import with a RecursionError)
-    raw = validation.require_object(validation.parse_json(text.encode("utf-8", "surrogatepass"), "line"), "line")
+    raw = validation.require_object(validation.parse_json_text(text, "line"), "line")
     validation.reject_unknown(raw, LINE_FIELDS)
     if raw.get("external_id") is None:
         raise invalid("external_id", "is required")
@@ -74,21 +90,22 @@ def import_records(
     principal: Principal,
     brain_id: str,
     source_name: str,
-    lines: Iterable[str],
+    lines: Iterable[bytes],
     *,
     progress: Any = None,
 ) -> ImportReport:
-    """Import every line; ``progress`` (a tqdm bar, optional) is advanced once per line."""
+    """Import every line (:func:`jsonl_lines`); ``progress`` (a tqdm bar, optional) is advanced once per
+    line."""
     validation.string(source_name, "source", max_length=500)
     brain = resolve_brain(service.store, principal, brain_id)  # brain_not_found before reading anything
     report = ImportReport()
-    for number, text in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=1):
         if progress is not None:
             progress.update(1)
-        if not text.strip():
-            continue  # blank lines (a trailing newline, spacing) are not records
+        if not line.strip(JSON_WHITESPACE):
+            continue  # blank lines (spacing, a CRLF's CR) are not records
         try:
-            fields = parse_line(text, source_name)
+            fields = parse_line(line, source_name)
             external_id = fields["source"]["external_id"]
             if service.store.find_imported_record(brain.uid, source_name, external_id) is not None:
                 report.unchanged += 1

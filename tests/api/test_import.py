@@ -20,8 +20,8 @@ LINES = [
 ]
 
 
-def _jsonl(rows: list[object]) -> list[str]:
-    return [row if isinstance(row, str) else json.dumps(row) for row in rows]
+def _jsonl(rows: list[object]) -> list[bytes]:
+    return [(row if isinstance(row, str) else json.dumps(row)).encode() for row in rows]
 
 
 def test_imported_records_are_not_erasable_and_reimport_is_a_no_op(service: Service) -> None:

@@ -90,6 +90,39 @@ def test_documented_import_command(tmp_path: Path, capsys: pytest.CaptureFixture
         store.close()
 
 
+def test_import_reads_utf8_lines_split_at_newlines_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A byte that is not UTF-8 ended the whole import with a traceback, and a CR (JSON white space inside a
+    line) split a valid line in two, every later line number off by one: lines end at "\n" only, each
+    decoded strictly, a bad one counted with its number and reason."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_bytes(
+        b'\xef\xbb\xbf{"external_id": "a1", "content": "Alice likes tea."}\n'  # a byte order mark, as a body may
+        b'{"external_id": "a2", "content": "Ren\xe9e (Latin-1)"}\n'
+        b'{"external_id": "a3",\r"content": "Bob likes coffee."}\r\n'
+        + '{"external_id": "a4", "content": "Ren\u00e9e \u2028 (UTF-8)"}\n'.encode()
+        # valid UTF-8 (ASCII and NULs) that json.detect_encoding takes for UTF-16: read as UTF-8, no JSON
+        + '{"external_id": "a5", "content": "x"}'.encode("utf-16-le") + b"\n"
+        + b'{"external_id": "a6", "content": {"kind": "poem"}}\n'
+    )  # fmt: skip
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--engine", "memory"]  # fmt: skip
+    assert cli.main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out.strip() == "imported 3, unchanged 0, invalid 3"
+    reported = [line for line in out.err.splitlines() if line.startswith(f"{notes}:")]
+    assert reported == [
+        f"{notes}:2: invalid_request_body: line: is not UTF-8 (byte 38 is 0xe9)",
+        f"{notes}:5: invalid_request_body: line: is not valid JSON (Expecting property name enclosed in double "
+        "quotes at column 2)",
+        f"{notes}:6: unknown_kind: content.kind: 'poem' is not one of message, document, event, fact, correction",
+    ]
+
+    utf16 = tmp_path / "utf16.jsonl"
+    utf16.write_bytes('{"external_id": "b1", "content": "x"}\n'.encode("utf-16"))
+    assert cli.main([*argv[:1], str(utf16), *argv[2:]]) == 1
+    assert f"{utf16}:1: invalid_request_body: line: is not UTF-8 (byte 1 is 0xff)" in capsys.readouterr().err
+
+
 def test_import_and_embedded_mcp_refuse_while_the_data_directory_is_held(tmp_path: Path) -> None:
     # A running server holds the DuckDB file; another process must refuse, not wait or corrupt.
     service = build_service(Config(engine="duckdb", data_dir=tmp_path))

@@ -94,6 +94,16 @@ def _finite_float(text: str) -> float:
 
 
 def parse_json(raw: bytes, field: str = "body") -> Any:
+    """A body's strict JSON (:func:`parse_json_text`), decoded as json.loads decodes bytes: UTF-8, 16 or
+    32, told by its first bytes."""
+    try:
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+    except UnicodeDecodeError:
+        raise invalid(field, "is not valid JSON") from None
+    return parse_json_text(text, field)
+
+
+def parse_json_text(text: str, field: str = "body") -> Any:
     """Strict JSON: no NaN or Infinity, finite numbers, at most MAX_DEPTH levels, no lone surrogates
     or NUL characters.
 
@@ -101,8 +111,6 @@ def parse_json(raw: bytes, field: str = "body") -> Any:
     otherwise fail later as a 500, or be stored and break every read that serializes it.
     """
     try:
-        # decoded as json.loads decodes bytes, so that the text checked below is the text parsed
-        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise invalid(field, f"nests arrays or objects deeper than {MAX_DEPTH} levels") from None
@@ -111,7 +119,7 @@ def parse_json(raw: bytes, field: str = "body") -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
         raise invalid(field, f"is not valid JSON ({exc.msg} at {where})") from None
-    except (ValueError, UnicodeDecodeError):
+    except ValueError:  # e.g. an integer of more digits than Python converts (4300)
         raise invalid(field, "is not valid JSON") from None
     if may_be_refused(text):
         check_json_value(value, field)
