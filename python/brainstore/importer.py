@@ -7,7 +7,8 @@ Each line: ``{"external_id": "...", "content": <string or typed shape>, "occurre
   unchanged), never duplicated, so re-running an import is a no-op and an interrupted one can resume.
 - Lines are separated by "\n" only, as JSON Lines are: a CR is JSON white space inside a line (the
   text-mode reading that split lines at a CR too made one valid line two bad ones). Each line must be
-  UTF-8, decoded strictly.
+  UTF-8, decoded strictly, and at most the API's body limit (``MAX_BODY``): a line the API would refuse
+  as a body is refused here too (an 8 MiB event got in).
 - Lines are validated by the API's own ``record_create`` validation; a bad line is counted with its line
   number and reason and never stops the import.
 - Records are written through the Service with ``origin="import"``: they are Records "reconciled from an
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from brainstore.api import validation
+from brainstore.api.resources import MAX_BODY
 from brainstore.auth.keys import ALL_SCOPES
 from brainstore.domain import Principal
 from brainstore.errors import BrainstoreError, invalid
@@ -53,13 +55,23 @@ def import_principal(env: str, project: str) -> Principal:
 
 
 def jsonl_lines(handle: BinaryIO) -> Iterator[bytes]:
-    """The lines of a JSON Lines file opened in binary mode, each without its "\n"."""
-    for line in handle:  # a binary file's lines end at b"\n" only
-        yield line.removesuffix(b"\n")
+    """The lines of a JSON Lines file opened in binary mode, each without its "\n".
+
+    A line longer than MAX_BODY is cut one byte past it, enough for :func:`parse_line` to refuse it: no
+    line is held whole, however long."""
+    while line := handle.readline(MAX_BODY + 1):  # a binary file's lines end at b"\n" only
+        if line.endswith(b"\n"):
+            yield line[:-1]
+            continue
+        yield line  # the last line, or one cut
+        while (rest := handle.readline(MAX_BODY)) and not rest.endswith(b"\n"):
+            pass
 
 
 def parse_line(line: bytes, source_name: str) -> dict[str, Any]:
     """One JSON line -> the validated rememberRecord fields, or a BrainstoreError naming the field."""
+    if len(line) > MAX_BODY:
+        raise invalid("line", f"must be at most {MAX_BODY} bytes, as a rememberRecord body")
     try:
         # A body may begin with a byte order mark (json.detect_encoding), so a line may too.
         text = line.decode("utf-8").removeprefix("\ufeff")

@@ -123,6 +123,26 @@ def test_import_reads_utf8_lines_split_at_newlines_only(tmp_path: Path, capsys: 
     assert f"{utf16}:1: invalid_request_body: line: is not UTF-8 (byte 1 is 0xff)" in capsys.readouterr().err
 
 
+def test_import_refuses_a_line_the_api_would_refuse_as_too_large(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An event of 8 MiB, which rememberRecord refuses (body over MAX_BODY), got in through import."""
+    from brainstore.api.resources import MAX_BODY
+
+    small = '{"external_id": "a3", "content": "Bob likes coffee."}'
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        '{"external_id": "a1", "content": "Alice likes tea."}\n'
+        + json.dumps({"external_id": "a2", "content": {"kind": "event", "name": "blob", "data": {"x": "y" * 3 * MAX_BODY}}})
+        + "\n" + small + " " * (MAX_BODY - len(small)) + "\n"  # as long as a body may be
+        + '{"external_id": "a4", "content": "Carol likes juice."}\n'
+    )  # fmt: skip
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--engine", "memory", "--derive-timeout", "5"]  # fmt: skip
+    assert cli.main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out.strip() == "imported 3, unchanged 0, invalid 1"
+    assert f"{notes}:2: invalid_request_body: line: must be at most {MAX_BODY} bytes" in out.err
+
+
 def test_import_and_embedded_mcp_refuse_while_the_data_directory_is_held(tmp_path: Path) -> None:
     # A running server holds the DuckDB file; another process must refuse, not wait or corrupt.
     service = build_service(Config(engine="duckdb", data_dir=tmp_path))
