@@ -10,7 +10,7 @@ from typing import Any
 
 from brainstore.auth.keys import ALL_SCOPES
 from brainstore.auth.registry import KeyRegistry
-from brainstore.config import Config, extractor_settings, memory_settings
+from brainstore.config import DEPLOYMENTS, Config, memory_settings
 
 
 def _env(name: str, default: Any) -> Any:
@@ -23,28 +23,57 @@ def _worker_exit(server: Any, worker: Any) -> None:
     shutdown()
 
 
-def _serve(args: argparse.Namespace) -> int:
-    env = {
-        "BRAINSTORE_ENGINE": args.engine,
-        "BRAINSTORE_DATA_DIR": str(Path(args.data_dir).resolve()),
-        "BRAINSTORE_DEPLOYMENT": args.deployment,
-        "BRAINSTORE_HOST": args.host,
-        "BRAINSTORE_PORT": str(args.port),
-        "BRAINSTORE_THREADS": str(args.threads),
-        "BRAINSTORE_WORKERS": str(args.workers),
-    }
-    if args.database_url:
-        env["BRAINSTORE_DATABASE_URL"] = args.database_url
+# The flags that stand for a BRAINSTORE_* variable, in each command that has them.
+_FLAG_VARIABLES = (
+    ("engine", "ENGINE"),
+    ("data_dir", "DATA_DIR"),
+    ("database_url", "DATABASE_URL"),
+    ("deployment", "DEPLOYMENT"),
+    ("key_registry", "KEY_REGISTRY"),
+    ("host", "HOST"),
+    ("port", "PORT"),
+    ("threads", "THREADS"),
+    ("workers", "WORKERS"),
+)
+_PATH_FLAGS = ("data_dir", "key_registry")
+
+
+def _flag_env(args: argparse.Namespace) -> dict[str, str]:
+    """The BRAINSTORE_* variables that a command's flags (the extractor's included) stand for."""
+    env: dict[str, str] = {}
+    for flag, name in _FLAG_VARIABLES:
+        value = getattr(args, flag, None)
+        if value is None or value == "":
+            continue
+        env[f"BRAINSTORE_{name}"] = str(Path(value).resolve() if flag in _PATH_FLAGS else value)
+    # a command without --workers (import, rederive) is one process, whatever the server runs
+    env.setdefault("BRAINSTORE_WORKERS", "1")
     env.update(_extractor_env(args))
-    if args.key_registry:
-        env["BRAINSTORE_KEY_REGISTRY"] = str(Path(args.key_registry).resolve())
-    os.environ.update(env)
+    return env
+
+
+def _config(command: str, args: argparse.Namespace) -> Config | None:
+    """The Config of every command that opens the store as a server would (serve, import, rederive): its
+    flags over the environment, read by Config.from_env as serve's workers read it. None, after saying
+    why, when it is not valid.
+
+    Import and rederive had built theirs from a few flags: without the deployment, an import on a hosted
+    one stored the local_only Records that rememberRecord refuses there."""
     try:
-        config = Config.from_env()
+        config = Config.from_env({**os.environ, **_flag_env(args)})
         config.require_database_url()
     except ValueError as exc:
-        print(f"brainstore serve: {exc}", file=sys.stderr)
+        print(f"brainstore {command}: {exc}", file=sys.stderr)
+        return None
+    return config
+
+
+def _serve(args: argparse.Namespace) -> int:
+    os.environ.update(_flag_env(args))  # the gunicorn workers read their Config from the environment
+    configured = _config("serve", args)
+    if configured is None:
         return 2
+    config = configured  # a Config, also for the Server class below (mypy narrows into no class body)
     if args.client_timeout <= 0:
         print("brainstore serve: --client-timeout must be a positive number of seconds", file=sys.stderr)
         return 2
@@ -116,8 +145,14 @@ def _extractor_env(args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
-def _extractor_config(args: argparse.Namespace) -> dict[str, Any]:
-    return extractor_settings({**os.environ, **_extractor_env(args)})
+def add_deployment_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--deployment",
+        choices=DEPLOYMENTS,
+        default=_env("DEPLOYMENT", "local"),
+        help="local (default) or hosted; a hosted deployment refuses local_only Records and needs a key registry",
+    )
+    command.add_argument("--key-registry", default=_env("KEY_REGISTRY", None), help="the API keys file")
 
 
 def add_extractor_arguments(command: argparse.ArgumentParser) -> None:
@@ -243,10 +278,8 @@ def _import(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
-    try:
-        config = Config(engine=args.engine, data_dir=Path(args.data_dir), **_extractor_config(args), **memory_settings())
-    except ValueError as exc:
-        print(f"brainstore import: {exc}", file=sys.stderr)
+    config = _config("import", args)
+    if config is None:
         return 2
     service = _offline_service("import", config)
     if service is None:
@@ -286,17 +319,8 @@ def _rederive(args: argparse.Namespace) -> int:
     if args.brain and not args.project:
         print("brainstore rederive: --brain needs --project (and --env) to name the Brain", file=sys.stderr)
         return 2
-    try:
-        config = Config(
-            engine=args.engine,
-            data_dir=Path(args.data_dir),
-            database_url=args.database_url or None,
-            **_extractor_config(args),
-            **memory_settings(),
-        )
-        config.require_database_url()
-    except ValueError as exc:
-        print(f"brainstore rederive: {exc}", file=sys.stderr)
+    config = _config("rederive", args)
+    if config is None:
         return 2
     service = _offline_service("rederive", config)
     if service is None:
@@ -359,8 +383,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--engine", choices=("duckdb", "memory", "postgres"), default=_env("ENGINE", "duckdb"))
     serve.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     serve.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
-    serve.add_argument("--deployment", choices=("local", "hosted"), default=_env("DEPLOYMENT", "local"))
-    serve.add_argument("--key-registry", default=_env("KEY_REGISTRY", None))
+    add_deployment_arguments(serve)
     serve.add_argument("--threads", type=int, default=int(_env("THREADS", 8)))
     serve.add_argument(
         "--client-timeout",
@@ -423,6 +446,7 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     imp.add_argument("--create-brain", action="store_true", help="create the Brain if it does not exist")
     imp.add_argument("--derive-timeout", type=float, default=60.0, help="seconds to wait for derivation")
+    add_deployment_arguments(imp)
     add_extractor_arguments(imp)
     imp.set_defaults(run=_import)
 
@@ -447,6 +471,7 @@ def parser() -> argparse.ArgumentParser:
     rederive.add_argument(
         "--derive-timeout", type=float, default=600.0, help="seconds to wait for failed Records sent back"
     )
+    add_deployment_arguments(rederive)
     add_extractor_arguments(rederive)
     rederive.set_defaults(run=_rederive)
 

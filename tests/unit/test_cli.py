@@ -143,6 +143,48 @@ def test_import_refuses_a_line_the_api_would_refuse_as_too_large(tmp_path: Path,
     assert f"{notes}:2: invalid_request_body: line: must be at most {MAX_BODY} bytes" in out.err
 
 
+def test_import_and_rederive_take_the_deployment_as_serve_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Import built its Config without the deployment (BRAINSTORE_DEPLOYMENT was read by serve only), so
+    on a hosted deployment it stored the local_only Records that rememberRecord refuses there."""
+    registry = tmp_path / "keys.json"
+    registry.write_text('{"keys": []}')
+    monkeypatch.setenv("BRAINSTORE_DEPLOYMENT", "hosted")
+    monkeypatch.setenv("BRAINSTORE_KEY_REGISTRY", str(registry))
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        '{"external_id": "l1", "content": "My local-only secret.", "visibility": "local_only"}\n'
+        '{"external_id": "s1", "content": "Alice likes tea."}\n'
+    )
+    data = tmp_path / "data"
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--data-dir", str(data)]  # fmt: skip
+    assert cli.main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out.strip() == "imported 1, unchanged 0, invalid 1"
+    assert f"{notes}:1: local_only_record: " in out.err
+    store = DuckDBStore(data / "brainstore.duckdb")
+    try:
+        brain = store.get_brain("test:acme", "alice")
+        assert brain is not None
+        assert store.find_imported_record(brain.uid, "notes", "l1") is None
+        assert store.find_imported_record(brain.uid, "notes", "s1") is not None
+    finally:
+        store.close()
+
+    built: list[Config] = []
+    monkeypatch.setattr(cli, "_offline_service", lambda command, config: built.append(config))
+    assert cli.main(["rederive", "--data-dir", str(data)]) == 2  # no service: the test stops there
+    monkeypatch.delenv("BRAINSTORE_DEPLOYMENT")
+    monkeypatch.delenv("BRAINSTORE_KEY_REGISTRY")
+    assert cli.main(["rederive", "--data-dir", str(data), "--deployment", "hosted", "--key-registry", str(registry)]) == 2
+    assert [config.deployment for config in built] == ["hosted", "hosted"]
+    # as serve, neither starts hosted without a key registry
+    assert cli.main(["import", *argv[1:], "--deployment", "hosted"]) == 2
+    assert "brainstore import: a hosted deployment refuses to start without a key registry" in capsys.readouterr().err
+
+
 def test_import_and_embedded_mcp_refuse_while_the_data_directory_is_held(tmp_path: Path) -> None:
     # A running server holds the DuckDB file; another process must refuse, not wait or corrupt.
     service = build_service(Config(engine="duckdb", data_dir=tmp_path))
