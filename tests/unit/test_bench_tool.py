@@ -5,8 +5,10 @@ The LoCoMo-shaped data here is synthetic and written by the tests: LoCoMo itself
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import signal
 import sys
 import zipfile
@@ -17,7 +19,14 @@ from typing import Any
 import pytest
 
 from brainstore import cli
-from brainstore.bench.loader import BenchDataError, Query, load_conversations, load_queries
+from brainstore.bench.loader import (
+    BenchDataError,
+    Query,
+    Question,
+    evidence_turns,
+    load_conversations,
+    load_queries,
+)
 from brainstore.bench.report import PlotUnavailable, percentile, plot, summarize, table
 from brainstore.bench.runner import (
     BenchAborted,
@@ -195,6 +204,63 @@ def test_jsonl_names_the_bad_line(tmp_path: Path, line: str, reason: str) -> Non
     path.write_text('{"query": "fine", "evidence": ["a"]}\n' + line + "\n")
     with pytest.raises(BenchDataError, match=rf"q\.jsonl:2: .*{reason}"):
         load_queries(path)
+
+
+def test_jsonl_lines_end_at_newlines_only(tmp_path: Path) -> None:
+    """A U+2028 in a query is JSON; str.splitlines() broke the line there and the file was refused."""
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"query": "a\u2028b", "evidence": ["x1"]}\r\n{"query": "c", "evidence": ["x2"]}\n', encoding="utf-8")
+    assert load_queries(path) == ([Query("a\u2028b", frozenset({"x1"})), Query("c", frozenset({"x2"}))], 0)
+
+
+def _damaged_zip() -> bytes:
+    held = io.BytesIO()
+    with zipfile.ZipFile(held, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("7.json", json.dumps(CONVERSATION))
+    data = bytearray(held.getvalue())
+    data[30 + len("7.json") + 8] ^= 0xFF  # inside the deflate stream
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "reason"),
+    [
+        ("q.jsonl", b'{"query": "caf\xe9?", "evidence": ["x1"]}\n', r"q\.jsonl:1: not UTF-8 \(byte 15 is 0xe9\)"),
+        ("q.jsonl", b'{"query": "q", "evidence": ["x1"], "category": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+         r"q\.jsonl:1: arrays or objects nested too deeply"),
+        ("q.jsonl", b'{"query": "q", "evidence": ["x1"], "category": ' + b"1" * 5000 + b"}",
+         r"q\.jsonl:1: a number of more than \d+ digits"),
+        ("7.json", b'{"speaker_a": "Ana \xe9"}', r"7\.json: not UTF-8 \(byte 20 is 0xe9\)"),
+        ("7.json", b"[" * 100_000 + b"]" * 100_000, r"7\.json: arrays or objects nested too deeply"),
+        ("7.json", b'["abc"]', r"0: not a LoCoMo conversation \(a str, not a JSON object\)"),
+        ("7.json", b'{"conversation": [1]}', r"7: not a LoCoMo conversation \(AttributeError"),
+        ("7.zip", _damaged_zip(), r"7\.zip:7\.json: not readable from the archive"),
+    ],
+)  # fmt: skip
+def test_hostile_data_is_refused_with_a_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, data: bytes, reason: str
+) -> None:
+    """Each of these ended `brainstore bench --data` in a traceback (UnicodeDecodeError, RecursionError,
+    ValueError, AttributeError, zlib.error) instead of `brainstore bench: <reason>`, exit status 2."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(BenchDataError, match=reason):
+        load_conversations(path) if name.endswith((".json", ".zip")) else load_queries(path)
+    argv = ["bench", "--data", str(path), "--data-dir", str(tmp_path / "d")]
+    assert cli.main([*argv, "--brain", "alice"] if name.endswith(".jsonl") else argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("brainstore bench: ") and re.search(reason, err), err
+    assert not (tmp_path / "d").exists()
+
+
+def test_numeric_sample_ids_are_ordered_as_numbers_of_any_length(tmp_path: Path) -> None:
+    """The order took int() of every all-digit id: a ValueError past 4,300 digits, and on "²"."""
+    listed = tmp_path / "locomo10.json"
+    ids = ["1" * 5000, "²", "10", "9"]
+    listed.write_text(json.dumps([{**CONVERSATION, "sample_id": i} for i in ids]))
+    assert [c.sample_id for c in load_conversations(listed)] == ["9", "10", "1" * 5000, "²"]
+    # and so did an evidence id's numbers, when the questions were asked (after the turns were posted)
+    assert evidence_turns(Question("q", 1, ("D" + "0" * 5000 + "1:01",)), {"D1:1"}) == {"D1:1"}
 
 
 # ---------------------------------------------------------------------- recall and report

@@ -7,20 +7,29 @@ of ``{"sample_id", "conversation", "qa"}``). A folder holding one of those layou
 layout. A turn's text is its ``text`` (or ``clean_text``, which some copies carry instead), with an
 image caption appended. Nothing found is ``[]``: the caller decides whether that is an error.
 
+Files are UTF-8. Whatever they hold, reading them ends in a conversation or query or in a
+:class:`BenchDataError` naming the file (and line) and what is wrong, never in another exception: the
+command answers that one with ``brainstore bench: <reason>``, where a Latin-1 byte, deep nesting, a
+5,000-digit number or a list of strings had ended it in a traceback.
+
 Evidence follows the baselines in NOTES.md: every ``D<s>:<t>`` found in each evidence string, leading
 zeros dropped, ids matching no turn dropped; only categories 1-4 count (category 5 is adversarial: its
 evidence is the turn a false premise is built on), and a question left without evidence is skipped.
 
 JSON Lines (:func:`load_queries`): one ``{"query": str, "evidence": [external_id, ...], "category"?:
-str | int}`` per line, asked of a Brain whose Records were imported with those external ids.
+str | int}`` per line, asked of a Brain whose Records were imported with those external ids. Lines end
+at "\n" only: a U+2028 in a string is JSON, not a line break.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import zipfile
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -46,7 +55,7 @@ __all__ = [
 #: The LoCoMo categories that are scored: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop.
 LOCOMO_CATEGORIES = (1, 2, 3, 4)
 
-_EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+_EVIDENCE_ID = re.compile(r"D\s*:?\s*([0-9]+)\s*:\s*([0-9]+)")
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.I)
 _SESSION = re.compile(r"session_(\d+)")
 
@@ -141,29 +150,55 @@ def _sample_number(sample_id: str) -> str:
     return sample_id.rsplit("-", 1)[-1]
 
 
-def _from_objects(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Conversation]:
+def _from_objects(objects: Iterable[tuple[str, Any]]) -> list[Conversation]:
     out: list[Conversation] = []
     for name, obj in objects:
+        if not isinstance(obj, dict):
+            raise BenchDataError(f"{name}: not a LoCoMo conversation (a {type(obj).__name__}, not a JSON object)")
         try:
             if "conversation" in obj:  # locomo10.json layout
                 sample_id = _sample_number(str(obj.get("sample_id", name)))
                 out.append(_conversation(sample_id, obj["conversation"], obj.get("qa", [])))
             else:  # v2 layout: the conversation fields at top level
                 out.append(_conversation(name, obj, obj.get("qa", [])))
-        except (KeyError, TypeError, ValueError) as exc:
+        # AttributeError: a member of the wrong type (a list where the sessions' object should be)
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             raise BenchDataError(f"{name}: not a LoCoMo conversation ({type(exc).__name__}: {exc})") from None
-    out.sort(key=lambda c: (0, int(c.sample_id), "") if c.sample_id.isdigit() else (1, 0, c.sample_id))
+    out.sort(key=lambda c: _numeric_first(c.sample_id))
     return out
 
 
-def _json(text: str | bytes, name: str) -> Any:
+def _numeric_first(sample_id: str) -> tuple[int, int, str]:
+    """Numbers in numeric order, then other ids. Compared as ASCII digit strings: int() refuses more than
+    4,300 digits, and digits that isdigit() accepts but int() does not ("²")."""
+    if sample_id.isascii() and sample_id.isdigit():
+        digits = sample_id.lstrip("0")
+        return (0, len(digits), digits)
+    return (1, 0, sample_id)
+
+
+def _text(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")  # a byte order mark is no part of the JSON
+    except UnicodeDecodeError as exc:
+        raise BenchDataError(f"{name}: not UTF-8 (byte {exc.start + 1} is 0x{data[exc.start]:02x})") from None
+
+
+def _json(data: bytes, name: str) -> Any:
+    text = _text(data, name)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise BenchDataError(f"{name}: not JSON ({exc})") from None
+    except RecursionError:
+        raise BenchDataError(f"{name}: arrays or objects nested too deeply to read") from None
+    except ValueError:  # the other ValueError json.loads raises on text: int() refusing a long integer
+        raise BenchDataError(
+            f"{name}: a number of more than {sys.get_int_max_str_digits()} digits, more than Python reads"
+        ) from None
 
 
-def _objects(data: Any, name: str) -> list[tuple[str, dict[str, Any]]]:
+def _objects(data: Any, name: str) -> list[tuple[str, Any]]:
     """A file's conversations: a list of them (locomo10.json) or one."""
     if isinstance(data, list):
         return [
@@ -175,15 +210,29 @@ def _objects(data: Any, name: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _from_zip(path: Path) -> list[Conversation]:
-    objects: list[tuple[str, dict[str, Any]]] = []
-    with zipfile.ZipFile(path) as zf:
+    objects: list[tuple[str, Any]] = []
+    with _unzipping(str(path)):
+        zf = zipfile.ZipFile(path)
+    with zf:
         for name in sorted(zf.namelist()):
             member = PurePosixPath(name)
             # macOS archivers add resource forks beside every file.
             if member.suffix != ".json" or "__MACOSX" in member.parts or member.name.startswith("._"):
                 continue
-            objects.extend(_objects(_json(zf.read(name), f"{path}:{name}"), member.stem))
+            with _unzipping(f"{path}:{name}"):
+                data = zf.read(name)
+            objects.extend(_objects(_json(data, f"{path}:{name}"), member.stem))
     return _from_objects(objects)
+
+
+@contextmanager
+def _unzipping(name: str) -> Iterator[None]:
+    """A damaged archive or member (a bad CRC or deflate stream, cut short) or one zipfile cannot read
+    (encrypted, an unknown compression) as a BenchDataError."""
+    try:
+        yield
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise BenchDataError(f"{name}: not readable from the archive ({type(exc).__name__}: {exc})") from None
 
 
 def load_conversations(root: Path | str) -> list[Conversation]:
@@ -193,15 +242,15 @@ def load_conversations(root: Path | str) -> list[Conversation]:
         for candidate in (root / "locomo10_v2", root / "locomo10.json", root / "locomo10.zip"):
             if candidate.exists():
                 return load_conversations(candidate)
-        objects: list[tuple[str, dict[str, Any]]] = []
+        objects: list[tuple[str, Any]] = []
         for f in sorted(root.glob("*.json")):
-            objects.extend(_objects(_json(f.read_text(encoding="utf-8"), str(f)), f.stem))
+            objects.extend(_objects(_json(f.read_bytes(), str(f)), f.stem))
         return _from_objects(objects)
     if not root.is_file():
         return []
     if zipfile.is_zipfile(root):
         return _from_zip(root)
-    return _from_objects(_objects(_json(root.read_text(encoding="utf-8"), str(root)), root.stem))
+    return _from_objects(_objects(_json(root.read_bytes(), str(root)), root.stem))
 
 
 def evidence_turns(qa: Question | dict[str, Any], turn_ids: set[str]) -> set[str]:
@@ -211,7 +260,8 @@ def evidence_turns(qa: Question | dict[str, Any], turn_ids: set[str]) -> set[str
     out: set[str] = set()
     for item in raw:
         for s, t in _EVIDENCE_ID.findall(str(item)):
-            dia_id = f"D{int(s)}:{int(t)}"
+            # leading zeros dropped from the digits, not by int(): it refuses more than 4,300 of them
+            dia_id = f"D{s.lstrip('0') or '0'}:{t.lstrip('0') or '0'}"
             if dia_id in turn_ids:
                 out.add(dia_id)
     return out
@@ -254,7 +304,8 @@ def load_queries(path: Path | str) -> tuple[list[Query], int]:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # at "\n" only: str.splitlines() also broke a line at a U+2028 inside a JSON string
+        lines = path.read_bytes().split(b"\n")
     except OSError as exc:
         raise BenchDataError(f"{path}: cannot read ({exc.strerror})") from None
     queries: list[Query] = []
