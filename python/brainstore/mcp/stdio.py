@@ -96,12 +96,11 @@ def unreadable(line: bytes) -> dict[str, Any] | None:
     as U+FFFD (a remembered text would be stored changed), and takes a request whose id is null, a
     boolean or a float for a notification: never run, never answered. JSON-RPC 2.0 answers each with an
     error whose id is null when none could be read; the API's strict JSON rules apply, as on /mcp."""
-    from brainstore.api.validation import parse_json
+    from brainstore.api.validation import parse_json_text
     from brainstore.mcp.server import is_request_id
 
     try:
-        line.decode("utf-8")
-        message = parse_json(line, "message")
+        message = parse_json_text(line.decode("utf-8"), "message")
     except (UnicodeDecodeError, BrainstoreError) as exc:
         reason = exc.message if isinstance(exc, BrainstoreError) else "message: is not UTF-8"
         return _jsonrpc_error(None, PARSE_ERROR, f"Parse error: {reason}")
