@@ -342,6 +342,11 @@ def test_a_current_state_with_a_participle_in_its_object_stays_open(text):
     assert a.attribute is not None and a.valid_to is None
 
 
+def test_an_appointment_on_a_weekday_is_the_coming_one():
+    (a,) = run(msg("I have a dentist appointment on Friday.", speaker="Alice"))  # said on Monday 8 May 2023
+    assert "12 May 2023" in a.statement and a.valid_from.date().isoformat() == "2023-05-12"
+
+
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
     a, b = run({"kind": "document", "text": text}, self_name="Alice")

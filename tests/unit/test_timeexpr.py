@@ -101,6 +101,10 @@ JUNE = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
         ("Sam visited me in April", d(2023, 3, 5), d(2022, 4, 1), None),
         ("We meet on Friday", JUNE, d(2024, 6, 14), None),
         ("We met on Friday", JUNE, d(2024, 6, 7), None),
+        # a bare weekday in the present is the coming one (it was the last, unless the verb was a plan's)
+        ("I have a dentist appointment on Friday", JUNE, d(2024, 6, 14), None),
+        ("The party is on Saturday", JUNE, d(2024, 6, 15), None),
+        ("I had a dentist appointment on Friday", JUNE, d(2024, 6, 7), None),
         ("Trip plan for October 2024", JUNE, d(2024, 10, 1), None),
         # "until" ends the span; of what is ahead it starts now
         ("I will be in Paris until June 20", JUNE, JUNE, d(2024, 6, 21)),

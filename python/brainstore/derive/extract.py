@@ -38,7 +38,15 @@ from .attribution import (
     is_name_token,
 )
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
-from .timeexpr import find_time_expressions, looks_ahead, one_text_s_dates, render, resolve, tense_of
+from .timeexpr import (
+    find_time_expressions,
+    looks_ahead,
+    one_text_s_dates,
+    render,
+    resolve,
+    tense_of,
+    weekdays_ahead,
+)
 from .transcript import transcript_parts
 
 __all__ = ["RuleExtractor", "default_extractor", "source_text"]
@@ -967,7 +975,9 @@ class RuleExtractor:
             attr = found[0] if found else (re.sub(r"[^a-z0-9]+", "_", pred).strip("_") or None)
         negated = bool(_NEG.search(pred)) and not _NEG_EXCEPT.search(pred)
         tense = tense_of(pred, verb_first=True)
-        exprs = find_time_expressions(text, source.occurred_at, future=looks_ahead(pred, tense))
+        exprs = find_time_expressions(
+            text, source.occurred_at, future=looks_ahead(pred, tense), weekdays_ahead=weekdays_ahead(tense)
+        )
         valid_from, valid_to, stated = resolve(exprs, source.occurred_at, tense=tense, state=True)
         start, end = _trim(text, 0, len(text))
         if end <= start:
@@ -2966,6 +2976,7 @@ class _Run:
             text[cs:ce],
             self.src.occurred_at,
             future=looks_ahead(pred_exp, tense),
+            weekdays_ahead=weekdays_ahead(tense),
             bounds_ahead=tense not in ("past", "perfect"),
         )
         attr = value = None

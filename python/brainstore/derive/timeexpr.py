@@ -469,15 +469,23 @@ def _lend_year(a: tuple[datetime, str, bool], b: tuple[datetime, str, bool]) -> 
 
 
 def find_time_expressions(
-    text: str, base: datetime, *, future: bool = False, bounds_ahead: bool | None = None
+    text: str,
+    base: datetime,
+    *,
+    future: bool = False,
+    bounds_ahead: bool | None = None,
+    weekdays_ahead: bool | None = None,
 ) -> list[TimeExpr]:
     """Every time expression in ``text`` resolved against ``base`` (tz-aware), in order of position.
     ``future``: the text speaks of what is ahead ("I fly to Tokyo on October 10"), so a date without a
     year is the next such date; otherwise the latest. ``bounds_ahead`` does the same for "until" (by
-    default as ``future``; "I'm in Paris until June 20" is ahead though its tense is the present).
+    default as ``future``; "I'm in Paris until June 20" is ahead though its tense is the present), and
+    ``weekdays_ahead`` for a bare weekday ("I have a dentist appointment on Friday" is the coming one).
     "last"/"next"/"ago"/"since" say which way they point themselves."""
     if bounds_ahead is None:
         bounds_ahead = future
+    if weekdays_ahead is None:
+        weekdays_ahead = future
     if not text or not _QUICK.search(text):
         return []
     out: list[TimeExpr] = []
@@ -552,7 +560,8 @@ def find_time_expressions(
         word = p.group(1).lower() if p is not None else ""
         # "since March" looks back whatever the tense; "until June 20" follows the tense
         bound = word.startswith(("until", "till", "til", "through", "up")) if word else False
-        res = _resolve_atom(m, base, bounds_ahead if bound else future and not word)
+        ahead = weekdays_ahead if m.lastgroup == "wd" else future
+        res = _resolve_atom(m, base, bounds_ahead if bound else ahead and not word)
         if res is None:
             continue
         when, period, relative = res
@@ -703,6 +712,13 @@ _SCHEDULED_VERBS = {
 }  # fmt: skip
 
 
+def weekdays_ahead(tense: str) -> bool:
+    """Whether a bare weekday ("on Friday") is the coming one: unless the clause is in a past tense, a
+    week's day named without "last" or "next" is one still ahead ("I have a dentist appointment on
+    Friday", "the party is on Saturday"); a habit names the days in the plural ("on Fridays")."""
+    return tense not in ("past", "perfect")
+
+
 def looks_ahead(clause: str, tense: str | None = None) -> bool:
     """Whether a date without a year in ``clause`` is the next one: the future, the present progressive
     ("Sam is visiting me in April") and the scheduled simple present ("I fly on October 10")."""
@@ -769,7 +785,11 @@ def resolve_span(text: str, occurred_at: datetime, *, state: bool = False) -> Ti
     """valid_from / valid_to for one clause (see :func:`resolve`), its tense read by :func:`tense_of`."""
     tense = tense_of(text)
     exprs = find_time_expressions(
-        text, occurred_at, future=looks_ahead(text, tense), bounds_ahead=tense not in ("past", "perfect")
+        text,
+        occurred_at,
+        future=looks_ahead(text, tense),
+        bounds_ahead=tense not in ("past", "perfect"),
+        weekdays_ahead=weekdays_ahead(tense),
     )
     valid_from, valid_to, _ = resolve(exprs, occurred_at, tense=tense, state=state)
     return TimeSpan(valid_from, valid_to, tuple(exprs))
