@@ -107,6 +107,29 @@ def test_a_move_from_one_place_to_another_closes_the_old_home(alice: Api, servic
     assert any("Porto" in s for s in statements) and not any("lives in Lisbon" in s for s in statements)
 
 
+def test_a_state_said_to_be_over_closes_the_one_held_open(alice: Api, service: Service) -> None:
+    # "I used to live in Rome" was taken as support of "Alice lives in Rome": still open, now citing both
+    say(alice, service, "I live in Rome.", "2020-01-10T10:00:00Z")
+    ended = say(alice, service, "I used to live in Rome.", "2024-05-08T10:00:00Z")
+    rome = [m for m in memories(alice) if "Rome" in m["statement"]]
+    held = only(rome, "lives in Rome")
+    assert held["valid_to"] is not None and held["valid_to"].startswith("2024-05-08")
+    assert [c["record_id"] for c in held["citations"]] != [ended["id"]] and len(held["citations"]) == 1
+    assert all(m["valid_to"] is not None for m in rome)
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert not any("lives in Rome" in s for s in statements)
+    assert alice.delete(f"/brains/alice/records/{ended['id']}").status == 200  # what closed it is gone
+    assert service.wait_idle()
+    assert alice.get(f"/brains/alice/memories/{held['id']}").body["valid_to"] is None
+
+
+def test_a_state_held_over_is_not_supported_by_one_said_to_hold_again(alice: Api, service: Service) -> None:
+    say(alice, service, "I used to live in Rome.", "2019-01-10T10:00:00Z")
+    say(alice, service, "I live in Rome.", "2020-05-08T10:00:00Z")
+    current = [m for m in memories(alice) if "Rome" in m["statement"] and m["valid_to"] is None]
+    assert len(current) == 1 and "lives in Rome" in current[0]["statement"]
+
+
 def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service: Service) -> None:
     wrong = say(alice, service, "I live in Lisbon.", "2024-01-01T10:00:00Z")["memory_ids"][0]
     fix = alice.remember(

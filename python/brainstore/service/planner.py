@@ -358,6 +358,7 @@ class MemoryRules:
         fingerprint = assertion_fingerprint(assertion.subject, assertion)
         time_stated = assertion.time_stated
         disputed: list[MemoryRevision] = []
+        ended: list[MemoryRevision] = []  # held open, said over by this assertion
         if corrects is None:
             for held in state.by_fingerprint(fingerprint):
                 # awaiting re-derivation (see forget_record): supported like an active Memory, and
@@ -367,6 +368,12 @@ class MemoryRules:
                     continue
                 if any(c.record_id == record_id for c in held.citations):
                     return held.memory_id
+                if (held.valid_to is None) != (assertion.valid_to is None):
+                    # a state over ("I used to live in Rome") is no support of it held open ("lives in
+                    # Rome"), nor the reverse: supported, the Memory stayed open, or over, for good
+                    if held.valid_to is None and not rederiving and held.valid_from < assertion.valid_to:
+                        ended.append(held)
+                    continue
                 agrees = not (
                     time_stated
                     and held.extra.get("time_stated")
@@ -396,6 +403,12 @@ class MemoryRules:
                     valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
                     extra=_stash_valid_to(corrected),
                 )
+        for over in ended:
+            # over by the time this was said (or when it says): closed, and why remembered, so that
+            # erasing this Memory reopens it
+            state.revise(
+                over, now, valid_to=assertion.valid_to, extra={**_stash_valid_to(over), "closed_by": memory_id}
+            )
         disagreeing = list(disputed)  # the same assertion at another time: both kept, each naming the other
         disputed_ids = {m.memory_id for m in disputed}
         if assertion.attribute:
