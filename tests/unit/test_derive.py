@@ -347,6 +347,21 @@ def test_an_appointment_on_a_weekday_is_the_coming_one():
     assert "12 May 2023" in a.statement and a.valid_from.date().isoformat() == "2023-05-12"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I was going to move to Berlin but changed my mind.",
+        "We were gonna move to Berlin.",
+        "I was going to quit my job at Acme.",
+        "I was planning to move to Berlin.",
+    ],
+)
+def test_what_was_going_to_happen_states_no_attribute(text):
+    # a move that was only meant closed the home held and opened Berlin; a job meant to be quit, the job
+    said = run(msg(text, speaker="Alice"))
+    assert said and all(a.attribute is None for a in said)
+
+
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
     a, b = run({"kind": "document", "text": text}, self_name="Alice")

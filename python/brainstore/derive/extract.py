@@ -1123,6 +1123,13 @@ _INTENSIFIERS = {
     "feels", "felt", "feeling", "think", "thinks", "thought", "need", "needs", "want", "wants", "great",
     "come", "came", "long", "far",
 }  # fmt: skip
+# A predicate of what was meant to happen, or would have, and so did not: it states no attribute.
+_UNREALISED = re.compile(
+    r"(?:(?:just|really|actually|totally|originally|initially)\s+)*"
+    r"(?:(?:was|were)\s+(?:(?:really|just|actually|totally|all|originally)\s+)*(?:going\s+to|gonna|about\s+to"
+    r"|supposed\s+to|meant\s+to|planning\s+(?:on|to))|(?:would|could|should|might)(?:['\u2019]ve|\s+have))\b",
+    re.I,
+)
 # A clause that opens on one of these is hypothetical, a wish or advice, not a fact.
 _HYPOTHETICAL = re.compile(
     r"^(?:if|unless|whether|maybe|perhaps|hopefully|imagine|suppose|supposing|in\s+case|even\s+if|what\s+if"
@@ -3082,6 +3089,8 @@ class _Run:
     ) -> tuple[str, str, bool, bool, int] | None:
         head = pred.lstrip()
         off = len(pred) - len(head)
+        if _UNREALISED.match(head):
+            return None  # "I was going to move to Berlin (but changed my mind)": no home, no change
         if partner and re.match(_PRE + r"(?:got\s+|get\s+|getting\s+)?(?:married|engaged)\b", head, re.I):
             return "married_to", partner.lower(), False, True, off
         if partner and re.match(
