@@ -362,6 +362,12 @@ def test_what_was_going_to_happen_states_no_attribute(text):
     assert said and all(a.attribute is None for a in said)
 
 
+def test_according_to_names_the_source_of_the_statement():
+    # was two: "Alice is according to Alice's doctor." and the claim without its source
+    said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")
+    assert said == ["Alice has high blood pressure, according to Alice's doctor."]
+
+
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
     a, b = run({"kind": "document", "text": text}, self_name="Alice")

@@ -1312,6 +1312,7 @@ _FRONT = re.compile(
 # A fronted time told by an activity ("After finishing my screenplay, I got ...", "While walking home I
 # saw ..."): it goes with the statement, at its end, like a fronted date
 _GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
+_ACCORDING_FRONT = re.compile(r"according\s+to\b", re.I)
 _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
@@ -2079,7 +2080,7 @@ class _Run:
         front = None
         pos = cs
         for _ in range(2):
-            subject_at = self._gerund_front_end(pos, ce)
+            subject_at = self._fronted_phrase_end(pos, ce)
             if subject_at is not None:
                 front, pos = (pos, subject_at[0]), subject_at[1]
                 continue
@@ -2116,11 +2117,15 @@ class _Run:
             break
         return front, pos
 
-    def _gerund_front_end(self, pos: int, ce: int) -> tuple[int, int] | None:
-        """Where a fronted "after/while ... <gerund> ..." phrase ends and where the first-person subject
-        after it starts: at its comma if it has one, else at the first "I"/"we"."""
+    def _fronted_phrase_end(self, pos: int, ce: int) -> tuple[int, int] | None:
+        """Where a fronted "after/while ... <gerund> ..." or "according to ..." phrase ends and where the
+        first-person subject after it starts: at its comma if it has one, else at the first "I"/"we"."""
         m = _GERUND_FRONT.match(self.text, pos, ce)
-        if m is None or not _is_gerund(m.group("ing")):
+        if m is not None and not _is_gerund(m.group("ing")):
+            m = None
+        # "According to my doctor, I have high blood pressure" was "Alice is according to Alice's doctor"
+        m = m or _ACCORDING_FRONT.match(self.text, pos, ce)
+        if m is None:
             return None
         rest = self.words(m.end(), ce)
         comma = next((k for k, t in enumerate(rest) if t[0] == ","), None)
@@ -2266,7 +2271,7 @@ class _Run:
         first_cs, first_ce, first_conj = out[0]
         lead = _INTERJ.match(text, first_cs, first_ce)
         sub_at = lead.end() if lead and lead.end() > first_cs else first_cs
-        if len(out) > 1 and not out[1][2] and self._gerund_front_end(sub_at, out[1][1]) is not None:
+        if len(out) > 1 and not out[1][2] and self._fronted_phrase_end(sub_at, out[1][1]) is not None:
             # "After finishing my screenplay, I got ...": the fronted phrase stays with its clause
             out[0:2] = [(first_cs, out[1][1], first_conj)]
             first_ce = out[0][1]
@@ -3283,9 +3288,10 @@ class _Run:
         if front is not None:
             fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
             shown = fronted or self._rewrite_simple(text[front[0] : front[1]].strip().rstrip(","))
-            if _GERUND_FRONT.match(shown):
+            if _GERUND_FRONT.match(shown) or _ACCORDING_FRONT.match(shown):
                 shown = shown[:1].lower() + shown[1:]
-            out.append(" " + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
+            source = ", " if _ACCORDING_FRONT.match(shown) else " "  # "..., according to Alice's doctor"
+            out.append(source + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
         stmt = stmt.rstrip(" ,;:-\u2013\u2014")
