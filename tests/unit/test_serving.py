@@ -26,6 +26,57 @@ from brainstore.serving import (
 )
 
 
+class ScanCounting(bytearray):
+    """A receive buffer that counts the bytes its find() and count() calls search."""
+
+    searched = 0
+
+    def find(self, sub: bytes, start: int = 0) -> int:  # type: ignore[override]
+        self.searched += len(self) - start
+        return super().find(sub, start)
+
+    def count(self, sub: bytes, start: int = 0) -> int:  # type: ignore[override]
+        self.searched += len(self) - start
+        return super().count(sub, start)
+
+
+def trickled(data: bytes, step: int = 8) -> tuple[Framing, ScanCounting, int | None]:
+    """``data`` read ``step`` bytes at a time, as a client trickling it makes the main loop read it."""
+    framing, buf, end = Framing(), ScanCounting(), None
+    for i in range(0, len(data), step):
+        buf += data[i : i + step]
+        if (end := framing.advance(buf)) is not None:
+            break
+    return framing, buf, end
+
+
+def test_a_trickled_head_is_searched_once_not_again_on_every_read() -> None:
+    head = b"GET /v1/brains/b1 HTTP/1.1\r\nHost: x\r\n" + (b"X-H: " + b"a" * 90 + b"\r\n") * 150
+    framing, buf, end = trickled(head)
+    assert end is None and framing.head_end is None  # still waiting for the blank line
+    assert buf.searched <= 4 * len(head)  # each byte a few times (CRLF CRLF, LF, CRLF), not once per read
+    framing, buf, end = trickled(head + b"X-Bare: lf\n")
+    assert framing.unsure and end == len(buf)  # a bare LF in the newest bytes is still found at once
+
+
+def test_a_trickled_chunk_line_and_trailer_section_are_searched_once() -> None:
+    head = b"POST /v1/brains/b1/records HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    trailers = (b"X-T: " + b"a" * 90 + b"\r\n") * 40
+    request = head + b"2;" + b"e" * 3000 + b"\r\n{}\r\n0\r\n" + trailers + b"\r\n"
+    framing, buf, end = trickled(request)
+    assert end == len(request) and not framing.unsure
+    assert buf.searched <= 3 * len(request)
+
+
+def test_a_trailer_section_over_its_limit_is_refused_without_waiting_for_its_end() -> None:
+    head = b"POST /v1/brains/b1/records HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    trailers = (b"X-T: " + b"a" * 90 + b"\r\n") * (serving.MAX_TRAILERS // 96 + 1)
+    framing, buf, end = trickled(head + b"0\r\n" + trailers + b"X-T: never ends")
+    assert framing.unsure and end == len(buf) <= len(head) + 3 + serving.MAX_TRAILERS + 8
+    framing, buf, end = trickled(head + b"0\r\n" + b"X-T: " + b"a" * serving.MAX_TRAILERS)
+    assert framing.unsure and end == len(buf)  # one line, no CRLF, past the limit
+
+
 class RecordingSocket:
     def __init__(self) -> None:
         self.sent: list[bytes] = []
