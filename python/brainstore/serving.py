@@ -42,7 +42,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
+import io
 import json
+import re
 import resource
 import selectors
 import socket
@@ -55,6 +57,7 @@ from typing import Any, NamedTuple
 
 import falcon
 from gunicorn import http
+from gunicorn.http.body import Body
 from gunicorn.http.errors import (
     ConfigurationProblem,
     InvalidResponseHeader,
@@ -124,7 +127,19 @@ HEAVY_REQUEST_BYTES = 128 * 1024
 YOUNG_COLLECTION_AT = 50_000
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+# RFC 9112 section 7.1: chunk-size = 1*HEXDIG, then optional extensions, with white space only around
+# their ";" and "=": chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ), the
+# name a token and the value a token or quoted-string (RFC 9110 section 5.6).
+_TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_QUOTED = rb'"(?:[\t !#-\[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"'
+_CHUNK_LINE = re.compile(
+    rb"([0-9A-Fa-f]{1,16})(?:[ \t]*;[ \t]*" + _TOKEN + rb"(?:[ \t]*=[ \t]*(?:" + _TOKEN + rb"|" + _QUOTED + rb"))?)*"
+)
+# RFC 9112 section 7.1.2 and RFC 9110 section 5.5: a trailer line is a field line, a token, ":" and a
+# value of visible characters, spaces and tabs (no obsolete line folding).
+_FIELD_LINE = re.compile(_TOKEN + rb":[\t \x21-\x7e\x80-\xff]*")
+# RFC 9110 section 6.5.1: fields that frame, route or authenticate a request have no place in trailers.
+_NOT_IN_TRAILERS = frozenset((b"content-length", b"transfer-encoding", b"trailer", b"host", b"authorization", b"te"))
 
 
 def connection_limit(configured: int) -> int:
@@ -152,8 +167,14 @@ class Framing:
     sets ``refusal`` when the request must be refused without reading further (a head or body over
     its limit), and ``unsure`` when the framing is broken (a bare LF, Content-Length with chunked,
     a bad chunk): the request is then what was read so far, the parser's error or a generic
-    http_400 is the reply, and the connection closes. For a well-formed request it decides exactly
-    what gunicorn's parser decides, and the thread checks that the parser consumed every byte.
+    http_400 is the reply, and the connection closes. For a well-formed head it decides what
+    gunicorn's parser decides, and the thread checks that the parser consumed every byte of it.
+
+    The body is the front's alone: a chunked one is decoded here as its chunks arrive (``body``),
+    and gunicorn's parser, which only ever reads the head, never reads it. When both read the chunks,
+    each by its own rules, a chunk the front took and gunicorn refused ("2 \\r\\n", a bad extension
+    or trailer) failed in the app: a 500 with a traceback, or, for a request the app answered without
+    reading its body (a 401, a GET), a second unsolicited 400 on the same connection.
 
     Each call costs in proportion to the bytes that arrived since the last one, never to all that is
     held: a client may trickle a byte at a time after 64 KiB of head or a chunk-size line or trailer
@@ -169,11 +190,11 @@ class Framing:
         self.authorization: bytes | None = None  # the first Authorization header: whose request it is
         self.refusal: BrainstoreError | None = None
         self.unsure = False
+        self.body = bytearray()  # a chunked body, decoded: the chunks complete so far
         self._scanned = 0  # bytes of the head searched for its end
         self._searched = 0  # bytes of the body searched for the CRLF ending the line being read
         self._chunk_pos = 0  # where the next chunk-size line, or trailer line, starts
         self._trailers: int | None = None  # where the trailer section starts, once the last chunk was read
-        self._decoded = 0  # body bytes of the complete chunks so far
 
     def advance(self, buf: bytearray) -> int | None:
         if self.head_end is None and not self._find_head(buf):
@@ -255,14 +276,14 @@ class Framing:
                 if len(buf) - pos > MAX_CHUNK_LINE:
                     return self._malformed(buf)
                 return None
-            size_text = bytes(buf[pos:line_end]).split(b";", 1)[0].rstrip(b" \t")
-            if not size_text or len(size_text) > 16 or not set(size_text) <= _HEX:
+            line = _CHUNK_LINE.fullmatch(buf, pos, line_end)
+            if line is None:
                 return self._malformed(buf)
-            size = int(size_text, 16)
+            size = int(line[1], 16)
             if size == 0:
                 self._trailers = self._chunk_pos = line_end + 2
                 return self._trailer_lines(buf)
-            if self._decoded + size > MAX_BODY:
+            if len(self.body) + size > MAX_BODY:
                 self.refusal = invalid("body", f"must be at most {MAX_BODY} bytes")
                 return len(buf)
             chunk_end = line_end + 2 + size + 2
@@ -270,7 +291,7 @@ class Framing:
                 return None
             if buf[chunk_end - 2 : chunk_end] != b"\r\n":
                 return self._malformed(buf)
-            self._decoded += size
+            self.body += buf[line_end + 2 : chunk_end - 2]
             self._chunk_pos = chunk_end
             if chunk_end > MAX_CHUNKED_RAW:
                 self.refusal = invalid("body", f"must be at most {MAX_BODY} bytes")
@@ -288,6 +309,10 @@ class Framing:
                 return None
             if line_end == pos:
                 return line_end + 2
+            if _FIELD_LINE.fullmatch(buf, pos, line_end) is None:
+                return self._malformed(buf)
+            if bytes(buf[pos : buf.index(b":", pos)]).lower() in _NOT_IN_TRAILERS:
+                return self._malformed(buf)
             self._chunk_pos = line_end + 2
             if self._chunk_pos - self._trailers > MAX_TRAILERS:
                 return self._malformed(buf)
@@ -302,7 +327,7 @@ class Framing:
         return index
 
     def _malformed(self, buf: bytearray) -> int:
-        # The parser reads the same bytes and raises the precise error, which becomes the reply.
+        # A broken chunked body: the thread answers http_400 once the parser has read the head.
         self.unsure = True
         return len(buf)
 
@@ -318,8 +343,9 @@ class Connection:
         self.framing = Framing()
         self.deadline = 0.0
         self.began = 0.0  # when the first byte of the request being read arrived (time.monotonic)
-        self.held = 0  # bytes of buf and request the worker counts in its BUFFER_BUDGET
-        self.request: bytes = b""
+        self.held = 0  # bytes of buf, request and body the worker counts in its BUFFER_BUDGET
+        self.request: bytes = b""  # the complete request's head, all gunicorn's parser reads
+        self.body: bytes = b""  # and its body, as the app reads it (a chunked one decoded)
         self.parser: Any = None
         self.continue_sent = False
         self.idle = False  # kept alive with nothing read yet of its next request
@@ -333,7 +359,7 @@ class Connection:
     def next_request(self) -> None:
         self.framing = Framing()
         self.continue_sent = False
-        self.request = b""
+        self.request = self.body = b""
         self.parser = None
         self.status = None
 
@@ -388,7 +414,7 @@ class FairDispatch:
     def add(self, conn: Connection) -> None:
         conn.key = tenant_of(conn.framing.authorization)
         conn.tenant = conn.key if conn.key in self._accepted else ""
-        conn.weight = 1 + len(conn.request) // HEAVY_REQUEST_BYTES
+        conn.weight = 1 + (len(conn.request) + len(conn.body)) // HEAVY_REQUEST_BYTES
         queue = self._waiting.get(conn.tenant)
         if queue is None:
             queue = self._waiting[conn.tenant] = deque()
@@ -629,7 +655,6 @@ class BufferingWorker(ThreadWorker):
             conn.began = time.monotonic()
             conn.deadline = conn.began + self.client_timeout
         conn.buf += data
-        self._count(conn)
         if self._complete(conn):
             self._unwatch(conn)
             self.enqueue_req(conn)
@@ -637,8 +662,9 @@ class BufferingWorker(ThreadWorker):
             self._make_room()
 
     def _count(self, conn: Connection) -> None:
-        """Count what ``conn`` holds now (its buffer and its complete request) in the worker's total."""
-        held = len(conn.buf) + len(conn.request)
+        """Count what ``conn`` holds now (its buffer, a chunked body decoded so far, its complete
+        request) in the worker's total."""
+        held = len(conn.buf) + len(conn.framing.body) + len(conn.request) + len(conn.body)
         self.held += held - conn.held
         conn.held = held
 
@@ -669,10 +695,12 @@ class BufferingWorker(ThreadWorker):
         return refusal
 
     def _complete(self, conn: Connection) -> bool:
-        """Whether the request at the front of the buffer is complete: then it is ``conn.request``."""
+        """Whether the request at the front of the buffer is complete: then it is ``conn.request``
+        (its head) and ``conn.body``."""
         framing = conn.framing
         had_head = framing.head_end is not None
         end = framing.advance(conn.buf)
+        self._count(conn)
         if not had_head and framing.head_end is not None and framing.refusal is None:
             body_seconds = (framing.length or (MAX_BODY if framing.chunked else 0)) / MIN_BODY_RATE
             conn.deadline = time.monotonic() + self.client_timeout + body_seconds
@@ -682,8 +710,15 @@ class BufferingWorker(ThreadWorker):
                 with contextlib.suppress(OSError):
                     conn.sock.send(_CONTINUE)  # a few bytes into an empty send buffer
             return False
-        conn.request = bytes(conn.buf[:end])
+        head_end = min(framing.head_end or end, end)
+        conn.request = bytes(conn.buf[:head_end])
+        if framing.chunked:
+            conn.body = bytes(framing.body)
+            framing.body.clear()
+        else:
+            conn.body = bytes(conn.buf[head_end:end])
         del conn.buf[:end]
+        self._count(conn)
         return True
 
     def _unwatch(self, conn: Connection) -> None:
@@ -734,7 +769,6 @@ class BufferingWorker(ThreadWorker):
                 self._drop(conn)
                 return
             conn.next_request()
-            self._count(conn)
             conn.idle = not conn.buf
             conn.began = time.monotonic()
             conn.deadline = conn.began + (self.cfg.keepalive if conn.idle else self.client_timeout)
@@ -762,19 +796,22 @@ class BufferingWorker(ThreadWorker):
     # --- a pool thread: parse from memory, run the app, write -------------------------------------
     def handle(self, conn: Connection) -> bool:  # type: ignore[override]
         req = None
+        reply: _HeadHeld | None = None
         try:
             conn.sock.settimeout(self.client_timeout)  # blocking, each operation bounded
             if conn.framing.refusal is not None:
                 self._write_error(conn.sock, conn.framing.refusal)
                 return False
-            # The parser reads the buffered request, never the socket: it cannot block on the client.
+            # The parser reads the buffered head, never the socket: it cannot block on the client.
             conn.parser = http.get_parser(self.cfg, [conn.request], conn.client)
             req = next(conn.parser)
             if conn.framing.unsure:
-                # The parser took the head, but the body's framing is broken (a bad chunk): the app
-                # would fail reading it. Refused here, before routing, like a bad head.
+                # The parser took the head, but the body's framing is broken (a bad chunk): refused
+                # here, before routing, like a bad head.
                 self._write_error(conn.sock, from_falcon(falcon.HTTPBadRequest()))
                 return False
+            # The body the front read (see Framing), in place of the reader the parser set up.
+            req.body = Body(io.BytesIO(conn.body))
             # The front already answered an Expect: 100-continue while it read the body.
             req._expected_100_continue = False
             reply = _HeadHeld(conn.sock)
@@ -800,6 +837,11 @@ class BufferingWorker(ThreadWorker):
                 self.log.exception("Socket error processing request.")
             return False
         except Exception as exc:
+            if reply is not None and reply.status is not None:
+                # A response has begun: another one after it would be read as the reply to the next
+                # request on the connection. Closing is all that is left.
+                self.log.exception("Error after a response began: closing the connection")
+                return False
             self.handle_error(req, conn.sock, conn.client, exc)
             return False
 

@@ -311,6 +311,32 @@ def test_connections_held_open_keep_no_new_client_out_and_never_end_the_worker(t
             b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n",
             id="chunk without its CRLF",
         ),
+        # The front took these chunks and gunicorn's parser refused them when the app read the body:
+        # a 500 with a traceback, or, answered without reading the body, a second response (a 400).
+        pytest.param(
+            b"POST /v1/brains/b1/records HTTP/1.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n2 \r\n{}\r\n0\r\n\r\n",
+            id="space after a chunk size, no key",
+        ),
+        pytest.param(
+            b"GET /v1/brains/b1 HTTP/1.1\r\n" + AUTH + b"Transfer-Encoding: chunked\r\n\r\n0 \r\n\r\n",
+            id="space after the last chunk size, a GET",
+        ),
+        pytest.param(
+            b"POST /v1/brains/b1/objects HTTP/1.1\r\n" + AUTH + b"Content-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n2;=\x01\r\n{}\r\n0\r\n\r\n",
+            id="invalid chunk extension",
+        ),
+        pytest.param(
+            b"POST /v1/brains/b1/objects HTTP/1.1\r\n" + AUTH + b"Content-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nBad Trailer: x\r\n\r\n",
+            id="invalid trailer",
+        ),
+        pytest.param(
+            b"POST /v1/brains/b1/records HTTP/1.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nContent-Length: 2\r\n\r\n",
+            id="Content-Length in a trailer, no key",
+        ),
     ],
 )
 def test_refusals_before_routing_are_http_400_error_bodies(edge: Server, request_bytes: bytes) -> None:
@@ -393,6 +419,19 @@ def test_a_chunked_body_is_read_and_an_oversized_one_refused(edge: Server) -> No
     big = json.dumps({"type": "t", "key": "big", "value": "x" * (1024 * 1024)}).encode()
     error = assert_error_response(exchange(edge, head + _chunked(big, 64 * 1024)), 400, "invalid_request_body")
     assert error["message"].startswith("body: must be at most")
+
+
+def test_a_chunked_body_s_extensions_and_trailers_never_reach_the_app(edge: Server) -> None:
+    payload = json.dumps({"type": "t", "key": "ext", "value": 4}).encode()
+    chunks = b"".join(b"%x ; n=\"v\"\r\n%s\r\n" % (len(p), p) for p in (payload[:5], payload[5:]))
+    stream = (
+        b"POST /v1/brains/b1/objects HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Content-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0;last\r\nX-Checksum: 1\r\n\r\n"
+        + b"GET /v1/brains/b1/objects/t/ext HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Connection: close\r\n\r\n"
+    )  # fmt: skip
+    got = responses(exchange(edge, stream))
+    assert [status for status, _, _ in got] == [201, 200], got
+    assert json.loads(got[1][2])["value"] == 4
 
 
 def test_pipelined_keep_alive_requests_are_answered_in_order(edge: Server) -> None:
