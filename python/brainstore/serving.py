@@ -249,8 +249,9 @@ class Framing:
             elif name == b"authorization" and self.authorization is None:
                 self.authorization = value
         if codings:
-            # Both framings at once, or a coding other than a final chunked: the parser refuses.
-            if lengths or codings[-1] != b"chunked":
+            # Both framings at once (the parser refuses), or any coding but one chunked: the body
+            # would have to be decoded again (gunicorn takes "gzip, chunked" and hands the app gzip).
+            if lengths or codings != [b"chunked"]:
                 self.unsure = True
                 return
             self.chunked = True

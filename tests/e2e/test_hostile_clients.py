@@ -302,6 +302,11 @@ def test_connections_held_open_keep_no_new_client_out_and_never_end_the_worker(t
         ),
         pytest.param(b"POST /v1/brains HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", id="unsupported coding"),
         pytest.param(
+            b"POST /v1/brains/b1/objects HTTP/1.1\r\n" + AUTH + b"Content-Type: application/json\r\n"
+            b"Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+            id="a coding before chunked",
+        ),
+        pytest.param(
             b"POST /v1/brains HTTP/1.1\r\n" + AUTH + b"Content-Type: application/json\r\n"
             b"Transfer-Encoding: chunked\r\n\r\nzz\r\n",
             id="bad chunk size",

@@ -124,6 +124,17 @@ def test_a_broken_chunked_body_is_refused_by_the_front_itself(chunks: bytes) -> 
     assert framing.unsure and end == len(buf)
 
 
+@pytest.mark.parametrize(
+    "codings",
+    [b"gzip, chunked", b"identity, chunked", b"chunked, chunked", b"chunked,", b"gzip", b"chunked\r\nTransfer-Encoding: chunked"],
+)
+def test_any_transfer_coding_but_one_chunked_is_refused(codings: bytes) -> None:
+    framing = Framing()
+    head = b"POST /v1/brains/b1/records HTTP/1.1\r\nTransfer-Encoding: " + codings + b"\r\n\r\n"
+    assert framing.advance(bytearray(head + b"2\r\n{}\r\n0\r\n\r\n")) == len(head)
+    assert framing.unsure and not framing.chunked
+
+
 class RecordingSocket:
     def __init__(self) -> None:
         self.sent: list[bytes] = []
