@@ -28,8 +28,8 @@ Guarantees, per connection:
   (:class:`FairDispatch`): a quarter of them stays free of any one key's requests, and requests with
   a key the app has not accepted yet share one key's place.
 - At most ``worker_connections`` connections at once, fewer where the open-file limit allows fewer
-  (:func:`connection_limit`); at the limit, connections idle between requests, or whose request head
-  is incomplete a second after it began, are closed to let new ones in; running out of file
+  (:func:`connection_limit`); at the limit, connections that hold a place unused are closed to let
+  new ones in, those of clients the app has not accepted a key of first; running out of file
   descriptors pauses accepting instead of ending the worker.
 - Closing after an error half-closes the socket and drains what the client still sends on the main
   loop, bounded in time and bytes, so the reply is not cut off by a reset and no thread lingers.
@@ -414,7 +414,7 @@ class FairDispatch:
 
     def add(self, conn: Connection) -> None:
         conn.key = tenant_of(conn.framing.authorization)
-        conn.tenant = conn.key if conn.key in self._accepted else ""
+        conn.tenant = conn.key if self.accepted(conn.key) else ""
         conn.weight = 1 + (len(conn.request) + len(conn.body)) // HEAVY_REQUEST_BYTES
         queue = self._waiting.get(conn.tenant)
         if queue is None:
@@ -440,6 +440,10 @@ class FairDispatch:
             self._in_flight += 1
             return conn
         return None
+
+    def accepted(self, key: str) -> bool:
+        """Whether ``key`` is a tenant of its own: the app accepted it and has not refused it since."""
+        return bool(key) and key in self._accepted
 
     def done(self, conn: Connection) -> None:
         """``conn``'s request was answered (``conn.status``, None when the app did not answer it)."""
@@ -584,21 +588,27 @@ class BufferingWorker(ThreadWorker):
 
     def _evict_unused(self) -> None:
         """Close connections that hold a place without using it, at most 1/:data:`EVICT_SHARE` of
-        the limit at once: kept-alive ones idle longest first (closing one loses nothing), then those
-        whose request head is still incomplete :data:`STALLED_HEAD` seconds after it began (a client
-        sends its head at once). Anyone can open such connections, no key needed: they would
-        otherwise keep every new client out for their whole keepalive, or head timeout, again and
-        again."""
+        the limit at once. First those of clients without a key the app accepted (see
+        :class:`FairDispatch`): kept-alive ones idle longest first, then those whose request, head or
+        body, is still incomplete :data:`STALLED_HEAD` seconds after it began, oldest first; only
+        then the kept-alive connections of accepted keys, idle longest first (closing one loses
+        nothing). Anyone can open such connections, no key needed: they would otherwise keep every
+        new client out for their whole keepalive, or request deadline, again and again. A slow body
+        without a key was never closed here while tenants' idle connections were: a thousand such
+        bodies made a quiet tenant's request wait 21 s once."""
         began_before = time.monotonic() - STALLED_HEAD
-        idle, stalled = [], []
+        unproven, proven_idle = [], []
         for conn in self.connections:
+            if conn.draining:
+                continue
+            proven = self.dispatch.accepted(conn.key if conn.idle else tenant_of(conn.framing.authorization))
             if conn.idle:
-                idle.append(conn)
-            elif not conn.draining and conn.framing.head_end is None and conn.began <= began_before:
-                stalled.append(conn)
-        idle.sort(key=lambda c: c.began)
-        stalled.sort(key=lambda c: c.began)
-        for conn in (idle + stalled)[: max(1, self.worker_connections // EVICT_SHARE)]:
+                (proven_idle if proven else unproven).append(conn)
+            elif not proven and conn.began <= began_before:
+                unproven.append(conn)
+        unproven.sort(key=lambda c: (not c.idle, c.began))
+        proven_idle.sort(key=lambda c: c.began)
+        for conn in (unproven + proven_idle)[: max(1, self.worker_connections // EVICT_SHARE)]:
             self._drop(conn)
 
     def _no_room(self, now: float) -> bool:

@@ -415,6 +415,7 @@ def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_co
     worker.sockets, worker._accepting, worker._accept_paused_until = [], True, 0.0
     worker.poller = selectors.DefaultSelector()
     worker.worker_connections, worker.client_timeout, worker.held = 8, 10.0, 0
+    worker.dispatch = FairDispatch(4)
     pairs = [socket.socketpair() for _ in range(3)]
     try:
         idle, reading, draining = (Connection(ours, None, None) for ours, _ in pairs)
@@ -431,6 +432,49 @@ def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_co
         worker._accept_paused_until = time.monotonic()
         worker.set_accept_enabled(True)
         assert worker._accepting
+    finally:
+        for ours, theirs in pairs:
+            ours.close()
+            theirs.close()
+        worker.poller.close()
+
+
+def test_at_the_limit_connections_without_an_accepted_key_are_closed_before_tenants_idle_ones() -> None:
+    """A thousand keyless clients sending slow bodies held every place while only the tenants' idle
+    kept-alive connections were closed to make room (a quiet tenant's request waited 21 s)."""
+    worker = object.__new__(BufferingWorker)  # the state the sweep at the limit uses
+    worker.log = logging.getLogger("test_serving")
+    worker.poller = selectors.DefaultSelector()
+    worker.worker_connections, worker.held = 8, 0  # closes 8 // EVICT_SHARE = 2 at most
+    worker.dispatch = dispatch_for(4, QUIET)
+    pairs = [socket.socketpair() for _ in range(6)]
+    try:
+        tenant_idle, tenant_body, keyless_body, stranger_body, stalled_head, fresh_body = (
+            Connection(ours, None, None) for ours, _ in pairs
+        )
+        tenant_idle.idle, tenant_idle.key = True, QUIET
+        body_head = b"POST /v1/brains/b1/records HTTP/1.1\r\nContent-Length: 1000\r\n"
+        for conn, auth in (
+            (tenant_body, f"Authorization: Bearer {QUIET}\r\n".encode()),
+            (keyless_body, b""),
+            (stranger_body, b"Authorization: Bearer sk_test_stranger_0003\r\n"),
+            (fresh_body, b""),
+        ):
+            conn.buf += body_head + auth + b"\r\n{"
+            assert conn.framing.advance(conn.buf) is None and conn.framing.head_end is not None
+        stalled_head.buf += b"GET /v1/brains HTTP/1.1\r\n"
+        long_ago = time.monotonic() - 60
+        for conn in (tenant_idle, tenant_body, keyless_body, stranger_body, stalled_head):
+            conn.began = long_ago
+        fresh_body.began = time.monotonic()  # a body begun just now is left to finish
+        worker.connections = dict.fromkeys((tenant_idle, tenant_body, keyless_body, stranger_body, stalled_head, fresh_body))
+        worker.nr_conns = 6
+        worker._evict_unused()
+        assert list(worker.connections) == [tenant_idle, tenant_body, stalled_head, fresh_body]  # slow bodies first
+        worker._evict_unused()  # then the stalled head, and only then the tenant's idle connection
+        assert list(worker.connections) == [tenant_body, fresh_body]
+        worker._evict_unused()
+        assert list(worker.connections) == [tenant_body, fresh_body]  # a tenant's request is never closed
     finally:
         for ours, theirs in pairs:
             ours.close()
