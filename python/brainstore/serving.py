@@ -166,8 +166,8 @@ class Framing:
     :meth:`advance` returns the length of the complete request, or None while more is needed. It
     sets ``refusal`` when the request must be refused without reading further (a head or body over
     its limit), and ``unsure`` when the framing is broken (a bare LF, Content-Length with chunked,
-    a bad chunk): the request is then what was read so far, the parser's error or a generic
-    http_400 is the reply, and the connection closes. For a well-formed head it decides what
+    a bad chunk): the parser reads the head as far as it came, its error (a broken head) or a generic
+    http_400 (a broken body) is the reply, and the connection closes. For a well-formed head it decides what
     gunicorn's parser decides, and the thread checks that the parser consumed every byte of it.
 
     The body is the front's alone: a chunked one is decoded here as its chunks arrive (``body``),
