@@ -325,7 +325,7 @@ def test_an_i_reported_by_a_name_is_the_speaker(text, statement):
 def test_an_aside_does_not_cut_the_subject_from_its_verb(text, subject):
     # split at the aside, the verb after it had no subject and was the speaker's: "Alice had a baby."
     (a,) = run(msg(text, speaker="Alice"))
-    assert a.subject == subject and a.statement.startswith(subject.replace("my", "Alice's"))
+    assert a.subject == subject and a.statement.startswith(subject)
 
 
 def test_an_aside_that_is_a_clause_is_read_too():

@@ -39,13 +39,13 @@ from .attribution import (
 )
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
 from .timeexpr import (
+    ahead_unless_past,
     find_time_expressions,
     looks_ahead,
     one_text_s_dates,
     render,
     resolve,
     tense_of,
-    weekdays_ahead,
 )
 from .transcript import transcript_parts
 
@@ -976,7 +976,7 @@ class RuleExtractor:
         negated = bool(_NEG.search(pred)) and not _NEG_EXCEPT.search(pred)
         tense = tense_of(pred, verb_first=True)
         exprs = find_time_expressions(
-            text, source.occurred_at, future=looks_ahead(pred, tense), weekdays_ahead=weekdays_ahead(tense)
+            text, source.occurred_at, future=looks_ahead(pred, tense), weekdays_ahead=ahead_unless_past(tense)
         )
         valid_from, valid_to, stated = resolve(exprs, source.occurred_at, tense=tense, state=True)
         start, end = _trim(text, 0, len(text))
@@ -1376,7 +1376,7 @@ _ASIDE_CLOSERS = {"(": ")", "-": "-", "--": "--", "\u2013": "\u2013", "\u2014": 
 
 
 # An aside that is a clause of its own: "My sister - she's a nurse - works nights"
-_ASIDE_SUBJECTS = {"he", "she", "they", "it", "he's", "she's", "they're", "it's", "i", "i'm", "we", "we're"}
+_ASIDE_SUBJECTS = FIRST_SG | FIRST_PL | THIRD_SG | {"it", "it's", "they", "they're"}
 
 
 def _past_aside(words: list[tuple[str, int, int]], i: int) -> int:
@@ -2988,8 +2988,8 @@ class _Run:
             text[cs:ce],
             self.src.occurred_at,
             future=looks_ahead(pred_exp, tense),
-            weekdays_ahead=weekdays_ahead(tense),
-            bounds_ahead=tense not in ("past", "perfect"),
+            weekdays_ahead=ahead_unless_past(tense),
+            bounds_ahead=ahead_unless_past(tense),
         )
         attr = value = None
         negated = change = False

@@ -31,6 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from .attribution import ADVERBS, FIRST_PL, FIRST_SG, SECOND, THIRD_SG
+
 __all__ = [
     "UNKNOWN_START",
     "TimeExpr",
@@ -650,14 +652,9 @@ _ED_ADJECTIVES = {
     "blessed",
 }
 _TOKEN_RE = re.compile(r"[A-Za-z']+|\S")
-_SUBJECT_PRONOUNS = {"i", "we", "you", "they", "he", "she", "it"}
-# between a subject and its verb, telling no tense: "I just moved", "she really likes"
-_TENSELESS_ADVERBS = {
-    "just", "really", "also", "still", "finally", "recently", "actually", "never", "always", "usually",
-    "already", "only", "even", "then", "now", "sometimes", "often", "totally", "definitely", "literally",
-    "kinda", "basically", "honestly", "truly", "seriously", "mostly", "all", "both", "currently", "rarely",
-    "once", "first", "last", "officially", "newly", "probably", "def", "so", "barely", "ever", "soon",
-}  # fmt: skip
+_SUBJECT_PRONOUNS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {"it", "they"}
+# between a subject and its verb, telling no tense: "I just moved", "she really likes", "we then left"
+_TENSELESS_ADVERBS = ADVERBS | {"then", "first", "last", "newly", "soon", "ever", "so"}
 
 
 def tense_of(clause: str, *, verb_first: bool = False) -> str:
@@ -712,10 +709,10 @@ _SCHEDULED_VERBS = {
 }  # fmt: skip
 
 
-def weekdays_ahead(tense: str) -> bool:
-    """Whether a bare weekday ("on Friday") is the coming one: unless the clause is in a past tense, a
-    week's day named without "last" or "next" is one still ahead ("I have a dentist appointment on
-    Friday", "the party is on Saturday"); a habit names the days in the plural ("on Fridays")."""
+def ahead_unless_past(tense: str) -> bool:
+    """Whether a bound ("until June 20") or a bare weekday ("on Friday") points ahead: unless the clause
+    is in a past tense ("I'm in Paris until June 20", "I have a dentist appointment on Friday", "the
+    party is on Saturday"); a habit names the days in the plural ("on Fridays")."""
     return tense not in ("past", "perfect")
 
 
@@ -788,8 +785,8 @@ def resolve_span(text: str, occurred_at: datetime, *, state: bool = False) -> Ti
         text,
         occurred_at,
         future=looks_ahead(text, tense),
-        bounds_ahead=tense not in ("past", "perfect"),
-        weekdays_ahead=weekdays_ahead(tense),
+        bounds_ahead=ahead_unless_past(tense),
+        weekdays_ahead=ahead_unless_past(tense),
     )
     valid_from, valid_to, _ = resolve(exprs, occurred_at, tense=tense, state=state)
     return TimeSpan(valid_from, valid_to, tuple(exprs))

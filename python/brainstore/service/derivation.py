@@ -578,7 +578,8 @@ class Derivation:
         """Hold the claims on the Records still queued here while the worker lives: a claim is taken when
         a Record is first read, and a document embedded slice by slice, a text waiting for the reader or
         a Record retried after a failure outlived its lease, and another process derived it again."""
-        if self._thread is None or not self._thread.is_alive():
+        worker = self._thread  # stop() lets go of it
+        if worker is None or not worker.is_alive():
             return  # a dead worker's Records are for the others once their leases end
         with self._idle:
             held = [record_id for records in self._queued_records.values() for record_id in records]
