@@ -92,15 +92,16 @@ def test_paging_visits_every_trace_once_newest_first(count: int, limit: int) -> 
     assert seen == [f"ctx_{i}" for i in reversed(range(count))]
 
 
-def test_what_a_namespace_reads_never_depends_on_another_namespaces_traffic() -> None:
-    # A cursor once counted every namespace's traces: a tenant decoding two of its own learned how
-    # many requests the other tenants made in between.
-    quiet, busy = Traces(100), Traces(100)
+def test_what_a_brain_reads_never_depends_on_another_brains_traffic() -> None:
+    # A cursor once counted every namespace's traces, then every trace of its namespace: a tenant, or a
+    # key bound to one Brain, decoding two of its own learned how many requests the others made between.
+    quiet, busy = Traces(1000), Traces(1000)
     for i in range(6):
         for traces in (quiet, busy):
             traces.add(f"ctx_{i}", "test:acme", "b1", trace(i))
         for j in range(i * 3):
             busy.add(f"trc_{i}_{j}", "test:globex", "b1", {"id": f"trc_{i}_{j}"})
+            busy.add(f"trc_b2_{i}_{j}", "test:acme", "b2", {"id": f"trc_b2_{i}_{j}"})
         busy.reserve(f"ctx_other_{i}", "test:globex", "b1", frozenset(), busy.mark())
         busy.write(f"ctx_other_{i}", "test:globex", trace(i))
 
@@ -113,6 +114,17 @@ def test_what_a_namespace_reads_never_depends_on_another_namespaces_traffic() ->
                 return pages
 
     assert listing(busy) == listing(quiet)
+
+
+def test_a_forgotten_brain_leaves_no_count_of_its_requests_behind() -> None:
+    fresh, reused = Traces(100), Traces(100)
+    for i in range(9):
+        reused.add(f"old_{i}", "test:acme", "b1", trace(i))
+    reused.erase_brain("test:acme", "b1")
+    for traces in (fresh, reused):
+        for i in range(3):
+            traces.add(f"ctx_{i}", "test:acme", "b1", trace(i))
+    assert reused.page("test:acme", "b1", 1) == fresh.page("test:acme", "b1", 1)
 
 
 @pytest.mark.parametrize("cursor", ["", "!!", "dDE=x", "eyJhZnRlciI6IDF9", "dA", "t" * 100])

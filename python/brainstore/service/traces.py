@@ -110,11 +110,13 @@ class _Followed:
 class _Ring:
     items: OrderedDict[str, _Held] = field(default_factory=OrderedDict)
     size: int = 0
-    seq: int = 0  # of the newest trace held: the order listTraces' cursors name
+    # Each Brain's newest trace's number: the order listTraces' cursors name. A Brain's own, so that a
+    # key bound to one Brain cannot count, from two of its cursors, the requests made to another.
+    seqs: dict[str, int] = field(default_factory=dict)
 
-    def next_seq(self) -> int:
-        self.seq += 1
-        return self.seq
+    def next_seq(self, brain_id: str) -> int:
+        seq = self.seqs[brain_id] = self.seqs.get(brain_id, 0) + 1
+        return seq
 
 
 def encoded(trace: dict[str, Any]) -> bytes:
@@ -222,7 +224,7 @@ class Traces:
             if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
                 return False
             ring = self._ring(namespace)
-            self._hold(trace_id, namespace, ring, _Held(ring.next_seq(), brain_id, data, record_ids, None, brain_uid, head))
+            self._hold(trace_id, namespace, ring, _Held(ring.next_seq(brain_id), brain_id, data, record_ids, None, brain_uid, head))
         return True
 
     def reserve(
@@ -244,7 +246,7 @@ class Traces:
             if self._erased_since(mark, namespace, brain_id, record_ids):
                 return
             ring = self._ring(namespace)
-            place = _Held(ring.next_seq(), brain_id, None, record_ids, threading.Event(), brain_uid, head)
+            place = _Held(ring.next_seq(brain_id), brain_id, None, record_ids, threading.Event(), brain_uid, head)
             self._hold(trace_id, namespace, ring, place)
 
     def write(self, trace_id: str, namespace: str, trace: dict[str, Any] | None) -> None:
@@ -394,6 +396,10 @@ class Traces:
 
     def erase_brain(self, namespace: str, brain_id: str) -> None:
         self._drop(namespace, brain_id, None, lambda h: h.brain_id == brain_id)
+        with self._lock:
+            ring = self._rings.get(namespace)
+            if ring is not None:
+                ring.seqs.pop(brain_id, None)  # how many requests it had is the forgotten Brain's too
 
     def erase_record(self, namespace: str, brain_id: str, record_id: str) -> None:
         """Drop every trace of the Brain that quotes or cites ``record_id``."""
