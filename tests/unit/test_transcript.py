@@ -56,7 +56,44 @@ def test_a_document_with_a_few_labelled_lines_is_no_transcript() -> None:
     )
     assert transcript_turns("Ann: one.\nAnn: two.\nAnn: three.") is None  # nobody takes turns with Ann
     assert transcript_turns("Ann: hi.\nBob: hey.") is None  # too short to tell
-    assert transcript_parts(SourceText(CALL, "message", "Ann", None, NOW)) is None  # a message stays one turn
+    assert transcript_turns("Note: I called the client.\nTodo: I need to send the contract.") is None
+    assert transcript_turns("Me: one.\nMe: two.") is None  # the author alone takes no turns
+    assert transcript_parts(SourceText(CALL, "message", "assistant", "assistant", NOW)) is None  # nobody's own
+
+
+def test_two_turns_make_a_transcript_when_one_is_the_author_s_own() -> None:
+    exchange = "Ann: I got the job!\nDana: Congrats! I moved to Oslo."
+    assert transcript_turns(exchange) is None
+    assert [t.speaker for t in transcript_turns(exchange, sender="ann") or []] == ["Ann", "Dana"]
+    assert [t.speaker for t in transcript_turns("Me: why??\nTom: I quit.") or []] == ["Me", "Tom"]
+
+
+def statements(source: SourceText) -> set[tuple[str, str | None]]:
+    return {(a.statement, a.owner) for a in RuleExtractor().extract(source, self_name="Alice")}
+
+
+def test_a_transcript_pasted_in_a_message_is_its_speakers_words_not_the_sender_s() -> None:
+    pasted = "Alice: I got the job at Stripe!\nDana: Congrats! I moved to Oslo last month."
+    found = statements(source_text({"kind": "message", "text": pasted}, self_name="Alice", occurred_at=NOW))
+    # before: "Alice moved to Oslo in April 2023.", owned by Alice
+    assert found == {
+        ("Alice got the job at Stripe.", "Alice"),
+        ("Dana moved to Oslo in April 2023.", "Dana"),
+    }
+    forwarded = "lol my brother just texted me this:\nTom: I quit my job today\nMe: what?? why"
+    found = statements(source_text({"kind": "message", "text": forwarded}, self_name="Alice", occurred_at=NOW))
+    assert ("Tom quit Tom's job on 8 May 2023.", "Tom") in found
+    assert not any("Alice quit" in statement for statement, _ in found)
+
+
+def test_me_in_a_pasted_exchange_is_its_author_not_a_person_called_me() -> None:
+    exchange = "Me: I got the job at Stripe!\nDana: Congrats! I moved to Oslo last month."
+    assert statements(document(exchange)) == {
+        ("The author got the job at Stripe.", None),  # before: "Me got the job at Stripe.", owned by "Me"
+        ("Dana moved to Oslo in April 2023.", "Dana"),
+    }
+    parts = transcript_parts(source_text({"kind": "message", "text": exchange}, self_name="Alice", occurred_at=NOW))
+    assert [(p.kind, p.speaker) for _, p in parts or []] == [("message", "Alice"), ("message", "Dana")]
 
 
 def test_a_document_of_more_turns_than_a_record_may_chunk_is_read_as_prose(

@@ -5,11 +5,15 @@ People paste a chat, a meeting's notes or a call's transcript into one document.
 each is what its speaker said, as if each had come as a message Record of its own. Derivation
 (attributing what is said) and chunking (who says each piece of evidence) both read it that way.
 
-What counts as a transcript is kept narrow, so that ordinary documents with a few "Note: ..." or
+A message can hold one too: "Tom texted me this:\nTom: I quit my job\nMe: why??" read as its
+sender's words made the sender the one who quit.
+
+What counts as a transcript is kept narrow, so that ordinary texts with a few "Note: ..." or
 "Title: ..." lines are not one: at least :data:`MIN_TURNS` lines open a turn (and at most
-:data:`MAX_TURNS`), they are more than half of the document's non-blank lines, at least two different
+:data:`MAX_TURNS`), they are more than half of the text's non-blank lines, at least two different
 speakers take turns, and some speaker takes more than one (a block of "Title: / Author: / Date:"
-fields names each once). A line opens a turn with a name of at most four words and
+fields names each once). Two turns are enough when one of them is the author's own, opened by "Me"
+or by the message's sender: a field is never called that, so the other line is a person's too. A line opens a turn with a name of at most four words and
 :data:`MAX_NAME_CHARS` characters, optionally after a time or a bracketed stamp ("[10:32] Ann: ...",
 "10:32 Ann: ..."), then a colon and the words said; lines that open no turn continue the turn before
 them.
@@ -33,6 +37,8 @@ MAX_NAME_CHARS = 40
 # Speakers whose name is a role of MessageContent whose words are no person's own: their turns are
 # read as messages of that role.
 _ROLES = frozenset({"assistant", "system"})
+# What the author calls themself in a transcript they paste ("Me: why??").
+_OWN_VOICE = "me"
 
 _OPENER = re.compile(
     r"[ \t]*(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?\)?[ \t]*-?[ \t]*)?"
@@ -47,8 +53,9 @@ class Turn:
     end: int
 
 
-def transcript_turns(text: str) -> list[Turn] | None:
-    """The turns of ``text`` when it reads as a transcript (see the module docstring), else None."""
+def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
+    """The turns of ``text`` when it reads as a transcript (see the module docstring), else None.
+    ``sender``: who sent it, when it is a message."""
     openers: list[tuple[str, int]] = []  # (speaker, where the words said start)
     ends: list[int] = []  # where each turn's last non-blank line ends
     lines = 0
@@ -66,33 +73,50 @@ def transcript_turns(text: str) -> list[Turn] | None:
             ends.append(body_end)
         elif ends:
             ends[-1] = body_end  # a line that opens no turn continues the one before
-    if not MIN_TURNS <= len(openers) <= MAX_TURNS or 2 * len(openers) <= lines:
-        return None
     speakers = [name.casefold() for name, _ in openers]
     distinct = set(speakers)
-    if len(distinct) < 2 or len(distinct) == len(speakers):
+    own = _own_voices(sender)
+    anchored = not own.isdisjoint(distinct) and not distinct <= own
+    fewest = 2 if anchored else MIN_TURNS
+    if not fewest <= len(openers) <= MAX_TURNS or 2 * len(openers) <= lines:
+        return None
+    if len(distinct) < 2 or (len(distinct) == len(speakers) and not anchored):
         return None
     return [Turn(name, start, end) for (name, start), end in zip(openers, ends, strict=True)]
 
 
+def _own_voices(sender: str | None) -> set[str]:
+    return {_OWN_VOICE} | ({sender.casefold()} if sender else set())
+
+
 def transcript_parts(source: SourceText) -> list[tuple[int, SourceText]] | None:
-    """A transcript document as what its parts would be as Records of their own, each with the offset
-    of its text in the document's: the text before the first turn (a title, a preamble) as a document,
-    then each turn as a message of its speaker. None when ``source`` is no document that reads as a
-    transcript."""
-    if source.kind != "document" or source.triple is not None:
+    """A transcript (a document, or a person's message) as what its parts would be as Records of
+    their own, each with the offset of its text in the whole: the text before the first turn (a title,
+    a preamble) and the author's own turns as the author's, then each other turn as a message of its
+    speaker. None when ``source`` does not read as a transcript."""
+    own_kind = source.kind in ("document", "message") and source.role not in _ROLES
+    if not own_kind or source.triple is not None:
         return None
-    turns = transcript_turns(source.text)
+    sender = source.speaker if source.kind == "message" else None
+    turns = transcript_turns(source.text, sender)
     if turns is None:
         return None
     text, when = source.text, source.occurred_at
+    own = _own_voices(sender)
+
+    def authors(part: str) -> SourceText:
+        return SourceText(part, source.kind, source.speaker, source.role, when)
+
     parts: list[tuple[int, SourceText]] = []
     preamble = text[: text.rfind("\n", 0, turns[0].start) + 1]
     if preamble.strip():
-        parts.append((0, SourceText(preamble, "document", None, None, when)))
+        parts.append((0, authors(preamble)))
     for turn in turns:
-        role = turn.speaker.casefold() if turn.speaker.casefold() in _ROLES else None
-        parts.append(
-            (turn.start, SourceText(text[turn.start : turn.end], "message", turn.speaker, role, when))
-        )
+        said = text[turn.start : turn.end]
+        speaker = turn.speaker.casefold()
+        if speaker in own:
+            parts.append((turn.start, authors(said)))
+        else:
+            role = speaker if speaker in _ROLES else None
+            parts.append((turn.start, SourceText(said, "message", turn.speaker, role, when)))
     return parts
