@@ -362,6 +362,28 @@ def test_what_was_going_to_happen_states_no_attribute(text):
     assert said and all(a.attribute is None for a in said)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pretend you are my boss and I am asking for a raise.",
+        "Let's role-play: you are a barista and I am a customer who lives in Paris.",
+        "Act as my lawyer and I am the client.",
+        "Let's play a game where I live in Tokyo.",
+    ],
+)
+def test_make_believe_is_not_the_speaker_s_life(text):
+    # were "Alice is asking for a raise.", "Alice is a customer who lives in Paris." (owned by Alice) and
+    # "Alice and Act as Alice's lawyer am the client."
+    assert run(msg(text, speaker="Alice")) == []
+
+
+def test_pretending_is_a_fact_of_its_own():
+    assert statements("I pretend to like jazz but I love metal.", speaker="Alice") == [
+        "Alice pretends to like jazz.",
+        "Alice loves metal.",
+    ]
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

@@ -1140,6 +1140,13 @@ _HYPOTHETICAL = re.compile(
     r"|(?:we|i)\s+(?:should|could|might|ought))\b",
     re.I,
 )
+# A sentence that sets up make-believe ("Pretend you are my boss and I am asking for a raise", "Let's
+# role-play: I am a customer who lives in Paris"): none of its clauses is the speaker's life.
+_MAKE_BELIEVE = re.compile(
+    r"^(?:(?:let['\u2019]?s|let\s+us|can\s+you|could\s+you|will\s+you|would\s+you|please|ok(?:ay)?|now)[\s,]+)*"
+    r"(?:pretend|role[\s-]?play|act\s+as|play\s+(?:the\s+(?:role|part)|a\s+game|make[\s-]believe)|make[\s-]believe)\b",
+    re.I,
+)
 # A fronted subordinate clause with a first-person subject ("Since I lost my job at Acme, things have been
 # tough", "After we moved to Oslo, ..."): what it says happened is a fact of its own. The reasons and
 # concessions presuppose it; the times only when they are past ("When I get home" is no fact yet).
@@ -1704,7 +1711,7 @@ class _Run:
         if e - s < 2:
             return
         body = text[s:e]
-        if _FILLER.match(body) or _QUESTION_START.match(body):
+        if _FILLER.match(body) or _QUESTION_START.match(body) or _MAKE_BELIEVE.match(body):
             return
         prev: _Subject | None = None
         conditional = False
