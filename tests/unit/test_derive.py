@@ -328,6 +328,24 @@ def test_an_aside_does_not_cut_the_subject_from_its_verb(text, subject):
     assert a.subject == subject and a.statement.startswith(subject)
 
 
+@pytest.mark.parametrize(
+    ("text", "statement", "day"),
+    [
+        ("I've got 2 kids: Sam (8) and Ella (5).", "Alice has got 2 kids: Sam (8) and Ella.", "2023-05-08"),
+        ("I adopted a cat (Luna) yesterday.", "Alice adopted a cat (Luna) on 7 May 2023.", "2023-05-07"),
+        (
+            "I visited my sister (the one in Oslo) last week.",
+            "Alice visited Alice's sister (the one in Oslo) in the week of 1 May 2023.",
+            "2023-05-01",
+        ),
+    ],
+)
+def test_brackets_without_a_verb_do_not_end_the_clause_they_interrupt(text, statement, day):
+    # were "Alice has got 2 kids: Sam." and the adoption and the visit dated to the day they were told
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.valid_from.date().isoformat()) == (statement, day)
+
+
 def test_an_aside_that_is_a_clause_is_read_too():
     said = statements("My sister - she's a nurse - works nights.", speaker="Alice")
     assert said == ["Alice's sister - she's a nurse - works nights.", "Alice's sister is a nurse."]

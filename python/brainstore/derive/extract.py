@@ -2154,11 +2154,17 @@ class _Run:
         if closer is None:
             return -1
         left.read_to(split.start())
-        if not left.words or left.finite or left.verb_after_first:
+        clause_before = left.finite or left.verb_after_first
+        if not left.words or (clause_before and opener != "("):
             return -1  # a clause before it: the aside does not interrupt a subject
         close = self.text.find(closer, split.end(), e)
         if close < 0:
             return -1
+        if clause_before:
+            # "I've got 2 kids: Sam (8) and Ella (5)", "I visited my sister (the one in Oslo) last week":
+            # brackets with no verb in them interrupt the clause, and what follows them is still of it
+            inside = self.words(split.end(), close)
+            return close + 1 if not any(w.lower() in _VERB_FORMS for w, _, _ in inside) else -1
         after = [w.lower() for w, _, _ in self.words(close + len(closer), min(e, close + len(closer) + 60))]
         while after and (after[0] in ADVERBS or after[0] in _CLAUSE_ADVERBS):
             after.pop(0)  # "(the one in Oslo) just had a baby"
