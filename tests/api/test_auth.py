@@ -111,6 +111,27 @@ def test_a_key_bound_to_one_brain_reaches_only_that_brain(tmp_path: Path) -> Non
     assert_error(api.get("/brains/theirs", key=bound), 404, "brain_not_found")
 
 
+def test_a_key_bound_to_one_brain_leaves_no_trace_in_another_nor_pushes_its_traces_out(tmp_path: Path) -> None:
+    api, registry, _ = _registry_app(tmp_path, trace_buffer=20)
+    admin, _ = registry.create("test", "acme")
+    mine, _ = registry.create("test", "acme", brain="mine")
+    theirs, _ = registry.create("test", "acme", brain="theirs")
+    api.post("/brains", {"id": "mine"}, key=admin)
+    api.post("/brains", {"id": "theirs"}, key=admin)
+    context = api.post("/brains/theirs/context", {"query": "what does Bob like?"}, key=theirs).body["id"]
+    refused = [
+        api.get("/brains/theirs/records/rec_planted", key=mine).body["request_id"],
+        api.post("/brains", {"id": "theirs"}, key=mine).body["request_id"],
+    ]
+    # were listed as Brain theirs's own, the second naming Brain 'mine'
+    listed = api.get("/brains/theirs/traces", key=theirs).body["data"]
+    assert [t["id"] for t in listed] == [context]
+    assert all(api.get(f"/brains/mine/traces/{r}", key=mine).status == 200 for r in refused)
+    for n in range(40):  # 20 were enough to push Brain theirs's Context trace out of the project's buffer
+        api.get(f"/brains/mine/records/rec_{n}", key=mine)
+    assert api.get(f"/brains/theirs/traces/{context}", key=theirs).status == 200
+
+
 def test_rate_limit_is_a_fixed_window_per_key() -> None:
     service = Service(MemoryStore(), config=Config(engine="memory", rate_limit_per_minute=3))
     api = Api(create_app(service))

@@ -127,6 +127,24 @@ def test_a_forgotten_brain_leaves_no_count_of_its_requests_behind() -> None:
     assert reused.page("test:acme", "b1", 1) == fresh.page("test:acme", "b1", 1)
 
 
+def test_over_its_bounds_a_namespace_gives_up_the_traces_of_its_busiest_brain_first() -> None:
+    def held(traces: Traces, brain_id: str) -> list[object]:
+        return [t["id"] for t in traces.page("test:acme", brain_id, 10)[0]]
+
+    traces = Traces(4, trace_bytes=200, namespace_bytes=800)
+    for trace_id, brain_id in [("q1", "quiet"), ("q2", "quiet")] + [(f"b{i}", "busy") for i in range(10)]:
+        traces.add(trace_id, "test:acme", brain_id, {"id": trace_id})
+    assert held(traces, "quiet") == ["q2", "q1"]  # were pushed out by the busy Brain's eighth
+    assert held(traces, "busy") == ["b9", "b8"]
+    traces.add("q3", "test:acme", "quiet", {"id": "q3"})  # between equals, the newest trace's Brain
+    assert (held(traces, "quiet"), held(traces, "busy")) == (["q3", "q2"], ["b9", "b8"])
+    traces = Traces(100, trace_bytes=200, namespace_bytes=400)  # and by bytes
+    traces.add("q1", "test:acme", "quiet", {"id": "q1"})
+    for i in range(5):
+        traces.add(f"b{i}", "test:acme", "busy", {"id": f"b{i}", "pad": "x" * 120})
+    assert held(traces, "quiet") == ["q1"] and held(traces, "busy") == ["b4", "b3"]
+
+
 @pytest.mark.parametrize("cursor", ["", "!!", "dDE=x", "eyJhZnRlciI6IDF9", "dA", "t" * 100])
 def test_a_cursor_not_issued_here_is_refused(cursor: str) -> None:
     with pytest.raises(BrainstoreError) as raised:

@@ -68,6 +68,12 @@ class ErrorHandlers:
             resp.set_header("Retry-After", after)
         principal = getattr(req.context, "principal", None)
         brain_id = getattr(req.context, "brain_id", None)
+        brain_uid = resolved_brain_uid.get() if brain_id is not None else None
+        bound = principal.bound_brain if principal else None
+        if bound is not None and brain_id is not None and brain_id != bound:
+            # A key bound to one Brain refused on another: the trace is its own Brain's, never planted in
+            # the other's listTraces (nor counted against what that Brain may hold)
+            brain_id, brain_uid = bound, None
         self.state.service.traces.add(
             request_id,
             principal.namespace if principal else None,
@@ -81,7 +87,7 @@ class ErrorHandlers:
                 "http_status": exc.status,
                 "error": body,
             },
-            brain_uid=resolved_brain_uid.get() if brain_id is not None else None,
+            brain_uid=brain_uid,
         )
 
     def brainstore(self, req: falcon.Request, resp: falcon.Response, exc: BrainstoreError, params: Any) -> None:

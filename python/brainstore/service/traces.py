@@ -3,10 +3,13 @@
 Invariants:
 - One tenant can never evict another's traces: every namespace has its own ring, bounded by count
   (``capacity``) and by size (``namespace_bytes``). A request that failed before a valid key named its
-  namespace is never held (nobody could read it, and it must not push a tenant's traces out).
+  namespace is never held (nobody could read it, and it must not push a tenant's traces out). Within a
+  ring, the Brain holding the most gives up its oldest trace first: keys bound to one Brain are
+  tenants too.
 - A trace is of one Brain, read only through it (getTrace, listTraces) and dropped with it. A failed
-  request's is of the Brain it names (its path's, createBrain's body's); one that named none (an
-  unknown route, a body that is not JSON) is never held: no Brain may read a trace it is not of.
+  request's is of the Brain it names (its path's, createBrain's body's; a bound key's own Brain when
+  it named another); one that named none (an unknown route, a body that is not JSON) is never held:
+  no Brain may read a trace it is not of.
 - A trace's size is bounded (``trace_bytes``, its JSON): an oversized one keeps its summary (lanes,
   budget, cost) and drops the per-chunk scores first, then the quoted context, saying so.
 - A trace is held as its JSON bytes, one object the garbage collector never walks. Held as dicts, a
@@ -44,7 +47,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,15 +111,49 @@ class _Followed:
 
 @dataclass
 class _Ring:
+    """A namespace's traces, oldest first, with what each of its Brains holds of them."""
+
     items: OrderedDict[str, _Held] = field(default_factory=OrderedDict)
     size: int = 0
     # Each Brain's newest trace's number: the order listTraces' cursors name. A Brain's own, so that a
     # key bound to one Brain cannot count, from two of its cursors, the requests made to another.
     seqs: dict[str, int] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)  # by Brain id
+    sizes: Counter[str] = field(default_factory=Counter)
 
     def next_seq(self, brain_id: str) -> int:
         seq = self.seqs[brain_id] = self.seqs.get(brain_id, 0) + 1
         return seq
+
+    def put(self, trace_id: str, held: _Held) -> None:
+        """``held`` as ``trace_id``: the newest, or in the place of the one it fills (same Brain)."""
+        old = self.items.get(trace_id)
+        if old is not None:
+            self._uncount(old)
+        self.items[trace_id] = held
+        self.size += held.size
+        self.counts[held.brain_id] += 1
+        self.sizes[held.brain_id] += held.size
+
+    def pop(self, trace_id: str) -> _Held:
+        held = self.items.pop(trace_id)
+        self._uncount(held)
+        return held
+
+    def _uncount(self, held: _Held) -> None:
+        self.size -= held.size
+        self.counts[held.brain_id] -= 1
+        self.sizes[held.brain_id] -= held.size
+        if not self.counts[held.brain_id]:
+            del self.counts[held.brain_id], self.sizes[held.brain_id]
+
+    def victim(self, over_count: bool, newest: str) -> str:
+        """The trace to give up: the oldest of the Brain that holds the most of what is over (traces,
+        or bytes), between equals the Brain of the ``newest`` trace. One Brain's traffic, a bound key's
+        failed requests among it, then pushes out its own traces, not the other Brains'."""
+        heaviest = self.counts if over_count else self.sizes
+        brain_id = max(heaviest, key=lambda b: (heaviest[b], b == newest))
+        return next(trace_id for trace_id, held in self.items.items() if held.brain_id == brain_id)
 
 
 def encoded(trace: dict[str, Any]) -> bytes:
@@ -274,13 +311,12 @@ class Traces:
             ring = self._rings.get(namespace)
             if ring is not None and ring.items.get(trace_id) is place:
                 if data is None:
-                    del ring.items[trace_id]
+                    ring.pop(trace_id)
                     self._gone([place])
                 else:
                     # in its place, so the ring's order stays the order the Contexts were answered in
-                    ring.items[trace_id] = dataclasses.replace(place, trace=data, written=None)
-                    ring.size += len(data)
-                    self._evict(ring)
+                    ring.put(trace_id, dataclasses.replace(place, trace=data, written=None))
+                    self._evict(ring, place.brain_id)
         place.written.set()
 
     def _ring(self, namespace: str) -> _Ring:
@@ -296,12 +332,10 @@ class Traces:
 
     def _hold(self, trace_id: str, namespace: str, ring: _Ring, held: _Held) -> None:
         """Under the lock: ``held`` as ``trace_id``, newest, in ``namespace``'s ``ring``."""
-        old = ring.items.pop(trace_id, None)
+        old = ring.pop(trace_id) if trace_id in ring.items else None
         if old is not None:
-            ring.size -= old.size
             self._gone([old])
-        ring.items[trace_id] = held
-        ring.size += held.size
+        ring.put(trace_id, held)
         if held.follows:
             assert held.brain_uid is not None
             followed = self._followed.get(held.brain_uid)
@@ -310,13 +344,11 @@ class Traces:
             else:
                 followed.traces += 1
                 followed.since = min(followed.since, held.checked_from)
-        self._evict(ring)
+        self._evict(ring, held.brain_id)
 
-    def _evict(self, ring: _Ring) -> None:
+    def _evict(self, ring: _Ring, newest: str) -> None:
         while len(ring.items) > self.capacity or ring.size > self.namespace_bytes:
-            _, evicted = ring.items.popitem(last=False)
-            ring.size -= evicted.size
-            self._gone([evicted])
+            self._gone([ring.pop(ring.victim(len(ring.items) > self.capacity, newest))])
 
     def _gone(self, items: Iterable[_Held]) -> None:
         """Under the lock, for what left the rings: wake whoever waits for these places, and stop
@@ -418,9 +450,7 @@ class Traces:
     def _drop_where(self, ring: _Ring, doomed: Callable[[_Held], bool]) -> None:
         """Under the lock."""
         for trace_id in [k for k, h in ring.items.items() if doomed(h)]:
-            dropped = ring.items.pop(trace_id)
-            ring.size -= dropped.size
-            self._gone([dropped])
+            self._gone([ring.pop(trace_id)])
 
     # --- following other processes' deletes (a shared store) ---------------------------------------------
     def catch_up(self, brain_uid: str | None = None) -> None:
