@@ -402,6 +402,15 @@ def test_pretending_is_a_fact_of_its_own():
     ]
 
 
+@pytest.mark.parametrize("text", ["My coworker Alice works at Google.", "My wife Alice hates cats."])
+def test_what_another_says_of_the_self_by_name_is_not_the_self_s_own(text):
+    # was owned by Alice: Bob's word about her came back as her profile, her owned Memories, her schema fill
+    (a,) = run(msg(text, speaker="Bob"))
+    assert a.subject == "Alice" and a.owner is None
+    (a,) = run(msg(text.replace("Alice", "Sam"), speaker="Bob"))
+    assert a.owner == "Sam"  # anyone else's stays told as theirs
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

@@ -2841,7 +2841,7 @@ class _Run:
                 # "my friend Sam visited": an apposition, so the fact is Sam's, told by the speaker
                 name = " ".join(w.removesuffix("'s") for w in named)
                 return _Subject(
-                    name, name if owner else None, f"{me}'s {np}", words[j - 1][2], pre, kind="relative"
+                    name, self._third_owner(name) if owner else None, f"{me}'s {np}", words[j - 1][2], pre, kind="relative"
                 )
             subject = f"{me}'s {noun}"
             attr = None
