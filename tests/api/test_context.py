@@ -995,6 +995,32 @@ def test_beyond_resident_chunks_the_least_recently_searched_index_leaves_memory_
     service.store.close()
 
 
+def test_forgetting_the_last_record_of_an_index_not_in_memory_deletes_its_files(tmp_path: Any) -> None:
+    from tests.conftest import open_engine
+
+    service = open_engine("duckdb", tmp_path)
+    api = Api(create_app(service))
+    api.brain("b1")
+    api.brain("b2")
+    secret = api.remember("b1", "the vault code is Quibblewort 4471").body["id"]
+    api.remember("b2", "the locker code is 9921")
+    assert service.wait_idle()
+    uid = service.store.get_brain("test:acme", "b1").uid
+    context(api, "b1", query="vault code")
+    context(api, "b2", query="locker code")
+    service.evidence.resident_chunks = 1
+    service.evidence._evict()  # b1's index leaves memory for its files, as another tenant's load makes it
+    assert uid not in _resident_brains(service) and (tmp_path / "index" / uid).exists()
+    assert api.delete(f"/brains/b1/records/{secret}").status == 200
+    # were kept for good: loaded for the forget, the index was rebuilt empty from the store, and an
+    # index that removed nothing deleted no file
+    assert not (tmp_path / "index" / uid).exists()
+    assert context(api, "b1", query="vault code")["evidence"] == []
+    service.stop()
+    service.store.close()
+    assert not any(b"Quibblewort" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "index" in p.parts)
+
+
 def test_beyond_resident_chunks_a_tenant_searching_many_brains_gives_up_its_own_indexes_first(tmp_path: Any) -> None:
     from brainstore.service.evidence import INDEX_OVERHEAD_CHUNKS
     from tests.conftest import OTHER_PROJECT_KEY, open_engine

@@ -381,6 +381,11 @@ class EvidenceIndexes:
             index = self._reconcile(brain_uid, index)
         if index is None:
             index = self._rebuild(brain_uid)
+            if directory is not None and directory.exists():
+                # Files that do not match the store hold what was erased since they were written (the
+                # Brain's last Record, forgotten while its index was out of memory): they go now, and the
+                # index rebuilt is saved again when it holds anything.
+                self._remove_files(directory)
         if len(index) and index.unsaved:  # built, reconciled, or loaded from an older format
             self._save_soon(brain_uid)
         return index
