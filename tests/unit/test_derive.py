@@ -411,6 +411,22 @@ def test_what_another_says_of_the_self_by_name_is_not_the_self_s_own(text):
     assert a.owner == "Sam"  # anyone else's stays told as theirs
 
 
+@pytest.mark.parametrize(
+    ("text", "statement", "value"),
+    [
+        ("I moved to Berlin two weeks ago.", "Alice moved to Berlin in the week of 24 April 2023.", "berlin"),
+        ("I moved to Berlin 3 years ago.", "Alice moved to Berlin in 2020.", "berlin"),
+        ("I started at Acme three months ago.", "Alice started at Acme in February 2023.", None),
+        ("I adopted Rex 3 days ago.", "Alice adopted Rex on 5 May 2023.", None),
+    ],
+)
+def test_a_time_counted_back_is_as_precise_as_its_unit_and_no_part_of_the_value(text, statement, value):
+    # were "on 24 April 2023" and "on 8 May 2020", and the home "berlin two weeks" / "berlin 3 years",
+    # which a later "I live in Berlin" did not match
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.value) == (statement, value)
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

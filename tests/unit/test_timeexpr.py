@@ -47,7 +47,7 @@ def d(*a):
         ("in December", d(2022, 12, 1)),
         ("March 2022", d(2022, 3, 1)),
         ("the day before yesterday", d(2023, 5, 6)),
-        ("a few years ago", d(2020, 5, 8)),
+        ("a few years ago", d(2020, 1, 1)),  # as precise as its unit: a year
         ("last summer", d(2022, 6, 1)),
         ("today", d(2023, 5, 8)),
         # typed in lower case, as in chat

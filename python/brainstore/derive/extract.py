@@ -39,6 +39,7 @@ from .attribution import (
 )
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
 from .timeexpr import (
+    AGO,
     ahead_unless_past,
     find_time_expressions,
     looks_ahead,
@@ -688,7 +689,8 @@ _CUT = re.compile(
     r"|\s+(?:since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
-    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b",
+    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b"
+    rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago": no part of the place
     re.I,
 )
 _PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)

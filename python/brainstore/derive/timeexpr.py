@@ -34,6 +34,7 @@ from datetime import datetime, timedelta, timezone
 from .attribution import ADVERBS, FIRST_PL, FIRST_SG, SECOND, THIRD_SG
 
 __all__ = [
+    "AGO",
     "UNKNOWN_START",
     "TimeExpr",
     "TimeSpan",
@@ -89,6 +90,8 @@ _ORD = r"\d{1,2}(?i:st|nd|rd|th)?"
 _NUM = r"(?i:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|few|several|(?:a\s+)?couple(?:\s+of)?)"
 _UNIT = r"(?i:days?|weeks?|months?|years?|decades?)"
 _REL = r"(?i:last|this|next|past|previous|coming)"
+#: "two weeks ago", "3 years back": a time counted back from when it was said.
+AGO = rf"{_NUM}\s+{_UNIT}\s+(?i:ago|back|earlier)"
 
 # One atom: a single point or period. Alternatives are ordered longest-first.
 _ATOM = (
@@ -98,7 +101,7 @@ _ATOM = (
     rf"|(?P<dmy>(?i:the\s+)?{_ORD}(?:\s+of)?\s+{_MON}(?:,?\s+{_YEAR})?)"
     rf"|(?P<mdy>{_MON}\s+{_ORD}(?:,?\s+{_YEAR})?)(?![\d:])"
     rf"|(?P<my>{_MON},?\s+(?:of\s+)?{_YEAR})"
-    rf"|(?P<ago>{_NUM}\s+{_UNIT}\s+(?i:ago|back|earlier))"
+    rf"|(?P<ago>{AGO})"
     r"|(?P<dby>(?i:the\s+day\s+before\s+yesterday))"
     r"|(?P<word>(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night))"
     rf"|(?P<relunit>{_REL}\s+(?i:week(?:end)?|month|year|decade))"
@@ -261,15 +264,16 @@ def _resolve_atom(
             n = _NUMBERS.get(parts[0]) if not parts[0].isdigit() else int(parts[0])
             if n is None or n > 5000:
                 return None
+            # As precise as its unit: "two weeks ago" is a week, "three years ago" a year, never a day
             unit = parts[1].rstrip("s")
             if unit == "day":
                 return day0 - timedelta(days=n), "day", True
             if unit == "week":
-                return day0 - timedelta(weeks=n), "day", True
+                return _floor(day0 - timedelta(weeks=n), "week"), "week", True
             if unit == "month":
-                return _add_months(day0, -n), "day", True
+                return _floor(_add_months(day0, -n), "month"), "month", True
             years = n * (10 if unit == "decade" else 1)
-            return _add_months(day0, -12 * years), "day", True
+            return _floor(_add_months(day0, -12 * years), "year"), "year", True
         if g == "relunit":
             rel, unit = low.split(" ", 1)
             step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[rel]
