@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from brainstore.api.app import create_app
 from brainstore.cli import main
 from brainstore.config import Config
 from brainstore.service import Service
+from brainstore.store.base import StoreFeature
 from brainstore.store.duckdb import DuckDBStore
+from brainstore.store.postgres import PostgresStore
 from tests.conftest import Api, assert_error
 
 
@@ -83,3 +88,35 @@ def test_objects_written_before_schema_7_are_listed_by_their_size_before_and_aft
     assert store._rows("SELECT value_bytes FROM object_versions WHERE key = 'd'") == [(4,)]
     assert listed(30) == ["a", "c", "d"] and listed(24) == ["a"]
     store.close()
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgres"])
+def test_an_idempotency_key_answers_501_until_its_reply_can_be_erased(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Before ERASURE (schema 4) a stored reply has no Brain or Record to be erased by: forgetRecord and
+    forgetBrain would leave it, and a replay serve what they erased."""
+    store: Any
+    if kind == "duckdb":
+        store = DuckDBStore(tmp_path / "brainstore.duckdb")
+    else:
+        server = request.getfixturevalue("postgres_server")
+        name = server.database(migrated=False)
+        request.addfinalizer(lambda: server.drop(name))
+        store = PostgresStore(server.url(name), pool_size=2)
+    store.migrate(up_to=StoreFeature.ERASURE - 1)
+    service = Service(store, config=Config(engine=kind, data_dir=tmp_path))
+    api = Api(create_app(service))
+    try:
+        key = {"Idempotency-Key": "k1"}
+        assert_error(api.post("/brains", {"id": "b1", "name": "Secret"}, headers=key), 501, "not_implemented")
+        assert api.post("/brains", {"id": "b1"}).status == 201
+        remember = api.post("/brains/b1/records", {"content": "Alice's PIN is 4321."}, headers=key)
+        err = assert_error(remember, 501, "not_implemented")
+        assert "migrate" in err["message"]
+        assert_error(api.post("/brains/b1/objects", {"type": "note", "key": "n", "value": 1}, headers=key), 501, "not_implemented")
+        assert api.remember("b1", "kept without a key").status == 202
+        assert store._rows("SELECT count(*) FROM idempotency")[0][0] == 0  # nothing a delete could not erase
+    finally:
+        service.stop()
+        store.close()

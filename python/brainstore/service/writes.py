@@ -86,6 +86,10 @@ class Writes:
         the write: a crash cannot leave a write without its reply (a retry would duplicate it) or a
         reply without its write. Concurrent writes share one commit (:class:`GroupCommit`).
         """
+        if key is not None:
+            # The reply quotes what the write made; before ERASURE's keys no delete could find it, and a
+            # replay would serve a forgotten Record or Brain.
+            require(self.store, StoreFeature.ERASURE)
 
         def once() -> Reply:
             if key is not None:
