@@ -431,6 +431,49 @@ def test_routes_needing_newer_tables_answer_501_until_brainstore_migrate(empty_u
     store.close()
 
 
+def test_a_transaction_keeps_the_schema_it_began_at_while_brainstore_migrate_runs_beside_it(empty_url: str) -> None:
+    """A server trusts a version behind for a few seconds; its writes in that window must still choose
+    their columns and tables by the schema they commit under."""
+    server = PostgresStore(empty_url, pool_size=2)
+    operator = PostgresStore(empty_url, pool_size=1)
+    try:
+        server.migrate(up_to=StoreFeature.ERASURE - 1)
+        server.insert_brain(Brain(MAIN, "test:acme", "b1", None, None, None, T0))
+        assert server.schema_version() == StoreFeature.ERASURE - 1  # read now: trusted for a while
+        assert operator.migrate() == [m[0] for m in migrations()][StoreFeature.ERASURE - 1 :]
+        with server.atomic():
+            server.put_idempotent(reply(MAIN, "k1", "Alice's PIN is 4321.", "rec_1"))
+        operator.insert_record(rec("rec_1", MAIN, "Alice's PIN is 4321.", 1))  # queued for derivation (5)
+        server.erase_brain(MAIN)
+        left = dump(empty_url)
+        assert left["idempotency"] == [] and left["derivation_queue"] == [] and left["records"] == []
+    finally:
+        server.close()
+        operator.close()
+
+
+def test_a_migration_waits_for_the_transactions_begun_behind_it(empty_url: str) -> None:
+    server = PostgresStore(empty_url, pool_size=2)
+    operator = PostgresStore(empty_url, pool_size=1)
+    applied: list[int] = []
+    try:
+        server.migrate(up_to=StoreFeature.ERASURE - 1)
+        migrating = threading.Thread(target=lambda: applied.extend(operator.migrate()))
+        with server.atomic():
+            assert server.schema_version() == StoreFeature.ERASURE - 1
+            migrating.start()
+            migrating.join(timeout=1.0)
+            assert migrating.is_alive() and not applied  # waits for this transaction to commit
+            assert server.schema_version() == StoreFeature.ERASURE - 1
+        migrating.join(timeout=30)
+        assert applied == [m[0] for m in migrations()][StoreFeature.ERASURE - 1 :]
+        with server.atomic():  # began after the migration: sees it at once, not a few seconds later
+            assert server.schema_version() == HASHED_KEYS
+    finally:
+        server.close()
+        operator.close()
+
+
 def test_migrate_and_serve_refuse_what_postgres_options_cannot_do(tmp_path: Path) -> None:
     assert main(["migrate", "--engine", "postgres"]) == 2  # no database
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}

@@ -33,7 +33,8 @@ Schema changes are numbered SQL files in migrations_postgres/ with the same vers
 (``StoreFeature``), applied by ``migrate()`` under an advisory lock, so workers that start together on
 an empty database migrate it once. A store behind answers not_implemented; the version is re-read every
 few seconds until it is current, so a ``brainstore migrate`` run beside a live server takes effect
-without a restart.
+without a restart. Meanwhile each transaction holds the version it began at: it takes the migration lock
+shared (``_hold_schema``), so no migration commits under a writer that chose its tables by an older one.
 
 Deletes erase: rows are deleted inside the erase's transaction, and once it commits no SQL reads them.
 PostgreSQL keeps the deleted tuples in the table files as dead tuples until VACUUM removes them, so every
@@ -279,10 +280,12 @@ class PostgresStore:
             local.conn, local.erased, local.own = conn, erased, own
             try:
                 with conn.transaction():
+                    if not getattr(local, "migrating", False) and (self._schema is None or self._schema < _LATEST):
+                        local.schema = self._hold_schema(conn)
                     yield
                     self._write_seqs(own)
             finally:
-                local.conn, local.erased, local.own = None, None, None
+                local.conn, local.erased, local.own, local.schema = None, None, None, None
         self._held_after(own)  # committed: a rollback raised above
         if erased:
             self._after_erase(erased)
@@ -391,17 +394,41 @@ class PostgresStore:
 
     # --- schema -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
+        held = getattr(self._local, "schema", None)
+        if held is not None:  # no migration can commit before this transaction does (_hold_schema)
+            return int(held)
         # Another process (`brainstore migrate`) may advance it: a version behind is read again after a
         # few seconds; the latest one cannot move.
         now = time.monotonic()
         if self._schema is not None and (self._schema >= _LATEST or now - self._schema_read < _SCHEMA_RECHECK):
             return self._schema
+        return self._note_schema(self._read_schema(), now)
+
+    def _read_schema(self) -> int:
         if self._one("SELECT to_regclass('schema_migrations') IS NOT NULL"):
-            version = int(self._one("SELECT coalesce(max(version), 0) FROM schema_migrations"))
-        else:
-            version = 0
-        self._schema, self._schema_read = version, now
+            return int(self._one("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+        return 0
+
+    def _note_schema(self, version: int, read_at: float) -> int:
+        # Threads read it concurrently: a slower one must not put back a version another saw passed.
+        if self._schema is None or version >= self._schema:
+            self._schema, self._schema_read = version, read_at
         return version
+
+    def _hold_schema(self, conn: psycopg.Connection[Any]) -> int:
+        """First in a transaction begun while the schema was behind: the version it runs at, held.
+
+        A writer chooses its tables and columns by the version (erase_brain's tables, put_idempotent's
+        keys); one that read a version a migration then passed wrote replies without the keys erasure
+        finds them by, or erased a Brain without the tables the migration made. The shared lock waits
+        for a migration in progress (migrate() holds _MIGRATION_LOCK until it commits) and keeps the
+        next one from committing before this transaction does, so the version read after it stays true
+        throughout. Taken before the transaction touches any table: a migration's ALTER TABLE waits for
+        the tables this transaction holds, and it must never hold one while it waits for the lock.
+        Read in its own statement, after the lock: READ COMMITTED's snapshot is taken as a statement
+        starts. Once the schema is the latest no transaction pays for it."""
+        conn.execute("SELECT pg_advisory_xact_lock_shared(%s)", [_MIGRATION_LOCK])
+        return self._note_schema(self._read_schema(), time.monotonic())
 
     def _keeps_heads(self) -> bool:
         """Inside a transaction that has written or erased revisions: whether it must keep memory_heads.
@@ -427,6 +454,17 @@ class PostgresStore:
         )
 
     def migrate(self, up_to: int | None = None) -> list[int]:
+        # Its transactions take the migration lock exclusively, first: not the shared one atomic() takes
+        # while behind, which two migrate() calls would each hold while waiting for the other's.
+        self._local.migrating = True
+        try:
+            applied = self._migrate(up_to)
+        finally:
+            self._local.migrating = False
+        self._schema = None
+        return applied
+
+    def _migrate(self, up_to: int | None) -> list[int]:
         applied = []
         for version, name, sql in migrations():
             if up_to is not None and version > up_to:
@@ -444,7 +482,6 @@ class PostgresStore:
                 conn.execute(sql)
                 conn.execute("INSERT INTO schema_migrations VALUES (%s, %s, now())", [version, name])
             applied.append(version)
-        self._schema = None
         return applied
 
     # --- change sequence --------------------------------------------------------------------------
