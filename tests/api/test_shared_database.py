@@ -463,3 +463,29 @@ def test_a_memory_left_pending_by_a_process_that_died_is_rederived_by_another(
     uid = store.get_brain("test:acme", "b1").uid  # type: ignore[union-attr]
     until(lambda: store.stale_pending_memories(0, 10) == [], timeout=15)
     assert all(m.status != "pending" for m in store.all_memories(uid))
+
+
+def test_a_create_brain_sent_to_both_processes_with_one_key_is_a_replay_on_the_slower(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slower process reads no reply (the faster has not committed), then finds the Brain the
+    faster committed meanwhile: the answer is the faster's reply, not brain_exists."""
+    a, b = pair
+    api_a, api_b = Api(create_app(a)), Api(create_app(b))
+    headers = {"Idempotency-Key": "retry-1"}
+    read = b.store.get_idempotent
+    first: list[Any] = []
+
+    def get_idempotent(*args: Any) -> Any:
+        held = read(*args)
+        if not first:  # the faster process commits right after b read no reply
+            first.append(api_a.post("/brains", {"id": "b1", "name": "Ann"}, headers=headers))
+        return held
+
+    monkeypatch.setattr(b.store, "get_idempotent", get_idempotent)
+    slower = api_b.post("/brains", {"id": "b1", "name": "Ann"}, headers=headers)
+    assert first[0].status == 201
+    assert (slower.status, slower.body) == (201, first[0].body)
+    other = api_b.post("/brains", {"id": "b1", "name": "Bob"}, headers=headers)
+    assert other.status == 409 and other.body["code"] == "idempotency_conflict"
+    assert api_b.post("/brains", {"id": "b1"}).body["code"] == "brain_exists"

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from brainstore.domain import Brain, IdempotentReply, ObjectVersion, Principal, Record
-from brainstore.errors import error
+from brainstore.errors import BrainstoreError, error
 from brainstore.ids import new_id
 from brainstore.service.common import (
     MISSING,
@@ -91,17 +91,31 @@ class Writes:
             # replay would serve a forgotten Record or Brain.
             require(self.store, StoreFeature.ERASURE)
 
+        def replay() -> Reply | None:
+            held = self.store.get_idempotent(principal.namespace, scope, key) if key is not None else None
+            if held is None:
+                return None
+            if held.fingerprint != request_fingerprint:
+                raise error(
+                    "idempotency_conflict",
+                    f"Idempotency-Key: {key!r} was used with different content for {operation}",
+                )
+            return Reply(held.status, held.body, held.watermark)
+
         def once() -> Reply:
-            if key is not None:
-                held = self.store.get_idempotent(principal.namespace, scope, key)
-                if held is not None:
-                    if held.fingerprint != request_fingerprint:
-                        raise error(
-                            "idempotency_conflict",
-                            f"Idempotency-Key: {key!r} was used with different content for {operation}",
-                        )
-                    return Reply(held.status, held.body, held.watermark)
-            reply, brain_uid, resource_id = write()
+            replayed = replay()
+            if replayed is not None:
+                return replayed
+            try:
+                reply, brain_uid, resource_id = write()
+            except BrainstoreError:
+                # The same request on another process may have committed between the read above and the
+                # write's own checks (each statement reads what is committed as it starts): its Brain
+                # then exists, or its Object version is the current one. Its reply is committed with it.
+                replayed = replay()
+                if replayed is None:
+                    raise
+                return replayed
             if key is not None:
                 self.store.put_idempotent(
                     IdempotentReply(
