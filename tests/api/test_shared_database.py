@@ -20,6 +20,7 @@ from brainstore.app import build_service
 from brainstore.config import Config
 from brainstore.service import Service
 from brainstore.service import derivation as derivation_module
+from brainstore.store.base import StoreFeature
 from brainstore.store.postgres import PostgresStore
 from tests.conftest import Api
 
@@ -489,3 +490,67 @@ def test_a_create_brain_sent_to_both_processes_with_one_key_is_a_replay_on_the_s
     other = api_b.post("/brains", {"id": "b1", "name": "Bob"}, headers=headers)
     assert other.status == 409 and other.body["code"] == "idempotency_conflict"
     assert api_b.post("/brains", {"id": "b1"}).body["code"] == "brain_exists"
+
+
+@pytest.fixture
+def unmigrated(postgres_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A database nothing has migrated, and quick schema rechecks and scans."""
+    from brainstore.store import postgres as postgres_module
+
+    monkeypatch.setattr(postgres_module, "_SCHEMA_RECHECK", 0.1)
+    monkeypatch.setattr(derivation_module, "SCAN_SECONDS", 0.2)
+    monkeypatch.setattr(derivation_module, "GRACE_SECONDS", 0.5)
+    name = postgres_server.database(migrated=False)
+    yield postgres_server.url(name)
+    postgres_server.drop(name)
+
+
+def migrated(url: str, up_to: int | None = None) -> None:
+    """As `brainstore migrate` does, from a process of its own."""
+    operator = PostgresStore(url, pool_size=1)
+    try:
+        operator.migrate(up_to=up_to)
+    finally:
+        operator.close()
+
+
+def started(url: str, directory: Path) -> Service:
+    service = Service(PostgresStore(url), config=Config(engine="postgres", database_url=url, data_dir=directory))
+    service.start()
+    return service
+
+
+def test_a_record_accepted_before_derivation_had_its_schema_is_derived_once_migrate_runs_beside(
+    unmigrated: str, tmp_path: Path
+) -> None:
+    migrated(unmigrated, up_to=StoreFeature.ERASURE - 1)
+    service = started(unmigrated, tmp_path)
+    try:
+        api = Api(create_app(service))
+        api.brain("b1")
+        rid = api.remember("b1", message("Alice's favourite drink is jasmine tea.")).body["id"]
+        time.sleep(0.5)
+        assert api.get(f"/brains/b1/records/{rid}").body["status"] == "processing"  # derivation needs ERASURE
+        migrated(unmigrated)
+        until(lambda: api.get(f"/brains/b1/records/{rid}").body["status"] == "ready", timeout=15)
+    finally:
+        service.stop()
+        service.store.close()
+
+
+def test_the_shared_queue_is_scanned_once_schema_5_arrives_beside_live_processes(
+    unmigrated: str, tmp_path: Path
+) -> None:
+    migrated(unmigrated, up_to=StoreFeature.ERASURE)
+    a, b = started(unmigrated, tmp_path / "a"), started(unmigrated, tmp_path / "b")
+    try:
+        migrated(unmigrated)
+        api_a, api_b = Api(create_app(a)), Api(create_app(b))
+        api_a.brain("b1")
+        a.derivation.stop()  # a accepts a Record and dies before deriving it: b adopts it from the queue
+        rid = api_a.remember("b1", message("Carol moved to Oslo in 2021.")).body["id"]
+        until(lambda: api_b.get(f"/brains/b1/records/{rid}").body["status"] == "ready", timeout=15)
+    finally:
+        for service in (a, b):
+            service.stop()
+            service.store.close()

@@ -46,6 +46,9 @@ Memories pending re-derivation that long (they take no claim: a pending Memory i
 Brain's lock and re-derived only while still pending). The
 re-read under the Brain's row lock still guards the outcome: a Record derived by one process is skipped
 by any other. Brains are locked in uid order in a batch, so two processes' batches never deadlock.
+Such a store may be migrated beside a live process (`brainstore migrate`), so the scan runs from the
+start: it takes up the shared queue once the schema has it, and queues again the work derivation
+dropped while the schema was behind its own (``_resume``).
 """
 
 from __future__ import annotations
@@ -496,6 +499,8 @@ class Derivation:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._scanner: threading.Thread | None = None
         self._scan_stop = threading.Event()
+        # Whether work was left undone because the schema was behind (see _resume).
+        self._behind = False
 
     def _shared(self) -> SharedStore | None:
         return shared_store(self.store)
@@ -529,16 +534,13 @@ class Derivation:
         self._applier.start()
         self._thread = threading.Thread(target=self._run, name="brainstore-derivation", daemon=True)
         self._thread.start()
-        if self.store.schema_version() >= StoreFeature.CORE:
-            for brain_uid, record_id in self.store.records_in_status("processing"):
-                self.put_record(brain_uid, record_id)
-        if self.store.schema_version() >= StoreFeature.MEMORIES:
-            for brain_uid, memory_id in self.store.memories_in_status("pending"):
-                self.put_memory(brain_uid, memory_id)
+        self._resume()
         # after the backlog read back is queued: it is no namespace's light work
         self._express = threading.Thread(target=self._run_express, name="brainstore-derivation-express", daemon=True)
         self._express.start()
-        if self._shared() is not None:
+        # A store other processes serve may be migrated beside this one (`brainstore migrate`): the scan
+        # runs from the start, and takes up the backlog and the shared queue once the schema has them.
+        if isinstance(self.store, SharedStore):
             self._scan_stop.clear()
             self._scanner = threading.Thread(target=self._scan, name="brainstore-derivation-scan", daemon=True)
             self._scanner.start()
@@ -553,14 +555,33 @@ class Derivation:
             return ReaderProcess(seconds=READ_APART_SECONDS, nice=BACKGROUND_NICE, memory_bytes=READ_APART_BYTES)
         return None
 
+    def _resume(self) -> None:
+        """Queue what the store holds still to do (Records processing, Memories pending) and is not
+        queued here. While the schema is behind derivation's, _load drops it again, and marks the
+        process behind: the scan calls this once more when the schema has caught up."""
+        version = self.store.schema_version()
+        self._behind = version < max(StoreFeature)
+        if version >= StoreFeature.CORE:
+            for brain_uid, record_id in self.store.records_in_status("processing"):
+                self.adopt_record(brain_uid, record_id, 0)
+        if version >= StoreFeature.MEMORIES:
+            for brain_uid, memory_id in self.store.memories_in_status("pending"):
+                with self._idle:
+                    if (brain_uid, memory_id) in self._queued_memories:
+                        continue
+                self.put_memory(brain_uid, memory_id)
+
     def _scan(self) -> None:
-        """Adopt the queued Records no process derives, and drop what other processes erased from this
-        one's caches and traces."""
+        """Take up the backlog a migration run beside this process made derivable, adopt the queued
+        Records no process derives, and drop what other processes erased from this one's caches and
+        traces."""
         while not self._scan_stop.wait(SCAN_SECONDS):
-            shared = self._shared()
-            if shared is None:
-                continue
             try:
+                if self._behind and self.store.schema_version() >= max(StoreFeature):
+                    self._resume()
+                shared = self._shared()  # from migration 5 on, read again each time: it may arrive live
+                if shared is None:
+                    continue
                 self._renew_claims(shared)
                 for brain_uid, record_id, seq in shared.unclaimed_records(GRACE_SECONDS, BATCH_RECORDS * 4):
                     self.adopt_record(brain_uid, record_id, seq)
@@ -946,7 +967,9 @@ class Derivation:
         batch = self._drop_forgotten(batch)  # a long document's next slice, its Record erased since
         if self.store.schema_version() < max(StoreFeature):
             for job in batch:
-                self._done(job)  # stays processing until the operator migrates; resumed on the next start
+                self._done(job)  # stays processing until the operator migrates
+            # After the jobs are no longer queued here: a _resume that began before this still finds them.
+            self._behind = True
             return []
         fresh: dict[str, list[Job]] = {}
         for job in batch:
