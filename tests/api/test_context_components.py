@@ -289,3 +289,19 @@ def test_a_hostile_pattern_runs_in_linear_time_and_nothing_is_fetched(alice: Api
         refused = ctx(alice, query="Alice", schema={"type": "object", "properties": {"x": {"$ref": ref}}})
         assert refused["structured"]["status"] == "unavailable" and "$ref" in refused["structured"]["reason"]
         assert "registry" not in json.dumps(refused)
+
+
+def test_filters_apply_to_the_structured_value(alice: Api) -> None:
+    """A value comes only from Memories citing a Record the filter admits, as a profile line does:
+    Lisbon is said in chat on 2 March, Acme in an email on 3 March."""
+    properties = {"city": {"type": "string"}, "instrument": {"type": "string"}, "employer": {"type": "string"}}
+    query = "What does Alice play, where does she live and work?"
+
+    def value(**flt: Any) -> dict[str, Any]:
+        return ctx(alice, query=query, schema={"type": "object", "properties": properties}, filter=flt)["structured"]["value"]
+
+    assert value() == {"city": "Lisbon", "instrument": "cello", "employer": "Acme"}
+    assert value(sources=["chat"]) == {"city": "Lisbon", "instrument": "cello"}
+    for emails in (value(sources=["email"]), value(since="2024-03-03T00:00:00Z")):
+        assert emails["employer"] == "Acme" and emails.get("city") != "Lisbon" and "instrument" not in emails
+    assert value(until="2024-03-02T00:00:00Z") == {"instrument": "cello"}

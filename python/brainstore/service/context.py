@@ -550,7 +550,7 @@ class Contexts:
         if flt is None:
             return lambda record_id: True
 
-        def admits(record_id: str) -> bool:
+        def judge(record_id: str) -> bool:
             for chunk_id in index.record_chunks(record_id)[:1]:
                 chunk = index.get(chunk_id)
                 if chunk is None:
@@ -562,6 +562,16 @@ class Contexts:
                     and (flt.sources is None or chunk.source_name in flt.sources)
                 )
             return False
+
+        # A schema asks of every Memory's Records (about 2 us each under the index's lock, 20,000
+        # Memories on a Brain), and a Record gives several Memories.
+        verdicts: dict[str, bool] = {}
+
+        def admits(record_id: str) -> bool:
+            verdict = verdicts.get(record_id)
+            if verdict is None:
+                verdict = verdicts[record_id] = judge(record_id)
+            return verdict
 
         return admits
 
@@ -716,8 +726,8 @@ class Contexts:
                 if ledger.may_fit(label, value) and ledger.charge(label, value):
                     context["objects"].append(object_view(obj))
                     served_texts.append(value)
+        admitted = self._admitted(index, flt)
         if "profile" in include:
-            admitted = self._admitted(index, flt)
             lines = []
             for line in self.memories.profile_lines(brain, eligible):
                 line["citations"] = [c for c in line["citations"] if admitted(c["record_id"])]
@@ -737,7 +747,7 @@ class Contexts:
         if request["schema"] is not None:
             bodies = {f"chk_{p.chunk.id}": p.body for p, _, _ in window}
             structured, unfilled, embedded, drawn_from = self._structured(
-                request["schema"], brain, eligible, window_records, evidence, bodies, citations, ledger, deadline
+                request["schema"], brain, eligible, admitted, window_records, evidence, bodies, citations, ledger, deadline
             )
             context["structured"] = structured
             quoted.update(drawn_from)
@@ -844,6 +854,7 @@ class Contexts:
         raw: dict[str, Any],
         brain: Brain,
         eligible: list[MemoryRevision],
+        admitted: Callable[[str], bool],
         window_records: set[str],
         evidence: list[dict[str, Any]],
         bodies: dict[str, str],
@@ -855,19 +866,24 @@ class Contexts:
         embedding calls it made, and the Records cited by the Memories its value came from (a Memory
         may lie outside the evidence window: forgetting such a Record must erase the trace too).
         Filled only from served, cited material: the Memories this reader may see (with their
-        citations) and, when evidence is served, its passages (by citation id; ``bodies`` holds each
-        served item's text without its header, by item id)."""
+        citations) citing a Record the request's filter ``admitted``, as a profile line must, and, when
+        evidence is served, its passages (by citation id; ``bodies`` holds each served item's text
+        without its header, by item id)."""
         try:
             schema = compile_schema(raw)
         except SchemaRefused as exc:
             return {"status": "unavailable", "value": None, "reason": exc.reason}, [], 0, set()
         me = (brain.self_name or "").casefold()
-        # free text outside the window is not this question's material; a redacted Memory's words are
-        # not served, so no value may come from them. With too little time left, only the Memories'
-        # attributes (no phrase of a text is embedded then).
+        # free text outside the window is not this question's material, nor is a Memory resting only on
+        # Records the filter leaves out; a redacted Memory's words are not served, so no value may come
+        # from them. With too little time left, only the Memories' attributes (no phrase of a text is
+        # embedded then).
         text_facts = time.monotonic() * 1000 < deadline * 1000 - self.STRUCTURED_MIN_MS
         material = [
-            m for m in eligible if m.attribute is not None or (text_facts and _lineage_in(m, window_records))
+            m
+            for m in eligible
+            if (m.attribute is not None or (text_facts and _lineage_in(m, window_records)))
+            and any(admitted(c.record_id) for c in m.citations)
         ]
 
         def is_mine(memory: MemoryRevision) -> bool:
