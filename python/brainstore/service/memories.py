@@ -3,7 +3,7 @@
 Every Memory leaves through :class:`~brainstore.service.visibility.Visibility`: citations of Records this
 deployment may not serve are left out, redacted quotes are replaced, and a Memory none of whose Records
 may be read is not served at all (it is treated as absent; in a delta read it is listed in ``deleted``
-so a mirror drops any copy). Pending Memories (re-derivation in progress) are excluded everywhere.
+so a mirror drops any copy, as is a changed Memory the read's subject, owner or as_of leaves out). Pending Memories (re-derivation in progress) are excluded everywhere.
 """
 
 from __future__ import annotations
@@ -183,16 +183,19 @@ class MemoryReads:
         data, deleted = [], []
         for _, memory_id, memory in changes:
             view = views.get(memory_id)
-            if memory is None or view is None:  # erased, pending, or not servable here: drop any copy
+            # Erased, pending, not servable here, or changed so that the view's parameters no longer
+            # take it (its time ended before as_of): a mirror may hold an earlier copy, which a full
+            # read with the same parameters would not return.
+            if (
+                memory is None
+                or view is None
+                or (subject is not None and memory.subject.casefold() != subject.casefold())
+                or (owner is not None and (memory.owner or "").casefold() != owner.casefold())
+                or not eligible_at(memory, as_of)
+            ):
                 deleted.append(memory_id)
-                continue
-            if subject is not None and memory.subject.casefold() != subject.casefold():
-                continue
-            if owner is not None and (memory.owner or "").casefold() != owner.casefold():
-                continue
-            if not eligible_at(memory, as_of):
-                continue
-            data.append(view)
+            else:
+                data.append(view)
         boundary = changes[-1][0] if has_more else seq_now
         return {
             "object": "list",
