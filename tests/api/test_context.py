@@ -173,6 +173,31 @@ def test_as_of_applies_to_memories(api: Api, service: Service) -> None:
     assert not [m for m in then["memories"] if "Porto" in m["statement"]]
 
 
+def test_as_of_applies_to_the_profile_and_the_structured_value(api: Api, service: Service) -> None:
+    """As of a day, the profile holds the self's Memories valid then, ended since or not, and no value
+    comes from evidence of a later day (served as evidence all the same)."""
+    api.brain("b1", self_name="Ann")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."}, occurred_at="2020-01-01T00:00:00Z")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I moved to Porto in 2022."}, occurred_at="2022-06-01T00:00:00Z")
+    assert service.wait_idle()
+
+    def at(as_of: str) -> tuple[list[str], dict[str, Any]]:
+        ctx = context(
+            api,
+            query="Where does Ann live? Lisbon Porto",
+            include=["evidence", "profile"],
+            schema={"type": "object", "properties": {"city": {"type": "string"}}},
+            as_of=as_of,
+        )
+        return [line["statement"] for line in ctx["profile"]["lines"]], ctx["structured"]["value"]
+
+    profile, value = at("2021-01-01T00:00:00Z")
+    assert len(profile) == 1 and "Lisbon" in profile[0] and value == {"city": "Lisbon"}
+    profile, value = at("2023-01-01T00:00:00Z")
+    assert all("Lisbon" not in line for line in profile) and value == {"city": "Porto"}
+    assert at("2019-01-01T00:00:00Z") == ([], {})
+
+
 def test_read_your_writes_with_brain_watermark(api: Api, service: Service) -> None:
     api.brain()
     service.derivation.stop()  # derivation held: the watermark cannot be reached yet

@@ -729,7 +729,7 @@ class Contexts:
         admitted = self._admitted(index, flt)
         if "profile" in include:
             lines = []
-            for line in self.memories.profile_lines(brain, eligible):
+            for line in self.memories.profile_lines(brain, eligible, as_of=as_of):
                 line["citations"] = [c for c in line["citations"] if admitted(c["record_id"])]
                 if line["citations"] and charge_memory(line):
                     lines.append(line)
@@ -747,7 +747,17 @@ class Contexts:
         if request["schema"] is not None:
             bodies = {f"chk_{p.chunk.id}": p.body for p, _, _ in window}
             structured, unfilled, embedded, drawn_from = self._structured(
-                request["schema"], brain, eligible, admitted, window_records, evidence, bodies, citations, ledger, deadline
+                request["schema"],
+                brain,
+                eligible,
+                admitted,
+                as_of,
+                window_records,
+                evidence,
+                bodies,
+                citations,
+                ledger,
+                deadline,
             )
             context["structured"] = structured
             quoted.update(drawn_from)
@@ -855,6 +865,7 @@ class Contexts:
         brain: Brain,
         eligible: list[MemoryRevision],
         admitted: Callable[[str], bool],
+        as_of: datetime | None,
         window_records: set[str],
         evidence: list[dict[str, Any]],
         bodies: dict[str, str],
@@ -867,8 +878,8 @@ class Contexts:
         may lie outside the evidence window: forgetting such a Record must erase the trace too).
         Filled only from served, cited material: the Memories this reader may see (with their
         citations) citing a Record the request's filter ``admitted``, as a profile line must, and, when
-        evidence is served, its passages (by citation id; ``bodies`` holds each served item's text
-        without its header, by item id)."""
+        evidence is served, its passages up to ``as_of`` (by citation id; ``bodies`` holds each served
+        item's text without its header, by item id)."""
         try:
             schema = compile_schema(raw)
         except SchemaRefused as exc:
@@ -924,6 +935,8 @@ class Contexts:
                 continue
             speaker = (item.get("speaker") or "").casefold()
             when = datetime.fromisoformat(item["occurred_at"].replace("Z", "+00:00")).timestamp()
+            if as_of is not None and when > as_of.timestamp():
+                continue  # served as evidence whatever its date, but it tells nothing of as_of
             passages.append(
                 Fact(bodies[item["id"]], citations[item["citation"]]["id"], owner_is_self=bool(me) and speaker == me, valid_from=when)
             )

@@ -265,15 +265,21 @@ class MemoryReads:
         body["evidence"] = evidence
         return body
 
-    def profile_lines(self, brain: Brain, memories: list[MemoryRevision]) -> list[dict[str, Any]]:
-        """The self card: current, active Memories the self owns, as served."""
+    def profile_lines(
+        self, brain: Brain, memories: list[MemoryRevision], *, as_of: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """The self card: active Memories the self owns, as served: the current ones, or with ``as_of``
+        those valid then (ended since or not)."""
         if not brain.self_name:
             return []
         me = brain.self_name.casefold()
         own = [
             m
             for m in memories
-            if m.status == "active" and m.valid_to is None and m.citations and (m.owner or "").casefold() == me
+            if m.status == "active"
+            and (m.valid_to is None if as_of is None else eligible_at(m, as_of))
+            and m.citations
+            and (m.owner or "").casefold() == me
         ]
         return [
             {
