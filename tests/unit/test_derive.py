@@ -427,6 +427,36 @@ def test_a_time_counted_back_is_as_precise_as_its_unit_and_no_part_of_the_value(
     assert (a.statement, a.value) == (statement, value)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Congrats on moving to Berlin!",  # was Alice's own move, closing her home
+        "Enjoy living in Berlin!",  # was "Alice enjoys living in Berlin."
+        "None of my friends live in Paris.",  # was Alice's home, unnegated
+        "Half of my team works at Google.",  # was Alice's employer
+        "In my novel, I live in Tokyo.",
+        "In the game, I live in Tokyo.",
+        "Oh sure, I just LOVE working at Acme. /s",
+    ],
+)
+def test_what_is_said_of_others_wished_for_made_up_or_meant_in_jest_is_no_attribute_of_the_speaker(text):
+    assert all(a.attribute is None or a.subject != "Alice" for a in run(msg(text, speaker="Alice")))
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "owner"),
+    [
+        ("My son's teacher moved to Rome.", "Alice's son's teacher", "Alice's son's teacher"),
+        ("My sister's husband works at IBM.", "Alice's sister's husband", "Alice's sister's husband"),
+        ("My dad's company moved to Lyon.", "Alice's dad's company", None),
+    ],
+)
+def test_a_chain_of_possessives_is_about_its_last_link(text, subject, owner):
+    # were the son's, the sister's and the dad's: the son's home closed by his teacher's move
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.subject, a.owner) == (subject, owner)
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

@@ -1146,9 +1146,14 @@ _HYPOTHETICAL = re.compile(
 # role-play: I am a customer who lives in Paris"): none of its clauses is the speaker's life.
 _MAKE_BELIEVE = re.compile(
     r"^(?:(?:let['\u2019]?s|let\s+us|can\s+you|could\s+you|will\s+you|would\s+you|please|ok(?:ay)?|now)[\s,]+)*"
-    r"(?:pretend|role[\s-]?play|act\s+as|play\s+(?:the\s+(?:role|part)|a\s+game|make[\s-]believe)|make[\s-]believe)\b",
+    r"(?:pretend|role[\s-]?play|act\s+as|play\s+(?:the\s+(?:role|part)|a\s+game|make[\s-]believe)|make[\s-]believe)\b"
+    # set in a fiction: "In my novel, I live in Tokyo", "In the game I'm a knight"
+    r"|^in\s+(?:my|our|the|this|that|a|your)\s+(?:\w+\s+)?(?:novel|story|stories|book|game|dream|script|campaign"
+    r"|screenplay|fanfic|fan\s+fiction|fantasy|simulation|role[\s-]?play|sims?)\b",
     re.I,
 )
+# A message marked as sarcasm ("I just LOVE working at Acme. /s"): it means the opposite of what it says.
+_SARCASM_MARK = re.compile(r"(?:^|\s)/s\s*$")
 # A fronted subordinate clause with a first-person subject ("Since I lost my job at Acme, things have been
 # tough", "After we moved to Oslo, ..."): what it says happened is a fact of its own. The reasons and
 # concessions presuppose it; the times only when they are past ("When I get home" is no fact yet).
@@ -1337,7 +1342,8 @@ _IMPLICIT_STATE = {
 # ("Haven't been there yet" may answer anything: left alone)
 _IMPLICIT_NEGATIONS = {"didn't", "wasn't", "couldn't"}
 # ("Need help with marketing": a want, not an order, like them)
-_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "enjoy", "loved", "enjoyed", "appreciated", "need"}
+# ("Enjoy living in Berlin!", "Enjoy the weekend": a wish for the person spoken to, so not "enjoy")
+_FEELING_VERBS = {"love", "appreciate", "adore", "miss", "hate", "loved", "enjoyed", "appreciated", "need"}
 _IMPLICIT_SKIP = {"just", "also", "still", "finally", "recently", "really", "always", "never", "actually", "currently",
                   "totally", "definitely", "now", "even", "already", "only"}  # fmt: skip
 _QUOTE = re.compile(
@@ -1499,7 +1505,7 @@ class _Run:
     def run(self, start: int = 0) -> list[Assertion]:
         """Read the text from ``start`` (an event's text after its name)."""
         text = self.text
-        if not text[start:].strip():
+        if not text[start:].strip() or _SARCASM_MARK.search(text):
             return []
         sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
         self.addressee = self._message_addressee(sentences)
@@ -1953,7 +1959,9 @@ class _Run:
         if not done or not self._contentful(self.text[m.end() : ce]):
             return False
         shown = f"{self.me()} congratulates {self.you()} {m.group(0).split()[-1].lower()}"
-        self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown"), s, ce)
+        # what is praised is the other person's doing, no attribute of the speaker's ("Congrats on moving
+        # to Berlin!" had closed the speaker's own home)
+        self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown", frame="congratulates"), s, ce)
         return True
 
     def _encouragement(self, cs: int, ce: int) -> bool:
@@ -2854,6 +2862,20 @@ class _Run:
                     if "name" in rest
                     else ("age" if "age" in rest else ("birthday" if "birthday" in rest else None))
                 )
+                if attr is None:
+                    # "My son's teacher moved to Rome", "My dad's company moved": about the whole chain,
+                    # never the relative it starts from
+                    chain = f"{me}'s {np}"
+                    person = any(w in PERSON_NOUNS for w in rest)
+                    return _Subject(
+                        chain,
+                        chain if owner and person else None,
+                        chain,
+                        words[j - 1][2],
+                        pre,
+                        person=person,
+                        kind="relative" if person else "mine",
+                    )
             if np_low[k] in ("husband", "wife", "spouse", "hubby") and k == len(np_low) - 1:
                 attr = "married_to?"
             return _Subject(
@@ -2937,7 +2959,9 @@ class _Run:
         clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
         mentions_me = self.human and (
-            (bool(clause_words & _PERSONAL) and subj.kind in ("np", "it", "name"))
+            (bool(clause_words & _PERSONAL) and subj.kind in ("it", "name"))
+            # a phrase's own "my" is not the speaker's experience: "None of my friends live in Paris"
+            or (bool(after & _PERSONAL) and subj.kind == "np")
             # "He taught us a lot", "They give us peace": the speaker's people's experience
             or (subj.kind == "it" and subj.display in _UNNAMED and bool(clause_words & _OURS))
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
