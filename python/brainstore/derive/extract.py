@@ -1356,6 +1356,11 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_PART_OF = re.compile(
+    r"(?:none|few|a\s+few|half|most|some|many|all|each|one|two|three|several|both|neither|either|lots|a\s+lot"
+    r"|the\s+rest|\d+%?)\s+of\b",
+    re.I,
+)
 _OURS = {"us", "our", "ours", "ourselves"}
 # How a clause about someone or something the Record does not name is shown ("They give me peace")
 _UNNAMED = {"They", "He", "She"}
@@ -2958,10 +2963,11 @@ class _Run:
             return False  # "I could try", "you should go": what might be is no fact
         clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
+        # a part of the speaker's people is not the speaker: "None of my friends live in Paris", "Half of
+        # my team works at Google" tell of them, not of the speaker's own experience
+        counted = subj.kind == "np" and bool(_PART_OF.match(subj.display))
         mentions_me = self.human and (
-            (bool(clause_words & _PERSONAL) and subj.kind in ("it", "name"))
-            # a phrase's own "my" is not the speaker's experience: "None of my friends live in Paris"
-            or (bool(after & _PERSONAL) and subj.kind == "np")
+            (bool((after if counted else clause_words) & _PERSONAL) and subj.kind in ("np", "it", "name"))
             # "He taught us a lot", "They give us peace": the speaker's people's experience
             or (subj.kind == "it" and subj.display in _UNNAMED and bool(clause_words & _OURS))
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
