@@ -827,6 +827,74 @@ def test_contexts_waiting_on_a_watermark_never_make_another_tenants_context_pend
     assert service.wait_idle()
 
 
+def _traces_settled(api: Api, brain: str, ids: list[str]) -> list[dict[str, Any]]:
+    """The Contexts' traces once none says it waits for its watermark (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while True:
+        traces = [api.get(f"/brains/{brain}/traces/{i}").body for i in ids]
+        waiting = [t for t in traces if t["context"].get("reason") == "waiting for derivation to reach Brain-Watermark"]
+        if not waiting or time.monotonic() > deadline:
+            return traces
+        time.sleep(0.05)
+
+
+def test_a_project_s_contexts_waiting_for_a_watermark_are_bounded_and_each_one_completes(
+    api: Api, service: Service
+) -> None:
+    """Each Context waiting for a Brain-Watermark holds its request until derivation reaches it: one key
+    held 150 (1.2 GiB), and the completions past the project's queue of 64 were dropped, their traces
+    pending for ever. Past 64 a project one more is 429 with Retry-After; every 202 completes."""
+    from tests.conftest import OTHER_PROJECT_KEY
+
+    other = Api(api.app, key=OTHER_PROJECT_KEY)
+    api.brain("b1")
+    other.brain("b2")
+    service.derivation.stop()
+    watermark = api.post("/brains/b1/records", {"content": "The launch code is zebra."}).header("Brain-Watermark")
+    other_watermark = other.post("/brains/b2/records", {"content": "I keep bees."}).header("Brain-Watermark")
+    asked = {"query": "launch code", "budget": {"ms": 1}}
+    waiting = [api.post("/brains/b1/context", asked, headers={"Brain-Watermark": watermark}) for _ in range(64)]
+    assert {r.status for r in waiting} == {202}
+    refused = api.post("/brains/b1/context", asked, headers={"Brain-Watermark": watermark})
+    err = assert_error(refused, 429, "too_many_requests")
+    assert err["retry_after_seconds"] > 0 and refused.header("Retry-After") == "1"
+    # another project's are its own
+    assert other.post("/brains/b2/context", asked, headers={"Brain-Watermark": other_watermark}).status == 202
+    service.start()
+    assert service.wait_idle()
+    traces = _traces_settled(api, "b1", [r.body["id"] for r in waiting])
+    assert {t["context"]["status"] for t in traces} == {"ready"}
+    assert api.post("/brains/b1/context", asked, headers={"Brain-Watermark": watermark}).status == 200
+
+
+def test_a_context_waiting_for_a_watermark_holds_its_request_at_about_its_size(
+    api: Api, service: Service
+) -> None:
+    """A waiting Context held its parsed request: a MiB of filter.subjects (recorded only, but echoed on
+    the Context) was 8 MiB of Python objects for up to 120 s. It is held packed, and completed whole."""
+    import tracemalloc
+
+    api.brain("b1")
+    service.derivation.stop()
+    watermark = api.post("/brains/b1/records", {"content": "The launch code is zebra."}).header("Brain-Watermark")
+    subjects = [f"{i:x}" for i in range(50_000)]
+    asked = {"query": "launch code", "budget": {"ms": 1}, "filter": {"subjects": subjects}}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        waiting = [api.post("/brains/b1/context", asked, headers={"Brain-Watermark": watermark}) for _ in range(4)]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert {r.status for r in waiting} == {202}
+    size = len(json.dumps(subjects))
+    assert held < 4 * 2 * size, (held, size)
+    service.start()
+    assert service.wait_idle()
+    traces = _traces_settled(api, "b1", [r.body["id"] for r in waiting])
+    assert [t["context"]["filter"]["recorded"]["subjects"] for t in traces] == [subjects] * 4
+
+
 def test_indexed_chunks_are_kept_out_of_full_collections(
     api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,6 +16,7 @@ Rules kept here:
 - With a Brain-Watermark the Context is at or after it, or a 202 pending Context completed in the
   background once derivation reaches it (read with getTrace). Waiting holds no thread; completions are
   scheduled fairly across namespaces, so one tenant's waiting Contexts never make another's answer 202.
+  A namespace may have WATERMARK_WAITERS waiting (one more is 429), each holding its request pickled.
 - Several processes on one database: a watermark may come from a write another process derives. Whether
   it is reached is read from the store (``Derivation.pending_through``), the inline wait and the sweep
   look again (no local derivation will wake them), and the Brain's cached
@@ -28,9 +29,11 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -77,9 +80,15 @@ log = logging.getLogger("brainstore.context")
 
 FAST_MS = 250
 THOROUGH_SYNC_MS = 5000
-# A thorough Context refused because its project has a full queue of them is worth sending again after this.
+# A Context refused because its project has a full queue of thorough Contexts, or of Contexts waiting for
+# a Brain-Watermark, is worth sending again after this.
 BUSY_RETRY_SECONDS = 1.0
 PENDING_WAIT_SECONDS = 120.0
+# A project may have this many Contexts waiting for a Brain-Watermark (the request's own wait, then the
+# 202's until derivation reaches it or PENDING_WAIT_SECONDS pass); one more is refused. Each holds its
+# request: without a bound, one key's 150 Contexts with a MiB of filter.subjects held 1.2 GiB of the
+# worker, and their completions past the executor's queue of 64 a project were dropped.
+WATERMARK_WAITERS = 64
 # With a Brain-Watermark not yet reached, the request waits this share of its ms budget (at most
 # MAX_SYNC_WAIT seconds) for derivation before it answers 202: a write is usually derived in tens of
 # milliseconds, so a client reading its own write right away mostly gets a 200.
@@ -165,7 +174,10 @@ class _Waiter:
     brain: Brain
     namespace: str
     context_id: str
-    request: dict[str, Any]
+    # The request, pickled: every field is needed to complete it (filter.subjects, recorded only, is
+    # echoed on the Context), but as Python objects a body of a MiB (120,000 short subjects) held
+    # 8 MiB for up to PENDING_WAIT_SECONDS, pickled about its own size.
+    packed_request: bytes
     target: int
     deadline: float
     reached: threading.Event = field(default_factory=threading.Event)
@@ -173,6 +185,10 @@ class _Waiter:
     # The request thread still waits for it: it answers the Context itself once the watermark is
     # reached. Only a waiter it gave up on (answered 202) is completed in the background.
     inline: bool = True
+
+    @property
+    def request(self) -> dict[str, Any]:
+        return pickle.loads(self.packed_request)
 
 
 def _lineage_in(memory: MemoryRevision, window_records: set[str]) -> bool:
@@ -210,6 +226,7 @@ class Contexts:
         self.composer: Composer = composer or ExtractiveComposer(content_terms)
         self._completions: FairExecutor | None = None
         self._waiters: dict[str, list[_Waiter]] = {}
+        self._waiting: Counter[str] = Counter()  # the waiters of each namespace
         self._waiters_lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
         self._preloader: threading.Thread | None = None
@@ -263,7 +280,9 @@ class Contexts:
         started = time.monotonic()
         ms_limit = self._ms_limit(request)
         if target is not None and not self._reached(brain, target):
-            waiter = _Waiter(brain, namespace, context_id, request, target, time.monotonic() + PENDING_WAIT_SECONDS)
+            waiter = _Waiter(
+                brain, namespace, context_id, pickle.dumps(request), target, time.monotonic() + PENDING_WAIT_SECONDS
+            )
             self._register(waiter)
             try:
                 self._wait_inline(waiter, min(ms_limit / 1000 * SYNC_WAIT_SHARE, MAX_SYNC_WAIT))
@@ -316,7 +335,15 @@ class Contexts:
     # --- waiting for a watermark -----------------------------------------------------------------------
     def _register(self, waiter: _Waiter) -> None:
         with self._waiters_lock:
+            if self._waiting[waiter.namespace] >= WATERMARK_WAITERS:
+                raise error(
+                    "too_many_requests",
+                    f"Brain-Watermark: this project already has {WATERMARK_WAITERS} Contexts waiting for "
+                    "derivation to reach their watermark; send this one again once some are done",
+                    retry_after_seconds=BUSY_RETRY_SECONDS,
+                )
             self._waiters.setdefault(waiter.brain.uid, []).append(waiter)
+            self._waiting[waiter.namespace] += 1
         if self._reached(waiter.brain, waiter.target):  # reached between the check and the registration
             waiter.reached.set()
 
@@ -338,6 +365,9 @@ class Contexts:
                 held.remove(waiter)
                 if not held:
                     del self._waiters[waiter.brain.uid]
+                self._waiting[waiter.namespace] -= 1
+                if not self._waiting[waiter.namespace]:
+                    del self._waiting[waiter.namespace]
             return True
 
     def _give_up(self, waiter: _Waiter) -> None:
