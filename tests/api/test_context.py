@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -893,6 +894,54 @@ def test_a_context_waiting_for_a_watermark_holds_its_request_at_about_its_size(
     assert service.wait_idle()
     traces = _traces_settled(api, "b1", [r.body["id"] for r in waiting])
     assert [t["context"]["filter"]["recorded"]["subjects"] for t in traces] == [subjects] * 4
+
+
+def test_a_waiting_context_its_project_s_full_queue_cannot_take_is_traced_as_not_completed(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A waiting Context whose completion the project's queue (shared with its thorough Contexts) refuses
+    was only logged: its trace said it waited for the watermark for ever. It says to send it again."""
+    api.brain("b1")
+    service.derivation.stop()
+    watermark = api.post("/brains/b1/records", {"content": "The launch code is zebra."}).header("Brain-Watermark")
+    waiting = api.post("/brains/b1/context", {"query": "launch code", "budget": {"ms": 1}}, headers={"Brain-Watermark": watermark})
+    assert waiting.status == 202
+    monkeypatch.setattr(service.contexts.completions, "per_namespace", 0)  # full of thorough Contexts
+    service.start()
+    assert service.wait_idle()
+    [trace] = _traces_settled(api, "b1", [waiting.body["id"]])
+    assert trace["context"]["status"] == "pending"
+    assert trace["context"]["reason"].endswith("send the Context again")
+    assert not service.contexts._waiters
+
+
+def test_an_expired_waiting_context_is_queued_for_completion_once(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep submitted an expired waiting Context again at every pass until a worker ran it: a backlog
+    filled its project's queue with copies, and a refused completion is now traced as not completed."""
+    import brainstore.service.context as contexts
+
+    monkeypatch.setattr(contexts, "PENDING_WAIT_SECONDS", 0.0)
+    monkeypatch.setattr(contexts, "SWEEP_SECONDS", 0.01)
+    api.brain("b1")
+    service.derivation.stop()
+    watermark = api.post("/brains/b1/records", {"content": "The launch code is zebra."}).header("Brain-Watermark")
+    submitted: list[Callable[[], Any]] = []
+    monkeypatch.setattr(service.contexts.completions, "submit", lambda namespace, work: submitted.append(work))
+    sweeps = threading.Semaphore(0)
+    pause = service.contexts._stopping.wait
+    monkeypatch.setattr(service.contexts._stopping, "wait", lambda seconds: sweeps.release() or pause(seconds))
+    waiting = api.post("/brains/b1/context", {"query": "launch code", "budget": {"ms": 1}}, headers={"Brain-Watermark": watermark})
+    assert waiting.status == 202
+    while sweeps.acquire(blocking=False):  # passes of the sweep before the Context waited
+        pass
+    for _ in range(5):  # passes after it expired
+        assert sweeps.acquire(timeout=10)
+    assert len(submitted) == 1
+    submitted[0]()
+    reason = api.get(f"/brains/b1/traces/{waiting.body['id']}").body["context"]["reason"]
+    assert reason.startswith("derivation did not reach the Brain-Watermark") and reason.endswith("send the Context again")
 
 
 def test_indexed_chunks_are_kept_out_of_full_collections(

@@ -16,7 +16,8 @@ Rules kept here:
 - With a Brain-Watermark the Context is at or after it, or a 202 pending Context completed in the
   background once derivation reaches it (read with getTrace). Waiting holds no thread; completions are
   scheduled fairly across namespaces, so one tenant's waiting Contexts never make another's answer 202.
-  A namespace may have WATERMARK_WAITERS waiting (one more is 429), each holding its request pickled.
+  A namespace may have WATERMARK_WAITERS waiting (one more is 429), each holding its request pickled;
+  one that cannot be completed has a trace that says to send it again, never pending for ever.
 - Several processes on one database: a watermark may come from a write another process derives. Whether
   it is reached is read from the store (``Derivation.pending_through``), the inline wait and the sweep
   look again (no local derivation will wake them), and the Brain's cached
@@ -185,6 +186,7 @@ class _Waiter:
     # The request thread still waits for it: it answers the Context itself once the watermark is
     # reached. Only a waiter it gave up on (answered 202) is completed in the background.
     inline: bool = True
+    queued: bool = False  # its background completion is submitted (the sweep would submit it again)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -392,25 +394,33 @@ class Contexts:
 
     def _complete_later(self, waiter: _Waiter, *, expired: bool = False) -> None:
         # A waiter its request thread gave up on (see _claim), or one that expired.
+        with self._waiters_lock:
+            if waiter.queued:
+                return
+            waiter.queued = True
+
         def complete() -> None:
             if not self._claim(waiter, inline=False):
                 return
             if expired:
-                pending = self._pending(
-                    waiter.brain,
-                    waiter.context_id,
-                    waiter.request,
-                    f"derivation did not reach the Brain-Watermark within {PENDING_WAIT_SECONDS:.0f} s; "
-                    "send the Context again",
-                )
-                self._trace(waiter.namespace, waiter.brain, waiter.context_id, pending, None, 202)
+                reason = f"derivation did not reach the Brain-Watermark within {PENDING_WAIT_SECONDS:.0f} s"
+                self._trace_unfinished(waiter, reason)
                 return
             self._assemble_and_trace(waiter.brain, waiter.namespace, waiter.context_id, waiter.request, time.monotonic())
 
         try:
             self.completions.submit(waiter.namespace, complete)
-        except (NamespaceBusy, RuntimeError):
-            log.warning("context completion of %s dropped: its namespace has too many waiting", waiter.context_id)
+        except NamespaceBusy:
+            # The project's thorough Contexts share the queue (its waiters alone never fill it): the
+            # trace says it was not completed, or it would say pending for ever.
+            if self._claim(waiter, inline=False):
+                self._trace_unfinished(waiter, "its project had too many Contexts waiting to be assembled")
+        except RuntimeError:
+            log.warning("context completion of %s dropped: the service is stopping", waiter.context_id)
+
+    def _trace_unfinished(self, waiter: _Waiter, reason: str) -> None:
+        pending = self._pending(waiter.brain, waiter.context_id, waiter.request, f"{reason}; send the Context again")
+        self._trace(waiter.namespace, waiter.brain, waiter.context_id, pending, None, 202)
 
     def _sweep(self) -> None:
         while not self._stopping.wait(SWEEP_SECONDS):
