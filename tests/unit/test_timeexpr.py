@@ -311,3 +311,43 @@ def test_a_numeric_date_is_parsed_once_a_text_and_held_by_no_cache_across_texts(
     # once for each text: a later text (another tenant's, or the same after a forget) finds nothing held
     assert parsed == ["7/23/1987", "7/23/1987"]
     assert timeexpr._TEXT_S_DATES.get() is None
+
+
+def test_a_query_s_dates_are_parsed_once_each_and_only_its_first_few(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query's numeric dates were each given to dateparser (about a millisecond a call), repeated or
+    not and however many: a 10,000-character query of them took 1.2 s of CPU whatever its budget.ms."""
+    from brainstore.derive import timeexpr
+    from brainstore.service import context
+
+    parsed: list[str] = []
+    parse = timeexpr._dateparser
+    monkeypatch.setattr(timeexpr, "_dateparser", lambda fragment, base: parsed.append(fragment) or parse(fragment, base))
+    march_4 = (d(2021, 3, 4).timestamp(), d(2021, 3, 5).timestamp())
+    assert set(context.query_periods("3/4/2021 " * 1111, BASE)) == {march_4}
+    assert parsed == ["3/4/2021"]
+    parsed.clear()
+    dates = " ".join(f"{month}/{day}/2021" for month in range(1, 13) for day in range(1, 29))
+    periods = context.query_periods(dates, BASE)
+    assert len(periods) == len(parsed) == context.QUERY_TIME_EXPRESSIONS
+    assert periods == [(d(2021, 1, day).timestamp(), d(2021, 1, day + 1).timestamp()) for day in range(1, len(periods) + 1)]
+    parsed.clear()
+    assert context.query_periods(" ".join(f"{month}/{day}/21" for month in range(13, 100) for day in range(32, 99)), BASE) == []
+    assert len(parsed) == context.QUERY_TIME_EXPRESSIONS  # one that names no date costs its call too
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Which hobby did Dave pick up in October 2023?",
+        "What was James doing on 3/16/2022?",
+        "What did we discuss last week, and every day since Monday?",
+        "Where did she live from 2015 to 2018?",
+        "What did I do between 1/2/2020 and 3/4/2021, on 5/6/2022 and in the 90s, for three years?",
+        "Did I go hiking in May 2021, in June 2021, in July 2021, in August 2021 or yesterday?",
+    ],
+)
+def test_a_query_naming_a_few_periods_has_them_all(query: str) -> None:
+    from brainstore.service.context import query_periods
+
+    assert query_periods(query, BASE) == [(s.timestamp(), e.timestamp()) for s, e in named_periods(query, BASE)]
+    assert query_periods(query, BASE)
