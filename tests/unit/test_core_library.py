@@ -368,6 +368,17 @@ def test_text_kernels_never_panic(texts: list[str], threshold: float, query: str
     assert core.truncate_tokens(query, k) == query[: len(core.truncate_tokens(query, k))]
 
 
+@pytest.mark.parametrize("blank", [" ", "\t", " \t", "\u00a0"])
+def test_a_million_blanks_before_a_word_count_without_a_panic(blank: str) -> None:
+    # tiktoken-rs's split regex overflowed its stack and unwrapped the error, and the PanicException
+    # escaped every handler: an acceptObject of such a value then a Context including it ended the worker
+    text = blank * (1_000_000 // len(blank)) + "x"
+    tokens = core.token_count(text)
+    assert core.count_tokens([text]) == [tokens] and 0 < tokens < len(text)
+    cut = core.truncate_tokens(text, tokens // 2)
+    assert text.startswith(cut) and core.token_count(cut) <= tokens // 2
+
+
 def test_wrong_types_and_ranges_are_python_errors() -> None:
     with pytest.raises(TypeError, match="not a single str"):
         core.count_tokens("hello")

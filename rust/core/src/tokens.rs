@@ -8,6 +8,8 @@
 //!   singleton); nothing is read from disk or network.
 //! - [`truncate`] returns a prefix of its input that ends on a char boundary and counts at most
 //!   `max_tokens` tokens.
+//! - No input panics: a whitespace run longer than [`LONGEST_RUN`] is encoded in pieces (see
+//!   [`pieces`]).
 
 use tiktoken_rs::CoreBPE;
 
@@ -24,22 +26,71 @@ pub fn warm_up() {
     let _ = bpe();
 }
 
+/// Bytes of whitespace encoded in one piece at most. `tiktoken-rs` splits text with a
+/// backtracking regex (`\s+(?!\S)`) whose stack overflowed on a run of about a million
+/// whitespace characters before a non-space one, and it unwraps that error: a panic. A run cut
+/// in pieces counts at most one token more a piece than it would whole.
+pub const LONGEST_RUN: usize = 1 << 14;
+
+/// `text` as consecutive byte ranges, cut only inside whitespace runs, so that no range holds a
+/// run longer than [`LONGEST_RUN`] bytes (plus one char).
+fn pieces(text: &str) -> Vec<(usize, usize)> {
+    if text.len() <= LONGEST_RUN {
+        return vec![(0, text.len())];
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut run: Option<usize> = None; // where the whitespace run being read began
+    for (at, ch) in text.char_indices() {
+        if !ch.is_whitespace() {
+            run = None;
+            continue;
+        }
+        let began = *run.get_or_insert(at);
+        if at - began >= LONGEST_RUN {
+            out.push((start, at));
+            start = at;
+            run = Some(at);
+        }
+    }
+    out.push((start, text.len()));
+    out
+}
+
 /// Number of `cl100k_base` tokens in `text`.
 pub fn count(text: &str) -> usize {
-    bpe().encode_ordinary(text).len()
+    let bpe = bpe();
+    pieces(text)
+        .into_iter()
+        .map(|(from, to)| bpe.encode_ordinary(&text[from..to]).len())
+        .sum()
 }
 
 /// Token counts of many texts.
 pub fn count_many<S: AsRef<str>>(texts: &[S]) -> Vec<usize> {
-    let bpe = bpe();
-    texts
-        .iter()
-        .map(|t| bpe.encode_ordinary(t.as_ref()).len())
-        .collect()
+    texts.iter().map(|t| count(t.as_ref())).collect()
 }
 
 /// The longest prefix of `text` (cut on a char boundary) that has at most `max_tokens` tokens.
 pub fn truncate(text: &str, max_tokens: usize) -> &str {
+    let ranges = pieces(text);
+    if ranges.len() == 1 {
+        return truncate_piece(text, max_tokens);
+    }
+    // The pieces of a prefix are the prefix's pieces of `text`: whole ones while they fit, then the
+    // part of the next one that does.
+    let mut used = 0;
+    for (from, to) in ranges {
+        let tokens = count(&text[from..to]);
+        if used + tokens > max_tokens {
+            return &text[..from + truncate_piece(&text[from..to], max_tokens - used).len()];
+        }
+        used += tokens;
+    }
+    text
+}
+
+fn truncate_piece(text: &str, max_tokens: usize) -> &str {
     let bpe = bpe();
     let tokens = bpe.encode_ordinary(text);
     if tokens.len() <= max_tokens {
@@ -89,5 +140,33 @@ mod tests {
         }
         assert_eq!(truncate(text, 10_000), text);
         assert_eq!(truncate(text, 0), "");
+    }
+
+    #[test]
+    fn a_million_spaces_before_a_word_count_without_a_panic() {
+        // tiktoken-rs panicked (its regex's stack overflow, unwrapped) from about 999,999 on
+        for blank in [" ", "\t", " \t", "\u{a0}", "\u{3000}"] {
+            let text = format!("{}x", blank.repeat(1_000_000 / blank.len()));
+            let tokens = count(&text);
+            let whole = count(&format!("{}x", blank.repeat(LONGEST_RUN / blank.len())));
+            assert!(
+                tokens >= whole && tokens < text.len(),
+                "{blank:?}: {tokens}"
+            );
+            for max in [0, 1, tokens / 2, tokens - 1, tokens] {
+                let cut = truncate(&text, max);
+                assert!(
+                    text.starts_with(cut) && count(cut) <= max,
+                    "{blank:?} {max}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn text_without_long_runs_is_one_piece() {
+        let text = "word ".repeat(100_000);
+        assert_eq!(pieces(&text), vec![(0, text.len())]);
+        assert_eq!(count(&text), bpe().encode_ordinary(&text).len());
     }
 }

@@ -14,11 +14,13 @@
     reason = "owned arguments can cross into `detached`"
 )]
 
+use std::any::Any;
 use std::collections::HashSet;
+use std::panic::{self, AssertUnwindSafe};
 
 use brainstore_core::rank::{self, Admits, NewChunk, RankRequest};
 use brainstore_core::{lexical, pack as packing, pattern, score, tokens, watermark, CoreError};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::marker::Ungil;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -42,24 +44,45 @@ fn lossy(text: &Bound<'_, PyString>) -> String {
 
 /// Runs `work` with the GIL released, so other Python threads run meanwhile. Inputs must
 /// already be owned Rust values (`Ungil`), which is why arguments are extracted first.
-fn detached<T: Ungil, F: Ungil + FnOnce() -> T>(py: Python<'_>, work: F) -> T {
-    py.detach(work)
+///
+/// A panic in a kernel (a bug here or in a dependency: `tiktoken-rs` unwraps its regex's errors)
+/// is a `RuntimeError`. Left to unwind, it reached Python as `PanicException`, a `BaseException`
+/// that no server's handler catches: it ended the worker process serving every tenant.
+fn detached<T: Ungil + Send, F: Ungil + Send + FnOnce() -> T>(
+    py: Python<'_>,
+    work: F,
+) -> PyResult<T> {
+    py.detach(|| {
+        panic::catch_unwind(AssertUnwindSafe(work)).map_err(|cause| panic_message(&*cause))
+    })
+    .map_err(|message| PyRuntimeError::new_err(format!("a native kernel failed: {message}")))
+}
+
+fn panic_message(cause: &(dyn Any + Send)) -> String {
+    cause
+        .downcast_ref::<&str>()
+        .map(|message| (*message).to_owned())
+        .or_else(|| cause.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
 }
 
 #[pyfunction]
-fn token_count(py: Python<'_>, text: String) -> usize {
+fn token_count(py: Python<'_>, text: String) -> PyResult<usize> {
     detached(py, || tokens::count(&text))
 }
 
 #[pyfunction]
-fn count_tokens(py: Python<'_>, texts: Vec<String>) -> Vec<usize> {
+fn count_tokens(py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<usize>> {
     detached(py, || tokens::count_many(&texts))
 }
 
 #[pyfunction]
-fn truncate_tokens(py: Python<'_>, text: String, max_tokens: usize) -> String {
+fn truncate_tokens(py: Python<'_>, text: String, max_tokens: usize) -> PyResult<String> {
     detached(py, || tokens::truncate(&text, max_tokens).to_owned())
 }
+
+/// One ranked chunk as `rank` hands it to Python: id, score, tokens, joined, before.
+type Ranked = (i64, f64, i64, i64, Option<i64>);
 
 /// Two columns of one item each, as a `pack` option takes them.
 type Columns<'a> = (&'a [i64], &'a [i64]);
@@ -99,7 +122,7 @@ fn pack(
             .map(|(of, cost)| packing::Groups { of, cost })
             .collect();
         packing::pack_grouped(&token_counts, &scores, budget, runs, &groupings)
-    })
+    })?
     .map_err(to_py_err)
 }
 
@@ -124,7 +147,7 @@ fn rrf_fuse(
     weights: Vec<f64>,
     k: f64,
 ) -> PyResult<Vec<(i64, f64)>> {
-    detached(py, || score::rrf_fuse(&lanes, &weights, k)).map_err(to_py_err)
+    detached(py, || score::rrf_fuse(&lanes, &weights, k))?.map_err(to_py_err)
 }
 
 #[pyfunction]
@@ -137,14 +160,14 @@ fn final_scores(
 ) -> PyResult<Vec<f64>> {
     detached(py, || {
         score::final_scores(&base, &recency, &trust, recency_weight)
-    })
+    })?
     .map_err(to_py_err)
 }
 
 #[pyfunction]
 #[pyo3(signature = (texts, threshold = 0.9))]
 fn near_duplicates(py: Python<'_>, texts: Vec<String>, threshold: f64) -> PyResult<Vec<usize>> {
-    detached(py, || lexical::near_duplicates(&texts, threshold)).map_err(to_py_err)
+    detached(py, || lexical::near_duplicates(&texts, threshold))?.map_err(to_py_err)
 }
 
 /// Ids as a list of ints, or packed as the native-endian bytes of 8-byte integers (what the facade
@@ -190,11 +213,11 @@ impl LexicalIndex {
     }
 
     fn add(&self, py: Python<'_>, doc_ids: Vec<i64>, texts: Vec<String>) -> PyResult<()> {
-        detached(py, || self.inner.add(&doc_ids, &texts)).map_err(to_py_err)
+        detached(py, || self.inner.add(&doc_ids, &texts))?.map_err(to_py_err)
     }
 
-    fn remove(&self, py: Python<'_>, doc_ids: Vec<i64>) {
-        detached(py, || self.inner.remove(&doc_ids));
+    fn remove(&self, py: Python<'_>, doc_ids: Vec<i64>) -> PyResult<()> {
+        detached(py, || self.inner.remove(&doc_ids))
     }
 
     #[pyo3(signature = (query, k, allowed = None, excluded = Vec::new()))]
@@ -207,17 +230,17 @@ impl LexicalIndex {
         excluded: Vec<i64>,
     ) -> PyResult<Vec<(i64, f64)>> {
         let allowed = allowed.map(Ids::into_vec).transpose()?;
-        Ok(detached(py, || {
+        detached(py, || {
             self.inner.search(&query, k, allowed.as_deref(), &excluded)
-        }))
+        })
     }
 
-    fn __len__(&self, py: Python<'_>) -> usize {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         // Waits on the index lock when a writer holds it, so never with the GIL held.
         detached(py, || self.inner.len())
     }
 
-    fn term_count(&self, py: Python<'_>) -> usize {
+    fn term_count(&self, py: Python<'_>) -> PyResult<usize> {
         detached(py, || self.inner.term_count())
     }
 }
@@ -291,22 +314,22 @@ impl ChunkTable {
                 },
             )
             .collect();
-        detached(py, || self.inner.add(chunks)).map_err(to_py_err)
+        detached(py, || self.inner.add(chunks))?.map_err(to_py_err)
     }
 
-    fn link(&self, py: Python<'_>, ordered: Vec<i64>) {
-        detached(py, || self.inner.link(&ordered));
+    fn link(&self, py: Python<'_>, ordered: Vec<i64>) -> PyResult<()> {
+        detached(py, || self.inner.link(&ordered))
     }
 
-    fn remove(&self, py: Python<'_>, ids: Vec<i64>) {
-        detached(py, || self.inner.remove(&ids));
+    fn remove(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<()> {
+        detached(py, || self.inner.remove(&ids))
     }
 
     fn previous(&self, id: i64) -> Option<i64> {
         self.inner.previous(id)
     }
 
-    fn turns(&self, py: Python<'_>, ids: Vec<i64>, gap: f64) -> Vec<i64> {
+    fn turns(&self, py: Python<'_>, ids: Vec<i64>, gap: f64) -> PyResult<Vec<i64>> {
         detached(py, || self.inner.turns(&ids, gap))
     }
 
@@ -314,7 +337,7 @@ impl ChunkTable {
         self.inner.token_counts(id)
     }
 
-    fn line_tokens(&self, py: Python<'_>, ids: Vec<i64>) -> Vec<Option<i64>> {
+    fn line_tokens(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<Vec<Option<i64>>> {
         detached(py, || self.inner.line_tokens(&ids))
     }
 
@@ -362,7 +385,7 @@ impl ChunkTable {
         max_candidates: usize,
         kin: Vec<String>,
         stranger_factor: f64,
-    ) -> Vec<(i64, f64, i64, i64, Option<i64>)> {
+    ) -> PyResult<Vec<Ranked>> {
         detached(py, || {
             let named: HashSet<String> = named.into_iter().collect();
             let kin: HashSet<String> = kin.into_iter().collect();
@@ -417,7 +440,7 @@ impl Pattern {
     /// the GIL released.
     #[new]
     fn new(py: Python<'_>, source: String) -> PyResult<Self> {
-        detached(py, || pattern::Pattern::new(&source))
+        detached(py, || pattern::Pattern::new(&source))?
             .map(|inner| Self { inner })
             .map_err(to_py_err)
     }
@@ -427,12 +450,12 @@ impl Pattern {
         self.inner.as_str()
     }
 
-    fn is_match(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> bool {
+    fn is_match(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<bool> {
         let text = lossy(text);
         detached(py, || self.inner.is_match(&text))
     }
 
-    fn matches(&self, py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> Vec<bool> {
+    fn matches(&self, py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> PyResult<Vec<bool>> {
         let texts: Vec<String> = texts.iter().map(lossy).collect();
         detached(py, || self.inner.matches(&texts))
     }

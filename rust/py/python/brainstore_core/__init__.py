@@ -19,7 +19,9 @@ Invariants, each checked by property tests in Rust (proptest) and Python (hypoth
   ``str`` where a sequence of texts belongs too, rather than being read as its characters); ids and
   token counts are 64-bit signed integers, and larger ones raise :class:`OverflowError`; caller
   mistakes (parallel sequences of different lengths, negative token counts, an empty secret,
-  out-of-range arguments, a refused pattern) raise :class:`ValueError`.
+  out-of-range arguments, a refused pattern) raise :class:`ValueError`. Should a kernel panic all the
+  same (a bug, here or in a dependency), the call raises :class:`RuntimeError`, never pyo3's
+  ``PanicException`` (a ``BaseException`` that ends the process serving it).
 """
 
 from __future__ import annotations
