@@ -457,6 +457,43 @@ def test_a_chain_of_possessives_is_about_its_last_link(text, subject, owner):
     assert (a.subject, a.owner) == (subject, owner)
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (
+            "On Mon, May 1, 2023 at 10:00 AM Bob <bob@x.com> wrote:\n> I live in Paris now.\n> I work at Google.",
+            {("Bob lives in Paris now.", "Bob"), ("Bob works at Google.", "Bob")},
+        ),
+        ("> I moved to Berlin last year.\nThat's great news!", set()),
+        (
+            "Bob wrote:\n> I quit my job at Google.\nSorry to hear that. I work at Acme now.",
+            {("Bob quit Bob's job at Google.", "Bob"), ("Alice works at Acme now.", "Alice")},
+        ),
+        (
+            "---------- Forwarded message ---------\nFrom: Carol <carol@x.com>\nSubject: news\n\nI work at Sony now.",
+            {("Carol works at Sony now.", "Carol")},
+        ),
+        ("Great news!\n\nOn Tue, Bob Lee wrote:\nI moved to Lyon.", {("Bob Lee moved to Lyon.", "Bob Lee")}),
+        ("Bob said: I live in Paris", {("Bob lives in Paris.", "Bob")}),
+        ("I said: I live in Rome.", {("Alice said: Alice lives in Rome.", "Alice")}),
+    ],
+)
+def test_words_pasted_from_another_are_theirs_or_no_one_s(text, found):
+    # were all Alice's: "Alice lives in Paris now.", "Alice moved to Berlin in 2022.", and Bob's quoted
+    # "I quit my job at Google." closed Alice's own job through the API
+    assert {(a.statement, a.owner) for a in run(msg(text, speaker="Alice"))} == found
+
+
+@pytest.mark.parametrize(
+    "text", ["Notes about Bob:\n- moved to Oslo in May\n- started at Spotify", "Bob's updates:\n- moved to Oslo in May"]
+)
+def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
+    # were "Alice moved to oslo in May 2023." (her home) and "Alice started at spotify."
+    assert run(msg(text, speaker="Alice")) == []
+    own = run(msg(text.replace("Notes about Bob", "My week").replace("Bob's updates", "My week"), speaker="Alice"))
+    assert own and all(a.subject == "Alice" for a in own)
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

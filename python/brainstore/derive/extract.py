@@ -1355,7 +1355,20 @@ _REPORTING = re.compile(
     r"(?:said|says|told\s+(?:me|us|him|her|them)|wrote|writes|asked|asks|replied|added|explained|texted|yelled|shouted"
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
+# Words pasted from elsewhere, not the sender's own (email conventions): "> " lines, the text under a
+# "On <date>, Bob <bob@x.com> wrote:" line, everything after a forwarded message's header; and speech
+# after a colon ("Bob said: I live in Paris", "Tom texted me: I quit").
+_REPLY_HEADER = re.compile(r"^[^\n]*\bwrote:[ \t]*$", re.M | re.I)
+_QUOTED_LINES = re.compile(r"(?:^[ \t]*>[^\n]*(?:\n|$))+", re.M)
+_FORWARDED = re.compile(r"^[ \t]*(?:-{2,}[ \t]*(?:Forwarded|Original)\s+message[ \t]*-{2,}|Begin forwarded message:)", re.M | re.I)
+_FROM_LINE = re.compile(r"^[ \t]*From:[ \t]*(?P<who>[^<\n]+?)[ \t]*(?:<[^>\n]*>)?[ \t]*$", re.M)
+_COLON_SPEECH = re.compile(
+    r"(?P<who>(?:[Mm]y\s+[a-z]+)|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?|[Hh]e|[Ss]he)\s+"
+    r"(?:said|says|wrote|writes|replied|texted(?:\s+me)?|messaged(?:\s+me)?|told\s+me|tells\s+me|posted)"
+    r"[ \t]*:[ \t]*(?P<said>[^\n\"\u201c]+)"
+)
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*\u2022\u2023\u25e6]|\d{1,2}[.)])[ \t]+")
 _PART_OF = re.compile(
     r"(?:none|few|a\s+few|half|most|some|many|all|each|one|two|three|several|both|neither|either|lots|a\s+lot"
     r"|the\s+rest|\d+%?)\s+of\b",
@@ -1382,6 +1395,20 @@ _GROUP_NOUNS = {"kids", "children", "friends", "parents", "family", "siblings", 
                 "daughters", "sons", "pets", "dogs", "cats", "in-laws"}  # fmt: skip
 _PLACE_PREP = {"in", "at", "to", "from", "near", "into", "around", "across", "through", "visit", "visited",
                "visiting", "of", "for", "by", "on", "via", "toward", "towards"}  # fmt: skip
+
+
+def _sender_name(header: str) -> str | None:
+    """The name in "On Mon, May 1, 2023 at 10:00 AM Bob Lee <bob@x.com>" or "Carol <carol@x.com>"."""
+    words = re.sub(r"<[^>]*>|\S+@\S+|\"", " ", header).split()
+    name: list[str] = []
+    for word in reversed(words[-3:]):
+        if not is_name_token(word) or word.upper() in ("AM", "PM") or word.lower() in _NOT_SENDER:
+            break
+        name.insert(0, word)
+    return " ".join(name) or None
+
+
+_NOT_SENDER = {"on", "wrote", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 
 
 @dataclass(frozen=True)
@@ -1473,6 +1500,7 @@ class _Run:
         self.token_starts = [t[1] for t in self.tokens]
         self.token_ends = [t[2] for t in self.tokens]
         self._openers: list[int] | None = None  # indexes of the tokens _opener_within looks for
+        self._lists: dict[int, bool] = {}  # a list item's line start: whether its heading names another
 
     def words(self, s: int, e: int) -> list[tuple[str, int, int]]:
         """The tokens inside [s, e)."""
@@ -1568,27 +1596,58 @@ class _Run:
                 negated=attr is not None,
             )
 
-    def _quotes(self) -> list[_Quote]:
+    def _voice_of(self, who: str) -> str | None:
+        """Who a reporting frame names ("my mom", "Bob", "she"), when it is someone we can name."""
+        if who.lower().startswith("my "):
+            return f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
+        if who.lower() in ("he", "she"):
+            return self._resolve_third() if len(set(self.persons)) else None
+        return who if is_name_token(who.split()[0]) else None
+
+    def _pasted(self) -> list[_Quote]:
+        """Other people's words pasted into the text (see _REPLY_HEADER): quoted, never the speaker's, and
+        read as theirs only when the text names them."""
+        text = self.text
         out: list[_Quote] = []
+        forwarded = _FORWARDED.search(text)
+        if forwarded is not None:
+            sender = _FROM_LINE.search(text, forwarded.end(), forwarded.end() + 400)
+            who = _sender_name(sender.group("who")) if sender is not None else None
+            out.append(_Quote(forwarded.start(), len(text), (forwarded.end(), len(text)), who))
+            text = text[: forwarded.start()]
+        blocks = [(m.start(), m.end()) for m in _QUOTED_LINES.finditer(text)]
+        for header in _REPLY_HEADER.finditer(text):
+            who = _sender_name(header.group(0).rsplit("wrote:", 1)[0])
+            nxt = next((b for b in blocks if b[0] == header.end() + 1), None)
+            if nxt is None:  # a top-posted reply: what follows the header is all quoted
+                out.append(_Quote(header.start(), len(text), (header.end(), len(text)), who))
+                blocks = [b for b in blocks if b[0] < header.start()]
+                break
+            blocks.remove(nxt)
+            out.append(_Quote(header.start(), nxt[1], nxt, who))
+        out += [_Quote(b0, b1, (b0, b1), None) for b0, b1 in blocks]
+        for m in _COLON_SPEECH.finditer(text):
+            if m.group("who") == "I":
+                continue  # "I said: I live in Rome": the speaker's own words
+            if not any(q.start <= m.start() < q.end for q in out):
+                said = (m.start("said"), m.end("said"))
+                out.append(_Quote(m.start("said"), m.end("said"), said, self._voice_of(m.group("who"))))
+        return out
+
+    def _quotes(self) -> list[_Quote]:
+        pasted = self._pasted() if not self.assistant else []
+        out: list[_Quote] = list(pasted)
         for m in _QUOTE.finditer(self.text):
+            if any(q.start <= m.start() < q.end for q in pasted):
+                continue
             group = "d" if m.group("d") is not None else "s"
             frame = _REPORTING.search(self.text, max(0, m.start() - 60), m.start())
-            voice = None
-            if frame is not None:
-                who = frame.group("who")
-                if who.lower().startswith("my "):
-                    voice = (
-                        f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
-                    )
-                elif who.lower() in ("he", "she"):
-                    voice = self._resolve_third() if len(set(self.persons)) else None
-                elif is_name_token(who.split()[0]):
-                    voice = who
+            voice = self._voice_of(frame.group("who")) if frame is not None else None
             inner = (m.start(group), m.end(group))
             if voice is None and not ({w.lower() for w, _, _ in self.words(*inner)} & (_PERSONAL | FIRST_PL)):
                 continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
             out.append(_Quote(m.start(), m.end(), inner, voice))
-        return out
+        return sorted(out, key=lambda q: q.start)
 
     def _note_names(self, s: int, e: int) -> None:
         """Remember who was named, for a later "he"/"she": a capitalised word after a place preposition
@@ -2515,6 +2574,41 @@ class _Run:
             name, self._third_owner(name), name, name_end, kind="name"
         )
 
+    def _listed_under_another(self, at: int) -> bool:
+        """Whether ``at`` is in a list item under a heading that names someone else ("Notes about Bob:\n-
+        moved to Oslo"): the item's dropped subject is theirs, not the speaker's."""
+        text = self.text
+        line_start = text.rfind("\n", 0, at) + 1
+        if not _LIST_ITEM.match(text, line_start):
+            return False
+        # Each item's answer is its list's: walked up once for a list, not once for each of its items.
+        passed: list[int] = []
+        verdict = False
+        while line_start > 0:
+            known = self._lists.get(line_start)
+            if known is not None:
+                verdict = known
+                break
+            passed.append(line_start)
+            previous = text.rfind("\n", 0, line_start - 1) + 1
+            line = text[previous : line_start - 1]
+            line_start = previous
+            if not line.strip() or _LIST_ITEM.match(line):
+                continue
+            verdict = line.rstrip().endswith(":") and self._names_another(line)
+            break
+        for item in passed:
+            self._lists[item] = verdict
+        return verdict
+
+    def _names_another(self, heading: str) -> bool:
+        words = [w for w, _, _ in _words(heading, 0, len(heading)) if w not in (":", ",")]
+        named = [w.removesuffix("'s") for w in words[1:]]
+        if words and (words[0].endswith("'s") or len(words) == 1):
+            named.append(words[0].removesuffix("'s"))
+        own = {self.speaker, self.self_name}
+        return any(is_name_token(w) and w not in own for w in named)
+
     def _pronoun_subject(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "It makes me feel ..." and "It's important to ...": about the speaker, or the speaker's view.
         Any other "it"/"that" clause says nothing we can place."""
@@ -2558,7 +2652,7 @@ class _Run:
     def _implicit(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """A human speaker's clause without a subject is the speaker's: "Been tweaking a recipe",
         "Busy with studies", "Had an audition yesterday", "Researching adoption agencies"."""
-        if not self.human or self.voice is not None:
+        if not self.human or self.voice is not None or self._listed_under_another(words[0][1]):
             return None
         k = 0
         while k < len(words) - 1 and words[k][0].lower() in _IMPLICIT_SKIP:
