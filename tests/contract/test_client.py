@@ -10,7 +10,14 @@ import httpx
 import pytest
 
 from brainstore.client import Client, UnknownServerError
-from brainstore.errors import Conflict, InternalFailure, InvalidRequest, NotFound, RateLimited
+from brainstore.errors import (
+    BrainstoreError,
+    Conflict,
+    InternalFailure,
+    InvalidRequest,
+    NotFound,
+    RateLimited,
+)
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -96,6 +103,21 @@ def test_errors_raise_the_class_for_their_code(status: int, body: Any, cls: type
         assert info.value.body["current_version"] == 4
     if code == "brand_new_code":
         assert isinstance(info.value, UnknownServerError) and info.value.type == "invalid_request"
+
+
+def test_a_key_with_a_newline_is_trimmed_and_a_bad_one_refused_without_repeating_it() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["Authorization"])
+        return httpx.Response(200, json={"id": "b1", "object": "brain", "self": None, "created_at": "2023-05-08T00:00:00Z"})
+
+    # was httpx's LocalProtocolError, its message the whole header: "Illegal header value b'Bearer sk_...\n'"
+    Client("http://x/v1", "sk_test_acme_SECRET123\n", transport=httpx.MockTransport(handler)).get_brain("b1")
+    assert seen == ["Bearer sk_test_acme_SECRET123"]
+    with pytest.raises(BrainstoreError) as refused:
+        Client("http://x/v1", "sk_test_acme_SEC\x00RET123")
+    assert "SEC" not in str(refused.value)
 
 
 def test_iter_memories_follows_cursors() -> None:

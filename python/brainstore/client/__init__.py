@@ -188,6 +188,11 @@ class Client:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.last_watermark: str | None = None
+        # A key read from a file or the environment often ends in a newline; httpx then refuses the
+        # header and prints it whole in its error, the secret in every traceback and log
+        api_key = api_key.strip()
+        if not api_key.isascii() or not api_key.isprintable() or " " in api_key:
+            raise invalid("api_key", "is not a brainstore key (sk_<environment>_<project>_<secret>)")
         self._http = httpx.Client(
             base_url=self.base_url + "/",
             headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
