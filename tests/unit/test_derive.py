@@ -494,6 +494,24 @@ def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
     assert own and all(a.subject == "Alice" for a in own)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("I moved to Berlin the day before yesterday.", "berlin"),
+        ("I moved to Berlin over the weekend.", "berlin"),
+        ("I moved to Berlin earlier this year.", "berlin"),
+        ("I lived in Paris between 2010 and 2015.", "paris"),
+        ("I worked at IBM 2010-2015.", "ibm"),
+        ("I live in Paris btw.", "paris"),
+    ],
+)
+def test_time_words_and_asides_are_no_part_of_the_value(text, value):
+    # were "berlin the day", "berlin over the weekend", "paris between 2010", "ibm 2010-2015", "paris btw":
+    # a later "I live in Berlin" then conflicted with the home held
+    (a,) = run(msg(text, speaker="Alice"))
+    assert a.value == value
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

@@ -689,8 +689,9 @@ _CUT = re.compile(
     r"|\s+(?:since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
-    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time)\b"
-    rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago": no part of the place
+    r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time|yet|btw|between"
+    r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d)\b"
+    rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     re.I,
 )
 _PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
