@@ -358,6 +358,61 @@ def test_forgetting_what_a_correction_corrected_leaves_the_correction_supersedin
     assert memory_id not in repr(service.store.memory_revisions(uid, correcting))
 
 
+def test_forgetting_what_a_bare_denial_denied_erases_the_retraction_that_says_its_words(
+    api: Api, service: Service
+) -> None:
+    """A retraction ("No, that's wrong." made "Not so: <the Memory's statement>") cites only its
+    correction, but its words are the forgotten Record's: it goes with the Memory it retracts."""
+    api.brain("alice", self_name="Alice")
+    said = api.remember("alice", {"kind": "message", "role": "user", "text": "My therapist is Dr Quibblewort."})
+    assert service.wait_idle()
+    [memory_id] = api.get(f"/brains/alice/records/{said.body['id']}").body["memory_ids"]
+    denial = {"kind": "correction", "corrects": memory_id, "text": "No, that's wrong."}
+    denied = api.remember("alice", denial).body["id"]
+    assert service.wait_idle()
+    [retraction] = api.get(f"/brains/alice/records/{denied}").body["memory_ids"]
+    assert "Quibblewort" in api.get(f"/brains/alice/memories/{retraction}").body["statement"]
+    receipt = api.delete(f"/brains/alice/records/{said.body['id']}").body
+    assert service.wait_idle()
+    assert receipt["deleted"]["memories"] == 2 and receipt["rederiving"]["memories"] == 0
+    assert_error(api.get(f"/brains/alice/memories/{retraction}"), 404, "memory_not_found")
+    assert "Quibblewort" not in str(api.get("/brains/alice/memories").body)
+    context = api.post("/brains/alice/context", {"query": "who is my therapist", "include": ["memories"]}).body
+    assert "Quibblewort" not in str({k: v for k, v in context.items() if k != "query"})
+    assert api.get(f"/brains/alice/records/{denied}").status == 200  # the correction itself stays
+    uid = service.store.get_brain("test:acme", "alice").uid  # type: ignore[union-attr]
+    assert "Quibblewort" not in repr(service.store.all_memories(uid))
+
+
+def test_a_retraction_takes_the_words_its_memory_is_re_derived_with(api: Api, service: Service) -> None:
+    """Forgetting the Record whose words a retracted Memory had re-words the retraction, every
+    revision of it."""
+    api.brain("alice", self_name="Alice")
+    first, second = (
+        api.remember("alice", {"kind": "message", "role": "user", "text": text}, occurred_at=at).body["id"]
+        for text, at in (
+            ("I adopted a ferret named Xylofrond last spring.", "2019-05-04T10:00:00Z"),
+            ("I adopted a ferret named Xylofrond.", "2024-02-01T10:00:00Z"),
+        )
+    )
+    assert service.wait_idle()
+    [memory_id] = api.get(f"/brains/alice/records/{first}").body["memory_ids"]
+    assert api.get(f"/brains/alice/records/{second}").body["memory_ids"] == [memory_id]
+    denied = api.remember("alice", {"kind": "correction", "corrects": memory_id, "text": "No, that's wrong."}).body
+    assert service.wait_idle()
+    [retraction] = api.get(f"/brains/alice/records/{denied['id']}").body["memory_ids"]
+    assert "March 2018" in api.get(f"/brains/alice/memories/{retraction}").body["statement"]
+    api.delete(f"/brains/alice/records/{first}")
+    assert service.wait_idle()
+    memory = api.get(f"/brains/alice/memories/{memory_id}").body
+    after = api.get(f"/brains/alice/memories/{retraction}").body
+    assert after["statement"] == f"Not so: {memory['statement'].rstrip('.')}." and "2018" not in memory["statement"]
+    assert after["supersedes"] == memory_id and memory["superseded_by"] == retraction
+    assert "March 2018" not in str(after)  # nor in any revision
+    uid = service.store.get_brain("test:acme", "alice").uid  # type: ignore[union-attr]
+    assert "March 2018" not in repr(service.store.memory_revisions(uid, retraction))
+
+
 def test_a_sentence_said_again_and_again_is_cited_by_its_first_records_and_outlives_them(
     api: Api, service: Service
 ) -> None:

@@ -608,6 +608,30 @@ def test_erasing_a_records_citations_from_many_revisions_at_once(store: Store) -
     assert [c.record_id for c in store.memory("brn_2", "mem_other").citations] == ["rec_gone"]  # type: ignore[union-attr]
 
 
+def test_erasing_the_earlier_revisions_of_memories_leaves_each_its_newest(store: Store) -> None:
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [
+            replace(revision("mem_a", 1, 1, cites=("rec_1",)), fingerprint="a"),
+            replace(revision("mem_a", 2, 2, cites=("rec_1", "rec_2")), fingerprint="a"),
+            replace(revision("mem_a", 4, 3, cites=("rec_2",)), fingerprint="a"),
+            replace(revision("mem_b", 1, 4, cites=("rec_1",)), fingerprint="b"),
+            replace(revision("mem_b", 2, 5, cites=("rec_1",)), fingerprint="b"),
+            replace(revision("mem_c", 1, 6, cites=("rec_1",)), fingerprint="c"),
+        ]
+    )
+    store.erase_earlier_revisions("brn_1", ["mem_a", "mem_c", "mem_none"])
+    assert [(r.version, r.statement) for r in store.memory_revisions("brn_1", "mem_a")] == [(4, "mem_a v4")]
+    assert store.memory("brn_1", "mem_a") == replace(revision("mem_a", 4, 3, cites=("rec_2",)), fingerprint="a")
+    assert [r.version for r in store.memory_revisions("brn_1", "mem_b")] == [1, 2]  # not named
+    assert [r.version for r in store.memory_revisions("brn_1", "mem_c")] == [1]
+    assert [m.memory_id for m in store.memories_citing("brn_1", "rec_2")] == ["mem_a"]
+    store.erase_earlier_revisions("brn_2", ["mem_b"])  # another Brain's name for it
+    store.erase_earlier_revisions("brn_1", [])
+    assert [r.version for r in store.memory_revisions("brn_1", "mem_b")] == [1, 2]
+
+
 def test_records_and_their_statuses_are_read_and_written_together(store: Store) -> None:
     from brainstore.domain import RecordStatus
 

@@ -290,6 +290,25 @@ def test_erasing_a_correction_restores_what_it_superseded() -> None:
     assert fixed not in world.loader.current
 
 
+def test_a_retraction_goes_with_the_memory_it_retracts_unless_a_record_states_it_on_its_own() -> None:
+    world = World()
+    wrong = world.say("rec_1", said("Alice lives in Lisbon."))
+    denial = "No, that's wrong."
+    retraction = world.say("rec_2", world.rules.retraction(world[wrong], "rec_2", denial, T), corrects=wrong)
+    assert world[retraction].statement == "Not so: Alice lives in Lisbon." and world[retraction].supersedes == wrong
+    assert world.forget("rec_1") == {"memories": 2, "rederiving": 0}
+    assert world.loader.current == {}
+    wrong = world.say("rec_3", said("Alice lives in Lisbon."))
+    retraction = world.say("rec_4", world.rules.retraction(world[wrong], "rec_4", denial, T), corrects=wrong)
+    world.say("rec_5", said("Alice does not live in Lisbon.", negated=True))  # the same, on its own
+    assert [c.record_id for c in world[retraction].citations] == ["rec_4", "rec_5"]
+    assert world.forget("rec_3") == {"memories": 1, "rederiving": 1}
+    left = world[retraction]
+    assert left.status == "pending" and [c.record_id for c in left.citations] == ["rec_5"]
+    assert left.supersedes is None and not named_memories(left) and "retracts" not in left.extra
+    assert world.forget("rec_4") == {"memories": 0, "rederiving": 0}  # no retraction left to withdraw
+
+
 def test_erasing_a_change_reopens_what_it_closed_and_leaves_every_conflict_list() -> None:
     world = World()
     lisbon = world.say("rec_1", said("Alice lives in Lisbon.", at=datetime(2025, 1, 1, tzinfo=UTC)))

@@ -218,12 +218,15 @@ def memory_state(store: Store, brain_uid: str) -> MemoryState:
 
 
 def write_plans(store: Store, states: Sequence[MemoryState], at: Any) -> None:
-    """Inside the transaction: the plans' revisions, then their erasures (which remove every revision).
+    """Inside the transaction: the plans' revisions, then the earlier revisions they leave saying what is
+    no longer so, then their erasures (which remove every revision).
 
     The revisions of several Brains go in as one insert: a batch spread over many tenants' Brains paid
     two statements a Brain for them, each a GIL hand-off for the applier."""
     store.insert_memory_revisions([r for state in states for r in state.plan.revisions])
     for state in states:
+        if state.plan.reworded:
+            store.erase_earlier_revisions(state.brain_uid, state.plan.reworded)
         if state.plan.erased:
             store.erase_memories(state.brain_uid, state.plan.erased, at=at)
 
@@ -1203,7 +1206,8 @@ class Derivation:
         if corrects and all(assertion.retraction for assertion in assertions):
             # a bare "No, that's wrong": it withdraws the corrected Memory and says nothing else
             corrected = state.get(corrects)
-            if corrected is not None:
+            # only one it supersedes: a retraction says its words, and goes with them (RETRACTS)
+            if corrected is not None and corrected.status == "active":
                 assertions = [self.rules.retraction(corrected, record.id, text.text, record.occurred_at)]
         memory_ids: list[str] = []
         for assertion in assertions:

@@ -18,7 +18,9 @@ Rules kept here, and only here:
   Memory's supporters is never kept from it by the bound.
 - A correction Record supersedes the Memory it names: a new revision closes it (valid_to, superseded_by)
   and the new active Memory cites the correction and names what it supersedes. A correction with no
-  statement of its own retracts the Memory.
+  statement of its own retracts the Memory: the retraction says the retracted Memory's words, negated
+  (RETRACTS), and goes with them when that Memory is erased, or takes its new words when it is
+  re-derived.
 - A single-valued attribute stated with a change ("moved to") closes the older value's validity; stated
   without one, the two values conflict: both stay active and name each other in conflicts_with. The same
   attribute and value with the opposite polarity ("I love coffee" / "I hate coffee") closes the older
@@ -86,6 +88,11 @@ SERVED_RANK = {"local_only": 0, "redacted_summary": 1, "shareable": 2}
 # In extra of a Memory whose citations reached the bound: the SERVED_RANK of the most widely served
 # Record it cites, so that its later supporters are weighed without reading the cited Records.
 CITED_RANK = "cited_rank"
+# In extra of a retraction (a bare "No, that's wrong." made into the corrected Memory's statement,
+# negated): the id of the Memory it retracts, which it supersedes. Its words are that Memory's, so they
+# are a forgotten Record's whenever that Memory's are: it is erased with that Memory, and re-worded
+# when that Memory is re-derived. Its first citation is its correction.
+RETRACTS = "retracts"
 
 
 def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
@@ -152,6 +159,10 @@ def _unsupported_without(memory: MemoryRevision, record_id: str) -> bool:
     return all(c.record_id == record_id for c in memory.citations) and not memory.extra.get(MORE_SUPPORT)
 
 
+def _retracting(statement: str) -> str:
+    return f"Not so: {statement.rstrip('. ')}."
+
+
 def same_time(a: datetime, b: datetime) -> bool:
     """Whether two stated times name the same period, at the coarsest grain a text names (a month)."""
     return (a.year, a.month) == (b.year, b.month)
@@ -192,6 +203,9 @@ class MemoryPlan:
     revisions: list[MemoryRevision] = field(default_factory=list)
     erased: list[tuple[str, int]] = field(default_factory=list)  # (memory_id, seq)
     rederive: list[str] = field(default_factory=list)  # memory ids placed in pending re-derivation
+    # retractions given their Memory's re-derived words (RETRACTS): their earlier revisions, which said
+    # the old ones, go
+    reworded: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.revisions or self.erased)
@@ -453,6 +467,8 @@ class MemoryRules:
                 if len(other.extra.get("conflicts_with", ())) < MAX_CONFLICTS:
                     self._add_conflict(state, other, memory_id, now)
         extra: dict[str, Any] = {}
+        if assertion.retraction and supersedes is not None:
+            extra[RETRACTS] = supersedes
         if conflicts:
             extra["conflicts_with"] = conflicts
         if time_stated:
@@ -515,15 +531,15 @@ class MemoryRules:
         self, corrected: MemoryRevision, record_id: str, text: str, occurred_at: datetime
     ) -> Assertion:
         """A correction with no statement of its own: the corrected Memory, negated, cited to it."""
-        statement = corrected.statement.rstrip(". ")
         return replace(
             as_assertion(corrected),
-            statement=f"Not so: {statement}.",
+            statement=_retracting(corrected.statement),
             change=True,
             negated=not corrected.negated,
             valid_from=occurred_at,
             valid_to=None,
             span=(0, len(text)),
+            retraction=True,
         )
 
     # --- erasing ---------------------------------------------------------------------------------------
@@ -534,26 +550,35 @@ class MemoryRules:
         for other in state.referencing(memory_id):
             if other.memory_id == memory_id:
                 continue
+            # a retraction of it says its words: they go with it, and the retraction with them unless a
+            # Record states the same on its own (re-derived from that Record then)
+            retraction = other.extra.get(RETRACTS) == memory_id
+            correction = other.citations[0].record_id if retraction else ""
+            if retraction and _unsupported_without(other, correction):
+                self.erase(state, other.memory_id)
+                continue
             undone = unnamed(other, {memory_id})
             if undone is not None:
                 state.revise(
                     other, now, status=undone.status, supersedes=undone.supersedes, superseded_by=undone.superseded_by,
-                    valid_to=undone.valid_to, extra=undone.extra,
+                    valid_to=undone.valid_to, extra=_without(undone.extra, RETRACTS) if retraction else undone.extra,
                 )  # fmt: skip
+            if retraction:
+                self.withdraw(state, state.get(other.memory_id) or other, correction, now, rederive=True)
 
     def forget_record(self, state: MemoryState, record_id: str) -> dict[str, int]:
         """The cascade of forgetting a Record: erased or pending re-derivation, by what survives."""
-        counts = {"memories": 0, "rederiving": 0}
         now = self.clock()
         citing = state.citing(record_id)
         # what erasing those it leaves unsupported may undo, in one read
         state.prefetch_referencing(m.memory_id for m in citing if _unsupported_without(m, record_id))
-        for memory in citing:
-            if self.withdraw(state, memory, record_id, now, rederive=True) == "erased":
-                counts["memories"] += 1
-            else:
-                counts["rederiving"] += 1
-        return counts
+        for cited in citing:
+            # as the withdrawals before left it: erasing a Memory erases or withdraws its retraction
+            memory = state.get(cited.memory_id)
+            if memory is not None and any(c.record_id == record_id for c in memory.citations):
+                self.withdraw(state, memory, record_id, now, rederive=True)
+        erased = {memory_id for memory_id, _ in state.plan.erased}
+        return {"memories": len(erased), "rederiving": len(set(state.plan.rederive) - erased)}
 
     def withdraw(
         self, state: MemoryState, memory: MemoryRevision, record_id: str, at: datetime, *, rederive: bool
@@ -566,6 +591,8 @@ class MemoryRules:
             return "erased"
         survivors = tuple(c for c in memory.citations if c.record_id != record_id)
         extra = _without(memory.extra, CITED_RANK)  # its citations change: counted again when full
+        if memory.citations[0].record_id == record_id:
+            extra = _without(extra, RETRACTS)  # its correction gone, what is left is no retraction
         if survivors and not rederive:
             state.revise(memory, at, citations=survivors, extra=extra)
             return "kept"
@@ -621,9 +648,10 @@ class MemoryRules:
             extra[MORE_SUPPORT] = True
         if len(citations) == MAX_CITATIONS:
             extra[CITED_RANK] = state.served_rank(citations)
-        state.revise(
+        now = self.clock()
+        rederived = state.revise(
             memory,
-            self.clock(),
+            now,
             status="superseded" if memory.superseded_by else "active",
             citations=tuple(citations),
             statement=statement or memory.statement,
@@ -631,3 +659,9 @@ class MemoryRules:
             fingerprint=fingerprint,
             extra=extra,
         )
+        retraction = state.get(memory.superseded_by) if memory.superseded_by else None
+        if retraction is not None and retraction.extra.get(RETRACTS) == memory.memory_id:
+            worded = _retracting(rederived.statement)
+            if retraction.statement != worded:
+                state.revise(retraction, now, statement=worded)
+                state.plan.reworded.append(retraction.memory_id)

@@ -302,6 +302,10 @@ class Store(Protocol):
         """Remove ``record_id``'s citations (ids and quotes) from every revision of every Memory, the
         old ones included; a revision left without citations is erased."""
         ...
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+        """Erase every revision of each of ``memory_ids`` but its newest: they said what a forgotten
+        Record said (see MemoryPlan.reworded)."""
+        ...
 
     # --- evidence chunks (schema 3) ---------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None: ...

@@ -2126,6 +2126,21 @@ class DuckDBStore:
             self._forget_memories(brain_uid)
             self._erased()
 
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self.atomic():
+            cursor = self._cur()
+            for table in ("memory_revisions", "memory_links"):
+                cursor.execute(
+                    f"DELETE FROM {table} USING (SELECT memory_id, max(version) AS newest FROM memory_revisions "
+                    "WHERE brain_uid = ? AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id) h "
+                    f"WHERE {table}.memory_id = h.memory_id AND {table}.version < h.newest",
+                    [brain_uid, list(memory_ids)],
+                )
+            self._forget_memories(brain_uid)
+            self._erased()
+
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
         self._insert(

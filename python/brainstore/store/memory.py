@@ -480,6 +480,13 @@ class MemoryStore:
                     self._del(self._history, memory_id)
             self._del(self._by_record, (brain_uid, record_id))
 
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+        with self._lock:
+            for memory_id in memory_ids:
+                history = self._history.get(memory_id)
+                if history and history[-1].brain_uid == brain_uid and len(history) > 1:
+                    self._set(self._history, memory_id, history[-1:])
+
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
         with self._lock:

@@ -1502,6 +1502,21 @@ class PostgresStore:
             self._forget_held([brain_uid])
             self._erased(*erased)
 
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self.atomic():
+            conn = self._local.conn
+            for table in ("memory_revisions", "memory_links"):
+                conn.execute(
+                    f"DELETE FROM {table} AS t USING (SELECT memory_id, max(version) AS newest FROM memory_revisions "
+                    "WHERE brain_uid = %s AND memory_id = ANY(%s) GROUP BY memory_id) h "
+                    "WHERE t.memory_id = h.memory_id AND t.version < h.newest",
+                    [brain_uid, list(memory_ids)],
+                )
+            self._forget_held([brain_uid])
+            self._erased("memory_revisions", "memory_links")
+
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
         if not chunks:
