@@ -299,6 +299,35 @@ def test_forgetting_one_of_two_supporting_records_leaves_no_trace_of_it_in_the_m
     assert all(c["record_id"] == second["id"] for r in memory["revisions"] for c in r["citations"])
 
 
+def test_no_earlier_revision_keeps_the_words_or_the_time_of_the_record_forgotten(api: Api, service: Service) -> None:
+    """The Memory took its statement and valid_from from the first Record: its revisions from while that
+    Record was cited, and the one pending re-derivation, go; the one re-derived says the survivor's."""
+    api.brain("alice", self_name="Alice")
+    first, second = (
+        api.remember("alice", {"kind": "message", "role": "user", "text": text}, occurred_at=at).body["id"]
+        for text, at in (
+            ("I adopted a ferret named Xylofrond last spring.", "2019-05-04T10:00:00Z"),
+            ("I adopted a ferret named Xylofrond.", "2024-02-01T10:00:00Z"),
+        )
+    )
+    assert service.wait_idle()
+    [memory_id] = api.get(f"/brains/alice/records/{first}").body["memory_ids"]
+    assert api.get(f"/brains/alice/records/{second}").body["memory_ids"] == [memory_id]
+    before = api.get(f"/brains/alice/memories/{memory_id}").body
+    assert "March 2018" in before["statement"] and before["valid_from"].startswith("2018-03-01")
+    api.delete(f"/brains/alice/records/{first}")
+    assert service.wait_idle()
+    after = api.get(f"/brains/alice/memories/{memory_id}").body
+    assert after["statement"] == "Alice adopted a ferret named Xylofrond." and after["valid_from"].startswith("2024-02-01")
+    told = str(after)
+    assert "March 2018" not in told and "2018-03-01" not in told and "2019-05-04" not in told
+    assert [r["version"] for r in after["revisions"]] == [after["version"]]
+    uid = service.store.get_brain("test:acme", "alice").uid  # type: ignore[union-attr]
+    stored = service.store.memory_revisions(uid, memory_id)
+    assert [r.status for r in stored] == ["active"]  # the pending revision went too
+    assert "March 2018" not in repr(stored) and "2018, 3, 1" not in repr(stored)
+
+
 @pytest.mark.parametrize("kind", ["change", "correction", "conflict"])
 def test_what_a_forgotten_record_did_to_another_memory_leaves_that_memory_s_history(
     api: Api, service: Service, kind: str

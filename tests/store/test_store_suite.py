@@ -578,23 +578,60 @@ def test_erasing_a_records_citations_scrubs_every_revision(store: Store) -> None
     )
     store.erase_record_citations("brn_1", "rec_gone")
     history = store.memory_revisions("brn_1", "mem_a")
-    assert [r.version for r in history] == [2, 3]  # version 1 rested on the erased Record alone
+    # version 1 rested on the erased Record alone; version 2 says what no revision said before it was
+    # cited: it may be its words
+    assert [r.version for r in history] == [3]
     assert all(c.record_id == "rec_kept" for r in history for c in r.citations)
     assert store.memories_citing("brn_1", "rec_gone") == []
     assert [m.memory_id for m in store.memories_citing("brn_1", "rec_kept")] == ["mem_a", "mem_b"]
 
 
+def test_a_revision_citing_an_erased_record_stays_only_if_it_says_what_was_said_before_it_was_cited(
+    store: Store,
+) -> None:
+    """A Memory's statement and valid_from come from the Records that made or re-derived it: a revision
+    that cited the erased Record is kept, without its citations, only when both are those of a revision
+    from before it was cited (support by another Record changes neither)."""
+    from dataclasses import replace
+
+    def said(version: int, cites: tuple[str, ...], statement: str, valid_from: datetime = T0) -> MemoryRevision:
+        return replace(
+            revision("mem_a", version, version, cites=cites), statement=statement, valid_from=valid_from, fingerprint="a"
+        )
+
+    later = T0 - timedelta(days=400)
+    store.insert_memory_revisions(
+        [
+            said(1, ("rec_kept",), "Alice adopted a ferret."),
+            said(2, ("rec_kept", "rec_gone"), "Alice adopted a ferret."),  # supported: the same
+            said(3, ("rec_kept", "rec_gone"), "Alice adopted a ferret in March 2018.", later),  # re-derived
+            said(4, ("rec_kept", "rec_gone"), "Alice adopted a ferret.", later),  # its time
+            said(5, ("rec_kept",), "Alice adopted a ferret."),  # after it (pending re-derivation)
+        ]
+    )
+    store.erase_record_citations("brn_1", "rec_gone")
+    history = store.memory_revisions("brn_1", "mem_a")
+    assert [(r.version, [c.record_id for c in r.citations]) for r in history] == [
+        (1, ["rec_kept"]),
+        (2, ["rec_kept"]),
+        (5, ["rec_kept"]),
+    ]
+    assert store.memory("brn_1", "mem_a") == history[-1]
+
+
 def test_erasing_a_records_citations_from_many_revisions_at_once(store: Store) -> None:
-    """Each revision keeps exactly the other Records' citations, in order, or goes when none is left;
-    another Brain's revisions citing a Record of that id are not touched."""
+    """Each revision keeps exactly the other Records' citations, in order, when it says what a revision
+    from before the Record was cited said, or goes; another Brain's revisions citing a Record of that id
+    are not touched."""
     from dataclasses import replace
 
     store.insert_memory_revisions(
         [
-            replace(revision(f"mem_{n:02d}", v, 10 * n + v, cites=cites), fingerprint=f"fp_{n}")
+            replace(revision(f"mem_{n:02d}", v, 10 * n + v, cites=cites), statement=f"mem_{n:02d}", fingerprint=f"fp_{n}")
             for n in range(12)
             for v, cites in enumerate(
-                [("rec_gone",), ("rec_1", "rec_gone", "rec_2"), ("rec_gone", "rec_gone", "rec_3")][: 1 + n % 3], start=1
+                [("rec_1",), ("rec_1", "rec_gone", "rec_2"), ("rec_gone", "rec_gone", "rec_3"), ("rec_gone",)][: 1 + n % 4],
+                start=1,
             )
         ]
         + [replace(revision("mem_other", 1, 1, cites=("rec_gone",)), brain_uid="brn_2", fingerprint="o")]
@@ -602,7 +639,7 @@ def test_erasing_a_records_citations_from_many_revisions_at_once(store: Store) -
     store.erase_record_citations("brn_1", "rec_gone")
     for n in range(12):
         history = store.memory_revisions("brn_1", f"mem_{n:02d}")
-        expected = [(2, ["rec_1", "rec_2"]), (3, ["rec_3"])][: n % 3]
+        expected = [(1, ["rec_1"]), (2, ["rec_1", "rec_2"]), (3, ["rec_3"])][: 1 + n % 4]
         assert [(r.version, [c.record_id for c in r.citations]) for r in history] == expected
     assert store.memories_citing("brn_1", "rec_gone") == []
     assert [c.record_id for c in store.memory("brn_2", "mem_other").citations] == ["rec_gone"]  # type: ignore[union-attr]
@@ -630,6 +667,20 @@ def test_erasing_the_earlier_revisions_of_memories_leaves_each_its_newest(store:
     store.erase_earlier_revisions("brn_2", ["mem_b"])  # another Brain's name for it
     store.erase_earlier_revisions("brn_1", [])
     assert [r.version for r in store.memory_revisions("brn_1", "mem_b")] == [1, 2]
+
+
+def test_erasing_the_earlier_pending_revisions_of_memories_leaves_the_others(store: Store) -> None:
+    from dataclasses import replace
+
+    store.insert_memory_revisions(
+        [
+            replace(revision("mem_a", v, v, status=status), fingerprint="a")
+            for v, status in enumerate(["active", "pending", "active", "pending", "pending"], start=1)
+        ]
+    )
+    store.erase_earlier_revisions("brn_1", ["mem_a"], pending_only=True)
+    assert [r.version for r in store.memory_revisions("brn_1", "mem_a")] == [1, 3, 5]  # the newest stays
+    assert store.memory("brn_1", "mem_a") == replace(revision("mem_a", 5, 5, status="pending"), fingerprint="a")
 
 
 def test_records_and_their_statuses_are_read_and_written_together(store: Store) -> None:

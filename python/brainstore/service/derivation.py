@@ -225,6 +225,8 @@ def write_plans(store: Store, states: Sequence[MemoryState], at: Any) -> None:
     two statements a Brain for them, each a GIL hand-off for the applier."""
     store.insert_memory_revisions([r for state in states for r in state.plan.revisions])
     for state in states:
+        if state.plan.rederived:
+            store.erase_earlier_revisions(state.brain_uid, state.plan.rederived, pending_only=True)
         if state.plan.reworded:
             store.erase_earlier_revisions(state.brain_uid, state.plan.reworded)
         if state.plan.erased:

@@ -41,7 +41,9 @@ Rules kept here, and only here:
   the store undoes it in their earlier revisions too, see brainstore.store.base.histories_unnamed).
 - Forgetting a Record erases the Memories it alone supported and puts the others in pending
   re-derivation; re-derivation keeps only what the surviving Records support (citations, statement,
-  valid_from), citing again, up to MAX_CITATIONS, the supporters it did not cite. A Record that states a
+  valid_from), citing again, up to MAX_CITATIONS, the supporters it did not cite, and the pending
+  revisions go (the store erases the earlier revisions that may say the forgotten Record's words or
+  time, see brainstore.store.base.without_citations_of). A Record that states a
   Memory pending re-derivation supports it, as it would an active one: one Memory still, not two.
 - Every change takes the Brain's next change sequence number, which is what watermarks point at.
 """
@@ -203,6 +205,8 @@ class MemoryPlan:
     revisions: list[MemoryRevision] = field(default_factory=list)
     erased: list[tuple[str, int]] = field(default_factory=list)  # (memory_id, seq)
     rederive: list[str] = field(default_factory=list)  # memory ids placed in pending re-derivation
+    # memory ids re-derived: their pending revisions, which may say what the forgotten Record said, go
+    rederived: list[str] = field(default_factory=list)
     # retractions given their Memory's re-derived words (RETRACTS): their earlier revisions, which said
     # the old ones, go
     reworded: list[str] = field(default_factory=list)
@@ -659,6 +663,7 @@ class MemoryRules:
             fingerprint=fingerprint,
             extra=extra,
         )
+        state.plan.rederived.append(memory.memory_id)
         retraction = state.get(memory.superseded_by) if memory.superseded_by else None
         if retraction is not None and retraction.extra.get(RETRACTS) == memory.memory_id:
             worded = _retracting(rederived.statement)

@@ -93,21 +93,33 @@ def latest_ending(
 
 
 def without_citations_of(
-    record_id: str, revisions: Sequence[tuple[str, int, str]]
+    record_id: str, revisions: Sequence[tuple[str, int, str, str, datetime]]
 ) -> tuple[list[tuple[str, int, list[dict[str, Any]]]], list[tuple[str, int]]]:
-    """For erase_record_citations: of (memory_id, version, citations JSON) rows, each revision once, those
-    left with citations of other Records (with them) and those left with none (erased)."""
-    revised, emptied, seen = [], [], set()
-    for memory_id, version, raw in revisions:
-        if (memory_id, version) in seen:
-            continue
-        seen.add((memory_id, version))
-        kept = [c for c in json.loads(raw) if c["record_id"] != record_id]
-        if kept:
-            revised.append((memory_id, version, kept))
-        else:
-            emptied.append((memory_id, version))
-    return revised, emptied
+    """For erase_record_citations: of the (memory_id, version, citations JSON, statement, valid_from) rows
+    of every revision of the Memories that cite ``record_id`` (by Memory, by version), the revisions that
+    cite it to keep with the other Records' citations, and the (memory_id, version) of those to erase.
+
+    A Memory takes its statement and valid_from from the Records that made or re-derived it, so a
+    revision that cites the Record may say its words or its time: it is kept only when it says what a
+    revision from before the Record was cited said (support by another Record changes neither), and
+    never when no other Record is left cited."""
+    revised, erased = [], []
+    for _, group in itertools.groupby(revisions, key=lambda r: r[0]):
+        before: set[tuple[str, datetime]] = set()  # what revisions from before it was cited said
+        cited = False
+        for memory_id, version, raw, statement, valid_from in group:
+            citations = json.loads(raw)
+            kept = [c for c in citations if c["record_id"] != record_id]
+            if len(kept) == len(citations):
+                if not cited:
+                    before.add((statement, valid_from))
+                continue
+            cited = True
+            if kept and (statement, valid_from) in before:
+                revised.append((memory_id, version, kept))
+            else:
+                erased.append((memory_id, version))
+    return revised, erased
 
 
 def histories_unnamed(
@@ -300,11 +312,13 @@ class Store(Protocol):
         ...
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         """Remove ``record_id``'s citations (ids and quotes) from every revision of every Memory, the
-        old ones included; a revision left without citations is erased."""
+        old ones included; a revision that may say its words or its time is erased instead (see
+        :func:`without_citations_of`)."""
         ...
-    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
-        """Erase every revision of each of ``memory_ids`` but its newest: they said what a forgotten
-        Record said (see MemoryPlan.reworded)."""
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str], *, pending_only: bool = False) -> None:
+        """Erase every revision of each of ``memory_ids`` but its newest (``pending_only``: every pending
+        one but its newest): they said what a forgotten Record said (see MemoryPlan.reworded and
+        MemoryPlan.rederived)."""
         ...
 
     # --- evidence chunks (schema 3) ---------------------------------------------------------------

@@ -2097,14 +2097,14 @@ class DuckDBStore:
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self.atomic():
             rows = self._rows(
-                "SELECT r.memory_id, r.version, r.citations FROM memory_revisions r "
-                "JOIN memory_links l ON l.memory_id = r.memory_id AND l.version = r.version "
-                "WHERE l.brain_uid = ? AND l.record_id = ?",
-                [brain_uid, record_id],
+                "SELECT memory_id, version, citations, statement, valid_from FROM memory_revisions "
+                "WHERE brain_uid = ? AND memory_id IN "
+                "(SELECT memory_id FROM memory_links WHERE brain_uid = ? AND record_id = ?) ORDER BY memory_id, version",
+                [brain_uid, brain_uid, record_id],
             )
             if not rows:
                 return
-            revised, emptied = without_citations_of(record_id, rows)
+            revised, erased = without_citations_of(record_id, rows)
             cursor = self._cur()
             # a few statements however many revisions: one each held the write lock 2.1 s for a document
             # whose thousand Memories another Record also supports
@@ -2115,28 +2115,35 @@ class DuckDBStore:
                     "WHERE memory_revisions.memory_id = u.memory_id AND memory_revisions.version = u.version",
                     [[r[0] for r in revised], [r[1] for r in revised], [_json(r[2]) for r in revised]],
                 )
-            if emptied:  # states the erased Record alone supported: nothing of them may remain
+            if erased:  # states that may say what the erased Record said: nothing of them may remain
                 for table in ("memory_revisions", "memory_links"):
                     cursor.execute(
                         f"DELETE FROM {table} USING (SELECT unnest(?::VARCHAR[]) AS memory_id, unnest(?::INTEGER[]) AS version) e "
                         f"WHERE {table}.memory_id = e.memory_id AND {table}.version = e.version",
-                        [[e[0] for e in emptied], [e[1] for e in emptied]],
+                        [[e[0] for e in erased], [e[1] for e in erased]],
                     )
             cursor.execute("DELETE FROM memory_links WHERE brain_uid = ? AND record_id = ?", [brain_uid, record_id])
             self._forget_memories(brain_uid)
             self._erased()
 
-    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str], *, pending_only: bool = False) -> None:
         if not memory_ids:
             return
         with self.atomic():
             cursor = self._cur()
+            found = cursor.execute(
+                "SELECT memory_id, version FROM memory_revisions r WHERE brain_uid = ? AND memory_id IN "
+                "(SELECT unnest(?::VARCHAR[])) AND (NOT ? OR status = 'pending') AND version < "
+                "(SELECT max(version) FROM memory_revisions n WHERE n.memory_id = r.memory_id)",
+                [brain_uid, list(memory_ids), pending_only],
+            ).fetchall()
+            if not found:
+                return
             for table in ("memory_revisions", "memory_links"):
                 cursor.execute(
-                    f"DELETE FROM {table} USING (SELECT memory_id, max(version) AS newest FROM memory_revisions "
-                    "WHERE brain_uid = ? AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id) h "
-                    f"WHERE {table}.memory_id = h.memory_id AND {table}.version < h.newest",
-                    [brain_uid, list(memory_ids)],
+                    f"DELETE FROM {table} USING (SELECT unnest(?::VARCHAR[]) AS memory_id, unnest(?::INTEGER[]) AS version) e "
+                    f"WHERE {table}.memory_id = e.memory_id AND {table}.version = e.version",
+                    [[f[0] for f in found], [f[1] for f in found]],
                 )
             self._forget_memories(brain_uid)
             self._erased()

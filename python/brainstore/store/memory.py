@@ -32,7 +32,13 @@ from brainstore.domain import (
     StoredChunk,
     named_memories,
 )
-from brainstore.store.base import StoreFeature, histories_unnamed, latest_ending, tally_records
+from brainstore.store.base import (
+    StoreFeature,
+    histories_unnamed,
+    latest_ending,
+    tally_records,
+    without_citations_of,
+)
 
 _ABSENT = object()
 
@@ -469,23 +475,32 @@ class MemoryStore:
                 history = self._history.get(memory_id)
                 if not history:
                     continue
-                kept = []
-                for revision in history:
-                    citations = tuple(c for c in revision.citations if c.record_id != record_id)
-                    if citations:
-                        kept.append(replace(revision, citations=citations))
+                rows = [
+                    (r.memory_id, r.version, json.dumps([{"record_id": c.record_id} for c in r.citations]), r.statement, r.valid_from)
+                    for r in history
+                ]
+                _, erased = without_citations_of(record_id, rows)
+                gone = {version for _, version in erased}
+                kept = [
+                    replace(r, citations=tuple(c for c in r.citations if c.record_id != record_id))
+                    for r in history
+                    if r.version not in gone
+                ]
                 if kept:
                     self._set(self._history, memory_id, tuple(kept))
                 else:
                     self._del(self._history, memory_id)
             self._del(self._by_record, (brain_uid, record_id))
 
-    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str], *, pending_only: bool = False) -> None:
         with self._lock:
             for memory_id in memory_ids:
                 history = self._history.get(memory_id)
-                if history and history[-1].brain_uid == brain_uid and len(history) > 1:
-                    self._set(self._history, memory_id, history[-1:])
+                if not history or history[-1].brain_uid != brain_uid:
+                    continue
+                kept = (*(r for r in history[:-1] if pending_only and r.status != "pending"), history[-1])
+                if kept != history:
+                    self._set(self._history, memory_id, kept)
 
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:

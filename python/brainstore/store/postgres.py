@@ -1468,14 +1468,14 @@ class PostgresStore:
         with self.atomic():
             conn = self._local.conn
             rows = conn.execute(
-                "SELECT r.memory_id, r.version, r.citations FROM memory_revisions r "
-                "JOIN memory_links l ON l.memory_id = r.memory_id AND l.version = r.version "
-                "WHERE l.brain_uid = %s AND l.record_id = %s",
-                [brain_uid, record_id],
+                "SELECT memory_id, version, citations, statement, valid_from FROM memory_revisions "
+                "WHERE brain_uid = %s AND memory_id IN "
+                "(SELECT memory_id FROM memory_links WHERE brain_uid = %s AND record_id = %s) ORDER BY memory_id, version",
+                [brain_uid, brain_uid, record_id],
             ).fetchall()
             if not rows:
                 return
-            revised, emptied = without_citations_of(record_id, rows)
+            revised, erased = without_citations_of(record_id, rows)
             # a few statements however many revisions (as DuckDB's)
             if revised:
                 # %b: binary, as text escaped into an array literal cost a regex substitution for each
@@ -1486,14 +1486,14 @@ class PostgresStore:
                     "WHERE r.memory_id = u.memory_id AND r.version = u.version",
                     [[r[0] for r in revised], [r[1] for r in revised], [self._citations_json(r[2]) for r in revised]],
                 )
-            if emptied:  # states the erased Record alone supported: nothing of them may remain
+            if erased:  # states that may say what the erased Record said: nothing of them may remain
                 for table in ("memory_revisions", "memory_links"):
                     conn.execute(
                         f"DELETE FROM {table} AS t USING unnest(%s::text[], %s::integer[]) AS e(memory_id, version) "
                         "WHERE t.memory_id = e.memory_id AND t.version = e.version",
-                        [[e[0] for e in emptied], [e[1] for e in emptied]],
+                        [[e[0] for e in erased], [e[1] for e in erased]],
                     )
-            dropped = {e[0] for e in emptied}
+            dropped = {e[0] for e in erased}
             conn.execute("DELETE FROM memory_links WHERE brain_uid = %s AND record_id = %s", [brain_uid, record_id])
             erased = ["memory_revisions", "memory_links"]
             if dropped and self._keeps_heads():
@@ -1502,17 +1502,24 @@ class PostgresStore:
             self._forget_held([brain_uid])
             self._erased(*erased)
 
-    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str]) -> None:
+    def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str], *, pending_only: bool = False) -> None:
         if not memory_ids:
             return
         with self.atomic():
             conn = self._local.conn
+            found = conn.execute(
+                "SELECT memory_id, version FROM memory_revisions r WHERE brain_uid = %s AND memory_id = ANY(%s) "
+                "AND (NOT %s OR status = 'pending') AND version < "
+                "(SELECT max(version) FROM memory_revisions n WHERE n.memory_id = r.memory_id)",
+                [brain_uid, list(memory_ids), pending_only],
+            ).fetchall()
+            if not found:
+                return
             for table in ("memory_revisions", "memory_links"):
                 conn.execute(
-                    f"DELETE FROM {table} AS t USING (SELECT memory_id, max(version) AS newest FROM memory_revisions "
-                    "WHERE brain_uid = %s AND memory_id = ANY(%s) GROUP BY memory_id) h "
-                    "WHERE t.memory_id = h.memory_id AND t.version < h.newest",
-                    [brain_uid, list(memory_ids)],
+                    f"DELETE FROM {table} AS t USING unnest(%s::text[], %s::integer[]) AS e(memory_id, version) "
+                    "WHERE t.memory_id = e.memory_id AND t.version = e.version",
+                    [[f[0] for f in found], [f[1] for f in found]],
                 )
             self._forget_held([brain_uid])
             self._erased("memory_revisions", "memory_links")
