@@ -107,6 +107,20 @@ def test_a_move_from_one_place_to_another_closes_the_old_home(alice: Api, servic
     assert any("Porto" in s for s in statements) and not any("lives in Lisbon" in s for s in statements)
 
 
+def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
+    # "I no longer work at IBM" ended "works at Google": as_of and the profile served only the denial
+    say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I no longer work at IBM.", "2023-05-08T10:00:00Z")
+    say(alice, service, "I live in Paris.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I don't live in Berlin.", "2023-05-08T10:00:00Z")
+    held = [only(memories(alice), needle) for needle in ("works at Google", "lives in Paris")]
+    assert all(m["valid_to"] is None and not m["conflicts_with"] for m in held)
+    now = [m["statement"] for m in memories(alice, as_of="2023-05-10T00:00:00Z")]
+    assert any("works at Google" in s for s in now) and any("lives in Paris" in s for s in now)
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert any("works at Google" in s for s in statements) and any("lives in Paris" in s for s in statements)
+
+
 def test_a_state_said_to_be_over_closes_the_one_held_open(alice: Api, service: Service) -> None:
     # "I used to live in Rome" was taken as support of "Alice lives in Rome": still open, now citing both
     say(alice, service, "I live in Rome.", "2020-01-10T10:00:00Z")

@@ -188,6 +188,29 @@ def test_opposite_polarity_on_the_same_value_conflicts_or_closes() -> None:
     assert world[tea].valid_to == T and world[tea].extra["closed_by"] == stopped
 
 
+def test_a_denied_value_says_nothing_of_another_value() -> None:
+    """A denial of one value of a single-valued attribute is no statement of another: "I no longer work
+    at IBM" ended "works at Google", and "I don't live in Berlin" conflicted with "lives in Paris"."""
+    world = World()
+    job = dict(attribute="works_at", value="google", at=datetime(2026, 1, 1, tzinfo=UTC))
+    google = world.say("rec_1", said("Alice works at Google.", **job))
+    ibm = world.say("rec_2", said("Alice no longer works at IBM.", attribute="works_at", value="ibm", negated=True, change=True))
+    paris = world.say("rec_3", said("Alice lives in Paris.", value="paris", at=datetime(2026, 1, 1, tzinfo=UTC)))
+    berlin = world.say("rec_4", said("Alice doesn't live in Berlin.", value="berlin", negated=True))
+    moved = world.say("rec_5", said("Alice didn't move to Berlin.", value="berlin", negated=True, change=True))
+    rome = world.say("rec_6", said("Alice doesn't live in Rome.", value="rome", negated=True))
+    for memory_id in (google, ibm, paris, berlin, moved, rome):
+        memory = world[memory_id]
+        assert memory.valid_to is None and "closed_by" not in memory.extra and "conflicts_with" not in memory.extra
+    # held denied, then another value stated, with or without a change
+    lisbon = world.say("rec_7", said("Alice moved to Lisbon.", value="lisbon", change=True))
+    assert all(world[m].valid_to is None for m in (berlin, moved, rome)) and "conflicts_with" not in world[lisbon].extra
+    # the same value denied still ends it, or disputes it
+    assert world[paris].extra["closed_by"] == lisbon
+    world.say("rec_8", said("Alice no longer lives in Lisbon.", negated=True, change=True))
+    assert world[lisbon].valid_to == T
+
+
 def test_a_value_already_over_is_history_beside_the_current_one() -> None:
     world = World()
     seattle = world.say("rec_1", said("Alice lives in Seattle.", value="seattle"))

@@ -24,7 +24,8 @@ Rules kept here, and only here:
 - A single-valued attribute stated with a change ("moved to") closes the older value's validity; stated
   without one, the two values conflict: both stay active and name each other in conflicts_with. The same
   attribute and value with the opposite polarity ("I love coffee" / "I hate coffee") closes the older
-  when a change is stated and conflicts otherwise.
+  when a change is stated and conflicts otherwise. A denied value ("I no longer work at IBM") neither
+  closes nor conflicts with another value ("works at Google"), held or new.
 - A Memory names at most MAX_CONFLICTS others in conflicts_with: a new one names the newest of those it
   disagrees with, and is named back by each of them that names fewer. Every Memory in a conflict names
   one; none is revised more than MAX_CONFLICTS times for conflicts, nor a Record's assertion revises more.
@@ -441,8 +442,10 @@ class MemoryRules:
                 same_value = (other.value or "").casefold() == (assertion.value or "").casefold()
                 if same_value and other.negated == assertion.negated:
                     continue
-                if not assertion.single_valued and not same_value:
-                    continue  # many values at once (likes coffee, likes tea): no disagreement
+                if not same_value and (not assertion.single_valued or assertion.negated or other.negated):
+                    # many values at once (likes coffee, likes tea), or one denied ("no longer works at
+                    # IBM" beside "works at Google"): a denial says nothing of any other value
+                    continue
                 if other.valid_to is not None and other.valid_to <= valid_from:
                     continue  # already over before this one starts: history, not disagreement
                 if assertion.valid_to is not None and (
