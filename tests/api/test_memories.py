@@ -97,6 +97,23 @@ def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service
     assert alice.get("/brains/alice/profile").body["lines"] == []
 
 
+def test_a_move_learned_after_a_later_one_ends_where_that_one_begins(alice: Api, service: Service) -> None:
+    # told in this order both stayed open, in conflict, and as_of 2022 served both homes
+    told_first = say(alice, service, "I moved to Berlin in 2021.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I moved to Paris in 2019.", "2023-05-08T10:00:00Z")
+    berlin, paris = only(memories(alice), "Berlin"), only(memories(alice), "Paris")
+    assert paris["valid_to"] is not None and paris["valid_to"].startswith("2021-01-01")
+    assert berlin["valid_to"] is None and not berlin["conflicts_with"] and not paris["conflicts_with"]
+    assert [m["statement"] for m in memories(alice, as_of="2020-01-01T00:00:00Z")] == [paris["statement"]]
+    assert [m["statement"] for m in memories(alice, as_of="2022-01-01T00:00:00Z")] == [berlin["statement"]]
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert statements == [berlin["statement"]]
+    assert alice.delete(f"/brains/alice/records/{told_first['id']}").status == 200  # what ended it is gone
+    assert service.wait_idle()
+    reopened = alice.get(f"/brains/alice/memories/{paris['id']}").body
+    assert reopened["valid_to"] is None and all(r["valid_to"] is None for r in reopened["revisions"])
+
+
 def test_a_move_from_one_place_to_another_closes_the_old_home(alice: Api, service: Service) -> None:
     # "moved from X to Y" was no move at all: the profile kept both homes
     say(alice, service, "I live in Lisbon.", "2022-01-10T10:00:00Z")

@@ -211,6 +211,35 @@ def test_a_denied_value_says_nothing_of_another_value() -> None:
     assert world[lisbon].valid_to == T
 
 
+def test_a_change_learned_after_a_later_one_ends_where_that_one_begins() -> None:
+    """A change at a stated time ends where the first later change at a stated time held begins, as told
+    in order: "I moved to Berlin in 2021", then "I moved to Paris in 2019" left both open, each naming the
+    other. Beside a change whose time is unstated, or a state, it still conflicts."""
+    world = World()
+
+    def year(n: int) -> datetime:
+        return datetime(n, 1, 1, tzinfo=UTC)
+
+    def moved(record_id: str, city: str, at: datetime, **kind: bool) -> str:
+        assertion = said(f"Alice moved to {city}.", value=city.lower(), at=at, change=True, time_stated=True)
+        return world.say(record_id, replace(assertion, **kind))
+
+    berlin = moved("rec_1", "Berlin", year(2021))
+    rome = moved("rec_2", "Rome", year(2022))
+    paris = moved("rec_3", "Paris", year(2019))
+    assert world[paris].valid_to == year(2021) and world[paris].extra["closed_by"] == berlin
+    assert world[berlin].valid_to == year(2022) and world[rome].valid_to is None
+    assert not any("conflicts_with" in world[m].extra for m in (berlin, rome, paris))
+    world.forget("rec_1")  # what ended it is gone, and with it the end
+    assert world[paris].valid_to is None and "closed_by" not in world[paris].extra
+
+    world = World()
+    unstated = moved("rec_1", "Berlin", year(2021), time_stated=False)
+    state = world.say("rec_2", said("Alice has lived in Oslo since 2021.", value="oslo", at=year(2021), time_stated=True))
+    paris = moved("rec_3", "Paris", year(2019))
+    assert world[paris].valid_to is None and sorted(world[paris].extra["conflicts_with"]) == [unstated, state]
+
+
 def test_a_value_already_over_is_history_beside_the_current_one() -> None:
     world = World()
     seattle = world.say("rec_1", said("Alice lives in Seattle.", value="seattle"))

@@ -22,10 +22,11 @@ Rules kept here, and only here:
   (RETRACTS), and goes with them when that Memory is erased, or takes its new words when it is
   re-derived.
 - A single-valued attribute stated with a change ("moved to") closes the older value's validity; stated
-  without one, the two values conflict: both stay active and name each other in conflicts_with. The same
-  attribute and value with the opposite polarity ("I love coffee" / "I hate coffee") closes the older
-  when a change is stated and conflicts otherwise. A denied value ("I no longer work at IBM") neither
-  closes nor conflicts with another value ("works at Google"), held or new.
+  without one, the two values conflict: both stay active and name each other in conflicts_with. A change
+  at a stated time told after a later one, also a change at a stated time, ends where that one begins,
+  as if told in order. The same attribute and value with the opposite polarity ("I love coffee" / "I
+  hate coffee") closes the older when a change is stated and conflicts otherwise. A denied value ("I no
+  longer work at IBM") neither closes nor conflicts with another value ("works at Google"), held or new.
 - A Memory names at most MAX_CONFLICTS others in conflicts_with: a new one names the newest of those it
   disagrees with, and is named back by each of them that names fewer. Every Memory in a conflict names
   one; none is revised more than MAX_CONFLICTS times for conflicts, nor a Record's assertion revises more.
@@ -430,12 +431,14 @@ class MemoryRules:
             )
         disagreeing = list(disputed)  # the same assertion at another time: both kept, each naming the other
         disputed_ids = {m.memory_id for m in disputed}
+        valid_to, closed_by = assertion.valid_to, None
         if assertion.attribute:
             weighed = (
                 state.by_attribute(assertion.subject, assertion.attribute)
                 if assertion.single_valued
                 else state.by_fingerprint(opposite_fingerprint(assertion))
             )
+            opposed = []
             for other in weighed:
                 if other.status != "active" or other.memory_id == supersedes or other.memory_id in disputed_ids:
                     continue
@@ -448,11 +451,24 @@ class MemoryRules:
                     continue
                 if other.valid_to is not None and other.valid_to <= valid_from:
                     continue  # already over before this one starts: history, not disagreement
-                if assertion.valid_to is not None and (
-                    assertion.valid_to <= other.valid_from or not assertion.time_stated
-                ):
-                    # over before the other began ("in the 90s"), or over at a time the text leaves
-                    # open ("I used to live in Dublin": only before it was said): history too
+                opposed.append(other)
+            if assertion.change and time_stated and valid_to is None:
+                # a change learned after a later one ("I moved to Paris in 2019" after "I moved to Berlin
+                # in 2021"): over when the first of those began, as if told in order. Only a change at a
+                # stated time ends it: one without says only that it came by when it was said
+                later = [
+                    m
+                    for m in opposed
+                    if m.extra.get("change") and m.extra.get("time_stated") and m.valid_from > valid_from
+                ]
+                if later:
+                    first = min(later, key=lambda m: (m.valid_from, m.memory_id))
+                    valid_to, closed_by = first.valid_from, first.memory_id
+            for other in opposed:
+                if valid_to is not None and (valid_to <= other.valid_from or not time_stated):
+                    # over before the other began ("in the 90s", or where a later change held begins),
+                    # or over at a time the text leaves open ("I used to live in Dublin": only before it
+                    # was said): history too
                     continue
                 if assertion.change and other.valid_from <= valid_from:
                     # the world changed: close the old value, and remember why, so erasing this
@@ -480,6 +496,10 @@ class MemoryRules:
             extra["conflicts_with"] = conflicts
         if time_stated:
             extra["time_stated"] = True
+        if assertion.change:
+            extra["change"] = True  # one told later but stated for before it ends where it begins
+        if closed_by is not None:
+            extra.update(valid_to_before=None, closed_by=closed_by)
         state.write(
             MemoryRevision(
                 memory_id=memory_id,
@@ -491,7 +511,7 @@ class MemoryRules:
                 attribute=assertion.attribute,
                 value=assertion.value,
                 valid_from=valid_from,
-                valid_to=assertion.valid_to,
+                valid_to=valid_to,
                 recorded_at=now,
                 status="active",
                 citations=(citation,),
