@@ -512,6 +512,29 @@ def test_time_words_and_asides_are_no_part_of_the_value(text, value):
     assert a.value == value
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I had lunch with my dad. She moved to Lyon.",
+        "My sister met her boyfriend. He lives in Rome.",
+        "Anna introduced me to her husband. He works at IBM.",
+        "My sister and her husband moved to Lyon. He works at Airbus.",
+        "Thanks Bob. Say hi to your wife. She works at IBM, right?",
+        "Tom called my boss. She was angry.",
+    ],
+)
+def test_he_or_she_is_no_one_when_gender_or_another_person_says_otherwise(text):
+    # were the dad's move, the sister's home, Anna's employer, the sister's employer, Bob's employer and
+    # Tom's anger: the one person named so far, whatever the pronoun and whoever else was mentioned
+    said = run(msg(text, speaker="Alice"))
+    assert not any(a.span[0] > text.index(". ") for a in said)
+
+
+def test_he_or_she_is_the_one_person_of_that_gender():
+    (_, moved) = run(msg("I had lunch with my dad. He moved to Lyon.", speaker="Alice"))
+    assert (moved.subject, moved.attribute) == ("Alice's dad", "lives_in")
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

@@ -1398,6 +1398,31 @@ _PLACE_PREP = {"in", "at", "to", "from", "near", "into", "around", "across", "th
                "visiting", "of", "for", "by", "on", "via", "toward", "towards"}  # fmt: skip
 
 
+_MALE = {
+    "father", "dad", "daddy", "papa", "brother", "brothers", "husband", "boyfriend", "fiance", "fiancé", "son",
+    "sons", "grandpa", "grandfather", "grandson", "uncle", "nephew", "stepdad", "stepfather", "hubby", "bf",
+    "bro", "guy", "man", "boy",
+}  # fmt: skip
+_FEMALE = {
+    "mother", "mom", "mum", "mommy", "mama", "sister", "sisters", "wife", "girlfriend", "fiancee", "fiancée",
+    "daughter", "daughters", "grandma", "grandmother", "granddaughter", "aunt", "niece", "stepmom",
+    "stepmother", "gf", "sis", "girl", "woman", "lady",
+}  # fmt: skip
+
+
+def _gender_of(person: str) -> str | None:
+    """"m" or "f" when the words name a relation that says it ("Alice's dad"), else None."""
+    last = person.split()[-1].lower().removesuffix("'s") if person.split() else ""
+    return "m" if last in _MALE else "f" if last in _FEMALE else None
+
+
+def _gender_of_pronoun(pronoun: str | None) -> str | None:
+    if pronoun is None:
+        return None
+    low = pronoun.lower()
+    return "m" if low.startswith("he") else "f" if low.startswith("she") else None
+
+
 def _sender_name(header: str) -> str | None:
     """The name in "On Mon, May 1, 2023 at 10:00 AM Bob Lee <bob@x.com>" or "Carol <carol@x.com>"."""
     words = re.sub(r"<[^>]*>|\S+@\S+|\"", " ", header).split()
@@ -1481,6 +1506,7 @@ class _Run:
             source.kind in ("message", "correction") and self.speaker is not None and not self.assistant
         )
         self.persons: list[str] = []  # people named so far, in order (for "he"/"she")
+        self.mentioned: list[str | None] = []  # the genders of people mentioned, not named ("her husband")
         self.others: set[str] = set()  # other capitalised words named so far (places, things, orgs)
         self.addressee: str | None = None
         self.voice: str | None = None  # inside a quotation: who is speaking
@@ -1602,7 +1628,7 @@ class _Run:
         if who.lower().startswith("my "):
             return f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
         if who.lower() in ("he", "she"):
-            return self._resolve_third() if len(set(self.persons)) else None
+            return self._resolve_third(who.lower()) if len(set(self.persons)) else None
         return who if is_name_token(who.split()[0]) else None
 
     def _pasted(self) -> list[_Quote]:
@@ -1654,6 +1680,10 @@ class _Run:
         """Remember who was named, for a later "he"/"she": a capitalised word after a place preposition
         ("in Toronto", "at Acme") is a place or an organisation, not a person."""
         words = self.words(s, e)
+        for i, (w, _, _) in enumerate(words[:-1]):
+            # "her husband", "your wife": someone a later "he"/"she" may be, though the text names them not
+            if w.lower() in ("his", "her", "your", "their") and words[i + 1][0].lower() in PERSON_NOUNS:
+                self.mentioned.append(_gender_of(words[i + 1][0]))
         for i, (w, _, _) in enumerate(words):
             base = w.removesuffix("'s")
             if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS:
@@ -1695,14 +1725,25 @@ class _Run:
             noun = words[i + 1][0].lower()
             # "my friend Sam": the name is the person, and _note_names has it already
             named = i + 2 < len(words) and is_name_token(words[i + 2][0].removesuffix("'s"))
-            if w.lower() == "my" and noun in PERSON_NOUNS and not noun.endswith("s") and self.voice is None and not named:
+            if w.lower() == "my" and noun in PERSON_NOUNS and not (noun.endswith("s") and not noun.endswith("ss")) and self.voice is None and not named:
                 who = f"{self.me()}'s {noun}"
                 if who not in self.persons:
                     self.persons.append(who)
 
-    def _resolve_third(self) -> str | None:
+    def _resolve_third(self, pronoun: str | None = None) -> str | None:
+        """The one person "he"/"she" can be: of the people named so far and those only mentioned ("her
+        husband", "your wife"), the one whose gender, when known, does not contradict the pronoun.
+        None when no one or several are."""
         people = set(self.persons)
-        return self.persons[-1] if len(people) == 1 else None
+        wanted = _gender_of_pronoun(pronoun)
+        if wanted is not None:
+            people = {p for p in people if _gender_of(p) in (None, wanted)}
+            unnamed = sum(1 for g in self.mentioned if g in (None, wanted))
+        else:
+            unnamed = 0
+        if len(people) != 1 or unnamed:
+            return None
+        return next(iter(people))
 
     def _spoken_to(self, word: str) -> str | None:
         """``word`` as the name of the one spoken to: a name, or the Brain's self's first name typed in
@@ -2412,7 +2453,7 @@ class _Run:
             who = self.you()
             return _Subject(who, None, who, e0, _contraction_prefix(w0), conj=True, kind="you")
         if low in THIRD_SG:
-            who = self._resolve_third()
+            who = self._resolve_third(low)
             if who is None:
                 # "She showed me the importance of gratitude": someone the Record does not name, told as
                 # the speaker's own experience only
