@@ -535,6 +535,23 @@ def test_he_or_she_is_the_one_person_of_that_gender():
     assert (moved.subject, moved.attribute) == ("Alice's dad", "lives_in")
 
 
+@pytest.mark.parametrize(
+    ("text", "change"),
+    [
+        ("I didn't move to Berlin.", False),
+        ("I'm not moving to Berlin after all.", False),
+        ("I never joined Google.", False),
+        ("I don't live in Berlin anymore.", True),
+        ("I no longer work at IBM.", True),
+        ("I quit my job at Google.", True),
+    ],
+)
+def test_an_event_denied_is_no_change_an_ending_is(text, change):
+    # "I didn't move to Berlin" was a change: through the API it ended the home in Berlin held
+    (a,) = run(msg(text, speaker="Alice"))
+    assert a.negated and a.change is change
+
+
 def test_according_to_names_the_source_of_the_statement():
     # was two: "Alice is according to Alice's doctor." and the claim without its source
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")

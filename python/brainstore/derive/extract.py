@@ -684,6 +684,12 @@ _CHANGE = re.compile(
     r"|picked\s+up|left|leaving|broke\s+up|separated)\b",
     re.I,
 )
+# A change that is an ending in itself, negative as it reads ("no longer", "quit", "left")
+_ENDING = re.compile(
+    r"\b(?:no\s+longer|anymore|any\s+more|stopped|stop|stops|quit|quits|quitting|left|leaving|gave\s+up|give\s+up"
+    r"|giving\s+up|used\s+to|broke\s+up|retired|separated|divorced|moved\s+(?:out|away))\b",
+    re.I,
+)
 _CUT = re.compile(
     r"\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
     r"|\s+(?:since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
@@ -3207,6 +3213,10 @@ class _Run:
             if not self._contentful(pred_exp) and not support and not significant:
                 return True
         change = change or bool(_CHANGE.search(pred_exp))
+        if change and negated and not _ENDING.search(pred_exp):
+            # "I didn't move to Berlin", "I never joined Google": an event denied changed nothing, and a
+            # denial of the value held must not end it (it disputes it)
+            change = False
         if attr is None and not re.search(r"[A-Za-z]", pred_exp):
             return True
         statement = self._statement(subj, cs, ce, exprs)
