@@ -2260,3 +2260,21 @@ def test_congratulating_the_person_spoken_to_on_something_is_the_speakers_act(te
     assert [(a.statement, a.subject, a.owner) for a in out] == [(s, "Bob", "Bob") for s in said]
     # with nothing said of what, it stays an interjection
     assert statements("Congrats, Sam!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "valid_from", "valid_to"),
+    [
+        # was "Alice lived in Rome since May 2023 to in July 2022.", from May 2023 without an end
+        ("I lived in Rome from May to July.", "Alice lived in Rome from May to July.", (2022, 5, 1), (2022, 8, 1)),
+        # was "Alice moved to Berlin at the end of in 2022.", from 1 January 2022
+        ("I moved to Berlin at the end of last year.", "Alice moved to Berlin at the end of 2022.", (2022, 12, 1), None),
+    ],
+)
+def test_a_yearless_range_and_the_end_of_a_period_are_read_whole(text, statement, valid_from, valid_to):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.valid_from, a.valid_to) == (
+        statement,
+        datetime(*valid_from, tzinfo=UTC),
+        valid_to and datetime(*valid_to, tzinfo=UTC),
+    )

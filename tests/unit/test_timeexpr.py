@@ -113,6 +113,15 @@ JUNE = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
         # a range lends its year to a half without one
         ("We lived there from May to July 2022", JUNE, d(2022, 5, 1), d(2022, 8, 1)),
         ("from November to February 2022", JUNE, d(2021, 11, 1), d(2022, 3, 1)),
+        # neither half has one: the range is one, its end taken the way the clause points (each half read
+        # alone had put May this year and July the last)
+        ("We lived there from May to July", d(2023, 5, 8), d(2022, 5, 1), d(2022, 8, 1)),
+        ("We lived there from November to February", JUNE, d(2023, 11, 1), d(2024, 3, 1)),
+        ("We will be there from November to February", JUNE, d(2024, 11, 1), d(2025, 3, 1)),
+        # a year's end or beginning is its last or first month
+        ("I moved to Berlin at the end of last year", JUNE, d(2023, 12, 1), None),
+        ("I moved to Berlin at the beginning of 2019", JUNE, d(2019, 1, 1), None),
+        ("I moved to Berlin at the end of last month", JUNE, d(2024, 5, 1), None),
         # durations: the perfect counts back, what is ahead counts forward, the past dates nothing
         ("I've been vegan for three years", JUNE, d(2021, 6, 10), None),
         ("I have lived here for the past 2 months", JUNE, d(2024, 4, 10), None),
@@ -206,6 +215,12 @@ def test_decades_render():
     assert (e.when, e.period, render(e)) == (d(1990, 1, 1), "decade", "in the 1990s")
     assert named_periods("What did she do in the 90s?", JUNE) == [(d(1990, 1, 1), d(2000, 1, 1))]
     assert find_time_expressions("I'm in my 90s", JUNE) == []
+
+
+def test_a_part_of_a_period_renders_as_that_part_of_the_period():
+    # was "the end of in 2022": the period rendered on its own after the words naming its part
+    rendered = [render(e) for e in find_time_expressions("the end of last year and since the start of last month", JUNE)]
+    assert rendered == ["the end of 2023", "since the start of May 2024"]
 
 
 @pytest.mark.parametrize(

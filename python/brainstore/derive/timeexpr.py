@@ -15,7 +15,9 @@ the reference moment. Bounds ("until", "to") end at the *end* of their period (e
 
 Tense and direction decide what a date without a year means: said on 10 June 2024, "I flew to Tokyo on
 October 10" is October 2023 and "I fly to Tokyo on October 10" October 2024 (``future=True``). A range
-lends its year to a half that has none ("from May to July 2022"). Decades ("the 90s") are periods;
+lends its year to a half that has none ("from May to July 2022"), and one with none is read whole ("from
+May to July": the latest such range, or the next). A part of a period is the period ("the end of last
+month"), but a year's end or beginning its last or first month. Decades ("the 90s") are periods;
 durations ("for three years") and recurrences ("every Saturday") are found but name no date: the caller
 decides what a duration bounds (see :func:`resolve`), and a recurrence never becomes a date.
 """
@@ -92,11 +94,18 @@ _UNIT = r"(?i:days?|weeks?|months?|years?|decades?)"
 _REL = r"(?i:last|this|next|past|previous|coming)"
 #: "two weeks ago", "3 years back": a time counted back from when it was said.
 AGO = rf"{_NUM}\s+{_UNIT}\s+(?i:ago|back|earlier)"
+# "the end of last year", "the beginning of May 2020": a part of a period, named as the period
+_PART_HEAD = r"(?i:(?:the\s+)?(?:very\s+)?(?:end|beginning|start|middle)\s+of\s+)"
+_PART_OF = (
+    rf"(?:{_REL}\s+(?i:week|month|year|decade)|{_REL}\s+{_MON}|{_REL}\s+(?i:spring|summer|fall|autumn|winter)"
+    rf"|{_MON},?\s+{_YEAR}|{_MON}|{_YEAR})"
+)
 
 # One atom: a single point or period. Alternatives are ordered longest-first.
 _ATOM = (
     r"(?:"
-    rf"(?P<iso>{_YEAR}-\d\d-\d\d)(?:[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    rf"(?P<part>{_PART_HEAD}{_PART_OF})(?![\w])"
+    rf"|(?P<iso>{_YEAR}-\d\d-\d\d)(?:[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|(?P<num>\d{1,2}/\d{1,2}/(?:\d{4}|\d\d))"
     rf"|(?P<dmy>(?i:the\s+)?{_ORD}(?:\s+of)?\s+{_MON}(?:,?\s+{_YEAR})?)"
     rf"|(?P<mdy>{_MON}\s+{_ORD}(?:,?\s+{_YEAR})?)(?![\d:])"
@@ -117,6 +126,7 @@ _ATOM = (
 )
 _ATOM_RE = re.compile(rf"(?<![\w-]){_ATOM}(?![\w])")
 
+_PART_HEAD_RE = re.compile(_PART_HEAD)
 _PLAIN_ATOM = re.sub(r"\(\?P<\w+>", "(?:", _ATOM)
 _RANGE_RE = re.compile(
     rf"(?P<lead>\b(?i:from|between)\s+)?(?P<a>(?<![\w-]){_PLAIN_ATOM})"
@@ -248,6 +258,15 @@ def _resolve_atom(
     low = " ".join(s.lower().split())
     day0 = _floor(base, "day")
     try:
+        if g == "part":
+            head = _PART_HEAD_RE.match(s)
+            whole = _ATOM_RE.fullmatch(s[head.end() :])  # type: ignore[union-attr]
+            got = _resolve_atom(whole, base, future) if whole is not None else None
+            if got is None or got[1] != "year" or "middle" in head.group(0).lower():  # type: ignore[union-attr]
+                return got
+            # a year's end or beginning is its last or first month (its middle is no narrower than it)
+            month = 1 if "end" not in head.group(0).lower() else 12  # type: ignore[union-attr]
+            return got[0].replace(month=month), "month", got[2]
         if g in ("iso", "a_iso"):
             return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), tzinfo=base.tzinfo), "day", False
         if g == "year":
@@ -564,7 +583,9 @@ def find_time_expressions(
         ra, rb = _resolve_atom(ma, base, future), _resolve_atom(mb, base, future)
         if ra is None or rb is None:
             continue
-        if ma.lastgroup in _YEARLESS and ra[2] and not rb[2]:
+        # "from May to July": one range, its end taken the way the clause points, its start in that
+        # end's year; each half read alone had put May this year and July the last, a range reversed
+        if ma.lastgroup in _YEARLESS and ra[2] and (not rb[2] or mb.lastgroup in _YEARLESS):
             ra = _lend_year(ra, rb)
         until = _period_end(rb[0], rb[1])
         if until <= ra[0]:
@@ -822,18 +843,27 @@ def resolve_span(text: str, occurred_at: datetime, *, state: bool = False) -> Ti
 def render(expr: TimeExpr) -> str:
     """An absolute rendering of a relative expression, for self-contained statements."""
     w = expr.when
-    if expr.period == "decade":
-        txt = f"in the {w.year}s"
-    elif expr.period == "year":
-        txt = f"in {w.year}"
-    elif expr.period == "month":
-        txt = f"in {calendar.month_name[w.month]} {w.year}"
-    elif expr.period == "week":
-        txt = f"in the week of {w.day} {calendar.month_name[w.month]} {w.year}"
-    else:
-        txt = f"on {w.day} {calendar.month_name[w.month]} {w.year}"
+    part = _PART_HEAD_RE.search(expr.text)
+    if part is not None:
+        # "(since) the end of last year" -> "(since) the end of 2022", though its time is the year's
+        # last month
+        whole = "year" if re.search(rf"(?i:\byear\b)|{_YEAR}", expr.text[part.end() :]) else expr.period
+        return expr.text[: part.end()] + _render_period(w, whole)
+    txt = ("on " if expr.period == "day" else "in ") + _render_period(w, expr.period)
     if expr.kind == "since":
         return "since " + txt.split(" ", 1)[1] if not txt.startswith("in the week") else "since " + txt[3:]
     if expr.kind == "until" and expr.until is not None:
         return "until " + txt.split(" ", 1)[1] if not txt.startswith("in the week") else "until " + txt[3:]
     return txt
+
+
+def _render_period(w: datetime, period: str) -> str:
+    if period == "decade":
+        return f"the {w.year}s"
+    if period == "year":
+        return str(w.year)
+    if period == "month":
+        return f"{calendar.month_name[w.month]} {w.year}"
+    if period == "week":
+        return f"the week of {w.day} {calendar.month_name[w.month]} {w.year}"
+    return f"{w.day} {calendar.month_name[w.month]} {w.year}"
