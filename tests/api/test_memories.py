@@ -138,6 +138,17 @@ def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> N
     assert any("works at Google" in s for s in statements) and any("lives in Paris" in s for s in statements)
 
 
+def test_a_move_a_count_of_weeks_ahead_closes_the_old_home_when_it_happens(alice: Api, service: Service) -> None:
+    # "in two weeks" dated the move at the Record's time: Paris closed on 8 May, Berlin held from then
+    say(alice, service, "I live in Paris.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I'm moving to Berlin in two weeks.", "2023-05-08T10:00:00Z")
+    paris = only(memories(alice), "Paris")
+    assert paris["valid_to"] is not None and paris["valid_to"].startswith("2023-05-22")
+    assert only(memories(alice), "Berlin")["statement"] == "Alice is moving to Berlin in the week of 22 May 2023."
+    before = [m["statement"] for m in memories(alice, as_of="2023-05-10T00:00:00Z")]
+    assert before == ["Alice lives in Paris."]
+
+
 def test_a_state_said_to_be_over_closes_the_one_held_open(alice: Api, service: Service) -> None:
     # "I used to live in Rome" was taken as support of "Alice lives in Rome": still open, now citing both
     say(alice, service, "I live in Rome.", "2020-01-10T10:00:00Z")

@@ -2278,3 +2278,17 @@ def test_a_yearless_range_and_the_end_of_a_period_are_read_whole(text, statement
         datetime(*valid_from, tzinfo=UTC),
         valid_to and datetime(*valid_to, tzinfo=UTC),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "valid_from"),
+    [
+        ("I'm moving to Berlin in two weeks.", "Alice is moving to Berlin in the week of 22 May 2023.", (2023, 5, 22)),
+        ("I'm moving to Berlin in a month.", "Alice is moving to Berlin in June 2023.", (2023, 6, 1)),
+        ("I finished the project in two weeks.", "Alice finished the project in two weeks.", (2023, 5, 8, 13, 56)),
+    ],
+)
+def test_a_count_ahead_of_what_is_ahead_is_its_time_and_of_the_past_how_long(text, statement, valid_from):
+    # "in two weeks" was no time: the move was dated at the Record's, 8 May
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.valid_from) == (statement, datetime(*valid_from, tzinfo=UTC))

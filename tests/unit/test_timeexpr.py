@@ -127,6 +127,13 @@ JUNE = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
         ("I have lived here for the past 2 months", JUNE, d(2024, 4, 10), None),
         ("I'll be in Rome for two weeks", JUNE, JUNE, d(2024, 6, 24)),
         ("I lived there for three years", JUNE, JUNE, None),
+        # a count ahead: of what is ahead a time, as precise as its unit; of the past or a habit, how long
+        ("I'm moving to Berlin in two weeks", d(2023, 5, 8), d(2023, 5, 22), None),
+        ("I'll be back in three days", d(2023, 5, 8), d(2023, 5, 11), None),
+        ("We will marry in a couple of months", d(2023, 5, 8), d(2023, 7, 1), None),
+        ("I start there two weeks from now", d(2023, 5, 8), d(2023, 5, 22), None),
+        ("I finished the project in two weeks", JUNE, JUNE, None),
+        ("I can finish a puzzle in two days", JUNE, JUNE, None),
         # a recurrence is not a date
         ("I go running every Saturday", JUNE, JUNE, None),
         ("We play chess on Sundays", JUNE, JUNE, None),

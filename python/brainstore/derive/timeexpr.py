@@ -17,7 +17,8 @@ Tense and direction decide what a date without a year means: said on 10 June 202
 October 10" is October 2023 and "I fly to Tokyo on October 10" October 2024 (``future=True``). A range
 lends its year to a half that has none ("from May to July 2022"), and one with none is read whole ("from
 May to July": the latest such range, or the next). A part of a period is the period ("the end of last
-month"), but a year's end or beginning its last or first month. Decades ("the 90s") are periods;
+month"), but a year's end or beginning its last or first month. A count ahead ("in two weeks") is a
+time of what is ahead only ("I'm moving in two weeks"), how long else ("I ran it in two days"). Decades ("the 90s") are periods;
 durations ("for three years") and recurrences ("every Saturday") are found but name no date: the caller
 decides what a duration bounds (see :func:`resolve`), and a recurrence never becomes a date.
 """
@@ -37,6 +38,7 @@ from .attribution import ADVERBS, FIRST_PL, FIRST_SG, SECOND, THIRD_SG
 
 __all__ = [
     "AGO",
+    "AHEAD",
     "UNKNOWN_START",
     "TimeExpr",
     "TimeSpan",
@@ -94,6 +96,9 @@ _UNIT = r"(?i:days?|weeks?|months?|years?|decades?)"
 _REL = r"(?i:last|this|next|past|previous|coming)"
 #: "two weeks ago", "3 years back": a time counted back from when it was said.
 AGO = rf"{_NUM}\s+{_UNIT}\s+(?i:ago|back|earlier)"
+#: "in two weeks", "three days from now": a time counted ahead from when it was said. "in N units" is
+#: one only of what is ahead ("I'm moving in two weeks"); else it is how long ("I ran it in two days").
+AHEAD = rf"(?i:in\s+){_NUM}\s+{_UNIT}(?:['\u2019]?\s+(?i:time))?|{_NUM}\s+{_UNIT}\s+(?i:from\s+(?:now|today))"
 # "the end of last year", "the beginning of May 2020": a part of a period, named as the period
 _PART_HEAD = r"(?i:(?:the\s+)?(?:very\s+)?(?:end|beginning|start|middle)\s+of\s+)"
 _PART_OF = (
@@ -111,6 +116,7 @@ _ATOM = (
     rf"|(?P<mdy>{_MON}\s+{_ORD}(?:,?\s+{_YEAR})?)(?![\d:])"
     rf"|(?P<my>{_MON},?\s+(?:of\s+)?{_YEAR})"
     rf"|(?P<ago>{AGO})"
+    rf"|(?P<ahead>{AHEAD})"
     r"|(?P<dby>(?i:the\s+day\s+before\s+yesterday))"
     r"|(?P<word>(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night))"
     rf"|(?P<relunit>{_REL}\s+(?i:week(?:end)?|month|year|decade))"
@@ -293,6 +299,22 @@ def _resolve_atom(
                 return _floor(_add_months(day0, -n), "month"), "month", True
             years = n * (10 if unit == "decade" else 1)
             return _floor(_add_months(day0, -12 * years), "year"), "year", True
+        if g == "ahead":
+            count = re.sub(r"^in\s+|['\u2019]?\s+time$|\s+from\s+\w+$", "", low)
+            raw, unit = count.rsplit(" ", 1)
+            n = int(raw) if raw.isdigit() else _NUMBERS.get(raw)
+            if n is None or n > 5000:
+                return None
+            # as precise as its unit, as a time counted back is
+            unit = unit.rstrip("s")
+            if unit == "day":
+                return day0 + timedelta(days=n), "day", True
+            if unit == "week":
+                return _floor(day0 + timedelta(weeks=n), "week"), "week", True
+            if unit == "month":
+                return _floor(_add_months(day0, n), "month"), "month", True
+            years = n * (10 if unit == "decade" else 1)
+            return _floor(_add_months(day0, 12 * years), "year"), "year", True
         if g == "relunit":
             rel, unit = low.split(" ", 1)
             step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[rel]
@@ -526,6 +548,13 @@ def find_time_expressions(
     def more() -> bool:
         return limit is None or looked < limit
 
+    def a_time(m: re.Match[str]) -> bool:
+        # "in two days" is a time where the clause speaks of what is ahead ("I'm moving in two weeks"),
+        # how long it took or takes else ("I ran it in two days", "I can finish one in two days")
+        if m.lastgroup != "ahead" or m.group(0)[:2].lower() != "in":
+            return True
+        return future and tense_of(text) in ("future", "progressive")
+
     for m in _RECURRING_RE.finditer(text):
         if not more():
             break
@@ -567,6 +596,8 @@ def find_time_expressions(
         mid = r.group("mid").strip().lower()
         if ma is None or mb is None or (mid == "and" and not r.group("lead")):
             continue
+        if not (a_time(ma) and a_time(mb)):
+            continue
         if (
             mid in ("-", "\u2013")
             and not (ma.lastgroup == "year" or ma.group(0).isdigit())
@@ -599,7 +630,7 @@ def find_time_expressions(
     for m in _ATOM_RE.finditer(text):
         if not more():
             break
-        if not free(m.start(), m.end()) or not _anchored(m, text):
+        if not free(m.start(), m.end()) or not _anchored(m, text) or not a_time(m):
             continue
         looked += 1
         p = _PREFIX_RE.search(text, max(0, m.start() - 24), m.start())
