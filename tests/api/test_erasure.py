@@ -90,9 +90,10 @@ def test_a_trace_whose_structured_value_came_from_a_record_outside_the_evidence_
     assert service.wait_idle()
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
     ctx = api.post(
-        "/brains/alice/context", {"query": "what did I have for lunch", "filter": {"sources": ["email"]}, "schema": schema}
+        "/brains/alice/context", {"query": "what did I have for lunch", "budget": {"tokens": 30}, "schema": schema}
     ).body
-    # the value comes from the Memory of a Record the filter kept out of the evidence
+    # the value comes from the Memory of a Record the budget kept out of the evidence (a filter now keeps
+    # what it leaves out from the value too)
     assert ctx["structured"]["value"] == {"city": "Zanzibarquux"}
     assert moved not in {e["record_id"] for e in ctx["evidence"]}
     assert "Zanzibarquux" in str(api.get(f"/brains/alice/traces/{ctx['id']}").body)
