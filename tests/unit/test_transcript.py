@@ -96,6 +96,62 @@ def test_me_in_a_pasted_exchange_is_its_author_not_a_person_called_me() -> None:
     assert [(p.kind, p.speaker) for _, p in parts or []] == [("message", "Alice"), ("message", "Dana")]
 
 
+EXPORT = (
+    "[3/1/22, 10:32:01 AM] Bob: I moved to Berlin last week.\n"
+    "[3/1/22, 10:33:11 AM] Carol: I started at Google yesterday.\n"
+    "[3/1/22, 10:34:00 AM] Bob: Nice!"
+)
+
+
+def test_a_turn_of_a_chat_export_is_dated_by_its_own_stamp() -> None:
+    found = statements(source_text({"kind": "message", "text": EXPORT}, self_name="Alice", occurred_at=NOW))
+    # before: "in the week of 1 May 2023" and "on 7 May 2023", the Record's time
+    assert found == {
+        ("Bob moved to Berlin in the week of 21 February 2022.", "Bob"),
+        ("Carol started at Google on 28 February 2022.", "Carol"),
+    }
+    parts = transcript_parts(document(EXPORT)) or []
+    assert [p.occurred_at.minute for _, p in parts] == [32, 33, 34]
+    drafts = chunk_record("r", document(EXPORT), source_name=None, trust="normal", visibility="shareable")
+    assert drafts[0].index_text == "Bob (1 March 2022): I moved to Berlin last week."
+    assert drafts[0].occurred_at == datetime(2022, 3, 1, 10, 32, 1, tzinfo=UTC)
+    # a title above the turns keeps the Record's time
+    titled = chunk_record("r", document("Chat with Bob\n" + EXPORT), source_name=None, trust="normal", visibility="shareable")
+    assert [d.occurred_at.year for d in titled] == [2023, 2022, 2022, 2022]
+    log = "2022-03-01 10:32:01 INFO: I moved.\n2022-03-01 10:32:02 WARN: Disk.\n2022-03-01 10:32:03 INFO: Ok."
+    assert transcript_turns(log) is None  # a day and a time with no dash before the name: a log's line
+    android = EXPORT.replace("[", "").replace("] ", " - ")  # "3/1/22, 10:32:01 AM - Bob: ..."
+    assert [(p.speaker, p.occurred_at.day) for _, p in transcript_parts(document(android)) or []] == [
+        ("Bob", 1),
+        ("Carol", 1),
+        ("Bob", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("stamps", "day"),
+    [
+        (("3/1/22, 10:32", "4/1/22, 9:00"), datetime(2022, 3, 1, 10, 32, tzinfo=UTC)),  # the month first
+        (("3/1/22, 10:32", "13/1/22, 9:00"), datetime(2022, 1, 3, 10, 32, tzinfo=UTC)),  # a day above 12
+        (("3/1/22 10:32 PM", "4/1/22"), datetime(2022, 3, 1, 22, 32, tzinfo=UTC)),
+        (("12/1/22 12:05 AM", "4/1/22"), datetime(2022, 12, 1, 0, 5, tzinfo=UTC)),
+        (("2022-03-01 10:32", "2022-03-02 10:32"), datetime(2022, 3, 1, 10, 32, tzinfo=UTC)),
+        (("03.01.22, 10:32:05", "04.01.22, 9:00"), datetime(2022, 1, 3, 10, 32, 5, tzinfo=UTC)),  # dots: day first
+        (("3/13/22", "13/1/22"), NOW),  # no one order reads both
+        (("10:32", "10:33"), NOW),  # no day
+        (("31/2/22", "1/2/22"), NOW),  # no such day
+        (("6/1/23", "6/2/23"), NOW),  # after the Record that holds it
+        (("5/8/23, 11:00 PM", "5/8/23"), NOW),  # on its day but later than the Record: the Record's
+    ],
+)
+def test_the_stamps_of_an_export_decide_together_which_number_is_the_day(
+    stamps: tuple[str, str], day: datetime
+) -> None:
+    text = f"[{stamps[0]}] Ann: I moved.\n[{stamps[1]}] Bob: Nice.\n[{stamps[1]}] Ann: Thanks."
+    parts = transcript_parts(document(text)) or []
+    assert parts[0][1].occurred_at == day
+
+
 def test_a_document_of_more_turns_than_a_record_may_chunk_is_read_as_prose(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

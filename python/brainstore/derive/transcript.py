@@ -15,14 +15,18 @@ speakers take turns, and some speaker takes more than one (a block of "Title: / 
 fields names each once). Two turns are enough when one of them is the author's own, opened by "Me"
 or by the message's sender: a field is never called that, so the other line is a person's too. A line opens a turn with a name of at most four words and
 :data:`MAX_NAME_CHARS` characters, optionally after a time or a bracketed stamp ("[10:32] Ann: ...",
-"10:32 Ann: ..."), then a colon and the words said; lines that open no turn continue the turn before
-them.
+"10:32 Ann: ...", "3/1/22, 10:32 AM - Ann: ..."), then a colon and the words said; lines that open no
+turn continue the turn before them.
+
+A turn whose stamp gives its day ("[3/1/22, 10:32:01 AM] Bob: I moved last week.", an export's) was
+said then, not when the Record came: its relative dates are read from it, and its evidence is dated so.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from .model import SourceText
 
@@ -40,9 +44,17 @@ _ROLES = frozenset({"assistant", "system"})
 # What the author calls themself in a transcript they paste ("Me: why??").
 _OWN_VOICE = "me"
 
+_NAME = r"(?P<name>[^\W\d_][\w'\u2019.-]{0,39}(?:[ \t][^\W_][\w'\u2019.-]{0,39}){0,3})"
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?"
+# the day of an export's stamp ("[3/1/22, 10:32:01 AM]", "3/1/22, 10:32 - Bob: ...", "[2022-03-01 10:32]")
+_DATE = r"(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d\d)|\d{4}-\d\d-\d\d)"
+_STAMP_DAY = re.compile(r"(?<!\d)(?:(\d{1,2})[/.](\d{1,2})[/.](\d{4}|\d\d)|(\d{4})-(\d\d)-(\d\d))(?!\d)")
+_STAMP_TIME = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?(?:[ \t]?([AaPp])[Mm])?")
+# A stamp before the name: bracketed ("[3/1/22, 10:32:01 AM]"), a time ("10:32 -"), or Android's day and
+# time before a dash ("3/1/22, 10:32 AM - "; without the dash a dated line is a log's or a diary's).
 _OPENER = re.compile(
-    r"[ \t]*(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?\)?[ \t]*-?[ \t]*)?"
-    r"(?P<name>[^\W\d_][\w'\u2019.-]{0,39}(?:[ \t][^\W_][\w'\u2019.-]{0,39}){0,3})[ \t]*:[ \t]+(?P<said>\S)"
+    rf"[ \t]*(?:\[(?P<stamp>[^\]\n]{{1,40}})\][ \t]*|(?P<dated>{_DATE},?[ \t]+{_TIME})[ \t]+-[ \t]+"
+    rf"|\(?(?P<time>{_TIME})\)?[ \t]*-?[ \t]*)?{_NAME}[ \t]*:[ \t]+(?P<said>\S)"
 )
 
 
@@ -51,12 +63,13 @@ class Turn:
     speaker: str
     start: int  # the words said: [start, end) of the document's text, its speaker's name left out
     end: int
+    stamp: str | None = None  # the time its line gives it, as written ("3/1/22, 10:32:01 AM")
 
 
 def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
     """The turns of ``text`` when it reads as a transcript (see the module docstring), else None.
     ``sender``: who sent it, when it is a message."""
-    openers: list[tuple[str, int]] = []  # (speaker, where the words said start)
+    openers: list[tuple[str, int, str | None]] = []  # (speaker, where the words said start, stamp)
     ends: list[int] = []  # where each turn's last non-blank line ends
     lines = 0
     pos = 0
@@ -69,11 +82,12 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
         m = _OPENER.match(raw)
         name = m.group("name") if m else None
         if name is not None and len(name) <= MAX_NAME_CHARS:
-            openers.append((name, line_start + m.start("said")))  # type: ignore[union-attr]
+            stamp = m.group("stamp") or m.group("dated") or m.group("time")  # type: ignore[union-attr]
+            openers.append((name, line_start + m.start("said"), stamp))  # type: ignore[union-attr]
             ends.append(body_end)
         elif ends:
             ends[-1] = body_end  # a line that opens no turn continues the one before
-    speakers = [name.casefold() for name, _ in openers]
+    speakers = [name.casefold() for name, _, _ in openers]
     distinct = set(speakers)
     own = _own_voices(sender)
     anchored = not own.isdisjoint(distinct) and not distinct <= own
@@ -82,7 +96,7 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
         return None
     if len(distinct) < 2 or (len(distinct) == len(speakers) and not anchored):
         return None
-    return [Turn(name, start, end) for (name, start), end in zip(openers, ends, strict=True)]
+    return [Turn(name, start, end, stamp) for (name, start, stamp), end in zip(openers, ends, strict=True)]
 
 
 def _own_voices(sender: str | None) -> set[str]:
@@ -101,22 +115,62 @@ def transcript_parts(source: SourceText) -> list[tuple[int, SourceText]] | None:
     turns = transcript_turns(source.text, sender)
     if turns is None:
         return None
-    text, when = source.text, source.occurred_at
+    text = source.text
     own = _own_voices(sender)
 
-    def authors(part: str) -> SourceText:
+    def authors(part: str, when: datetime) -> SourceText:
         return SourceText(part, source.kind, source.speaker, source.role, when)
 
     parts: list[tuple[int, SourceText]] = []
     preamble = text[: text.rfind("\n", 0, turns[0].start) + 1]
     if preamble.strip():
-        parts.append((0, authors(preamble)))
-    for turn in turns:
+        parts.append((0, authors(preamble, source.occurred_at)))
+    for turn, when in zip(turns, _said_at([turn.stamp for turn in turns], source.occurred_at), strict=True):
         said = text[turn.start : turn.end]
         speaker = turn.speaker.casefold()
         if speaker in own:
-            parts.append((turn.start, authors(said)))
+            parts.append((turn.start, authors(said, when)))
         else:
             role = speaker if speaker in _ROLES else None
             parts.append((turn.start, SourceText(said, "message", turn.speaker, role, when)))
     return parts
+
+
+def _said_at(stamps: list[str | None], occurred_at: datetime) -> list[datetime]:
+    """When each turn was said: the day its stamp gives (with its time, if given), in the Record's time
+    zone; the Record's time where the stamp gives no day, cannot be read or falls after the Record.
+    Whether "3/1/22" is 3 January or 1 March, the export's stamps decide together: a number above 12
+    is the day, and so is the first of a date written with dots ("03.01.22", as the locales that put
+    the day first write it); else the month comes first, as :mod:`.timeexpr` reads a numeric date.
+    Stamps that no one order reads ("13/1/22" and "1/13/22") give none of them their day."""
+    days = [_STAMP_DAY.search(stamp) if stamp else None for stamp in stamps]
+    numeric = [(int(m[1]), int(m[2]), "." in m[0]) for m in days if m is not None and m[1]]
+    day_first = any(first > 12 or dotted for first, _, dotted in numeric)
+    if day_first and any(second > 12 for _, second, _ in numeric):
+        return [occurred_at] * len(stamps)
+    return [
+        _stamped(stamp, day, day_first, occurred_at) if stamp and day else occurred_at
+        for stamp, day in zip(stamps, days, strict=True)
+    ]
+
+
+def _stamped(stamp: str, day: re.Match[str], day_first: bool, occurred_at: datetime) -> datetime:
+    if day[1]:
+        first, second = int(day[1]), int(day[2])
+        year, month, dom = int(day[3]), *((second, first) if day_first else (first, second))
+        year += 2000 if year < 100 else 0
+    else:
+        year, month, dom = int(day[4]), int(day[5]), int(day[6])
+    hour = minute = seconds = 0
+    clock = _STAMP_TIME.search(stamp[day.end() :]) or _STAMP_TIME.search(stamp[: day.start()])
+    if clock is not None:
+        hour, minute, seconds = int(clock[1]), int(clock[2]), int(clock[3] or 0)
+        if clock[4] and 1 <= hour <= 12:
+            hour = hour % 12 + (12 if clock[4] in "pP" else 0)
+    try:
+        when = datetime(year, month, dom, hour, minute, seconds, tzinfo=occurred_at.tzinfo)
+    except ValueError:  # "31/2/22", "25:70"
+        return occurred_at
+    if when.date() > occurred_at.date():
+        return occurred_at  # said after the Record that holds it: misread
+    return min(when, occurred_at)

@@ -335,7 +335,8 @@ def chunk_record(
     ``max_tokens`` defaults to :data:`MESSAGE_MAX_TOKENS` for messages and
     :data:`PASSAGE_MAX_TOKENS` for every other kind. A document that reads as a transcript
     (:func:`brainstore.derive.transcript_parts`) is chunked as its parts: each turn as a message of
-    its speaker, the text before the first turn as a document."""
+    its speaker, the text before the first turn as a document, each turn dated when it was said (the
+    day its stamp gives: "[3/1/22, 10:32 AM] Bob: ..."), as derivation reads its relative dates."""
     if trust not in TRUST_LEVELS:
         raise ValueError(f"trust must be one of {TRUST_LEVELS}, got {trust!r}")
     if visibility not in VISIBILITIES:
@@ -363,9 +364,9 @@ def chunk_record(
                     text[offset + s : offset + e],
                     speaker=part.speaker,
                     source_name=source_name,
-                    occurred_at=source.occurred_at,
+                    occurred_at=part.occurred_at,
                 ),
-                occurred_at=source.occurred_at,
+                occurred_at=part.occurred_at,
                 speaker=part.speaker,
                 source_name=source_name,
                 trust=trust,
