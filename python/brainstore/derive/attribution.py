@@ -32,7 +32,9 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "FEMALE_NOUNS",
     "FIRST_SG",
+    "MALE_NOUNS",
     "PERSON_NOUNS",
     "SELF_NOUNS",
     "conjugate_3sg",
@@ -62,6 +64,17 @@ PERSON_NOUNS = {
     "dog", "dogs", "cat", "cats", "pet", "pets", "puppy", "kitten", "fam", "folks", "in-laws", "ex",
     "stepmom", "stepdad", "stepmother", "stepfather", "twin", "buddy", "pal", "classmate", "classmates",
     "landlord", "client", "clients", "mate", "hubby", "bf", "gf", "sis", "bro",
+}  # fmt: skip
+# The relations of PERSON_NOUNS (and a few words for people) that say a gender: whom "he"/"she" may be.
+MALE_NOUNS = {
+    "father", "dad", "daddy", "papa", "brother", "brothers", "husband", "boyfriend", "fiance", "fiancé", "son",
+    "sons", "grandpa", "grandfather", "grandson", "uncle", "nephew", "stepdad", "stepfather", "hubby", "bf",
+    "bro", "guy", "man", "boy",
+}  # fmt: skip
+FEMALE_NOUNS = {
+    "mother", "mom", "mum", "mommy", "mama", "sister", "sisters", "wife", "girlfriend", "fiancee", "fiancée",
+    "daughter", "daughters", "grandma", "grandmother", "granddaughter", "aunt", "niece", "stepmom",
+    "stepmother", "gf", "sis", "girl", "woman", "lady",
 }  # fmt: skip
 # "my X is ..." where X is the speaker's own attribute: the claim is about the speaker.
 SELF_NOUNS = {

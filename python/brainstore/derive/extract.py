@@ -15,6 +15,7 @@ Nothing here raises on arbitrary text; an unparseable clause yields no assertion
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
@@ -26,9 +27,11 @@ from typing import Any
 from .attribution import (
     ADVERBS,
     DROP_SUBJECTS,
+    FEMALE_NOUNS,
     FIRST_PL,
     FIRST_SG,
     IRREGULAR_PAST,
+    MALE_NOUNS,
     MODALS,
     PERSON_NOUNS,
     SECOND,
@@ -1357,8 +1360,10 @@ _QUOTE = re.compile(
     r"[\u201c\"](?P<d>[^\u201d\"]{2,}?)[\u201d\"]"
     r"|(?<![\w])['\u2018](?P<s>[A-Z](?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))*?)['\u2019](?![\w])"
 )
+# Who a reporting frame names: "my mom", "Bob", "Bob Lee", "he", "she" (see _Run._voice_of)
+_REPORTER = r"(?P<who>(?:[Mm]y\s+[a-z]+)|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?|[Hh]e|[Ss]he)"
 _REPORTING = re.compile(
-    r"(?P<who>(?:[Mm]y\s+[a-z]+)|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?|[Hh]e|[Ss]he)\s+"
+    _REPORTER + r"\s+"
     r"(?:said|says|told\s+(?:me|us|him|her|them)|wrote|writes|asked|asks|replied|added|explained|texted|yelled|shouted"
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
@@ -1370,7 +1375,7 @@ _QUOTED_LINES = re.compile(r"(?:^[ \t]*>[^\n]*(?:\n|$))+", re.M)
 _FORWARDED = re.compile(r"^[ \t]*(?:-{2,}[ \t]*(?:Forwarded|Original)\s+message[ \t]*-{2,}|Begin forwarded message:)", re.M | re.I)
 _FROM_LINE = re.compile(r"^[ \t]*From:[ \t]*(?P<who>[^<\n]+?)[ \t]*(?:<[^>\n]*>)?[ \t]*$", re.M)
 _COLON_SPEECH = re.compile(
-    r"(?P<who>(?:[Mm]y\s+[a-z]+)|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?|[Hh]e|[Ss]he)\s+"
+    _REPORTER + r"\s+"
     r"(?:said|says|wrote|writes|replied|texted(?:\s+me)?|messaged(?:\s+me)?|told\s+me|tells\s+me|posted)"
     r"[ \t]*:[ \t]*(?P<said>[^\n\"\u201c]+)"
 )
@@ -1404,22 +1409,12 @@ _PLACE_PREP = {"in", "at", "to", "from", "near", "into", "around", "across", "th
                "visiting", "of", "for", "by", "on", "via", "toward", "towards"}  # fmt: skip
 
 
-_MALE = {
-    "father", "dad", "daddy", "papa", "brother", "brothers", "husband", "boyfriend", "fiance", "fiancé", "son",
-    "sons", "grandpa", "grandfather", "grandson", "uncle", "nephew", "stepdad", "stepfather", "hubby", "bf",
-    "bro", "guy", "man", "boy",
-}  # fmt: skip
-_FEMALE = {
-    "mother", "mom", "mum", "mommy", "mama", "sister", "sisters", "wife", "girlfriend", "fiancee", "fiancée",
-    "daughter", "daughters", "grandma", "grandmother", "granddaughter", "aunt", "niece", "stepmom",
-    "stepmother", "gf", "sis", "girl", "woman", "lady",
-}  # fmt: skip
 
 
 def _gender_of(person: str) -> str | None:
     """"m" or "f" when the words name a relation that says it ("Alice's dad"), else None."""
     last = person.split()[-1].lower().removesuffix("'s") if person.split() else ""
-    return "m" if last in _MALE else "f" if last in _FEMALE else None
+    return "m" if last in MALE_NOUNS else "f" if last in FEMALE_NOUNS else None
 
 
 def _gender_of_pronoun(pronoun: str | None) -> str | None:
@@ -1427,6 +1422,12 @@ def _gender_of_pronoun(pronoun: str | None) -> str | None:
         return None
     low = pronoun.lower()
     return "m" if low.startswith("he") else "f" if low.startswith("she") else None
+
+
+def _within(quotes: list[_Quote], starts: list[int], at: int) -> bool:
+    """Whether ``at`` lies inside one of ``quotes`` (apart, in text order; ``starts`` their starts)."""
+    i = bisect_right(starts, at) - 1
+    return i >= 0 and at < quotes[i].end
 
 
 def _sender_name(header: str) -> str | None:
@@ -1576,11 +1577,14 @@ class _Run:
         sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
         self.addressee = self._message_addressee(sentences)
         quotes = self._quotes()
+        first = 0  # the quotes lie apart in text order: those before a sentence end before every later one
         for s, e in sentences:
             pos, after_quote = s, False
-            for q in quotes:
-                if q.end <= s or q.start >= e:
-                    continue
+            while first < len(quotes) and quotes[first].end <= s:
+                first += 1
+            for q in itertools.islice(quotes, first, None):
+                if q.start >= e:
+                    break
                 if q.start > pos and not after_quote:
                     self._sentence(pos, q.start)
                 pos, after_quote = max(pos, q.end), True
@@ -1648,30 +1652,34 @@ class _Run:
             who = _sender_name(sender.group("who")) if sender is not None else None
             out.append(_Quote(forwarded.start(), len(text), (forwarded.end(), len(text)), who))
             text = text[: forwarded.start()]
-        blocks = [(m.start(), m.end()) for m in _QUOTED_LINES.finditer(text)]
+        # each quoted block by where it starts (a block a header names is taken from it)
+        blocks = {m.start(): m.end() for m in _QUOTED_LINES.finditer(text)}
         for header in _REPLY_HEADER.finditer(text):
             who = _sender_name(header.group(0).rsplit("wrote:", 1)[0])
-            nxt = next((b for b in blocks if b[0] == header.end() + 1), None)
-            if nxt is None:  # a top-posted reply: what follows the header is all quoted
+            below = header.end() + 1
+            if below not in blocks:  # a top-posted reply: what follows the header is all quoted
                 out.append(_Quote(header.start(), len(text), (header.end(), len(text)), who))
-                blocks = [b for b in blocks if b[0] < header.start()]
+                blocks = {b0: b1 for b0, b1 in blocks.items() if b0 < header.start()}
                 break
-            blocks.remove(nxt)
-            out.append(_Quote(header.start(), nxt[1], nxt, who))
-        out += [_Quote(b0, b1, (b0, b1), None) for b0, b1 in blocks]
+            end = blocks.pop(below)
+            out.append(_Quote(header.start(), end, (below, end), who))
+        out += [_Quote(b0, b1, (b0, b1), None) for b0, b1 in blocks.items()]
+        out.sort(key=lambda q: q.start)
+        starts = [q.start for q in out]
         for m in _COLON_SPEECH.finditer(text):
             if m.group("who") == "I":
                 continue  # "I said: I live in Rome": the speaker's own words
-            if not any(q.start <= m.start() < q.end for q in out):
+            if not _within(out, starts, m.start()):
                 said = (m.start("said"), m.end("said"))
                 out.append(_Quote(m.start("said"), m.end("said"), said, self._voice_of(m.group("who"))))
         return out
 
     def _quotes(self) -> list[_Quote]:
-        pasted = self._pasted() if not self.assistant else []
+        pasted = sorted(self._pasted(), key=lambda q: q.start) if not self.assistant else []
+        pasted_starts = [q.start for q in pasted]
         out: list[_Quote] = list(pasted)
         for m in _QUOTE.finditer(self.text):
-            if any(q.start <= m.start() < q.end for q in pasted):
+            if _within(pasted, pasted_starts, m.start()):
                 continue
             group = "d" if m.group("d") is not None else "s"
             frame = _REPORTING.search(self.text, max(0, m.start() - 60), m.start())
@@ -1680,7 +1688,11 @@ class _Run:
             if voice is None and not ({w.lower() for w, _, _ in self.words(*inner)} & (_PERSONAL | FIRST_PL)):
                 continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
             out.append(_Quote(m.start(), m.end(), inner, voice))
-        return sorted(out, key=lambda q: q.start)
+        apart: list[_Quote] = []  # in text order, none inside another (run() reads them so)
+        for q in sorted(out, key=lambda q: q.start):
+            if not apart or q.start >= apart[-1].end:
+                apart.append(q)
+        return apart
 
     def _note_names(self, s: int, e: int) -> None:
         """Remember who was named, for a later "he"/"she": a capitalised word after a place preposition
