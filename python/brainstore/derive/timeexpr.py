@@ -548,12 +548,18 @@ def find_time_expressions(
     def more() -> bool:
         return limit is None or looked < limit
 
+    tense: list[str] = []  # the text's, read once: a long clause may count ahead many times
+
     def a_time(m: re.Match[str]) -> bool:
         # "in two days" is a time where the clause speaks of what is ahead ("I'm moving in two weeks"),
         # how long it took or takes else ("I ran it in two days", "I can finish one in two days")
         if m.lastgroup != "ahead" or m.group(0)[:2].lower() != "in":
             return True
-        return future and tense_of(text) in ("future", "progressive")
+        if not future:
+            return False
+        if not tense:
+            tense.append(tense_of(text))
+        return tense[0] in ("future", "progressive")
 
     for m in _RECURRING_RE.finditer(text):
         if not more():
