@@ -300,9 +300,9 @@ def test_forgetting_one_of_two_supporting_records_leaves_no_trace_of_it_in_the_m
     assert all(c["record_id"] == second["id"] for r in memory["revisions"] for c in r["citations"])
 
 
-def test_no_earlier_revision_keeps_the_words_or_the_time_of_the_record_forgotten(api: Api, service: Service) -> None:
-    """The Memory took its statement and valid_from from the first Record: its revisions from while that
-    Record was cited, and the one pending re-derivation, go; the one re-derived says the survivor's."""
+def one_memory_of_two_records(api: Api, service: Service) -> tuple[str, str]:
+    """The first of two Records supporting one Memory (which took its statement and valid_from, "in March
+    2018", from it), and the Memory."""
     api.brain("alice", self_name="Alice")
     first, second = (
         api.remember("alice", {"kind": "message", "role": "user", "text": text}, occurred_at=at).body["id"]
@@ -314,6 +314,13 @@ def test_no_earlier_revision_keeps_the_words_or_the_time_of_the_record_forgotten
     assert service.wait_idle()
     [memory_id] = api.get(f"/brains/alice/records/{first}").body["memory_ids"]
     assert api.get(f"/brains/alice/records/{second}").body["memory_ids"] == [memory_id]
+    return first, memory_id
+
+
+def test_no_earlier_revision_keeps_the_words_or_the_time_of_the_record_forgotten(api: Api, service: Service) -> None:
+    """The Memory took its statement and valid_from from the first Record: its revisions from while that
+    Record was cited, and the one pending re-derivation, go; the one re-derived says the survivor's."""
+    first, memory_id = one_memory_of_two_records(api, service)
     before = api.get(f"/brains/alice/memories/{memory_id}").body
     assert "March 2018" in before["statement"] and before["valid_from"].startswith("2018-03-01")
     api.delete(f"/brains/alice/records/{first}")
@@ -417,17 +424,7 @@ def test_forgetting_what_a_bare_denial_denied_erases_the_retraction_that_says_it
 def test_a_retraction_takes_the_words_its_memory_is_re_derived_with(api: Api, service: Service) -> None:
     """Forgetting the Record whose words a retracted Memory had re-words the retraction, every
     revision of it."""
-    api.brain("alice", self_name="Alice")
-    first, second = (
-        api.remember("alice", {"kind": "message", "role": "user", "text": text}, occurred_at=at).body["id"]
-        for text, at in (
-            ("I adopted a ferret named Xylofrond last spring.", "2019-05-04T10:00:00Z"),
-            ("I adopted a ferret named Xylofrond.", "2024-02-01T10:00:00Z"),
-        )
-    )
-    assert service.wait_idle()
-    [memory_id] = api.get(f"/brains/alice/records/{first}").body["memory_ids"]
-    assert api.get(f"/brains/alice/records/{second}").body["memory_ids"] == [memory_id]
+    first, memory_id = one_memory_of_two_records(api, service)
     denied = api.remember("alice", {"kind": "correction", "corrects": memory_id, "text": "No, that's wrong."}).body
     assert service.wait_idle()
     [retraction] = api.get(f"/brains/alice/records/{denied['id']}").body["memory_ids"]
