@@ -138,6 +138,37 @@ def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> N
     assert any("works at Google" in s for s in statements) and any("lives in Paris" in s for s in statements)
 
 
+def test_leaving_an_employer_in_a_later_record_ends_the_job(alice: Api, service: Service) -> None:
+    # "I left Google" was a plain statement unless the same Record named the next employer: the job
+    # stayed current, served by the profile and as_of, after the speaker said they had left it
+    say(alice, service, "I work at Google as an engineer.", "2023-01-10T10:00:00Z")
+    say(alice, service, "I left Google last week.", "2023-05-08T10:00:00Z")
+    google = only(memories(alice), "works at Google")
+    assert google["valid_to"] is not None and google["valid_to"].startswith("2023-05-01")
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert not any("works at Google" in s for s in statements)
+    quit_too = say(alice, service, "I quit my job at Google.", "2023-05-09T10:00:00Z")
+    assert quit_too["memory_ids"] == [only(memories(alice), "left Google")["id"]]  # the same ending, supported
+    # a city left is as often a trip as a move: the home stays
+    say(alice, service, "I live in Berlin.", "2023-01-10T10:00:00Z")
+    say(alice, service, "I left Berlin this morning.", "2023-05-10T10:00:00Z")
+    assert only(memories(alice), "lives in Berlin")["valid_to"] is None
+
+
+def test_an_ending_denied_keeps_the_value_held(alice: Api, service: Service) -> None:
+    # "I never quit my job at Google" ended the job ("quit" read as the ending it denies), and "I moved
+    # out of Berlin" closed nothing
+    say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I never quit my job at Google.", "2023-05-08T10:00:00Z")
+    assert only(memories(alice), "works at Google")["valid_to"] is None
+    say(alice, service, "I live in Berlin.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I haven't moved out of Berlin yet.", "2023-05-08T10:00:00Z")
+    assert only(memories(alice), "lives in Berlin")["valid_to"] is None
+    say(alice, service, "I moved out of Berlin last month.", "2023-06-08T10:00:00Z")
+    berlin = only(memories(alice), "lives in Berlin")
+    assert berlin["valid_to"] is not None and berlin["valid_to"].startswith("2023-05-01")
+
+
 def test_a_move_a_count_of_weeks_ahead_closes_the_old_home_when_it_happens(alice: Api, service: Service) -> None:
     # "in two weeks" dated the move at the Record's time: Paris closed on 8 May, Berlin held from then
     say(alice, service, "I live in Paris.", "2023-01-01T10:00:00Z")

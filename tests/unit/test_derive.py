@@ -1250,10 +1250,38 @@ def test_leaving_takes_the_attribute_of_what_replaces_it(text, attribute, left, 
     assert ended.time_stated and ended.valid_from < new.valid_from
 
 
-@pytest.mark.parametrize("text", ["I left Paris last week.", "I quit Twitter.", "We left the party early."])
-def test_leaving_alone_is_no_attribute(text):
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("I left Paris last week.", "paris"),
+        ("I quit Twitter.", "twitter"),
+        ("We left the party early.", None),
+        ("I never left Google.", None),  # no leaving: nothing for the planner to end
+    ],
+)
+def test_leaving_alone_is_no_attribute(text, left):
+    """What was left is kept for the planner, which knows whether the subject worked there."""
     a = one(msg(text, speaker="Alice"))
-    assert (a.attribute, a.value, a.negated) == (None, None, False)
+    assert (a.attribute, a.value, a.negated, a.left) == (None, None, False, left)
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value", "negated", "change"),
+    [
+        ("I moved out of Berlin.", "lives_in", "berlin", True, True),
+        ("I'm moving out of Boston next month.", "lives_in", "boston", True, True),
+        ("I moved away from Berlin to Munich.", "lives_in", "munich", False, True),
+        ("I moved out of Berlin to Munich.", "lives_in", "munich", False, True),
+        # the ending denied: the value holds, and nothing changed
+        ("I never quit my job at Google.", "works_at", "google", False, False),
+        ("I haven't moved out of Berlin yet.", "lives_in", "berlin", False, False),
+        ("I didn't move out of Berlin.", "lives_in", "berlin", False, False),
+        ("I no longer work at Google.", "works_at", "google", True, True),
+    ],
+)
+def test_moving_out_ends_a_home_and_a_denied_ending_ends_nothing(text, attribute, value, negated, change):
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.value, a.negated, a.change) == (attribute, value, negated, change)
 
 
 def test_leaving_closes_the_old_employer_when_the_text_says():

@@ -690,7 +690,7 @@ _CHANGE = re.compile(
 # A change that is an ending in itself, negative as it reads ("no longer", "quit", "left")
 _ENDING = re.compile(
     r"\b(?:no\s+longer|anymore|any\s+more|stopped|stop|stops|quit|quits|quitting|left|leaving|gave\s+up|give\s+up"
-    r"|giving\s+up|used\s+to|broke\s+up|retired|separated|divorced|moved\s+(?:out|away))\b",
+    r"|giving\s+up|used\s+to|broke\s+up|retired|separated|divorced|mov(?:e|es|ed|ing)\s+(?:out|away))\b",
     re.I,
 )
 _CUT = re.compile(
@@ -735,10 +735,19 @@ _PATTERNS = [
     _p(
         "lives_in",
         # "moved from Lisbon to Porto": where one lives now is where one moved to
-        r"(?:moved|move|moving|moves|relocated|relocating|relocate)\s+(?:back\s+|out\s+|over\s+)?"
-        r"(?:from\s+[^,.;]{1,60}?\s+)?(?:to|into)\s+(?P<v>.+)",
+        r"(?:moved|move|moving|moves|relocated|relocating|relocate)\s+(?:back\s+|out\s+|over\s+|away\s+)?"
+        r"(?:(?:from|of)\s+[^,.;]{1,60}?\s+)?(?:to|into)\s+(?P<v>.+)",
         change=True,
         place=True,
+    ),
+    # "moved out of Berlin": where one lived, over
+    _p(
+        "lives_in",
+        r"(?:moved|move|moving|moves)\s+(?:out\s+of|away\s+from)\s+(?P<v>.+)",
+        change=True,
+        negated=True,
+        place=True,
+        check="cap",
     ),
     _p("works_at", r"(?:work|works|worked|working)\s+(?:at|for)\s+(?P<v>.+)", place=True),
     _p("works_at", r"employed\s+(?:at|by)\s+(?P<v>.+)", place=True),
@@ -1613,7 +1622,8 @@ class _Run:
         """ "I left Stripe in April and joined Spotify": leaving X ends whatever X was, and a new employer
         (or home) in the same Record says which; the negated change then closes the old value at the time
         the leaving states, not at the time of the new one. Without such a sibling "left X" is a plain
-        statement (a city, an employer, a party: the text does not say)."""
+        statement (a city, an employer, a party: the text does not say), X kept as ``left`` for the
+        planner, which knows whether the subject works there."""
         pending = [i for i, a in enumerate(self.out) if a.attribute == _LEFT]
         if not pending:
             return
@@ -1624,13 +1634,15 @@ class _Run:
                 for a in self.out
                 if a.attribute in _LEAVABLE and not a.negated and a.subject == left.subject
             }
-            attr = gained.pop() if len(gained) == 1 else None
+            # "I never left Google": no leaving, a plain statement
+            attr = gained.pop() if len(gained) == 1 and left.negated else None
             self.out[i] = replace(
                 left,
                 attribute=attr,
                 value=left.value if attr else None,
                 single_valued=attr is not None,
                 negated=attr is not None,
+                left=left.value if attr is None and left.negated else None,
             )
 
     def _voice_of(self, who: str) -> str | None:
@@ -3191,7 +3203,7 @@ class _Run:
             bounds_ahead=ahead_unless_past(tense),
         )
         attr = value = None
-        negated = change = False
+        negated = change = ending_denied = False
         found = None
         if subj.self_attr and subj.self_attr != "married_to?":
             m = re.match(r"^\s*(?:is|are|was|=|:)\s+(.+)$", pred_exp, re.I)
@@ -3207,7 +3219,11 @@ class _Run:
         if found is not None and found[1]:
             attr, value, negated, change, vstart = found
             pre_value = pred_exp[:vstart]
-            negated = negated or (bool(_NEG.search(pre_value)) and not _NEG_EXCEPT.search(pred_exp))
+            denied = bool(_NEG.search(pre_value)) and not _NEG_EXCEPT.search(pred_exp)
+            # "I never quit my job at Google", "I haven't moved out of Berlin": the ending denied, the
+            # value holds, and nothing changed (it was read as ended, closing the job or the home)
+            ending_denied = negated and change and denied
+            negated = not negated if ending_denied else negated or denied
         else:
             attr = value = None
             # "I'm happy, not sad": the denied alternative is no denial of the clause
@@ -3224,7 +3240,7 @@ class _Run:
             significant = subj.kind not in ("it", "you") and bool(_SIGNIFICANCE.match(pred_exp))
             if not self._contentful(pred_exp) and not support and not significant:
                 return True
-        change = change or bool(_CHANGE.search(pred_exp))
+        change = (change or bool(_CHANGE.search(pred_exp))) and not ending_denied
         if change and negated and not _ENDING.search(pred_exp):
             # "I didn't move to Berlin", "I never joined Google": an event denied changed nothing, and a
             # denial of the value held must not end it (it disputes it)

@@ -36,6 +36,10 @@ class Assertion:
     # a bare denial with no content of its own ("No, that's wrong."): it asserts nothing, it only
     # withdraws what it answers (a correction Record's corrected Memory)
     retraction: bool = False
+    # "I left Google" in a Record that does not say what Google was: the value left, for the planner to
+    # read as the end of the subject's job there when it knows of one (see planner.MemoryRules.apply);
+    # otherwise the assertion is the plain statement it reads as
+    left: str | None = None
 
 
 @dataclass(frozen=True)

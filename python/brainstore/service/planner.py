@@ -97,6 +97,8 @@ CITED_RANK = "cited_rank"
 # are a forgotten Record's whenever that Memory's are: it is erased with that Memory, and re-worded
 # when that Memory is re-derived. Its first citation is its correction.
 RETRACTS = "retracts"
+# The attribute a leaving ends when the Record does not say what was left (see _job_left).
+LEFT_JOB = "works_at"
 
 
 def assertion_fingerprint(subject: str, assertion: Assertion) -> str:
@@ -137,6 +139,23 @@ def as_assertion(memory: MemoryRevision) -> Assertion:
         valid_to=memory.valid_to,
         span=(0, 0),
     )
+
+
+def _job_left(state: MemoryState, assertion: Assertion) -> Assertion:
+    """``assertion`` as the end of a job when it leaves a place (``Assertion.left``) the subject is known
+    to have worked at by then ("I left Google" after "I work at Google" in an earlier Record): its
+    employer denied, a change, which closes the job there. Only an employer: one leaves a city for a
+    trip as often as for good, and a Record that says nothing more does not tell which."""
+    if assertion.left is None or assertion.attribute is not None:
+        return assertion
+    value = assertion.left.casefold()
+    held = state.by_attribute(assertion.subject, LEFT_JOB)
+    if not any(
+        m.status == "active" and (m.value or "").casefold() == value and m.valid_from <= assertion.valid_from
+        for m in held
+    ):
+        return assertion
+    return replace(assertion, attribute=LEFT_JOB, value=assertion.left, single_valued=True, negated=True, left=None)
 
 
 def _without(extra: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -243,6 +262,8 @@ class MemoryState:
             fingerprints.add(assertion_fingerprint(assertion.subject, assertion))
             if assertion.attribute and assertion.single_valued:
                 keys.add((assertion.subject.casefold(), assertion.attribute))
+            elif assertion.left is not None:
+                keys.add((assertion.subject.casefold(), LEFT_JOB))
             elif assertion.attribute:
                 fingerprints.add(opposite_fingerprint(assertion))
         self._load_fingerprints(fingerprints)
@@ -373,6 +394,7 @@ class MemoryRules:
         """Fold one assertion of a Record (whose visibility is ``visibility``) into the Brain's Memories;
         returns the Memory id it supports."""
         now = self.clock()
+        assertion = _job_left(state, assertion)
         start, end = assertion.span
         citation = Citation(record_id, start, end, text[start:end])
         fingerprint = assertion_fingerprint(assertion.subject, assertion)
