@@ -1266,6 +1266,28 @@ def test_leaving_alone_is_no_attribute(text, left):
 
 
 @pytest.mark.parametrize(
+    ("text", "subject", "value"),
+    [
+        ("I stopped working at Google.", "Alice", "google"),
+        ("I retired from IBM last year.", "Alice", "ibm"),
+        ("I was laid off from Meta in March.", "Alice", "meta"),
+        ("I got fired from Google.", "Alice", "google"),
+        ("I resigned from Acme.", "Alice", "acme"),
+        ("My dad retired from Ford in 2010.", "Alice's dad", "ford"),
+    ],
+)
+def test_a_job_ended_is_the_employer_denied(text, subject, value):
+    """ "I stopped working at Google" was a plain statement: the job there stayed current."""
+    a = one(msg(text, speaker="Alice"))
+    assert (a.subject, a.attribute, a.value, a.negated, a.change) == (subject, "works_at", value, True, True)
+
+
+@pytest.mark.parametrize("text", ["I retired from teaching.", "I might get fired from Google."])
+def test_no_employer_ended_without_one_or_when_it_may_be(text):
+    assert all(a.attribute is None for a in run(msg(text, speaker="Alice")))
+
+
+@pytest.mark.parametrize(
     ("text", "attribute", "value", "negated", "change"),
     [
         ("I moved out of Berlin.", "lives_in", "berlin", True, True),

@@ -690,7 +690,8 @@ _CHANGE = re.compile(
 # A change that is an ending in itself, negative as it reads ("no longer", "quit", "left")
 _ENDING = re.compile(
     r"\b(?:no\s+longer|anymore|any\s+more|stopped|stop|stops|quit|quits|quitting|left|leaving|gave\s+up|give\s+up"
-    r"|giving\s+up|used\s+to|broke\s+up|retired|separated|divorced|mov(?:e|es|ed|ing)\s+(?:out|away))\b",
+    r"|giving\s+up|used\s+to|broke\s+up|retired|separated|divorced|mov(?:e|es|ed|ing)\s+(?:out|away)"
+    r"|resign(?:s|ed|ing)?|fired|laid\s+off|let\s+go|sacked)\b",
     re.I,
 )
 _CUT = re.compile(
@@ -764,6 +765,17 @@ _PATTERNS = [
         change=True,
         negated=True,
         place=True,
+    ),
+    # "I stopped working at Google", "I retired from IBM", "I was laid off from Meta": that job over
+    _p(
+        "works_at",
+        r"(?:(?:stopped|stop|stops|quit|quitting)\s+working|retired|retire|retires|retiring|resigned|resign"
+        r"|resigns|resigning|(?:got\s+|get\s+|gets\s+|getting\s+)?(?:fired|laid\s+off|let\s+go|sacked))"
+        r"\s+(?:at|from|for|by)\s+(?P<v>.+)",
+        change=True,
+        negated=True,
+        place=True,
+        check="cap",
     ),
     # "I left Stripe": an employer or a home, which the rest of the Record tells (see _Run.resolve_left)
     _p(_LEFT, r"(?:left|leaving|quit|quitting)\s+(?P<v>.+)", change=True, negated=True, place=True, check="cap"),
