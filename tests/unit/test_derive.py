@@ -210,6 +210,33 @@ def test_pronouns_rewritten():
     assert a.statement == "Melanie is lucky to have Melanie's husband and kids."
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bob visited Carol. She lives in Tampa.",
+        "Bob talked to Carol. She lives in Tampa.",
+        "Bob bought flowers for Carol. She is a nurse.",
+        "I got a letter from Carol. She lives in Tampa.",
+    ],
+)
+def test_a_name_a_person_may_follow_leaves_a_pronoun_unresolved(text):
+    """Carol, after "visited", "to", "for" or "from", was taken for a place: the "she" was Bob's (his
+    home Tampa, his job nurse); two people may be meant, so neither is."""
+    assert [a.subject for a in run(msg(text, speaker="Alice")) if a.attribute] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "attribute"),
+    [
+        ("Bob moved to Toronto. He works at Acme.", "Bob", "works_at"),  # no one else: Toronto is no "he"
+        ("Bob works in Denver. He is a nurse.", "Bob", "job"),
+        ("I had lunch with Bob. He just moved to Oslo.", "Bob", "lives_in"),
+    ],
+)
+def test_a_name_only_a_place_follows_leaves_the_pronoun_its_person(text, subject, attribute):
+    assert (subject, attribute) in [(a.subject, a.attribute) for a in run(msg(text, speaker="Alice"))]
+
+
 def test_no_self_without_self_name():
     a = one(msg("I live in Lisbon.", role="user"), self_name=None)
     assert a.owner is None and a.subject == "the speaker"

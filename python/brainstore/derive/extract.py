@@ -1428,6 +1428,15 @@ _GROUP_NOUNS = {"kids", "children", "friends", "parents", "family", "siblings", 
                 "daughters", "sons", "pets", "dogs", "cats", "in-laws"}  # fmt: skip
 _PLACE_PREP = {"in", "at", "to", "from", "near", "into", "around", "across", "through", "visit", "visited",
                "visiting", "of", "for", "by", "on", "via", "toward", "towards"}  # fmt: skip
+# Of those, the ones a person follows as often as a place ("talked to Carol", "visited Carol", "a gift for
+# Carol"): a name after one may be the "she" of a later sentence, so it leaves that "she" unresolved
+_PERSON_OR_PLACE_PREP = {"to", "visit", "visited", "visiting", "of", "for", "by", "from"}
+# ... but "to" after a verb of going is where one goes ("moved to Toronto", "flew back to Lima")
+_GOING = re.compile(
+    r"(?:mov|go|went|gone|going|goes|fl[eoy]\w*|dr[io]v\w*|travel\w*|relocat\w*|head\w*|return\w*|came|come"
+    r"|coming|back|trip|way|ran|run|walk\w*|sail\w*|rode|ride\w*)(?:e[ds]?|ing)?",
+    re.I,
+)
 
 
 
@@ -1536,6 +1545,7 @@ class _Run:
         self.persons: list[str] = []  # people named so far, in order (for "he"/"she")
         self.mentioned: list[str | None] = []  # the genders of people mentioned, not named ("her husband")
         self.others: set[str] = set()  # other capitalised words named so far (places, things, orgs)
+        self.maybe_persons: set[str] = set()  # of those, ones that may be people (see _PERSON_OR_PLACE_PREP)
         self.addressee: str | None = None
         self.voice: str | None = None  # inside a quotation: who is speaking
         # the speaker's people named in this or the previous sentence ("my kids"), for "they"
@@ -1739,6 +1749,9 @@ class _Run:
                 or (i > 1 and is_name_token(words[i - 1][0]) and words[i - 2][0].lower() in _PLACE_PREP)
             ):
                 self.others.add(base)
+                going = prev == "to" and i > 1 and _GOING.fullmatch(words[i - 2][0]) is not None
+                if prev in _PERSON_OR_PLACE_PREP and not going:
+                    self.maybe_persons.add(base)
             elif base not in self.persons:
                 self.persons.append(base)
 
@@ -1779,8 +1792,9 @@ class _Run:
         people = set(self.persons)
         wanted = _gender_of_pronoun(pronoun)
         if wanted is not None:
-            people = {p for p in people if _gender_of(p) in (None, wanted)}
             unnamed = sum(1 for g in self.mentioned if g in (None, wanted))
+            unnamed += sum(1 for p in self.maybe_persons - people if _gender_of(p) in (None, wanted))
+            people = {p for p in people if _gender_of(p) in (None, wanted)}
         else:
             unnamed = 0
         if len(people) != 1 or unnamed:
