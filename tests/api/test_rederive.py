@@ -209,6 +209,64 @@ def test_an_interrupted_rederive_continues_where_it_stopped(
 
 
 @pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
+def test_a_rederive_run_reads_the_brains_record_ids_a_batch_at_a_time_never_every_record_whole(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It had read every Record of the Brain, contents parsed, to learn their ids: twice the Brain's
+    text in memory at once (160 Records of 900 KB: 288 MB), for batches of 32."""
+    monkeypatch.setattr(composition, "REDERIVE_BATCH", 2)
+    service = engine.open()
+    seed(service)  # four turns and a correction
+    brain = brain_of(service)
+
+    def every_record_whole(brain_uid: str) -> list[object]:
+        raise AssertionError("rederive read every Record of the Brain whole")
+
+    monkeypatch.setattr(service.store, "list_records", every_record_whole)
+    pages: list[tuple[int, int]] = []
+    record_seqs = service.store.record_seqs
+
+    def paged(brain_uid: str, *, after: int, limit: int) -> list[tuple[str, int]]:
+        pages.append((after, limit))
+        return record_seqs(brain_uid, after=after, limit=limit)
+
+    monkeypatch.setattr(service.store, "record_seqs", paged)
+    lines: list[str] = []
+    totals = rederive_brains(service, engine.config, [brain.uid], restart=True, report=lines.append)
+    assert totals == {"brains": 1, "records": 4, "requeued": 0, "skipped": 1}
+    assert lines == [f"test:acme/b1: {n}/5 Records" for n in (2, 4, 5)] + ["test:acme/b1: done"]
+    assert len(pages) == 4 and all(limit == 2 for _, limit in pages)  # three pages and the empty one
+    assert [after for after, _ in pages] == sorted(after for after, _ in pages)
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
+def test_records_written_while_a_rederive_run_is_under_way_are_left_to_the_server(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run re-derives the Records there were when it began, as when it read them all at once: a
+    server writing meanwhile derives its new Records with its own extractor, and a run never chases them."""
+    monkeypatch.setattr(composition, "REDERIVE_BATCH", 1)
+    service = engine.open()
+    api, records, _, correction = seed(service)
+    brain = brain_of(service)
+    rederive_batch = service.derivation.rederive_records
+    sent: list[str] = []
+
+    def with_a_record_written_meanwhile(brain_uid: str, record_ids: list[str]) -> dict[str, int]:
+        sent.extend(record_ids)
+        if len(sent) == 1:
+            api.remember("b1", {"kind": "message", "text": "I moved to Berlin."})
+        return rederive_batch(brain_uid, record_ids)
+
+    monkeypatch.setattr(service.derivation, "rederive_records", with_a_record_written_meanwhile)
+    lines: list[str] = []
+    totals = rederive_brains(service, engine.config, [brain.uid], restart=True, report=lines.append)
+    assert sent == [*records, correction]
+    assert totals["records"] == 4 and lines[-2:] == ["test:acme/b1: 5/5 Records", "test:acme/b1: done"]
+    assert service.wait_idle()
+
+
+@pytest.mark.parametrize("engine_kind", ["duckdb", "postgres"])
 def test_forgetting_a_brain_removes_its_rederive_progress(engine: Engine) -> None:
     service = engine.open()
     api, _, _, _ = seed(service)

@@ -731,6 +731,33 @@ def test_a_record_tally_counts_by_the_latest_status_and_the_source_trust(store: 
     assert store.record_tally("brn_none", 5) == RecordTally(0, 0, 0)
 
 
+def test_record_seqs_walk_a_brains_records_by_change_sequence_a_page_at_a_time(store: Store) -> None:
+    """What ``brainstore rederive`` walks instead of every Record read whole: ids and sequences only,
+    past a cursor, in sequence order, at most a page; another Brain's and erased Records left out."""
+    store.insert_brain(brain())
+    store.insert_brain(brain("brn_2", id_="b2"))
+    for rid in ("rec_c", "rec_a", "rec_e", "rec_b", "rec_d"):  # ids out of order: the sequence orders them
+        record(store, rid)
+        record(store, f"{rid}_2", uid="brn_2")
+        store.append_record_status("brn_1", rid, "ready", seq=store.next_seq("brn_1"))  # a gap in the Records' seqs
+    store.erase_record("brn_1", "rec_b")
+    assert store.record_seqs("brn_1", after=0, limit=100) == [("rec_c", 1), ("rec_a", 3), ("rec_e", 5), ("rec_d", 9)]
+    assert store.record_seqs("brn_1", after=0, limit=2) == [("rec_c", 1), ("rec_a", 3)]
+    assert store.record_seqs("brn_1", after=3, limit=2) == [("rec_e", 5), ("rec_d", 9)]
+    assert store.record_seqs("brn_1", after=2, limit=1) == [("rec_a", 3)]
+    assert store.record_seqs("brn_1", after=9, limit=2) == []
+    assert store.record_seqs("brn_none", after=0, limit=2) == []
+    assert [rid for rid, _ in store.record_seqs("brn_2", after=0, limit=9)] == [
+        "rec_c_2", "rec_a_2", "rec_e_2", "rec_b_2", "rec_d_2"
+    ]  # fmt: skip
+    assert store.count_records("brn_1") == 4
+    assert store.count_records("brn_1", after=3) == 2
+    assert store.count_records("brn_1", after=1, through=5) == 2
+    assert store.count_records("brn_1", after=9) == 0
+    assert store.count_records("brn_2", through=2) == 2
+    assert store.count_records("brn_none") == 0
+
+
 _TALLY_SOURCES = st.sampled_from([None, {"trust": "low"}, {"trust": "high"}, {"name": "low"}, {"trust": "Low"}, {"trust": ["low"]}])
 _TALLY_STATUSES = st.lists(st.sampled_from(["ready", "failed", "processing"]), max_size=3)
 _tally_brains = iter(range(10**9))

@@ -224,6 +224,15 @@ class Store(Protocol):
         (one each, for a batch of re-derived Memories, was 11 ms apiece on a Brain of 17,600 Records)."""
         ...
     def list_records(self, brain_uid: str) -> list[Record]: ...
+    def record_seqs(self, brain_uid: str, *, after: int, limit: int) -> list[tuple[str, int]]:
+        """The id and change sequence of the Brain's first ``limit`` Records whose sequence is past
+        ``after``, by sequence: a walk over a Brain's Records a page at a time that reads none of their
+        content (``brainstore rederive`` had read every Record of the Brain whole to learn these)."""
+        ...
+    def count_records(self, brain_uid: str, *, after: int = 0, through: int | None = None) -> int:
+        """How many of the Brain's Records have a change sequence past ``after`` (and at most
+        ``through``), reading none of them."""
+        ...
     def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
         """The Brain's Records counted (all, failed, from a low-trust source) with the ids of the first
         ``examples`` failed and low-trust ones by seq, in one read of no Record's content: a census of a

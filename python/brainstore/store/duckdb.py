@@ -1496,6 +1496,18 @@ class DuckDBStore:
     def list_records(self, brain_uid: str) -> list[Record]:
         return self._read_records(brain_uid, "brain_uid = ?", [brain_uid])
 
+    def record_seqs(self, brain_uid: str, *, after: int, limit: int) -> list[tuple[str, int]]:
+        rows = self._rows(
+            "SELECT id, seq FROM records WHERE brain_uid = ? AND seq > ? ORDER BY seq LIMIT ?",
+            [brain_uid, after, limit],
+        )
+        return [(record_id, int(seq)) for record_id, seq in rows]
+
+    def count_records(self, brain_uid: str, *, after: int = 0, through: int | None = None) -> int:
+        bound = "" if through is None else " AND seq <= ?"
+        params = [brain_uid, after] if through is None else [brain_uid, after, through]
+        return int(self._rows(f"SELECT count(*) FROM records WHERE brain_uid = ? AND seq > ?{bound}", params)[0][0])
+
     def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
         # One statement, so the Records and their latest events are one snapshot.
         (row,) = self._rows(

@@ -264,6 +264,17 @@ class MemoryStore:
             found = [self._with_status(self._records[r]) for r in self._brain_records.get(brain_uid, ())]
         return sorted(found, key=lambda r: r.seq)
 
+    def _seqs_after(self, brain_uid: str, after: int) -> list[tuple[str, int]]:
+        with self._lock:
+            held = [self._records[r] for r in self._brain_records.get(brain_uid, ())]
+        return sorted(((r.id, r.seq) for r in held if r.seq > after), key=lambda pair: pair[1])
+
+    def record_seqs(self, brain_uid: str, *, after: int, limit: int) -> list[tuple[str, int]]:
+        return self._seqs_after(brain_uid, after)[:limit]
+
+    def count_records(self, brain_uid: str, *, after: int = 0, through: int | None = None) -> int:
+        return sum(1 for _, seq in self._seqs_after(brain_uid, after) if through is None or seq <= through)
+
     def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
         return tally_records(self.list_records(brain_uid), examples)
 

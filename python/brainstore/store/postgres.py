@@ -893,6 +893,18 @@ class PostgresStore:
         rows = self._rows(_RECORD_SELECT + " WHERE r.brain_uid = %s ORDER BY r.seq", [brain_uid])
         return [self._record(r) for r in rows]
 
+    def record_seqs(self, brain_uid: str, *, after: int, limit: int) -> list[tuple[str, int]]:
+        rows = self._rows(  # records_by_brain (brain_uid, seq): a page is an index range
+            "SELECT id, seq FROM records WHERE brain_uid = %s AND seq > %s ORDER BY seq LIMIT %s",
+            [brain_uid, after, limit],
+        )
+        return [(record_id, int(seq)) for record_id, seq in rows]
+
+    def count_records(self, brain_uid: str, *, after: int = 0, through: int | None = None) -> int:
+        bound = "" if through is None else " AND seq <= %s"
+        params = [brain_uid, after] if through is None else [brain_uid, after, through]
+        return int(self._one(f"SELECT count(*) FROM records WHERE brain_uid = %s AND seq > %s{bound}", params))
+
     def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
         (row,) = self._rows(
             "SELECT count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE low_trust), "
