@@ -52,6 +52,35 @@ def _flag_env(args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
+#: The engines whose store outlives the command: those of the commands that write one for later.
+STORED_ENGINES = ("duckdb", "postgres")
+_NOTHING_STORED = {
+    "import": "an import must persist, and the memory engine keeps nothing once the command exits",
+    "rederive": "the memory engine keeps nothing from one command to the next: there is nothing to re-derive",
+    "migrate": "the memory engine has no schema to migrate",
+}
+
+
+def _stored_engine(command: str) -> Any:
+    """The ``type`` of the --engine of import, rederive and migrate: one of STORED_ENGINES.
+
+    A type, not only choices: argparse checks choices on a value typed on the command line, never on a
+    default, and the default is BRAINSTORE_ENGINE's; it converts a default through the type. A server's
+    BRAINSTORE_ENGINE=memory (or --engine memory, then among import's choices) made an import that
+    reported every line imported, exited 0 and kept nothing."""
+
+    def engine(value: str) -> str:
+        if value not in STORED_ENGINES:
+            why = _NOTHING_STORED[command] if value == "memory" else "not an engine"
+            raise argparse.ArgumentTypeError(
+                f"{value!r}: {why}; use --engine duckdb or --engine postgres (the default is BRAINSTORE_ENGINE, "
+                "else duckdb)"
+            )
+        return value
+
+    return engine
+
+
 def _config(command: str, args: argparse.Namespace) -> Config | None:
     """The Config of every command that opens the store as a server would (serve, import, rederive): its
     flags over the environment, read by Config.from_env as serve's workers read it. None, after saying
@@ -399,7 +428,9 @@ def parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     migrate = sub.add_parser("migrate", help="apply pending schema updates to the store")
-    migrate.add_argument("--engine", choices=("duckdb", "postgres"), default=_env("ENGINE", "duckdb"))
+    migrate.add_argument(
+        "--engine", type=_stored_engine("migrate"), choices=STORED_ENGINES, default=_env("ENGINE", "duckdb")
+    )
     migrate.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     migrate.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
     migrate.set_defaults(run=_migrate)
@@ -442,8 +473,16 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--source", required=True, help="the external system's name, e.g. crm")
     imp.add_argument("--project", default=_env("PROJECT", None), required=_env("PROJECT", None) is None)
     imp.add_argument("--env", choices=("test", "live"), default="test")
-    imp.add_argument("--engine", choices=("duckdb", "memory"), default=_env("ENGINE", "duckdb"))
+    imp.add_argument(
+        "--engine",
+        type=_stored_engine("import"),
+        choices=STORED_ENGINES,
+        default=_env("ENGINE", "duckdb"),
+        help="the store the Records go to: duckdb (default, in --data-dir) or postgres (--database-url); "
+        "not memory, which keeps nothing once the command exits",
+    )
     imp.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
+    imp.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
     imp.add_argument("--create-brain", action="store_true", help="create the Brain if it does not exist")
     imp.add_argument("--derive-timeout", type=float, default=60.0, help="seconds to wait for derivation")
     add_deployment_arguments(imp)
@@ -459,7 +498,9 @@ def parser() -> argparse.ArgumentParser:
         "store directly: stop `brainstore serve` first (DuckDB admits one process; a PostgreSQL server keeps "
         "its in-memory Memory lanes until it restarts).",
     )
-    rederive.add_argument("--engine", choices=("duckdb", "postgres"), default=_env("ENGINE", "duckdb"))
+    rederive.add_argument(
+        "--engine", type=_stored_engine("rederive"), choices=STORED_ENGINES, default=_env("ENGINE", "duckdb")
+    )
     rederive.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     rederive.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
     rederive.add_argument("--brain", default=None, help="one Brain (with --project and --env); default every Brain")

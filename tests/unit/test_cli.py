@@ -105,7 +105,7 @@ def test_import_reads_utf8_lines_split_at_newlines_only(tmp_path: Path, capsys: 
         + b'{"external_id": "a6", "content": {"kind": "poem"}}\n'
     )  # fmt: skip
     argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
-            "--engine", "memory"]  # fmt: skip
+            "--data-dir", str(tmp_path / "data")]  # fmt: skip
     assert cli.main(argv) == 1
     out = capsys.readouterr()
     assert out.out.strip() == "imported 3, unchanged 0, invalid 3"
@@ -136,11 +136,73 @@ def test_import_refuses_a_line_the_api_would_refuse_as_too_large(tmp_path: Path,
         + '{"external_id": "a4", "content": "Carol likes juice."}\n'
     )  # fmt: skip
     argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
-            "--engine", "memory", "--derive-timeout", "5"]  # fmt: skip
+            "--data-dir", str(tmp_path / "data"), "--derive-timeout", "5"]  # fmt: skip
     assert cli.main(argv) == 1
     out = capsys.readouterr()
     assert out.out.strip() == "imported 3, unchanged 0, invalid 1"
     assert f"{notes}:2: invalid_request_body: line: must be at most {MAX_BODY} bytes" in out.err
+
+
+def test_import_refuses_the_memory_engine_from_the_flag_or_brainstore_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import --engine memory` (or a server's BRAINSTORE_ENGINE=memory, a default argparse never checks
+    against the choices) reported every line imported and exited 0, into a store gone at exit."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon."}\n')
+    data = tmp_path / "data"
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--data-dir", str(data)]  # fmt: skip
+    for engine in ("flag", "variable"):
+        if engine == "variable":
+            monkeypatch.setenv("BRAINSTORE_ENGINE", "memory")
+        with pytest.raises(SystemExit) as exited:
+            cli.main([*argv, "--engine", "memory"] if engine == "flag" else argv)
+        assert exited.value.code == 2
+        out = capsys.readouterr()
+        assert out.out == "" and "imported" not in out.err
+        assert "argument --engine: 'memory': an import must persist" in out.err
+        assert "use --engine duckdb or --engine postgres" in out.err
+    # nor do rederive and migrate work on a store that was never kept; an unknown engine is refused
+    for command, why in (("rederive", "nothing to re-derive"), ("migrate", "no schema to migrate")):
+        with pytest.raises(SystemExit) as exited:
+            cli.main([command, "--data-dir", str(data)])
+        assert exited.value.code == 2 and why in capsys.readouterr().err
+    monkeypatch.setenv("BRAINSTORE_ENGINE", "duckbd")
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 2 and "argument --engine: 'duckbd': not an engine" in capsys.readouterr().err
+    assert not data.exists()  # refused before anything was opened
+
+    monkeypatch.setenv("BRAINSTORE_ENGINE", "duckdb")
+    assert cli.main(argv) == 0 and capsys.readouterr().out.strip() == "imported 1, unchanged 0, invalid 0"
+    store = DuckDBStore(data / "brainstore.duckdb")
+    try:
+        brain = store.get_brain("test:acme", "alice")
+        assert brain is not None and store.find_imported_record(brain.uid, "notes", "n1") is not None
+    finally:
+        store.close()
+
+
+def test_import_writes_to_postgres_with_its_database_url(
+    tmp_path: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The engines an import may write are those that persist: postgres as well as duckdb (it was
+    reachable only through BRAINSTORE_ENGINE, unchecked, and BRAINSTORE_DATABASE_URL)."""
+    from brainstore.store.postgres import PostgresStore
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon."}\n')
+    argv = ["import", str(notes), "--brain", "alice", "--create-brain", "--source", "notes", "--project", "acme",
+            "--engine", "postgres", "--database-url", postgres_url, "--data-dir", str(tmp_path / "data")]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip() == "imported 1, unchanged 0, invalid 0"
+    store = PostgresStore(postgres_url)
+    try:
+        brain = store.get_brain("test:acme", "alice")
+        assert brain is not None and store.find_imported_record(brain.uid, "notes", "n1") is not None
+    finally:
+        store.close()
 
 
 def test_import_and_rederive_take_the_deployment_as_serve_does(
