@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from brainstore.auth.keys import ALL_SCOPES
+from brainstore.auth.keys import ALL_SCOPES, PROJECT_RULE, named_project
 from brainstore.auth.registry import KeyRegistry
 from brainstore.config import DEPLOYMENTS, Config, memory_settings
 
@@ -79,6 +79,27 @@ def _stored_engine(command: str) -> Any:
         return value
 
     return engine
+
+
+def _brain_id(value: str) -> str:
+    """The ``type`` of --brain of import and rederive: a Slug, as the API's paths take a Brain id. An
+    import made the Brain "My Brain" (--create-brain), which no API call can read or forget."""
+    from brainstore.api.validation import SLUG
+
+    if not SLUG.fullmatch(value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a Brain id the API can name: a Slug, 1-64 letters, digits, '_', '-', '.', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def _key_project(value: str) -> str:
+    """The ``type`` of --project of import and rederive: a project an API key can name. An import made
+    Brains in the namespace of "ac_me" or "", which no key selects."""
+    if not named_project(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a project an API key can name: it {PROJECT_RULE}")
+    return value
 
 
 def _config(command: str, args: argparse.Namespace) -> Config | None:
@@ -469,9 +490,15 @@ def parser() -> argparse.ArgumentParser:
         "(source, external_id). Writes to the data directory directly: stop the server first.",
     )
     imp.add_argument("file")
-    imp.add_argument("--brain", required=True)
+    imp.add_argument("--brain", type=_brain_id, required=True, help="the Brain's id (a Slug)")
     imp.add_argument("--source", required=True, help="the external system's name, e.g. crm")
-    imp.add_argument("--project", default=_env("PROJECT", None), required=_env("PROJECT", None) is None)
+    imp.add_argument(
+        "--project",
+        type=_key_project,
+        default=_env("PROJECT", None),
+        required=_env("PROJECT", None) is None,
+        help="the project of the keys that read the Brain (sk_<env>_<project>_...; BRAINSTORE_PROJECT)",
+    )
     imp.add_argument("--env", choices=("test", "live"), default="test")
     imp.add_argument(
         "--engine",
@@ -503,8 +530,11 @@ def parser() -> argparse.ArgumentParser:
     )
     rederive.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     rederive.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
-    rederive.add_argument("--brain", default=None, help="one Brain (with --project and --env); default every Brain")
-    rederive.add_argument("--project", default=_env("PROJECT", None))
+    rederive.add_argument(
+        "--brain", type=_brain_id, default=None, help="one Brain (with --project and --env); default every Brain"
+    )
+    # an empty BRAINSTORE_PROJECT is none: rederive needs a project only with --brain
+    rederive.add_argument("--project", type=_key_project, default=_env("PROJECT", None) or None)
     rederive.add_argument("--env", choices=("test", "live"), default="test")
     rederive.add_argument(
         "--restart", action="store_true", help="start over, ignoring the progress a previous run saved"

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+
+from brainstore import cli
 from brainstore.api.app import create_app
 from brainstore.importer import import_principal, import_records
 from brainstore.service import Service
-from tests.conftest import Api, assert_error
+from tests.conftest import Api, assert_error, open_engine
 
 LINES = [
     {"external_id": "n1", "content": "Alice moved to Lisbon in 2021.", "occurred_at": "2021-03-01T09:00:00Z"},
@@ -115,3 +119,55 @@ def test_the_longest_multibyte_source_and_external_id_import_and_reconcile(servi
     assert (first.imported, first.unchanged, first.invalid) == (1, 0, [])
     again = import_records(service, import_principal("test", "acme"), "alice", source, line)
     assert (again.imported, again.unchanged, again.invalid) == (0, 1, [])
+
+
+@pytest.mark.parametrize(
+    ("brain_id", "project", "refused"),
+    [
+        ("My Brain", "acme", "--brain"),
+        ("-alice", "acme", "--brain"),
+        ("a" * 65, "acme", "--brain"),
+        ("alice\n", "acme", "--brain"),
+        ("alice", "ac_me", "--project"),
+        ("alice", "", "--project"),
+        ("a.b_c-1", "acme", None),
+        ("alice", "globex", None),
+    ],
+)
+def test_a_brain_an_import_creates_is_one_a_key_of_its_project_reads_and_forgets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], brain_id: str, project: str, refused: str | None
+) -> None:
+    """`import --create-brain` took any --brain and --project: "My Brain", or a Brain of the project
+    "ac_me" (no key sk_<env>_<project>_<secret> names it), held its Records where no API call could read
+    or forget them. Now the CLI refuses what the API cannot name, and what it takes a key can reach."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon."}\n')
+    data = tmp_path / "data"
+    argv = ["import", str(notes), f"--brain={brain_id}", "--create-brain", "--source", "notes", f"--project={project}",
+            "--data-dir", str(data)]  # fmt: skip
+    try:
+        code = cli.main(argv)
+    except SystemExit as exited:
+        code = exited.code
+    if refused is not None:
+        assert code == 2
+        assert f"brainstore import: error: argument {refused}: {(project if refused == '--project' else brain_id)!r}" in (
+            capsys.readouterr().err
+        )
+        assert not data.exists()  # nothing written, not even the data directory
+        return
+    assert code == 0 and capsys.readouterr().out.strip() == "imported 1, unchanged 0, invalid 0"
+    service = open_engine("duckdb", data)
+    try:
+        brain = service.store.get_brain(f"test:{project}", brain_id)
+        assert brain is not None
+        record = service.store.find_imported_record(brain.uid, "notes", "n1")
+        assert record is not None
+        api = Api(create_app(service), key=f"sk_test_{project}_s3cretvalue0009")
+        assert api.get(f"/brains/{brain_id}").status == 200
+        assert api.get(f"/brains/{brain_id}/records/{record.id}").body["origin"] == "import"
+        assert api.delete(f"/brains/{brain_id}").status == 200
+        assert api.get(f"/brains/{brain_id}/records/{record.id}").status == 404
+    finally:
+        service.stop()
+        service.store.close()

@@ -205,6 +205,47 @@ def test_import_writes_to_postgres_with_its_database_url(
         store.close()
 
 
+def test_import_and_rederive_refuse_a_brain_or_project_no_api_key_can_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--brain must be a Slug (the API's Brain ids) and --project a key's project segment, checked as
+    auth.keys parses a key; before anything is read or written (tests/api/test_import.py has the API's
+    side of it)."""
+    from brainstore.auth.keys import generate_key, named_project, parse_key
+
+    for project in ("acme", "a-b.c", "ac me"):
+        assert named_project(project) and parse_key(generate_key("live", project)).project == project
+    for project in ("", "ac_me", "_acme", "acme_"):
+        assert not named_project(project)
+        with pytest.raises(ValueError, match="no underscore"):
+            generate_key("test", project)
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon."}\n')
+    data = tmp_path / "data"
+    imported = ["import", str(notes), "--create-brain", "--source", "notes", "--data-dir", str(data)]
+    for argv, named in (
+        ([*imported, "--brain", "My Brain", "--project", "acme"], "--brain: 'My Brain' is not a Brain id"),
+        ([*imported, "--brain", "alice", "--project", "ac_me"], "--project: 'ac_me' is not a project"),
+        (["rederive", "--data-dir", str(data), "--brain", "b 1", "--project", "acme"], "--brain: 'b 1' is not"),
+        (["rederive", "--data-dir", str(data), "--brain", "b1", "--project", ""], "--project: '' is not"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        assert exited.value.code == 2
+        assert f"error: argument {named}" in capsys.readouterr().err
+    # from BRAINSTORE_PROJECT too, which import takes for --project
+    monkeypatch.setenv("BRAINSTORE_PROJECT", "ac_me")
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*imported, "--brain", "alice"])
+    assert exited.value.code == 2 and "argument --project: 'ac_me' is not a project" in capsys.readouterr().err
+    assert not data.exists()
+    # an empty BRAINSTORE_PROJECT is no project: a rederive of every Brain needs none
+    monkeypatch.setenv("BRAINSTORE_PROJECT", "")
+    assert cli.main(["rederive", "--data-dir", str(data)]) == 0
+    assert capsys.readouterr().out.strip() == "brains=0 records=0 requeued_failed=0 skipped=0 model_calls=0"
+
+
 def test_import_and_rederive_take_the_deployment_as_serve_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from brainstore.errors import error
+from brainstore.errors import BrainstoreError, error
 
 ENVIRONMENTS = ("test", "live")
 ALL_SCOPES = frozenset(
@@ -63,10 +63,23 @@ def parse_key(raw: str) -> ParsedKey:
     return ParsedKey(env=parts[1], project=parts[2], secret=parts[3], raw=raw)
 
 
+#: What a project must be for a key to name it (the rule of :func:`named_project`).
+PROJECT_RULE = "must be non-empty and contain no underscore (a key is sk_<env>_<project>_<secret>)"
+
+
+def named_project(project: str) -> bool:
+    """Whether a key can name ``project``: whether :func:`parse_key` reads it back from a key made with it.
+    A namespace of any other project (made by ``brainstore import``) is one no API call can reach."""
+    try:
+        return parse_key(f"sk_{ENVIRONMENTS[0]}_{project}_secret").project == project
+    except BrainstoreError:
+        return False
+
+
 def generate_key(env: str, project: str) -> str:
     if env not in ENVIRONMENTS:
         raise ValueError(f"env must be one of {ENVIRONMENTS}")
-    if not project or "_" in project:
-        raise ValueError("project must be non-empty and contain no underscore")
+    if not named_project(project):
+        raise ValueError(f"project {PROJECT_RULE}")
     # token_hex has no underscores, so the four-segment form holds.
     return f"sk_{env}_{project}_{secrets.token_hex(24)}"
