@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from brainstore.api.app import create_app
 from brainstore.api.resources import MAX_BODY
-from brainstore.api.validation import MAX_DEPTH
+from brainstore.api.validation import MAX_DEPTH, MAX_DOUBLE_INT
 from brainstore.auth.keys import parse_key
 from brainstore.auth.registry import KeyRegistry
 from brainstore.config import Config
@@ -108,6 +108,50 @@ def test_nan_infinity_and_overflowing_numbers_are_refused(api: Api, number: str)
     raw = '{"query": "x", "budget": {"tokens": ' + number + "}}"
     assert_error(api.request("POST", "/brains/b1/context", raw=raw), 400, "invalid_request_body")
     assert_nothing_stored(api)
+
+
+BEYOND_A_DOUBLE = "is an integer out of range of a double (at most 1.7976931348623157e+308 in magnitude)"
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "1" + "0" * 400,  # 10**400, as 1e400 is refused
+        "-1" + "0" * 400,
+        str(MAX_DOUBLE_INT + 1),  # 309 digits, as many as the largest a double reaches
+        "9" * 5000,  # more digits than int() converts
+    ],
+)
+def test_an_integer_beyond_a_double_is_refused_naming_its_member(api: Api, number: str) -> None:
+    """Taken once (201), and from the first Context that quoted the Object on, every read of its Brain's
+    traces answered 500 internal_error."""
+    api.brain()
+    raw = '{"type": "t", "key": "k", "value": {"n": [1, ' + number + "]}}"
+    body = assert_error(api.request("POST", "/brains/b1/objects", raw=raw), 400, "invalid_request_body")
+    assert body["message"] == f"value.n[1]: {BEYOND_A_DOUBLE}"
+    raw = '{"query": "x", "budget": {"tokens": ' + number + "}}"
+    body = assert_error(api.request("POST", "/brains/b1/context", raw=raw), 400, "invalid_request_body")
+    assert body["message"] == f"budget.tokens: {BEYOND_A_DOUBLE}"
+    assert_nothing_stored(api)
+    assert_brain_still_serves(api)
+
+
+def test_an_integer_within_a_double_is_kept_exactly_by_an_object_its_context_and_their_trace(api: Api) -> None:
+    """An integer beyond 64 bits came back from the Context's trace as a float (2**70 as
+    1.1805916207174113e+21), though the Context itself served it exactly."""
+    api.brain()
+    value = {"n": 2**70, "largest": MAX_DOUBLE_INT, "smallest": -MAX_DOUBLE_INT}
+    assert api.request("POST", "/brains/b1/objects", raw=json.dumps({"type": "t", "key": "k", "value": value})).status == 201
+    assert api.get("/brains/b1/objects/t/k").body["value"] == value
+    context = api.post("/brains/b1/context", {"query": "x", "include": ["objects"]}).body
+    assert context["objects"][0]["value"] == value
+    read = api.get(f"/brains/b1/traces/{context['id']}")
+    assert read.status == 200, read.body
+    listed = api.get("/brains/b1/traces")
+    assert listed.status == 200, listed.body
+    for trace in (read.body, next(t for t in listed.body["data"] if t["id"] == context["id"])):
+        held = trace["context"]["objects"][0]["value"]
+        assert held == value and all(type(n) is int for n in held.values()), held
 
 
 # --- lone surrogates and NUL characters ------------------------------------------------------------

@@ -78,11 +78,12 @@ def test_bad_lines_are_reported_with_line_numbers_and_never_stop_the_import(serv
         {"external_id": "surrogate", "content": {"kind": "message", "text": "a\ud800b"}},
         '{"external_id": "nan", "content": {"kind": "event", "name": "x", "data": {"n": NaN}}}',
         '{"external_id": "deep", "content": {"kind": "event", "name": "x", "data": ' + "[" * 5000 + "]" * 5000 + "}}",
+        '{"external_id": "big", "content": {"kind": "event", "name": "x", "data": {"n": 1' + "0" * 400 + "}}}",
     ]
     report = import_records(service, import_principal("test", "acme"), "alice", "notes", _jsonl(rows))
     assert (report.imported, report.unchanged) == (2, 0)
     reasons = dict(report.invalid)
-    assert sorted(reasons) == [2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14]  # line 6 is blank: skipped, not invalid
+    assert sorted(reasons) == [2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14, 15]  # line 6 is blank: skipped, not invalid
     assert reasons[2] == "invalid_request_body: line: is not valid JSON (Expecting property name enclosed in double quotes at column 2)"
     assert reasons[3].startswith("invalid_request_body: external_id")
     assert reasons[4].startswith("unknown_kind: content.kind")
@@ -93,7 +94,8 @@ def test_bad_lines_are_reported_with_line_numbers_and_never_stop_the_import(serv
     assert reasons[12] == "invalid_request_body: line.content.text: contains a lone UTF-16 surrogate (\\ud800-\\udfff)"
     assert reasons[13] == "invalid_request_body: line: is not valid JSON: NaN is not JSON"
     assert reasons[14].startswith("invalid_request_body: line: nests arrays or objects deeper than")
-    assert report.summary() == "imported 2, unchanged 0, invalid 11"
+    assert reasons[15].startswith("invalid_request_body: line.content.data.n: is an integer out of range of a double")
+    assert report.summary() == "imported 2, unchanged 0, invalid 12"
 
 
 def test_import_into_a_missing_brain_or_another_namespace_fails_whole(service: Service) -> None:

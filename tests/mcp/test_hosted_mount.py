@@ -118,6 +118,8 @@ def test_authentication_comes_first(mounted: Mounted) -> None:
         ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": NaN}', 400, "invalid_request_body", "body: "),
         ("application/json", b"[" * 100_000, 400, "invalid_request_body", "body: nests"),
         ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": "x\\ud800"}', 400, "invalid_request_body", "method: "),
+        ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"n": 1' + b"0" * 400 + b"}}", 400,
+         "invalid_request_body", "params.n: is an integer out of range of a double"),
         ("application/json", b'{"a": 1}', 400, "invalid_request_body", "body: is not a JSON-RPC 2.0 message"),
         ("application/json", b"[1, 2]", 400, "invalid_request_body", "body: is not a JSON-RPC 2.0 message"),
         # a request whose id is no string or integer, which the SDK took for a notification and ran not
@@ -214,6 +216,7 @@ def tools(tmp_path: Path) -> Iterator[McpClient]:
         ("context", {"query": "x", "include": ["evidence", "nope"]}, "include[1]"),
         ("remember", {"content": "x\ud800"}, "content"),
         ("accept_object", {"type": "t", "key": "k", "value": {"deep": [[["\udfff"]]]}}, "value.deep[0][0][0]"),
+        ("accept_object", {"type": "t", "key": "k", "value": {"n": [1, 10**400]}}, "value.n[1]"),
     ],
 )
 def test_invalid_arguments_are_invalid_request_body_error_bodies(

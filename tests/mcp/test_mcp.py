@@ -204,6 +204,7 @@ def test_stdio_answers_every_line_it_cannot_run_and_goes_on(tmp_path: Path) -> N
         unreadable = {
             b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"': -32700,
             call(3, "remember", '{"content": "\\ud800"}'): -32700,
+            call(3, "accept_object", '{"type": "t", "key": "k", "value": 1' + "0" * 400 + "}"): -32700,
             call(4, "remember", '{"content": "caf?"}').replace(b"?", b"\xe9"): -32700,
             b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}': -32600,
             b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}': -32600,

@@ -10,14 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brainstore.api.validation import MAX_DEPTH, check_json_value, may_be_refused, parse_json
+from brainstore.api.validation import MAX_DEPTH, MAX_DOUBLE_INT, check_json_value, may_be_refused, parse_json
 from brainstore.errors import BrainstoreError
 
 # Strings of the characters that matter: NUL, surrogates (lone, paired), backslashes and quotes (which
-# the text escapes), brackets (which must not count inside a string), and what looks like an escape.
+# the text escapes), brackets (which must not count inside a string), what looks like an escape, and a
+# run of digits as long as the largest integer a double reaches (which the text cannot tell from one).
 _PIECES = st.sampled_from(
-    ["a", "\x00", "\ud800", "\udc00", "\ud83d\ude00", "\U0001f600", "\\", '"', "[", "]", "{", "\\u0000", "\\ud800", "é", " "]
+    ["a", "\x00", "\ud800", "\udc00", "\ud83d\ude00", "\U0001f600", "\\", '"', "[", "]", "{", "\\u0000", "\\ud800", "é", " ", "9" * 309]
 )
+# Integers at either side of the largest a double reaches, and far beyond it.
+_BIG = st.sampled_from([10**307, MAX_DOUBLE_INT, MAX_DOUBLE_INT + 1, 10**400]).flatmap(lambda n: st.sampled_from([n, -n]))
 _TEXTS = st.lists(_PIECES, max_size=6).map("".join)
 
 
@@ -28,7 +31,7 @@ def _nested(depth: int, leaf: Any) -> Any:
 
 
 _VALUES = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), _TEXTS),
+    st.one_of(st.none(), st.booleans(), st.integers(), _BIG, _TEXTS),
     lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(_TEXTS, children, max_size=3)),
     max_leaves=12,
 )
@@ -73,6 +76,9 @@ def test_a_value_the_walk_refuses_is_one_its_text_may_be_refused_for(value: Any,
         ('"' + "[" * (MAX_DEPTH + 5) + '"', False),  # brackets in a string nest nothing
         ("[" * MAX_DEPTH + "]" * MAX_DEPTH, False),
         ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), True),
+        (f"[{10**307}, {-(10**307)}]", False),  # 308 digits: within a double
+        (f"[{MAX_DOUBLE_INT}]", True),  # as many digits as the largest: may be beyond it
+        (f'"{10**400}"', True),  # a string of digits is not an integer, but the text cannot tell
     ],
 )
 def test_what_a_text_may_be_refused_for(text: str, refusable: bool) -> None:

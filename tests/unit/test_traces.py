@@ -187,6 +187,24 @@ def test_a_key_that_is_not_a_string_is_held_as_one() -> None:
     assert held is not None and held["counts"] == {"1": "one", "two": 2}
 
 
+def test_an_integer_beyond_64_bits_or_a_double_reads_back_exactly() -> None:
+    """orjson writes no integer beyond 64 bits: json wrote those traces, and orjson read them back, 2**70
+    as a float and 10**400 (an Object's value taken before such bodies were refused, still stored) not at
+    all: getTrace and listTraces of the Brain answered 500 while the trace was held."""
+    traces = Traces(5)
+    numbers = {"n": [2**70, -(2**64), 10**400, -(10**400)]}
+    traces.add("ctx_1", "test:acme", "b1", {"id": "ctx_1", "context": {"objects": [{"value": numbers}]}})
+    traces.reserve("ctx_2", "test:acme", "b1", frozenset(), traces.mark())
+    traces.write("ctx_2", "test:acme", {"id": "ctx_2", "context": {"objects": [{"value": numbers}]}})
+    held = traces.get("ctx_1", "test:acme", "b1")
+    assert held is not None and held["context"]["objects"][0]["value"] == numbers
+    listed, _ = traces.page("test:acme", "b1", 5)
+    assert [t["id"] for t in listed] == ["ctx_2", "ctx_1"]
+    for read in listed:
+        assert read["context"]["objects"][0]["value"] == numbers
+        assert all(type(n) is int for n in read["context"]["objects"][0]["value"]["n"])
+
+
 # ------------------------------------------------------------------- reserved, written after the response
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -93,6 +94,35 @@ def _finite_float(text: str) -> float:
     return value
 
 
+#: The largest integer a double reaches: an integer literal beyond it in magnitude is refused, as 1e400
+#: is (a JavaScript or Go client, a double column, reads it as Infinity or fails). Taken, 10**400 in an
+#: Object's value was held in every Context's trace that quoted it, and made its Brain's traces answer 500.
+MAX_DOUBLE_INT = int(sys.float_info.max)
+# Digits of MAX_DOUBLE_INT (309): an integer literal of fewer is within a double's range. JSON writes
+# no leading zeros, so one of more is beyond it.
+_DOUBLE_DIGITS = len(str(MAX_DOUBLE_INT))
+# Every digit byte as "0", every other as " ": a run of _DOUBLE_DIGITS digits is then a substring.
+_AS_DIGIT_RUNS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * _DOUBLE_DIGITS
+_BEYOND_DOUBLE = f"is an integer out of range of a double (at most {sys.float_info.max!r} in magnitude)"
+
+
+def _holds_long_number(text: str) -> bool:
+    """Whether ``text`` holds a run of as many digits as MAX_DOUBLE_INT, in a number or not, at C speed:
+    1.5-2 ms a megabyte (a regex took 15-20 ms, more than parsing it)."""
+    return len(text) >= _DOUBLE_DIGITS and _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_AS_DIGIT_RUNS)
+
+
+def _integer(literal: str) -> int:
+    """An integer literal's int, for a text that holds a long run of digits. One of more digits than
+    MAX_DOUBLE_INT has is beyond a double whatever they are, and stands for the first integer beyond
+    one, which :func:`check_json_value` refuses naming its member (int() would convert no more than
+    4300 digits: a ValueError that could name nothing)."""
+    if len(literal) - literal.startswith("-") > _DOUBLE_DIGITS:
+        return -(MAX_DOUBLE_INT + 1) if literal.startswith("-") else MAX_DOUBLE_INT + 1
+    return int(literal)
+
+
 def parse_json(raw: bytes, field: str = "body") -> Any:
     """A body's strict JSON (:func:`parse_json_text`), decoded as json.loads decodes bytes: UTF-8, 16 or
     32, told by its first bytes."""
@@ -104,14 +134,19 @@ def parse_json(raw: bytes, field: str = "body") -> Any:
 
 
 def parse_json_text(text: str, field: str = "body") -> Any:
-    """Strict JSON: no NaN or Infinity, finite numbers, at most MAX_DEPTH levels, no lone surrogates
-    or NUL characters.
+    """Strict JSON: no NaN or Infinity, finite numbers, integers within a double's range, at most
+    MAX_DEPTH levels, no lone surrogates or NUL characters.
 
     Python's json accepts all of these (and raises RecursionError on deep nesting); each would
     otherwise fail later as a 500, or be stored and break every read that serializes it.
     """
+    # Integers are parsed at C speed unless the text may hold one beyond a double (a Python call for
+    # each integer parsed a megabyte of small ones in three times the time).
+    long_numbers = _holds_long_number(text)
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = json.loads(
+            text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_integer if long_numbers else int
+        )
     except RecursionError:
         raise invalid(field, f"nests arrays or objects deeper than {MAX_DEPTH} levels") from None
     except _NotJson as exc:
@@ -119,9 +154,9 @@ def parse_json_text(text: str, field: str = "body") -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
         raise invalid(field, f"is not valid JSON ({exc.msg} at {where})") from None
-    except ValueError:  # e.g. an integer of more digits than Python converts (4300)
+    except ValueError:  # none known: an integer of more digits than int() converts (4300) is _integer's
         raise invalid(field, "is not valid JSON") from None
-    if may_be_refused(text):
+    if long_numbers or _may_be_refused_as_text(text):
         check_json_value(value, field)
     return value
 
@@ -140,10 +175,16 @@ _NESTING[list(b"]}")] = -1
 
 def may_be_refused(text: str) -> bool:
     """Whether :func:`check_json_value` may refuse what the JSON ``text`` parses to, read off the text
-    at C speed: a NUL or a lone surrogate, escaped or not, or brackets (outside strings) nested deeper
-    than MAX_DEPTH. The check itself visits every member in Python: 0.2-0.3 s of the GIL for a megabyte
-    of small members, which a body that holds none of these no longer pays (a surrogate pair, an emoji
-    escaped, is none)."""
+    at C speed: a run of digits as long as a double's largest integer, a NUL or a lone surrogate,
+    escaped or not, or brackets (outside strings) nested deeper than MAX_DEPTH. The check itself visits
+    every member in Python: 0.2-0.3 s of the GIL for a megabyte of small members, which a body that
+    holds none of these no longer pays (a surrogate pair, an emoji escaped, is none)."""
+    return _holds_long_number(text) or _may_be_refused_as_text(text)
+
+
+def _may_be_refused_as_text(text: str) -> bool:
+    """What :func:`may_be_refused` reads off the text, but a long run of digits (parse_json_text has
+    looked for one already)."""
     if UNSTORABLE.search(text):
         return True
     if "\\u" in text and any(m.group("pair") is None for m in _SUSPECT_ESCAPE.finditer(text)):
@@ -163,12 +204,13 @@ def _path(field: str, parts: tuple[str | int, ...]) -> str:
 
 
 def check_json_value(value: Any, field: str = "body") -> None:
-    """Depth, lone surrogates and NUL characters of a parsed value, iteratively (no recursion to
-    exhaust).
+    """Depth, lone surrogates, NUL characters and integers beyond a double of a parsed value,
+    iteratively (no recursion to exhaust).
 
     The message names the offending member: ``value.items[3]: ...``. Each member is held with a link
     to its parent, and its path is spelled only when it is refused: a path built for every member
-    took a megabyte of nested lists 0.4-0.9 s of the GIL. Numbers, booleans and nulls are not visited."""
+    took a megabyte of nested lists 0.4-0.9 s of the GIL. Numbers, booleans and nulls are not visited
+    but an integer beyond a double, met as its parent is."""
     stack: list[tuple[Any, int, _Link]] = [(value, 0, None)]
     while stack:
         item, depth, link = stack.pop()
@@ -176,16 +218,22 @@ def check_json_value(value: Any, field: str = "body") -> None:
             if unstorable(item) is not None:
                 refuse_unstorable(item, _path(field, _parts(link)))
             continue
+        if isinstance(item, int) and abs(item) > MAX_DOUBLE_INT:
+            raise invalid(_path(field, _parts(link)), _BEYOND_DOUBLE)
         if depth >= MAX_DEPTH and isinstance(item, _CHECKED):
             raise invalid(_path(field, _parts(link)), f"nests arrays or objects deeper than {MAX_DEPTH} levels")
         if isinstance(item, dict):
             for key, child in item.items():
                 if (found := unstorable(key)) is not None:
                     raise invalid(field, f"contains a member name with {found}")
-                if isinstance(child, _CHECKED):
+                if isinstance(child, _CHECKED) or (isinstance(child, int) and abs(child) > MAX_DOUBLE_INT):
                     stack.append((child, depth + 1, (link, key)))
         elif isinstance(item, list):
-            stack.extend((child, depth + 1, (link, index)) for index, child in enumerate(item) if isinstance(child, _CHECKED))
+            stack.extend(
+                (child, depth + 1, (link, index))
+                for index, child in enumerate(item)
+                if isinstance(child, _CHECKED) or (isinstance(child, int) and abs(child) > MAX_DOUBLE_INT)
+            )
 
 
 # A member's link: its parent's link and its key or index (None at the top).

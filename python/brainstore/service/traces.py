@@ -156,10 +156,18 @@ class _Ring:
         return next(trace_id for trace_id, held in self.items.items() if held.brain_id == brain_id)
 
 
+class _WrittenByJson(bytes):
+    """A trace's JSON as json wrote it (:func:`encoded`'s last resort), read back by json too: orjson
+    reads an integer beyond 64 bits as a float (2**70 came back as 1.1805916207174113e+21), and one
+    beyond a double not at all (every read of its Brain's traces answered 500)."""
+
+
 def encoded(trace: dict[str, Any]) -> bytes:
     """A trace as the JSON its reader gets (keys that are not strings become strings, as json does).
     Never raises: an unexpected type is held as its ``str``, and a lone surrogate (requests with one
-    are refused, but a trace must never turn a 400 into a 500) as ``?``."""
+    are refused, but a trace must never turn a 400 into a 500) as ``?``. :func:`decoded` reads it back
+    as it was: an integer beyond 64 bits (an Object's value may hold one), which orjson does not
+    write, is written by json and read back by json."""
     try:
         # Keys are strings but in rare traces; checking every key costs about half of an encoding.
         return orjson.dumps(trace, default=str)
@@ -168,7 +176,12 @@ def encoded(trace: dict[str, Any]) -> bytes:
     try:
         return orjson.dumps(trace, option=orjson.OPT_NON_STR_KEYS, default=str)
     except TypeError:
-        return json.dumps(trace, ensure_ascii=False, default=str).encode("utf-8", "replace")
+        return _WrittenByJson(json.dumps(trace, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+
+
+def decoded(data: bytes) -> dict[str, Any]:
+    """A trace :func:`encoded` wrote, as it was written."""
+    return json.loads(data) if isinstance(data, _WrittenByJson) else orjson.loads(data)  # type: ignore[no-any-return]
 
 
 def _cursor(seq: int) -> str:
@@ -384,7 +397,7 @@ class Traces:
                 return None
         if held is None or not _of(held, brain_id, brain_uid):
             return None
-        return orjson.loads(held.trace)  # type: ignore[no-any-return]
+        return decoded(held.trace)
 
     def page(
         self,
@@ -414,7 +427,7 @@ class Traces:
                 break
         more = len(found) > limit
         found = found[:limit]
-        return [orjson.loads(trace) for _, trace in found], (_cursor(found[-1][0]) if more else None)
+        return [decoded(trace) for _, trace in found], (_cursor(found[-1][0]) if more else None)
 
     def _lookup(self, trace_id: str, namespace: str) -> _Held | None:
         with self._lock:
