@@ -124,6 +124,18 @@ def test_a_move_from_one_place_to_another_closes_the_old_home(alice: Api, servic
     assert any("Porto" in s for s in statements) and not any("lives in Lisbon" in s for s in statements)
 
 
+def test_a_move_told_under_a_label_closes_the_old_home(alice: Api, service: Service) -> None:
+    # "Update: I moved to Porto" made nothing (a label before a colon hid the clause): Lisbon stayed home
+    say(alice, service, "I live in Lisbon.", "2022-01-10T10:00:00Z")
+    say(alice, service, "Update: I moved to Porto.", "2024-05-08T10:00:00Z")
+    lisbon = only(memories(alice), "lives in Lisbon")
+    assert lisbon["valid_to"] is not None and lisbon["valid_to"].startswith("2024-05-08")
+    # a date as the label: the move was then
+    say(alice, service, "2024-06-03: I moved to Oslo.", "2024-06-10T10:00:00Z")
+    porto = only(memories(alice), "moved to Porto")
+    assert porto["valid_to"] is not None and porto["valid_to"].startswith("2024-06-03")
+
+
 def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
     # "I no longer work at IBM" ended "works at Google": as_of and the profile served only the denial
     say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")

@@ -999,6 +999,35 @@ def test_corrective_and_stated_time():
         assert all(x.corrective for x in run(text)), text
 
 
+def test_a_label_opening_a_sentence_heads_the_writers_words():
+    # "Big news: ..." made nothing (a dash in its place worked): the label is skipped, as a dash's
+    news = one(msg("Big news: we're moving to Denver in June.", speaker="Bob"))
+    assert (news.owner, news.attribute, news.value, news.change) == ("Bob", "lives_in", "denver", True)
+    assert news.valid_from == datetime(2023, 6, 1, tzinfo=UTC)
+    assert one("Update: I got the job at Stripe!").statement == "Alice got the job at Stripe."
+    ps = one("PS: I moved to Oslo.")
+    assert (ps.owner, ps.attribute, ps.value) == ("Alice", "lives_in", "oslo")
+    standup = one("Standup: Bob is blocked on the API review.")
+    assert standup.statement == "Bob is blocked on the API review."
+    # "Correction:" and "Edit:" correct what was said before, as "Actually ..." does
+    fixed = one("Correction: I live in Denver, not Dallas.")
+    assert (fixed.attribute, fixed.value, fixed.corrective) == ("lives_in", "denver", True)
+    edit = one("Edit: I live in Denver.")
+    assert (edit.attribute, edit.value, edit.corrective) == ("lives_in", "denver", True)
+    # a date as the label dates what it heads
+    dated = one("2021-03-04: I moved to Oslo.")
+    assert (dated.attribute, dated.value, dated.time_stated) == ("lives_in", "oslo", True)
+    assert dated.valid_from == datetime(2021, 3, 4, tzinfo=UTC)
+    # what the label heads is read as the sentence is: a condition still holds it back
+    assert run("Note: if I get the job, I'll move to London.") == []
+    # a name, a person or a reporting verb before the colon says who speaks: not the writer's words
+    for text in ("Bob: I moved to Oslo.", "Mom: I moved to Oslo.", "Doctor: I moved to Oslo.",
+                 "Email from Bob: I moved to Oslo.", "Mom update: I moved to Oslo.", "Subject: I moved to Oslo."):
+        assert not [a for a in run(text) if a.owner == "Alice"], text
+    said = one("Bob said: I moved to Oslo.")
+    assert (said.owner, said.value) == ("Bob", "oslo")
+
+
 # ---- rule 9: time, by tense and direction (said on 10 June 2024)
 
 

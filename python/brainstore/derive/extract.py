@@ -1103,7 +1103,7 @@ _FACT_PREDICATES = {
 
 # Corrections of something said before: "Actually I moved in April, not March", "I meant Porto".
 _CORRECTIVE = re.compile(
-    r"^\W*(?:actually|correction|to\s+be\s+clear|scratch\s+that|sorry,?\s+i\s+meant)\b"
+    r"^\W*(?:actually|correction|to\s+be\s+clear|scratch\s+that|sorry,?\s+i\s+meant)\b|^\W*edit\s*:"
     r"|\b(?:i\s+meant|rather\s+than|i\s+was\s+wrong|let\s+me\s+correct|not\s+true\s+that"
     r"|(?:that|it)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|true|correct)))\b"
     r"|,\s*(?:and\s+)?not\s+(?!(?:just|only|even|sure|bad|too|that|always|much|many|really|quite|yet|ever|all)\b)"
@@ -1359,6 +1359,16 @@ _FRONT = re.compile(
 _GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
 _ACCORDING_FRONT = re.compile(r"according\s+to\b", re.I)
 _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
+# A label a sentence opens on ("Big news: we're moving", "Update: I got the job", "PS: ...", "2021-03-04:
+# I moved"): what it heads is the writer's own, as after a dash. A label is a few words ending on one of
+# these nouns (a name, a person or a reporting verb before a colon says who speaks: "Bob: I quit", "My
+# mom: ...", "Bob said: ..." are none), or a date, which dates what follows it.
+_LABEL = re.compile(r"(?P<label>[^\n:\"\u201c]{1,40}?)\s*:[ \t]+(?=\S)")
+_LABEL_HEADS = {
+    "news", "update", "updates", "edit", "correction", "note", "ps", "pps", "nb", "fyi", "tldr", "reminder",
+    "fact", "summary", "status", "standup", "recap", "announcement", "clarification", "addendum",
+    "confession", "disclaimer", "progress", "highlight", "highlights", "thought",
+}  # fmt: skip
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
 _IMPLICIT_STATE = {
@@ -1873,6 +1883,10 @@ class _Run:
             if ns == s:
                 break
             s = ns
+        dated = None
+        label = self._label(s, e)
+        if label is not None:
+            s, dated = label
         # a trailing vocative (", Mel")
         v = re.search(r",\s*([A-Z][a-z]+)\s*$", text[s:e])
         if v and is_name_token(v.group(1)) and self.src.kind == "message":
@@ -1925,6 +1939,8 @@ class _Run:
             if subj is None:
                 prev = None
                 continue
+            if dated is not None and front is None and cs == s:
+                front, cs = dated, dated[0]  # "2021-03-04: I moved to Oslo": the date the label gives
             subj.front = front
             subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
             # a clause that only might be ("I could try X and see Y") passes that on to the next
@@ -2250,6 +2266,34 @@ class _Run:
                 retraction=True,
             )
         )
+
+    def _label(self, s: int, e: int) -> tuple[int, tuple[int, int] | None] | None:
+        """Where what a label at the sentence's start heads begins ("Update: I got the job"), and the
+        label's span when it is a date; None when the sentence opens on none (see _LABEL)."""
+        m = _LABEL.match(self.text, s, e)
+        if m is None:
+            return None
+        label = m.group("label").strip()
+        first = find_time_expressions(label, self.src.occurred_at)[:1]
+        if first and first[0].kind == "at" and first[0].start == 0 and first[0].end == len(label):
+            return m.end(), (m.start("label"), m.start("label") + len(label))
+        words = label.replace(".", "").split()
+        if words and words[-1].isdigit():
+            words.pop()  # "Update 2:"
+        if not 0 < len(words) <= 4 or words[-1].lower() not in _LABEL_HEADS:
+            return None
+        for k, w in enumerate(words[:-1]):
+            low = w.lower()
+            if (
+                not w.isalpha()
+                or (k > 0 and not w.islower())
+                or low in PERSON_NOUNS
+                or low in _PERSONAL | _OURS | SECOND | THIRD_SG | {"your", "his", "her", "their", "him", "them"}
+                or w in self.persons
+                or w in (self.speaker, self.self_name, self.addressee)
+            ):
+                return None  # "Mom update: ...", "Bob update: ...": who the words are of is unsure
+        return m.end(), None
 
     def _front(self, cs: int, ce: int) -> tuple[tuple[int, int] | None, int]:
         """Skip what opens a clause before its subject: a time ("Last weekend I joined ...", "In 2019,
