@@ -136,6 +136,17 @@ def test_a_move_told_under_a_label_closes_the_old_home(alice: Api, service: Serv
     assert porto["valid_to"] is not None and porto["valid_to"].startswith("2024-06-03")
 
 
+def test_a_move_after_a_fronted_time_of_day_closes_the_old_home(alice: Api, service: Service) -> None:
+    # "Yesterday morning I moved to Porto" made nothing, and "Yesterday morning Bob moved to Oslo" was
+    # Alice's statement about "yesterday morning Bob", no home: the old homes stayed current
+    say(alice, service, "I live in Lisbon. Bob lives in Rome.", "2022-01-10T10:00:00Z")
+    say(alice, service, "Yesterday morning I moved to Porto.", "2024-05-08T10:00:00Z")
+    say(alice, service, "Yesterday morning Bob moved to Oslo.", "2024-05-08T10:00:00Z")
+    lisbon, rome = only(memories(alice), "lives in Lisbon"), only(memories(alice), "lives in Rome")
+    assert lisbon["valid_to"].startswith("2024-05-07") and rome["valid_to"].startswith("2024-05-07")
+    assert only(memories(alice), "Oslo")["owner"] == "Bob"
+
+
 def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
     # "I no longer work at IBM" ended "works at Google": as_of and the profile served only the denial
     say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")

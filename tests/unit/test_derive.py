@@ -1780,6 +1780,35 @@ def test_a_fronted_time_after_just_or_only(text, statement):
     assert (a.statement, a.owner) == (statement, "Bob")
 
 
+@pytest.mark.parametrize(
+    ("text", "statement", "start"),
+    [
+        ("Yesterday morning I went to the gym.", "Bob went to the gym on 7 May 2023 in the morning.", 7),
+        (
+            "Yesterday at 3pm I signed the lease for the flat.",
+            "Bob signed the lease for the flat on 7 May 2023 at 3pm.",
+            7,
+        ),
+        ("Earlier this month I moved to Oslo.", "Bob moved to Oslo earlier in May 2023.", 1),
+        ("Earlier today I joined Globex.", "Bob joined Globex earlier on 8 May 2023.", 8),
+        ("On Friday afternoon I moved to Oslo.", "Bob moved to Oslo on 5 May 2023 in the afternoon.", 5),
+        ("Tomorrow at noon I fly to Rome.", "Bob flies to Rome on 9 May 2023 at noon.", 9),
+    ],
+)
+def test_a_fronted_time_narrowed_to_a_time_of_day(text, statement, start):
+    # the subject was looked for right after the date ("morning", "at"): nothing was made
+    a = one(msg(text, speaker="Bob"))
+    assert (a.statement, a.owner, a.subject, a.time_stated) == (statement, "Bob", "Bob", True)
+    assert a.valid_from == datetime(2023, 5, start, tzinfo=UTC)
+
+
+def test_a_name_after_a_fronted_time_of_day_is_the_subject():
+    # "Yesterday morning Bob moved to Oslo" was "Alice says yesterday morning Bob moved to Oslo", no home
+    a = one("Yesterday morning Bob moved to Oslo.")
+    assert (a.subject, a.owner, a.attribute, a.value) == ("Bob", "Bob", "lives_in", "oslo")
+    assert a.valid_from == datetime(2023, 5, 7, tzinfo=UTC)
+
+
 def test_a_double_hyphen_before_a_space_is_a_dash():
     assert statements("I love that song-- I'm going to the concert.") == [
         "Bob loves that song.",

@@ -1359,6 +1359,13 @@ _FRONT = re.compile(
 _GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
 _ACCORDING_FRONT = re.compile(r"according\s+to\b", re.I)
 _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
+# What narrows a fronted time ("Yesterday morning", "On Friday afternoon", "Yesterday at 3pm"): it goes
+# with the time, and the subject comes after it
+_TIME_OF_DAY = re.compile(
+    r"\s*,?\s*(?:(?:in\s+the\s+)?(?:morning|afternoon|evening|night)|at\s+(?:noon|midnight|night|lunch(?:time)?"
+    r"|\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?|\d{1,2}:\d{2}))(?![\w'\u2019])",
+    re.I,
+)
 # A label a sentence opens on ("Big news: we're moving", "Update: I got the job", "PS: ...", "2021-03-04:
 # I moved"): what it heads is the writer's own, as after a dash. A label is a few words ending on one of
 # these nouns (a name, a person or a reporting verb before a colon says who speaks: "Bob: I quit", "My
@@ -2317,7 +2324,7 @@ class _Run:
                 front, pos = (often.start(1), often.end(1)), often.end()
                 continue
             lead = re.match(
-                r"(?:(?:just|only|even|back|way\s+back)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
+                r"(?:(?:just|only|even|back|way\s+back|earlier|later)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
                 text[pos:ce],
                 re.I,
             )
@@ -2330,6 +2337,8 @@ class _Run:
                 and first.kind in ("at", "since", "range")
             ):
                 after = pos + first.end
+                while (narrower := _TIME_OF_DAY.match(text, after, ce)) is not None:
+                    after = narrower.end()  # "Yesterday morning I ...", "Yesterday at 3pm Bob ..."
                 comma = re.match(r"\s*,?\s*", text[after:ce])
                 nxt = after + (comma.end() if comma else 0)
                 rest = self.words(nxt, min(ce, nxt + 30))
@@ -3575,7 +3584,12 @@ class _Run:
                 pos = m.end()
         out.append(text[pos:ce])
         if front is not None:
-            fronted = next((r[2] for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
+            fronted = next((r for r in rel if r[0] == front[0] or front[0] <= r[0] < front[1]), None)
+            if fronted is not None:
+                # "Earlier this month" -> "earlier in May 2023", "Yesterday at 3pm" -> "on 7 May 2023 at 3pm"
+                earlier = re.match(r"\s*(earlier|later)\s", text[front[0] : fronted[0]], re.I)
+                narrower = re.sub(r"^\s*,?\s*(?=morning|afternoon|evening|night)", " in the ", text[fronted[1] : front[1]])
+                fronted = (earlier.group(1).lower() + " " if earlier else "") + fronted[2] + narrower.rstrip(" ,")
             shown = fronted or self._rewrite_simple(text[front[0] : front[1]].strip().rstrip(","))
             if _GERUND_FRONT.match(shown) or _ACCORDING_FRONT.match(shown):
                 shown = shown[:1].lower() + shown[1:]
