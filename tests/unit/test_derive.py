@@ -919,6 +919,35 @@ def test_text_fact_about_an_attribute():
     assert (b.subject, b.attribute, b.single_valued) == ("Bob", "hobbies", False)
 
 
+@pytest.mark.parametrize(
+    ("text", "statement", "attribute", "value"),
+    [
+        ("Bob's moving to Oslo.", "Bob is moving to Oslo.", "lives_in", "oslo"),
+        # ("moving" going somewhere is no "moving" as in touching: the speaker's view of nothing)
+        ("Bob is moving to Oslo.", "Bob is moving to Oslo.", "lives_in", "oslo"),
+        ("Bob's been living in Oslo since March.", "Bob has been living in Oslo since March 2023.", "lives_in", "oslo"),
+        ("Bob's working at Acme now.", "Bob is working at Acme now.", "works_at", "acme"),
+        ("Bob's moved to Oslo.", "Bob has moved to Oslo.", "lives_in", "oslo"),
+        ("Bob's married to Carol.", "Bob is married to Carol.", "married_to", "carol"),
+        ("Bob's painting the fence.", "Bob is painting the fence.", None, None),
+    ],
+)
+def test_a_names_s_before_a_verb_is_is_or_has(text, statement, attribute, value):
+    # "Bob's moving to Oslo" was read as Bob's "moving": nothing was made
+    a = one(text)
+    assert (a.statement, a.subject, a.owner, a.attribute, a.value) == (statement, "Bob", "Bob", attribute, value)
+
+
+def test_a_names_s_before_a_noun_is_whose():
+    carol = one(msg("Carol's been at Acme since 2019.", speaker="Bob"))
+    assert (carol.subject, carol.owner, carol.statement) == ("Carol", "Carol", "Carol has been at Acme since 2019.")
+    assert carol.valid_from == datetime(2019, 1, 1, tzinfo=UTC)
+    # a thing of the person's, judged: the speaker's view, never the person's state
+    for text in ("Bob's wedding was lovely.", "Bob's painting is lovely.", "Bob's cooking really is amazing."):
+        assert all(a.owner == "Alice" and "Bob's" in a.statement for a in run(text)), text
+    assert run("Bob's used car was red.") == []
+
+
 def test_event_records_are_remembered():
     a = one({"kind": "event", "name": "login", "text": "Signed in from Porto"}, when=JUNE)
     assert (a.subject, a.owner, a.valid_from, a.time_stated) == ("Alice", None, JUNE, True)

@@ -1138,7 +1138,9 @@ _EVALUATIVE = re.compile(
     r"|admire|appreciate|respect|caring|thoughtful|generous|dedicated|determined|passionate|courageous"
     r"|supportive|creative|smart|wise|skilled|gifted|fantastic|superb|neat|lit|dope|rad|priceless"
     r"|unique|different|necessary|beneficial|therapeutic|healing|empowering|uplifting|heartwarming"
-    r"|touching|moving|incredible|breathtaking|adorable|precious|comforting|soothing|refreshing)\b",
+    r"|touching|incredible|breathtaking|adorable|precious|comforting|soothing|refreshing"
+    # ("moving to Oslo", "moving out": going somewhere, not touching)
+    r"|moving(?!\s+(?:to|in|into|out|away|back|abroad|over|home|house|across|from|there|here)\b))\b",
     re.I,
 )
 _INTENSIFIERS = {
@@ -2674,6 +2676,12 @@ class _Run:
                 noun = words[i][0]
                 subject = f"{base}'s {noun}"
                 return _Subject(subject, self._third_owner(subject, base), subject, words[i][2], kind="name")
+            contracted = _contracted_verb(words, i)
+            if contracted:
+                # "Bob's moving to Oslo", "Carol's been at Acme since 2019": "Bob is", "Carol has"
+                if base not in self.persons:
+                    self.persons.append(base)
+                return _Subject(base, self._third_owner(base), base, name_end, contracted, kind="name")
             # "Alice's blood type is O negative": an attribute of the person
             j = i
             while j < len(words) and j < i + 4 and words[j][0].lower() not in ("is", "are", "was", "were"):
@@ -3862,6 +3870,43 @@ def _is_gerund(tok: str) -> bool:
             "darling",
         )
     )
+
+
+# Participles that tell a state after "'s" ("Bob's married"): "is", not "has"
+_STATE_PARTICIPLES = {
+    "married", "engaged", "divorced", "separated", "retired", "excited", "interested", "tired", "worried",
+    "scared", "bored", "pleased", "thrilled", "based", "located", "obsessed", "stuck", "hooked", "involved",
+    "employed", "unemployed", "stressed", "exhausted", "supposed", "allowed",
+}  # fmt: skip
+_COMPLEMENT_OPENERS = {"to", "in", "at", "on", "for", "with", "from", "into", "about", "of", "by", "the", "a", "an"}
+
+
+def _contracted_verb(words: list[tuple[str, int, int]], i: int) -> str:
+    """ "is"/"has" when the "'s" of the name before ``words[i]`` is the verb contracted onto it: before
+    "been", a participle or an -ing verb ("Bob's moving to Oslo", "Bob's been living there"), not when
+    the word is a noun the name owns ("Bob's wedding was lovely", "Bob's painting is great"); "" else."""
+    if i >= len(words):
+        return ""
+    low = words[i][0].lower()
+    ed_stem = low[:-2] if low.endswith("ed") else ""
+    participle = (
+        low in _PARTICIPLES
+        or (low in IRREGULAR_PAST and low not in ("was", "were", "did"))
+        or low in _STATE_PARTICIPLES
+        or (len(low) > 4 and bool(ed_stem) and not low.endswith("eed") and (
+            low in _VERB_FORMS or ed_stem[:-1] in _VERB_BASE_SET or ed_stem[:-1] + "y" in _VERB_BASE_SET
+        ))
+    )  # fmt: skip
+    if not participle and not _is_gerund(low):
+        return ""
+    for w, _, _ in words[i + 1 : i + 4]:
+        if w.lower() in _COMPLEMENT_OPENERS or not w.isalpha():
+            break
+        if w.lower() in _FINITE:
+            return ""  # "Bob's painting is great", "Bob's used car was red": a thing of his
+    if not participle or low in _STATE_PARTICIPLES:
+        return "is"
+    return "has"
 
 
 def _bare(pred: str, threshold: int = 2) -> bool:
