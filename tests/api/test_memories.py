@@ -156,6 +156,15 @@ def test_a_move_told_with_a_names_s_closes_the_old_home(alice: Api, service: Ser
     assert only(memories(alice), "moved to Oslo")["owner"] == "Bob"
 
 
+def test_a_move_quoted_before_its_reporting_frame_is_the_quoted_persons(alice: Api, service: Service) -> None:
+    # '"I moved to Spain," Carol said.' made nothing: Carol's home stayed Rome
+    say(alice, service, "Carol lives in Rome.", "2022-01-10T10:00:00Z")
+    say(alice, service, '"I moved to Spain," Carol said.', "2024-05-08T10:00:00Z")
+    rome = only(memories(alice), "lives in Rome")
+    assert rome["valid_to"] is not None and rome["valid_to"].startswith("2024-05-08")
+    assert only(memories(alice), "moved to Spain")["owner"] == "Carol"
+
+
 def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
     # "I no longer work at IBM" ended "works at Google": as_of and the profile served only the denial
     say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")

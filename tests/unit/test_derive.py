@@ -584,6 +584,15 @@ def test_according_to_names_the_source_of_the_statement():
     said = statements("According to my doctor, I have high blood pressure.", speaker="Alice")
     assert said == ["Alice has high blood pressure, according to Alice's doctor."]
 
+    # someone else's news after the source was nothing: it is the source's report, as "Bob said ..." is
+    report = one("According to Bob, Carol moved to Lima.")
+    assert (report.statement, report.subject, report.owner, report.attribute) == (
+        "Bob says Carol moved to Lima.", "Bob", "Bob", None
+    )
+    closed = one("According to Bob, the office is closed.")
+    assert (closed.statement, closed.owner) == ("Bob says the office is closed.", "Bob")
+    assert run("According to the news, Bob moved to Lima.") == []  # a source we cannot name: nobody's
+
 
 def test_reported_speech_in_document():
     text = "Bob said he likes tea. The office is closed on Mondays."
@@ -782,6 +791,13 @@ def test_quoted_speech_is_the_quoted_persons():
     # quoted words of nobody we know are nobody's; nor is what follows the quotation
     assert run(msg('He said "I quit" and left.', role="user")) == []
     assert all(a.owner != "Alice" for a in run(msg("'I hate cats' is what she wrote.", role="user")))
+
+    # the reporting frame after the quotation: '"I moved to Spain," Carol said.' was nothing
+    for text in ('"I moved to Spain," Carol said.', '"I moved to Spain," said Carol.', '"I moved to Spain," Carol said sadly.'):
+        spain = [a for a in run(msg(text, role="user")) if a.attribute]
+        assert [(a.subject, a.owner, a.attribute, a.value) for a in spain] == [("Carol", "Carol", "lives_in", "spain")], text
+    c = one(msg('"I quit my job at Acme," my sister told me.', role="user"))
+    assert (c.subject, c.attribute, c.value, c.negated) == ("Alice's sister", "works_at", "acme", True)
 
 
 def test_fronted_times_and_connectives():

@@ -1407,6 +1407,12 @@ _REPORTING = re.compile(
     r"(?:said|says|told\s+(?:me|us|him|her|them)|wrote|writes|asked|asks|replied|added|explained|texted|yelled|shouted"
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
+# The frame after the words it reports ('"I moved to Spain," Carol said.', '"I quit," said Bob.')
+_REPORTED_AFTER = re.compile(
+    r"[ \t]*,?[ \t]*(?:" + _REPORTER + r"[ \t]+(?:said|says|wrote|writes|replied|added|explained|texted|told\s+me)"
+    r"|(?:said|says|wrote|replied|added|explained)[ \t]+" + _REPORTER.replace("(?P<who>", "(?P<after>") + r")"
+    r"(?:[ \t]+[a-z]+ly)?[ \t]*(?:[.!,;]|$)"
+)
 # Words pasted from elsewhere, not the sender's own (email conventions): "> " lines, the text under a
 # "On <date>, Bob <bob@x.com> wrote:" line, everything after a forwarded message's header; and speech
 # after a colon ("Bob said: I live in Paris", "Tom texted me: I quit").
@@ -1737,6 +1743,8 @@ class _Run:
             group = "d" if m.group("d") is not None else "s"
             frame = _REPORTING.search(self.text, max(0, m.start() - 60), m.start())
             voice = self._voice_of(frame.group("who")) if frame is not None else None
+            if frame is None and (after := _REPORTED_AFTER.match(self.text, m.end())) is not None:
+                voice = self._voice_of(after.group("who") or after.group("after"))
             inner = (m.start(group), m.end(group))
             if voice is None and not ({w.lower() for w, _, _ in self.words(*inner)} & (_PERSONAL | FIRST_PL)):
                 continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
@@ -1951,6 +1959,14 @@ class _Run:
             if dated is not None and front is None and cs == s:
                 front, cs = dated, dated[0]  # "2021-03-04: I moved to Oslo": the date the label gives
             subj.front = front
+            according = _ACCORDING_FRONT.match(text, front[0], front[1]) if front is not None else None
+            if according is not None and subj.kind != "me":
+                # "According to Bob, Carol moved to Lima": what Bob says, as "Bob said Carol moved to Lima" is
+                who = self._voice_of(text[according.end() : front[1]].strip(" ,"))
+                if who is None:
+                    prev = None
+                    continue
+                subj = replace(_frame(subj, who, self._third_owner(who), "says"), front=None, kind="name")
             subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
             # a clause that only might be ("I could try X and see Y") passes that on to the next
             prev = subj if self._emit(subj, cs, ce) else None
@@ -2370,6 +2386,10 @@ class _Run:
             return rest[k - 1][2], rest[k][1]
         if comma + 1 < len(rest) and rest[comma + 1][0].lower() in FIRST_SG | FIRST_PL:
             return rest[comma][1], rest[comma + 1][1]
+        if comma + 1 < len(rest) and _ACCORDING_FRONT.match(self.text, pos, ce) and (
+            rest[comma + 1][0].lower() in _SUBJECT_OPENERS or is_name_token(rest[comma + 1][0])
+        ):
+            return rest[comma][1], rest[comma + 1][1]  # "According to Bob, Carol moved to Lima": Bob's report
         return None
 
     def _aside_end(self, split: re.Match[str], left: _Preceding, e: int) -> int:
