@@ -255,6 +255,57 @@ def test_spans_and_render():
     assert render(y) == "on 7 May 2023"
 
 
+@pytest.mark.parametrize(
+    ("text", "start", "end", "shown"),
+    [
+        # seasons: the next one of what is ahead, else the latest begun; a season is three months
+        ("I'm moving to Oslo in the fall", d(2023, 9, 1), None, "in the fall of 2023"),
+        ("I moved to Oslo in the summer", d(2022, 6, 1), None, "in the summer of 2022"),
+        ("I moved here in the spring of 2021", d(2021, 3, 1), None, "in the spring of 2021"),
+        ("I lived in Oslo in the spring", d(2023, 3, 1), d(2023, 6, 1), "in the spring of 2023"),
+        # holidays on a fixed day, by their names
+        ("I got married on Christmas Eve", d(2022, 12, 24), None, "on Christmas Eve 2022"),
+        ("I'm moving to Oslo after Christmas", d(2023, 12, 25), None, "on Christmas 2023"),
+        ("I moved to Paris last Christmas", d(2022, 12, 25), None, "on Christmas 2022"),
+        ("On New Year's Day I moved to Oslo", d(2023, 1, 1), None, "on New Year's Day 2023"),
+        ("I'll dress up for halloween", d(2023, 10, 31), None, "on Halloween 2023"),
+        ("We're flying to Rome the week before Christmas", d(2023, 12, 18), None, "in the week of 18 December 2023"),
+        ("I started there the day after Christmas", d(2022, 12, 26), None, "on 26 December 2022"),
+        # a day of the month alone, as a bound or a day
+        ("I'm on vacation until the 15th", BASE, d(2023, 5, 16), "until 15 May 2023"),
+        ("I'll be back on the 3rd", d(2023, 6, 3), None, "on 3 June 2023"),
+        ("I was sick on the 3rd", d(2023, 5, 3), None, "on 3 May 2023"),
+        # counted from the next or the last
+        ("The week after next I'm in Paris", d(2023, 5, 22), None, "in the week of 22 May 2023"),
+        ("We moved here the year before last", d(2021, 1, 1), None, "in 2021"),
+        ("I'm leaving the day after tomorrow", d(2023, 5, 10), None, "on 10 May 2023"),
+        # the weekend: the last of the past, the next of what is ahead
+        ("I was in Tokyo over the weekend", d(2023, 5, 6), None, "on the weekend of 6 May 2023"),
+        ("I'll be in Tokyo over the weekend", d(2023, 5, 13), None, "on the weekend of 13 May 2023"),
+        # a part of a month or of the year
+        ("I'm moving to Oslo in mid-June", d(2023, 6, 1), None, "mid-June 2023"),
+        ("I'll finish the report by the end of the year", d(2023, 12, 1), None, "the end of 2023"),
+        # a weekday counted back: not the recurring "Fridays"
+        ("I moved to Oslo two Fridays ago", d(2023, 4, 28), None, "on 28 April 2023"),
+    ],
+)
+def test_seasons_holidays_days_of_the_month_and_counted_weekdays(text, start, end, shown):
+    span = resolve_span(text, BASE, state=text.startswith("I lived"))
+    assert (span.valid_from, span.valid_to) == (start, end)
+    assert [render(e) for e in span.exprs] == [shown]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I love Christmas", "The fall was hard", "It was the 5th time I called", "I live on the 3rd floor",
+        "We made plans for the summer", "I go there on Fridays", "the 20th century", "I read about the fall of Rome",
+    ],
+)  # fmt: skip
+def test_a_season_holiday_or_day_of_the_month_unanchored_names_no_date(text):
+    assert [e for e in find_time_expressions(text, BASE) if e.kind != "recurring"] == []
+
+
 def test_timezone_is_kept():
     tz = timezone(timedelta(hours=-5))
     base = datetime(2023, 5, 8, 23, 0, tzinfo=tz)

@@ -700,7 +700,8 @@ _CUT = re.compile(
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
     r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time|yet|btw|between"
-    r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d)\b"
+    r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d"
+    r"|soon|the\s+other\s+(?:day|night|week))\b"
     rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     re.I,
 )
@@ -3537,7 +3538,7 @@ class _Run:
                     # "in April" -> "in April 2024", not "in in April 2024"
                     before = re.sub(r"(?i)\b(?:in|on|at|during|by)\s+$", "", before)
                 shown = r[2]
-                if re.search(r"(?i)\baround\s+$", before) and shown.startswith(("in ", "on ")):
+                if re.search(r"(?i)\b(?:around|before|after|over|throughout|for)\s+$", before) and shown.startswith(("in ", "on ")):
                     shown = shown.split(" ", 1)[1]  # "around 3 years ago" -> "around May 2020"
                 out.append(before)
                 out.append(shown)

@@ -73,6 +73,11 @@ _WEEKDAYS = {
     "sunday": 6,
 }
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+# Holidays on a fixed day of the year (month, day); movable feasts (Easter, Thanksgiving) are not dated.
+_HOLIDAYS = {
+    "christmas": (12, 25), "christmas day": (12, 25), "christmas eve": (12, 24), "new year's": (1, 1),
+    "new year's day": (1, 1), "new year's eve": (12, 31), "halloween": (10, 31), "valentine's day": (2, 14),
+}  # fmt: skip
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "few": 3, "several": 3,
@@ -95,16 +100,20 @@ _NUM = r"(?i:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twe
 _UNIT = r"(?i:days?|weeks?|months?|years?|decades?)"
 _REL = r"(?i:last|this|next|past|previous|coming)"
 #: "two weeks ago", "3 years back": a time counted back from when it was said.
-AGO = rf"{_NUM}\s+{_UNIT}\s+(?i:ago|back|earlier)"
+# "two Fridays ago": that weekday, counted back.
+AGO = rf"{_NUM}\s+(?:{_UNIT}|{_WD}s)\s+(?i:ago|back|earlier)"
 #: "in two weeks", "three days from now": a time counted ahead from when it was said. "in N units" is
 #: one only of what is ahead ("I'm moving in two weeks"); else it is how long ("I ran it in two days").
 AHEAD = rf"(?i:in\s+){_NUM}\s+{_UNIT}(?:['\u2019]?\s+(?i:time))?|{_NUM}\s+{_UNIT}\s+(?i:from\s+(?:now|today))"
 # "the end of last year", "the beginning of May 2020": a part of a period, named as the period
-_PART_HEAD = r"(?i:(?:the\s+)?(?:very\s+)?(?:end|beginning|start|middle)\s+of\s+)"
+_PART_HEAD = rf"(?i:(?:the\s+)?(?:very\s+)?(?:end|beginning|start|middle)\s+of\s+|(?:mid|early|late)[\s-]+(?={_MON}))"
 _PART_OF = (
-    rf"(?:{_REL}\s+(?i:week|month|year|decade)|{_REL}\s+{_MON}|{_REL}\s+(?i:spring|summer|fall|autumn|winter)"
+    rf"(?:{_REL}\s+(?i:week|month|year|decade)|(?i:the\s+(?:week|month|year))|{_REL}\s+{_MON}|{_REL}\s+(?i:spring|summer|fall|autumn|winter)"
     rf"|{_MON},?\s+{_YEAR}|{_MON}|{_YEAR})"
 )
+
+_SEASON = r"(?i:spring|summer|fall|autumn|winter)"
+_HOLIDAY = r"(?i:christmas(?:\s+(?:eve|day))?|new\s+year['\u2019]?s(?:\s+(?:eve|day))?|halloween|valentine['\u2019]?s\s+day)"
 
 # One atom: a single point or period. Alternatives are ordered longest-first.
 _ATOM = (
@@ -118,6 +127,15 @@ _ATOM = (
     rf"|(?P<ago>{AGO})"
     rf"|(?P<ahead>{AHEAD})"
     r"|(?P<dby>(?i:the\s+day\s+before\s+yesterday))"
+    r"|(?P<beyond>(?i:the\s+(?:week|month|year)\s+(?:after\s+next|before\s+last)|the\s+day\s+after\s+tomorrow))"
+    rf"|(?P<around>(?i:the\s+(?:day|week)\s+(?:before|after)\s+)(?:(?:{_REL}\s+)?{_HOLIDAY}|{_MON}\s+{_ORD}"
+    rf"|(?i:the\s+)?{_ORD}\s+(?:of\s+)?{_MON}|{_WD}))"
+    rf"|(?P<season>(?i:(?:the\s+)?{_SEASON}(?:\s+of)?\s+){_YEAR}|(?i:the\s+){_SEASON}(?!\s+of\b))"
+    rf"|(?P<relholiday>{_REL}\s+{_HOLIDAY})"
+    rf"|(?P<holiday>{_HOLIDAY})"
+    r"|(?P<weekend>(?i:the\s+weekend))"
+    r"|(?P<dom>(?i:the\s+)\d{1,2}(?i:st|nd|rd|th)(?!\s*(?:of\b|[-\u2013]))"
+    r"(?!\s+(?!(?:at|and|or|but|so|then|because|when|if|i|we|you|he|she|they|it|for|with|in)\b)[a-z]))"
     r"|(?P<word>(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night))"
     rf"|(?P<relunit>{_REL}\s+(?i:week(?:end)?|month|year|decade))"
     rf"|(?P<relmon>{_REL}\s+{_MON})"
@@ -143,6 +161,7 @@ _PREFIX_RE = re.compile(
 )
 _QUICK = re.compile(
     r"(?i:yesterday|today|tonight|tomorrow|ago\b|back\b|earlier|last|this|next|past|previous|coming"
+    r"|spring|summer|fall|autumn|winter|christmas|halloween|valentine"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|ties\b|every|each|daily|weekly|monthly"
     r"|yearly|annually|weekend|days?\b|weeks?\b|months?\b|years?\b|decades?\b)|\d|" + _MON
 )
@@ -155,7 +174,25 @@ _ANCHOR_RE = re.compile(
 )
 
 
+# A season, a holiday or "the weekend" named bare is a time only after one of these ("in the fall",
+# "over the weekend"), a holiday after "for" too ("a bike for Christmas", where "plans for the summer" are
+# no time); "I love Christmas" and "the fall was hard" are not times. A day
+# of the month alone only as a bound or a day ("until the 15th", "on the 3rd"): "the 5th time" is none.
+_NOUN_ANCHOR_RE = re.compile(
+    r"(?i:\b(?:in|during|since|until|till|til|from|to|through|by|before|after|over|on|at|around"
+    r"|throughout|as\s+of|starting)\s+)$"
+)
+_DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through)\s+)$")
+
+
 def _anchored(m: re.Match[str], text: str) -> bool:
+    if m.lastgroup in ("season", "holiday", "weekend", "dom"):
+        if m.lastgroup == "season" and re.search(r"\d", m.group(0)):
+            return True
+        anchor = _DAY_ANCHOR_RE if m.lastgroup == "dom" else _NOUN_ANCHOR_RE
+        if m.lastgroup == "holiday" and re.search(r"(?i:\bfor\s+)$", text[max(0, m.start() - 5) : m.start()]):
+            return True
+        return anchor.search(text, max(0, m.start() - 16), m.start()) is not None
     if m.lastgroup not in ("year", "mon"):
         return True
     if _ANCHOR_RE.search(text, max(0, m.start() - 16), m.start()):
@@ -177,7 +214,7 @@ _RECURRING_RE = re.compile(
     r"(?i:\b(?:every|each)\s+(?:other\s+|single\s+|few\s+|couple\s+of\s+)?(?:\d+\s+)?"
     r"(?:days?|nights?|mornings?|evenings?|afternoons?|weeks?|weekends?|months?|years?|summers?|winters?"
     r"|springs?|falls?|autumns?|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-    r"|\b(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b"
+    r"|\b(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b(?!\s+(?:ago|back|earlier)\b)"
     r"|\b(?:daily|weekly|monthly|yearly|annually|nightly)\b)"
     rf"|\b(?i:every|each)\s+{_MON}\b"
 )
@@ -239,7 +276,7 @@ def _period_end(dt: datetime, period: str) -> datetime:
     day, week, month or year reaching past 9999-12-31), never an overflow and never an end before the
     start. ("on 12/31/9999" in a Context's question raised OverflowError: a 500.) The end of time is
     in UTC: at an offset west of it, it could not be turned into UTC to be stored or served."""
-    months = {"decade": 120, "year": 12, "month": 1}.get(period)
+    months = {"decade": 120, "year": 12, "season": 3, "month": 1}.get(period)
     if months is not None:
         if dt.year * 12 + dt.month - 1 + months > 9999 * 12 + 11:
             return _END_OF_TIME
@@ -266,7 +303,7 @@ def _resolve_atom(
     try:
         if g == "part":
             head = _PART_HEAD_RE.match(s)
-            whole = _ATOM_RE.fullmatch(s[head.end() :])  # type: ignore[union-attr]
+            whole = _ATOM_RE.fullmatch(re.sub(r"(?i)^the\b", "this", s[head.end() :]))  # type: ignore[union-attr]
             got = _resolve_atom(whole, base, future) if whole is not None else None
             if got is None or got[1] != "year" or "middle" in head.group(0).lower():  # type: ignore[union-attr]
                 return got
@@ -291,6 +328,8 @@ def _resolve_atom(
                 return None
             # As precise as its unit: "two weeks ago" is a week, "three years ago" a year, never a day
             unit = parts[1].rstrip("s")
+            if unit in _WEEKDAYS:  # "two Fridays ago": the last Friday before today, and one more back
+                return day0 - timedelta(days=((day0.weekday() - _WEEKDAYS[unit]) % 7 or 7) + 7 * (n - 1)), "day", True
             if unit == "day":
                 return day0 - timedelta(days=n), "day", True
             if unit == "week":
@@ -315,6 +354,70 @@ def _resolve_atom(
                 return _floor(_add_months(day0, n), "month"), "month", True
             years = n * (10 if unit == "decade" else 1)
             return _floor(_add_months(day0, 12 * years), "year"), "year", True
+        if g == "beyond":
+            if low == "the day after tomorrow":
+                return day0 + timedelta(days=2), "day", True
+            unit, step = low.split(" ")[1], 2 if low.endswith("next") else -2
+            if unit == "week":
+                return _floor(day0, "week") + timedelta(weeks=step), "week", True
+            if unit == "month":
+                return _add_months(_floor(day0, "month"), step), "month", True
+            return _floor(day0, "year").replace(year=base.year + step), "year", True
+        if g == "around":
+            # "the week before Christmas", "the day after May 5th": a day or a week beside a day
+            head = re.match(r"(?i:the\s+(day|week)\s+(before|after)\s+)", s)
+            inner = _ATOM_RE.fullmatch(s[head.end() :])  # type: ignore[union-attr]
+            got = _resolve_atom(inner, base, future) if inner is not None else None
+            if got is None or got[1] != "day":
+                return None
+            unit, side = head.group(1).lower(), head.group(2).lower()  # type: ignore[union-attr]
+            step = timedelta(days=1 if unit == "day" else 7) * (1 if side == "after" else -1)
+            return _floor(got[0] + step, unit), unit, True
+        if g == "season":
+            year_match = re.search(_YEAR, s)
+            month = _SEASONS[re.search(_SEASON, s).group(0).lower()]  # type: ignore[union-attr]
+            if year_match:
+                return datetime(int(year_match.group(0)), month, 1, tzinfo=base.tzinfo), "season", False
+            # "in the fall": the next one (one under way included) of what is ahead, else the latest begun
+            start = datetime(base.year, month, 1, tzinfo=base.tzinfo)
+            if future:
+                while _add_months(start, 3) <= day0:
+                    start = start.replace(year=start.year + 1)
+            else:
+                while start > day0:
+                    start = start.replace(year=start.year - 1)
+            return start, "season", True
+        if g in ("holiday", "relholiday"):
+            rel = low.split(" ", 1)[0] if g == "relholiday" else ""
+            name = re.sub(r"^(?:last|this|next|past|previous|coming)\s+", "", low).replace("\u2019", "'")
+            month, day = _HOLIDAYS[name]
+            when = datetime(base.year, month, day, tzinfo=base.tzinfo)
+            # "last Christmas": the latest before today (bare, of the past: on or before); "next": after
+            back = rel in ("last", "past", "previous") or (not rel and not future)
+            ahead = rel in ("next", "coming") or (not rel and future)
+            if back and (when > day0 or (rel and when == day0)):
+                when = when.replace(year=base.year - 1)
+            elif ahead and (when < day0 or (rel and when == day0)):
+                when = when.replace(year=base.year + 1)
+            return when, "day", True
+        if g == "weekend":
+            # the weekend ahead (one under way included) of what is ahead, else the latest begun
+            sat = day0 - timedelta(days=(day0.weekday() - 5) % 7)
+            if future and day0.weekday() < 5:
+                sat += timedelta(days=7)
+            return sat, "day", True
+        if g == "dom":
+            # "until the 15th": the 15th of this month, or the next (latest) month with one
+            day = int(re.search(r"\d+", s).group(0))  # type: ignore[union-attr]
+            month0 = _floor(day0, "month")
+            for k in range(13):
+                first = _add_months(month0, k if future else -k)
+                if day > calendar.monthrange(first.year, first.month)[1]:
+                    continue
+                when = first.replace(day=day)
+                if (when >= day0) if future else (when <= day0):
+                    return when, "day", True
+            return None
         if g == "relunit":
             rel, unit = low.split(" ", 1)
             step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[rel]
@@ -499,7 +602,7 @@ def _dateparser(fragment: str, base: datetime) -> tuple[datetime, str] | None:
     return _floor(dt, period), period
 
 
-_YEARLESS = ("mon", "dmy", "mdy")
+_YEARLESS = ("mon", "dmy", "mdy", "holiday", "season")
 
 
 def _lend_year(a: tuple[datetime, str, bool], b: tuple[datetime, str, bool]) -> tuple[datetime, str, bool]:
@@ -887,6 +990,12 @@ def render(expr: TimeExpr) -> str:
         whole = "year" if re.search(rf"(?i:\byear\b)|{_YEAR}", expr.text[part.end() :]) else expr.period
         return expr.text[: part.end()] + _render_period(w, whole)
     txt = ("on " if expr.period == "day" else "in ") + _render_period(w, expr.period)
+    holiday = re.search(_HOLIDAY, expr.text) if expr.period == "day" else None
+    if holiday is not None and not re.search(r"(?i:\b(?:before|after)\s)", expr.text):
+        # "on Christmas Eve" -> "on Christmas Eve 2022": the day by its name, the year the text left out
+        txt = "on " + " ".join(w[:1].upper() + w[1:] for w in holiday.group(0).split()) + f" {w.year}"
+    elif expr.period == "day" and re.search(r"(?i:\bweekend\b)", expr.text):
+        txt = "on the weekend of " + txt[3:]  # a weekend is dated by its Saturday, not said to be that day
     if expr.kind == "since":
         return "since " + txt.split(" ", 1)[1] if not txt.startswith("in the week") else "since " + txt[3:]
     if expr.kind == "until" and expr.until is not None:
@@ -895,6 +1004,9 @@ def render(expr: TimeExpr) -> str:
 
 
 def _render_period(w: datetime, period: str) -> str:
+    if period == "season":
+        name = {3: "spring", 6: "summer", 9: "fall", 12: "winter"}.get(w.month, calendar.month_name[w.month])
+        return f"the {name} of {w.year}"
     if period == "decade":
         return f"the {w.year}s"
     if period == "year":
