@@ -2449,7 +2449,12 @@ def test_congratulating_the_person_spoken_to_on_something_is_the_speakers_act(te
     ("text", "statement", "valid_from", "valid_to"),
     [
         # was "Alice lived in Rome since May 2023 to in July 2022.", from May 2023 without an end
-        ("I lived in Rome from May to July.", "Alice lived in Rome from May to July.", (2022, 5, 1), (2022, 8, 1)),
+        ("I lived in Rome from May to July.", "Alice lived in Rome from May 2022 to July 2022.", (2022, 5, 1), (2022, 8, 1)),
+        # was "Alice will be in Tokyo since 1 May 2023 to on 12 May 2023.", from 1 May without an end
+        ("I'll be in Tokyo from Monday to Friday.", "Alice will be in Tokyo from 15 May 2023 to 19 May 2023.", (2023, 5, 15), (2023, 5, 20)),
+        ("I was in Tokyo from Monday to Friday.", "Alice was in Tokyo from 1 May 2023 to 5 May 2023.", (2023, 5, 1), (2023, 5, 6)),
+        # was "... for three days since 4 May 2023.", from 4 May to 11 May
+        ("I'll be in Berlin for three days starting Thursday.", "Alice will be in Berlin for three days starting 11 May 2023.", (2023, 5, 11), (2023, 5, 14)),
         # was "Alice moved to Berlin at the end of in 2022.", from 1 January 2022
         ("I moved to Berlin at the end of last year.", "Alice moved to Berlin at the end of 2022.", (2022, 12, 1), None),
     ],

@@ -306,6 +306,32 @@ def test_a_season_holiday_or_day_of_the_month_unanchored_names_no_date(text):
     assert [e for e in find_time_expressions(text, BASE) if e.kind != "recurring"] == []
 
 
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # a start follows the clause's tense as the time alone would; "since" alone looks back
+        ("I'll be in Tokyo from Monday to Friday", d(2023, 5, 15), d(2023, 5, 20)),
+        ("I was in Tokyo from Monday to Friday", d(2023, 5, 1), d(2023, 5, 6)),
+        ("I'm in Paris from Thursday to Monday", d(2023, 5, 11), d(2023, 5, 16)),
+        ("I'll be in Berlin for three days starting Thursday", d(2023, 5, 11), d(2023, 5, 14)),
+        ("I'll work there for two months starting in June", d(2023, 6, 1), d(2023, 8, 1)),
+        ("I've been sick since Thursday", d(2023, 5, 4), None),
+    ],
+)
+def test_a_range_or_a_start_follows_the_tense(text, start, end):
+    span = resolve_span(text, BASE)
+    assert (span.valid_from, span.valid_to) == (start, end)
+
+
+def test_a_range_renders_whole():
+    (e,) = find_time_expressions("from Monday to Friday", BASE, weekdays_ahead=True)
+    assert render(e) == "from 15 May 2023 to 19 May 2023"
+    (e,) = find_time_expressions("between May and July", BASE)
+    assert render(e) == "between May 2022 and July 2022"
+    (e,) = find_time_expressions("starting Thursday", BASE, weekdays_ahead=True)
+    assert render(e) == "starting 11 May 2023"
+
+
 def test_timezone_is_kept():
     tz = timezone(timedelta(hours=-5))
     base = datetime(2023, 5, 8, 23, 0, tzinfo=tz)

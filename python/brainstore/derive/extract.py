@@ -3513,7 +3513,7 @@ class _Run:
         need_conj = subj.conj and not subj.prefix
         front = subj.front
         rel = [
-            (x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and x.kind not in ("range",)
+            (x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and (x.kind != "range" or x.end_period)
         ]
         toks = list(_TOK.finditer(text, ps, ce))
         skip_until = -1

@@ -238,6 +238,7 @@ class TimeExpr:
     until: datetime | None  # exclusive end, for "until", "range" and "for"
     relative: bool  # True when the expression only makes sense relative to the moment of speech
     yearless: bool = False  # a date whose year was chosen by direction ("October 10", "in April")
+    end_period: str | None = None  # of a "range": the period its end names ("to Friday": a day)
 
 
 @dataclass(frozen=True)
@@ -720,9 +721,15 @@ def find_time_expressions(
         ):
             continue
         looked += 1
-        ra, rb = _resolve_atom(ma, base, future), _resolve_atom(mb, base, future)
+        # a weekday in a range points as a bare one does ("I'll be in Tokyo from Monday to Friday": the
+        # coming Monday, in any tense that is not past), and a weekday ending it is the first on or
+        # after its start (that Monday's Friday)
+        ra = _resolve_atom(ma, base, weekdays_ahead if ma.lastgroup == "wd" else future)
+        rb = _resolve_atom(mb, base, weekdays_ahead if mb.lastgroup == "wd" else future)
         if ra is None or rb is None:
             continue
+        if mb.lastgroup == "wd" and ra[1] == "day":
+            rb = ra[0] + timedelta(days=(_WEEKDAYS[mb.group(0).lower()] - ra[0].weekday()) % 7), "day", True
         # "from May to July": one range, its end taken the way the clause points, its start in that
         # end's year; each half read alone had put May this year and July the last, a range reversed
         if ma.lastgroup in _YEARLESS and ra[2] and (not rb[2] or mb.lastgroup in _YEARLESS):
@@ -732,7 +739,9 @@ def find_time_expressions(
             continue
         start = r.start("lead") if r.group("lead") else r.start("a")
         out.append(
-            TimeExpr(start, r.end(), text[start : r.end()], "range", ra[0], ra[1], until, ra[2] or rb[2])
+            TimeExpr(
+                start, r.end(), text[start : r.end()], "range", ra[0], ra[1], until, ra[2] or rb[2], end_period=rb[1]
+            )
         )
         taken.append((start, r.end()))
 
@@ -744,10 +753,11 @@ def find_time_expressions(
         looked += 1
         p = _PREFIX_RE.search(text, max(0, m.start() - 24), m.start())
         word = p.group(1).lower() if p is not None else ""
-        # "since March" looks back whatever the tense; "until June 20" follows the tense
+        # "since March" looks back whatever the tense; "until June 20" follows the tense, and so does a
+        # start ("from Thursday", "starting in June") as the time alone would
         bound = word.startswith(("until", "till", "til", "through", "up")) if word else False
         ahead = weekdays_ahead if m.lastgroup == "wd" else future
-        res = _resolve_atom(m, base, bounds_ahead if bound else ahead and not word)
+        res = _resolve_atom(m, base, bounds_ahead if bound else ahead and not word.startswith(("since", "ever")))
         if res is None:
             continue
         when, period, relative = res
@@ -958,12 +968,32 @@ def resolve(
         if since is None and at is None and (past or tense == "perfect" or valid_to <= valid_from):
             valid_from = UNKNOWN_START
     elif duration is not None and tense in ("future", "progressive") and valid_to is None:
-        valid_to, stated = duration.until, True
+        # "for three days starting Thursday": three days from that start, else from the moment of speech
+        valid_to, stated = (duration.until if not stated else _after(valid_from, duration) or duration.until), True
     if state and past and valid_to is None and at is None and since is None:
         valid_from, valid_to = UNKNOWN_START, occurred_at
     if valid_to is not None and valid_to <= valid_from:
         valid_to = None
     return valid_from, valid_to, stated
+
+
+def _after(start: datetime, duration: TimeExpr) -> datetime | None:
+    """The end of ``duration`` ("for three days") counted from ``start``; None when it cannot be read."""
+    m = _DURATION_RE.match(duration.text)
+    if m is None:
+        return None
+    raw = " ".join(m.group("n").lower().split())
+    n = int(raw) if raw.isdigit() else _NUMBERS.get(raw)
+    unit = m.group("unit").lower().rstrip("s")
+    if n is None:
+        return None
+    months = {"month": n, "year": 12 * n, "decade": 120 * n}.get(unit)
+    try:
+        if months is None:
+            return start + timedelta(days=n * (7 if unit == "week" else 1))
+        return _add_months(start, months)
+    except (ValueError, OverflowError):
+        return None
 
 
 def resolve_span(text: str, occurred_at: datetime, *, state: bool = False) -> TimeSpan:
@@ -989,6 +1019,12 @@ def render(expr: TimeExpr) -> str:
         # last month
         whole = "year" if re.search(rf"(?i:\byear\b)|{_YEAR}", expr.text[part.end() :]) else expr.period
         return expr.text[: part.end()] + _render_period(w, whole)
+    if expr.kind == "range" and expr.until is not None and expr.end_period:
+        # "from Monday to Friday" -> "from 15 May 2023 to 19 May 2023"
+        last = _render_period(_last_start(expr.until, expr.end_period), expr.end_period)
+        if expr.text[:7].lower() == "between":
+            return f"between {_render_period(w, expr.period)} and {last}"
+        return f"from {_render_period(w, expr.period)} to {last}"
     txt = ("on " if expr.period == "day" else "in ") + _render_period(w, expr.period)
     holiday = re.search(_HOLIDAY, expr.text) if expr.period == "day" else None
     if holiday is not None and not re.search(r"(?i:\b(?:before|after)\s)", expr.text):
@@ -997,10 +1033,21 @@ def render(expr: TimeExpr) -> str:
     elif expr.period == "day" and re.search(r"(?i:\bweekend\b)", expr.text):
         txt = "on the weekend of " + txt[3:]  # a weekend is dated by its Saturday, not said to be that day
     if expr.kind == "since":
-        return "since " + txt.split(" ", 1)[1] if not txt.startswith("in the week") else "since " + txt[3:]
+        # the start's own word: "starting Thursday" -> "starting 11 May 2023"
+        lead = re.match(r"(?i:(from|starting|as\s+of|beginning)\b)", expr.text)
+        word = lead.group(1).lower() if lead is not None else "since"
+        return f"{word} " + (txt.split(" ", 1)[1] if not txt.startswith("in the week") else txt[3:])
     if expr.kind == "until" and expr.until is not None:
         return "until " + txt.split(" ", 1)[1] if not txt.startswith("in the week") else "until " + txt[3:]
     return txt
+
+
+def _last_start(until: datetime, period: str) -> datetime:
+    """The start of the ``period`` that ends at ``until``."""
+    months = {"decade": 120, "year": 12, "season": 3, "month": 1}.get(period)
+    if months is not None:
+        return _add_months(until, -months)
+    return until - timedelta(days=7 if period == "week" else 1)
 
 
 def _render_period(w: datetime, period: str) -> str:
