@@ -2446,6 +2446,32 @@ def test_congratulating_the_person_spoken_to_on_something_is_the_speakers_act(te
 
 
 @pytest.mark.parametrize(
+    ("text", "statement", "valid_from"),
+    [
+        # a present "be" or "have" with a date without a year: its next occurrence (were all in 2022)
+        ("My last day at Acme is May 31.", "Alice's last day at Acme is on 31 May 2023.", (2023, 5, 31)),
+        ("The deadline is May 15.", "Alice says the deadline is on 15 May 2023.", (2023, 5, 15)),
+        ("Carol's wedding is on June 10.", "Carol's wedding is on 10 June 2023.", (2023, 6, 10)),
+        ("Carol's baby is due on August 12.", "Carol's baby is due on 12 August 2023.", (2023, 8, 12)),
+        ("My wife is pregnant, due in October.", "Alice's wife is pregnant, due in October 2023.", (2023, 10, 1)),
+        ("I have a dentist appointment on June 3.", "Alice has a dentist appointment on 3 June 2023.", (2023, 6, 3)),
+        # a past tense still looks back
+        ("My last day at Acme was May 31.", "Alice's last day at Acme was on 31 May 2022.", (2022, 5, 31)),
+        # a birthday is a day of every year: no year added, and no time of the statement
+        ("Bob's birthday is on May 20.", "Bob's birthday is on May 20.", None),
+        ("My birthday is on June 3rd.", "Alice's birthday is on June 3rd.", None),
+    ],
+)
+def test_a_present_date_without_a_year_is_the_next_and_a_birthday_none(text, statement, valid_from):
+    (a,) = run(text)
+    assert a.statement == statement
+    if valid_from is None:
+        assert (a.valid_from, a.time_stated) == (NOW, False)
+    else:
+        assert (a.valid_from, a.time_stated) == (datetime(*valid_from, tzinfo=UTC), True)
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "valid_from", "valid_to"),
     [
         # was "Alice lived in Rome since May 2023 to in July 2022.", from May 2023 without an end

@@ -332,6 +332,20 @@ def test_a_range_renders_whole():
     assert render(e) == "starting 11 May 2023"
 
 
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("My last day at Acme is May 31", d(2023, 5, 31)),
+        ("The deadline is May 15", d(2023, 5, 15)),
+        ("I have a dentist appointment on June 3", d(2023, 6, 3)),
+        ("My last day at Acme was May 31", d(2022, 5, 31)),
+        ("We ski in December", d(2022, 12, 1)),  # a habit points nowhere: the latest, as before
+    ],
+)
+def test_a_present_be_or_have_places_a_date_without_a_year_ahead(text, start):
+    assert resolve_span(text, BASE).valid_from == start
+
+
 def test_timezone_is_kept():
     tz = timezone(timedelta(hours=-5))
     base = datetime(2023, 5, 8, 23, 0, tzinfo=tz)

@@ -706,6 +706,8 @@ _CUT = re.compile(
     re.I,
 )
 _PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
+# "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
+_YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
 
 
 # The attribute of "I left X" before the Record says what X was.
@@ -3310,6 +3312,9 @@ class _Run:
             weekdays_ahead=ahead_unless_past(tense),
             bounds_ahead=ahead_unless_past(tense),
         )
+        if _YEARLY_DAY.search(text, cs, ce):
+            # the day of the year it falls on, not a time of the statement: said as it was, no year added
+            exprs = [replace(x, kind="recurring", relative=False) if x.yearless else x for x in exprs]
         attr = value = None
         negated = change = ending_denied = False
         found = None

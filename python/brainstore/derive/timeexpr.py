@@ -914,15 +914,26 @@ def ahead_unless_past(tense: str) -> bool:
     return tense not in ("past", "perfect")
 
 
+# The present of "be" and "have": what a clause in them places on a date ("the deadline is May 15",
+# "Carol's wedding is on June 10", "I have an appointment on June 3") is on that date's next occurrence;
+# one already gone is told in the past ("was", "had"). A yearly day ("my birthday is June 3") is no date
+# at all: the caller keeps it as said (see extract).
+_BE_HAVE_PRESENT = {"am", "is", "are", "'m", "'re", "'s", "im", "isn't", "aren't", "have", "has"}
+
+
 def looks_ahead(clause: str, tense: str | None = None) -> bool:
     """Whether a date without a year in ``clause`` is the next one: the future, the present progressive
-    ("Sam is visiting me in April") and the scheduled simple present ("I fly on October 10")."""
+    ("Sam is visiting me in April"), the scheduled simple present ("I fly on October 10") and the
+    present of "be" and "have" ("the deadline is May 15", "I have a dentist appointment on June 3")."""
     tense = tense or tense_of(clause)
     if tense in ("future", "progressive"):
         return True
     if tense != "present":
         return False
-    return any(t.lower() in _SCHEDULED_VERBS for t in _TOKEN_RE.findall(clause)[:5])
+    toks = [t.lower() for t in _TOKEN_RE.findall(clause.replace("\u2019", "'"))[:8]]
+    if any(t in _BE_HAVE_PRESENT or t.endswith(("'m", "'re")) for t in toks):
+        return True
+    return any(t in _SCHEDULED_VERBS for t in toks[:5])
 
 
 def resolve(
