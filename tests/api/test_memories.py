@@ -221,6 +221,30 @@ def test_a_move_a_count_of_weeks_ahead_closes_the_old_home_when_it_happens(alice
     assert before == ["Alice lives in Paris."]
 
 
+@pytest.mark.parametrize(
+    ("plan", "closed", "statement"),
+    [
+        # a plan with no time ended Lisbon when it was said, as if Alice lived in Oslo from then
+        ("I'm moving to Oslo soon.", None, "Alice is moving to Oslo soon."),
+        ("I'll move to Oslo.", None, "Alice will move to Oslo."),
+        # with a time, the move closes Lisbon then (were also closed on 8 May: the times were not read)
+        ("I'm moving to Oslo in the fall.", "2023-09-01", "Alice is moving to Oslo in the fall of 2023."),
+        ("I'm moving to Oslo after Christmas.", "2023-12-25", "Alice is moving to Oslo after Christmas 2023."),
+    ],
+)
+def test_a_plan_ends_the_value_held_only_when_it_says_when(
+    alice: Api, service: Service, plan: str, closed: str | None, statement: str
+) -> None:
+    say(alice, service, "I live in Lisbon.", "2023-05-01T10:00:00Z")
+    say(alice, service, plan, "2023-05-08T10:00:00Z")
+    lisbon = only(memories(alice), "Lisbon")
+    assert (lisbon["valid_to"] or "")[:10] == (closed or "")
+    assert only(memories(alice), "Oslo")["statement"] == statement
+    if closed is None:  # kept as said, and Alice still lives in Lisbon
+        now = [m["statement"] for m in memories(alice, as_of="2023-06-01T00:00:00Z")]
+        assert "Alice lives in Lisbon." in now
+
+
 def test_a_state_said_to_be_over_closes_the_one_held_open(alice: Api, service: Service) -> None:
     # "I used to live in Rome" was taken as support of "Alice lives in Rome": still open, now citing both
     say(alice, service, "I live in Rome.", "2020-01-10T10:00:00Z")

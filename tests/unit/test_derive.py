@@ -532,7 +532,7 @@ def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
         ("I live in Paris btw.", "paris"),
         ("I moved to Oslo two Fridays ago.", "oslo"),
         ("I moved to Oslo the other day.", "oslo"),
-        ("I'm moving to Oslo soon.", "oslo"),
+        ("I moved to Oslo soon after.", "oslo"),
     ],
 )
 def test_time_words_and_asides_are_no_part_of_the_value(text, value):
@@ -2443,6 +2443,28 @@ def test_congratulating_the_person_spoken_to_on_something_is_the_speakers_act(te
     assert [(a.statement, a.subject, a.owner) for a in out] == [(s, "Bob", "Bob") for s in said]
     # with nothing said of what, it stays an interjection
     assert statements("Congrats, Sam!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute"),
+    [
+        # a plan with no time: a plain statement (were lives_in/works_at, ending the value held now)
+        ("I'm moving to Oslo soon.", None),
+        ("I'm moving to Oslo.", None),
+        ("I'll move to Oslo.", None),
+        ("I'm quitting my job at Acme.", None),
+        ("I'm going to quit my job at Acme.", None),
+        # a plan with a time is the change at that time; a state now is no plan
+        ("I'm moving to Berlin in two weeks.", "lives_in"),
+        ("I'm moving to Oslo today.", "lives_in"),
+        ("I'm living in Oslo now.", "lives_in"),
+        ("I moved to Oslo.", "lives_in"),
+    ],
+)
+def test_a_plan_with_no_time_is_kept_as_said(text, attribute):
+    (a,) = run(text)
+    assert a.attribute == attribute
+    assert a.statement.startswith("Alice")
 
 
 @pytest.mark.parametrize(

@@ -706,6 +706,13 @@ _CUT = re.compile(
     re.I,
 )
 _PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
+# "(I'm) moving to Oslo", "(she's) quitting her job": the present progressive of a change, a plan
+_PLANNED = re.compile(
+    r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?"
+    r"(?:moving|relocating|starting|quitting|switching|joining|leaving|retiring|transferring|becoming"
+    r"|getting\s+(?:married|divorced|engaged))\b",
+    re.I,
+)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
 
@@ -3378,6 +3385,11 @@ class _Run:
             and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
         )
         valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
+        if attr is not None and change and not stated and (tense == "future" or _PLANNED.match(pred_exp)):
+            # "I'm moving to Oslo soon", "I'll quit my job at Acme": a plan, not yet a fact, and no time
+            # says when it comes: a new value would end the one held now. Kept as said, a plain statement
+            # (with a time it is the change at that time: "I'm moving to Berlin in two weeks")
+            attr = value = None
         single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
         self._append(
             Assertion(
