@@ -268,6 +268,17 @@ def test_a_state_held_over_is_not_supported_by_one_said_to_hold_again(alice: Api
     assert len(current) == 1 and "lives in Rome" in current[0]["statement"]
 
 
+def test_a_call_made_is_no_name_and_ends_none(alice: Api, service: Service) -> None:
+    # "I called Carol" was the name "carol", held from the beginning of time until the Record: it closed
+    # "goes by Ally", and a read as_of any earlier time served it
+    say(alice, service, "I go by Ally.", "2023-05-01T10:00:00Z")
+    say(alice, service, "I called Carol.", "2023-05-07T10:00:00Z")
+    assert only(memories(alice), "goes by Ally")["valid_to"] is None
+    call = only(memories(alice), "called Carol")
+    assert call["valid_from"].startswith("2023-05-07") and call["valid_to"] is None
+    assert not any("Carol" in m["statement"] for m in memories(alice, as_of="2023-01-01T00:00:00Z"))
+
+
 def test_a_correction_supersedes_and_a_second_one_conflicts(alice: Api, service: Service) -> None:
     wrong = say(alice, service, "I live in Lisbon.", "2024-01-01T10:00:00Z")["memory_ids"][0]
     fix = alice.remember(

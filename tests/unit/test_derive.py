@@ -193,6 +193,31 @@ def test_my_own_attributes():
     assert (h.subject, h.attribute, h.value) == ("Alice", "married_to", "bob")
 
 
+@pytest.mark.parametrize(
+    "text, subject, value",
+    [
+        ("I'm called Ali.", "Alice", "ali"),
+        ("I was called Bobby as a kid.", "Alice", "bobby"),
+        ("My dog is called Rex.", "Alice's dog", "rex"),
+        ("I've been called Al since college.", "Alice", "al"),
+        ("My cat got named Luna by the kids.", "Alice's cat", "luna"),
+        ("I go by Al.", "Alice", "al"),
+    ],
+)
+def test_a_name_is_given_in_the_passive(text, subject, value):
+    a = one(text)
+    assert (a.subject, a.attribute, a.value) == (subject, "name", value)
+
+
+@pytest.mark.parametrize(
+    "text", ["I called Mom yesterday.", "Bob called Tom.", "Alice called Carol.", "She named Tom her heir."]
+)
+def test_calling_or_naming_someone_gives_nobody_a_name(text):
+    # "I called Mom yesterday" was Alice's name "mom", held for that one day; "Bob called Tom" Bob's
+    # name "tom", held from the beginning of time until the Record (the past tense of a state)
+    assert all(a.attribute is None for a in run(msg(text, speaker="Alice")))
+
+
 def test_my_possessions_are_owned_by_me():
     a = one("My car is red.")
     assert (a.subject, a.owner, a.attribute) == ("Alice's car", "Alice", None)

@@ -818,7 +818,14 @@ _PATTERNS = [
         rf"(?:have|has|had|got|get|getting|adopted|adopt|own|owns)\s+(?:a|an|one|two|three|four|\d+|some)?\s*(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*(?P<v>{_PETS})(?:s|es)?\b",
     ),
     _p("birthday", r"(?:was\s+)?born\s+on\s+(?P<v>.+)"),
-    _p("name", r"(?:called|named|go\s+by|goes\s+by)\s+(?P<v>.+)", place=True, check="cap"),
+    # "I'm called Ali", "got named Rex": a name given is passive; "Bob called Tom" is a phone call
+    # (see attribute_of)
+    _p(
+        "name",
+        r"(?:(?:(?:got|get|gets|getting)\s+)?(?P<call>called|named)|go\s+by|goes\s+by)\s+(?P<v>.+)",
+        place=True,
+        check="cap",
+    ),
     _p(
         "likes",
         r"(?:like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|prefer|prefers|preferred|hate|hates|hated|dislike|dislikes|disliked|detest|detests|can\s+not\s+stand|am\s+into|is\s+into|are\s+into|(?:am|is|are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:am|is|are)\s+passionate\s+about|(?:am|is|are)\s+obsessed\s+with|(?:am|is|are)\s+fond\s+of)\s+(?P<v>.+)",
@@ -3453,6 +3460,12 @@ class _Run:
             raw = m.group("v")
             if pat.check == "cap" and not raw[:1].isupper():
                 continue
+            if (
+                pat.attribute == "name"
+                and m.group("call")
+                and not re.search(r"\b(?:am|is|are|was|were|be|been|being|got|get|gets|getting)\b", head[: m.start("call")], re.I)
+            ):
+                continue  # "Bob called Tom", "She named Tom her heir": someone acted, no name of theirs
             if pat.attribute == "likes" and (
                 re.match(r"^(?:would|could|might)\b", head, re.I)
                 or re.match(
