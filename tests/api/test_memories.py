@@ -261,6 +261,17 @@ def test_a_state_said_to_be_over_closes_the_one_held_open(alice: Api, service: S
     assert alice.get(f"/brains/alice/memories/{held['id']}").body["valid_to"] is None
 
 
+def test_a_liking_said_to_be_over_closes_the_one_held_open(alice: Api, service: Service) -> None:
+    # "I used to love sushi" stayed open from the Record's time, beside "Alice loves sushi", also open
+    say(alice, service, "I love sushi.", "2023-01-07T10:00:00Z")
+    say(alice, service, "I used to love sushi.", "2023-05-07T10:00:00Z")
+    loves = only(memories(alice), "loves sushi")
+    assert loves["valid_to"] is not None and loves["valid_to"].startswith("2023-05-07")
+    over = only(memories(alice), "used to love sushi")
+    assert over["valid_to"] is not None and over["valid_to"].startswith("2023-05-07")
+    assert not any("sushi" in m["statement"] for m in memories(alice, as_of="2023-06-01T00:00:00Z"))
+
+
 def test_a_state_held_over_is_not_supported_by_one_said_to_hold_again(alice: Api, service: Service) -> None:
     say(alice, service, "I used to live in Rome.", "2019-01-10T10:00:00Z")
     say(alice, service, "I live in Rome.", "2020-05-08T10:00:00Z")

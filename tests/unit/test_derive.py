@@ -1120,6 +1120,12 @@ def test_a_label_opening_a_sentence_heads_the_writers_words():
         ),
         ("I lived in Oslo until 2020.", "lives_in", UNKNOWN_START, datetime(2021, 1, 1, tzinfo=UTC)),
         ("I used to live in Dublin.", "lives_in", UNKNOWN_START, JUNE),
+        # a liking or a job that "used to" be is over as any state is (they stayed open from the Record)
+        ("I used to love sushi.", "likes", UNKNOWN_START, JUNE),
+        ("I used to hate sushi.", "likes", UNKNOWN_START, JUNE),
+        ("I used to be a teacher.", "job", UNKNOWN_START, JUNE),
+        # a liking in the plain past is how something went, no taste that ended
+        ("I loved the movie.", "likes", JUNE, None),
         (
             "I lived in Tokyo in the 90s.",
             "lives_in",

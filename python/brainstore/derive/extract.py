@@ -797,7 +797,8 @@ _PATTERNS = [
         place=True,
         check="job",
     ),
-    _p("job", r"(?:am|is|are|was)\s+(?:an?\s+)(?P<v>.+)", place=True, check="job"),
+    # "I used to be a teacher": the job held before
+    _p("job", r"(?:am|is|are|was|(?<=\bused\sto\s)be)\s+(?:an?\s+)(?P<v>.+)", place=True, check="job"),
     _p("studies_at", r"(?:study|studies|studied|studying)\s+at\s+(?P<v>.+)", place=True),
     _p("from", r"(?:am|is|are)\s+(?:originally\s+)?from\s+(?P<v>.+)", place=True),
     _p("from", r"grew\s+up\s+in\s+(?P<v>.+)", place=True),
@@ -3381,13 +3382,15 @@ class _Run:
             # "Your support means a lot": to the speaker, who says so
             statement = _SIGNIFICANCE_WORDS.sub(lambda m: f"{m.group(0)} to {self.me()}", statement, count=1)
         # a state the past tense says is over ("I lived in Oslo"); liking something in the past
-        # ("they loved the lions") is how an experience went, not a taste that ended
-        habit_once = found is not None and not found[3] and not re.search(r"\bused\s+to\b", pred_exp, re.I)
+        # ("they loved the lions") is how an experience went, not a taste that ended, unless it "used to"
+        # be ("I used to love sushi": over, as any state said so)
+        used_to = bool(re.search(r"\bused\s+to\b", pred_exp, re.I))
+        habit_once = found is not None and not found[3] and not used_to
         if attr == "does" and tense == "past" and habit_once:
             attr = value = None  # "I got to teach a class": a thing done once, not a habit
         state = (
             attr is not None
-            and attr != "likes"
+            and (attr != "likes" or used_to)
             and not (found is not None and found[3])
             and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
         )
