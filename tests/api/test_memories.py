@@ -196,6 +196,15 @@ def test_leaving_an_employer_in_a_later_record_ends_the_job(alice: Api, service:
     assert only(memories(alice), "lives in Berlin")["valid_to"] is None
 
 
+def test_joining_someone_for_lunch_ends_no_job(alice: Api, service: Service) -> None:
+    # "I joined Bob for lunch" was works_at Bob, a change: it closed "Alice works at Acme"
+    say(alice, service, "I work at Acme.", "2023-05-01T10:00:00Z")
+    say(alice, service, "I joined Bob for lunch.", "2023-05-07T10:00:00Z")
+    assert only(memories(alice), "works at Acme")["valid_to"] is None
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert any("works at Acme" in s for s in statements)
+
+
 def test_an_ending_denied_keeps_the_value_held(alice: Api, service: Service) -> None:
     # "I never quit my job at Google" ended the job ("quit" read as the ending it denies), and "I moved
     # out of Berlin" closed nothing

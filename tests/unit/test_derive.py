@@ -774,6 +774,38 @@ def test_attributes(text, attr, value, change):
     assert a.single_valued == (attr not in ("likes", "has_pet"))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I joined Bob for lunch.",
+        "I joined Sarah and Tom for dinner.",
+        "I joined Mike on a trip.",
+        "I joined Sarah at the bar.",
+        "I joined Mom for coffee.",
+        "Bob joined Alice.",
+    ],
+)
+def test_people_joined_are_no_employer(text):
+    # each was works_at the person (a change: through the planner it ended the job held)
+    assert all(a.attribute is None for a in run(msg(text, speaker="Alice")))
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("I joined Acme Corp last year.", "acme corp"),
+        ("I joined Google in 2019.", "google"),
+        ("I joined Meta for a few months.", "meta"),
+        ("I joined Acme at the start of 2019.", "acme"),
+        ("I joined Google at the London office.", "google"),
+        ("I joined Google as an engineer.", "google"),
+    ],
+)
+def test_an_organisation_joined_is_an_employer(text, value):
+    a = one(text)
+    assert (a.attribute, a.value, a.change) == ("works_at", value, True)
+
+
 def test_timezone_follows_occurred_at():
     from datetime import timedelta
 

@@ -715,6 +715,18 @@ _PLANNED = re.compile(
 )
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
+# Whom one joins in something ("Bob for lunch", "Sarah and Tom on a trip", "Tom in the kitchen"): people,
+# not an employer; "Google for two years", "Acme in the summer", "Google at the London office" stay one
+_JOINED_COMPANY = re.compile(
+    r"(?:[A-Z][\w'\u2019-]*\s+){1,3}(?:(?:and|&)\s+(?:[A-Z][\w'\u2019-]*\s+){1,3})?"
+    r"(?:for\s+(?:(?:a|an|the|some|his|her|their|our|my|your)\s+)?|on\s+(?:a|an|his|her|their|our|my|your)\s+"
+    r"|(?:at|in)\s+(?:the|a|an|his|her|their|our|my|your)\s+)"
+    r"(?!(?:years?|months?|weeks?|days?|while|time|moments?|mornings?|afternoons?|evenings?|nights?|weekends?"
+    r"|summer|winter|spring|fall|autumn|start|end|beginning|middle|age|good|one|two|three|four|five|six|seven"
+    r"|eight|nine|ten|few|couple|several|many|first|last|next|same|a|an|the|some|his|her|their|our|my|your)\b)"
+    r"(?![^,.;!?]*\b(?:office|team|department|division|branch|unit|group|lab|role|position|capacity|company|firm)\b)"
+    r"[a-z]"
+)
 
 
 # The attribute of "I left X" before the Record says what X was.
@@ -768,7 +780,7 @@ _PATTERNS = [
         change=True,
         place=True,
     ),
-    _p("works_at", r"(?:joined|join|joining)\s+(?P<v>.+)", change=True, place=True, check="cap"),
+    _p("works_at", r"(?P<join>joined|join|joining)\s+(?P<v>.+)", change=True, place=True, check="cap"),
     _p(
         "works_at",
         r"(?:quit|left|leaving|quitting)\s+(?:my|his|her|their|the)\s+job\s+(?:at|with)\s+(?P<v>.+)",
@@ -3506,6 +3518,12 @@ class _Run:
                 continue
             if pat.check == "job" and val.split()[-1] not in _JOBS:
                 continue
+            if m.groupdict().get("join") and (
+                val in PERSON_NOUNS
+                or val in {(n or "").lower() for n in (self.self_name, self.speaker, self.addressee)}
+                or _JOINED_COMPANY.match(raw)
+            ):
+                continue  # "I joined Bob for lunch", "I joined Mom": company kept, no employer
             if pat.attribute in ("lives_in", "works_at", "from", "studies_at") and val.split()[0] in (
                 "here",
                 "there",
