@@ -205,6 +205,20 @@ def test_joining_someone_for_lunch_ends_no_job(alice: Api, service: Service) -> 
     assert any("works at Acme" in s for s in statements)
 
 
+def test_a_move_within_the_home_or_a_time_of_work_ends_nothing(alice: Api, service: Service) -> None:
+    # "I moved to the couch" was a move to a home "couch", closing Lisbon; "I work at night" the employer
+    # "night", beside Acme
+    say(alice, service, "I live in Lisbon.", "2023-05-01T10:00:00Z")
+    say(alice, service, "I work at Acme.", "2023-05-01T10:01:00Z")
+    say(alice, service, "I moved to the couch because my back hurts.", "2023-05-07T10:00:00Z")
+    say(alice, service, "I work at night.", "2023-05-07T10:01:00Z")
+    assert only(memories(alice), "lives in Lisbon")["valid_to"] is None
+    assert only(memories(alice), "works at Acme")["valid_to"] is None
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert any("lives in Lisbon" in s for s in statements) and any("works at Acme" in s for s in statements)
+    assert only(memories(alice), "couch")["attribute"] is None and only(memories(alice), "at night")["attribute"] is None
+
+
 def test_an_ending_denied_keeps_the_value_held(alice: Api, service: Service) -> None:
     # "I never quit my job at Google" ended the job ("quit" read as the ending it denies), and "I moved
     # out of Berlin" closed nothing

@@ -806,6 +806,43 @@ def test_an_organisation_joined_is_an_employer(text, value):
     assert (a.attribute, a.value, a.change) == ("works_at", value, True)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to the couch because my back hurts.",
+        "I live at the gym these days.",
+        "I moved to the front row.",
+        "I work at night.",
+        "I work at noon.",
+        "I work at weekends.",
+        "I work for hours.",
+        "I work at 9am.",
+    ],
+)
+def test_a_place_or_a_time_of_the_day_is_no_home_nor_employer(text):
+    # each was lives_in/works_at the couch, the gym, night... (through the planner a move ended the home)
+    assert all(a.attribute is None for a in run(msg(text, speaker="Alice")))
+
+
+@pytest.mark.parametrize(
+    "text, attr, value",
+    [
+        ("I moved back to the city.", "lives_in", "city"),
+        ("I live in the suburbs.", "lives_in", "suburbs"),
+        ("I moved to the west coast.", "lives_in", "west coast"),
+        ("I moved to the Netherlands.", "lives_in", "netherlands"),
+        ("I live at the end of the street.", "lives_in", "end of the street"),
+        ("I moved into a new apartment.", "lives_in", "new apartment"),
+        ("I work at the hospital.", "works_at", "hospital"),
+        ("I work at 3M.", "works_at", "3m"),
+        ("I work for 7-Eleven.", "works_at", "7-eleven"),
+    ],
+)
+def test_a_place_one_lives_or_works_at_stays_one(text, attr, value):
+    a = one(text)
+    assert (a.attribute, a.value) == (attr, value)
+
+
 def test_timezone_follows_occurred_at():
     from datetime import timedelta
 

@@ -715,6 +715,24 @@ _PLANNED = re.compile(
 )
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
+# What "at"/"for" after "work" may tell instead of an employer: a time, an amount ("at night", "for hours")
+_WORK_WHEN = {
+    "night", "nights", "noon", "midday", "midnight", "dawn", "dusk", "daytime", "nighttime", "weekend", "weekends",
+    "weekday", "weekdays", "lunch", "lunchtime", "hours", "times", "least", "most", "all", "first", "once", "free",
+    "living", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
+}  # fmt: skip
+_WORK_CLOCK = re.compile(r"\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\b\.?|o'clock)?$|\d+\s+(?:hours?|days?|shifts?|nights?)\b")
+# "the <noun>" is a home when it is a kind of place one lives in ("the city", "the west coast", "the end of
+# the street"), not a room, a seat or a venue of the day ("the couch", "the gym", "the front row")
+_HOME_HEADS = {
+    "city", "cities", "town", "village", "suburbs", "suburb", "burbs", "countryside", "country", "coast", "shore",
+    "seaside", "beach", "lake", "mountains", "hills", "island", "islands", "mainland", "area", "neighborhood",
+    "neighbourhood", "district", "region", "state", "states", "province", "county", "capital", "north", "south",
+    "east", "west", "midwest", "valley", "bay", "outskirts", "downtown", "uptown", "center", "centre", "street",
+    "road", "avenue", "block", "building", "house", "apartment", "flat", "condo", "place", "farm", "ranch", "dorm",
+    "dorms", "dormitory", "campus", "cottage", "cabin", "estate", "desert", "continent", "world", "community",
+    "complex", "tower", "square", "quarter", "border",
+}  # fmt: skip
 # Whom one joins in something ("Bob for lunch", "Sarah and Tom on a trip", "Tom in the kitchen"): people,
 # not an employer; "Google for two years", "Acme in the summer", "Google at the London office" stay one
 _JOINED_COMPANY = re.compile(
@@ -3531,6 +3549,10 @@ class _Run:
                 "work",
             ):
                 continue
+            if pat.attribute == "works_at" and (val.split()[0] in _WORK_WHEN or _WORK_CLOCK.match(val)):
+                continue  # "I work at night", "I work for hours": when and how much, no employer
+            if pat.attribute == "lives_in" and re.match(r"the\s+[a-z]", raw) and val.split()[-1] not in _HOME_HEADS:
+                continue  # "I moved to the couch", "I live at the gym": a place in a day, no home
             val = re.sub(r"\bmy\b", f"{(self.me() or '').lower()}'s", val)
             neg = pat.negated or (
                 pat.attribute == "likes"
