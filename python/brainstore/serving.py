@@ -28,9 +28,11 @@ Guarantees, per connection:
   (:class:`FairDispatch`): a quarter of them stays free of any one key's requests, and requests with
   a key the app has not accepted yet share one key's place.
 - At most ``worker_connections`` connections at once, fewer where the open-file limit allows fewer
-  (:func:`connection_limit`); at the limit, connections that hold a place unused are closed to let
-  new ones in, those of clients the app has not accepted a key of first; running out of file
-  descriptors pauses accepting instead of ending the worker.
+  (:func:`connection_limit`); at the limit, connections that hold a place unused (idle, or with a
+  request stalled a second after it began) are closed to let new ones in, those of clients the app
+  has not accepted a key of that are idle first, then those of whoever holds the most connections,
+  a key or every client without one (:func:`eviction_order`); running out of file descriptors
+  pauses accepting instead of ending the worker.
 - Closing after an error half-closes the socket and drains what the client still sends on the main
   loop, bounded in time and bytes, so the reply is not cut off by a reset and no thread lingers.
 
@@ -42,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
+import heapq
 import io
 import json
 import re
@@ -50,6 +53,7 @@ import selectors
 import socket
 import time
 from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from functools import partial
 from http import HTTPStatus
@@ -462,6 +466,62 @@ class FairDispatch:
             self._accepted.popitem(last=False)
 
 
+def eviction_order(connections: Iterable[Connection], accepted: Callable[[str], bool], stalled_before: float) -> list[Connection]:
+    """The connections waiting on the main loop that hold a place without using it, in the order they
+    are closed at the connection limit (:meth:`BufferingWorker._evict_unused`).
+
+    First the kept-alive ones of clients without a key the app has accepted (see :class:`FairDispatch`),
+    idle longest first: closing one loses nothing. Then one at a time from whoever holds the most
+    connections left (a key the app accepted, or every client without one together), each time counting
+    all of them, used or not: its kept-alive ones, idle longest first, then its requests (head or body)
+    still incomplete at ``stalled_before`` (:data:`STALLED_HEAD` after they began), oldest first. A request
+    begun since is left to finish, and one that completed is never here (it waits for a thread). Once
+    whoever holds the most has nothing left unused, nobody else gives up a place: it would be the one
+    of someone holding fewer.
+
+    So the holder of many places gives them up before anyone else gives up one. Before, the requests of
+    clients without an accepted key were closed first, the tenants' idle connections next, and a
+    tenant's request being read never: one accepted key holding a thousand connections, each with a
+    complete head declaring 1 MiB and one byte of it, closed another tenant's kept-alive connection and
+    kept its new ones waiting 25 s in the listen backlog (each of those bodies had 26 s to finish)."""
+    counts: Counter[str] = Counter()
+    unproven_idle: list[Connection] = []
+    unused: dict[str, list[Connection]] = {}
+    tenants: dict[bytes, str] = {}  # each Authorization header read once (many connections send the same)
+    for conn in connections:
+        if conn.draining:
+            continue
+        authorization = conn.framing.authorization
+        if conn.idle or authorization is None:
+            key = conn.key  # a kept-alive connection's last request's key ("" for a new connection)
+        elif (key := tenants.get(authorization)) is None:
+            key = tenants[authorization] = tenant_of(authorization)
+        holder = key if accepted(key) else ""
+        counts[holder] += 1
+        if conn.idle and not holder:
+            unproven_idle.append(conn)
+        elif conn.idle or conn.began <= stalled_before:
+            unused.setdefault(holder, []).append(conn)
+    unproven_idle.sort(key=lambda c: c.began)
+    counts[""] -= len(unproven_idle)
+    for conns in unused.values():
+        conns.sort(key=lambda c: (not c.idle, c.began))
+        conns.reverse()  # the first to close last, to pop
+    # the holder with the most connections first; among equals, those with one unused, then clients
+    # without a key, then by key
+    most = [(-held, holder not in unused, holder != "", holder) for holder, held in counts.items()]
+    heapq.heapify(most)
+    order = unproven_idle
+    while most:
+        held, _, keyed, holder = heapq.heappop(most)
+        conns = unused.get(holder)
+        if not conns:
+            break  # whoever holds the most uses all it holds: nobody else gives up a place for it
+        order.append(conns.pop())
+        heapq.heappush(most, (held + 1, not conns, keyed, holder))
+    return order
+
+
 class _HeadHeld:
     """The socket a response is written to, as gunicorn's thread sees it: its first write, the status
     line and headers, is held and goes out with the body's first bytes in one send. Two sends cost
@@ -588,27 +648,11 @@ class BufferingWorker(ThreadWorker):
 
     def _evict_unused(self) -> None:
         """Close connections that hold a place without using it, at most 1/:data:`EVICT_SHARE` of
-        the limit at once. First those of clients without a key the app accepted (see
-        :class:`FairDispatch`): kept-alive ones idle longest first, then those whose request, head or
-        body, is still incomplete :data:`STALLED_HEAD` seconds after it began, oldest first; only
-        then the kept-alive connections of accepted keys, idle longest first (closing one loses
-        nothing). Anyone can open such connections, no key needed: they would otherwise keep every
-        new client out for their whole keepalive, or request deadline, again and again. A slow body
-        without a key was never closed here while tenants' idle connections were: a thousand such
-        bodies made a quiet tenant's request wait 21 s once."""
-        began_before = time.monotonic() - STALLED_HEAD
-        unproven, proven_idle = [], []
-        for conn in self.connections:
-            if conn.draining:
-                continue
-            proven = self.dispatch.accepted(conn.key if conn.idle else tenant_of(conn.framing.authorization))
-            if conn.idle:
-                (proven_idle if proven else unproven).append(conn)
-            elif not proven and conn.began <= began_before:
-                unproven.append(conn)
-        unproven.sort(key=lambda c: (not c.idle, c.began))
-        proven_idle.sort(key=lambda c: c.began)
-        for conn in (unproven + proven_idle)[: max(1, self.worker_connections // EVICT_SHARE)]:
+        the limit at once, in :func:`eviction_order`. Anyone can open such connections (no key
+        needed, or with one key): they would otherwise keep every new client out for their whole
+        keepalive, or request deadline, again and again."""
+        order = eviction_order(self.connections, self.dispatch.accepted, time.monotonic() - STALLED_HEAD)
+        for conn in order[: max(1, self.worker_connections // EVICT_SHARE)]:
             self._drop(conn)
 
     def _no_room(self, now: float) -> bool:

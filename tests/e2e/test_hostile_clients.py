@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from brainstore.serving import RESERVED_FDS
 from tests.conftest import KEY, OTHER_PROJECT_KEY
 from tests.contract.openapi import validate_schema
 from tests.e2e.conftest import Server
@@ -277,6 +278,55 @@ def test_connections_held_open_keep_no_new_client_out_and_never_end_the_worker(t
         assert time.monotonic() - started < 3.0
     finally:
         for sock in held:
+            sock.close()
+        srv.stop()
+
+
+def _status(sock: socket.socket) -> int:
+    """The status of the next response on ``sock``, read whole (0 when the server closed it instead)."""
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        if not (chunk := sock.recv(65536)):
+            return 0
+        raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    [(status, headers, _)] = responses(head + b"\r\n\r\n")
+    while len(body) < int(headers.get("content-length", "0")):
+        body += sock.recv(65536)
+    return status
+
+
+def test_one_key_s_stalled_bodies_give_way_to_another_tenant_at_the_connection_limit(tmp_path: Path) -> None:
+    """An open-file limit leaving room for 32 connections. One key the app has accepted opens 48, each
+    sending a head declaring 1 MiB and one byte of it: they hold every place but the one of another
+    tenant's kept-alive connection, and the rest wait in the listen backlog. That connection is still
+    answered, and so is the tenant's new one, well before those bodies' deadline (CLIENT_TIMEOUT + 16 s):
+    the key's stalled requests give way at the limit. Before, they never did, the tenant's idle connection
+    was closed instead, and its new connections waited for the bodies' deadline (25 s by default)."""
+    srv = Server(
+        tmp_path / "data", "--client-timeout", str(CLIENT_TIMEOUT), engine="memory",
+        env={"BRAINSTORE_RATE_LIMIT": "0"}, open_files=RESERVED_FDS + 32,
+    ).start()  # fmt: skip
+    stalled: list[socket.socket] = []
+    try:
+        assert httpx.post(srv.base_url + "/brains", json={"id": "b1"}, headers={"Authorization": f"Bearer {KEY}"}).status_code == 201
+        quiet = f"Authorization: Bearer {OTHER_PROJECT_KEY}\r\n".encode()
+        ask = b"GET /v1/brains/b1 HTTP/1.1\r\nHost: x\r\n" + quiet + b"\r\n"
+        kept = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        stalled.append(kept)
+        kept.sendall(ask)
+        assert _status(kept) == 404  # answered (not its Brain): the app accepted its key
+        head = b"POST /v1/brains/b1/records HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Content-Length: 1048576\r\n\r\n{"
+        for _ in range(48):
+            stalled.append(socket.create_connection(("127.0.0.1", srv.port), timeout=10))
+            stalled[-1].sendall(head)
+        time.sleep(1.5)  # the places held for a second: stalled
+        kept.sendall(ask)
+        assert _status(kept) == 404
+        other = httpx.get(srv.base_url + "/brains/b1", headers={"Authorization": f"Bearer {OTHER_PROJECT_KEY}"}, timeout=CLIENT_TIMEOUT + 5)
+        assert other.status_code == 404
+    finally:
+        for sock in stalled:
             sock.close()
         srv.stop()
 

@@ -439,7 +439,7 @@ def test_a_worker_out_of_file_descriptors_pauses_accepting_and_closes_an_idle_co
         worker.poller.close()
 
 
-def test_at_the_limit_connections_without_an_accepted_key_are_closed_before_tenants_idle_ones() -> None:
+def test_at_the_limit_slow_bodies_without_an_accepted_key_are_closed_before_tenants_idle_ones() -> None:
     """A thousand keyless clients sending slow bodies held every place while only the tenants' idle
     kept-alive connections were closed to make room (a quiet tenant's request waited 21 s)."""
     worker = object.__new__(BufferingWorker)  # the state the sweep at the limit uses
@@ -473,13 +473,96 @@ def test_at_the_limit_connections_without_an_accepted_key_are_closed_before_tena
         assert list(worker.connections) == [tenant_idle, tenant_body, stalled_head, fresh_body]  # slow bodies first
         worker._evict_unused()  # then the stalled head, and only then the tenant's idle connection
         assert list(worker.connections) == [tenant_body, fresh_body]
-        worker._evict_unused()
-        assert list(worker.connections) == [tenant_body, fresh_body]  # a tenant's request is never closed
+        worker._evict_unused()  # a tenant's stalled request only when nobody holds more
+        assert list(worker.connections) == [fresh_body]
     finally:
         for ours, theirs in pairs:
             ours.close()
             theirs.close()
         worker.poller.close()
+
+
+class Unplugged:
+    """A socket stand-in for the sweep at the limit, which only unregisters and closes sockets."""
+
+    closed = False
+
+    def fileno(self) -> int:
+        return -1  # never registered: unregistering it is refused, as for one already closed
+
+    def close(self) -> None:
+        self.closed = True
+
+
+LONG_AGO = 1000.0  # what ``began`` the sweep sees as stalled long since (time.monotonic() is far past)
+
+
+def held(key: str | None, *, idle: bool = False, began: float = LONG_AGO) -> Connection:
+    """A connection waiting on the main loop: kept alive after a request of ``key``, or with a complete
+    head of ``key`` (None: no Authorization header) declaring a body of which one byte came."""
+    conn = Connection(Unplugged(), None, None)  # type: ignore[arg-type]
+    conn.began = began
+    if idle:
+        conn.idle, conn.key = True, key or ""
+        return conn
+    auth = b"" if key is None else f"Authorization: Bearer {key}\r\n".encode()
+    conn.buf += b"POST /v1/brains/b1/records HTTP/1.1\r\nContent-Length: 1048576\r\n" + auth + b"\r\n{"
+    assert conn.framing.advance(conn.buf) is None and conn.framing.head_end is not None
+    return conn
+
+
+def sweeping(limit: int, connections: list[Connection], *accepted: str) -> BufferingWorker:
+    """A worker at its connection limit holding ``connections``, whose app accepted ``accepted``."""
+    worker = object.__new__(BufferingWorker)  # the state the sweep at the limit uses
+    worker.poller = selectors.DefaultSelector()
+    worker.worker_connections, worker.held, worker.nr_conns = limit, 0, limit
+    worker.dispatch = dispatch_for(4, *accepted)
+    worker.connections = dict.fromkeys(connections)
+    return worker
+
+
+def test_at_the_limit_one_key_s_stalled_requests_give_way_before_another_tenant_s_idle_connection() -> None:
+    """One accepted key held a thousand places with heads declaring 1 MiB and one byte of each: its
+    requests were never closed for room, another tenant's kept-alive connection was, and the tenant's
+    new connections waited 25 s in the listen backlog for the first of those bodies' deadlines."""
+    quiet_idle = held(QUIET, idle=True, began=LONG_AGO - 50)  # idle longer than any of them began
+    stalled = [held(BULK, began=LONG_AGO + n) for n in range(36)]
+    fresh = held(BULK, began=time.monotonic())  # begun just now: left to finish
+    worker = sweeping(40, [quiet_idle, *stalled, fresh], BULK, QUIET)  # closes 40 // 4 = 10 at most
+    try:
+        worker._evict_unused()
+        assert list(worker.connections) == [quiet_idle, *stalled[10:], fresh]  # the oldest ten
+        assert all(c.sock.closed for c in stalled[:10]) and worker.nr_conns == 30
+        worker._evict_unused()
+        worker._evict_unused()
+        assert list(worker.connections) == [quiet_idle, *stalled[30:], fresh]
+        assert not quiet_idle.sock.closed
+    finally:
+        worker.poller.close()
+
+
+def test_the_holder_of_the_most_connections_gives_them_up_first() -> None:
+    """Clients without an accepted key are one holder, as in FairDispatch: an idle one of them goes
+    first (nothing is lost), then one at a time from whoever holds most, counting its requests begun
+    too recently to close, its idle connections before its stalled requests."""
+    keyless_idle = held(None, idle=True)
+    bulk = [held(BULK, began=LONG_AGO + n) for n in range(10)]
+    bulk_fresh = [held(BULK, began=time.monotonic())]
+    stranger = held("sk_test_stranger_0003", began=LONG_AGO - 1)  # a key the app never accepted
+    keyless = held(None, began=LONG_AGO + 1)
+    quiet_idle, quiet_body = held(QUIET, idle=True, began=LONG_AGO + 5), held(QUIET, began=LONG_AGO)
+    draining = held(BULK)
+    draining.draining = True  # closing already
+    accepted = dispatch_for(4, BULK, QUIET).accepted
+    everyone = [quiet_body, *bulk_fresh, keyless, keyless_idle, *reversed(bulk), stranger, quiet_idle, draining]
+    order = serving.eviction_order(everyone, accepted, stalled_before=LONG_AGO + 100)
+    # Bulk holds 11 (10 stalled), the keyless 3 (one idle), the quiet tenant 2. Bulk's go until it holds
+    # 2, then all three in turn while they hold as many: the keyless first, then by key.
+    assert order == [keyless_idle, *bulk[:9], stranger, bulk[9], quiet_idle, keyless, quiet_body]
+    # Bulk holding one more, begun just now: once it is down to its two in use, they are still the
+    # most, and nobody else gives a place up for them.
+    order = serving.eviction_order([*everyone, held(BULK, began=time.monotonic())], accepted, LONG_AGO + 100)
+    assert order == [keyless_idle, *bulk, stranger, quiet_idle]
 
 
 def test_past_the_buffer_budget_the_requests_begun_longest_ago_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
