@@ -565,6 +565,74 @@ def test_the_holder_of_the_most_connections_gives_them_up_first() -> None:
     assert order == [keyless_idle, *bulk, stranger, quiet_idle]
 
 
+def main_loop(limit: int = 8) -> BufferingWorker:
+    """A worker with the state its main loop's accepting and reading use, without gunicorn's arbiter."""
+    worker = object.__new__(BufferingWorker)
+    worker.log = logging.getLogger("test_serving")
+    worker.poller = selectors.DefaultSelector()
+    worker.sockets, worker._accepting, worker._accept_paused_until = [], True, 0.0
+    worker.worker_connections, worker.client_timeout, worker.held, worker.nr_conns = limit, 10.0, 0, 0
+    worker.dispatch, worker.connections, worker._turn = FairDispatch(4), {}, 0
+    return worker
+
+
+def test_a_readable_listener_gives_up_its_backlog_up_to_the_connection_limit() -> None:
+    """gunicorn took one connection each time the listener was readable, once a turn of the main loop:
+    behind 900 connections of one key, another tenant's new connection waited 12-19 s in the backlog."""
+    worker = main_loop(limit=8)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    clients = [socket.create_connection(listener.getsockname()) for _ in range(5)]
+    try:
+        worker.accept(listener)
+        assert worker.nr_conns == len(worker.connections) == 5  # all that waited, at once
+        worker.accept(listener)  # none waiting: nothing happens
+        assert worker.nr_conns == 5
+        clients += [socket.create_connection(listener.getsockname()) for _ in range(5)]
+        worker.accept(listener)
+        assert worker.nr_conns == 8  # up to the limit: the rest wait in the backlog
+        listener.accept()[0].close()  # the 9th was still there
+    finally:
+        for conn in worker.connections:
+            conn.close()
+        for sock in (*clients, listener):
+            sock.close()
+        worker.poller.close()
+
+
+def test_a_turn_reads_the_connections_read_least_recently_and_at_most_its_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each turn read 64 KiB from every readable connection: with hundreds sending bodies, a new
+    connection waited a long turn to be read, and the listener (and the threads' callbacks) as long
+    for the next one."""
+    monkeypatch.setattr(serving, "READS_PER_TURN", 2)
+    worker = main_loop()
+    pairs = [socket.socketpair() for _ in range(6)]
+    try:
+        conns = [Connection(ours, None, None) for ours, _ in pairs]
+        for conn in conns[:5]:
+            worker._wait_for_request(conn)
+
+        def turn() -> list[Connection]:
+            """One turn of the main loop with something new from every peer: whom it read."""
+            for _, theirs in pairs:
+                theirs.send(b"G")
+            before = {conn: len(conn.buf) for conn in worker.connections}
+            worker.wait_for_and_dispatch_events(timeout=1.0)
+            return [conn for conn in worker.connections if len(conn.buf) > before.get(conn, 0)]
+
+        first, second = turn(), turn()
+        assert len(first) == len(second) == 2 and not set(first) & set(second)
+        [left] = set(conns[:5]) - set(first) - set(second)
+        worker._wait_for_request(conns[5])  # a new connection, while the five stay readable
+        assert set(turn()) == {left, conns[5]}  # read before those read already
+        assert set(turn()) == set(first)  # and every one in turn
+    finally:
+        for ours, theirs in pairs:
+            ours.close()
+            theirs.close()
+        worker.poller.close()
+
+
 def test_past_the_buffer_budget_the_requests_begun_longest_ago_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serving, "BUFFER_BUDGET", 350)
     worker = object.__new__(BufferingWorker)  # the state the main loop's reading uses
