@@ -179,6 +179,18 @@ def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> N
     assert any("works at Google" in s for s in statements) and any("lives in Paris" in s for s in statements)
 
 
+def test_a_relatives_contracted_denial_is_no_support(alice: Api, service: Service) -> None:
+    # "My brother doesn't live in Rome anymore" lost its "n't": one Memory "lives in Rome", still open,
+    # cited by the denial as support
+    say(alice, service, "My brother lives in Rome.", "2023-05-01T10:00:00Z")
+    say(alice, service, "My brother doesn't live in Rome anymore.", "2023-05-07T10:00:00Z")
+    rome = only(memories(alice), "brother lives in Rome")
+    assert rome["valid_to"] is not None and rome["valid_to"].startswith("2023-05-07")
+    assert [c["quote"] for c in rome["citations"]] == ["My brother lives in Rome"]
+    denial = only(memories(alice), "doesn't live in Rome")
+    assert denial["owner"] == "Alice's brother"
+
+
 def test_leaving_an_employer_in_a_later_record_ends_the_job(alice: Api, service: Service) -> None:
     # "I left Google" was a plain statement unless the same Record named the next employer: the job
     # stayed current, served by the profile and as_of, after the speaker said they had left it

@@ -1111,6 +1111,25 @@ def test_habits_change_and_end(text, negated, change, past):
     assert (a.valid_to is not None) == past
 
 
+@pytest.mark.parametrize(
+    ("content", "subject", "attribute", "value"),
+    [
+        ("My brother doesn't eat meat.", "Alice's brother", "does", "eating meat"),
+        ("My mom doesn\u2019t work at the bank.", "Alice's mom", "works_at", "bank"),
+        ("My parents don't live in Ohio.", "Alice's parents", "lives_in", "ohio"),
+        (msg("My wife doesn't work at Acme.", speaker="Bob"), "Bob's wife", "works_at", "acme"),
+        ("My brother hasn't lived in Rome since 2019.", "Alice's brother", "lives_in", "rome"),
+        ("My brother doesn't live in Rome anymore.", "Alice's brother", "lives_in", "rome"),
+        ("My kids aren't vegetarian.", "Alice's kids", None, None),
+    ],
+)
+def test_a_contracted_negation_after_my_relative_denies(content, subject, attribute, value):
+    # "doesn't", "don't", "hasn't" were read as words of the noun phrase: the denial was lost and the
+    # Memory said the opposite ("Alice's brother" does eat meat)
+    a = one(content)
+    assert (a.subject, a.owner, a.attribute, a.value, a.negated) == (subject, subject, attribute, value, True)
+
+
 def test_a_thing_done_once_or_gotten_is_no_ended_state():
     pet = one("I got a puppy last week.", when=JUNE)
     assert (pet.attribute, pet.value, pet.valid_to) == ("has_pet", "puppy", None)

@@ -431,6 +431,8 @@ for _b in _VERB_BASES:
     _VERB_FORMS.add(conjugate_3sg(_b))
     _VERB_FORMS.add(_b + "d" if _b.endswith("e") else _b + "ed")
 _VERB_FORMS |= MODALS | {"'s", "s", "'ll", "ll", "'d", "d", "'ve", "'re", "'m"}
+# Every auxiliary contracted with "n't" is a finite verb ("My brother doesn't eat meat": the noun phrase ends)
+_VERB_FORMS |= {"isn't", "aren't", "hasn't", "haven't", "doesn't", "don't", "ain't", "needn't"}
 _VERB_BASE_SET = set(_VERB_BASES) | {"be", "have", "do"}
 # Third-person -s forms of known verbs that are no base form too ("plans", "loves"; not "does", "is")
 _THIRD_S_ONLY = {conjugate_3sg(_b) for _b in _VERB_BASES} - _VERB_BASE_SET
