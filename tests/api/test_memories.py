@@ -191,6 +191,14 @@ def test_a_relatives_contracted_denial_is_no_support(alice: Api, service: Servic
     assert denial["owner"] == "Alice's brother"
 
 
+def test_a_relatives_fact_after_and_is_no_memory_of_the_speaker(alice: Api, service: Service) -> None:
+    # "I'm a nurse and my brother is a teacher" was one Memory of Alice's, with her brother's job in it
+    say(alice, service, "I'm a nurse and my brother is a teacher.", "2023-05-08T10:00:00Z")
+    nurse, teacher = only(memories(alice), "Alice is a nurse"), only(memories(alice), "brother is a teacher")
+    assert (nurse["statement"], nurse["owner"]) == ("Alice is a nurse.", "Alice")
+    assert (teacher["statement"], teacher["owner"]) == ("Alice's brother is a teacher.", "Alice's brother")
+
+
 def test_leaving_an_employer_in_a_later_record_ends_the_job(alice: Api, service: Service) -> None:
     # "I left Google" was a plain statement unless the same Record named the next employer: the job
     # stayed current, served by the profile and as_of, after the speaker said they had left it

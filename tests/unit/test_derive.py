@@ -111,6 +111,52 @@ def test_coordinated_clauses_split():
     assert text[b.span[0] : b.span[1]] == "work at Acme"
 
 
+@pytest.mark.parametrize(
+    ("content", "facts"),
+    [
+        (
+            "I'm a nurse and my brother is a teacher.",
+            [("Alice", "Alice is a nurse.", "job", "nurse"), ("Alice's brother", "Alice's brother is a teacher.", "job", "teacher")],
+        ),
+        ("I'm 34 and my brother is 30.", [("Alice", "Alice is 34.", "age", "34"), ("Alice's brother", "Alice's brother is 30.", "age", "30")]),
+        (msg("I'm 34 and my brother is 30.", speaker="Bob"), [("Bob", "Bob is 34.", "age", "34"), ("Bob's brother", "Bob's brother is 30.", "age", "30")]),
+        ("I'm 34 and Bob is 30.", [("Alice", "Alice is 34.", "age", "34"), ("Bob", "Bob is 30.", "age", "30")]),
+        # another person's "his wife" we cannot place: no longer in Bob's or Alice's Memory
+        ("Bob is 42 years old and his wife works at Acme.", [("Bob", "Bob is 42 years old.", "age", "42")]),
+        ("I live in Oslo and his wife lives in Rome.", [("Alice", "Alice lives in Oslo.", "lives_in", "oslo")]),
+    ],
+)
+def test_and_after_a_copular_clause_starts_another_persons_clause(content, facts):
+    # "I'm" was no subject with a verb, and "his wife works" no new subject: one Memory of the speaker
+    # held the other person's fact ("Alice is a nurse and Alice's brother is a teacher.")
+    out = run(content)
+    assert [(a.owner, a.statement, a.attribute, a.value) for a in out] == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I think Bob and Carol are getting divorced.", "Alice thinks Bob and Carol are getting divorced."),
+        ("I'm sure my brother and my sister are happy.", "Alice is sure Alice's brother and Alice's sister are happy."),
+        ("I'm sure he and his wife are happy.", "Alice is sure he and his wife are happy."),
+        ("I'm glad Bob and his wife are here.", "Alice is glad Bob and his wife are here."),
+    ],
+)
+def test_a_singular_noun_and_a_plural_verb_after_and_is_half_a_subject(text, statement):
+    # "I think Bob and Carol are ...": "Carol are" is no clause of its own (it gave "Alice thinks Bob."),
+    # nor, after "I'm sure", "my sister are happy"
+    a = one(text)
+    assert (a.owner, a.statement) == ("Alice", statement)
+
+
+def test_two_names_with_their_verb_after_and_start_a_clause():
+    # "..., and Precious and Pixie are": "Pixie are Chihuahua mixes" was cut from its other name
+    text = "Pepper and Panda are Lab mixes, and Precious and Pixie are Chihuahua mixes."
+    a, b = run(msg(text, speaker="Bob"))
+    assert a.statement.lower() == "bob says pepper and panda are lab mixes."
+    assert b.statement.lower() == "bob says precious and pixie are chihuahua mixes."
+
+
 def test_no_split_of_object_lists():
     a = one("I like apples and oranges.")
     assert a.attribute == "likes" and a.value == "apples"  # list values cut at "and"; one claim

@@ -447,6 +447,12 @@ _FINITE = {
     "weren't", "hasn't", "haven't", "hadn't", "doesn't", "don't", "didn't", "can't", "cannot", "won't",
     "wouldn't", "couldn't", "shouldn't",
 } | {f for f in _VERB_FORMS if f.endswith(("s", "ed")) and f not in ("'s", "s", "ed")} | set(IRREGULAR_PAST)  # fmt: skip
+# A person's pronoun with its verb contracted onto it ("I'm", "she's", "they've"): a subject and its verb
+_SUBJECT_CONTRACTIONS = {
+    w for w in FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {"they're", "they've", "they'll", "they'd"} if "'" in w
+} | {"im", "ive", "youre"}
+# Who may open a clause of their own after "and" ("I'm 34 and my brother is 30", "... and Bob is 30")
+_PERSON_SUBJECTS = FIRST_SG | FIRST_PL | SECOND | THIRD_SG | {"they", "they're", "they've", "they'll", "they'd"}
 
 
 def _gerund(base: str) -> str:
@@ -977,6 +983,59 @@ def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
 
 def _is_verb(tok: str) -> bool:
     return tok.lower() in _VERB_FORMS
+
+
+def _possessed_then_finite(right: list[tuple[str, int, int]]) -> bool:
+    """A possessive, a person noun and a finite verb after it: "his wife works", "their kids live" (not
+    "their tails were wagging": a thing of theirs stays in the clause)."""
+    k = 1
+    while k < len(right) and k < 5 and right[k][0].isalpha() and right[k][0].lower() not in _VERB_FORMS:
+        k += 1
+    if k == 1 or k >= len(right):
+        return False
+    verb, noun = right[k][0].lower(), right[k - 1][0].lower()
+    if not any(w.lower().removesuffix("'s") in PERSON_NOUNS for w, _, _ in right[1:k]):
+        return False
+    # a plain form after a plural noun is finite too ("their kids live in Rome")
+    return verb in _FINITE or (verb in _VERB_BASE_SET and noun.endswith("s") and not noun.endswith("ss"))
+
+
+def _person_clause(right: list[tuple[str, int, int]]) -> bool:
+    """Whether the words after "and" open a person's clause: a person's pronoun with a verb ("she is", "I'm"),
+    "my"/"his"/... and a person with a verb ("my brother is"), or a name with a verb ("Bob is")."""
+    first = right[0][0].lower()
+    nxt = right[1][0].lower() if len(right) > 1 else ""
+    if first in _SUBJECT_CONTRACTIONS:
+        return True
+    if first in _PERSON_SUBJECTS:
+        return nxt in _VERB_FORMS
+    if first in ("my", "our", "his", "her", "their", "your"):
+        return _possessed_then_finite(right)
+    return is_name_token(right[0][0]) and first not in _COMMON_NOUNS and nxt in _FINITE
+
+
+# Verb forms a singular subject never takes: after "and", a singular noun with one of these is the second
+# half of a subject ("I think Bob and Carol are ...", "I'm sure my brother and my sister are happy")
+_PLURAL_ONLY = {"are", "were", "have", "do", "aren't", "weren't", "don't", "haven't"}
+_SINGULAR_ONLY = {"is", "was", "has", "does", "isn't", "wasn't", "hasn't", "doesn't"} | _THIRD_S_ONLY
+
+
+def _joined_subject(right: list[tuple[str, int, int]]) -> bool:
+    first = right[0][0]
+    if first.lower() in ("he", "she"):
+        k = 1
+    elif first.lower() in ("my", "our", "his", "her", "their", "your"):
+        k = 1
+        while k < len(right) and k < 5 and right[k][0].isalpha() and right[k][0].lower() not in _VERB_FORMS:
+            k += 1
+        noun = right[k - 1][0].lower()
+        if k == 1 or (noun.endswith("s") and not noun.endswith("ss")):
+            return False
+    elif is_name_token(first):
+        k = 1
+    else:
+        return False
+    return k < len(right) and right[k][0].lower() in _PLURAL_ONLY
 
 
 def _pluperfect(tok: str, words: list[tuple[str, int, int]]) -> str:
@@ -1585,6 +1644,7 @@ class _Preceding:
         self.start, self.read = run._token_range(start, start)
         self.words: list[str] = []
         self.finite = False  # a finite verb among them
+        self.contracted = False  # a person's pronoun with its verb contracted onto it ("I'm")
         self.verb_after_first = False  # a verb form after the first word
         self.third_after_first = False  # a third-person word or -s verb after the first word
 
@@ -1593,6 +1653,7 @@ class _Preceding:
         for token, _, _ in self.run.tokens[self.read : upto]:
             word = token.lower()
             self.finite = self.finite or word in _FINITE
+            self.contracted = self.contracted or word in _SUBJECT_CONTRACTIONS
             if self.words:
                 self.verb_after_first = self.verb_after_first or word in _VERB_FORMS
                 self.third_after_first = (
@@ -2527,6 +2588,9 @@ class _Run:
                         and left.verb_after_first
                     )
                 )
+                # "I'm a nurse and my brother is a teacher": after "I'm" (a subject and its verb), a person
+                # with a verb of their own opens a clause; anything else may still share the verb
+                and not (left.contracted and _person_clause(right))
             ):
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
             if conj and conj.lower() == "though" and left.words == ["even"]:
@@ -2549,6 +2613,20 @@ class _Run:
                     "our",
                     "me",
                 } or (is_name_token(first) and len(right) > 1 and _is_verb(right[1][0]))
+                # "..., and Precious and Pixie are Chihuahua mixes": two names with their verb
+                starts_subject = starts_subject or (
+                    is_name_token(first)
+                    and len(right) > 3
+                    and right[1][0].lower() in ("and", "&")
+                    and is_name_token(right[2][0])
+                    and right[3][0].lower() in _FINITE
+                    and right[3][0].lower() not in _SINGULAR_ONLY
+                )
+                # "... and his wife works at Acme", "... and her mom answered": another person
+                # ("her" may be an object: a finite verb after the noun says it is a subject)
+                starts_subject = (
+                    starts_subject or (first.lower() in ("his", "her", "their", "your") and _possessed_then_finite(right))
+                ) and not _joined_subject(right)
                 starts_verb = (
                     conj.lower() in ("and", "but", "plus")
                     and first.lower() in _VERB_FORMS
