@@ -2695,3 +2695,18 @@ def test_a_count_ahead_of_what_is_ahead_is_its_time_and_of_the_past_how_long(tex
     # "in two weeks" was no time: the move was dated at the Record's, 8 May
     (a,) = run(msg(text, speaker="Alice"))
     assert (a.statement, a.valid_from) == (statement, datetime(*valid_from, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I met Carol. She's been working at Acme since 2019.", "Carol has been working at Acme since 2019."),
+        ("I met Carol. She's never been to Rome.", "Carol has never been to Rome."),
+        ("I met Carol. She's got two kids.", "Carol has got two kids."),
+        ("I met Carol. She's worried about it.", "Carol is worried about it."),
+        ("I met Carol. She's getting married.", "Carol is getting married."),
+    ],
+)
+def test_s_before_been_or_got_is_has(text, statement):
+    # "She's been working at Acme" read "Carol is been working at Acme"
+    assert run(text)[-1].statement == statement

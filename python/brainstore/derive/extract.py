@@ -1053,8 +1053,21 @@ _PERSON_CONTRACTION = re.compile(r"\b(I|you)'(m|re|ve|ll|d)\b", re.I)
 _CONTRACTED = {"m": "is", "re": "is", "ve": "has", "ll": "will", "d": "would"}
 
 
-def _contraction_prefix(tok: str) -> str:
+# Past participles after which "'s" is "has", never "is" ("She's been working", "he's got two kids"); not
+# those that also read as adjectives or passives ("she's done", "she's known for", "she's married")
+_HAS_PARTICIPLES = {
+    "been", "got", "gotten", "had", "gone", "come", "become", "begun", "fallen", "forgotten", "grown", "flown",
+    "eaten", "spoken", "written",
+}  # fmt: skip
+
+
+def _contraction_prefix(tok: str, words: list[tuple[str, int, int]] | None = None) -> str:
+    """The verb a contraction stands for; words, when given, start at tok (for "'s" before a participle)."""
     low = tok.lower()
+    if words and low.endswith("'s"):
+        nxt = next((w.lower() for w, _, _ in words[1:4] if w.lower() not in ADVERBS), "")
+        if nxt in _HAS_PARTICIPLES:
+            return "has"
     for suf, word in (
         ("'m", "is"),
         ("'re", "is"),
@@ -2717,7 +2730,7 @@ class _Run:
                 # "She showed me the importance of gratitude": someone the Record does not name, told as
                 # the speaker's own experience only
                 return None if self.assistant else self._pronoun_subject(words)
-            return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0), kind="name")
+            return _Subject(who, self._third_owner(who), who, e0, _contraction_prefix(w0, words), kind="name")
         if low in ("they", "they're", "they've", "they'll") and self.group is not None and not self.assistant:
             # "My friends and mentors are my rocks - they motivate me": the speaker's people, just named
             pre = {"they're": "are", "they've": "have", "they'll": "will"}.get(low, "")
@@ -3190,7 +3203,9 @@ class _Run:
         if j >= len(words) or words[j][0].lower() not in ("he", "she", "he's", "she's", "they"):
             return None
         pron = words[j][0]
-        return _Subject(name, self._third_owner(name), name, words[j][2], _contraction_prefix(pron), kind="name")
+        return _Subject(
+            name, self._third_owner(name), name, words[j][2], _contraction_prefix(pron, words[j:]), kind="name"
+        )
 
     def _possessive(self, words: list[tuple[str, int, int]], cs: int, ce: int) -> _Subject | None:
         low = words[0][0].lower()
@@ -3242,7 +3257,7 @@ class _Run:
         pre = ""
         verb = words[j][0]
         if verb.startswith("'") or verb.lower() in ("s",):
-            pre = _contraction_prefix(verb)
+            pre = _contraction_prefix(verb, words[j:])
         if low == "our":
             subject = f"{me}'s {np}"
             return _Subject(
