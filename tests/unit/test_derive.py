@@ -2710,3 +2710,25 @@ def test_a_count_ahead_of_what_is_ahead_is_its_time_and_of_the_past_how_long(tex
 def test_s_before_been_or_got_is_has(text, statement):
     # "She's been working at Acme" read "Carol is been working at Acme"
     assert run(text)[-1].statement == statement
+
+
+@pytest.mark.parametrize(
+    ("content", "statement", "subject"),
+    [
+        ("Bob and Carol are getting divorced.", "Alice says Bob and Carol are getting divorced.", "Bob and Carol"),
+        (msg("Bob never smokes.", speaker="Dan"), "Dan says Bob never smokes.", "Bob"),
+        ("I met Bob. Bob really is a smoker.", "Alice says Bob really is a smoker.", "Bob"),
+        (msg("Music never helps.", speaker="Dan"), "Dan says music never helps.", "music"),
+        (msg("Mentors really can help.", speaker="Dan"), "Dan says mentors really can help.", "mentors"),
+        (msg("MMOs really are a time sink.", speaker="Dan"), "Dan says MMOs really are a time sink.", "MMOs"),
+        (
+            msg("Don't forget Carol's birthday on Saturday!", speaker="Bob"),
+            "Bob encourages the other person not to forget Carol's birthday on 13 May 2023.",
+            "Bob",
+        ),
+    ],
+)
+def test_names_in_a_statement_keep_their_capital(content, statement, subject):
+    # "bob and Carol are getting divorced", "Dan says bob never smokes", "not to forget carol's birthday"
+    a = run(content)[-1]
+    assert (a.statement, a.subject) == (statement, subject)

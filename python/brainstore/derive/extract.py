@@ -3153,9 +3153,35 @@ class _Run:
             if subject is None:
                 return None
             return _Subject(subject, self.me_owner(), subject, words[j - 1][2], person=False, kind="np")
-        shown = _common_case(self._rewrite_simple(np))
+        shown = self._rewrite_simple(np)
+        shown = shown if self._names(np_words, words[j:]) else _common_case(shown)
         subject = shown
         return _Subject(subject, None, shown, words[j - 1][2], person=False, kind="np")
+
+    def _names(self, np_words: list[tuple[str, int, int]], after: list[tuple[str, int, int]]) -> bool:
+        """Whether a subject read as a noun phrase is names, kept capitalised: a person already named
+        ("Bob"), names joined ("Bob and Carol are ..."), or a name with an adverb before its singular
+        verb ("Bob never smokes"), as "Bob smokes" is read as a name."""
+        toks = [w for w, _, _ in np_words]
+        if not all(
+            t in ("and", "&", ",")
+            or (is_name_token(t) and t.lower() not in _COMMON_NOUNS | ADVERBS | MODALS)
+            for t in toks
+        ):
+            return False
+        if toks[0] in self.persons or toks[0] in (self.speaker, self.self_name, self.addressee):
+            return True
+        if len(toks) > 2 and toks[-2] in ("and", "&"):
+            return True
+        verb = next((w.lower() for w, _, _ in after if w.lower() not in _SUBJECT_ADVERBS), "")
+        return (
+            len(toks) == 1
+            and bool(after)
+            and after[0][0].lower() in _SUBJECT_ADVERBS
+            and verb in _FINITE
+            and verb not in _PLURAL_ONLY
+            and not (verb in MODALS and re.search(r"[^su'\u2019]s$", toks[0]))
+        )
 
     def _third_owner(self, who: str, base: str | None = None) -> str | None:
         """Third-person claims about the Brain's self establish its ownership only when the self says them
@@ -3684,6 +3710,8 @@ class _Run:
             (x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and (x.kind != "range" or x.end_period)
         ]
         toks = list(_TOK.finditer(text, ps, ce))
+        # the first word, the only one an implicit subject lower-cases ("Don't forget Carol's birthday")
+        first_word = next((t.start() for t in toks if t.group(0)[:1].isalnum()), -1)
         skip_until = -1
         inner_conj = inner_need = False
         before = ""
@@ -3717,7 +3745,7 @@ class _Run:
             rep: str | None = None
             if pos == ps and tok.startswith("'") and subj.prefix:
                 rep = ""
-            elif pos == ps and subj.implicit and (tok[:1].isupper() or need_conj) and tok != "I":
+            elif pos == ps and m.start() == first_word and subj.implicit and (tok[:1].isupper() or need_conj) and tok != "I":
                 rep = tok[:1].lower() + tok[1:]  # "Busy with studies" -> "Tim is busy with studies"
                 if need_conj:
                     rep, need_conj = conjugate_3sg(rep), False  # "Love experimenting" -> "Tim loves ..."
@@ -4002,6 +4030,8 @@ def _common_case(np: str) -> str:
     words = np.split()
     if len(words) > 1 and is_name_token(words[0]) and is_name_token(words[1]) and words[0] not in _ARTICLES:
         return np
+    if words and words[0][:2].isupper():
+        return np  # "TV shows", "RPGs": an acronym keeps its capitals
     return np[:1].lower() + np[1:] if words and words[0] != "I" else np
 
 
