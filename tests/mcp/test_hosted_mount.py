@@ -6,6 +6,7 @@ longer than the mount's call_timeout. The tools' argument validation is the API'
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -23,13 +24,26 @@ from brainstore.auth.registry import KeyRegistry
 from brainstore.client import Client, in_process
 from brainstore.config import Config
 from brainstore.errors import BrainstoreError
-from brainstore.mcp.hosted import McpMount
+from brainstore.mcp.hosted import McpMount, _scope
 from brainstore.mcp.server import FixedBinding, build_server
 from brainstore.service import Service
 from brainstore.store.memory import MemoryStore
 from tests.contract.openapi import validate_schema
 
 ACCEPT = "application/json, text/event-stream"
+#: The stateless protocol revision: the era is in every message and in its headers.
+MODERN = "2026-07-28"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def listen(era: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """A subscriptions/listen request of ``era`` and the headers it is sent with."""
+    params: dict[str, Any] = {"notifications": {"toolsListChanged": True}}
+    if era == "legacy":
+        return {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params}, {}
+    params["_meta"] = MODERN_META
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"}
+    return {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params}, headers
 
 
 class Mounted:
@@ -140,6 +154,36 @@ def test_bad_bodies_are_error_bodies(
 def test_the_sdks_own_refusals_become_error_bodies(mounted: Mounted) -> None:
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     error_of(mounted.post(message, Accept="text/html"), 406, "http_406")
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_a_method_answered_by_a_stream_is_refused_at_once(mounted: Mounted, era: str) -> None:
+    """subscriptions/listen took the SDK's SSE path even in JSON-response mode: its stream never ended,
+    so each one held a gunicorn thread for call_timeout (30 s) and then ended 500 internal_error."""
+    message, headers = listen(era)
+    started = time.monotonic()
+    response = mounted.post(message, **headers)
+    elapsed = time.monotonic() - started
+    body = error_of(response, 400, "invalid_request_body")
+    assert body["message"].startswith("method: subscriptions/listen answers with a notification stream")
+    assert elapsed < mounted.mount.call_timeout
+    assert mounted.call("get_profile", {}).json()["result"]["isError"] is False
+
+
+def test_the_server_itself_serves_no_listen_stream(mounted: Mounted) -> None:
+    """Behind the mount's refusal, the SDK app answers listen at once (the handler is not registered)."""
+    message, headers = listen("modern")
+    body = json.dumps(message).encode()
+    environ = {"CONTENT_TYPE": "application/json", "HTTP_ACCEPT": ACCEPT}
+    environ.update({f"HTTP_{name.upper().replace('-', '_')}": value for name, value in headers.items()})
+    mount = mounted.mount
+    future = asyncio.run_coroutine_threadsafe(mount._exchange(_scope(environ, body), body), mount._loop)
+    try:
+        status, _, payload = future.result(timeout=mount.call_timeout)
+    finally:
+        future.cancel()
+    assert status != 200
+    assert json.loads(payload)["error"]["message"] == "Method not found"
 
 
 def test_a_body_over_the_limit_is_refused(mounted: Mounted) -> None:

@@ -15,7 +15,10 @@ Invariants:
   here: a client cannot choose it.
 - Stateless, JSON-response mode: only POST has a purpose. GET (the SSE listening stream, which would
   hold a thread forever) and DELETE (sessions) are 405 http_405 with ``Allow: POST``; any other path
-  under /mcp is 404 http_404. The body is read and checked here, as strictly as a /v1 body.
+  under /mcp is 404 http_404. The body is read and checked here, as strictly as a /v1 body. A
+  message whose answer is a stream (``subscriptions/listen``) is 400 invalid_request_body naming
+  ``method``, at once: the SDK answers it with an SSE stream even in JSON-response mode, which held a
+  gunicorn thread for ``call_timeout`` and then ended 500.
 - A gunicorn thread waits at most ``call_timeout`` seconds for one MCP call. A tool call that overruns
   is answered with a tool error carrying an internal_error Error body (the call may still complete:
   re-read before retrying a write); anything else that overruns is a 500 internal_error.
@@ -54,6 +57,11 @@ INTERNAL_BASE_URL = "http://internal/v1"
 #: Longest a gunicorn thread waits for one MCP call: a thorough Context's synchronous budget is 5 s,
 #: so this is slack for a slow machine, not a budget any call is expected to need.
 CALL_TIMEOUT = 30.0
+#: Methods whose answer is a notification stream, never one JSON body: the SDK takes its SSE path for
+#: them whatever the JSON-response setting, and the stream never ends on its own. The server registers
+#: no handler for them (``subscriptions=False``); this refusal keeps a later SDK default from holding a
+#: thread either.
+STREAMING_ONLY = frozenset({"subscriptions/listen"})
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 Exchange = tuple[int, list[tuple[bytes, bytes]], bytes]
@@ -183,6 +191,13 @@ class McpMount:
             if isinstance(message, dict) and "id" in message and not is_request_id(message["id"]):
                 # the SDK took such a request for a notification: 202, not run, and no error for it
                 raise invalid("id", "must be a string or an integer (JSON-RPC 2.0; MCP never takes null)")
+            method = message.get("method") if isinstance(message, dict) else None
+            if isinstance(method, str) and method in STREAMING_ONLY:
+                raise invalid(
+                    "method",
+                    f"{method} answers with a notification stream; this endpoint is stateless and answers "
+                    "each message with one JSON body, so it serves no stream",
+                )
         except BrainstoreError as exc:
             return self._refuse(exc, start_response)
         environ[_BRAIN_ENVIRON] = principal.bound_brain

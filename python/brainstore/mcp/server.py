@@ -201,7 +201,10 @@ Timestamp = Annotated[
 def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
     """An MCPServer whose tools act on ``binding``'s Brain through the HTTP API."""
     # WARNING: the SDK configures root logging at this level if nothing else has (INFO is per-call noise).
-    server = BrainstoreMCP(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    # No subscriptions/listen: its answer is an endless notification stream, and there is nothing to
+    # listen for (the tools never change). Served, one request held a hosted gunicorn thread for the
+    # whole call_timeout.
+    server = BrainstoreMCP(name, instructions=INSTRUCTIONS, log_level="WARNING", subscriptions=False)
 
     @server.tool(annotations=WRITE)
     def remember(
