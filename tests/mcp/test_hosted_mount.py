@@ -19,6 +19,7 @@ import httpx
 import pytest
 from mcp import Client as McpClient
 
+from brainstore.api import validation
 from brainstore.api.app import create_app
 from brainstore.auth.registry import KeyRegistry
 from brainstore.client import Client, in_process
@@ -309,6 +310,65 @@ def _body(result: Any) -> dict[str, Any]:
     if result.is_error:
         validate_schema("Error", body)
     return body
+
+
+def walks(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], list[Any]]:
+    """The arguments the MCP server screens by their text from now on, and every value walked (by the
+    API or the MCP server)."""
+    import brainstore.mcp.server as server_module
+
+    screened: list[Any] = []
+    walked: list[Any] = []
+    real_walk = validation.check_json_value
+
+    def walk(value: Any, *args: Any, **kwargs: Any) -> None:
+        walked.append(value)
+        real_walk(value, *args, **kwargs)
+
+    def screen(value: Any, *args: Any, **kwargs: Any) -> None:
+        screened.append(value)
+        validation.check_parsed_json(value, *args, **kwargs)
+
+    monkeypatch.setattr(validation, "check_json_value", walk)
+    monkeypatch.setattr(server_module, "check_json_value", walk, raising=False)  # as the server imported it
+    monkeypatch.setattr(server_module, "check_parsed_json", screen, raising=False)
+    return screened, walked
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_a_hosted_tool_call_walks_no_argument_the_mount_has_checked(
+    mounted: Mounted, monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    """The walk runs in Python on the event loop every hosted key shares: a megabyte of empty lists
+    walked again there, after the mount had checked the message, held it over a second (other keys'
+    pings waited up to 0.9 s)."""
+    screened, walked = walks(monkeypatch)
+    arguments = {"type": "t", "key": "many", "value": [[] for _ in range(2_000)]}
+    params: dict[str, Any] = {"name": "accept_object", "arguments": arguments}
+    headers = {}
+    if era == "modern":
+        params["_meta"] = MODERN_META
+        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "accept_object"}
+    response = mounted.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}, **headers)
+    assert response.json()["result"]["structuredContent"]["version"] == 1
+    assert screened == [] and walked == []
+    lone = mounted.call("accept_object", {"type": "t", "key": "lone", "value": ["x\udc00"]})
+    body = error_of(lone, 400, "invalid_request_body")  # the mount's own check
+    assert body["message"].startswith("params.arguments.value[0]: contains a lone UTF-16 surrogate")
+
+
+def test_arguments_are_walked_only_when_their_text_may_be_refused(
+    tools: McpClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no mount checked the message (stdio, in process), the walk is gated as a /v1 body's is."""
+    screened, walked = walks(monkeypatch)
+    many = {"type": "t", "key": "many", "value": [[] for _ in range(2_000)]}
+    lone = {"type": "t", "key": "lone", "value": [[]] * 100 + [{"a": "x\udc00"}]}
+    accepted, refused = _call(tools, ("accept_object", many), ("accept_object", lone))
+    assert not accepted.is_error and _body(accepted)["version"] == 1
+    assert refused.is_error and _body(refused)["message"].startswith("value[100].a: contains a lone UTF-16")
+    assert screened == [many, lone]
+    assert walked == [lone]  # the API's own parse found nothing to walk in the /v1 body it was sent
 
 
 @pytest.mark.parametrize("segment", ["..", ".", ""])

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brainstore.api.validation import MAX_DEPTH, MAX_DOUBLE_INT, check_json_value, may_be_refused, parse_json
+from brainstore.api.validation import (
+    MAX_DEPTH,
+    MAX_DOUBLE_INT,
+    check_json_value,
+    check_parsed_json,
+    may_be_refused,
+    parse_json,
+)
 from brainstore.errors import BrainstoreError
 
 # Strings of the characters that matter: NUL, surrogates (lone, paired), backslashes and quotes (which
@@ -59,6 +66,22 @@ def test_a_value_the_walk_refuses_is_one_its_text_may_be_refused_for(value: Any,
         assert _refused(sent)
     else:
         assert parsed == sent and not _refused(sent)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.integers(0, MAX_DEPTH + 2))
+def test_a_parsed_value_is_refused_exactly_as_the_walk_refuses_it(value: Any, depth: int) -> None:
+    """check_parsed_json (an MCP tool's arguments) skips the walk when the text clears the value: it
+    refuses what the walk refuses, with the same message, and nothing else."""
+    nested = _nested(depth, value)
+    try:
+        check_json_value(nested)
+    except BrainstoreError as walked:
+        with pytest.raises(BrainstoreError) as screened:
+            check_parsed_json(nested)
+        assert screened.value.message == walked.message
+    else:
+        check_parsed_json(nested)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ Invariants:
   caller's own key, so scopes, rate limits and the Brain binding are enforced by the API itself; this
   module never opens the store. The messages themselves are limited per key at the API's rate.
 - The bound Brain reaches the tools in the ``X-Brainstore-Brain`` header, which is always overwritten
-  here: a client cannot choose it.
+  here: a client cannot choose it. So is ``X-Brainstore-Arguments-Checked``: the message's text was
+  checked here with the API's rule, so a tool call does not walk its arguments again on the one event
+  loop all keys share (a megabyte of empty lists walked there held it over a second).
 - Stateless, JSON-response mode: only POST has a purpose. GET (the SSE listening stream, which would
   hold a thread forever) and DELETE (sessions) are 405 http_405 with ``Allow: POST``; any other path
   under /mcp is 404 http_404. The body is read and checked here, as strictly as a /v1 body. A
@@ -53,6 +55,7 @@ from brainstore.ids import new_id
 MCP_PATH = "/mcp"
 BRAIN_HEADER = "x-brainstore-brain"
 _BRAIN_ENVIRON = "HTTP_X_BRAINSTORE_BRAIN"
+_CHECKED_ENVIRON = "HTTP_X_BRAINSTORE_ARGUMENTS_CHECKED"  # server.ARGUMENTS_CHECKED_HEADER
 INTERNAL_BASE_URL = "http://internal/v1"
 #: Longest a gunicorn thread waits for one MCP call: a thorough Context's synchronous budget is 5 s,
 #: so this is slack for a slow machine, not a budget any call is expected to need.
@@ -169,6 +172,7 @@ class McpMount:
         if path != MCP_PATH and not path.startswith(MCP_PATH + "/"):
             return self.api(environ, start_response)
         environ.pop(_BRAIN_ENVIRON, None)
+        environ.pop(_CHECKED_ENVIRON, None)
         try:
             principal = self._pipeline.authenticate(environ.get("HTTP_AUTHORIZATION"))
             if principal.bound_brain is None:
@@ -201,6 +205,8 @@ class McpMount:
         except BrainstoreError as exc:
             return self._refuse(exc, start_response)
         environ[_BRAIN_ENVIRON] = principal.bound_brain
+        # parse_json held the whole message to MAX_DEPTH, so its arguments (two levels down) too
+        environ[_CHECKED_ENVIRON] = "1"
         future = asyncio.run_coroutine_threadsafe(self._exchange(_scope(environ, body), body), self._loop)
         try:
             status, headers, payload = future.result(timeout=self.call_timeout)

@@ -30,7 +30,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from brainstore.api.validation import check_json_value
+from brainstore.api.validation import check_parsed_json
 from brainstore.client import Client
 from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.ids import new_id
@@ -159,6 +159,19 @@ def is_request_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+#: Set by the hosted mount (and only by it: a client's own is dropped) on a message whose text it has
+#: checked with the API's rule, so that the tool call's arguments need no other check.
+ARGUMENTS_CHECKED_HEADER = "x-brainstore-arguments-checked"
+
+
+def _checked_by_transport(context: Context | None) -> bool:
+    try:
+        headers = context.headers if context is not None else None
+    except ValueError:  # a Context outside a request
+        return False
+    return headers is not None and headers.get(ARGUMENTS_CHECKED_HEADER) == "1"
+
+
 class BrainstoreMCP(MCPServer):
     """MCPServer whose argument failures are the spec's Error body, like every other tool failure."""
 
@@ -167,8 +180,11 @@ class BrainstoreMCP(MCPServer):
     ) -> Any:
         try:
             # Strings reach the API's JSON and the store: the API's own rule (no lone surrogates,
-            # bounded depth) applies before anything is sent.
-            check_json_value(arguments)
+            # bounded depth) applies before anything is sent. This runs on the event loop all hosted
+            # keys share, where a megabyte of empty lists walked held it over a second: not again when
+            # the hosted mount has checked the message's text, else only where the text may refuse.
+            if not _checked_by_transport(context):
+                check_parsed_json(arguments)
             tool = self._tool_manager.get_tool(name)
             if tool is not None:
                 # as the API refuses an unknown member: a misspelt visibility stored a shareable Record
