@@ -371,6 +371,34 @@ def test_arguments_are_walked_only_when_their_text_may_be_refused(
     assert walked == [lone]  # the API's own parse found nothing to walk in the /v1 body it was sent
 
 
+def test_an_unknown_tool_is_an_error_body_naming_the_tools(tools: McpClient) -> None:
+    """The SDK answered a tool name it does not have with the plain text "Unknown tool: x"."""
+    unknown, misspelt = _call(tools, ("forget_brain", {"brain_id": "alice"}), ("Remember", {"content": "x"}))
+    for result in (unknown, misspelt):
+        body = _body(result)
+        assert result.is_error and body["code"] == "invalid_request_body"
+        assert body["message"] == (
+            "name: unknown tool; allowed: remember, context, get_memory, list_memories, accept_object, "
+            "get_object, forget_record, get_profile"
+        )
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_a_hosted_call_of_an_unknown_tool_is_an_error_body(mounted: Mounted, era: str) -> None:
+    params: dict[str, Any] = {"name": "forget_brain", "arguments": {"brain_id": "alice"}}
+    headers = {}
+    if era == "modern":
+        params["_meta"] = MODERN_META
+        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "forget_brain"}
+    response = mounted.post({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}, **headers)
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    validate_schema("Error", result["structuredContent"])
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    assert result["structuredContent"]["message"].startswith("name: unknown tool; allowed: remember, ")
+
+
 @pytest.mark.parametrize("segment", ["..", ".", ""])
 def test_an_id_that_a_url_path_would_resolve_is_refused_and_the_brain_stays(tools: McpClient, segment: str) -> None:
     """forget_record("..") was DELETE brains/alice/records/.., which the URL resolved to forgetBrain."""

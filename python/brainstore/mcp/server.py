@@ -179,19 +179,22 @@ class BrainstoreMCP(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> Any:
         try:
+            tool = self._tool_manager.get_tool(name)
+            if tool is None:
+                # the SDK's own answer was the plain text "Unknown tool: x", no Error body
+                tools = ", ".join(known.name for known in self._tool_manager.list_tools())
+                raise invalid("name", f"unknown tool; allowed: {tools}")
             # Strings reach the API's JSON and the store: the API's own rule (no lone surrogates,
             # bounded depth) applies before anything is sent. This runs on the event loop all hosted
             # keys share, where a megabyte of empty lists walked held it over a second: not again when
             # the hosted mount has checked the message's text, else only where the text may refuse.
             if not _checked_by_transport(context):
                 check_parsed_json(arguments)
-            tool = self._tool_manager.get_tool(name)
-            if tool is not None:
-                # as the API refuses an unknown member: a misspelt visibility stored a shareable Record
-                allowed = list(tool.parameters.get("properties", {}))
-                for argument in arguments or {}:
-                    if argument not in allowed:
-                        raise invalid(argument, f"unknown argument; allowed: {', '.join(allowed)}")
+            # as the API refuses an unknown member: a misspelt visibility stored a shareable Record
+            allowed = list(tool.parameters.get("properties", {}))
+            for argument in arguments or {}:
+                if argument not in allowed:
+                    raise invalid(argument, f"unknown argument; allowed: {', '.join(allowed)}")
         except BrainstoreError as exc:
             return _json_result(_error_body(exc), is_error=True)
         try:
