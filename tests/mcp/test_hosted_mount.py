@@ -21,12 +21,14 @@ from mcp import Client as McpClient
 
 from brainstore.api import validation
 from brainstore.api.app import create_app
+from brainstore.api.validation import MAX_DEPTH
 from brainstore.auth.registry import KeyRegistry
 from brainstore.client import Client, in_process
 from brainstore.config import Config
 from brainstore.errors import BrainstoreError
 from brainstore.mcp.hosted import McpMount, _scope
 from brainstore.mcp.server import FixedBinding, build_server
+from brainstore.mcp.stdio import unreadable
 from brainstore.service import Service
 from brainstore.store.memory import MemoryStore
 from tests.contract.openapi import validate_schema
@@ -397,6 +399,93 @@ def test_a_hosted_call_of_an_unknown_tool_is_an_error_body(mounted: Mounted, era
     validate_schema("Error", result["structuredContent"])
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     assert result["structuredContent"]["message"].startswith("name: unknown tool; allowed: remember, ")
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# A /v1 body is level 1, so an Object's value may nest MAX_DEPTH - 1 levels (test_hostile_input).
+DEEPEST, TOO_DEEP = nested(MAX_DEPTH - 1), nested(MAX_DEPTH)
+TOO_DEEP_MESSAGE = "value" + "[0]" * (MAX_DEPTH - 1) + ": nests arrays or objects deeper than 64 levels"
+
+
+def test_an_object_value_is_as_deep_over_mcp_as_over_v1(mounted: Mounted) -> None:
+    """The message's own levels (params.arguments.value) counted against MAX_DEPTH: a value /v1 accepts
+    at 62-64 levels was refused by accept_object with 400 "params.arguments.value[0]...". """
+    headers = {"Authorization": f"Bearer {mounted.bound}"}
+    for key, value, status in (("rest", DEEPEST, 201), ("rest-deep", TOO_DEEP, 400)):
+        stored = mounted.http.post("/v1/brains/alice/objects", json={"type": "t", "key": key, "value": value}, headers=headers)
+        assert stored.status_code == status, stored.text
+    rest_refusal = stored.json()
+    assert rest_refusal["message"] == TOO_DEEP_MESSAGE
+
+    accepted = mounted.call("accept_object", {"type": "t", "key": "mcp", "value": DEEPEST})
+    assert accepted.status_code == 200 and accepted.json()["result"]["isError"] is False, accepted.text
+    read = mounted.http.get("/v1/brains/alice/objects/t/mcp", headers=headers).json()
+    assert read["value"] == DEEPEST
+    refused = mounted.call("accept_object", {"type": "t", "key": "mcp-deep", "value": TOO_DEEP}).json()["result"]
+    assert refused["isError"] is True
+    validate_schema("Error", refused["structuredContent"])
+    assert refused["structuredContent"]["code"] == "invalid_request_body"
+    assert refused["structuredContent"]["message"] == TOO_DEEP_MESSAGE  # the member named as /v1 names it
+    # deeper still, the message itself is refused, the member named in it
+    deeper = mounted.call("accept_object", {"type": "t", "key": "mcp-deeper", "value": nested(MAX_DEPTH + 1)})
+    body = error_of(deeper, 400, "invalid_request_body")
+    assert body["message"].startswith("params.arguments.value[0][0][0]")
+    assert mounted.http.get("/v1/brains/alice/objects/t/mcp-deep", headers=headers).status_code == 404
+
+
+def test_a_client_cannot_tell_the_server_its_arguments_were_checked(
+    mounted: Mounted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    screened, _ = walks(monkeypatch)
+    arguments = {"type": "t", "key": "k", "value": TOO_DEEP}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "accept_object", "arguments": arguments}}
+    refused = mounted.post(message, X_Brainstore_Arguments_Checked="1").json()["result"]
+    assert refused["isError"] is True and refused["structuredContent"]["message"] == TOO_DEEP_MESSAGE
+    assert screened == [arguments]  # by the tool call, not left to the API
+
+
+def test_arguments_the_mount_could_not_clear_are_checked_off_the_event_loop(
+    mounted: Mounted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value one level deeper than /v1 takes passes the message's limit and is left to the tool call:
+    its walk must not run on the event loop every key shares."""
+    import brainstore.mcp.server as server_module
+
+    threads: list[threading.Thread] = []
+
+    def screen(value: Any, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread())
+        validation.check_parsed_json(value, *args, **kwargs)
+
+    monkeypatch.setattr(server_module, "check_parsed_json", screen)
+    refused = mounted.call("accept_object", {"type": "t", "key": "k", "value": TOO_DEEP}).json()["result"]
+    assert refused["structuredContent"]["message"] == TOO_DEEP_MESSAGE
+    assert len(threads) == 1 and threads[0] is not mounted.mount._thread
+
+
+def test_an_object_value_is_as_deep_over_stdio_and_in_process_as_over_v1(tools: McpClient) -> None:
+    def line(value: Any) -> bytes:
+        arguments = {"type": "t", "key": "k", "value": value}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "accept_object", "arguments": arguments}}
+        return json.dumps(message).encode()
+
+    assert unreadable(line(DEEPEST)) is None and unreadable(line(TOO_DEEP)) is None  # the tool call decides
+    refused = unreadable(line(nested(MAX_DEPTH + 1)))
+    assert refused is not None and refused["error"]["message"].startswith("Parse error: message.params.arguments")
+    accepted, too_deep, read = _call(
+        tools,
+        ("accept_object", {"type": "t", "key": "k", "value": DEEPEST}),
+        ("accept_object", {"type": "t", "key": "deep", "value": TOO_DEEP}),
+        ("get_object", {"type": "t", "key": "k"}),
+    )
+    assert not accepted.is_error and _body(read)["value"] == DEEPEST
+    assert too_deep.is_error and _body(too_deep)["message"] == TOO_DEEP_MESSAGE
 
 
 @pytest.mark.parametrize("segment", ["..", ".", ""])

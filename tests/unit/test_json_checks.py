@@ -106,3 +106,17 @@ def test_a_parsed_value_is_refused_exactly_as_the_walk_refuses_it(value: Any, de
 )
 def test_what_a_text_may_be_refused_for(text: str, refusable: bool) -> None:
     assert may_be_refused(text) is refusable
+
+
+@pytest.mark.parametrize("max_depth", [1, MAX_DEPTH, MAX_DEPTH + 3])
+def test_a_bigger_depth_limit_holds_exactly(max_depth: int) -> None:
+    """An MCP message may nest its own levels above a tool's arguments (brainstore.mcp.server.MESSAGE_DEPTH)."""
+    deepest, too_deep = "[" * max_depth + "]" * max_depth, "[" * (max_depth + 1) + "]" * (max_depth + 1)
+    assert not may_be_refused(deepest, max_depth) and may_be_refused(too_deep, max_depth)
+    assert parse_json(deepest.encode(), max_depth=max_depth) == _nested(max_depth - 1, [])
+    with pytest.raises(BrainstoreError) as refused:
+        parse_json(too_deep.encode(), max_depth=max_depth)
+    assert refused.value.message.endswith(f": nests arrays or objects deeper than {max_depth} levels")
+    with pytest.raises(BrainstoreError):
+        check_json_value(_nested(max_depth, []), max_depth=max_depth)
+    check_json_value(_nested(max_depth - 1, []), max_depth=max_depth)

@@ -123,32 +123,50 @@ def _integer(literal: str) -> int:
     return int(literal)
 
 
-def parse_json(raw: bytes, field: str = "body") -> Any:
+def parse_json(raw: bytes, field: str = "body", *, max_depth: int = MAX_DEPTH) -> Any:
     """A body's strict JSON (:func:`parse_json_text`), decoded as json.loads decodes bytes: UTF-8, 16 or
     32, told by its first bytes."""
+    return parse_json_text(json_text(raw, field), field, max_depth=max_depth)
+
+
+def json_text(raw: bytes, field: str = "body") -> str:
+    """The text of a JSON body, decoded as json.loads decodes bytes (lone surrogates kept, to be refused)."""
     try:
-        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        return raw.decode(json.detect_encoding(raw), "surrogatepass")
     except UnicodeDecodeError:
         raise invalid(field, "is not valid JSON") from None
-    return parse_json_text(text, field)
 
 
-def parse_json_text(text: str, field: str = "body") -> Any:
+def parse_json_text(text: str, field: str = "body", *, max_depth: int = MAX_DEPTH) -> Any:
     """Strict JSON: no NaN or Infinity, finite numbers, integers within a double's range, at most
-    MAX_DEPTH levels, no lone surrogates or NUL characters.
+    ``max_depth`` levels, no lone surrogates or NUL characters.
 
     Python's json accepts all of these (and raises RecursionError on deep nesting); each would
-    otherwise fail later as a 500, or be stored and break every read that serializes it.
+    otherwise fail later as a 500, or be stored and break every read that serializes it. A bigger
+    ``max_depth`` is for a value that wraps a body in levels of its own (an MCP message's arguments).
     """
     # Integers are parsed at C speed unless the text may hold one beyond a double (a Python call for
     # each integer parsed a megabyte of small ones in three times the time).
     long_numbers = _holds_long_number(text)
+    value = _loads(text, field, max_depth, long_numbers)
+    if long_numbers or _may_be_refused_as_text(text, max_depth):
+        check_json_value(value, field, max_depth=max_depth)
+    return value
+
+
+def load_json(text: str, field: str = "body", *, max_depth: int = MAX_DEPTH) -> Any:
+    """The syntax part of :func:`parse_json_text`: its value, not yet checked for depth, lone
+    surrogates, NUL characters or integers beyond a double (:func:`check_json_value`)."""
+    return _loads(text, field, max_depth, _holds_long_number(text))
+
+
+def _loads(text: str, field: str, max_depth: int, long_numbers: bool) -> Any:
     try:
-        value = json.loads(
+        return json.loads(
             text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_integer if long_numbers else int
         )
     except RecursionError:
-        raise invalid(field, f"nests arrays or objects deeper than {MAX_DEPTH} levels") from None
+        raise invalid(field, f"nests arrays or objects deeper than {max_depth} levels") from None
     except _NotJson as exc:
         raise invalid(field, f"is not valid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -156,9 +174,6 @@ def parse_json_text(text: str, field: str = "body") -> Any:
         raise invalid(field, f"is not valid JSON ({exc.msg} at {where})") from None
     except ValueError:  # none known: an integer of more digits than int() converts (4300) is _integer's
         raise invalid(field, "is not valid JSON") from None
-    if long_numbers or _may_be_refused_as_text(text):
-        check_json_value(value, field)
-    return value
 
 
 # In JSON text: an escape of a NUL or of a UTF-16 surrogate (a pair as one match), after an even run of
@@ -173,26 +188,26 @@ _NESTING[list(b"[{")] = 1
 _NESTING[list(b"]}")] = -1
 
 
-def may_be_refused(text: str) -> bool:
+def may_be_refused(text: str, max_depth: int = MAX_DEPTH) -> bool:
     """Whether :func:`check_json_value` may refuse what the JSON ``text`` parses to, read off the text
     at C speed: a run of digits as long as a double's largest integer, a NUL or a lone surrogate,
-    escaped or not, or brackets (outside strings) nested deeper than MAX_DEPTH. The check itself visits
-    every member in Python: 0.2-0.3 s of the GIL for a megabyte of small members, which a body that
-    holds none of these no longer pays (a surrogate pair, an emoji escaped, is none)."""
-    return _holds_long_number(text) or _may_be_refused_as_text(text)
+    escaped or not, or brackets (outside strings) nested deeper than ``max_depth``. The check itself
+    visits every member in Python: 0.2-0.3 s of the GIL for a megabyte of small members, which a body
+    that holds none of these no longer pays (a surrogate pair, an emoji escaped, is none)."""
+    return _holds_long_number(text) or _may_be_refused_as_text(text, max_depth)
 
 
-def _may_be_refused_as_text(text: str) -> bool:
+def _may_be_refused_as_text(text: str, max_depth: int = MAX_DEPTH) -> bool:
     """What :func:`may_be_refused` reads off the text, but a long run of digits (parse_json_text has
     looked for one already)."""
     if UNSTORABLE.search(text):
         return True
     if "\\u" in text and any(m.group("pair") is None for m in _SUSPECT_ESCAPE.finditer(text)):
         return True
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+    if text.count("[") + text.count("{") <= max_depth:
         return False
     outside = np.frombuffer(_JSON_STRING.sub("", text).encode("ascii", "replace"), dtype=np.uint8)
-    return bool(outside.size) and int(np.cumsum(_NESTING[outside]).max()) > MAX_DEPTH
+    return bool(outside.size) and int(np.cumsum(_NESTING[outside]).max()) > max_depth
 
 
 def _path(field: str, parts: tuple[str | int, ...]) -> str:
@@ -203,9 +218,9 @@ def _path(field: str, parts: tuple[str | int, ...]) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def check_json_value(value: Any, field: str = "body") -> None:
-    """Depth, lone surrogates, NUL characters and integers beyond a double of a parsed value,
-    iteratively (no recursion to exhaust).
+def check_json_value(value: Any, field: str = "body", *, max_depth: int = MAX_DEPTH) -> None:
+    """Depth (at most ``max_depth`` levels), lone surrogates, NUL characters and integers beyond a
+    double of a parsed value, iteratively (no recursion to exhaust).
 
     The message names the offending member: ``value.items[3]: ...``. Each member is held with a link
     to its parent, and its path is spelled only when it is refused: a path built for every member
@@ -220,8 +235,8 @@ def check_json_value(value: Any, field: str = "body") -> None:
             continue
         if isinstance(item, int) and abs(item) > MAX_DOUBLE_INT:
             raise invalid(_path(field, _parts(link)), _BEYOND_DOUBLE)
-        if depth >= MAX_DEPTH and isinstance(item, _CHECKED):
-            raise invalid(_path(field, _parts(link)), f"nests arrays or objects deeper than {MAX_DEPTH} levels")
+        if depth >= max_depth and isinstance(item, _CHECKED):
+            raise invalid(_path(field, _parts(link)), f"nests arrays or objects deeper than {max_depth} levels")
         if isinstance(item, dict):
             for key, child in item.items():
                 if (found := unstorable(key)) is not None:

@@ -17,7 +17,8 @@ Invariants:
   loop all keys share (a megabyte of empty lists walked there held it over a second).
 - Stateless, JSON-response mode: only POST has a purpose. GET (the SSE listening stream, which would
   hold a thread forever) and DELETE (sessions) are 405 http_405 with ``Allow: POST``; any other path
-  under /mcp is 404 http_404. The body is read and checked here, as strictly as a /v1 body. A
+  under /mcp is 404 http_404. The body is read and checked here with a /v1 body's rules, its own
+  levels above a tool's arguments not counted against the depth limit (server.MESSAGE_DEPTH). A
   message whose answer is a stream (``subscriptions/listen``) is 400 invalid_request_body naming
   ``method``, at once: the SDK answers it with an SSE stream even in JSON-response mode, which held a
   gunicorn thread for ``call_timeout`` and then ended 500.
@@ -44,7 +45,7 @@ import falcon
 from brainstore.api.errors import error_body, from_falcon, retry_after
 from brainstore.api.middleware import Pipeline
 from brainstore.api.resources import MAX_BODY
-from brainstore.api.validation import parse_json
+from brainstore.api.validation import MAX_DEPTH, check_json_value, json_text, load_json, may_be_refused
 from brainstore.auth.ratelimit import FixedWindowLimiter
 from brainstore.auth.registry import KeyRegistry
 from brainstore.client import Client, in_process
@@ -189,8 +190,16 @@ class McpMount:
                     from_falcon(falcon.HTTPMethodNotAllowed(["POST"])), start_response, [("Allow", "POST")]
                 )
             body = _read_body(environ)
-            message = parse_json(body)
-            from brainstore.mcp.server import is_request_id  # loaded by __init__ (build_server)
+            # loaded by __init__ (build_server)
+            from brainstore.mcp.server import ARGUMENTS_LEVEL, MESSAGE_DEPTH, is_request_id
+
+            text = json_text(body)
+            message = load_json(text, max_depth=MESSAGE_DEPTH)
+            # One scan of the text tells both: whether the message needs walking, and whether a tool
+            # call's arguments, ARGUMENTS_LEVEL down, hold to MAX_DEPTH as a /v1 body must.
+            arguments_checked = not may_be_refused(text, MAX_DEPTH + ARGUMENTS_LEVEL)
+            if not arguments_checked:
+                check_json_value(message, max_depth=MESSAGE_DEPTH)
 
             if isinstance(message, dict) and "id" in message and not is_request_id(message["id"]):
                 # the SDK took such a request for a notification: 202, not run, and no error for it
@@ -205,8 +214,8 @@ class McpMount:
         except BrainstoreError as exc:
             return self._refuse(exc, start_response)
         environ[_BRAIN_ENVIRON] = principal.bound_brain
-        # parse_json held the whole message to MAX_DEPTH, so its arguments (two levels down) too
-        environ[_CHECKED_ENVIRON] = "1"
+        if arguments_checked:  # else the tool call checks them, naming the member as /v1 would
+            environ[_CHECKED_ENVIRON] = "1"
         future = asyncio.run_coroutine_threadsafe(self._exchange(_scope(environ, body), body), self._loop)
         try:
             status, headers, payload = future.result(timeout=self.call_timeout)

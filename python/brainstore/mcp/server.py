@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol
 
+import anyio
 import httpx
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -30,7 +31,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from brainstore.api.validation import check_parsed_json
+from brainstore.api.validation import MAX_DEPTH, check_parsed_json
 from brainstore.client import Client
 from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.ids import new_id
@@ -162,6 +163,13 @@ def is_request_id(value: Any) -> bool:
 #: Set by the hosted mount (and only by it: a client's own is dropped) on a message whose text it has
 #: checked with the API's rule, so that the tool call's arguments need no other check.
 ARGUMENTS_CHECKED_HEADER = "x-brainstore-arguments-checked"
+#: A tools/call message's own levels above its arguments (the message, its params).
+ARGUMENTS_LEVEL = 2
+#: Deepest nesting a transport accepts in a whole message: the arguments are held to a /v1 body's
+#: MAX_DEPTH by the tool call, so the message may add its own levels, and one more, so that a value one
+#: level too deep reaches the tool call and is refused there, its member named as /v1 names it. At
+#: MAX_DEPTH, an Object value /v1 accepts at 62-64 levels was refused by accept_object.
+MESSAGE_DEPTH = MAX_DEPTH + ARGUMENTS_LEVEL + 1
 
 
 def _checked_by_transport(context: Context | None) -> bool:
@@ -185,11 +193,12 @@ class BrainstoreMCP(MCPServer):
                 tools = ", ".join(known.name for known in self._tool_manager.list_tools())
                 raise invalid("name", f"unknown tool; allowed: {tools}")
             # Strings reach the API's JSON and the store: the API's own rule (no lone surrogates,
-            # bounded depth) applies before anything is sent. This runs on the event loop all hosted
-            # keys share, where a megabyte of empty lists walked held it over a second: not again when
-            # the hosted mount has checked the message's text, else only where the text may refuse.
+            # bounded depth) applies before anything is sent. Not on the event loop all hosted keys
+            # share, where a megabyte of empty lists walked held it over a second: not again when the
+            # hosted mount has checked the message's text, else in a worker thread, walked only where
+            # the text may refuse.
             if not _checked_by_transport(context):
-                check_parsed_json(arguments)
+                await anyio.to_thread.run_sync(check_parsed_json, arguments)
             # as the API refuses an unknown member: a misspelt visibility stored a shareable Record
             allowed = list(tool.parameters.get("properties", {}))
             for argument in arguments or {}:

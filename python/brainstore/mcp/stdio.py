@@ -97,10 +97,11 @@ def unreadable(line: bytes) -> dict[str, Any] | None:
     boolean or a float for a notification: never run, never answered. JSON-RPC 2.0 answers each with an
     error whose id is null when none could be read; the API's strict JSON rules apply, as on /mcp."""
     from brainstore.api.validation import parse_json_text
-    from brainstore.mcp.server import is_request_id
+    from brainstore.mcp.server import MESSAGE_DEPTH, is_request_id
 
     try:
-        message = parse_json_text(line.decode("utf-8"), "message")
+        # the message's own levels do not count against a tool's arguments (checked by the tool call)
+        message = parse_json_text(line.decode("utf-8"), "message", max_depth=MESSAGE_DEPTH)
     except (UnicodeDecodeError, BrainstoreError) as exc:
         reason = exc.message if isinstance(exc, BrainstoreError) else "message: is not UTF-8"
         return _jsonrpc_error(None, PARSE_ERROR, f"Parse error: {reason}")
