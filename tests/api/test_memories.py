@@ -147,22 +147,22 @@ def test_a_move_after_a_fronted_time_of_day_closes_the_old_home(alice: Api, serv
     assert only(memories(alice), "Oslo")["owner"] == "Bob"
 
 
-def test_a_move_told_with_a_names_s_closes_the_old_home(alice: Api, service: Service) -> None:
-    # "Bob's moved to Oslo" was Bob's "moved", no clause: Bob's home stayed Rome
-    say(alice, service, "Bob lives in Rome.", "2022-01-10T10:00:00Z")
-    say(alice, service, "Bob's moved to Oslo.", "2024-05-08T10:00:00Z")
+@pytest.mark.parametrize(
+    ("person", "said", "moved"),
+    [
+        ("Bob", "Bob's moved to Oslo.", "moved to Oslo"),  # was Bob's "moved", no clause
+        ("Carol", '"I moved to Spain," Carol said.', "moved to Spain"),  # the quotation before its frame made nothing
+    ],
+)
+def test_a_move_told_of_another_closes_their_old_home(
+    alice: Api, service: Service, person: str, said: str, moved: str
+) -> None:
+    # their home stayed Rome
+    say(alice, service, f"{person} lives in Rome.", "2022-01-10T10:00:00Z")
+    say(alice, service, said, "2024-05-08T10:00:00Z")
     rome = only(memories(alice), "lives in Rome")
     assert rome["valid_to"] is not None and rome["valid_to"].startswith("2024-05-08")
-    assert only(memories(alice), "moved to Oslo")["owner"] == "Bob"
-
-
-def test_a_move_quoted_before_its_reporting_frame_is_the_quoted_persons(alice: Api, service: Service) -> None:
-    # '"I moved to Spain," Carol said.' made nothing: Carol's home stayed Rome
-    say(alice, service, "Carol lives in Rome.", "2022-01-10T10:00:00Z")
-    say(alice, service, '"I moved to Spain," Carol said.', "2024-05-08T10:00:00Z")
-    rome = only(memories(alice), "lives in Rome")
-    assert rome["valid_to"] is not None and rome["valid_to"].startswith("2024-05-08")
-    assert only(memories(alice), "moved to Spain")["owner"] == "Carol"
+    assert only(memories(alice), moved)["owner"] == person
 
 
 def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
