@@ -4,7 +4,7 @@ import json
 import re
 import statistics
 import time
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -1534,6 +1534,27 @@ def test_leaving_alone_is_no_attribute(text, left):
     """What was left is kept for the planner, which knows whether the subject worked there."""
     a = one(msg(text, speaker="Alice"))
     assert (a.attribute, a.value, a.negated, a.left) == (None, None, False, left)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "day"),
+    [
+        ("In 2019, I moved to Oslo.", "Alice moved to Oslo in 2019.", date(2019, 1, 1)),
+        ("Last Friday, I moved to Oslo.", "Alice moved to Oslo on 5 May 2023.", date(2023, 5, 5)),
+        ("Back in 2015, I worked at IBM.", "Alice worked at IBM back in 2015.", date(2015, 1, 1)),
+        ("Last year, my sister moved to Paris.", "Alice's sister moved to Paris in 2022.", date(2022, 1, 1)),
+        ("In 2019 I moved to Oslo.", "Alice moved to Oslo in 2019.", date(2019, 1, 1)),
+    ],
+)
+def test_a_fronted_time_before_a_comma_dates_its_clause(text, statement, day):
+    """Split at its comma, the time was a clause of its own: the move was dated when it was said, and
+    "Back in 2015" became "Alice is back in 2015"."""
+    a = one(msg(text, speaker="Alice"))
+    assert (a.statement, a.valid_from.date(), a.time_stated) == (statement, day, True)
+
+
+def test_the_us_is_no_us():
+    assert [a.statement for a in run(msg("I moved to the US.", speaker="Alice"))] == ["Alice moved to the US."]
 
 
 @pytest.mark.parametrize(

@@ -1482,6 +1482,12 @@ _FRONT = re.compile(
 # saw ..."): it goes with the statement, at its end, like a fronted date
 _GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
 _ACCORDING_FRONT = re.compile(r"according\s+to\b", re.I)
+# The words a fronted time may open on that are no name ("In 2019", "Back in 2015", "Last week")
+_TIME_LEAD = re.compile(
+    r"(?:in|on|at|during|over|by|back|way|just|only|even|around|this|last|next|yesterday|today|tonight"
+    r"|earlier|later|since|early|late|mid)\b",
+    re.I,
+)
 _FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
 # What narrows a fronted time ("Yesterday morning", "On Friday afternoon", "Yesterday at 3pm"): it goes
 # with the time, and the subject comes after it
@@ -2676,6 +2682,14 @@ class _Run:
             # "After finishing my screenplay, I got ...": the fronted phrase stays with its clause
             out[0:2] = [(first_cs, out[1][1], first_conj)]
             first_ce = out[0][1]
+        elif len(out) > 1 and not out[1][2]:
+            # "In 2019, I moved to Oslo", "Back in 2015, I worked at IBM": a clause that is a fronted time
+            # and nothing else stays with the clause it dates (split at its comma, the move was dated
+            # when it was said, and "Back in 2015" became "Alice is back in 2015")
+            front, subject_at = self._front(sub_at, out[1][1])
+            if front is not None and front[1] >= _trim(text, first_cs, first_ce)[1] and subject_at >= out[1][0]:
+                out[0:2] = [(first_cs, out[1][1], first_conj)]
+                first_ce = out[0][1]
         sub = _SUBORDINATE.match(text, sub_at, first_ce)
         if sub is not None:
             # "Since I lost my job, things have been tough": the subordinate clause ends at the comma
@@ -3757,7 +3771,7 @@ class _Run:
                 p = _contraction_prefix(tok)
                 rep = me + (" " + p if p else "")
                 inner_conj = not p
-            elif low in ("we", "us"):
+            elif low in ("we", "us") and tok != "US":  # "the US" is a country
                 rep = f"{me} and others"
             elif low in ("we're", "we've", "we'll", "we'd"):
                 rep = (
@@ -3816,8 +3830,8 @@ class _Run:
                 narrower = re.sub(r"^\s*,?\s*(?=morning|afternoon|evening|night)", " in the ", text[fronted[1] : front[1]])
                 fronted = (earlier.group(1).lower() + " " if earlier else "") + fronted[2] + narrower.rstrip(" ,")
             shown = fronted or self._rewrite_simple(text[front[0] : front[1]].strip().rstrip(","))
-            if _GERUND_FRONT.match(shown) or _ACCORDING_FRONT.match(shown):
-                shown = shown[:1].lower() + shown[1:]
+            if _GERUND_FRONT.match(shown) or _ACCORDING_FRONT.match(shown) or _TIME_LEAD.match(shown):
+                shown = shown[:1].lower() + shown[1:]  # at the statement's end: "... moved to Oslo in 2019"
             source = ", " if _ACCORDING_FRONT.match(shown) else " "  # "..., according to Alice's doctor"
             out.append(source + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
