@@ -165,6 +165,30 @@ def test_a_move_told_of_another_closes_their_old_home(
     assert only(memories(alice), moved)["owner"] == person
 
 
+@pytest.mark.parametrize(
+    ("held", "correction", "wrong", "right"),
+    [
+        ("I live in Dallas.", "Actually I live in Denver, not Dallas.", "lives in Dallas", "Denver"),
+        ("I'm 34.", "I'm 35, not 34.", "is 34", "35"),
+    ],
+)
+def test_a_value_said_to_be_wrong_is_superseded_not_in_conflict(
+    alice: Api, service: Service, held: str, correction: str, wrong: str, right: str
+) -> None:
+    # "..., not Dallas" left "Alice lives in Dallas" served beside Denver, both marked as in conflict
+    # ("I'm 35, not 34" made nothing at all)
+    say(alice, service, held, "2023-01-10T10:00:00Z")
+    corrected = say(alice, service, correction, "2023-05-08T10:00:00Z")
+    old, new = only(memories(alice), wrong), only(memories(alice), right)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"] and not new["conflicts_with"]
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert not any(wrong in s for s in statements) and any(right in s for s in statements)
+    assert alice.delete(f"/brains/alice/records/{corrected['id']}").status == 200  # the correction gone
+    assert service.wait_idle()
+    restored = alice.get(f"/brains/alice/memories/{old['id']}").body
+    assert restored["status"] == "active" and restored["valid_to"] is None
+
+
 def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
     # "I no longer work at IBM" ended "works at Google": as_of and the profile served only the denial
     say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")

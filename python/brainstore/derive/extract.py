@@ -840,7 +840,8 @@ _PATTERNS = [
     _p("studies_at", r"(?:study|studies|studied|studying)\s+at\s+(?P<v>.+)", place=True),
     _p("from", r"(?:am|is|are)\s+(?:originally\s+)?from\s+(?P<v>.+)", place=True),
     _p("from", r"grew\s+up\s+in\s+(?P<v>.+)", place=True),
-    _p("age", r"(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s+(?:years?\s+old|y/?o))?\s*$"),
+    # ("I'm 35, not 34": the age and the one it corrects)
+    _p("age", r"(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s+(?:years?\s+old|y/?o))?(?:\s*,?\s*not\s+\d{1,3})?\s*$"),
     _p("age", r"(?:turned|turn|turning|turns)\s+(?P<v>\d{1,3})\b", change=True),
     _p("married_to", r"(?:am|is|are|was|got|get|getting)?\s*married\s+to\s+(?P<v>.+)", place=True),
     _p("married_to", r"married\s+(?P<v>.+)", change=True, place=True, check="cap"),

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -139,6 +140,11 @@ def as_assertion(memory: MemoryRevision) -> Assertion:
         valid_to=memory.valid_to,
         span=(0, 0),
     )
+
+
+def _denies(quote: str, value: str | None) -> bool:
+    """Whether ``quote`` says "not <value>" ("I live in Denver, not Dallas")."""
+    return bool(value) and re.search(rf"\bnot\s+(?:in\s+|at\s+)?{re.escape(value)}\b", quote, re.I) is not None
 
 
 def _job_left(state: MemoryState, assertion: Assertion) -> Assertion:
@@ -460,7 +466,7 @@ class MemoryRules:
                 if assertion.single_valued
                 else state.by_fingerprint(opposite_fingerprint(assertion))
             )
-            opposed = []
+            opposed, corrected_too = [], []
             for other in weighed:
                 if other.status != "active" or other.memory_id == supersedes or other.memory_id in disputed_ids:
                     continue
@@ -473,7 +479,22 @@ class MemoryRules:
                     continue
                 if other.valid_to is not None and other.valid_to <= valid_from:
                     continue  # already over before this one starts: history, not disagreement
+                if assertion.corrective and not other.negated and _denies(citation.quote, other.value):
+                    # "Actually I live in Denver, not Dallas", "I'm 35, not 34": the value held was wrong,
+                    # not over (it was kept beside the correction, both served as in conflict)
+                    corrected_too.append(other)
+                    continue
                 opposed.append(other)
+            for corrected in corrected_too:
+                supersedes = supersedes or corrected.memory_id
+                state.revise(
+                    corrected,
+                    now,
+                    status="superseded",
+                    superseded_by=memory_id,
+                    valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
+                    extra=_stash_valid_to(corrected),
+                )
             if assertion.change and time_stated and valid_to is None:
                 # a change learned after a later one ("I moved to Paris in 2019" after "I moved to Berlin
                 # in 2021"): over when the first of those began, as if told in order. Only a change at a
