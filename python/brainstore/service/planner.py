@@ -164,6 +164,19 @@ def _job_left(state: MemoryState, assertion: Assertion) -> Assertion:
     return replace(assertion, attribute=LEFT_JOB, value=assertion.left, single_valued=True, negated=True, left=None)
 
 
+def _supersede(state: MemoryState, corrected: MemoryRevision, by: str, valid_from: datetime, at: datetime) -> None:
+    """``corrected`` replaced by the Memory ``by`` (a correction of it, starting ``valid_from``), its
+    valid_to stashed so that erasing ``by`` puts it back."""
+    state.revise(
+        corrected,
+        at,
+        status="superseded",
+        superseded_by=by,
+        valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
+        extra=_stash_valid_to(corrected),
+    )
+
+
 def _without(extra: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in extra.items() if k not in keys}
 
@@ -443,14 +456,7 @@ class MemoryRules:
         for corrected in targets:
             if corrected is not None and corrected.status == "active":
                 supersedes = supersedes or corrected.memory_id
-                state.revise(
-                    corrected,
-                    now,
-                    status="superseded",
-                    superseded_by=memory_id,
-                    valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
-                    extra=_stash_valid_to(corrected),
-                )
+                _supersede(state, corrected, memory_id, valid_from, now)
         for over in ended:
             # over by the time this was said (or when it says): closed, and why remembered, so that
             # erasing this Memory reopens it
@@ -487,14 +493,7 @@ class MemoryRules:
                 opposed.append(other)
             for corrected in corrected_too:
                 supersedes = supersedes or corrected.memory_id
-                state.revise(
-                    corrected,
-                    now,
-                    status="superseded",
-                    superseded_by=memory_id,
-                    valid_to=corrected.valid_to or max(valid_from, corrected.valid_from),
-                    extra=_stash_valid_to(corrected),
-                )
+                _supersede(state, corrected, memory_id, valid_from, now)
             if assertion.change and time_stated and valid_to is None:
                 # a change learned after a later one ("I moved to Paris in 2019" after "I moved to Berlin
                 # in 2021"): over when the first of those began, as if told in order. Only a change at a
