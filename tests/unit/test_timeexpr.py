@@ -236,6 +236,7 @@ def test_a_part_of_a_period_renders_as_that_part_of_the_period():
         ("Which hobby did Dave pick up in October 2023?", [(d(2023, 10, 1), d(2023, 11, 1))]),
         ("What was James doing on March 16, 2022?", [(d(2022, 3, 16), d(2022, 3, 17))]),
         ("What did we discuss last week?", [(d(2023, 5, 1), d(2023, 5, 8))]),
+        ("Where did we go last summer?", [(d(2022, 6, 1), d(2022, 9, 1))]),
         ("Where did she live from 2015 to 2018?", [(d(2015, 1, 1), d(2019, 1, 1))]),
         ("How many pets did Andrew have as of September 2023?", []),
         ("What has changed since May?", []),
@@ -263,6 +264,10 @@ def test_spans_and_render():
         ("I moved to Oslo in the summer", d(2022, 6, 1), None, "in the summer of 2022"),
         ("I moved here in the spring of 2021", d(2021, 3, 1), None, "in the spring of 2021"),
         ("I lived in Oslo in the spring", d(2023, 3, 1), d(2023, 6, 1), "in the spring of 2023"),
+        # "last", "this" and "next" name a season too, not its first month
+        ("I lived in Oslo last summer", d(2022, 6, 1), d(2022, 9, 1), "in the summer of 2022"),
+        ("I'm going to Paris this summer", d(2023, 6, 1), None, "in the summer of 2023"),
+        ("I lived in Oslo last winter", d(2022, 12, 1), d(2023, 3, 1), "in the winter of 2022"),
         # holidays on a fixed day, by their names
         ("I got married on Christmas Eve", d(2022, 12, 24), None, "on Christmas Eve 2022"),
         ("I'm moving to Oslo after Christmas", d(2023, 12, 25), None, "on Christmas 2023"),

@@ -467,7 +467,7 @@ def _resolve_atom(
             else:
                 while start <= day0:
                     start = start.replace(year=start.year + 1)
-            return start, "month", True
+            return start, "season", True
         if g in ("relwd", "wd"):
             parts = low.split(" ")
             rel = parts[0] if g == "relwd" else "on"
