@@ -516,6 +516,11 @@ def test_what_another_says_of_the_self_by_name_is_not_the_self_s_own(text):
         ("I moved to Berlin 3 years ago.", "Alice moved to Berlin in 2020.", "berlin"),
         ("I started at Acme three months ago.", "Alice started at Acme in February 2023.", None),
         ("I adopted Rex 3 days ago.", "Alice adopted Rex on 5 May 2023.", None),
+        # a half: were the home "paris three", then "paris back" and no time at all
+        ("I moved to Paris three and a half years ago.", "Alice moved to Paris in 2019.", "paris"),
+        ("I moved to Paris a month and a half ago.", "Alice moved to Paris in March 2023.", "paris"),
+        ("I moved to Paris back in '19.", "Alice moved to Paris back in 2019.", "paris"),
+        ("I moved to Paris this past weekend.", "Alice moved to Paris on the weekend of 6 May 2023.", "paris"),
     ],
 )
 def test_a_time_counted_back_is_as_precise_as_its_unit_and_no_part_of_the_value(text, statement, value):
@@ -604,6 +609,10 @@ def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
         ("I moved to Oslo two Fridays ago.", "oslo"),
         ("I moved to Oslo the other day.", "oslo"),
         ("I moved to Oslo soon after.", "oslo"),
+        ("I'm moving to Oslo early next year.", "oslo"),
+        ("I'm moving to Oslo sometime next year.", "oslo"),
+        ("I started working at Acme late last month.", "acme"),
+        ("I work at Early Warning.", "early warning"),
     ],
 )
 def test_time_words_and_asides_are_no_part_of_the_value(text, value):

@@ -55,6 +55,15 @@ def d(*a):
         ("i moved to porto in september 2021", d(2021, 9, 1)),
         ("started on june 5th", d(2022, 6, 5)),
         ("back in december", d(2022, 12, 1)),
+        # a half counted back, as precise as its unit; a year by its last two digits; "this past"
+        ("three and a half years ago", d(2019, 1, 1)),
+        ("a month and a half ago", d(2023, 3, 1)),
+        ("2 and a half weeks ago", d(2023, 4, 17)),
+        ("a year and a half ago", d(2021, 1, 1)),
+        ("back in '19", d(2019, 1, 1)),
+        ("since \u201995", d(1995, 1, 1)),
+        ("this past weekend", d(2023, 5, 6)),
+        ("this past March", d(2023, 3, 1)),
     ],
 )
 def test_valid_from(text, start):
@@ -63,7 +72,8 @@ def test_valid_from(text, start):
 
 def test_no_time_keeps_occurred_at():
     for text in ["I like tea", "May I help?", "I have 2000 dogs", "we march on", "", "12 people came",
-                 "we may go in may", "they march in march", "i met april at the gym", "june said hi"]:  # fmt: skip
+                 "we may go in may", "they march in march", "i met april at the gym", "june said hi",
+                 "he scored '19 points", "rock 'n' roll"]:  # fmt: skip
         span = resolve_span(text, BASE)
         assert span.valid_from == BASE and span.valid_to is None
 

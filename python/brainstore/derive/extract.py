@@ -713,7 +713,12 @@ _CUT = re.compile(
     rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     re.I,
 )
-_PLACE_CUT = re.compile(r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b", re.I)
+# "(moved to Paris) early next year", "back in '19": a word that leads a time is no part of a place
+_PLACE_CUT = re.compile(
+    r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b"
+    r"|\s+(?:early|late|sometime|some\s+time|back|mid)(?=[\s-]+(?:next|last|this|in|on|during|(?:19|20)\d\d)\b|\s*$)",
+    re.I,
+)
 # "(I'm) moving to Oslo", "(she's) quitting her job": the present progressive of a change, a plan
 _PLANNED = re.compile(
     r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?"

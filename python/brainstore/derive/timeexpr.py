@@ -98,10 +98,15 @@ _YEAR = r"(?:19|20)\d\d"
 _ORD = r"\d{1,2}(?i:st|nd|rd|th)?"
 _NUM = r"(?i:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|few|several|(?:a\s+)?couple(?:\s+of)?)"
 _UNIT = r"(?i:days?|weeks?|months?|years?|decades?)"
-_REL = r"(?i:last|this|next|past|previous|coming)"
+# "this past weekend" is the last one
+_REL = r"(?i:this\s+past|last|this|next|past|previous|coming)"
 #: "two weeks ago", "3 years back": a time counted back from when it was said.
-# "two Fridays ago": that weekday, counted back.
-AGO = rf"{_NUM}\s+(?:{_UNIT}|{_WD}s)\s+(?i:ago|back|earlier)"
+# "two Fridays ago": that weekday, counted back. "three and a half years ago", "a month and a half ago".
+AGO = (
+    rf"{_NUM}\s+(?:{_UNIT}|{_WD}s)\s+(?i:ago|back|earlier)"
+    rf"|{_NUM}\s+(?i:and\s+a\s+half)\s+{_UNIT}\s+(?i:ago|back|earlier)"
+    rf"|(?i:an?|one)\s+(?i:day|week|month|year|decade)\s+(?i:and\s+a\s+half)\s+(?i:ago|back|earlier)"
+)
 #: "in two weeks", "three days from now": a time counted ahead from when it was said. "in N units" is
 #: one only of what is ahead ("I'm moving in two weeks"); else it is how long ("I ran it in two days").
 AHEAD = rf"(?i:in\s+){_NUM}\s+{_UNIT}(?:['\u2019]?\s+(?i:time))?|{_NUM}\s+{_UNIT}\s+(?i:from\s+(?:now|today))"
@@ -145,6 +150,7 @@ _ATOM = (
     r"|(?P<decade>(?i:the\s+)(?i:(?:early|mid|late)[\s-]+)?(?:(?:19|20)\d0['\u2019]?s|['\u2019]?\d0['\u2019]?s"
     r"|(?i:twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)))"
     rf"|(?P<year>{_YEAR})"
+    r"|(?P<shortyear>['\u2019]\d\d)(?!\d)"
     rf"|(?P<mon>{_MON})"
     r")"
 )
@@ -193,7 +199,7 @@ def _anchored(m: re.Match[str], text: str) -> bool:
         if m.lastgroup == "holiday" and re.search(r"(?i:\bfor\s+)$", text[max(0, m.start() - 5) : m.start()]):
             return True
         return anchor.search(text, max(0, m.start() - 16), m.start()) is not None
-    if m.lastgroup not in ("year", "mon"):
+    if m.lastgroup not in ("year", "mon", "shortyear"):
         return True
     if _ANCHOR_RE.search(text, max(0, m.start() - 16), m.start()):
         return True
@@ -300,6 +306,7 @@ def _resolve_atom(
     g = m.lastgroup
     s = m.group(0)
     low = " ".join(s.lower().split())
+    low = low.removeprefix("this past ").join(("past ", "")) if low.startswith("this past ") else low
     day0 = _floor(base, "day")
     try:
         if g == "part":
@@ -315,6 +322,9 @@ def _resolve_atom(
             return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), tzinfo=base.tzinfo), "day", False
         if g == "year":
             return datetime(int(s), 1, 1, tzinfo=base.tzinfo), "year", False
+        if g == "shortyear":  # "back in '19": the latest such year, never one ahead
+            year = base.year // 100 * 100 + int(s[1:])
+            return datetime(year if year <= base.year else year - 100, 1, 1, tzinfo=base.tzinfo), "year", True
         if g == "decade":
             return _decade(low, base), "decade", False
         if g == "word" or g == "dby":
@@ -322,6 +332,8 @@ def _resolve_atom(
                 return day0 - timedelta(days=2), "day", True
             offset = {"yesterday": -1, "last night": -1, "tomorrow": 1}.get(low, 0)
             return day0 + timedelta(days=offset), "day", True
+        if g == "ago" and " and a half " in low:
+            return _ago_and_a_half(low, base)
         if g == "ago":
             parts = low.rsplit(" ", 2)
             n = _NUMBERS.get(parts[0]) if not parts[0].isdigit() else int(parts[0])
@@ -495,6 +507,24 @@ def _resolve_atom(
 
 _MONTH_NAME_RE = re.compile(_MON)
 _DAY_RE = re.compile(r"(?<!\d)(\d{1,2})(?!\d)")
+
+
+def _ago_and_a_half(low: str, base: datetime) -> tuple[datetime, str, bool] | None:
+    """ "three and a half years ago", "a month and a half ago": the moment that far back, as precise as
+    its unit (a year, a month: never the day a half would pretend to)."""
+    count, unit = re.sub(r"\s+and a half\b", "", low).rsplit(" ", 2)[:2]
+    n = int(count) if count.isdigit() else _NUMBERS.get(count)
+    if n is None or n > 5000:
+        return None
+    unit = unit.rstrip("s")
+    if unit == "day":
+        return _floor(base - timedelta(days=n, hours=12), "day"), "day", True
+    if unit == "week":
+        return _floor(base - timedelta(days=7 * n + 3, hours=12), "week"), "week", True
+    if unit == "month":
+        return _floor(_add_months(base, -n) - timedelta(days=15), "month"), "month", True
+    months = {"year": 12, "decade": 120}[unit] * (2 * n + 1) // 2
+    return _floor(_add_months(base, -months), "year"), "year", True
 
 
 def _decade(low: str, base: datetime) -> datetime:
