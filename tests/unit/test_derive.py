@@ -1201,6 +1201,22 @@ def test_quit_smoking():
     assert (a.attribute, a.value, a.negated, a.change) == ("does", "smoking", True, True)
 
 
+@pytest.mark.parametrize(
+    ("text", "value", "negated"),
+    [
+        ("I quit smoking two years ago.", "smoking", True),
+        ("I quit drinking in 2020.", "drinking", True),
+        ("I don't smoke anymore.", "smoking", True),
+        ("I started running two years ago.", "running", False),
+        ("I stopped drinking coffee last year.", "drinking coffee", True),
+    ],
+)
+def test_a_time_after_a_habit_is_no_part_of_it(text, value, negated):
+    # were "smoking two years", "drinking in", "smoking anymore": a habit no later "I smoke" matched
+    a = one(text)
+    assert (a.attribute, a.value, a.negated) == ("does", value, negated)
+
+
 def test_corrective_and_stated_time():
     a = one("Actually I moved to Lisbon in April, not March.", when=JUNE)
     assert (a.attribute, a.value, a.corrective, a.time_stated) == ("lives_in", "lisbon", True, True)

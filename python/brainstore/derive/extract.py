@@ -3663,7 +3663,7 @@ class _Run:
                 )
                 if base is None:
                     continue
-                obj = _clean_value(raw, True) if raw.strip() else ""
+                obj = _clean_value(" " + raw, True) if raw.strip() else ""  # " two years ago": no object
                 if obj and (
                     obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")
                 ):
