@@ -47,6 +47,41 @@ def context(api: Api, brain: str = "b1", **body: Any) -> dict[str, Any]:
     return r.body
 
 
+def record_text(content: dict[str, Any]) -> str:
+    """The Record text a citation's span indexes, by the rule openapi.yaml states under Span."""
+    if content["kind"] == "event":
+        return f"{content['name']}: {content['text']}" if content.get("text") else content["name"]
+    if content["kind"] == "fact" and "subject" in content:
+        return " ".join(content[k].strip() for k in ("subject", "predicate", "value"))
+    return content["text"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"kind": "event", "name": "trip to Tokyo", "text": "We flew to Tokyo with Bob."},
+        {"kind": "event", "name": "Ann moved to Lisbon"},
+        {"kind": "fact", "subject": " Ann ", "predicate": "likes", "value": "green tea"},
+        {"kind": "fact", "text": "Ann likes green tea."},
+        {"kind": "document", "text": "Ann likes green tea. She lives in Lisbon."},
+    ],
+)
+def test_every_citation_indexes_the_record_text_openapi_defines(api: Api, service: Service, content: dict) -> None:
+    # an event's and a triple's citations indexed a text no endpoint showed, nor openapi defined: a
+    # client could not check a quote against its Record
+    api.brain("b1", self_name="Ann")
+    rec = api.remember("b1", content, occurred_at="2023-10-04T10:00:00Z").body["id"]
+    assert service.wait_idle()
+    record = api.get(f"/brains/b1/records/{rec}").body
+    text = record_text(record["content"])
+    ctx = context(api, query="Ann Tokyo Lisbon green tea", include=["evidence", "memories"])
+    cited = [c for c in ctx["citations"] if c["record_id"] == rec]
+    cited += [c for m in api.get("/brains/b1/memories").body["data"] for c in m["citations"]]
+    assert cited
+    for citation in cited:
+        assert text[citation["span"]["start"] : citation["span"]["end"]] == citation["quote"]
+
+
 def test_consecutive_sentences_of_a_turn_come_back_as_one_exactly_cited_passage(api: Api, service: Service) -> None:
     api.brain("b1", self_name="Dave")
     text = (
