@@ -532,6 +532,18 @@ def test_words_are_looked_for_in_a_bounded_number_of_characters_never_within_a_w
     assert fill(schema(city={"type": "string"}), facts, ConceptEmbed()).unfilled == ["city"]
 
 
+def test_a_property_whose_newest_fact_denies_it_takes_no_phrase_of_the_denial() -> None:
+    # the cited sentence of "I quit my job at Acme" filled employer with its own word "job"; here the
+    # passage that says Ann left Lisbon would fill city with "Lisbon"
+    denial = fact("Ann no longer lives in Lisbon.", "m1", attribute="lives_in", value="lisbon", day=2, negated=True)
+    passage = fact("I no longer live in Lisbon.", "c1", day=2)
+    result = fill(schema(city={"type": "string"}), [denial, passage], ConceptEmbed(), self_name="Ann")
+    assert result.unfilled == ["city"]
+    # a value of the attribute told after the denial still fills it
+    moved = fact("Ann moved to Porto.", "m2", attribute="lives_in", value="porto", day=3)
+    assert fill(schema(city={"type": "string"}), [moved, denial, passage], ConceptEmbed()).value == {"city": "Porto"}
+
+
 def test_values_respect_the_property_schema() -> None:
     facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]
     assert fill(schema(city={"type": "string", "maxLength": 3}), facts, ConceptEmbed()).unfilled == ["city"]

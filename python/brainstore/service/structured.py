@@ -1068,6 +1068,7 @@ def fill(
     stating = _leading_text(ordered[:MAX_PROPERTY_FACTS]) if any(s.kind == "boolean" for s in slots) else []
 
     chosen: dict[str, tuple[Any, list[str]]] = {}
+    denied: set[str] = set()
     for slot in slots:
         attributed = with_value.get(slot.attribute, []) if slot.attribute is not None else []
         if slot.kind == "boolean":
@@ -1075,10 +1076,14 @@ def fill(
             found = (stated[0], [stated[1].source]) if stated else None
         else:
             found = _from_attributes(slot, [f for f in attributed if not f.negated][:MAX_PROPERTY_FACTS])
+            if found is None and attributed and attributed[0].negated:
+                # "I quit my job at Acme": the newest fact of the attribute denies it, so no phrase of
+                # a passage (the same sentence's "job") may stand in for a value
+                denied.add(slot.key)
         if found is not None:
             chosen[slot.key] = found
 
-    wanted = [s for s in slots if s.key not in chosen and s.kind not in ("boolean", "none")]
+    wanted = [s for s in slots if s.key not in chosen and s.key not in denied and s.kind not in ("boolean", "none")]
     if wanted:
         exclude = {self_name.casefold()} if self_name else set()
         candidates = _candidates(_leading_text(positive[:MAX_FACTS]), exclude)
