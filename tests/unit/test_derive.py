@@ -1569,6 +1569,9 @@ def test_leaving_alone_is_no_attribute(text, left):
         ("Back in 2015, I worked at IBM.", "Alice worked at IBM back in 2015.", date(2015, 1, 1)),
         ("Last year, my sister moved to Paris.", "Alice's sister moved to Paris in 2022.", date(2022, 1, 1)),
         ("In 2019 I moved to Oslo.", "Alice moved to Oslo in 2019.", date(2019, 1, 1)),
+        # counted ahead: a time of a clause that looks ahead (were no Memory at all, or one undated)
+        ("In two weeks I'm moving to Oslo.", "Alice is moving to Oslo in the week of 22 May 2023.", date(2023, 5, 22)),
+        ("In two years, I'll move to Oslo.", "Alice will move to Oslo in 2025.", date(2025, 1, 1)),
     ],
 )
 def test_a_fronted_time_before_a_comma_dates_its_clause(text, statement, day):
@@ -1576,6 +1579,20 @@ def test_a_fronted_time_before_a_comma_dates_its_clause(text, statement, day):
     "Back in 2015" became "Alice is back in 2015"."""
     a = one(msg(text, speaker="Alice"))
     assert (a.statement, a.valid_from.date(), a.time_stated) == (statement, day, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "attribute"),
+    [
+        ("Finally I moved to Oslo.", "Alice moved to Oslo finally.", "lives_in"),
+        ("Eventually, I quit my job at Acme.", "Alice quit Alice's job at Acme eventually.", "works_at"),
+        ("Soon I'm moving to Oslo.", "Alice is moving to Oslo soon.", None),
+    ],
+)
+def test_a_fronted_adverb_of_time_goes_to_the_end(text, statement, attribute):
+    # "Finally I moved to Oslo" derived nothing: no subject was found after the adverb
+    a = one(msg(text, speaker="Alice"))
+    assert (a.subject, a.statement, a.attribute) == ("Alice", statement, attribute)
 
 
 def test_the_us_is_no_us():

@@ -1494,7 +1494,8 @@ _TIME_LEAD = re.compile(
     r"|earlier|later|since|early|late|mid)\b",
     re.I,
 )
-_FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally)\s*,?\s+", re.I)
+# how often or when, as an adverb ("Soon I'm moving ...", "Finally we bought ..."): at the statement's end
+_FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally|soon|finally|eventually)\s*,?\s+", re.I)
 # What narrows a fronted time ("Yesterday morning", "On Friday afternoon", "Yesterday at 3pm"): it goes
 # with the time, and the subject comes after it
 _TIME_OF_DAY = re.compile(
@@ -2484,6 +2485,9 @@ class _Run:
             )
             probe = text[pos : min(ce, pos + 40)]
             exprs = find_time_expressions(probe, self.src.occurred_at)
+            if not exprs and probe[:3].lower() == "in " and looks_ahead(text[pos:ce]):
+                # "In two weeks I'm moving ...": counted ahead, a time only of a clause that looks ahead
+                exprs = find_time_expressions(probe, self.src.occurred_at, future=True)
             first = exprs[0] if exprs else None
             if (
                 first is not None
