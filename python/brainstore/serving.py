@@ -24,14 +24,16 @@ Guarantees, per connection:
   (a malformed request line or header, a head over the limit, a bad chunk) is answered with the
   spec's Error body, ``http_400`` with its generic message, or ``invalid_request_body`` for a body
   over the limit; a failure of the worker itself is ``internal_error``. Never gunicorn's HTML.
-- Complete requests wait on the main loop for a thread and go to the threads fairly across API keys
-  (:class:`FairDispatch`): a quarter of them stays free of any one key's requests, and requests with
-  a key the app has not accepted yet share one key's place.
+- Complete requests wait on the main loop for a thread and go to the threads fairly across tenants,
+  a tenant being a namespace (project and environment: every key ``sk_<env>_<project>_…`` of it)
+  (:class:`FairDispatch`): a quarter of them stays free of any one tenant's requests, however many
+  keys it holds, and requests with a key the app has not accepted yet share one tenant's place.
 - At most ``worker_connections`` connections at once, fewer where the open-file limit allows fewer
   (:func:`connection_limit`); at the limit, connections that hold a place unused (idle, or with a
   request stalled a second after it began) are closed to let new ones in, those of clients the app
   has not accepted a key of that are idle first, then those of whoever holds the most connections,
-  a key or every client without one (:func:`eviction_order`); running out of file descriptors
+  a tenant (every accepted key of a namespace together) or every client without an accepted key
+  (:func:`eviction_order`); running out of file descriptors
   pauses accepting instead of ending the worker.
 - A turn of the main loop accepts every connection waiting in the listen backlog (up to the limit)
   and reads from at most :data:`READS_PER_TURN` connections, those read least recently first: a new
@@ -75,7 +77,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from brainstore.api.errors import error_body, from_falcon, retry_after
 from brainstore.api.resources import MAX_BODY
-from brainstore.auth.keys import parse_authorization
+from brainstore.auth.keys import parse_authorization, parse_key
 from brainstore.config import Config
 from brainstore.errors import BrainstoreError, invalid
 from brainstore.ids import new_id
@@ -122,12 +124,13 @@ STALLED_HEAD = 1.0
 BUFFER_BUDGET = 128 * 1024 * 1024
 #: What a request refused for want of buffer space is told to wait before it tries again (seconds).
 BUSY_RETRY = 1.0
-#: API keys the dispatch remembers as accepted by the app (see FairDispatch): about 100 bytes each.
+#: API keys the dispatch remembers as accepted by the app (see FairDispatch): about 250 bytes each
+#: (the key, its namespace and the entry; 2.5 MB in all).
 MAX_KNOWN_KEYS = 10_000
-#: A request counts once against its key's share of the threads, and once more for each of these it
+#: A request counts once against its tenant's share of the threads, and once more for each of these it
 #: holds (FairDispatch): its work under the GIL grows with its bytes (parsed, checked, fingerprinted,
 #: stored), and eight clients posting nested Objects of 1 MiB took another tenant's fast Context from
-#: 8 to 333 ms at the median, six of them at a time. A key runs one such request, or three of 200 KB.
+#: 8 to 333 ms at the median, six of them at a time. A tenant runs one such request, or three of 200 KB.
 HEAVY_REQUEST_BYTES = 128 * 1024
 # Container objects allocated (net of those freed) before a young-generation collection; Python's
 # default is 700. A fast Context allocates thousands that live until its response is written (its
@@ -365,8 +368,8 @@ class Connection:
         self.draining = False
         self.drained = 0
         self.read_turn = 0  # the main loop's turn that last read from the connection (0: none yet)
-        self.key = ""  # the API key the request presents, read as the app reads it (see tenant_of)
-        self.tenant = ""  # whose request was handed to a thread (see FairDispatch)
+        self.key = ""  # the API key the request presents, read as the app reads it (see key_of)
+        self.tenant = ""  # whose request was handed to a thread: its key's namespace, or "" (FairDispatch)
         self.weight = 1  # how much of its tenant's share of the threads the request takes (FairDispatch)
         self.status: int | None = None  # the status the app answered the request with
 
@@ -382,11 +385,11 @@ class Connection:
             self.sock.close()
 
 
-def tenant_of(authorization: bytes | None) -> str:
-    """Whose request it is, for :class:`FairDispatch`: the API key, read as the app reads it, so that
-    the many spellings of one key's header (the scheme's case, spaces) are one tenant and not many
-    that would each take a share of the threads; "" for every request whose header the app refuses
-    (they are one tenant: a flood of them is answered 401, never on every thread)."""
+def key_of(authorization: bytes | None) -> str:
+    """The API key a request presents, read as the app reads it, so that the many spellings of one
+    key's header (the scheme's case, spaces) are one key and not many; "" for every request whose
+    header the app refuses (they are one tenant for :class:`FairDispatch`: a flood of them is
+    answered 401, never on every thread)."""
     if authorization is None:
         return ""
     try:
@@ -395,39 +398,53 @@ def tenant_of(authorization: bytes | None) -> str:
         return ""
 
 
-class FairDispatch:
-    """Complete requests waiting for a pool thread, handed out by API key (:func:`tenant_of`): the key
-    with the fewest requests running goes first, round robin among equals, and no key runs on more
-    than three quarters of the threads (all but one of fewer than eight). gunicorn hands requests to
-    its threads first come, first served, so one tenant's many requests in flight made every other
-    tenant's request wait behind all of them; a request cannot be paused, so the threads a key cannot
-    take are what lets another tenant's request start at once. (Half the threads did that too, but a
-    tenant's concurrent writes then shared smaller group commits: 8 clients' Records became ready
-    about 8% slower.) A request weighs more the more bytes it holds (:data:`HEAVY_REQUEST_BYTES`), and
-    "fewest" and "three quarters" count weights: a key's large bodies run one or a few at a time, as
-    their work holds the GIL the other tenants' requests need; a key with nothing running may always
-    start one. At most ``slots`` requests run at once (the pool's threads), so none waits in the pool's
-    own queue.
+def namespace_of(key: str) -> str:
+    """The tenant an accepted key (as :func:`key_of` reads it) is one of: its namespace, the
+    ``sk_<env>_<project>`` its every key begins with."""
+    return parse_key(key).prefix
 
-    A key is a tenant of its own once the app has accepted it (answered a request of it with neither
+
+class FairDispatch:
+    """Complete requests waiting for a pool thread, handed out by tenant: the tenant with the fewest
+    requests running goes first, round robin among equals, and no tenant runs on more than three
+    quarters of the threads (all but one of fewer than eight). gunicorn hands requests to its threads
+    first come, first served, so one tenant's many requests in flight made every other tenant's request
+    wait behind all of them; a request cannot be paused, so the threads a tenant cannot take are what
+    lets another tenant's request start at once. (Half the threads did that too, but a tenant's
+    concurrent writes then shared smaller group commits: 8 clients' Records became ready about 8%
+    slower.) A request weighs more the more bytes it holds (:data:`HEAVY_REQUEST_BYTES`), and "fewest"
+    and "three quarters" count weights: a tenant's large bodies run one or a few at a time, as their
+    work holds the GIL the other tenants' requests need; a tenant with nothing running may always start
+    one. At most ``slots`` requests run at once (the pool's threads), so none waits in the pool's own
+    queue.
+
+    A tenant is a namespace (:func:`namespace_of`): every accepted key of one project and environment
+    together. Shared per key, one project with two keys (two Brain-bound MCP keys, say) took every
+    thread of four, 3 + 3, and another project's 4 ms read waited 1.75 s.
+
+    A key counts for its namespace once the app has accepted it (answered a request of it with neither
     401 nor a 5xx); until then, and after a 401, its requests wait with every other unproven one as the
     tenant "". Otherwise anyone could invent a new well-formed key for each request: each would be a
     tenant with nothing running, and a flood of them would go before every real tenant with a request
-    running, each answered 401 but starving the tenants who pay. The :data:`MAX_KNOWN_KEYS` most
-    recently accepted keys are remembered. Used on the worker's main loop only."""
+    running, each answered 401 but starving the tenants who pay. What is accepted is the key itself,
+    never its namespace: keys invented with a real project's prefix are unproven like any other (they
+    neither spend that project's share nor, answered 401, take its accepted keys' place from it). The
+    :data:`MAX_KNOWN_KEYS` most recently accepted keys are remembered. Used on the worker's main loop
+    only."""
 
     def __init__(self, slots: int) -> None:
         self.slots = slots
         self.per_tenant = max(1, slots - max(1, slots // 4))  # 6 of 8, 3 of 4, 1 of 2
-        # only keys with requests running (a few at most), each by the weight of its requests
+        # only tenants with requests running (a few at most), each by the weight of its requests
         self._running: Counter[str] = Counter()
         self._in_flight = 0
         self._waiting: OrderedDict[str, deque[Connection]] = OrderedDict()
-        self._accepted: OrderedDict[str, None] = OrderedDict()  # least recently accepted first
+        # each accepted key's namespace, least recently accepted first
+        self._accepted: OrderedDict[str, str] = OrderedDict()
 
     def add(self, conn: Connection) -> None:
-        conn.key = tenant_of(conn.framing.authorization)
-        conn.tenant = conn.key if self.accepted(conn.key) else ""
+        conn.key = key_of(conn.framing.authorization)
+        conn.tenant = self.tenant(conn.key)
         conn.weight = 1 + (len(conn.request) + len(conn.body)) // HEAVY_REQUEST_BYTES
         queue = self._waiting.get(conn.tenant)
         if queue is None:
@@ -454,9 +471,10 @@ class FairDispatch:
             return conn
         return None
 
-    def accepted(self, key: str) -> bool:
-        """Whether ``key`` is a tenant of its own: the app accepted it and has not refused it since."""
-        return bool(key) and key in self._accepted
+    def tenant(self, key: str) -> str:
+        """Whose ``key``'s requests are: its namespace once the app accepted the key itself and has not
+        refused it since, else "" (every unproven request together)."""
+        return self._accepted.get(key, "") if key else ""
 
     def done(self, conn: Connection) -> None:
         """``conn``'s request was answered (``conn.status``, None when the app did not answer it)."""
@@ -469,24 +487,26 @@ class FairDispatch:
         if conn.status == HTTPStatus.UNAUTHORIZED:
             self._accepted.pop(conn.key, None)  # revoked, or never valid
             return
-        self._accepted[conn.key] = None
+        self._accepted[conn.key] = namespace_of(conn.key)
         self._accepted.move_to_end(conn.key)
         if len(self._accepted) > MAX_KNOWN_KEYS:
             self._accepted.popitem(last=False)
 
 
-def eviction_order(connections: Iterable[Connection], accepted: Callable[[str], bool], stalled_before: float) -> list[Connection]:
+def eviction_order(connections: Iterable[Connection], tenant: Callable[[str], str], stalled_before: float) -> list[Connection]:
     """The connections waiting on the main loop that hold a place without using it, in the order they
     are closed at the connection limit (:meth:`BufferingWorker._evict_unused`).
 
-    First the kept-alive ones of clients without a key the app has accepted (see :class:`FairDispatch`),
-    idle longest first: closing one loses nothing. Then one at a time from whoever holds the most
-    connections left (a key the app accepted, or every client without one together), each time counting
-    all of them, used or not: its kept-alive ones, idle longest first, then its requests (head or body)
-    still incomplete at ``stalled_before`` (:data:`STALLED_HEAD` after they began), oldest first. A request
+    First the kept-alive ones of clients without a key the app has accepted, idle longest first: closing
+    one loses nothing. Then one at a time from whoever holds the most connections left (a tenant, every
+    key of its namespace the app accepted together, or every client without an accepted key together;
+    ``tenant`` tells whose a key is, as :meth:`FairDispatch.tenant` does), each time counting all of
+    them, used or not: its kept-alive ones, idle longest first, then its requests (head or body) still
+    incomplete at ``stalled_before`` (:data:`STALLED_HEAD` after they began), oldest first. A request
     begun since is left to finish, and one that completed is never here (it waits for a thread). Once
     whoever holds the most has nothing left unused, nobody else gives up a place: it would be the one
-    of someone holding fewer.
+    of someone holding fewer. Counted per key, a project's connections spread over two keys counted as
+    two holders of half as many.
 
     So the holder of many places gives them up before anyone else gives up one. Before, the requests of
     clients without an accepted key were closed first, the tenants' idle connections next, and a
@@ -496,16 +516,16 @@ def eviction_order(connections: Iterable[Connection], accepted: Callable[[str], 
     counts: Counter[str] = Counter()
     unproven_idle: list[Connection] = []
     unused: dict[str, list[Connection]] = {}
-    tenants: dict[bytes, str] = {}  # each Authorization header read once (many connections send the same)
+    keys: dict[bytes, str] = {}  # each Authorization header read once (many connections send the same)
     for conn in connections:
         if conn.draining:
             continue
         authorization = conn.framing.authorization
         if conn.idle or authorization is None:
             key = conn.key  # a kept-alive connection's last request's key ("" for a new connection)
-        elif (key := tenants.get(authorization)) is None:
-            key = tenants[authorization] = tenant_of(authorization)
-        holder = key if accepted(key) else ""
+        elif (key := keys.get(authorization)) is None:
+            key = keys[authorization] = key_of(authorization)
+        holder = tenant(key)
         counts[holder] += 1
         if conn.idle and not holder:
             unproven_idle.append(conn)
@@ -517,7 +537,7 @@ def eviction_order(connections: Iterable[Connection], accepted: Callable[[str], 
         conns.sort(key=lambda c: (not c.idle, c.began))
         conns.reverse()  # the first to close last, to pop
     # the holder with the most connections first; among equals, those with one unused, then clients
-    # without a key, then by key
+    # without an accepted key, then by tenant
     most = [(-held, holder not in unused, holder != "", holder) for holder, held in counts.items()]
     heapq.heapify(most)
     order = unproven_idle
@@ -675,7 +695,7 @@ class BufferingWorker(ThreadWorker):
         the limit at once, in :func:`eviction_order`. Anyone can open such connections (no key
         needed, or with one key): they would otherwise keep every new client out for their whole
         keepalive, or request deadline, again and again."""
-        order = eviction_order(self.connections, self.dispatch.accepted, time.monotonic() - STALLED_HEAD)
+        order = eviction_order(self.connections, self.dispatch.tenant, time.monotonic() - STALLED_HEAD)
         for conn in order[: max(1, self.worker_connections // EVICT_SHARE)]:
             self._drop(conn)
 

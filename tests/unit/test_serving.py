@@ -1,5 +1,5 @@
 """The worker (brainstore.serving): a response's head goes out with its body, complete requests are
-handed to its threads fairly across API keys, and its connections fit its open-file limit."""
+handed to its threads fairly across tenants (namespaces), and its connections fit its open-file limit."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from brainstore.serving import (
     Framing,
     _HeadHeld,
     connection_limit,
-    tenant_of,
+    key_of,
 )
 
 
@@ -180,6 +180,8 @@ def test_any_other_use_of_the_socket_sends_what_is_held_first() -> None:
 
 
 BULK, QUIET = "sk_test_bulk_0001", "sk_test_quiet_0002"
+# the tenants their requests are once accepted: their namespaces
+BULK_NS, QUIET_NS = "sk_test_bulk", "sk_test_quiet"
 
 
 def request(authorization: bytes | None) -> Connection:
@@ -229,29 +231,29 @@ def test_the_framing_reads_the_first_authorization_header() -> None:
     assert framing.authorization == b"Bearer b"  # the first one
 
 
-def test_every_spelling_of_one_key_is_one_tenant() -> None:
+def test_every_spelling_of_one_key_is_one_key() -> None:
     for header in (b"Bearer " + BULK.encode(), b"bEaReR " + BULK.encode(), b"Bearer     " + BULK.encode() + b"  "):
-        assert tenant_of(header) == BULK
+        assert key_of(header) == BULK
     # Whatever the app refuses before routing is one tenant, however it is spelled.
     for refused in (None, b"", b"Basic dXNlcjpwYXNz", b"Bearer not-a-key", b"Bearer sk_prod_p_1", b"\xff\xfe"):
-        assert tenant_of(refused) == ""
+        assert key_of(refused) == ""
 
 
 def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
     dispatch = dispatch_for(8, BULK, QUIET)
     for _ in range(10):
         dispatch.add(keyed(BULK))
-    assert started(dispatch) == [BULK] * 6  # three quarters of the threads at most
+    assert started(dispatch) == [BULK_NS] * 6  # three quarters of the threads at most
     quiet = keyed(QUIET)
     dispatch.add(quiet)
-    assert started(dispatch) == [QUIET]  # at once, on a thread the bulk could not take
+    assert started(dispatch) == [QUIET_NS]  # at once, on a thread the bulk could not take
     dispatch.add(keyed(QUIET))
     for spelling in (b"bearer  " + BULK.encode(), b"Bearer sk_test_bulk_0001 "):
         dispatch.add(request(spelling))  # not a tenant of its own: waits with the bulk
     dispatch.add(request(None))  # no credential is a tenant of its own
     assert started(dispatch) == [""]  # 8 running: every thread is taken
     dispatch.done(quiet)
-    assert started(dispatch) == [QUIET]
+    assert started(dispatch) == [QUIET_NS]
 
 
 def sized(key: str, body_bytes: int) -> Connection:
@@ -266,29 +268,29 @@ def test_a_key_s_large_bodies_run_one_at_a_time_beside_other_keys_requests() -> 
     heavy = [sized(BULK, 1024 * 1024) for _ in range(8)]
     for conn in heavy:
         dispatch.add(conn)
-    assert started(dispatch) == [BULK]  # one of a megabyte takes the key's whole share
+    assert started(dispatch) == [BULK_NS]  # one of a megabyte takes the key's whole share
     for _ in range(3):
         dispatch.add(sized(QUIET, 100))
-    assert started(dispatch) == [QUIET] * 3
+    assert started(dispatch) == [QUIET_NS] * 3
     dispatch.done(heavy[0])
-    assert started(dispatch) == [BULK]
+    assert started(dispatch) == [BULK_NS]
     # bodies of 200 KB weigh two each: three at a time
     dispatch = dispatch_for(8, BULK)
     for _ in range(6):
         dispatch.add(sized(BULK, 200 * 1024))
-    assert started(dispatch) == [BULK] * 3
+    assert started(dispatch) == [BULK_NS] * 3
 
 
 def test_a_heavy_request_waiting_does_not_hold_back_a_lighter_key() -> None:
     dispatch = dispatch_for(8, BULK, QUIET)
     dispatch.add(first := sized(BULK, 100))
-    assert started(dispatch) == [BULK]
+    assert started(dispatch) == [BULK_NS]
     dispatch.add(sized(BULK, 1024 * 1024))  # BULK runs a request: this one must wait for it
     dispatch.add(sized(QUIET, 100))
     dispatch.add(sized(QUIET, 100))
-    assert started(dispatch) == [QUIET, QUIET]
+    assert started(dispatch) == [QUIET_NS, QUIET_NS]
     dispatch.done(first)
-    assert started(dispatch) == [BULK]
+    assert started(dispatch) == [BULK_NS]
 
 
 def test_each_pool_size_keeps_a_thread_from_any_one_key() -> None:
@@ -306,12 +308,12 @@ def test_the_fewest_running_goes_first_and_equals_take_turns() -> None:
     for key in (a, a, a, b, c):
         dispatch.add(conn := keyed(key))
         running.append(conn)
-    assert started(dispatch) == [a, b, c, a, a]
+    assert started(dispatch) == ["sk_test_a", "sk_test_b", "sk_test_c", "sk_test_a", "sk_test_a"]
     for conn in running:
         dispatch.done(conn)
     for key in (a, a, b, b):
         dispatch.add(keyed(key))
-    assert started(dispatch) == [a, b, a, b]
+    assert started(dispatch) == ["sk_test_a", "sk_test_b"] * 2
 
 
 def test_one_thread_serves_every_key_in_turn() -> None:
@@ -324,7 +326,7 @@ def test_one_thread_serves_every_key_in_turn() -> None:
         order.append(conn.tenant)
         assert dispatch.next() is None  # the one thread is taken
         dispatch.done(conn)
-    assert order == [a, b, a]
+    assert order == ["sk_test_a", "sk_test_b", "sk_test_a"]
 
 
 def test_keys_the_app_has_not_accepted_share_one_place_beside_real_tenants() -> None:
@@ -343,14 +345,14 @@ def test_keys_the_app_has_not_accepted_share_one_place_beside_real_tenants() -> 
         dispatch.done(conn)
         running.append(dispatch.next())
         handed_out.append(running[-1].tenant)
-    assert 16 <= handed_out.count(BULK) <= 24  # about half, as for any two tenants
+    assert 16 <= handed_out.count(BULK_NS) <= 24  # about half, as for any two tenants
 
 
 def test_a_key_becomes_a_tenant_once_accepted_and_stops_being_one_at_a_401() -> None:
     dispatch = FairDispatch(8)
     # Each answer in turn, then whose request the key's next one is: a refusal before the app saw it
     # (None) and a failure (an unreadable key registry fails every key) prove nothing either way.
-    for status, tenant in ((None, ""), (500, ""), (404, QUIET), (500, QUIET), (None, QUIET), (401, ""), (429, QUIET)):
+    for status, tenant in ((None, ""), (500, ""), (404, QUIET_NS), (500, QUIET_NS), (None, QUIET_NS), (401, ""), (429, QUIET_NS)):
         answered(dispatch, QUIET, status=status)
         dispatch.add(conn := keyed(QUIET))
         assert started(dispatch) == [tenant], status
@@ -363,7 +365,49 @@ def test_the_most_recently_accepted_keys_are_remembered(monkeypatch: pytest.Monk
     dispatch = dispatch_for(8, a, b, a, c)  # b is the least recently accepted: forgotten
     for key in (a, b, c):
         dispatch.add(keyed(key))
-    assert sorted(started(dispatch)) == ["", a, c]
+    assert sorted(started(dispatch)) == ["", "sk_test_a", "sk_test_c"]
+
+
+def test_every_key_of_one_namespace_shares_its_tenant_s_threads() -> None:
+    """Shared per key, one project with two keys (two Brain-bound MCP keys, say) took every thread of
+    four, 3 + 3, and another project's 4 ms read waited 1.75 s behind Contexts holding a thread 2 s."""
+    second, live = "sk_test_bulk_0003", "sk_live_bulk_0004"  # BULK's project; and its live environment
+    dispatch = dispatch_for(8, BULK, second, QUIET, live)
+    for _ in range(5):
+        dispatch.add(keyed(BULK))
+        dispatch.add(keyed(second))
+    assert started(dispatch) == [BULK_NS] * 6  # three quarters of the threads, both keys together
+    dispatch.add(keyed(QUIET))
+    dispatch.add(keyed(live))  # another environment is another namespace
+    assert started(dispatch) == [QUIET_NS, "sk_live_bulk"]
+    dispatch = dispatch_for(4, BULK, second, QUIET)
+    for _ in range(3):
+        dispatch.add(keyed(BULK))
+        dispatch.add(keyed(second))
+    assert started(dispatch) == [BULK_NS] * 3
+    dispatch.add(keyed(QUIET))
+    assert started(dispatch) == [QUIET_NS]  # at once, on the thread the project's keys could not take
+
+
+def test_keys_invented_with_a_tenant_s_prefix_neither_spend_its_share_nor_unseat_it() -> None:
+    """Anyone can write sk_test_bulk_<anything>: a key is accepted on its own, never for its namespace.
+    Counted for BULK's namespace, invented keys would spend its share of the threads; and a 401 to one of
+    them taking the namespace's place away would send BULK's own requests to wait with the unproven."""
+    dispatch = dispatch_for(8, BULK)
+    for n in range(20):
+        answered(dispatch, f"sk_test_bulk_invented{n:02d}", status=401)
+    for n in range(3):
+        dispatch.add(keyed(f"sk_test_bulk_invented{n:02d}"))
+    for _ in range(10):
+        dispatch.add(keyed(BULK))
+    # the invented ones wait with the unproven, beside the tenant: every thread runs, 5 of them BULK's
+    assert started(dispatch) == ["", BULK_NS, "", BULK_NS, "", BULK_NS, BULK_NS, BULK_NS]
+    # one key of a namespace refused (revoked) leaves its other keys where they were
+    dispatch = dispatch_for(8, BULK, second := "sk_test_bulk_0003")
+    answered(dispatch, second, status=401)
+    for key in (BULK, second):
+        dispatch.add(keyed(key))
+    assert started(dispatch) == [BULK_NS, ""]
 
 
 def test_the_reply_reads_its_status_line() -> None:
@@ -553,16 +597,33 @@ def test_the_holder_of_the_most_connections_gives_them_up_first() -> None:
     quiet_idle, quiet_body = held(QUIET, idle=True, began=LONG_AGO + 5), held(QUIET, began=LONG_AGO)
     draining = held(BULK)
     draining.draining = True  # closing already
-    accepted = dispatch_for(4, BULK, QUIET).accepted
+    tenant = dispatch_for(4, BULK, QUIET).tenant
     everyone = [quiet_body, *bulk_fresh, keyless, keyless_idle, *reversed(bulk), stranger, quiet_idle, draining]
-    order = serving.eviction_order(everyone, accepted, stalled_before=LONG_AGO + 100)
+    order = serving.eviction_order(everyone, tenant, stalled_before=LONG_AGO + 100)
     # Bulk holds 11 (10 stalled), the keyless 3 (one idle), the quiet tenant 2. Bulk's go until it holds
     # 2, then all three in turn while they hold as many: the keyless first, then by key.
     assert order == [keyless_idle, *bulk[:9], stranger, bulk[9], quiet_idle, keyless, quiet_body]
     # Bulk holding one more, begun just now: once it is down to its two in use, they are still the
     # most, and nobody else gives a place up for them.
-    order = serving.eviction_order([*everyone, held(BULK, began=time.monotonic())], accepted, LONG_AGO + 100)
+    order = serving.eviction_order([*everyone, held(BULK, began=time.monotonic())], tenant, LONG_AGO + 100)
     assert order == [keyless_idle, *bulk, stranger, quiet_idle]
+
+
+def test_at_the_limit_the_keys_of_one_namespace_hold_their_connections_together() -> None:
+    """Counted per key, a project's connections over two keys were two holders of half as many: another
+    tenant holding fewer than the project gave its places up first. A key invented with the project's
+    prefix is no key of it: one more client without an accepted key."""
+    second = "sk_test_bulk_0003"
+    bulk = [held(BULK if n % 2 else second, began=LONG_AGO + n) for n in range(8)]
+    quiet = [held(QUIET, began=LONG_AGO - 10 + n) for n in range(5)]  # stalled longer than any of bulk's
+    invented = held("sk_test_bulk_invented", began=LONG_AGO + 50)
+    tenant = dispatch_for(4, BULK, second, QUIET).tenant
+    order = serving.eviction_order([*quiet, *reversed(bulk), invented], tenant, LONG_AGO + 100)
+    # the project holds 8, the quiet tenant 5: the project's go until it holds as many, then in turn
+    assert order == [
+        *bulk[:4], quiet[0], bulk[4], quiet[1], bulk[5], quiet[2], bulk[6], quiet[3],
+        invented, bulk[7], quiet[4],
+    ]
 
 
 def main_loop(limit: int = 8) -> BufferingWorker:
