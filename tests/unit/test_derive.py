@@ -2698,6 +2698,27 @@ def test_a_plan_with_no_time_is_kept_as_said(text, attribute):
 
 
 @pytest.mark.parametrize(
+    ("text", "subject", "value"),
+    [
+        ("My birthday is next Tuesday.", "Alice", "may 9"),
+        ("My birthday was yesterday.", "Alice", "may 7"),
+        ("My birthday is tomorrow.", "Alice", "may 9"),
+        ("My birthday is on June 3rd.", "Alice", "june 3"),
+        ("I was born on June 3rd, 1990.", "Alice", "june 3"),
+        ("Bob's birthday is next Friday.", "Bob", "may 12"),
+        ("My birthday is in June.", "Alice", "june"),
+    ],
+)
+def test_a_birthday_is_the_day_it_falls_on_known_from_when_it_is_told(text, subject, value):
+    # were the values "next tuesday", "yesterday", "on june 3rd", "in june": a week later "next tuesday"
+    # named another day, and "June 3" told again conflicted with "on june 3rd"; "next Tuesday" held only
+    # from that Tuesday (unknown until then), "yesterday" ended the birthday the day after
+    (a,) = run(text)
+    assert (a.subject, a.attribute, a.value, a.valid_to) == (subject, "birthday", value, None)
+    assert a.valid_from <= NOW
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "valid_from"),
     [
         # a present "be" or "have" with a date without a year: its next occurrence (were all in 2022)

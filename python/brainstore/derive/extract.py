@@ -3570,6 +3570,17 @@ class _Run:
             and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
         )
         valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
+        if attr == "birthday":
+            # a day of every year, whenever and however it was told ("next Tuesday", "June 3rd",
+            # "yesterday"): the value is that day ("may 9"), which neither a later mention of it in
+            # other words contradicts, nor the day's passing ends; and it is known from when it is told,
+            # not from the day it next falls on
+            day = next((x.when for x in exprs if x.period == "day" and x.kind != "range"), None)
+            if day is not None:
+                value = f"{calendar.month_name[day.month].lower()} {day.day}"
+            elif value:
+                value = re.sub(r"^(?:on|in)\s+", "", value)  # "in June": the month
+            valid_from, valid_to = min(valid_from, self.src.occurred_at), None
         if attr is not None and change and not stated and (tense == "future" or _PLANNED.match(pred_exp)):
             # "I'm moving to Oslo soon", "I'll quit my job at Acme": a plan, not yet a fact, and no time
             # says when it comes: a new value would end the one held now. Kept as said, a plain statement
