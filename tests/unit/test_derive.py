@@ -1108,6 +1108,33 @@ def test_a_names_s_before_a_verb_is_is_or_has(text, statement, attribute, value)
     assert (a.statement, a.subject, a.owner, a.attribute, a.value) == (statement, "Bob", "Bob", attribute, value)
 
 
+@pytest.mark.parametrize(
+    ("text", "statement", "subject", "attribute", "value"),
+    [
+        ("Bob's a nurse.", "Bob is a nurse.", "Bob", "job", "nurse"),
+        ("Bob's 12.", "Bob is 12.", "Bob", "age", "12"),
+        ("Bob's from Ohio.", "Bob is from Ohio.", "Bob", "from", "ohio"),
+        ("My mom's a nurse.", "Alice's mom is a nurse.", "Alice's mom", "job", "nurse"),
+        ("My son's 12.", "Alice's son is 12.", "Alice's son", "age", "12"),
+        ("My sister's living in Berlin now.", "Alice's sister is living in Berlin now.", "Alice's sister", "lives_in", "berlin"),
+        ("My brother's moving to Rome.", "Alice's brother is moving to Rome.", "Alice's brother", None, None),
+        ("My birthday's on the 3rd of June.", "Alice's birthday is on the 3rd of June.", "Alice", "birthday", "june 3"),
+    ],
+)
+def test_an_s_before_what_no_possessive_precedes_is_is(text, statement, subject, attribute, value):
+    # "Bob's a nurse", "My mom's a nurse", "My son's 12" made nothing (an "is" was looked for after the
+    # possessive and never came), "My birthday's on the 3rd of June" the subject "Alice's birthday's on
+    # the 3rd"
+    a = one(text)
+    assert (a.statement, a.subject, a.attribute, a.value) == (statement, subject, attribute, value)
+
+
+def test_a_possessive_before_a_number_and_a_verb_stays_one():
+    assert all(a.attribute != "age" for a in run("Bob's 3 cats are cute.")), run("Bob's 3 cats are cute.")
+    (dog,) = run("My dog's name is Rex.")
+    assert (dog.subject, dog.attribute, dog.value) == ("Alice's dog", "name", "rex")
+
+
 def test_a_names_s_before_a_noun_is_whose():
     carol = one(msg("Carol's been at Acme since 2019.", speaker="Bob"))
     assert (carol.subject, carol.owner, carol.statement) == ("Carol", "Carol", "Carol has been at Acme since 2019.")

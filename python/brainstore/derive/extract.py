@@ -3291,6 +3291,7 @@ class _Run:
             and any(w.lower() in _FINITE for w, _, _ in words[2:12])
         ):
             j = 2  # "my dream is", "my own journey was", "my work has": after "my" a verb's form is a noun
+        contracted = ""
         while (
             j < len(words)
             and j < 6
@@ -3298,13 +3299,18 @@ class _Run:
             and words[j][0] not in (",", "-")
             and not (j > 1 and words[j][0].lower() in ADVERBS)  # "my turtles always cheer me up"
         ):
+            if j > 1 and words[j - 1][0].lower().endswith("'s") and (contracted := _contracted_verb(words, j)):
+                break  # "my mom's a nurse", "my brother's moving": the "'s" is the verb
             j += 1
         if j >= len(words) or j == 1:
             return None
         np_words = [w for w, _, _ in words[1:j]]
         np = self.text[words[1][1] : words[j - 1][2]]
+        if contracted:
+            np_words[-1] = np_words[-1][:-2]
+            np = np[:-2]
         np_low = [w.lower().removesuffix("'s") for w in np_words]
-        pre = ""
+        pre = contracted
         verb = words[j][0]
         if verb.startswith("'") or verb.lower() in ("s",):
             pre = _contraction_prefix(verb, words[j:])
@@ -4133,12 +4139,20 @@ _STATE_PARTICIPLES = {
     "employed", "unemployed", "stressed", "exhausted", "supposed", "allowed",
 }  # fmt: skip
 _COMPLEMENT_OPENERS = {"to", "in", "at", "on", "for", "with", "from", "into", "about", "of", "by", "the", "a", "an"}
+# Words no possessive is followed by, that "is" is ("Bob's a nurse", "my mom's in Paris", "my birthday's
+# tomorrow"); a number too, unless a verb follows ("my son's 12", not "Bob's 3 cats are cute")
+_AFTER_IS = _COMPLEMENT_OPENERS - {"of", "by", "to"} | {
+    "still", "also", "always", "never", "not", "really", "so", "very", "just", "now", "back", "here", "there",
+    "away", "over", "tomorrow", "today", "tonight", "next", "this", "such", "quite", "pretty", "too", "currently",
+    "originally", "finally", "no", "under", "near", "off", "out",
+}  # fmt: skip
 
 
 def _contracted_verb(words: list[tuple[str, int, int]], i: int) -> str:
     """ "is"/"has" when the "'s" of the name before ``words[i]`` is the verb contracted onto it: before
-    "been", a participle or an -ing verb ("Bob's moving to Oslo", "Bob's been living there"), not when
-    the word is a noun the name owns ("Bob's wedding was lovely", "Bob's painting is great"); "" else."""
+    "been", a participle or an -ing verb ("Bob's moving to Oslo", "Bob's been living there"), or a word
+    no possessive comes before (_AFTER_IS: "Bob's a nurse"), not when the word is a noun the name owns
+    ("Bob's wedding was lovely", "Bob's painting is great"); "" else."""
     if i >= len(words):
         return ""
     low = words[i][0].lower()
@@ -4151,7 +4165,7 @@ def _contracted_verb(words: list[tuple[str, int, int]], i: int) -> str:
             low in _VERB_FORMS or ed_stem[:-1] in _VERB_BASE_SET or ed_stem[:-1] + "y" in _VERB_BASE_SET
         ))
     )  # fmt: skip
-    if not participle and not _is_gerund(low):
+    if not participle and not _is_gerund(low) and low not in _AFTER_IS and not low.isdigit():
         return ""
     for w, _, _ in words[i + 1 : i + 4]:
         if w.lower() in _COMPLEMENT_OPENERS or not w.isalpha():
