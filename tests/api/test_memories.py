@@ -240,6 +240,29 @@ def test_leaving_an_employer_in_a_later_record_ends_the_job(alice: Api, service:
     assert only(memories(alice), "lives in Berlin")["valid_to"] is None
 
 
+def test_a_job_ended_without_naming_the_employer_ends_the_one_held(alice: Api, service: Service) -> None:
+    # "I got laid off today" after "I work at Acme" was a plain statement: Acme stayed the current job
+    say(alice, service, "I quit my job.", "2022-06-01T10:00:00Z")  # no job held yet: nothing to end
+    say(alice, service, "I work at Acme.", "2023-01-10T10:00:00Z")
+    assert only(memories(alice), "works at Acme")["valid_to"] is None
+    say(alice, service, "I got laid off today.", "2023-05-08T10:00:00Z")
+    acme = only(memories(alice), "works at Acme")
+    assert acme["valid_to"] is not None and acme["valid_to"].startswith("2023-05-08")
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert not any("Acme" in s for s in statements)
+    # another person's job ends theirs, never the speaker's; two jobs held at once: which one is not said
+    say(alice, service, "Bob works at Initech.", "2023-01-10T10:00:00Z")
+    say(alice, service, "Carol works at Globex.", "2023-01-10T10:00:00Z")
+    say(alice, service, "Carol works at Hooli.", "2023-01-10T10:01:00Z")
+    say(alice, service, "I work at Umbrella.", "2023-05-09T10:00:00Z")
+    say(alice, service, "Bob quit his job.", "2023-05-10T10:00:00Z")
+    say(alice, service, "Carol quit her job.", "2023-05-10T10:01:00Z")
+    assert only(memories(alice), "works at Initech")["valid_to"].startswith("2023-05-10")
+    assert only(memories(alice), "works at Umbrella")["valid_to"] is None
+    assert only(memories(alice), "works at Globex")["valid_to"] is None
+    assert only(memories(alice), "works at Hooli")["valid_to"] is None
+
+
 def test_joining_someone_for_lunch_ends_no_job(alice: Api, service: Service) -> None:
     # "I joined Bob for lunch" was works_at Bob, a change: it closed "Alice works at Acme"
     say(alice, service, "I work at Acme.", "2023-05-01T10:00:00Z")

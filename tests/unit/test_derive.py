@@ -1589,6 +1589,27 @@ def test_leaving_alone_is_no_attribute(text, left):
 
 
 @pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("I quit my job.", ""),
+        ("I got laid off today.", ""),
+        ("I was let go last week.", ""),
+        ("I lost my job in March.", ""),
+        ("My sister got fired.", ""),
+        ("I never quit my job.", None),
+        ("I'm quitting my job.", None),  # a plan, not yet an ending
+        ("I was fired up about the game.", None),
+        ("I let go of the past.", None),
+    ],
+)
+def test_a_job_ended_unnamed_is_left_to_the_planner(text, left):
+    """No employer named: "" tells the planner to end the one job the subject holds, if it knows one."""
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.left) == (None, left)
+    assert a.change or left is None
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "day"),
     [
         ("In 2019, I moved to Oslo.", "Alice moved to Oslo in 2019.", date(2019, 1, 1)),

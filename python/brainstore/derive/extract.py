@@ -760,6 +760,15 @@ _JOINED_COMPANY = re.compile(
 )
 
 
+# "I quit my job", "She got laid off", "I was let go", "I resigned": a job over, its employer unnamed,
+# which the planner reads as the end of the one job the subject holds (Assertion.left "")
+_JOB_ENDED = re.compile(
+    r"(?:(?:just|finally|recently|actually|officially|also|then|suddenly)\s+)*(?:(?:have|has|had)\s+)?"
+    r"(?:(?:quit|quits|quitting|left|leaves|leaving|lost|loses|losing)\s+(?:my|his|her|their|the)\s+(?:\w+\s+)?job"
+    r"|(?:(?:got|get|gets|getting|was|were|been|being|is|am|are)\s+)+(?:just\s+)?(?:fired|laid\s+off|let\s+go|sacked)"
+    r"(?!\s+(?:up|of)\b)|resigned|resigns|retired(?!\s+(?:a|an|the|my|his|her|their|it|them)\b))\b",
+    re.I,
+)
 # The attribute of "I left X" before the Record says what X was.
 _LEFT = "left?"
 # What leaving can end, told by a new value of the same attribute in the Record ("and joined Spotify").
@@ -3593,6 +3602,15 @@ class _Run:
             # (with a time it is the change at that time: "I'm moving to Berlin in two weeks")
             attr = value = None
         single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
+        job_ended = (
+            attr is None
+            and not negated
+            and subj.person
+            and subj.frame is None
+            and tense != "future"
+            and not _PLANNED.match(pred_exp)
+            and _JOB_ENDED.match(pred_exp) is not None
+        )
         self._append(
             Assertion(
                 statement=statement,
@@ -3601,13 +3619,14 @@ class _Run:
                 attribute=attr,
                 value=value,
                 single_valued=single,
-                change=change,
+                change=change or job_ended,
                 negated=negated,
                 valid_from=valid_from,
                 valid_to=valid_to,
                 span=(cs, ce),
                 time_stated=stated,
                 corrective=self.corrective,
+                left="" if job_ended else None,
             )
         )
         return True

@@ -38,7 +38,8 @@ class Assertion:
     retraction: bool = False
     # "I left Google" in a Record that does not say what Google was: the value left, for the planner to
     # read as the end of the subject's job there when it knows of one (see planner.MemoryRules.apply);
-    # otherwise the assertion is the plain statement it reads as
+    # otherwise the assertion is the plain statement it reads as. "" when the text names no employer ("I
+    # quit my job", "I got laid off"): the end of the one job the subject holds, if the planner knows one
     left: str | None = None
 
 

@@ -156,6 +156,23 @@ def _job_left(state: MemoryState, assertion: Assertion) -> Assertion:
         return assertion
     value = assertion.left.casefold()
     held = state.by_attribute(assertion.subject, LEFT_JOB)
+    if not value:
+        # "I quit my job", "I got laid off": no employer named, so the job it ends is the one the subject
+        # holds then, when there is exactly one; with none or several it stays the plain statement it is
+        current = {
+            (m.value or "").casefold(): m.value
+            for m in held
+            if m.status == "active"
+            and not m.negated
+            and m.valid_from <= assertion.valid_from
+            and (m.valid_to is None or m.valid_to > assertion.valid_from)
+        }
+        if len(current) != 1:
+            return assertion
+        (employer,) = current.values()
+        return replace(
+            assertion, attribute=LEFT_JOB, value=employer, single_valued=True, negated=True, change=True, left=None
+        )
     if not any(
         m.status == "active" and (m.value or "").casefold() == value and m.valid_from <= assertion.valid_from
         for m in held
