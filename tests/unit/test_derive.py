@@ -547,6 +547,19 @@ def test_what_is_said_of_others_wished_for_made_up_or_meant_in_jest_is_no_attrib
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "The guy I met at the gym works at Google.",  # was Alice's employer
+        "The dog I adopted loves walks.",  # was Alice's liking
+        "The guy I'm dating lives in Boston.",  # was Alice's home
+    ],
+)
+def test_the_speaker_inside_a_subject_gives_the_speaker_none_of_its_attributes(text):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert a.subject != "Alice" and a.attribute is None
+
+
+@pytest.mark.parametrize(
     ("text", "subject", "owner"),
     [
         ("My son's teacher moved to Rome.", "Alice's son's teacher", "Alice's son's teacher"),

@@ -3447,6 +3447,10 @@ class _Run:
         # a part of the speaker's people is not the speaker: "None of my friends live in Paris", "Half of
         # my team works at Google" tell of them, not of the speaker's own experience
         counted = subj.kind == "np" and bool(_PART_OF.match(subj.display))
+        # "The guy I met at the gym works at Google", "The dog I adopted loves walks": the speaker inside
+        # the subject (a clause of its own) says who the subject is, not that what follows is theirs
+        within = self.words(subj.front[1] if subj.front else cs, subj.pred_start)
+        counted = counted or (subj.kind == "np" and any(w.lower() in FIRST_SG for w, _, _ in within))
         mentions_me = self.human and (
             (bool((after if counted else clause_words) & _PERSONAL) and subj.kind in ("np", "it", "name"))
             # "He taught us a lot", "They give us peace": the speaker's people's experience
