@@ -410,6 +410,25 @@ def test_an_i_reported_by_a_name_is_the_speaker(text, statement):
 
 
 @pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # was the friend's home "paris is a chef"
+        ("My friend who lives in Paris is a chef.", [("Alice's friend", "job", "chef")]),
+        ("My friend who lives in Paris.", []),
+        # were nothing: "Bob," was taken for the one spoken to, and the verb after a comma had no subject
+        ("Bob, who is 50, works at Acme.", [("Bob", "age", "50"), ("Bob", "works_at", "acme")]),
+        ("My neighbour Tom, a dentist, just moved to Austin.", [("Tom", "job", "dentist"), ("Tom", "lives_in", "austin")]),
+        ("My mom, who is 70, lives in Ohio.", [("Alice's mom", "age", "70"), ("Alice's mom", "lives_in", "ohio")]),
+        ("Bob, whose wife is a nurse, works at Acme.", [("Bob", "works_at", "acme")]),  # the nurse is the wife
+    ],
+)
+def test_a_clause_or_a_noun_about_a_person_between_them_and_their_verb_is_theirs(text, found):
+    out = run(msg(text, speaker="Alice"))
+    assert [(a.subject, a.attribute, a.value) for a in out if a.attribute] == found
+    assert all(a.owner == a.subject for a in out)
+
+
+@pytest.mark.parametrize(
     ("text", "subject"),
     [
         ("My sister (the one in Oslo) had a baby.", "Alice's sister"),

@@ -1661,6 +1661,8 @@ _ASIDE_SUBJECTS = FIRST_SG | FIRST_PL | THIRD_SG | {"it", "it's", "they", "they'
 def _past_aside(words: list[tuple[str, int, int]], i: int) -> int:
     """The index after an aside that opens at ``i`` ("(my neighbor)", "- who is a jerk -"), or ``i``."""
     closer = _ASIDE_CLOSERS.get(words[i][0]) if i < len(words) else None
+    if closer is None and i + 1 < len(words) and words[i][0] == "," and words[i + 1][0] in ("who", "whose", "which"):
+        closer = ","  # "Bob, who is 50, works at Acme"
     if closer is None:
         return i
     for k in range(i + 1, min(len(words), i + 16)):
@@ -1991,7 +1993,7 @@ class _Run:
             sent = self.text[s:e]
             m = re.match(
                 r"^\W*(?:(?:hey|hi|hello|oh|wow|whoa|woah|thanks|thank\s+you|yeah|yes|yep|yup|no|nope|ok|okay|congrats"
-                r"|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!]",
+                r"|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!](?!\s*(?:who|whose|which)\b)",
                 sent,
                 re.I,
             )
@@ -2040,7 +2042,7 @@ class _Run:
                 return
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
-            v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+").match(text, ns, e)
+            v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+(?!(?:who|whose|which)\b)").match(text, ns, e)
             if v and is_name_token(v.group(1)):
                 ns = v.end()
             if ns == s:
@@ -2114,6 +2116,7 @@ class _Run:
                     continue
                 subj = replace(_frame(subj, who, self._third_owner(who), "says"), front=None, kind="name")
             subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
+            subj = self._past_interruption(subj, cs, ce)
             # a clause that only might be ("I could try X and see Y") passes that on to the next
             prev = subj if self._emit(subj, cs, ce) else None
 
@@ -3305,7 +3308,7 @@ class _Run:
             j < len(words)
             and j < 6
             and not _is_verb(words[j][0])
-            and words[j][0] not in (",", "-")
+            and words[j][0] not in (",", "-", "(")
             and not (j > 1 and words[j][0].lower() in ADVERBS)  # "my turtles always cheer me up"
         ):
             if j > 1 and words[j - 1][0].lower().endswith("'s") and (contracted := _contracted_verb(words, j)):
@@ -3332,6 +3335,21 @@ class _Run:
             # "my sister", "my best friend", "my dog's name": about that person (or pet), never the speaker
             k = next(i for i, w in enumerate(np_low) if w in PERSON_NOUNS)
             noun = " ".join(w.removesuffix("'s") for w in np_words[: k + 1])
+            if k + 1 < len(np_low) and np_low[k + 1] in ("who", "that", "whom"):
+                # "My friend who lives in Paris is a chef": the relative clause says which friend, and the
+                # verb after it is the friend's (read from "lives", the home was "paris is a chef")
+                g = j
+                while g < len(words) and (_is_verb(words[g][0]) or words[g][0].lower() in ADVERBS):
+                    g += 1
+                while g < len(words) and words[g][0].lower() not in _FINITE:
+                    if not words[g][0][:1].isalnum():
+                        return None
+                    g += 1
+                if g >= len(words):
+                    return None  # "My friend who lives in Paris.": no verb of the friend's own
+                subject = f"{me}'s {noun}"
+                shown = f"{me}'s {self._rewrite_simple(self.text[words[1][1] : words[g - 1][2]])}"
+                return _Subject(subject, subject if owner else None, shown, words[g - 1][2], kind="relative")
             named = np_words[k + 1 :]
             if named and not np_words[k].endswith("'s") and all(is_name_token(w.removesuffix("'s")) for w in named):
                 # "my friend Sam visited": an apposition, so the fact is Sam's, told by the speaker
@@ -3422,6 +3440,41 @@ class _Run:
         )
 
     # ---- statements and attributes
+    def _past_interruption(self, subj: _Subject, cs: int, ce: int) -> _Subject:
+        """A person's subject with an aside between it and its verb ("Bob, who is 50, works at Acme", "My
+        neighbour Tom, a dentist, just moved to Austin", "My boss (who is a jerk) got fired"): the verb
+        after the aside read as the person's, and the aside, when it says what the person is ("who is 50",
+        "a dentist"), emitted as a claim of its own. Read with the aside, the predicate opened on a comma
+        or a bracket and made nothing."""
+        words = self.words(subj.pred_start, ce)
+        if len(words) < 4 or subj.frame is not None or subj.kind not in ("name", "relative"):
+            return subj
+        closer = "," if words[0][0] == "," else _ASIDE_CLOSERS.get(words[0][0])
+        if closer is None or closer == ";":
+            return subj
+        close = next((k for k in range(2, min(len(words), 14)) if words[k][0] == closer), None)
+        if close is None or close + 1 >= len(words):
+            return subj
+        first = words[1][0].lower()
+        inner = [w.lower() for w, _, _ in words[2:close]]
+        relative = first in ("who", "whose", "which")
+        # ("a retired teacher": a participle before the noun is no verb)
+        finite = any(w in _FINITE and not (n == 0 and w.endswith("ed")) for n, w in enumerate(inner))
+        if not relative and (first not in _ARTICLES_LOW or finite):
+            return subj  # neither a relative clause nor a noun naming the person
+        k = close + 1
+        while k < len(words) - 1 and words[k][0].lower() in ADVERBS:
+            k += 1
+        if not _is_verb(words[k][0]):
+            return subj
+        said = replace(subj, pred_start=words[1][2] if relative else words[1][1], prefix="" if relative else "is")
+        told = _expand(f"{said.prefix} {self.text[said.pred_start : words[close][1]]}")
+        if first in ("who", "a", "an") and self.attribute_of(told, subj.subject) is not None:
+            # "who is 50" is "Bob is 50"; "a dentist" is "Tom is a dentist" ("whose wife ..." is the wife's,
+            # and "who is a jerk" a view, which the clause without the aside does not need)
+            self._emit(said, cs, words[close][1])
+        return replace(subj, pred_start=words[close][2])
+
     def _emit(self, subj: _Subject, cs: int, ce: int) -> bool:
         """Append the clause's Assertion, if it makes one. False: the clause is a possibility or advice
         (a verb joined to it by "and" shares that)."""
@@ -3944,6 +3997,8 @@ _VAGUE = {
 _VAGUE_HEADS = {"lot", "lots", "thing", "things", "stuff", "everything", "something", "anything", "nothing",
                 "bit", "one", "it", "that", "this"}  # fmt: skip
 _ARTICLES = {"The", "A", "An", "This", "These", "Those", "That"}
+# what opens a noun that names a person in an aside ("Tom, a dentist, ...", "Emma (my niece) ...")
+_ARTICLES_LOW = {"a", "an", "the", "my", "his", "her", "our", "their"}
 _AFTER_IS = {
     "a", "an", "the", "so", "really", "such", "not", "just", "my", "your", "his", "her", "our", "their",
     "always", "never", "too", "very", "pretty", "totally", "definitely", "been", "got", "gotten", "gonna",
