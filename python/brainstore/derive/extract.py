@@ -4217,20 +4217,21 @@ _STATE_PARTICIPLES = {
     "employed", "unemployed", "stressed", "exhausted", "supposed", "allowed",
 }  # fmt: skip
 _COMPLEMENT_OPENERS = {"to", "in", "at", "on", "for", "with", "from", "into", "about", "of", "by", "the", "a", "an"}
-# Words no possessive is followed by, that "is" is ("Bob's a nurse", "my mom's in Paris", "my birthday's
-# tomorrow"); a number too, unless a verb follows ("my son's 12", not "Bob's 3 cats are cute")
-_AFTER_IS = _COMPLEMENT_OPENERS - {"of", "by", "to"} | {
+# Words no possessive is followed by, so the "'s" before them is "is" ("Bob's a nurse", "my mom's in
+# Paris", "my birthday's tomorrow", "Bob's my brother"); a number too, unless a verb follows ("my son's 12",
+# not "Bob's 3 cats are cute")
+_NO_POSSESSIVE_BEFORE = _COMPLEMENT_OPENERS - {"of", "by", "to"} | {
     "still", "also", "always", "never", "not", "really", "so", "very", "just", "now", "back", "here", "there",
     "away", "over", "tomorrow", "today", "tonight", "next", "this", "such", "quite", "pretty", "too", "currently",
-    "originally", "finally", "no", "under", "near", "off", "out",
+    "originally", "finally", "no", "under", "near", "off", "out", "my", "your", "his", "her", "our", "their",
 }  # fmt: skip
 
 
 def _contracted_verb(words: list[tuple[str, int, int]], i: int) -> str:
     """ "is"/"has" when the "'s" of the name before ``words[i]`` is the verb contracted onto it: before
     "been", a participle or an -ing verb ("Bob's moving to Oslo", "Bob's been living there"), or a word
-    no possessive comes before (_AFTER_IS: "Bob's a nurse"), not when the word is a noun the name owns
-    ("Bob's wedding was lovely", "Bob's painting is great"); "" else."""
+    no possessive comes before (_NO_POSSESSIVE_BEFORE: "Bob's a nurse"), not when the word is a noun the
+    name owns ("Bob's wedding was lovely", "Bob's painting is great"); "" else."""
     if i >= len(words):
         return ""
     low = words[i][0].lower()
@@ -4243,7 +4244,7 @@ def _contracted_verb(words: list[tuple[str, int, int]], i: int) -> str:
             low in _VERB_FORMS or ed_stem[:-1] in _VERB_BASE_SET or ed_stem[:-1] + "y" in _VERB_BASE_SET
         ))
     )  # fmt: skip
-    if not participle and not _is_gerund(low) and low not in _AFTER_IS and not low.isdigit():
+    if not participle and not _is_gerund(low) and low not in _NO_POSSESSIVE_BEFORE and not low.isdigit():
         return ""
     for w, _, _ in words[i + 1 : i + 4]:
         if w.lower() in _COMPLEMENT_OPENERS or not w.isalpha():
