@@ -665,6 +665,93 @@ def test_full_reads_page_by_id(alice: Api, service: Service) -> None:
     assert seen == sorted(seen) and len(seen) == len(set(seen)) >= 5
 
 
+@pytest.mark.parametrize("change", ["correct", "forget", "add"])
+def test_a_mirror_built_from_a_full_read_hears_of_changes_made_during_the_read(
+    alice: Api, service: Service, change: str
+) -> None:
+    """A client reads every page of a full read, then reads deltas from the watermark it was given:
+    its mirror is what a full read returns. A Memory on a page already read that is corrected or erased
+    during the walk was behind both the cursor and each page's own, newer watermark, and the mirror
+    kept its old copy (for a forgotten Record, the erased words)."""
+    lives = say(alice, service, "I live in Dallas.", "2020-01-01T10:00:00Z")
+    say(alice, service, "I work at Acme.", "2020-01-02T10:00:00Z")
+    say(alice, service, "I love jazz.", "2020-01-03T10:00:00Z")
+    mirror: dict[str, dict[str, Any]] = {}
+    first = alice.get("/brains/alice/memories", params={"limit": "1"}).body
+    assert [m["id"] for m in first["data"]] == lives["memory_ids"] and first["has_more"]
+    mirror.update((m["id"], m) for m in first["data"])
+    if change == "correct":
+        alice.remember("alice", {"kind": "correction", "corrects": lives["memory_ids"][0], "text": "I live in Denver."})
+    elif change == "forget":
+        alice.delete(f"/brains/alice/records/{lives['id']}")
+    else:
+        say(alice, service, "I love tea.", "2020-01-04T10:00:00Z")
+    assert service.wait_idle()
+    page, watermarks = first, [first["watermark"]]
+    while page["has_more"]:
+        page = alice.get("/brains/alice/memories", params={"limit": "1", "cursor": page["next_cursor"]}).body
+        mirror.update((m["id"], m) for m in page["data"])
+        watermarks.append(page["watermark"])
+    watermark, deleted = page["watermark"], []
+    while True:
+        delta = alice.get("/brains/alice/memories", params={"since_watermark": watermark, "limit": "1"}).body
+        mirror.update((m["id"], m) for m in delta["data"])
+        for memory_id in delta["deleted"]:
+            mirror.pop(memory_id, None)
+        deleted += delta["deleted"]
+        watermark = delta["watermark"]
+        if not delta["has_more"]:
+            break
+    full = alice.get("/brains/alice/memories", params={"limit": "500"}).body["data"]
+    assert mirror == {m["id"]: m for m in full}
+    if change == "forget":
+        assert deleted == lives["memory_ids"]
+        assert all("Dallas" not in m["statement"] for m in mirror.values())
+    assert set(watermarks) == {first["watermark"]}, "every page of one full read returns its first page's watermark"
+
+
+def test_a_full_read_never_serves_what_was_erased_after_its_first_page(alice: Api, service: Service) -> None:
+    say(alice, service, "I live in Dallas.", "2020-01-01T10:00:00Z")
+    works = say(alice, service, "I work at Acme.", "2020-01-02T10:00:00Z")
+    first = alice.get("/brains/alice/memories", params={"limit": "1"}).body
+    alice.delete(f"/brains/alice/records/{works['id']}")
+    assert service.wait_idle()
+    rest = alice.get("/brains/alice/memories", params={"limit": "500", "cursor": first["next_cursor"]}).body
+    assert rest["data"] == [] and not rest["has_more"] and rest["watermark"] == first["watermark"]
+    delta = alice.get("/brains/alice/memories", params={"since_watermark": rest["watermark"]}).body
+    assert delta["deleted"] == works["memory_ids"]
+
+
+def test_a_full_read_cursor_is_bound_to_its_brain_and_cannot_be_altered(alice: Api, service: Service) -> None:
+    import base64
+    import json
+
+    say(alice, service, "I live in Dallas. I work at Acme.", "2020-01-01T10:00:00Z")
+    alice.brain("bob", self_name="Bob")
+    say(alice, service, "I live in Oslo. I work at Globex.", "2020-01-01T10:00:00Z", brain="bob")
+    cursor = alice.get("/brains/alice/memories", params={"limit": "1"}).body["next_cursor"]
+    theirs = alice.get("/brains/bob/memories", params={"limit": "1"}).body["next_cursor"]
+    document = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    assert set(document) == {"after", "watermark"}
+    their_watermark = json.loads(base64.urlsafe_b64decode(theirs + "=" * (-len(theirs) % 4)))["watermark"]
+    mine = document["watermark"]
+    altered = [
+        {**document, "watermark": their_watermark},
+        {**document, "watermark": mine[:-2] + ("AA" if not mine.endswith("AA") else "BB")},
+        {**document, "watermark": "wm_garbage"},
+        {**document, "watermark": 5},
+        {**document, "watermark": None},
+        {**document, "watermark": ""},
+    ]
+    for bad in altered:
+        forged = base64.urlsafe_b64encode(json.dumps(bad).encode()).decode().rstrip("=")
+        err = assert_error(alice.get("/brains/alice/memories", params={"cursor": forged}), 400, "invalid_request_body")
+        assert err["message"].startswith("cursor: ")
+    err = assert_error(alice.get("/brains/alice/memories", params={"cursor": theirs}), 400, "invalid_request_body")
+    assert err["message"].startswith("cursor: ")
+    assert alice.get("/brains/alice/memories", params={"cursor": cursor}).status == 200
+
+
 def test_watermark_and_cursor_rules(alice: Api, api: Api) -> None:
     api.brain("other")
     theirs = api.get("/brains/other/memories").body["watermark"]

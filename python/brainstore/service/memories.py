@@ -17,13 +17,13 @@ from functools import partial
 from typing import Any
 
 from brainstore.domain import Brain, MemoryRevision, Principal
-from brainstore.errors import error, invalid
+from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.service.common import Watermarks, require, resolve_brain
 from brainstore.service.views import timestamp
 from brainstore.service.visibility import REDACTED, SHAREABLE, Visibility
 from brainstore.store.base import Store, StoreFeature
 
-_CURSOR_MAX = 200
+_CURSOR_MAX = 400
 # Memories one full-read page reads at most when as_of or visibility leave some out; the page is then
 # short, with has_more and a cursor past what was read.
 SCAN_MEMORIES = 2_000
@@ -31,26 +31,36 @@ SCAN_MEMORIES = 2_000
 CENSUS_EXAMPLES = 5
 
 
-def encode_cursor(memory_id: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": memory_id}).encode()).decode().rstrip("=")
+def encode_cursor(memory_id: str, watermark: str) -> str:
+    """The cursor of a full read's next page: the Memory id it continues after and the watermark of the
+    read's first page (signed and bound to the Brain, see Watermarks), which every later page returns."""
+    document = {"after": memory_id, "watermark": watermark}
+    return base64.urlsafe_b64encode(json.dumps(document).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> str:
-    """The Memory id a cursor continues after; anything but the exact shape this endpoint issues is
-    invalid (never nested JSON, never another type)."""
+def decode_cursor(cursor: str) -> tuple[str, str | None]:
+    """The Memory id a cursor continues after and the watermark it carries (None in a cursor issued
+    before cursors carried one); anything but the exact shape this endpoint issues is invalid (never
+    nested JSON, never another type). The watermark is read against the Brain by the caller."""
     try:
         if len(cursor) > _CURSOR_MAX:
             raise ValueError
         padded = cursor + "=" * (-len(cursor) % 4)
         decoded = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-        if not isinstance(decoded, dict) or set(decoded) != {"after"}:
+        if not isinstance(decoded, dict) or set(decoded) not in ({"after"}, {"after", "watermark"}):
             raise ValueError
-        after = decoded["after"]
+        after, watermark = decoded["after"], decoded.get("watermark")
         if not isinstance(after, str) or not after.startswith("mem_") or not after.isascii():
             raise ValueError
-        return after
+        if "watermark" in decoded and (not isinstance(watermark, str) or not watermark.isascii()):
+            raise ValueError
+        return after, watermark
     except (ValueError, TypeError, UnicodeError, binascii.Error, RecursionError):
-        raise invalid("cursor", "is not a cursor this endpoint issued") from None
+        raise invalid_cursor() from None
+
+
+def invalid_cursor() -> Exception:
+    return invalid("cursor", "is not a cursor this endpoint issued")
 
 
 def eligible_at(memory: MemoryRevision, as_of: datetime | None) -> bool:
@@ -131,8 +141,24 @@ class MemoryReads:
         if since_watermark is not None:
             after = self.watermarks.read(brain, since_watermark)
             return self._delta(brain, after, subject, owner, as_of, limit)
+        # A full read's pages all return the watermark of its first page, read before that page: a
+        # mirror that reads every page and then reads deltas from it hears of every change made during
+        # the walk, to a Memory on a page already read as much as to any other. (Each page returned the
+        # Brain's watermark as it read the page: a Memory on an earlier page corrected or erased during
+        # the walk was behind both the cursor and the watermark, and the mirror kept its old copy.)
+        # Each page reads the Memories as they are now, never as of the first page (the stores keep no
+        # such history: erasure removes every revision, and ``seq`` below is the store's freshness
+        # check, not a point in time), so nothing erased since is ever served; the delta from the first
+        # page's watermark lists it in deleted, and brings again in its newest state whatever changed.
+        after_id, watermark = decode_cursor(cursor) if cursor is not None else (None, None)
         seq = self.store.current_seq(brain.uid)
-        after_id = decode_cursor(cursor) if cursor is not None else None
+        if watermark is None:
+            watermark = self.watermarks.issue(brain, seq)
+        else:
+            try:
+                self.watermarks.read(brain, watermark, field="cursor")
+            except BrainstoreError:  # altered, forged, or from another Brain
+                raise invalid_cursor() from None
         rows: list[dict[str, Any]] = []
         last_id: str | None = None
         scan_after = after_id
@@ -166,8 +192,8 @@ class MemoryReads:
             "object": "list",
             "data": rows[:limit],
             "has_more": has_more,
-            "next_cursor": encode_cursor(next_after) if has_more and next_after else None,
-            "watermark": self.watermarks.issue(brain, seq),
+            "next_cursor": encode_cursor(next_after, watermark) if has_more and next_after else None,
+            "watermark": watermark,
             "deleted": [],
         }
 
