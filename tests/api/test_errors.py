@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.conftest import Api, assert_error
+from brainstore.api.app import create_app
+from brainstore.auth.registry import KeyRegistry
+from brainstore.config import Config
+from brainstore.service import Service
+from brainstore.store.memory import MemoryStore
+from tests.conftest import KEY, Api, assert_error
 
 
 @pytest.mark.parametrize("path", ["/", "/nothing", "/brains/b1/unknown", "/brains/b1/records/r/extra"])
@@ -20,6 +27,55 @@ def test_wrong_method_is_http_405_with_allow(api: Api) -> None:
     r = api.request("PATCH", "/brains/b1/objects")
     assert_error(r, 405, "http_405")
     assert "POST" in r.header("Allow")
+
+
+def _declared_methods() -> dict[str, set[str]]:
+    from brainstore.api.contract import OPERATIONS
+
+    methods: dict[str, set[str]] = {}
+    for op in OPERATIONS:
+        path = op.path.replace("{brain_id}", "b1").replace("{object_type}", "note").replace("{object_key}", "k")
+        path = path.replace("{trace_id}", "trc_x").replace("{memory_id}", "mem_x").replace("{record_id}", "rec_x")
+        methods.setdefault(path, set()).add(op.method)
+    return methods
+
+
+@pytest.mark.parametrize("method", ["OPTIONS", "PUT", "PATCH", "TRACE", "HEAD"])
+def test_every_undeclared_method_on_every_path_is_http_405_allowing_only_the_declared_ones(
+    api: Api, method: str
+) -> None:
+    """OPTIONS included: Falcon's default responder answered it 200 with an empty body labelled JSON,
+    for any Brain id and without a scope asked, and every other 405 listed OPTIONS in Allow."""
+    api.brain("b1")
+    for path, declared in _declared_methods().items():
+        for brain_path in (path, path.replace("/brains/b1", "/brains/no-such-brain")):
+            if method in declared:
+                continue
+            if method == "HEAD":  # answered without a body
+                head = api.client.simulate_request("HEAD", "/v1" + brain_path, headers={"Authorization": f"Bearer {KEY}"})
+                assert head.status_code == 405 and head.headers["Allow"] == ", ".join(sorted(declared)), brain_path
+                continue
+            r = api.request(method, brain_path)
+            assert_error(r, 405, "http_405")
+            assert r.header("Allow") == ", ".join(sorted(declared)), (method, brain_path)
+
+
+def test_options_is_http_405_whatever_the_key_may_do(tmp_path: Path) -> None:
+    """A key without the path's scope, or bound to another Brain, gets the 405 too, never a 200; a
+    request without a key is 401 first."""
+    path = tmp_path / "keys.json"
+    registry = KeyRegistry(path)
+    api = Api(create_app(Service(MemoryStore(), config=Config(engine="memory", key_registry=path))), key=None)
+    writer, _ = registry.create("test", "acme")
+    reader, _ = registry.create("test", "acme", frozenset({"records:read"}))
+    bound, _ = registry.create("test", "acme", brain="elsewhere")
+    assert api.post("/brains", {"id": "b1"}, key=writer).status == 201
+    for key in (writer, reader, bound):
+        for brain in ("b1", "no-such-brain"):
+            r = api.request("OPTIONS", f"/brains/{brain}/memories", key=key)
+            assert_error(r, 405, "http_405")
+            assert r.header("Allow") == "GET"
+    assert_error(api.request("OPTIONS", "/brains/b1/memories", key=False), 401, "invalid_api_key")
 
 
 def test_body_media_type_is_checked_before_validation(api: Api) -> None:

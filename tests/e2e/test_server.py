@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from brainstore.client import Client
@@ -40,6 +41,19 @@ def test_a_session_through_the_client(server: Server) -> None:
         with pytest.raises(BrainstoreError) as caught:
             client.get_record("alice", "rec_missing")
         assert caught.value.code == "record_not_found" and caught.value.status == 404
+
+
+def test_a_wrong_method_is_http_405_through_the_server_options_included(server: Server) -> None:
+    """OPTIONS answered 200 with an empty body labelled JSON (Falcon's default responder), for any
+    Brain; every other wrong method's Allow listed OPTIONS."""
+    headers = {"Authorization": f"Bearer {KEY}"}
+    for method in ("OPTIONS", "PUT"):
+        for path in ("/brains/no-such-brain/memories", "/brains/no-such-brain/records/rec_x"):
+            response = httpx.request(method, server.base_url + path, headers=headers, timeout=10)
+            assert response.status_code == 405, (method, path, response.text)
+            assert response.headers["content-type"] == "application/json"
+            assert response.json()["code"] == "http_405"
+            assert response.headers["allow"] == ("GET" if path.endswith("memories") else "DELETE, GET")
 
 
 def test_kill_9_right_after_202_loses_no_record(tmp_path: Path) -> None:

@@ -52,7 +52,11 @@ class Pipeline:
             raise falcon.HTTPNotFound()
         operation: Operation | None = resource.operations.get(req.method)
         if operation is None:
-            return  # Falcon answers 405 with Allow
+            # A method no operation of this path declares, OPTIONS included: 405 http_405, with Allow
+            # naming the declared methods only. (Left to Falcon, OPTIONS ran its default responder: 200,
+            # an empty body labelled JSON, for any Brain id and with no scope asked; and every other
+            # 405 named OPTIONS in Allow.)
+            raise falcon.HTTPMethodNotAllowed(sorted(resource.operations))
         req.context.operation = operation.id
         brain_id = params.get("brain_id")
         if brain_id is not None:
