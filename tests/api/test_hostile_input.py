@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from brainstore.api.app import create_app
 from brainstore.api.resources import MAX_BODY
-from brainstore.api.validation import MAX_DEPTH, MAX_DOUBLE_INT
+from brainstore.api.validation import MAX_DEPTH, MAX_DOUBLE_INT, timestamp
 from brainstore.auth.keys import parse_key
 from brainstore.auth.registry import KeyRegistry
 from brainstore.config import Config
@@ -373,6 +373,37 @@ def test_timestamps_that_overflow_in_utc_are_a_400(api: Api, value: str) -> None
     assert err["message"].startswith("as_of: is out of range")
     assert len(api.get("/brains/b1/memories").body["data"]) <= 1
     assert_brain_still_serves(api)
+
+
+@pytest.mark.parametrize(
+    ("value", "instant"),
+    [
+        ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59.999999Z"),  # a real leap second
+        ("2016-12-31T15:59:60-08:00", "2016-12-31T23:59:59.999999Z"),  # the same one west of UTC
+        ("2016-12-31T23:59:60.5Z", "2016-12-31T23:59:59.999999Z"),
+        ("2016-12-31t23:59:60.123456789z", "2016-12-31T23:59:59.999999Z"),
+    ],
+)
+def test_a_leap_second_is_the_last_instant_of_its_minute(api: Api, service: Service, value: str, instant: str) -> None:
+    """RFC 3339 (section 5.6) allows second 60; it was refused as "not a valid calendar date-time"
+    on every timestamp: occurred_at, as_of (body and query), filter.since and filter.until."""
+    api.brain()
+    record_id = None
+    for method, path, body, _ in _timestamp_requests(value):
+        response = api.request(method, path, json_body=body)
+        assert response.status in (200, 202), response.body
+        record_id = record_id or response.body["id"]
+    assert api.get("/brains/b1/memories", params={"as_of": value}).status == 200
+    assert service.wait_idle()
+    assert api.get(f"/brains/b1/records/{record_id}").body["occurred_at"] == instant
+    # after every instant of the second before it, before the next minute
+    leap = timestamp(value, "occurred_at")
+    assert timestamp("2016-12-31T23:59:59.999998Z", "x") < leap < timestamp("2017-01-01T00:00:00Z", "x")
+    for bad in ("2016-12-31T23:59:61Z", "2016-12-31T23:60:00Z", "2016-12-31T24:00:00Z", "2016-02-30T23:59:60Z"):
+        err = assert_error(
+            api.post("/brains/b1/records", {"content": "x", "occurred_at": bad}), 400, "invalid_request_body"
+        )
+        assert err["message"].startswith("occurred_at: ")
 
 
 edge_timestamps = st.builds(

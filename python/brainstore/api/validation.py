@@ -20,7 +20,7 @@ from brainstore.errors import error, invalid
 # Patterns are applied with fullmatch: ``$`` also matches before a trailing newline, so "alice\n"
 # would otherwise pass as a Slug and name a Brain distinct from "alice".
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:)(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
 #: What no store can hold as text. A UTF-16 surrogate code point alone: JSON's \uD800 escapes and
 #: percent-decoded CESU-8 produce one, and no UTF-8 encoder (the response serializer, DuckDB, the
 #: tokenizer) accepts it. A NUL (U+0000): PostgreSQL's text refuses it, so a Record holding one was
@@ -293,12 +293,19 @@ def string(value: Any, field: str, *, max_length: int = 1000, allow_empty: bool 
 
 
 def timestamp(value: Any, field: str) -> datetime:
-    if not _is_str(value) or not RFC3339.fullmatch(value):
+    """An RFC 3339 date-time. A leap second (second 60, RFC 3339 section 5.6: "23:59:60Z", or in any
+    minute, as the grammar allows) is the last instant of its minute that Python can hold: 23:59:60
+    and 23:59:60.5 are 23:59:59.999999, in the offset given; before it, datetime refused second 60 and
+    the request was a 400 "is not a valid calendar date-time"."""
+    match = RFC3339.fullmatch(value) if _is_str(value) else None
+    if match is None:
         raise invalid(field, "must be an RFC 3339 date-time with a time zone, e.g. 2024-05-01T12:00:00Z")
-    text = value.replace("z", "Z").replace("Z", "+00:00")
-    fraction = re.search(r"\.(\d+)", text)
-    if fraction and len(fraction.group(1)) > 6:  # Python keeps microseconds; drop finer digits
-        text = text.replace(fraction.group(0), "." + fraction.group(1)[:6])
+    head, second, fraction, offset = match.groups()
+    if second == "60":
+        second, fraction = "59", ".999999"
+    elif fraction and len(fraction) > 7:  # Python keeps microseconds; drop finer digits
+        fraction = fraction[:7]
+    text = head + second + (fraction or "") + ("+00:00" if offset in ("Z", "z") else offset)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
