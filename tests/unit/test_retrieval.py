@@ -327,6 +327,40 @@ def test_removing_every_record_leaves_nothing_in_the_ranking_table() -> None:
     assert (len(index.table), index.table.names()) == (0, 0)
 
 
+def test_a_forgotten_record_s_source_name_leaves_the_filter_columns(tmp_path: Path) -> None:
+    """The filter columns hold a source's name while a live chunk has it: a forgotten Record's
+    ``source.name`` stays nowhere (the Rust table drops it too, see above). A freed code taken by a
+    new source, its old rows still waiting to be dropped, filters as exactly as before."""
+
+    def add(record_id: str, source: str | None, seed: int) -> None:
+        drafts = chunk_record(record_id, msg(f"note {record_id}"), source_name=source, trust="normal",
+                              visibility="shareable")  # fmt: skip
+        index.add(drafts, unit(seed)[None, :])
+
+    def sources(*names: str | None) -> set[str]:
+        return {index.get(i).record_id for i in index.select(ChunkFilter(sources=frozenset(names))).ids.tolist()}
+
+    index = BrainIndex(DIM, MODEL)
+    add("a", "crm-export-jane-doe", 1)
+    add("b", "chat", 2)
+    add("c", "chat", 3)
+    assert sources("crm-export-jane-doe") == {"a"}  # the columns are current: codes are in their rows
+    index.remove_record("a")
+    assert set(index._columns.source_codes) == {"chat"}
+    index.remove_record("b")  # "chat" stays while "c" has it
+    assert set(index._columns.source_codes) == {"chat"}
+    add("d", "mail", 4)  # takes the freed code while a's row, dropped, is not yet out of the arrays
+    assert sources("mail") == {"d"} and sources("crm-export-jane-doe") == set() and sources("chat") == {"c"}
+    index.save(tmp_path / "saved")
+    loaded = BrainIndex.load(tmp_path / "saved")
+    assert loaded is not None and set(loaded._columns.source_codes) == {"chat", "mail"}
+    for record_id in ("c", "d"):
+        index.remove_record(record_id)
+    assert index._columns.source_codes == {} and sources("chat", "mail", None) == set()
+    add("e", None, 5)
+    assert sources(None) == {"e"} and set(index._columns.source_codes) == {None}
+
+
 def test_remove_record_removes_from_both_lanes() -> None:
     index = build(
         {"a": "I adopted a puppy named Biscuit.", "b": "The puppy chewed my shoes."}, {"a": 1, "b": 2}

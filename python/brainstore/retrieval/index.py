@@ -176,13 +176,21 @@ class _Columns:
     """Every live chunk's id, time and source code as arrays, for :meth:`BrainIndex.select`. Kept
     current by appending and dropping in batches when a filtered search needs them: rebuilding them
     from the index's dicts took about 19 ms at 100,000 chunks, as long as the Python filter they
-    replace, and a Brain that is being written would have paid it on each filtered Context."""
+    replace, and a Brain that is being written would have paid it on each filtered Context.
+
+    A source's name is held while a live chunk has it: its code leaves ``source_codes`` with its last
+    chunk (a forgotten Record's source name stays nowhere), and a later new name takes the freed code.
+    That is safe while a dropped chunk's row still carries the code (pending in ``_dropped``): readers
+    see the columns only through :meth:`current`, which applies the drops first, and no write runs
+    meanwhile (the index's write lock). Codes are of this process only: a saved file holds names."""
 
     def __init__(self) -> None:
         self.ids = np.zeros(0, dtype=np.int64)
         self.ts = np.zeros(0, dtype=np.float64)
         self.source = np.zeros(0, dtype=np.int32)
         self.source_codes: dict[str | None, int] = {}
+        self._source_live: list[int] = []  # code -> live chunks of that source (0: the code is free)
+        self._free_codes: list[int] = []
         self._added_ids: list[int] = []
         self._added_ts: list[float] = []
         self._added_source: list[int] = []
@@ -192,11 +200,26 @@ class _Columns:
     def add(self, chunk_id: int, ts: float, source_name: str | None) -> None:
         self._added_ids.append(chunk_id)
         self._added_ts.append(ts)
-        self._added_source.append(self.source_codes.setdefault(source_name, len(self.source_codes)))
+        code = self.source_codes.get(source_name)
+        if code is None:
+            if self._free_codes:
+                code = self._free_codes.pop()
+            else:
+                code = len(self._source_live)
+                self._source_live.append(0)
+            self.source_codes[source_name] = code
+        self._source_live[code] += 1
+        self._added_source.append(code)
         if len(self._added_ids) >= _COLUMN_BATCH:  # pending Python lists cost several times the arrays
             self.current()
 
-    def drop(self, chunk_id: int) -> None:
+    def drop(self, chunk_id: int, source_name: str | None) -> None:
+        """Drop a chunk added with ``source_name``; the name goes with its last chunk."""
+        code = self.source_codes[source_name]
+        self._source_live[code] -= 1
+        if not self._source_live[code]:
+            del self.source_codes[source_name]
+            self._free_codes.append(code)
         self._dropped.append(chunk_id)
         if len(self._dropped) >= _COLUMN_BATCH:
             self.current()
@@ -705,8 +728,8 @@ class BrainIndex:
             _uncount(self._talks, two, one)
 
     def _unregister(self, chunk_id: int) -> None:
-        self._columns.drop(chunk_id)
         chunk = self._chunks.pop(chunk_id)
+        self._columns.drop(chunk_id, chunk.source_name)
         if self._tally is not None:
             self._tally.add(-1)
         del self._lead[chunk_id]
