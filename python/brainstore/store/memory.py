@@ -6,8 +6,11 @@ a transaction's writes before it ends. A failure inside ``atomic()`` undoes its 
 all or nothing, at a cost proportional to the transaction, not to the store.
 
 Rows are held in dicts keyed the way they are looked up; the secondary indexes (by fingerprint, by
-attribute, by cited Record) hold every Memory id that ever matched, and reads check the Memory's
-current revision, so an index never has to be corrected when a revision changes a key.
+attribute, by cited Record) hold every Memory id that a revision it holds matches, and reads check the
+Memory's current revision, so an index never has to be corrected when a revision changes a key. When
+revisions leave a history (erased, or rewritten without a citation or what an erased Memory did) the
+keys only they gave leave the indexes, and a key with no Memory left goes: a key holds the subject's
+text, and a fingerprint is a hash of the statement, which confirms a guessed value offline.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -86,6 +89,40 @@ class MemoryStore:
             self._set(table, key, {member: None})
         elif member not in members:
             self._set(members, member, None)
+
+    def _unindex(self, table: dict[Any, dict[str, None]], key: Any, member: str) -> None:
+        """Take ``member`` out of ``key``'s entry, and the key out once no member is left (undone, in
+        reverse, by a rollback: the emptied entry comes back, then the member into it)."""
+        members = table.get(key)
+        if members is None or member not in members:
+            return
+        self._del(members, member)
+        if not members:
+            self._del(table, key)
+
+    def _lookup_keys(self, revisions: Iterable[MemoryRevision]) -> set[tuple[int, Any]]:
+        """The secondary index entries ``revisions`` give their Memory: (table number, key)."""
+        keys: set[tuple[int, Any]] = set()
+        for r in revisions:
+            keys.add((0, (r.brain_uid, r.fingerprint)))
+            if r.attribute:
+                keys.add((1, (r.brain_uid, r.subject.casefold(), r.attribute)))
+            keys.update((2, (r.brain_uid, c.record_id)) for c in r.citations)
+        return keys
+
+    def _rewrite_history(self, memory_id: str, kept: tuple[MemoryRevision, ...]) -> None:
+        """Replace a Memory's history with ``kept`` (none: it goes) and take it out of every index entry
+        only the revisions it loses gave it."""
+        history = self._history.get(memory_id, ())
+        if kept == history:
+            return
+        if kept:
+            self._set(self._history, memory_id, kept)
+        else:
+            self._del(self._history, memory_id)
+        tables = (self._by_fingerprint, self._by_attribute, self._by_record)
+        for number, key in self._lookup_keys(history) - self._lookup_keys(kept):
+            self._unindex(tables[number], key, memory_id)
 
     # --- schema -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -460,7 +497,7 @@ class MemoryStore:
                 head = self._head(memory_id)
                 if head is None or head.brain_uid != brain_uid:
                     continue
-                self._del(self._history, memory_id)
+                self._rewrite_history(memory_id, ())
                 self._del(self._brain_memories.get(brain_uid, {}), memory_id)
                 self._set(self._tombstones, memory_id, (brain_uid, seq))
             # what they did to other Memories leaves their histories (histories_unnamed)
@@ -477,8 +514,7 @@ class MemoryStore:
             for memory_id in {r.memory_id for r in naming}:
                 history = self._history[memory_id]
                 kept = tuple(changed.get((r.memory_id, r.version), r) for r in history if (r.memory_id, r.version) not in gone)
-                if kept != history:
-                    self._set(self._history, memory_id, kept)
+                self._rewrite_history(memory_id, kept)
 
     def erase_record_citations(self, brain_uid: str, record_id: str) -> None:
         with self._lock:
@@ -492,15 +528,14 @@ class MemoryStore:
                 ]
                 _, erased = without_citations_of(record_id, rows)
                 gone = {version for _, version in erased}
-                kept = [
+                kept = tuple(
                     replace(r, citations=tuple(c for c in r.citations if c.record_id != record_id))
                     for r in history
                     if r.version not in gone
-                ]
-                if kept:
-                    self._set(self._history, memory_id, tuple(kept))
-                else:
-                    self._del(self._history, memory_id)
+                )
+                self._rewrite_history(memory_id, kept)
+                if not kept:
+                    self._del(self._brain_memories.get(brain_uid, {}), memory_id)
             self._del(self._by_record, (brain_uid, record_id))
 
     def erase_earlier_revisions(self, brain_uid: str, memory_ids: Sequence[str], *, pending_only: bool = False) -> None:
@@ -510,8 +545,7 @@ class MemoryStore:
                 if not history or history[-1].brain_uid != brain_uid:
                     continue
                 kept = (*(r for r in history[:-1] if pending_only and r.status != "pending"), history[-1])
-                if kept != history:
-                    self._set(self._history, memory_id, kept)
+                self._rewrite_history(memory_id, kept)
 
     # --- evidence chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[StoredChunk]) -> None:
