@@ -571,3 +571,37 @@ def test_each_key_s_mcp_messages_are_limited_at_the_api_s_rate(tmp_path: Path) -
         http.close()
         mount.close()
         service.stop()
+
+
+def test_the_context_tool_serves_only_the_components_the_key_may_read(tmp_path: Path) -> None:
+    """The tool calls /v1 with the caller's key: a key with context:read alone read Objects through it."""
+    registry = KeyRegistry(tmp_path / "keys.json")
+    admin, _ = registry.create("test", "acme")
+    narrow, _ = registry.create("test", "acme", frozenset({"context:read"}), brain="alice")
+    config = Config(engine="memory", key_registry=tmp_path / "keys.json")
+    service = Service(MemoryStore(), config=config)
+    service.start()
+    mount = McpMount(create_app(service), config)
+    gate = threading.Event()
+    gate.set()
+    mounted = Mounted(mount, narrow, gate)
+    headers = {"Authorization": f"Bearer {admin}"}
+    try:
+        assert mounted.http.post("/v1/brains", json={"id": "alice"}, headers=headers).status_code == 201
+        stored = mounted.http.post(
+            "/v1/brains/alice/objects", json={"type": "payroll", "key": "alice", "value": {"salary": 250000}}, headers=headers
+        )
+        assert stored.status_code == 201, stored.text
+        for include, scope in ((["objects"], "objects:read"), (["memories"], "memories:read"), (["profile"], "memories:read")):
+            result = mounted.call("context", {"query": "salary", "include": include}).json()["result"]
+            assert result["isError"] is True, result
+            validate_schema("Error", result["structuredContent"])
+            assert result["structuredContent"]["code"] == "missing_scope"
+            assert scope in result["structuredContent"]["message"]
+            assert "250000" not in json.dumps(result)
+        served = mounted.call("context", {"query": "salary", "include": ["evidence"]}).json()["result"]
+        assert served["isError"] is False, served
+    finally:
+        mounted.http.close()
+        mount.close()
+        service.stop()

@@ -120,6 +120,23 @@ ASSEMBLY_ATTEMPTS = 3
 # two dateparser calls of about a millisecond, before any deadline is looked at: a 10,000-character
 # query of numeric dates took 1.2 s of CPU whatever its budget.ms.
 QUERY_TIME_EXPRESSIONS = 8
+# The scope each component of a Context needs besides createContext's own context:read: what getObject,
+# listMemories and getProfile refuse a key is not served to it as a Context either (a key with only
+# context:read read Objects, Memories and the Profile through include). A schema is filled from
+# Memories. Evidence (Record passages) needs context:read only.
+COMPONENT_SCOPES = {"memories": "memories:read", "objects": "objects:read", "profile": "memories:read"}
+SCHEMA_SCOPE = "memories:read"
+
+
+def require_component_scopes(principal: Principal, request: dict[str, Any]) -> None:
+    """403 missing_scope, naming the scope, when ``request`` asks for a component the key may not read
+    by its own route. Asked before any work: no wait for a watermark, no trace, no 202 to poll."""
+    wanted = [(COMPONENT_SCOPES[item], f"include {item}") for item in request["include"] if item in COMPONENT_SCOPES]
+    if request["schema"] is not None:
+        wanted.append((SCHEMA_SCOPE, "schema"))
+    for scope, asked in wanted:
+        if scope not in principal.scopes:
+            raise error("missing_scope", f"Authorization: this key lacks the scope {scope}, which {asked} needs")
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -276,6 +293,7 @@ class Contexts:
     def create_context(
         self, principal: Principal, brain_id: str, request: dict[str, Any], *, watermark: str | None
     ) -> Reply:
+        require_component_scopes(principal, request)
         brain = resolve_brain(self.store, principal, brain_id)
         require(self.store, StoreFeature.CHUNKS)
         if request["purpose"] not in self.purposes:
