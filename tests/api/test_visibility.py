@@ -138,3 +138,32 @@ def test_a_hosted_deployment_serves_nothing_of_a_local_only_record(deployments: 
     assert listed[hosted_api] < listed[local_api]
     for api in (local_api, hosted_api):
         assert api.get("/brains/alice/census").body["counts"]["memories"] == listed[api]
+
+
+def test_a_hosted_census_neither_counts_nor_names_a_local_only_record(deployments: Any) -> None:
+    """The census counted a local_only Record on hosted and named its id as a low-trust example, though
+    getRecord refuses that id and nothing else serves it."""
+    local, local_api, _, hosted_api = deployments
+    local_api.brain("alice", self_name="Alice")
+    low = {"name": "diary", "trust": "low"}
+    private = local_api.remember(
+        "alice", {"kind": "message", "role": "user", "text": f"I take {MEDICATION} every morning."},
+        visibility="local_only", source=low,
+    ).body
+    shared = local_api.remember(
+        "alice", {"kind": "message", "role": "user", "text": "I walk my dog every evening."}, source=low
+    ).body
+    assert local.wait_idle()
+    assert_error(hosted_api.get(f"/brains/alice/records/{private['id']}"), 403, "local_only_record")
+    census = {api: api.get("/brains/alice/census").body for api in (local_api, hosted_api)}
+    # local: both, as before
+    assert census[local_api]["counts"]["records"] == 2 and census[local_api]["counts"]["low_trust_records"] == 2
+    assert private["id"] in json.dumps(census[local_api]["noise"])
+    # hosted: the shared one only
+    hosted = census[hosted_api]
+    assert hosted["counts"]["records"] == 1 and hosted["counts"]["low_trust_records"] == 1
+    assert private["id"] not in json.dumps(hosted)
+    assert [n["examples"] for n in hosted["noise"] if n["kind"] == "low_trust_sources"] == [[shared["id"]]]
+    listed = hosted_api.get("/brains/alice/memories", params={"limit": "100"}).body["data"]
+    assert hosted["counts"]["memories"] == len(listed)
+    assert hosted["counts"]["duplicates"] == sum(1 for m in listed if len({c["record_id"] for c in m["citations"]}) > 1)

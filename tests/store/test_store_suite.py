@@ -53,7 +53,7 @@ def record(store: Store, rid: str, uid: str = "brn_1", origin: str = "api", **kw
         brain_uid=uid,
         content={"kind": "document", "text": f"text of {rid}"},
         source=kw.get("source"),  # type: ignore[arg-type]
-        visibility="shareable",
+        visibility=kw.get("visibility", "shareable"),  # type: ignore[arg-type]
         occurred_at=T0,
         created_at=T0,
         origin=origin,
@@ -729,6 +729,34 @@ def test_a_record_tally_counts_by_the_latest_status_and_the_source_trust(store: 
     assert store.record_tally("brn_1", 0) == RecordTally(6, 2, 2)
     assert store.record_tally("brn_2", 5) == RecordTally(1, 1, 1, ("rec_9",), ("rec_9",))
     assert store.record_tally("brn_none", 5) == RecordTally(0, 0, 0)
+
+
+def test_a_record_tally_leaves_out_the_withheld_visibilities(store: Store) -> None:
+    """A hosted census neither counts nor names a local_only Record (getRecord refuses its id)."""
+    from brainstore.domain import RecordTally
+
+    store.insert_brain(brain())
+    low = {"name": "feed", "trust": "low"}
+    for rid, visibility in [
+        ("rec_1", "local_only"), ("rec_2", "shareable"), ("rec_3", "redacted_summary"), ("rec_4", "local_only"),
+        ("rec_5", "shareable"),
+    ]:  # fmt: skip
+        record(store, rid, source=low, visibility=visibility)
+    for rid in ("rec_1", "rec_4", "rec_5"):
+        store.append_record_status("brn_1", rid, "failed", seq=store.next_seq("brn_1"), error={"code": "x", "message": "y"})
+    everything = RecordTally(5, 3, 5, ("rec_1", "rec_4", "rec_5"), ("rec_1", "rec_2", "rec_3", "rec_4", "rec_5"))
+    assert store.record_tally("brn_1", 5) == everything
+    assert store.record_tally("brn_1", 5, withheld=()) == everything
+    assert store.record_tally("brn_1", 5, withheld=frozenset({"local_only"})) == RecordTally(
+        3, 1, 3, ("rec_5",), ("rec_2", "rec_3", "rec_5")
+    )
+    assert store.record_tally("brn_1", 1, withheld=frozenset({"local_only"})) == RecordTally(3, 1, 3, ("rec_5",), ("rec_2",))
+    assert store.record_tally("brn_1", 5, withheld=frozenset({"local_only", "redacted_summary"})) == RecordTally(
+        2, 1, 2, ("rec_5",), ("rec_2", "rec_5")
+    )
+    assert store.record_tally("brn_1", 5, withheld=frozenset({"local_only"})) == tally_records(
+        store.list_records("brn_1"), 5, withheld=frozenset({"local_only"})
+    )
 
 
 def test_record_seqs_walk_a_brains_records_by_change_sequence_a_page_at_a_time(store: Store) -> None:

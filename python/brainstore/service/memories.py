@@ -332,15 +332,23 @@ class MemoryReads:
     def get_census(self, principal: Principal, brain_id: str) -> dict[str, Any]:
         brain = resolve_brain(self.store, principal, brain_id)
         require(self.store, StoreFeature.MEMORIES)
-        records = self.store.record_tally(brain.uid, CENSUS_EXAMPLES)
-        memories = self.servable(brain, [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")])
+        # Records this deployment withholds are neither counted nor named (their ids are refused by
+        # getRecord), nor do they make a Memory a duplicate.
+        records = self.store.record_tally(brain.uid, CENSUS_EXAMPLES, withheld=self.visibility.withheld_visibilities)
+        candidates = [m for m in self.store.all_memories(brain.uid) if m.status in ("active", "superseded")]
+        visibilities = self._visibilities(brain, candidates)
+        memories = [m for m in candidates if self.visibility.serving(m, visibilities) is not None]
         live = {m.memory_id for m in memories}
         conflicts = [
             m.memory_id
             for m in memories
             if m.status == "active" and any(other in live for other in m.extra.get("conflicts_with", ()))
         ]
-        duplicates = [m.memory_id for m in memories if len({c.record_id for c in m.citations}) > 1]
+        duplicates = [
+            m.memory_id
+            for m in memories
+            if len({c.record_id for c in m.citations if not self.visibility.withheld(visibilities.get(c.record_id))}) > 1
+        ]
         unattributed = [m.memory_id for m in memories if m.owner is None]
         noise = [
             ("duplicates", len(duplicates), duplicates),

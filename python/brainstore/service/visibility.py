@@ -7,6 +7,7 @@ A Record's visibility is fixed when it is written:
 - ``local_only``: on a hosted deployment it is absent from every read path (evidence, citations,
   Memories, the Profile, structured values, listMemories, getMemory); getRecord answers
   local_only_record. A Memory that also rests on served Records is served with those citations only.
+  getCensus neither counts it nor names it.
 
 Every component that returns user text asks this module, so there is one rule and one place to read it.
 """
@@ -36,6 +37,12 @@ class Visibility:
     def withheld(self, visibility: str | None) -> bool:
         """Absent from this deployment's read paths. An unknown Record (None: erased) is withheld too."""
         return visibility is None or (self.hosted and visibility == LOCAL_ONLY)
+
+    @property
+    def withheld_visibilities(self) -> frozenset[str]:
+        """The visibilities withheld(): what a store leaves out where it counts Records without reading
+        their visibility back (a census)."""
+        return frozenset({LOCAL_ONLY}) if self.hosted else frozenset()
 
     @staticmethod
     def redacted(visibility: str | None) -> bool:

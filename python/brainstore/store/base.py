@@ -155,8 +155,10 @@ def low_trust(record: Record) -> bool:
     return (record.source or {}).get("trust") == "low"
 
 
-def tally_records(records: Sequence[Record], examples: int) -> RecordTally:
-    """RecordTally of ``records`` (in seq order), as a store that holds them whole counts them."""
+def tally_records(records: Sequence[Record], examples: int, *, withheld: Collection[str] = ()) -> RecordTally:
+    """RecordTally of ``records`` (in seq order), as a store that holds them whole counts them: those
+    of a ``withheld`` visibility left out."""
+    records = [r for r in records if r.visibility not in withheld]
     failed = [r.id for r in records if r.status == "failed"]
     trusted_low = [r.id for r in records if low_trust(r)]
     return RecordTally(len(records), len(failed), len(trusted_low), tuple(failed[:examples]), tuple(trusted_low[:examples]))
@@ -233,10 +235,12 @@ class Store(Protocol):
         """How many of the Brain's Records have a change sequence past ``after`` (and at most
         ``through``), reading none of them."""
         ...
-    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+    def record_tally(self, brain_uid: str, examples: int, *, withheld: Collection[str] = ()) -> RecordTally:
         """The Brain's Records counted (all, failed, from a low-trust source) with the ids of the first
         ``examples`` failed and low-trust ones by seq, in one read of no Record's content: a census of a
-        Brain of 20,000 Records read them all whole in 0.35 s, holding the GIL while it parsed them."""
+        Brain of 20,000 Records read them all whole in 0.35 s, holding the GIL while it parsed them.
+        Records of a ``withheld`` visibility (local_only on a hosted deployment) are neither counted nor
+        named."""
         ...
     def erase_record(self, brain_uid: str, record_id: str) -> None: ...
     def record_visibilities(self, brain_uid: str, record_ids: Sequence[str]) -> dict[str, str]:

@@ -1508,8 +1508,10 @@ class DuckDBStore:
         params = [brain_uid, after] if through is None else [brain_uid, after, through]
         return int(self._rows(f"SELECT count(*) FROM records WHERE brain_uid = ? AND seq > ?{bound}", params)[0][0])
 
-    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+    def record_tally(self, brain_uid: str, examples: int, *, withheld: Collection[str] = ()) -> RecordTally:
         # One statement, so the Records and their latest events are one snapshot.
+        hidden = sorted(withheld)
+        shown = f" AND r.visibility NOT IN ({', '.join('?' for _ in hidden)})" if hidden else ""
         (row,) = self._rows(
             "SELECT count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE low_trust), "
             "list_slice(list(id ORDER BY seq) FILTER (WHERE failed), 1, ?), "
@@ -1518,9 +1520,9 @@ class DuckDBStore:
             "         coalesce(json_extract_string(r.source, '$.trust') = 'low', false) AS low_trust"
             "  FROM records r LEFT JOIN ("
             "    SELECT record_id, arg_max(status, seq) AS status FROM record_events WHERE brain_uid = ? GROUP BY record_id"
-            "  ) e ON e.record_id = r.id WHERE r.brain_uid = ?"
+            f"  ) e ON e.record_id = r.id WHERE r.brain_uid = ?{shown}"
             ")",
-            [examples, examples, brain_uid, brain_uid],
+            [examples, examples, brain_uid, brain_uid, *hidden],
         )
         records, failed, trusted_low, failed_ids, low_trust_ids = row
         return RecordTally(records, failed, trusted_low, tuple(failed_ids or ()), tuple(low_trust_ids or ()))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -312,8 +312,8 @@ class MemoryStore:
     def count_records(self, brain_uid: str, *, after: int = 0, through: int | None = None) -> int:
         return sum(1 for _, seq in self._seqs_after(brain_uid, after) if through is None or seq <= through)
 
-    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
-        return tally_records(self.list_records(brain_uid), examples)
+    def record_tally(self, brain_uid: str, examples: int, *, withheld: Collection[str] = ()) -> RecordTally:
+        return tally_records(self.list_records(brain_uid), examples, withheld=withheld)
 
     def erase_record(self, brain_uid: str, record_id: str) -> None:
         with self._lock:

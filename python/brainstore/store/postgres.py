@@ -52,7 +52,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -905,7 +905,9 @@ class PostgresStore:
         params = [brain_uid, after] if through is None else [brain_uid, after, through]
         return int(self._one(f"SELECT count(*) FROM records WHERE brain_uid = %s AND seq > %s{bound}", params))
 
-    def record_tally(self, brain_uid: str, examples: int) -> RecordTally:
+    def record_tally(self, brain_uid: str, examples: int, *, withheld: Collection[str] = ()) -> RecordTally:
+        hidden = sorted(withheld)
+        shown = f" AND r.visibility NOT IN ({', '.join('%s' for _ in hidden)})" if hidden else ""
         (row,) = self._rows(
             "SELECT count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE low_trust), "
             "(array_agg(id ORDER BY seq) FILTER (WHERE failed))[1:%s], "
@@ -915,9 +917,9 @@ class PostgresStore:
             "  FROM records r LEFT JOIN ("
             "    SELECT DISTINCT ON (record_id) record_id, status FROM record_events WHERE brain_uid = %s"
             "    ORDER BY record_id, seq DESC"
-            "  ) e ON e.record_id = r.id WHERE r.brain_uid = %s"
+            f"  ) e ON e.record_id = r.id WHERE r.brain_uid = %s{shown}"
             ") tallied",
-            [examples, examples, brain_uid, brain_uid],
+            [examples, examples, brain_uid, brain_uid, *hidden],
         )
         records, failed, trusted_low, failed_ids, low_trust_ids = row
         return RecordTally(records, failed, trusted_low, tuple(failed_ids or ()), tuple(low_trust_ids or ()))
