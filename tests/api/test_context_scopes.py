@@ -121,3 +121,27 @@ def test_the_scope_is_checked_before_the_watermark_the_stream_and_the_brain(keys
     missing = keys.api.post("/brains/nobody/context", {"query": "x", "include": ["memories"]}, key=narrow)
     assert_error(missing, 403, "missing_scope")
     assert context_traces(keys) == []
+
+
+def test_a_trace_shows_a_key_only_the_components_its_scopes_cover(keys: Keys) -> None:
+    # another key's Context, read through getTrace and listTraces by a key with context:read alone,
+    # served its Objects, Memories, Profile and structured values
+    wide = keys.key("memories:read", "objects:read")
+    body = {"include": ["evidence", "memories", "objects", "profile"], "schema": SCHEMA}
+    served = context(keys, wide, body)
+    assert served.status == 200, served.body
+    assert "250000" in str(served.body["objects"]) and served.body["memories"]
+    narrow = keys.key()
+    one = keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=narrow)
+    assert one.status == 200, one.body
+    listed = keys.api.get("/brains/alice/traces", key=narrow)
+    assert listed.status == 200, listed.body
+    for trace in (one.body, next(t for t in listed.body["data"] if t["id"] == served.body["id"])):
+        shown = trace["context"]
+        assert shown["objects"] == [] and shown["memories"] == [] and shown["profile"] is None
+        assert shown["structured"] is None and "250000" not in str(trace)
+        assert shown["evidence"] == served.body["evidence"]  # what context:read reads stays
+    # each scope uncovers its own components
+    objects_only = keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=keys.key("objects:read")).body
+    assert objects_only["context"]["objects"] == served.body["objects"] and objects_only["context"]["memories"] == []
+    assert keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=wide).body["context"] == served.body

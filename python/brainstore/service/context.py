@@ -139,6 +139,26 @@ def require_component_scopes(principal: Principal, request: dict[str, Any]) -> N
             raise error("missing_scope", f"Authorization: this key lacks the scope {scope}, which {asked} needs")
 
 
+# What a Context holds of each component when it was not asked for: a trace read by a key without the
+# component's scope shows it so
+_NOT_INCLUDED: dict[str, Any] = {"memories": [], "objects": [], "profile": None}
+
+
+def readable_trace(trace: dict[str, Any], principal: Principal) -> dict[str, Any]:
+    """``trace`` as ``principal`` may read it: its Context without the components the key's scopes do
+    not cover (as require_component_scopes refuses them to it). A key with context:read alone read
+    another key's Objects, Memories and Profile in the Contexts that key had asked for."""
+    context = trace.get("context")
+    if not context:
+        return trace
+    hidden = {item: empty for item, empty in _NOT_INCLUDED.items() if COMPONENT_SCOPES[item] not in principal.scopes}
+    if SCHEMA_SCOPE not in principal.scopes and context.get("structured") is not None:
+        hidden["structured"] = None
+    if not any(context.get(item) != empty for item, empty in hidden.items()):
+        return trace
+    return {**trace, "context": {**context, **{item: empty for item, empty in hidden.items() if item in context}}}
+
+
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
     """The periods ``query`` names, as Unix seconds (``retrieve``'s ``focus``), relative forms ("last
     week") resolved at ``at``. Resolved from the start of ``at``'s day: a day's queries then share

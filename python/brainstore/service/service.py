@@ -29,7 +29,7 @@ from brainstore.errors import error
 from brainstore.ids import new_id
 from brainstore.retrieval.embedder import Embedder
 from brainstore.service.common import Clock, Watermarks, resolve_brain, shared_store, utcnow
-from brainstore.service.context import Contexts
+from brainstore.service.context import Contexts, readable_trace
 from brainstore.service.derivation import Derivation
 from brainstore.service.evidence import EvidenceIndexes
 from brainstore.service.memories import MemoryReads
@@ -185,7 +185,8 @@ class Service:
         brain = resolve_brain(self.store, principal, brain_id)
         self.traces.catch_up(brain.uid)
         found, next_cursor = self.traces.page(principal.namespace, brain.id, limit, cursor, brain.uid)
-        return {"object": "list", "data": found, "has_more": next_cursor is not None, "next_cursor": next_cursor}
+        data = [readable_trace(trace, principal) for trace in found]
+        return {"object": "list", "data": data, "has_more": next_cursor is not None, "next_cursor": next_cursor}
 
     def get_trace(self, principal: Principal, brain_id: str, trace_id: str) -> dict[str, Any]:
         brain = resolve_brain(self.store, principal, brain_id)
@@ -193,4 +194,4 @@ class Service:
         trace = self.traces.get(trace_id, principal.namespace, brain.id, brain.uid)
         if trace is None:
             raise error("trace_not_found", f"trace_id: {trace_id!r} is not in the recent trace buffer")
-        return trace
+        return readable_trace(trace, principal)
