@@ -1700,6 +1700,23 @@ class _Preceding:
         self.read = upto
 
 
+def _any_pattern() -> re.Pattern[str] | None:
+    """One regex that matches a predicate's head wherever one of _PATTERNS does (their alternatives
+    after the shared _PRE, groups unnamed): most heads match none, and trying the patterns one by one
+    cost 0.06 ms a Record. None when a pattern is not as _p makes it (then each is tried)."""
+    flags = re.compile("", re.I).flags
+    rest = []
+    for pat in _PATTERNS:
+        rx = pat.regex.pattern
+        if pat.regex.flags != flags or not rx.startswith(_PRE) or "(?P=" in rx or "(?(" in rx:
+            return None
+        rest.append(re.sub(r"\(\?P<\w+>", "(?:", rx[len(_PRE) :]))
+    return re.compile(_PRE + "(?:" + "|".join(f"(?:{r})" for r in rest) + ")", re.I)
+
+
+_ANY_PATTERN = _any_pattern()
+
+
 class _Run:
     """One extraction: the state shared by the sentences of one SourceText."""
 
@@ -3724,6 +3741,8 @@ class _Run:
             _PRE + r"(?:got\s+|get\s+|getting\s+)?(?:divorced|separated|broke\s+up)\b", head, re.I
         ):
             return "married_to", partner.lower(), True, True, off
+        if _ANY_PATTERN is not None and _ANY_PATTERN.match(head) is None:
+            return None  # no pattern matches (the loop below would find none)
         for pat in _PATTERNS:
             m = pat.regex.match(head)
             if m is None:
