@@ -479,3 +479,37 @@ def test_a_query_naming_a_few_periods_has_them_all(query: str) -> None:
 
     assert query_periods(query, BASE) == [(s.timestamp(), e.timestamp()) for s, e in named_periods(query, BASE)]
     assert query_periods(query, BASE)
+
+
+# _QUICK as it was before its words were grouped by their first letter: the grouped one must find a
+# time word wherever this one did, and nowhere else.
+_QUICK_FLAT = (
+    r"(?i:yesterday|today|tonight|tomorrow|ago\b|back\b|earlier|last|this|next|past|previous|coming"
+    r"|spring|summer|fall|autumn|winter|christmas|halloween|valentine"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|ties\b|every|each|daily|weekly|monthly"
+    r"|yearly|annually|weekend|days?\b|weeks?\b|months?\b|years?\b|decades?\b)|\d|"
+)
+_QUICK_WORDS = _QUICK_FLAT[4:].split(")|")[0].replace("\\b", "").replace("?", "").split("|")
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([*_QUICK_WORDS, "day", "week", "month", "year", "decade", "May", "JUNE", "Sept."]),
+            st.text(alphabet="aAbdeklnstTyY _-'\u017f\u212a\u0130\u0131é1٣", max_size=4),
+        ),
+        max_size=6,
+    ).map("".join),
+    st.booleans(),
+)
+def test_the_quick_check_finds_a_time_word_where_the_flat_list_did(text: str, upper: bool) -> None:
+    import re
+
+    from brainstore.derive import timeexpr
+
+    text = text.upper() if upper else text
+    flat = re.compile(_QUICK_FLAT + timeexpr._MON)
+    assert (timeexpr._QUICK.search(text) is None) == (flat.search(text) is None)
+    for at in range(len(text)):  # where each alternative can match, position by position
+        assert (timeexpr._QUICK.match(text, at) is None) == (flat.match(text, at) is None)

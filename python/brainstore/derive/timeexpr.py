@@ -165,11 +165,16 @@ _RANGE_RE = re.compile(
 _PREFIX_RE = re.compile(
     r"(?i:\b(since|from|starting(?:\s+(?:in|on|from))?|as\s+of|beginning(?:\s+in)?|until|till|til|through|up\s+to|ever\s+since)\s+)$"
 )
+# Whether a text may hold a time at all: yesterday, today, tonight, tomorrow, ago, back, earlier, last,
+# this, next, past, previous, coming, the seasons and holidays, the weekdays, night, "-ties", every, each,
+# daily ... yearly, annually, weekend, day(s) ... decade(s), a digit or a month. The words are grouped
+# by their first letter: the regex engine tried all 43 of them at every position, a tenth of reading a
+# LoCoMo turn; grouped, it matches where it did and costs half.
 _QUICK = re.compile(
-    r"(?i:yesterday|today|tonight|tomorrow|ago\b|back\b|earlier|last|this|next|past|previous|coming"
-    r"|spring|summer|fall|autumn|winter|christmas|halloween|valentine"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|ties\b|every|each|daily|weekly|monthly"
-    r"|yearly|annually|weekend|days?\b|weeks?\b|months?\b|years?\b|decades?\b)|\d|" + _MON
+    r"(?i:a(?:go\b|utumn|nnually)|back\b|c(?:oming|hristmas)|d(?:aily|ays?\b|ecades?\b)|e(?:arlier|very|ach)"
+    r"|f(?:all|riday)|halloween|last|m(?:onday|onthly|onths?\b)|n(?:ext|ight)|p(?:ast|revious)"
+    r"|s(?:pring|ummer|aturday|unday)|t(?:oday|onight|omorrow|his|uesday|hursday|ies\b)|valentine"
+    r"|w(?:inter|ednesday|eekly|eekend|eeks?\b)|y(?:esterday|early|ears?\b))|\d|" + _MON
 )
 
 # A bare year or month name is a time only after one of these words ("in 2019", "since March"), or as
