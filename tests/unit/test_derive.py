@@ -1167,6 +1167,28 @@ def test_a_possessive_before_a_number_and_a_verb_stays_one():
     assert (dog.subject, dog.attribute, dog.value) == ("Alice's dog", "name", "rex")
 
 
+@pytest.mark.parametrize(
+    ("text", "subject", "value", "negated", "day"),
+    [
+        ("I got a job at Stripe.", "Alice", "stripe", False, date(2023, 5, 8)),
+        ("I landed a job with Acme last month.", "Alice", "acme", False, date(2023, 4, 1)),
+        ("I was hired by IBM in 2019.", "Alice", "ibm", False, date(2019, 1, 1)),
+        ("My sister got a job at Google.", "Alice's sister", "google", False, date(2023, 5, 8)),
+        ("I never got hired by Google.", "Alice", "google", True, date(2023, 5, 8)),
+    ],
+)
+def test_a_job_got_is_an_employer(text, subject, value, negated, day):
+    # "I got a job at Stripe" and "I was hired by IBM" were plain statements: the job held before stayed
+    # current, and a profile knew no employer
+    a = one(text)
+    assert (a.subject, a.attribute, a.value, a.negated, a.valid_from.date()) == (subject, "works_at", value, negated, day)
+    assert a.change or a.negated
+
+
+def test_a_job_offer_is_no_employer():
+    assert one("I got a job offer from Stripe.").attribute is None
+
+
 def test_a_names_s_before_a_noun_is_whose():
     carol = one(msg("Carol's been at Acme since 2019.", speaker="Bob"))
     assert (carol.subject, carol.owner, carol.statement) == ("Carol", "Carol", "Carol has been at Acme since 2019.")

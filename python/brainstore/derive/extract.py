@@ -820,6 +820,17 @@ _PATTERNS = [
         change=True,
         place=True,
     ),
+    # "I got a job at Stripe", "I landed a new role with Acme", "I was hired by IBM": a job there begins
+    # (an offer alone is no job: "I got a job offer from Stripe")
+    _p(
+        "works_at",
+        r"(?:(?:got|get|gets|getting|landed|land|lands|landing|found|took|take|takes|taking)\s+"
+        r"(?:(?:a|an|the|my|this|that|his|her|their)\s+)?(?:(?:new|great|dream|first|full[\s-]time|part[\s-]time"
+        r"|summer|permanent|temporary|temp)\s+)*(?:job|position|role|internship|gig)|(?:was|were|got|get|gets|been)\s+"
+        r"(?:just\s+)?hired)\s+(?:at|with|by)\s+(?P<v>.+)",
+        change=True,
+        place=True,
+    ),
     _p("works_at", r"(?P<join>joined|join|joining)\s+(?P<v>.+)", change=True, place=True, check="cap"),
     _p(
         "works_at",
