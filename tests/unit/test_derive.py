@@ -1185,6 +1185,26 @@ def test_a_job_got_is_an_employer(text, subject, value, negated, day):
     assert a.change or a.negated
 
 
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        # how one works, then where (was no employer)
+        ("I work remotely for Acme.", "works_at", "acme"),
+        ("I work full-time at IBM.", "works_at", "ibm"),
+        # a business run is no running (was the habit "running bakery")
+        ("I run my own bakery.", None, None),
+        ("I run marathons.", "does", "running marathons"),
+        # how often is no part of the habit (was "drinking coffee every morning", "running 5k every saturday")
+        ("I drink coffee every morning.", "does", "drinking coffee"),
+        ("I run a 5k every Saturday.", "does", "running 5k"),
+        ("I play tennis twice a week.", "does", "playing tennis"),
+    ],
+)
+def test_work_and_habits_told_with_how_and_how_often(text, attribute, value):
+    a = one(text)
+    assert (a.subject, a.attribute, a.value) == ("Alice", attribute, value)
+
+
 def test_a_job_offer_is_no_employer():
     assert one("I got a job offer from Stripe.").attribute is None
 

@@ -478,6 +478,12 @@ _HABIT_VERBS = [
     "collect", "wear", "brew", "fish", "skate", "box", "golf",
 ]  # fmt: skip
 _HABIT_FORMS = {v: v for v in _HABIT_VERBS} | {_gerund(v): v for v in _HABIT_VERBS}
+# What one runs that is no run: a business, a team ("I run a bakery")
+_RUN_BUSINESS = {
+    "business", "businesses", "company", "firm", "startup", "shop", "store", "bakery", "restaurant", "cafe", "café",
+    "bar", "salon", "clinic", "practice", "agency", "farm", "blog", "channel", "podcast", "team", "department",
+    "club", "household", "show", "school", "charity", "nonprofit", "organization", "organisation", "office",
+}  # fmt: skip
 
 _JOBS = set(
     [
@@ -812,7 +818,13 @@ _PATTERNS = [
         place=True,
         check="cap",
     ),
-    _p("works_at", r"(?:work|works|worked|working)\s+(?:at|for)\s+(?P<v>.+)", place=True),
+    # ("I work remotely for Acme", "I work full-time at IBM": how one works, then where)
+    _p(
+        "works_at",
+        r"(?:work|works|worked|working)\s+(?:(?:remotely|full[\s-]time|part[\s-]time|still|now|currently)\s+)?"
+        r"(?:at|for)\s+(?P<v>.+)",
+        place=True,
+    ),
     _p("works_at", r"employed\s+(?:at|by)\s+(?P<v>.+)", place=True),
     _p(
         "works_at",
@@ -3791,10 +3803,14 @@ class _Run:
                 if base is None:
                     continue
                 obj = _clean_value(" " + raw, True) if raw.strip() else ""  # " two years ago": no object
+                # how often is no part of the habit ("I drink coffee every morning" is "drinking coffee")
+                obj = re.sub(r"(?:^|\s+)(?:every|each|once|twice|daily|weekly|nightly)\b.*$", "", obj)
                 if obj and (
                     obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")
                 ):
                     continue
+                if base == "run" and obj and obj.split()[-1] in _RUN_BUSINESS:
+                    continue  # "I run my own bakery", "She runs a small business": no running
                 val = f"{_gerund(base)} {obj}".strip()
             if (
                 not val
