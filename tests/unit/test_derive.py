@@ -1205,6 +1205,20 @@ def test_work_and_habits_told_with_how_and_how_often(text, attribute, value):
     assert (a.subject, a.attribute, a.value) == ("Alice", attribute, value)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("I'm really into hiking these days.", "hiking"),  # was no taste: an adverb before "into"
+        ("I prefer tea over coffee.", "tea"),  # was "tea over coffee"
+        ("I prefer tea to coffee.", "tea"),
+        ("I like your hair.", None),  # was the taste "your hair": a compliment, no taste of the speaker's
+    ],
+)
+def test_a_taste_is_what_is_liked(text, value):
+    a = one(text)
+    assert (a.subject, a.attribute, a.value) == ("Alice", "likes" if value else None, value)
+
+
 def test_a_job_offer_is_no_employer():
     assert one("I got a job offer from Stripe.").attribute is None
 

@@ -905,7 +905,7 @@ _PATTERNS = [
     ),
     _p(
         "likes",
-        r"(?:like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|prefer|prefers|preferred|hate|hates|hated|dislike|dislikes|disliked|detest|detests|can\s+not\s+stand|am\s+into|is\s+into|are\s+into|(?:am|is|are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:am|is|are)\s+passionate\s+about|(?:am|is|are)\s+obsessed\s+with|(?:am|is|are)\s+fond\s+of)\s+(?P<v>.+)",
+        r"(?:like|likes|liked|love|loves|loved|enjoy|enjoys|enjoyed|adore|adores|adored|prefer|prefers|preferred|hate|hates|hated|dislike|dislikes|disliked|detest|detests|can\s+not\s+stand|(?:am|is|are)\s+(?:(?:really|so|totally|very|super|big|huge)\s+)?into|(?:am|is|are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:am|is|are)\s+passionate\s+about|(?:am|is|are)\s+obsessed\s+with|(?:am|is|are)\s+fond\s+of)\s+(?P<v>.+)",
     ),
 ]
 
@@ -3791,6 +3791,11 @@ class _Run:
             val = _clean_value(raw, pat.place)
             if pat.attribute == "likes":
                 val = re.sub(r"^to\s+", "", val)
+                if re.match(r"\s*(?:prefer|prefers|preferred)\b", head[: m.start("v")].lstrip(), re.I):
+                    # "I prefer tea over coffee": the one preferred
+                    val = re.sub(r"\s+(?:over|to|than|rather\s+than|instead\s+of)\b.*$", "", val)
+                if val.startswith("your "):
+                    continue  # "I like your hair": a compliment to the person spoken to, no taste of theirs
             if pat.attribute == "has_pet":
                 val = m.group("v").lower()
             if pat.attribute == "does":
