@@ -1219,6 +1219,45 @@ def test_a_taste_is_what_is_liked(text, value):
     assert (a.subject, a.attribute, a.value) == ("Alice", "likes" if value else None, value)
 
 
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        # a chat tail is no part of the value (was "denver lol", "stripe haha")
+        ("I live in Denver lol", "lives_in", "denver"),
+        ("I work at Stripe haha", "works_at", "stripe"),
+        # a full stop after an abbreviation or initials ends no value (was "st", "ft")
+        ("I live in St. Louis.", "lives_in", "st. louis"),
+        ("I moved to Ft. Collins in March.", "lives_in", "ft. collins"),
+        ("I'm from the U.S.", "from", "u.s"),
+    ],
+)
+def test_a_value_goes_past_abbreviations_and_stops_at_chat_tails(text, attribute, value):
+    a = one(text)
+    assert (a.subject, a.attribute, a.value) == ("Alice", attribute, value)
+
+
+def test_initials_are_no_sentence_end_and_no_you():
+    # "the U.S." was "the the other person.S." ("u" read as "you"), and "in 2015" a sentence of its own
+    a = one("I moved to the U.S. in 2015.")
+    assert (a.statement, a.value, a.valid_from.date()) == ("Alice moved to the U.S. in 2015.", "u.s", date(2015, 1, 1))
+    assert one("I love u.").statement == "Alice loves the other person."
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "statement"),
+    [
+        ("Rose is a nurse.", "Rose", "Rose is a nurse."),
+        ("Rose moved to Paris.", "Rose", "Rose moved to Paris."),
+        ("Drew works at Google.", "Drew", "Drew works at Google."),
+        ("Drew a picture today.", "Alice", "Alice drew a picture on 8 May 2023."),
+    ],
+)
+def test_a_given_name_that_is_a_past_tense_is_a_name_before_a_verb(text, subject, statement):
+    # "Rose is a nurse" was "Alice rose is a nurse.": the speaker's, with no subject word
+    a = one(text)
+    assert (a.subject, a.statement) == (subject, statement)
+
+
 def test_a_job_offer_is_no_employer():
     assert one("I got a job offer from Stripe.").attribute is None
 

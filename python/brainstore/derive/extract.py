@@ -478,6 +478,8 @@ _HABIT_VERBS = [
     "collect", "wear", "brew", "fish", "skate", "box", "golf",
 ]  # fmt: skip
 _HABIT_FORMS = {v: v for v in _HABIT_VERBS} | {_gerund(v): v for v in _HABIT_VERBS}
+# Past tenses that are given names too: capitalised before a verb, a name ("Rose moved to Paris")
+_GIVEN_NAME_VERBS = {"rose", "drew", "won"}
 # What one runs that is no run: a business, a team ("I run a bakery")
 _RUN_BUSINESS = {
     "business", "businesses", "company", "firm", "startup", "shop", "store", "bakery", "restaurant", "cafe", "café",
@@ -578,7 +580,7 @@ _JOBS = set(
 )
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
 _PRONOUN_VALUES = {
-    "it", "that", "this", "them", "him", "her", "you", "me", "us", "those", "these", "one", "so", "too",
+    "it", "that", "this", "them", "him", "her", "you", "u", "me", "us", "those", "these", "one", "so", "too",
     "the idea", "the sound of that", "what you", "how", "to", "mine", "yours", "everything", "all",
 }  # fmt: skip
 _VACUOUS = {
@@ -614,6 +616,9 @@ _ABBREV = {
     "co",
     "mt",
     "no",
+    "ft",
+    "ave",
+    "blvd",
 }
 # A sentence ends at a full stop, "!", "?", "...", a line break, an emoji ("Inspiring \U0001f4aa I emailed
 # ..."), or a wide gap: eight spaces or more part columns, not words of one sentence, and the patterns
@@ -714,6 +719,8 @@ _CUT = re.compile(
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
     r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time|yet|btw|between"
+    # a chat tail ("I live in Denver lol")
+    r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
     r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d"
     r"|soon|the\s+other\s+(?:day|night|week))\b"
     rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
@@ -944,6 +951,22 @@ def _expand(s: str) -> str:
     return _CONTRACTIONS.sub(lambda m: _EXPANDED.get(m.group(0).lower(), m.group(0)), _norm(s))
 
 
+def _abbreviated(text: str, cut: re.Match[str]) -> bool:
+    """Whether the full stop ``cut`` found ends an abbreviation or an initial ("St. Louis", "J.P.
+    Morgan", "the U.S. in 2015"), not the words it is in."""
+    if not cut.group().lstrip().startswith("."):
+        return False
+    prev = _WORD_BEFORE.search(text, max(0, cut.start() - _ABBREV_REACH), cut.start())
+    return prev is not None and _abbreviation(prev.group(1))
+
+
+def _abbreviation(word: str) -> bool:
+    """A word a full stop after does not end a sentence: a known abbreviation ("Dr", "St"), a letter
+    ("J"), or letters with stops between them ("U.S", "D.C", "J.P")."""
+    low = word.lower().rstrip(".")
+    return low in _ABBREV or len(low) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", low))
+
+
 def _split_sentences(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     start = 0
@@ -954,6 +977,8 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
             prev = _WORD_BEFORE.search(text, max(start, m.start() - _ABBREV_REACH), m.start())
             if prev and (prev.group(1).lower().rstrip(".") in _ABBREV or len(prev.group(1)) == 1):
                 continue
+            if prev and "." in prev.group(1) and re.match(r"\s+[a-z\d]", text[m.end() : m.end() + 2]):
+                continue  # "the U.S. in 2015": an initialism, the sentence going on in lower case
         end = m.end()
         if text[start:end].strip():
             out.append((start, end))
@@ -979,7 +1004,7 @@ def _symbol(ch: str) -> bool:
 
 
 def _clean_value(v: str, place: bool) -> str:
-    m = _CUT.search(v)
+    m = next((c for c in _CUT.finditer(v) if not _abbreviated(v, c)), None)
     if m:
         v = v[: m.start()]
     if place:
@@ -3075,6 +3100,17 @@ class _Run:
             return _Subject(me, owner, me, s0, "", conj=True, kind="me", implicit=True)
         if tok in ("can't", "cannot") and k + 1 < len(words) and words[k + 1][0].lower() == "wait":
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)  # "Can't wait to see them!"
+        if (
+            tok in _GIVEN_NAME_VERBS
+            and words[k][0][:1].isupper()
+            and (
+                k + 1 >= len(words)
+                or not words[k + 1][0][:1].isalpha()
+                or _is_verb(words[k + 1][0])
+                or words[k + 1][0].lower() in ("and", "&", "'s")
+            )
+        ):
+            return None  # "Rose is a nurse", "Drew and I ...": a name, not "Alice rose"
         if tok in IRREGULAR_PAST and tok not in (
             "let",
             "put",
@@ -3934,7 +3970,7 @@ class _Run:
                 )
             elif low in ("our", "ours"):
                 rep = f"{me}'s"
-            elif low in ("you", "u"):
+            elif low == "you" or tok == "u":  # "u" typed for "you"; never the "U" of "the U.S."
                 rep = you
                 inner_conj = pos != ps
             elif low in ("your", "yours"):
