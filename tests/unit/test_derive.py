@@ -1236,6 +1236,24 @@ def test_a_value_goes_past_abbreviations_and_stops_at_chat_tails(text, attribute
     assert (a.subject, a.attribute, a.value) == ("Alice", attribute, value)
 
 
+@pytest.mark.parametrize(
+    ("text", "subject", "value"),
+    [
+        # a name with a capital beyond ASCII was read as a word: "Alice says émile moved to Paris"
+        ("Émile moved to Paris last year.", "Émile", "paris"),
+        ("Łukasz works at Google.", "Łukasz", "google"),
+        # words that lead a time are no part of a place (were "denver right", "denver the week", "denver end of")
+        ("I moved to Denver right after graduation.", "Alice", "denver"),
+        ("I'm moving to Denver the week after next.", "Alice", "denver"),
+        ("I'm moving to Denver end of next month.", "Alice", "denver"),
+        ("I live at the end of the street.", "Alice", "end of the street"),
+    ],
+)
+def test_names_beyond_ascii_and_places_before_a_time(text, subject, value):
+    a = one(text)
+    assert (a.subject, a.value) == (subject, value)
+
+
 def test_initials_are_no_sentence_end_and_no_you():
     # "the U.S." was "the the other person.S." ("u" read as "you"), and "in 2015" a sentence of its own
     a = one("I moved to the U.S. in 2015.")

@@ -139,12 +139,13 @@ NOT_NAMES = {
 }  # fmt: skip
 
 _CONTRACTED = ("n't", "'ve", "'ll", "'re", "'m", "'d")
-_NAME_TOKEN = re.compile(r"^[A-Z][a-zA-Z\u00C0-\u024F'\-]*$")
+# (a Latin capital, "Émile", "Łukasz" as much as "Emil")
+_NAME_TOKEN = re.compile(r"^[A-Z\u00C0-\u00D6\u00D8-\u00DE\u0100-\u024F][a-zA-Z\u00C0-\u024F'\-]*$")
 
 
 def is_name_token(tok: str) -> bool:
     """A capitalised word that could be (part of) a person's or place's name."""
-    if not _NAME_TOKEN.match(tok) or tok.lower() in NOT_NAMES or len(tok) < 2:
+    if not _NAME_TOKEN.match(tok) or not tok[0].isupper() or tok.lower() in NOT_NAMES or len(tok) < 2:
         return False
     low = tok.lower()
     if low.endswith(_CONTRACTED):

@@ -729,7 +729,10 @@ _CUT = re.compile(
 # "(moved to Paris) early next year", "back in '19": a word that leads a time is no part of a place
 _PLACE_CUT = re.compile(
     r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b"
-    r"|\s+(?:early|late|sometime|some\s+time|back|mid)(?=[\s-]+(?:next|last|this|in|on|during|(?:19|20)\d\d)\b|\s*$)",
+    r"|\s+(?:early|late|sometime|some\s+time|back|mid)(?=[\s-]+(?:next|last|this|in|on|during|(?:19|20)\d\d)\b|\s*$)"
+    # ("... right after graduation", "the week after next", "end of next month", "mid-March", "a fortnight ago")
+    r"|\s+(?:right|shortly|the\s+(?:week|month|year|day|weekend)|mid-|a\s+fortnight)\b"
+    r"|\s+(?:the\s+)?end\s+of(?:\s+(?:next|last|this|the\s+(?:week|month|year))\b|\s*$)",
     re.I,
 )
 # "(I'm) moving to Oslo", "(she's) quitting her job": the present progressive of a change, a plan
