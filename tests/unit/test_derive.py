@@ -1254,6 +1254,31 @@ def test_names_beyond_ascii_and_places_before_a_time(text, subject, value):
     assert (a.subject, a.value) == (subject, value)
 
 
+def test_a_second_verb_after_i_m_is_the_speaker_s():
+    # "I'm 30 and live in Denver." was one statement "Alice is 30 and live in Denver." with neither fact
+    age, home = run("I'm 30 and live in Denver.")
+    assert (age.attribute, age.value, age.statement) == ("age", "30", "Alice is 30.")
+    assert (home.attribute, home.value, home.statement) == ("lives_in", "denver", "Alice lives in Denver.")
+    job, work = run("I'm a nurse and work at St. Mary's.")
+    assert (job.value, work.attribute, work.value) == ("nurse", "works_at", "st. mary's")
+    # a noun joined to the complement stays in it
+    assert len(run("I'm into electronic and rock music.")) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "attribute"),
+    [
+        ("My wife and I just bought a house in Austin.", "Alice and Alice's wife just bought a house in Austin.", None),
+        ("My husband and I both work at Stripe.", "Alice and Alice's husband both work at Stripe.", "works_at"),
+        ("Tom and I just got married.", "Alice and Tom just got married.", "married_to"),
+    ],
+)
+def test_an_adverb_after_someone_and_i_is_the_predicate_s(text, statement, attribute):
+    # were "Alice and Alice's wife and Alice just bought ..." and no marriage
+    a = one(text)
+    assert (a.subject, a.statement, a.attribute) == ("Alice", statement, attribute)
+
+
 def test_initials_are_no_sentence_end_and_no_you():
     # "the U.S." was "the the other person.S." ("u" read as "you"), and "in 2015" a sentence of its own
     a = one("I moved to the U.S. in 2015.")

@@ -1066,6 +1066,26 @@ def _possessed_then_finite(right: list[tuple[str, int, int]]) -> bool:
     return verb in _FINITE or (verb in _VERB_BASE_SET and noun.endswith("s") and not noun.endswith("ss"))
 
 
+# A verb's own object or complement opens with these ("live in Denver", "work at Stripe", "have a dog")
+_VERB_OBJECT_OPENERS = {
+    "in", "at", "for", "with", "to", "a", "an", "the", "my", "our", "his", "her", "their", "as", "from", "on",
+    "two", "three", "lots", "some", "no",
+}  # fmt: skip
+
+
+def _own_verb_after_contraction(left_words: list[str], right: list[tuple[str, int, int]]) -> bool:
+    """After "I'm ..." (a subject with "am"/"are" contracted onto it), "and" then a plain verb with its
+    object is that subject's second verb: "I'm 30 and live in Denver", "I'm a nurse and work at St.
+    Mary's" (not "I'm into electronic and rock music": "rock" has no object of a verb after it)."""
+    return (
+        bool(left_words)
+        and left_words[0] in ("i'm", "im", "we're", "you're", "youre", "they're")
+        and len(right) > 1
+        and right[0][0].lower() in _VERB_BASE_SET
+        and right[1][0].lower() in _VERB_OBJECT_OPENERS
+    )
+
+
 def _person_clause(right: list[tuple[str, int, int]]) -> bool:
     """Whether the words after "and" open a person's clause: a person's pronoun with a verb ("she is", "I'm"),
     "my"/"his"/... and a person with a verb ("my brother is"), or a name with a verb ("Bob is")."""
@@ -2700,6 +2720,8 @@ class _Run:
                 # "I'm a nurse and my brother is a teacher": after "I'm" (a subject and its verb), a person
                 # with a verb of their own opens a clause; anything else may still share the verb
                 and not (left.contracted and _person_clause(right))
+                # "I'm 30 and live in Denver": a verb of the contracted subject's own, with its object
+                and not (left.contracted and _own_verb_after_contraction(left.words, right))
             ):
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
             if conj and conj.lower() == "though" and left.words == ["even"]:
@@ -3164,7 +3186,10 @@ class _Run:
         for j in range(1, min(len(words) - 1, 5)):
             if words[j][0].lower() != "and" or words[j + 1][0].lower() not in ("i", "me"):
                 continue
-            if j + 2 >= len(words) or words[j + 2][0].lower() not in _VERB_FORMS:
+            v = j + 2
+            while v < len(words) - 1 and words[v][0].lower() in ADVERBS:
+                v += 1  # "Tom and I just got married"
+            if v >= len(words) or words[v][0].lower() not in _VERB_FORMS:
                 return None
             other = self.text[words[0][1] : words[j - 1][2]]
             if not all(t[0].isalpha() or t[0] == "'" for t, _, _ in words[:j]):
@@ -3354,7 +3379,13 @@ class _Run:
         if low == "me" or low == "my":
             # "me and my sister", "my sister and I": true of the speaker; the other person is not attributed
             k = 0
-            while k < len(words) and k < 8 and not _is_verb(words[k][0]):
+            while (
+                k < len(words)
+                and k < 8
+                and not _is_verb(words[k][0])
+                # "My wife and I just bought ...": an adverb after "I" is the predicate's
+                and not (k > 0 and words[k - 1][0].lower() in ("i", "me") and words[k][0].lower() in ADVERBS)
+            ):
                 k += 1
             np_toks = [t.lower() for t, _, _ in words[:k]]
             if "and" in np_toks and ({"i", "me"} & set(np_toks)) and k < len(words) and k >= 3:
