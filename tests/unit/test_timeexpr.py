@@ -61,6 +61,8 @@ def d(*a):
         ("2 and a half weeks ago", d(2023, 4, 17)),
         ("a year and a half ago", d(2021, 1, 1)),
         ("back in '19", d(2019, 1, 1)),
+        ("started in Jan '22", d(2022, 1, 1)),
+        ("moved in March \u201919", d(2019, 3, 1)),
         ("since \u201995", d(1995, 1, 1)),
         ("this past weekend", d(2023, 5, 6)),
         ("this past March", d(2023, 3, 1)),
@@ -300,6 +302,9 @@ def test_spans_and_render():
         # a part of a month or of the year
         ("I'm moving to Oslo in mid-June", d(2023, 6, 1), None, "mid-June 2023"),
         ("I'll finish the report by the end of the year", d(2023, 12, 1), None, "the end of 2023"),
+        # days of one month ("May 10-15": was "on 10 May 2023-15", the 10th alone)
+        ("I'll be in Paris May 10-15", d(2023, 5, 10), d(2023, 5, 16), "from 10 May 2023 to 15 May 2023"),
+        ("I was in Paris June 3rd - 7th, 2021", d(2021, 6, 3), d(2021, 6, 8), "from 3 June 2021 to 7 June 2021"),
         # a weekday counted back: not the recurring "Fridays"
         ("I moved to Oslo two Fridays ago", d(2023, 4, 28), None, "on 28 April 2023"),
     ],

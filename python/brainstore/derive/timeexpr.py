@@ -128,7 +128,7 @@ _ATOM = (
     r"|(?P<num>\d{1,2}/\d{1,2}/(?:\d{4}|\d\d))"
     rf"|(?P<dmy>(?i:the\s+)?{_ORD}(?:\s+of)?\s+{_MON}(?:,?\s+{_YEAR})?)"
     rf"|(?P<mdy>{_MON}\s+{_ORD}(?:,?\s+{_YEAR})?)(?![\d:])"
-    rf"|(?P<my>{_MON},?\s+(?:of\s+)?{_YEAR})"
+    rf"|(?P<my>{_MON},?\s+(?:of\s+)?(?:{_YEAR}|['\u2019]\d\d(?!\d)))"
     rf"|(?P<ago>{AGO})"
     rf"|(?P<ahead>{AHEAD})"
     r"|(?P<dby>(?i:the\s+day\s+before\s+yesterday))"
@@ -161,6 +161,10 @@ _PLAIN_ATOM = re.sub(r"\(\?P<\w+>", "(?:", _ATOM)
 _RANGE_RE = re.compile(
     rf"(?P<lead>\b(?i:from|between)\s+)?(?P<a>(?<![\w-]){_PLAIN_ATOM})"
     rf"(?P<mid>\s*(?:[-\u2013]|\s(?i:to|until|till|through|and)\s)\s*)(?P<b>{_PLAIN_ATOM})(?!\w)"
+)
+_DAY_RANGE_RE = re.compile(
+    rf"(?<![\w-])(?P<mon>{_MON})\s+(?P<d1>\d{{1,2}})(?i:st|nd|rd|th)?\s*[-\u2013]\s*(?P<d2>\d{{1,2}})(?i:st|nd|rd|th)?"
+    rf"(?![\w:])(?:,?\s+(?P<y>{_YEAR}))?"
 )
 _PREFIX_RE = re.compile(
     r"(?i:\b(since|from|starting(?:\s+(?:in|on|from))?|as\s+of|beginning(?:\s+in)?|until|till|til|through|up\s+to|ever\s+since)\s+)$"
@@ -553,6 +557,10 @@ def _month_named_date(
     month = _month_of(_MONTH_NAME_RE.search(fragment).group(0))  # type: ignore[union-attr]
     year_match = re.search(_YEAR, fragment)
     rest = fragment.replace(year_match.group(0), " ") if year_match else fragment
+    short = re.search(r"['\u2019](\d\d)$", fragment) if year_match is None else None
+    if short is not None:  # "Jan '22": the latest such year, rendered whole
+        year = base.year // 100 * 100 + int(short.group(1))
+        return datetime(year if year <= base.year else year - 100, month, 1, tzinfo=base.tzinfo), "month", True
     day_match = _DAY_RE.search(rest)
     day = int(day_match.group(1)) if day_match else 1
     period = "day" if day_match else "month"
@@ -730,6 +738,26 @@ def find_time_expressions(
             continue
         out.append(TimeExpr(m.start(), m.end(), m.group(0), "for", back, "day", ahead, False))
         taken.append((m.start(), m.end()))
+
+    for r in _DAY_RANGE_RE.finditer(text):
+        # "May 10-15", "June 3rd - 7th, 2024": days of one month
+        if not more():
+            break
+        first, last = int(r.group("d1")), int(r.group("d2"))
+        if not free(r.start(), r.end()) or not first < last <= 31:
+            continue
+        looked += 1
+        year = f" {r.group('y')}" if r.group("y") else ""
+        got = _month_named_date(f"{r.group('mon')} {first}{year}", base, future)
+        if got is None or last > calendar.monthrange(got[0].year, got[0].month)[1]:
+            continue
+        out.append(
+            TimeExpr(
+                r.start(), r.end(), r.group(0), "range", got[0], "day", got[0].replace(day=last) + timedelta(days=1),
+                got[2], end_period="day",
+            )
+        )  # fmt: skip
+        taken.append((r.start(), r.end()))
 
     for r in _RANGE_RE.finditer(text):
         if not more():
