@@ -150,6 +150,9 @@ JUNE = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
         ("I go running every Saturday", JUNE, JUNE, None),
         ("We play chess on Sundays", JUNE, JUNE, None),
         ("I call my mom weekly", JUNE, JUNE, None),
+        # (was "the first on 17 June 2024 of the month": a Monday)
+        ("Book club is the first Monday of the month", JUNE, JUNE, None),
+        ("We meet on the last Friday of every month", JUNE, JUNE, None),
     ],
 )
 def test_direction_bounds_durations_recurrences(text, base, start, end):

@@ -230,7 +230,10 @@ _RECURRING_RE = re.compile(
     r"(?:days?|nights?|mornings?|evenings?|afternoons?|weeks?|weekends?|months?|years?|summers?|winters?"
     r"|springs?|falls?|autumns?|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
     r"|\b(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b(?!\s+(?:ago|back|earlier)\b)"
-    r"|\b(?:daily|weekly|monthly|yearly|annually|nightly)\b)"
+    r"|\b(?:daily|weekly|monthly|yearly|annually|nightly)\b"
+    # "the first Monday of the month", "on the last Friday of every month"
+    r"|\b(?:the\s+)?(?:first|second|third|fourth|last)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday|weekend|day)\s+of\s+(?:the|each|every)\s+month\b)"
     rf"|\b(?i:every|each)\s+{_MON}\b"
 )
 # "for three years", "for the past two months": how long, not when.
