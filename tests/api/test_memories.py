@@ -526,6 +526,16 @@ def test_disagreeing_sources_are_both_kept_as_conflicts(alice: Api, service: Ser
     assert census["counts"]["conflicts"] == 2
 
 
+def test_what_she_says_of_someones_wife_is_no_job_of_his(alice: Api, service: Service) -> None:
+    # was "Tom is a teacher.": Tom's two jobs both active, in conflict
+    say(alice, service, "Tom is a software engineer.", "2023-05-01T10:00:00Z")
+    say(alice, service, "I met Tom's wife at the party. She's a teacher.", "2023-05-02T10:00:00Z")
+    everything = memories(alice)
+    engineer, teacher = only(everything, "software engineer"), only(everything, "teacher")
+    assert engineer["subject"] == "Tom" and engineer["status"] == "active" and not engineer["conflicts_with"]
+    assert teacher["subject"] == "Tom's wife" and not teacher["conflicts_with"]
+
+
 def test_the_same_assertion_from_several_records_is_one_memory(alice: Api, service: Service) -> None:
     a = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
     b = say(alice, service, "I work at Acme.", "2024-02-01T10:00:00Z")

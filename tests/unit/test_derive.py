@@ -678,6 +678,29 @@ def test_he_or_she_is_the_one_person_of_that_gender():
 
 
 @pytest.mark.parametrize(
+    ("text", "subject", "attribute"),
+    [
+        ("I met Tom's wife. She's a teacher.", "Tom's wife", "job"),
+        ("Saw Jen's husband at the gym. He's a firefighter.", "Jen's husband", "job"),
+        ("I had lunch with Bob's sister. She lives in Rome.", "Bob's sister", "lives_in"),
+        ("I met Tom's wife, Lisa. She's a teacher.", "Lisa", "job"),
+        ("Tom's mom is a nurse. She lives in Rome.", "Tom's mom", "lives_in"),
+        ("Tom called. He's a teacher.", "Tom", "job"),
+        ("I met Tom and his wife. He's a teacher.", "Tom", "job"),
+    ],
+)
+def test_he_or_she_after_someones_relative_is_the_relative_never_the_one_named(text, subject, attribute):
+    # were Tom's job, Jen's job, Bob's home, Tom's job and nothing: "Tom's" made Tom the one person named
+    said = run(msg(text, speaker="Alice"))
+    assert [(a.subject, a.attribute) for a in said if a.span[0] > text.index(". ")] == [(subject, attribute)]
+
+
+def test_he_after_a_womans_relation_is_not_the_one_whose_relation_she_is():
+    said = run(msg("I met Tom's wife. He's a teacher.", speaker="Alice"))
+    assert [a.statement for a in said] == ["Alice met Tom's wife."]
+
+
+@pytest.mark.parametrize(
     ("text", "change"),
     [
         ("I didn't move to Berlin.", False),

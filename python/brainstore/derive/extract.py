@@ -1999,8 +1999,28 @@ class _Run:
             # "her husband", "your wife": someone a later "he"/"she" may be, though the text names them not
             if w.lower() in ("his", "her", "your", "their") and words[i + 1][0].lower() in PERSON_NOUNS:
                 self.mentioned.append(_gender_of(words[i + 1][0]))
+        # "Tom's wife", "Jen's husband": the relation is the one a later "he"/"she" can be (gendered by the
+        # noun), never the possessor; "Tom's wife, Lisa" (an apposition): the name is
+        owners, appositions = set(), set()
+        for i, (w, _, _) in enumerate(words[:-1]):
+            base, noun = w.removesuffix("'s"), words[i + 1][0]
+            if base == w or not is_name_token(base) or noun.lower() not in PERSON_NOUNS:
+                continue
+            owners.add(i)
+            k = i + 3 if i + 3 < len(words) and words[i + 2][0] == "," else i + 2
+            after = words[k + 1][0] if k + 1 < len(words) else "."
+            if k < len(words) and is_name_token(words[k][0]) and after.lower() != "and" and not after[:1].isupper():
+                if k == i + 3:
+                    appositions.add(k)
+            elif not (noun.endswith("s") and not noun.endswith("ss")) and f"{base}'s {noun}" not in self.persons:
+                self.persons.append(f"{base}'s {noun}")
         for i, (w, _, _) in enumerate(words):
             base = w.removesuffix("'s")
+            if i in owners:
+                continue
+            if i in appositions and base not in self.persons:
+                self.persons.append(base)
+                continue
             if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS:
                 continue
             if base in (self.speaker, self.self_name, self.addressee):
