@@ -536,6 +536,19 @@ def test_what_she_says_of_someones_wife_is_no_job_of_his(alice: Api, service: Se
     assert teacher["subject"] == "Tom's wife" and not teacher["conflicts_with"]
 
 
+def test_mom_is_each_speakers_own_mom(alice: Api, service: Service) -> None:
+    # were three unlinked Memories about one "Mom": Alice's mom's home never changed
+    say(alice, service, "My mom lives in Ohio.", "2023-05-01T10:00:00Z")
+    say(alice, service, "Mom is moving to Florida!", "2023-05-02T10:00:00Z", speaker="Bob")
+    say(alice, service, "Mom just moved to Arizona.", "2023-05-03T10:00:00Z")
+    everything = memories(alice)
+    ohio, arizona = only(everything, "Ohio"), only(everything, "Arizona")
+    assert ohio["subject"] == arizona["subject"] == "Alice's mom"
+    assert ohio["valid_to"] is not None and ohio["valid_to"].startswith("2023-05-03")
+    assert arizona["valid_to"] is None and not arizona["conflicts_with"]
+    assert only(everything, "Florida")["subject"] == "Bob's mom"
+
+
 def test_the_same_assertion_from_several_records_is_one_memory(alice: Api, service: Service) -> None:
     a = say(alice, service, "I work at Acme.", "2024-01-01T10:00:00Z")
     b = say(alice, service, "I work at Acme.", "2024-02-01T10:00:00Z")

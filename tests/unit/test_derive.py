@@ -695,6 +695,33 @@ def test_he_or_she_after_someones_relative_is_the_relative_never_the_one_named(t
     assert [(a.subject, a.attribute) for a in said if a.span[0] > text.index(". ")] == [(subject, attribute)]
 
 
+@pytest.mark.parametrize(
+    ("text", "speaker", "subject"),
+    [
+        ("Mom is moving to Florida!", "Bob", "Bob's mom"),
+        ("Mom just moved to Arizona.", "Alice", "Alice's mom"),
+        ("Dad's a teacher.", "Alice", "Alice's dad"),
+        ("Grandma lives in Ohio.", "Bob", "Bob's grandma"),
+        ("Nana is a nurse.", "Alice", "Alice's nana"),
+        ("My nana is a nurse.", "Alice", "Alice's nana"),
+        ("Mom texted: I'm moving to Florida.", "Bob", "Bob's mom"),
+        ("I called Mom. She lives in Ohio.", "Alice", "Alice's mom"),
+        ("Mother Teresa was a nun.", "Alice", "Mother Teresa"),
+    ],
+)
+def test_mom_said_as_a_name_is_the_speakers_mom(text, speaker, subject):
+    # were a subject "Mom" (or "Dad", "Grandma", "Nana") every speaker shared, apart from "my mom"; "My
+    # nana is a nurse." was the speaker's own job
+    said = run(msg(text, speaker=speaker))
+    assert [(a.subject, a.owner) for a in said if a.subject != speaker] == [(subject, subject)]
+
+
+def test_mom_spoken_to_is_the_speakers_mom():
+    assert [a.statement for a in run(msg("Mom, I'm home.", speaker="Alice"))] == ["Alice is home."]
+    (lives,) = run(msg("Mom, you live in Ohio, right?", speaker="Alice"))
+    assert (lives.subject, lives.owner, lives.attribute) == ("Alice's mom", None, "lives_in")
+
+
 def test_he_after_a_womans_relation_is_not_the_one_whose_relation_she_is():
     said = run(msg("I met Tom's wife. He's a teacher.", speaker="Alice"))
     assert [a.statement for a in said] == ["Alice met Tom's wife."]

@@ -63,18 +63,19 @@ PERSON_NOUNS = {
     "roommate", "roommates", "flatmate", "teacher", "mentor", "therapist", "doctor", "students", "team",
     "dog", "dogs", "cat", "cats", "pet", "pets", "puppy", "kitten", "fam", "folks", "in-laws", "ex",
     "stepmom", "stepdad", "stepmother", "stepfather", "twin", "buddy", "pal", "classmate", "classmates",
-    "landlord", "client", "clients", "mate", "hubby", "bf", "gf", "sis", "bro",
+    "landlord", "client", "clients", "mate", "hubby", "bf", "gf", "sis", "bro", "nana", "granny", "grandad",
+    "granddad", "mummy",
 }  # fmt: skip
 # The relations of PERSON_NOUNS (and a few words for people) that say a gender: whom "he"/"she" may be.
 MALE_NOUNS = {
     "father", "dad", "daddy", "papa", "brother", "brothers", "husband", "boyfriend", "fiance", "fiancé", "son",
     "sons", "grandpa", "grandfather", "grandson", "uncle", "nephew", "stepdad", "stepfather", "hubby", "bf",
-    "bro", "guy", "man", "boy",
+    "bro", "guy", "man", "boy", "grandad", "granddad",
 }  # fmt: skip
 FEMALE_NOUNS = {
     "mother", "mom", "mum", "mommy", "mama", "sister", "sisters", "wife", "girlfriend", "fiancee", "fiancée",
     "daughter", "daughters", "grandma", "grandmother", "granddaughter", "aunt", "niece", "stepmom",
-    "stepmother", "gf", "sis", "girl", "woman", "lady",
+    "stepmother", "gf", "sis", "girl", "woman", "lady", "nana", "granny", "mummy",
 }  # fmt: skip
 # "my X is ..." where X is the speaker's own attribute: the claim is about the speaker.
 SELF_NOUNS = {

@@ -1694,6 +1694,14 @@ def _gender_of_pronoun(pronoun: str | None) -> str | None:
     return "m" if low.startswith("he") else "f" if low.startswith("she") else None
 
 
+# Relations a speaker calls by name ("Mom is moving", "I called Grandma"): the speaker's own, never a
+# person of that name every speaker shares
+_KIN_NAMES = {
+    "mom", "mum", "mommy", "mummy", "mama", "mother", "dad", "daddy", "papa", "father", "grandma", "grandpa",
+    "grandmother", "grandfather", "nana", "granny", "grandad", "granddad",
+}  # fmt: skip
+
+
 def _within(quotes: list[_Quote], starts: list[int], at: int) -> bool:
     """Whether ``at`` lies inside one of ``quotes`` (apart, in text order; ``starts`` their starts)."""
     i = bisect_right(starts, at) - 1
@@ -1860,6 +1868,11 @@ class _Run:
     def you(self) -> str:
         return self.addressee or "the other person"
 
+    def kin(self, word: str) -> str | None:
+        """ "Mom", "Grandpa" used as a name: the relation of whoever speaks ("Alice's mom")."""
+        low = word.lower()
+        return f"{self.me()}'s {low}" if word[:1].isupper() and low in _KIN_NAMES and not self.assistant else None
+
     # ---- driver
     def run(self, start: int = 0) -> list[Assertion]:
         """Read the text from ``start`` (an event's text after its name)."""
@@ -1934,6 +1947,8 @@ class _Run:
             return f"{self.me()}'s {who.split()[1]}" if who.split()[1].lower() in PERSON_NOUNS else None
         if who.lower() in ("he", "she"):
             return self._resolve_third(who.lower()) if len(set(self.persons)) else None
+        if self.kin(who):
+            return self.kin(who)  # "Mom texted: ...": the speaker's mom
         return who if is_name_token(who.split()[0]) else None
 
     def _pasted(self) -> list[_Quote]:
@@ -2007,6 +2022,7 @@ class _Run:
             if base == w or not is_name_token(base) or noun.lower() not in PERSON_NOUNS:
                 continue
             owners.add(i)
+            base = self.kin(base) or base  # "Mom's sister": "Alice's mom's sister"
             k = i + 3 if i + 3 < len(words) and words[i + 2][0] == "," else i + 2
             after = words[k + 1][0] if k + 1 < len(words) else "."
             if k < len(words) and is_name_token(words[k][0]) and after.lower() != "and" and not after[:1].isupper():
@@ -2020,6 +2036,10 @@ class _Run:
                 continue
             if i in appositions and base not in self.persons:
                 self.persons.append(base)
+                continue
+            if (kin := self.kin(w)) is not None:
+                if kin not in self.persons and kin != self.addressee:
+                    self.persons.append(kin)  # "I called Mom. She ...": the speaker's mom
                 continue
             if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS:
                 continue
@@ -2088,6 +2108,8 @@ class _Run:
         """``word`` as the name of the one spoken to: a name, or the Brain's self's first name typed in
         lower case ("thanks, jon!"), as the self's name writes it. Another lower-case word is no name
         ("thanks, man!")."""
+        if self.kin(word):
+            return self.kin(word)  # "Mom, you look great": the speaker's mom
         if is_name_token(word):
             return word
         first = self.self_name.split()[0] if self.self_name else None
@@ -2853,6 +2875,19 @@ class _Run:
                 self.me(), self.me_owner(), self.me(), e0, _pluperfect(w0, words) or _contraction_prefix(w0),
                 conj=True, kind="me",
             )  # fmt: skip
+        if self.kin(w0.removesuffix("'s")) and nxt != "day" and not (len(words) > 1 and is_name_token(words[1][0]) and not self.kin(words[1][0])):
+            # "Mom is moving", "Dad's a nurse": as "my mom" ("Mother Teresa", "Father's Day" are no relation)
+            said = self._possessive([("my", s0, s0), *words], cs, ce)
+            if said is None:
+                return None
+            own = "'s " + w0.removesuffix("'s")
+            low_own = own.lower()
+            return replace(
+                said,
+                subject=said.subject.replace(own, low_own, 1),
+                owner=said.owner.replace(own, low_own, 1) if said.owner else said.owner,
+                display=said.display.replace(own, low_own, 1),
+            )
         if low in ("my", "me", "our") or first_person:
             if self.assistant:
                 return None
