@@ -136,6 +136,17 @@ def test_a_move_told_under_a_label_closes_the_old_home(alice: Api, service: Serv
     assert porto["valid_to"] is not None and porto["valid_to"].startswith("2024-06-03")
 
 
+def test_a_move_in_a_pasted_letter_is_its_signer_s_and_leaves_the_user_s_home(alice: Api, service: Service) -> None:
+    # Carol's letter was read as Alice's words: "Alice is moving to Denver" closed Alice's home in Boulder
+    say(alice, service, "I live in Boulder.", "2023-01-10T10:00:00Z")
+    email = "Can you help me reply to this email?\n\nHi Alice,\n\nI'm moving to Denver next month.\n\nBest,\nCarol"
+    say(alice, service, email, "2023-05-08T10:00:00Z")
+    items = memories(alice)
+    assert only(items, "lives in Boulder")["valid_to"] is None
+    denver = only(items, "Denver")
+    assert denver["owner"] == "Carol" and denver["subject"] == "Carol"
+
+
 def test_a_move_after_a_fronted_time_of_day_closes_the_old_home(alice: Api, service: Service) -> None:
     # "Yesterday morning I moved to Porto" made nothing, and "Yesterday morning Bob moved to Oslo" was
     # Alice's statement about "yesterday morning Bob", no home: the old homes stayed current

@@ -620,6 +620,38 @@ def test_words_pasted_from_another_are_theirs_or_no_one_s(text, found):
 
 
 @pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        (
+            "Can you help me reply to this email?\n\nHi Alice,\n\nI'm moving to Denver next month and I'm quitting"
+            " Acme.\n\nBest,\nCarol",
+            {("Carol is moving to Denver in June 2023.", "Carol"), ("Carol is quitting Acme.", "Carol")},
+        ),
+        ("Hi Alice, I'm moving to Denver next month. Thanks, Carol", {("Carol is moving to Denver in June 2023.", "Carol")}),
+        ("Hey Alice - I'm moving to Denver next month.\n\nCheers,\n- Carol", {("Carol is moving to Denver in June 2023.", "Carol")}),
+        ("Hi team,\n\nI'm moving to Denver next month.\n\nBest,\nCarol", {("Carol is moving to Denver in June 2023.", "Carol")}),
+        ("Hi Alice,\n\nI loved working with you.\n\nBest,\nCarol", {("Carol loved working with Alice.", "Carol")}),
+        (
+            {"kind": "document", "text": "Hi Alice,\n\nI got the job at Google!\n\nCheers,\nTom"},
+            {("Tom got the job at Google.", "Tom")},
+        ),
+        # greeting the self, signed by no one: someone's whose name the text does not give
+        ("Hi Alice, I'm moving to Denver next month.", set()),
+        ("Hi Alice,\n\nI'm moving to Denver next month.\n\nSent from my iPhone", set()),
+        # the speaker's own letters, and a thanks to the one greeted
+        ("Hi Bob,\n\nI'm moving to Denver next month.\n\nBest,\nAlice", {("Alice is moving to Denver in June 2023.", "Alice")}),
+        ("Hi Bob, I'm moving to Denver next month. Thanks, Bob!", {("Alice is moving to Denver in June 2023.", "Alice")}),
+        (msg("Hey Bob! I'm moving to Denver next month. Thanks, Mel", speaker="Melanie"), {("Melanie is moving to Denver in June 2023.", "Melanie")}),
+        (msg("Hi Alice! I'm moving to Denver next month.", speaker="Bob"), {("Bob is moving to Denver in June 2023.", "Bob")}),
+    ],
+)
+def test_a_letter_pasted_in_is_its_signer_s(content, found):
+    # were all Alice's: "Alice is moving to Denver in June 2023." (her home), "Alice is quitting Acme.";
+    # the document's was "the author"'s, and "Hi team" from Carol was Alice's
+    assert {(a.statement, a.owner) for a in run(content)} == found
+
+
+@pytest.mark.parametrize(
     "text", ["Notes about Bob:\n- moved to Oslo in May\n- started at Spotify", "Bob's updates:\n- moved to Oslo in May"]
 )
 def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):

@@ -1640,6 +1640,24 @@ _COLON_SPEECH = re.compile(
     r"(?:said|says|wrote|writes|replied|texted(?:\s+me)?|messaged(?:\s+me)?|told\s+me|tells\s+me|posted)"
     r"[ \t]*:[ \t]*(?P<said>[^\n\"\u201c]+)"
 )
+# A letter pasted in: a greeting that names someone or a group ("Hi Alice,", "Dear Bob,", "Hey Alice -",
+# "Hi team,") and, below it, a sign-off naming its writer ("Best,\nCarol", "Thanks, Carol", "Cheers,\n- Carol",
+# "... - Bob")
+_GREETING = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?i:hi|hello|hey|hiya|dear|greetings|good\s+(?:morning|afternoon|evening))"
+    r"[ \t]+(?:(?P<to>[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)?)|(?i:all|everyone|everybody|team|folks|guys|there))"
+    r"[ \t]*(?:[,!:]|[-\u2013\u2014](?=\s))",
+    re.M,
+)
+_SIGN_OFF = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+)[ \t]*"
+    r"(?:(?i:best(?:\s+regards|\s+wishes)?|(?:kind\s+|warm\s+|warmest\s+|many\s+)?regards|thanks(?:\s+again)?"
+    r"|thank\s+you|many\s+thanks|cheers|sincerely|yours(?:\s+truly|\s+sincerely)?|love|xoxo|warmly|take\s+care"
+    r"|talk\s+soon|all\s+the\s+best|hugs)[ \t]*[,!.]?(?:[ \t]*\n){0,2}[ \t]*(?:[-\u2013\u2014~][ \t]*)?"
+    r"|[-\u2013\u2014~][ \t]*)"
+    r"(?P<who>[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)?)[ \t]*[.!]?[ \t]*$",
+    re.M,
+)
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*\u2022\u2023\u25e6]|\d{1,2}[.)])[ \t]+")
 _PART_OF = re.compile(
@@ -1722,12 +1740,21 @@ def _sender_name(header: str) -> str | None:
 _NOT_SENDER = {"on", "wrote", "mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 
 
+def _same_person(a: str, b: str) -> bool:
+    """Whether two names are one person's by their first names ("Mel" signs for "Melanie")."""
+    x, y = a.split()[0].casefold(), b.split()[0].casefold()
+    if not (x.isalpha() and y.isalpha()):
+        return a.casefold() == b.casefold()  # "Alice's landlord" is not Alice
+    return x == y or (min(len(x), len(y)) >= 3 and (x.startswith(y) or y.startswith(x)))
+
+
 @dataclass(frozen=True)
 class _Quote:
     start: int  # the quotation marks included
     end: int
     inner: tuple[int, int]
     voice: str | None  # who said it, when the text says ("Emma said: '...'"); None: nobody we know
+    to: str | None = None  # whom a pasted letter greets: its "you"
 
 
 _ASIDE_CLOSERS = {"(": ")", "-": "-", "--": "--", "\u2013": "\u2013", "\u2014": "\u2014", ";": ";"}
@@ -1907,10 +1934,12 @@ class _Run:
             if q.voice is None or self.assistant:
                 continue  # words in quotation marks are not the speaker's own
             self.voice = q.voice
+            addressee = self.addressee
+            self.addressee = q.to or addressee
             offset = q.inner[0]
             for s, e in _split_sentences(text[offset : q.inner[1]]):
                 self._sentence(offset + s, offset + e)
-            self.voice = None
+            self.voice, self.addressee = None, addressee
         self.resolve_left()
         return self.out
 
@@ -1976,6 +2005,11 @@ class _Run:
         out += [_Quote(b0, b1, (b0, b1), None) for b0, b1 in blocks.items()]
         out.sort(key=lambda q: q.start)
         starts = [q.start for q in out]
+        letter = self._letter(text, out, starts)
+        if letter is not None:
+            out.append(letter)
+            out.sort(key=lambda q: q.start)
+            starts = [q.start for q in out]
         for m in _COLON_SPEECH.finditer(text):
             if m.group("who") == "I":
                 continue  # "I said: I live in Rome": the speaker's own words
@@ -1983,6 +2017,34 @@ class _Run:
                 said = (m.start("said"), m.end("said"))
                 out.append(_Quote(m.start("said"), m.end("said"), said, self._voice_of(m.group("who"))))
         return out
+
+    def _letter(self, text: str, out: list[_Quote], starts: list[int]) -> _Quote | None:
+        """A letter pasted in: from a greeting naming someone to a sign-off naming another, the signer's
+        words ("Hi Alice, I'm moving ... Best, Carol"), greeting them. A letter greeting the speaker and
+        signed by no one is someone's we cannot name; one signed by the speaker, or greeting another and
+        unsigned, is the speaker's own."""
+        for g in _GREETING.finditer(text):
+            if _within(out, starts, g.start()):
+                continue
+            to = g.group("to")
+            if to is not None and not is_name_token(to.split()[0]):
+                continue
+            limit = next((q.start for q in out if q.start > g.start()), len(text))
+            signs = [
+                m
+                for m in _SIGN_OFF.finditer(text, g.end(), limit)
+                if is_name_token(m.group("who").split()[0]) and not (to and _same_person(m.group("who"), to))
+            ]
+            signer = signs[-1].group("who") if signs else None
+            if signer is not None and self.speaker and _same_person(signer, self.speaker):
+                return None  # the speaker's own letter
+            if signer is None:
+                if not (to and self.speaker and _same_person(to, self.speaker)):
+                    return None
+                return _Quote(g.start(), limit, (g.end(), limit), None, to)
+            end = text.find("\n\n", signs[-1].end(), limit)  # the signature's block
+            return _Quote(g.start(), limit if end < 0 else end, (g.end(), signs[-1].start()), signer, to)
+        return None
 
     def _quotes(self) -> list[_Quote]:
         pasted = sorted(self._pasted(), key=lambda q: q.start) if not self.assistant else []
