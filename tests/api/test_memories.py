@@ -147,6 +147,17 @@ def test_a_move_in_a_pasted_letter_is_its_signer_s_and_leaves_the_user_s_home(al
     assert denver["owner"] == "Carol" and denver["subject"] == "Carol"
 
 
+def test_a_move_after_a_lead_in_naming_its_source_is_theirs_and_leaves_the_user_s_home(
+    alice: Api, service: Service
+) -> None:
+    # Bob's pasted words were read as Alice's: "Alice is moving to Denver" closed Alice's home in Boulder
+    say(alice, service, "I live in Boulder.", "2023-01-10T10:00:00Z")
+    say(alice, service, "Here's what Bob sent me:\nI'm moving to Denver next month.", "2023-05-08T10:00:00Z")
+    items = memories(alice)
+    assert only(items, "lives in Boulder")["valid_to"] is None
+    assert only(items, "Denver")["owner"] == "Bob"
+
+
 def test_a_move_after_a_fronted_time_of_day_closes_the_old_home(alice: Api, service: Service) -> None:
     # "Yesterday morning I moved to Porto" made nothing, and "Yesterday morning Bob moved to Oslo" was
     # Alice's statement about "yesterday morning Bob", no home: the old homes stayed current

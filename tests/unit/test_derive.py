@@ -652,6 +652,28 @@ def test_a_letter_pasted_in_is_its_signer_s(content, found):
 
 
 @pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Forwarding this from Carol: I'm leaving Acme at the end of June.", {("Carol is leaving Acme at the end of June 2023.", "Carol")}),
+        ("Here's what Bob sent me:\nI'm moving to Denver next month.", {("Bob is moving to Denver in June 2023.", "Bob")}),
+        ("Bob's email:\nI got the job at Google!", {("Bob got the job at Google.", "Bob")}),
+        (
+            'Got this from my landlord: "I\'m selling the building in July." Ugh.',
+            {("Alice's landlord is selling the building in July 2023.", "Alice's landlord")},
+        ),
+        ("A text from my mom: I'm coming to visit in July.", {("Alice's mom is coming to visit in July 2023.", "Alice's mom")}),
+        # the speaker's own words: what the speaker sent, and no source that is a person
+        ("Here's what I sent Bob:\nI'm moving to Denver next month.", {("Alice is moving to Denver in June 2023.", "Alice")}),
+        ("Copied this from my notes:\nI moved to Denver in May.", {("Alice moved to Denver in May 2023.", "Alice")}),
+    ],
+)
+def test_words_after_a_lead_in_naming_their_source_are_the_source_s(text, found):
+    # were Alice's: "Alice is forwarding this from Carol: Alice is leaving Acme ...", "Alice got the job at
+    # Google.", "Alice is selling the building in July 2023.", "Alice is moving to Denver" (her home)
+    assert {(a.statement, a.owner) for a in run(msg(text, speaker="Alice"))} == found
+
+
+@pytest.mark.parametrize(
     "text", ["Notes about Bob:\n- moved to Oslo in May\n- started at Spotify", "Bob's updates:\n- moved to Oslo in May"]
 )
 def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):

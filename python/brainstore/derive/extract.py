@@ -1658,6 +1658,24 @@ _SIGN_OFF = re.compile(
     r"(?P<who>[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)?)[ \t]*[.!]?[ \t]*$",
     re.M,
 )
+# A lead-in naming where the words below it come from, ending in a colon or a line break: "from Carol:",
+# "Bob's email:", "Here's what Bob sent me:", "Forwarding this from Carol:", "Got this from my landlord:"
+_LEAD_IN = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?P<lead>[^\n.!?:;\"\u201c]{3,80})[ \t]*(?::|(?=\n))", re.M
+)
+_MESSAGE_NOUN = r"(?i:e-?mails?|mails?|messages?|texts?|note|letters?|replies|reply|responses?|dms?|voicemails?|posts?|tweets?|memo)"
+_LEAD_FORMS = re.compile(
+    r"(?:.{0,40}?\b(?:(?i:this|these|the\s+following)|" + _MESSAGE_NOUN + r")(?:\s+[a-z]+){0,2}\s+)?(?i:from)\s+"
+    + _REPORTER.replace("(?P<who>", "(?P<a>")
+    + r"|(?:.{0,40}?\s)?" + _REPORTER.replace("(?P<who>", "(?P<b>") + r"['\u2019]s\s+(?:(?:latest|last|new)\s+)?"
+    + _MESSAGE_NOUN
+    + r"|.{0,40}?\b(?i:what)\s+" + _REPORTER.replace("(?P<who>", "(?P<c>")
+    + r"\s+(?:just\s+)?(?:sent|wrote|said|texted|emailed|messaged|replied|posted|forwarded)(?:\s+(?:me|us))?"
+    + r"|(?:.{0,40}?\s)?" + _REPORTER.replace("(?P<who>", "(?P<d>")
+    + r"\s+(?:just\s+)?(?:sent|emailed|texted|forwarded|messaged)\s+(?:me|us)(?:\s+(?:this|the\s+following))?"
+)
+# a lead-in ending in a line break, not a colon, shows what follows ("Here's what Bob sent me")
+_LEAD_SHOWS = re.compile(r"\b(?i:here|this|these|following|below)\b|\b" + _MESSAGE_NOUN + r"\b")
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*\u2022\u2023\u25e6]|\d{1,2}[.)])[ \t]+")
 _PART_OF = re.compile(
@@ -2005,6 +2023,9 @@ class _Run:
         out += [_Quote(b0, b1, (b0, b1), None) for b0, b1 in blocks.items()]
         out.sort(key=lambda q: q.start)
         starts = [q.start for q in out]
+        out += self._led_in(text, out, starts)
+        out.sort(key=lambda q: q.start)
+        starts = [q.start for q in out]
         letter = self._letter(text, out, starts)
         if letter is not None:
             out.append(letter)
@@ -2017,6 +2038,37 @@ class _Run:
                 said = (m.start("said"), m.end("said"))
                 out.append(_Quote(m.start("said"), m.end("said"), said, self._voice_of(m.group("who"))))
         return out
+
+    def _led_in(self, text: str, out: list[_Quote], starts: list[int]) -> list[_Quote]:
+        """What follows a lead-in naming its source ("Got this from my landlord:", "Bob's email:"), in that
+        source's voice: to the end of the line when it follows the colon there, else to the next pasted
+        block or the text's end. A source that is the speaker or no one we can name leaves the words be."""
+        found: list[_Quote] = []
+        for m in _LEAD_IN.finditer(text):
+            if _within(out, starts, m.start()) or (found and m.start() < found[-1].end):
+                continue
+            form = _LEAD_FORMS.fullmatch(m.group("lead").strip())
+            colon = text[m.end() - 1] == ":"
+            if form is None or not (colon or _LEAD_SHOWS.search(m.group("lead"))):
+                continue
+            who = next(w for w in form.groups() if w is not None)
+            voice = self._voice_of(who) if who != "I" else None
+            if voice is None or (self.speaker and _same_person(voice, self.speaker)):
+                continue
+            limit = next((q.start for q in out if q.start > m.start()), len(text))
+            at = m.end() + len(text[m.end() :]) - len(text[m.end() :].lstrip(" \t"))
+            if at >= limit or not text[at:limit].strip():
+                continue
+            if text[at] != "\n":  # "from Carol: I'm leaving Acme", 'from my landlord: "I'm selling ..."'
+                quoted = _QUOTE.match(text, at)
+                if quoted is not None:
+                    group = "d" if quoted.group("d") is not None else "s"
+                    found.append(_Quote(m.start(), quoted.end(), (quoted.start(group), quoted.end(group)), voice))
+                    continue
+                end = text.find("\n", at, limit)
+                limit = limit if end < 0 else end
+            found.append(_Quote(m.start(), limit, (at, limit), voice))
+        return found
 
     def _letter(self, text: str, out: list[_Quote], starts: list[int]) -> _Quote | None:
         """A letter pasted in: from a greeting naming someone to a sign-off naming another, the signer's
