@@ -97,6 +97,22 @@ def test_nothing_is_attributed_to_the_self_without_ownership(alice: Api, service
     assert alice.get("/brains/alice/profile").body["lines"] == []
 
 
+def test_hearsay_never_ends_what_the_self_said_of_herself(alice: Api, service: Service) -> None:
+    # Bob's word on Alice's home closed her own "I moved to Denver" and took its place as current
+    say(alice, service, "I moved to Denver.", "2024-05-01T10:00:00Z")
+    say(alice, service, "Alice moved to Boulder.", "2024-05-02T10:00:00Z", speaker="Bob", role="other")
+    denver, boulder = only(memories(alice), "Denver"), only(memories(alice), "Boulder")
+    assert boulder["owner"] is None and denver["owner"] == "Alice"
+    assert denver["valid_to"] is None and denver["conflicts_with"] == [boulder["id"]]
+    assert any("Denver" in m["statement"] for m in memories(alice, as_of="2024-06-01T00:00:00Z"))
+    # her own word still closes hearsay
+    say(alice, service, "Alice moved to Rome.", "2024-05-03T10:00:00Z", speaker="Bob", role="other")
+    say(alice, service, "I moved to Oslo.", "2024-05-04T10:00:00Z")
+    rome = only(memories(alice), "Rome")
+    assert rome["valid_to"] is not None and rome["valid_to"].startswith("2024-05-04")
+    assert only(memories(alice), "Denver")["valid_to"].startswith("2024-05-04")
+
+
 def test_a_move_learned_after_a_later_one_ends_where_that_one_begins(alice: Api, service: Service) -> None:
     # told in this order both stayed open, in conflict, and as_of 2022 served both homes
     told_first = say(alice, service, "I moved to Berlin in 2021.", "2023-01-01T10:00:00Z")

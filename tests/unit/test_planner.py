@@ -263,6 +263,41 @@ def test_a_value_already_over_is_history_beside_the_current_one() -> None:
     assert seattle in world[oslo].extra["conflicts_with"]
 
 
+def test_hearsay_never_closes_ends_or_supersedes_a_memory_whose_owner_is_established() -> None:
+    """Bob's "Alice, you live in Boulder now, right?" (no owner) closed Alice's own "I moved to Denver".
+    Hearsay is kept beside the subject's own word and conflicts with it; the reverse still closes, and a
+    correction Record (the self's word) still supersedes."""
+    world = World()
+
+    def heard(assertion: Assertion) -> Assertion:
+        return replace(assertion, owner=None)
+
+    denver = world.say("rec_1", said("Alice moved to Denver.", value="denver", change=True, at=datetime(2026, 1, 1, tzinfo=UTC)))
+    boulder = world.say("rec_2", heard(said("Alice moved to Boulder.", value="boulder", change=True)))
+    assert world[denver].valid_to is None and "closed_by" not in world[denver].extra
+    assert world[denver].extra["conflicts_with"] == [boulder] and world[boulder].extra["conflicts_with"] == [denver]
+    # nor does hearsay that it is over end it, nor "actually ..., not Denver" supersede it
+    world.say("rec_3", heard(said("Alice used to live in Denver.", value="denver", until=T, change=True)))
+    world.say("rec_4", heard(said("Actually Alice lives in Rome, not Denver.", value="rome", corrective=True)))
+    assert world[denver].status == "active" and world[denver].valid_to is None
+    march = world.say("rec_5", said("Alice moved to Oslo in March.", value="oslo", at=datetime(2026, 3, 1, tzinfo=UTC), time_stated=True))
+    april = world.say(
+        "rec_6",
+        heard(said("Actually Alice moved to Oslo in April.", value="oslo", at=datetime(2026, 4, 1, tzinfo=UTC), time_stated=True, corrective=True)),
+    )  # fmt: skip
+    assert world[march].status == "active" and april in world[march].extra["conflicts_with"]
+    # the owner's own word closes hearsay, and hearsay still closes hearsay
+    world = World()
+    boulder = world.say("rec_1", heard(said("Alice moved to Boulder.", value="boulder", change=True)))
+    rome = world.say("rec_2", heard(said("Alice moved to Rome.", value="rome", change=True)))
+    assert world[boulder].extra["closed_by"] == rome
+    denver = world.say("rec_3", said("Alice moved to Denver.", value="denver", change=True))
+    assert world[rome].extra["closed_by"] == denver
+    # a correction Record naming an owned Memory supersedes it whatever its assertion's owner
+    fixed = world.say("rec_4", heard(said("Alice lives in Paris.", value="paris", corrective=True)), corrects=denver)
+    assert world[denver].status == "superseded" and world[denver].superseded_by == fixed
+
+
 def test_a_memory_names_a_bounded_number_of_the_values_it_conflicts_with() -> None:
     """Each new value stated without a change conflicts with every open one: a Memory names the newest
     MAX_CONFLICTS and is named back by those with room, so no Record revises more than that many and no

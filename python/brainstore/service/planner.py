@@ -435,6 +435,14 @@ class MemoryRules:
         citation = Citation(record_id, start, end, text[start:end])
         fingerprint = assertion_fingerprint(assertion.subject, assertion)
         time_stated = assertion.time_stated
+        # hearsay (no owner established, and no correction Record, which is the self's word) may be kept
+        # beside a Memory whose owner is established, and conflict with it, but never close, end or
+        # supersede it: "Alice, you live in Boulder now, right?" from Bob leaves Alice's "I moved to Denver"
+        hearsay = assertion.owner is None and corrects is None
+
+        def outranks(held: MemoryRevision) -> bool:
+            return hearsay and held.owner is not None
+
         disputed: list[MemoryRevision] = []
         ended: list[MemoryRevision] = []  # held open, said over by this assertion
         if corrects is None:
@@ -450,7 +458,7 @@ class MemoryRules:
                     # a state over ("I used to live in Rome") is no support of it held open ("lives in
                     # Rome"), nor the reverse: supported, the Memory stayed open, or over, for good
                     if held.valid_to is None and not rederiving and held.valid_from < assertion.valid_to:
-                        ended.append(held)
+                        (disputed if outranks(held) else ended).append(held)
                     continue
                 agrees = not (
                     time_stated
@@ -468,8 +476,9 @@ class MemoryRules:
         valid_from = assertion.valid_from
         targets = [state.get(corrects)] if corrects is not None else []
         if assertion.corrective:
-            targets += disputed  # "actually ..., not ...": the new statement replaces the held one
-            disputed = []
+            # "actually ..., not ...": the new statement replaces the held one (hearsay only hearsay)
+            targets += [m for m in disputed if not outranks(m)]
+            disputed = [m for m in disputed if outranks(m)]
         for corrected in targets:
             if corrected is not None and corrected.status == "active":
                 supersedes = supersedes or corrected.memory_id
@@ -502,7 +511,12 @@ class MemoryRules:
                     continue
                 if other.valid_to is not None and other.valid_to <= valid_from:
                     continue  # already over before this one starts: history, not disagreement
-                if assertion.corrective and not other.negated and _denies(citation.quote, other.value):
+                if (
+                    assertion.corrective
+                    and not other.negated
+                    and not outranks(other)
+                    and _denies(citation.quote, other.value)
+                ):
                     # "Actually I live in Denver, not Dallas", "I'm 35, not 34": the value held was wrong,
                     # not over (it was kept beside the correction, both served as in conflict)
                     corrected_too.append(other)
@@ -529,7 +543,7 @@ class MemoryRules:
                     # or over at a time the text leaves open ("I used to live in Dublin": only before it
                     # was said): history too
                     continue
-                if assertion.change and other.valid_from <= valid_from:
+                if assertion.change and other.valid_from <= valid_from and not outranks(other):
                     # the world changed: close the old value, and remember why, so erasing this
                     # Memory reopens it
                     state.revise(
