@@ -113,6 +113,20 @@ def test_hearsay_never_ends_what_the_self_said_of_herself(alice: Api, service: S
     assert only(memories(alice), "Denver")["valid_to"].startswith("2024-05-04")
 
 
+def test_a_question_to_someone_is_no_fact_of_theirs(alice: Api, service: Service) -> None:
+    # Bob's check ended Alice's own home; two speakers' "you" were one "other person" in conflict
+    say(alice, service, "I moved to Denver.", "2024-05-01T10:00:00Z", speaker="Alice")
+    say(alice, service, "Alice, you live in Boulder now, right?", "2024-05-01T10:01:00Z", speaker="Bob")
+    say(alice, service, "You moved to Denver last year, right?", "2024-05-01T10:02:00Z", speaker="Carol")
+    say(alice, service, "You live in Austin, don't you?", "2024-05-01T10:03:00Z", speaker="Erin")
+    everything = memories(alice)
+    denver = only(everything, "Alice moved to Denver")
+    assert denver["valid_to"] is None and not denver["conflicts_with"]
+    assert not any(m["conflicts_with"] for m in everything)
+    lines = alice.get("/brains/alice/profile").body["lines"]
+    assert not any("Boulder" in line["statement"] or "Austin" in line["statement"] for line in lines)
+
+
 def test_a_move_learned_after_a_later_one_ends_where_that_one_begins(alice: Api, service: Service) -> None:
     # told in this order both stayed open, in conflict, and as_of 2022 served both homes
     told_first = say(alice, service, "I moved to Berlin in 2021.", "2023-01-01T10:00:00Z")

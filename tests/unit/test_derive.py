@@ -726,6 +726,29 @@ def test_he_or_she_is_no_one_when_gender_or_another_person_says_otherwise(text):
     assert not any(a.span[0] > text.index(". ") for a in said)
 
 
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        ("Alice, you live in Boulder now, right?", "Bob"),
+        ("Carol, you work at IBM, don't you?", "Bob"),
+        ("You moved to Denver last year, right?", "Carol"),
+        ("You live in Austin, don't you?", "Erin"),
+        ("You live in Boston.", "Dan"),
+    ],
+)
+def test_you_checked_or_unnamed_is_no_attribute(text, speaker):
+    # were Alice's home (closing her own "I moved to Denver"), Carol's employer, and a home of "the other
+    # person", one subject for whoever each speaker spoke to, their homes in conflict with each other
+    assert all(a.attribute is None for a in run(msg(text, speaker=speaker)))
+
+
+def test_a_tag_question_leaves_the_speakers_own_statement():
+    (a,) = run(msg("I moved to Denver, right?", speaker="Dan"))
+    assert (a.subject, a.attribute, a.value) == ("Dan", "lives_in", "denver")
+    (a,) = run(msg("Carol, you live in Boulder now.", speaker="Bob"))
+    assert (a.subject, a.attribute) == ("Carol", "lives_in")
+
+
 def test_he_or_she_is_the_one_person_of_that_gender():
     (_, moved) = run(msg("I had lunch with my dad. He moved to Lyon.", speaker="Alice"))
     assert (moved.subject, moved.attribute) == ("Alice's dad", "lives_in")

@@ -1872,6 +1872,7 @@ class _Run:
         self.sentence_no = 0
         self.persons_before = 0
         self.corrective = False  # the sentence being read corrects something
+        self.tagged = False  # the sentence being read ends in a tag question ("..., right?")
         self.out: list[Assertion] = []
         self.statements: set[str] = set()
         # the text's tokens, once: clauses and subjects look at them many times
@@ -2264,6 +2265,7 @@ class _Run:
             return
         raw = text[s:e]
         tag = _TAG_QUESTION.search(raw)
+        self.tagged = tag is not None
         if tag is not None:
             # "It's wild how small things matter, right?": a statement asking to be agreed with
             e = s + tag.start()
@@ -3868,7 +3870,10 @@ class _Run:
             if m and is_name_token(m.group(1).split()[0]):
                 found = ("married_to", m.group(1).lower(), False, False, 0)
                 subj = replace(subj, subject=self.me(), owner=self.me_owner(), kind="me")
-        if found is None and subj.frame is None:
+        # "Alice, you live in Boulder now, right?": a check, not a claim; and "you" with nobody named for
+        # it is no one person (two speakers' "you" are two people): neither is an attribute of anyone
+        checked = subj.kind == "you" and (self.tagged or self.addressee is None)
+        if found is None and subj.frame is None and not checked:
             found = self.attribute_of(pred_exp, subj.subject, partner=subj.partner)
         if found is not None and found[1]:
             attr, value, negated, change, vstart = found
