@@ -127,6 +127,20 @@ def test_a_question_to_someone_is_no_fact_of_theirs(alice: Api, service: Service
     assert not any("Boulder" in line["statement"] or "Austin" in line["statement"] for line in lines)
 
 
+def test_a_move_at_an_age_leaves_the_home_held_now(alice: Api, service: Service) -> None:
+    # "when I was 25" was dated when said: Boulder closed then and Denver made current, the order inverted
+    say(alice, service, "I live in Boulder.", "2023-01-01T10:00:00Z")
+    say(alice, service, "I moved to Denver when I was 25.", "2023-05-01T10:00:00Z")
+    boulder = only(memories(alice), "Boulder")
+    assert boulder["valid_to"] is None and not boulder["conflicts_with"]
+    lines = alice.get("/brains/alice/profile").body["lines"]
+    assert any("Boulder" in line["statement"] for line in lines)
+    assert not only(memories(alice), "Denver")["valid_from"].startswith("2023")  # at a time not said
+    # "since the wedding": some time before it was said, so true before then too
+    say(alice, service, "I've worked at Acme since the wedding.", "2023-05-01T10:01:00Z")
+    assert any("Acme" in m["statement"] for m in memories(alice, as_of="2023-01-01T00:00:00Z"))
+
+
 def test_a_move_learned_after_a_later_one_ends_where_that_one_begins(alice: Api, service: Service) -> None:
     # told in this order both stayed open, in conflict, and as_of 2022 served both homes
     told_first = say(alice, service, "I moved to Berlin in 2021.", "2023-01-01T10:00:00Z")

@@ -965,6 +965,48 @@ def test_since():
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "I've lived in Denver since college.",
+        "I've lived in Denver since the wedding.",
+        "I've lived in Denver since the pandemic.",
+        "I've lived in Denver since I was 12.",
+        "I have worked at Acme since graduation.",
+    ],
+)
+def test_since_an_event_no_rule_dates_is_some_time_before_now(text):
+    # were from the moment of speech, as if not true before it was said
+    a = one(text)
+    assert a.attribute is not None and (a.valid_from, a.valid_to, a.time_stated) == (UNKNOWN_START, None, False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Denver when I was 25.",
+        "When I was 25, I moved to Denver.",
+        "I first moved to Denver right after college.",
+        "I moved to Denver as a kid.",
+        "I got a job at Stripe after college.",
+        "I quit my job when I was 25.",
+    ],
+)
+def test_a_change_told_by_an_event_or_an_age_is_of_the_past_at_an_unknown_time(text):
+    # were changes dated when said, closing the home or the job held now
+    said = [a for a in run(text) if "moved" in a.statement or "Stripe" in a.statement or "quit" in a.statement]
+    assert said and all(a.attribute is None and a.left is None and a.valid_from == UNKNOWN_START for a in said)
+
+
+def test_a_change_with_no_time_or_a_date_stays_a_change_then():
+    a = one("I moved to Denver.")
+    assert (a.attribute, a.change, a.valid_from) == ("lives_in", True, NOW)
+    a = one("I moved to Denver in 2019 when I was 25.")
+    assert (a.attribute, a.valid_from) == ("lives_in", datetime(2019, 1, 1, tzinfo=UTC))
+    a = one("I just moved to Denver after the breakup.")
+    assert (a.attribute, a.valid_from) == ("lives_in", NOW)
+
+
+@pytest.mark.parametrize(
     ("text", "attr", "value", "change"),
     [
         ("I'm 30 years old.", "age", "30", False),

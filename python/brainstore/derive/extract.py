@@ -43,6 +43,7 @@ from .attribution import (
 from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
 from .timeexpr import (
     AGO,
+    UNKNOWN_START,
     ahead_unless_past,
     find_time_expressions,
     looks_ahead,
@@ -742,6 +743,17 @@ _PLANNED = re.compile(
     r"|getting\s+(?:married|divorced|engaged))\b",
     re.I,
 )
+# "(I moved to Denver) when I was 25 / right after college / as a kid": a time told by an event or an age,
+# which no rule dates; and "(I've lived here) since college / since I was 12": a start told so
+_EVENT_TIME = re.compile(
+    r"\b(?:(?:when|while|after|before|once)\s+(?:I|I['\u2019]d|we|my|our|college|school|high\s+school|grad\s+school"
+    r"|uni|university|graduation|graduating|finishing|leaving|getting|the|a|\d{1,2}\b)"
+    r"|as\s+a\s+(?:kid|child|teen|teenager|baby|student)|at\s+(?:age\s+)?\d{1,2}(?!\s*(?::|am\b|pm\b|o['\u2019]clock))"
+    r"|(?:in|during)\s+(?:college|high\s+school|grad\s+school|university|uni))\b",
+    re.I,
+)
+_SINCE_EVENT = re.compile(r"\bsince\s+\w", re.I)
+_RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
 # What "at"/"for" after "work" may tell instead of an employer: a time, an amount ("at night", "for hours")
@@ -1873,6 +1885,7 @@ class _Run:
         self.persons_before = 0
         self.corrective = False  # the sentence being read corrects something
         self.tagged = False  # the sentence being read ends in a tag question ("..., right?")
+        self.event_fronted = False
         self.out: list[Assertion] = []
         self.statements: set[str] = set()
         # the text's tokens, once: clauses and subjects look at them many times
@@ -2266,6 +2279,7 @@ class _Run:
         raw = text[s:e]
         tag = _TAG_QUESTION.search(raw)
         self.tagged = tag is not None
+        self.event_fronted = False  # after "When I was 25, ...": the sentence's time is an event's
         if tag is not None:
             # "It's wild how small things matter, right?": a statement asking to be agreed with
             e = s + tag.start()
@@ -2343,6 +2357,7 @@ class _Run:
             sub = _SUBORDINATE.match(text, cs, ce)
             if sub is not None:
                 self._subordinate(sub.group("sub"), sub.end(), ce)
+                self.event_fronted = self.event_fronted or sub.group("sub").lower() in ("when", "after", "once")
                 prev = None
                 continue
             front, ss = self._front(cs, ce)
@@ -3926,6 +3941,17 @@ class _Run:
             and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
         )
         valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
+        told_past = False
+        if not stated and not _RECENT.search(text, cs, ce):
+            told = f"{text[subj.front[0] : subj.front[1]]} {pred_exp}" if subj.front else pred_exp
+            if tense == "perfect" and _SINCE_EVENT.search(told):
+                # "I've lived in Denver since college": from some time before it was said, not from then
+                valid_from = UNKNOWN_START
+            elif tense == "past" and change and (self.event_fronted or _EVENT_TIME.search(told)):
+                # "I moved to Denver when I was 25": a change of the past at a time no rule dates, which
+                # would close the home held now at the time it was said: a plain statement of the past
+                attr = value = None
+                valid_from, told_past = UNKNOWN_START, True
         if attr == "birthday":
             # a day of every year, whenever and however it was told ("next Tuesday", "June 3rd",
             # "yesterday"): the value is that day ("may 9"), which neither a later mention of it in
@@ -3945,6 +3971,7 @@ class _Run:
         single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
         job_ended = (
             attr is None
+            and not told_past
             and not negated
             and subj.person
             and subj.frame is None
