@@ -141,6 +141,17 @@ def test_a_move_at_an_age_leaves_the_home_held_now(alice: Api, service: Service)
     assert any("Acme" in m["statement"] for m in memories(alice, as_of="2023-01-01T00:00:00Z"))
 
 
+def test_an_application_s_own_note_is_no_hearsay(alice: Api, service: Service) -> None:
+    # an application's document or fact has no owner either, but it is no other speaker's claim: "Alice
+    # moved to Austin" in a note ends the home she told of, as it did before hearsay was kept apart
+    say(alice, service, "I live in Boulder.", "2023-01-01T10:00:00Z")
+    alice.remember("alice", {"kind": "document", "text": "Alice moved to Austin in April 2023."})
+    assert service.wait_idle()
+    boulder, austin = only(memories(alice), "Boulder"), only(memories(alice), "Austin")
+    assert austin["owner"] is None and austin["valid_to"] is None
+    assert boulder["valid_to"] is not None and boulder["valid_to"].startswith("2023-04-01")
+
+
 def test_a_move_learned_after_a_later_one_ends_where_that_one_begins(alice: Api, service: Service) -> None:
     # told in this order both stayed open, in conflict, and as_of 2022 served both homes
     told_first = say(alice, service, "I moved to Berlin in 2021.", "2023-01-01T10:00:00Z")

@@ -1213,7 +1213,9 @@ class Derivation:
                 assertions = [self.rules.retraction(corrected, record.id, text.text, record.occurred_at)]
         memory_ids: list[str] = []
         for assertion in assertions:
-            memory_id = self.rules.apply(state, record.id, text.text, assertion, corrects, record.visibility)
+            memory_id = self.rules.apply(
+                state, record.id, text.text, assertion, corrects, record.visibility, chat=text.kind == "message"
+            )
             if memory_id not in memory_ids:
                 memory_ids.append(memory_id)
         vectors = np.concatenate(job.vectors) if job.vectors else np.zeros((0, 1), dtype=np.float32)
@@ -1405,7 +1407,8 @@ class Derivation:
                     memory_ids: list[str] = []
                     for assertion in assertions:
                         memory_id = _corrected_reading(corrected, assertion) or self.rules.apply(
-                            state, record.id, text.text, assertion, visibility=record.visibility
+                            state, record.id, text.text, assertion, visibility=record.visibility,
+                            chat=text.kind == "message",
                         )
                         if memory_id not in memory_ids:
                             memory_ids.append(memory_id)

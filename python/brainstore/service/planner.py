@@ -426,6 +426,8 @@ class MemoryRules:
         assertion: Assertion,
         corrects: str | None = None,
         visibility: str = "shareable",
+        *,
+        chat: bool = True,
     ) -> str:
         """Fold one assertion of a Record (whose visibility is ``visibility``) into the Brain's Memories;
         returns the Memory id it supports."""
@@ -435,10 +437,12 @@ class MemoryRules:
         citation = Citation(record_id, start, end, text[start:end])
         fingerprint = assertion_fingerprint(assertion.subject, assertion)
         time_stated = assertion.time_stated
-        # hearsay (no owner established, and no correction Record, which is the self's word) may be kept
-        # beside a Memory whose owner is established, and conflict with it, but never close, end or
-        # supersede it: "Alice, you live in Boulder now, right?" from Bob leaves Alice's "I moved to Denver"
-        hearsay = assertion.owner is None and corrects is None
+        # hearsay (a message's claim with no owner established, not a correction Record, which is the
+        # self's word) may be kept beside a Memory whose owner is established, and conflict with it, but
+        # never close, end or supersede it: Bob's "Alice moved to Boulder" leaves Alice's "I moved to
+        # Denver". An application's own document, event or fact (``chat`` False) is no hearsay: its
+        # "Alice moved to Austin in April" ends her home as it always did.
+        hearsay = chat and assertion.owner is None and corrects is None
 
         def outranks(held: MemoryRevision) -> bool:
             return hearsay and held.owner is not None
