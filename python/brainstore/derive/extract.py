@@ -1573,7 +1573,8 @@ _PAST_FRAME = re.compile(
 _FRONT = re.compile(
     r"(?:that['\u2019]?s\s+why|that\s+is\s+why|which\s+is\s+why|this\s+is\s+why|and\s+now|so\s+now|since\s+then"
     r"|after\s+that|these\s+days|nowadays|lately|recently|currently|at\s+the\s+moment|right\s+now|besides"
-    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me)\s*,?\s+",
+    r"|meanwhile|luckily|unfortunately|sadly|thankfully|fortunately|anyway|also|then|so|and|but|for\s+me"
+    r"|(?:it\s+)?turns\s+out(?:\s+that)?)\s*,?\s+",
     re.I,
 )
 # A fronted time told by an activity ("After finishing my screenplay, I got ...", "While walking home I
@@ -1587,7 +1588,12 @@ _TIME_LEAD = re.compile(
     re.I,
 )
 # how often or when, as an adverb ("Soon I'm moving ...", "Finally we bought ..."): at the statement's end
-_FREQUENCY = re.compile(r"(sometimes|often|usually|generally|occasionally|soon|finally|eventually)\s*,?\s+", re.I)
+# ("Apparently Bob is moving": as hedged as it was said, at the end: "Bob is moving ... apparently.")
+_FREQUENCY = re.compile(
+    r"(sometimes|often|usually|generally|occasionally|soon|finally|eventually|apparently|supposedly|reportedly"
+    r"|evidently|obviously)\s*,?\s+",
+    re.I,
+)
 # What narrows a fronted time ("Yesterday morning", "On Friday afternoon", "Yesterday at 3pm"): it goes
 # with the time, and the subject comes after it
 _TIME_OF_DAY = re.compile(
