@@ -4,15 +4,23 @@ File shape: ``{"keys": [{"id", "sha256", "prefix", "last4", "scopes", "brain", "
 "revoked_at"}]}``. The file is re-read whenever its mtime or size changes, so a revocation takes effect
 on the next request without a restart. A configured registry that cannot be read or parsed refuses
 every key (key_registry_unreadable) rather than failing open.
+
+Every change (``brainstore keys create``/``revoke``) reads, changes and replaces the whole file while
+holding an exclusive ``flock`` on the sibling ``<name>.lock``: without it, two commands at once each
+wrote back the copy they had read, and a key issued (or a revocation reported) by one was gone. The
+server's reads take no lock: the file is replaced atomically, never written in place.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hmac
 import json
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +103,23 @@ class KeyRegistry:
         return match
 
     # --- management (brainstore keys) -------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
+    @contextmanager
+    def _changing(self) -> Iterator[None]:
+        """Hold the registry against every other writer, in this process (threads) and in others
+        (``flock`` on the lock file, created 0600 when missing), for one read-modify-write."""
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # releases the flock
+
     def _read_document(self) -> dict[str, Any]:
         if not self.path.exists():
             return {"keys": []}
@@ -125,7 +150,7 @@ class KeyRegistry:
             "created_at": datetime.now(UTC).isoformat(),
             "revoked_at": None,
         }
-        with self._lock:
+        with self._changing():
             document = self._read_document()
             document["keys"].append(entry)
             self._write_document(document)
@@ -135,7 +160,7 @@ class KeyRegistry:
         return [_entry(e) for e in self._read_document()["keys"]]
 
     def revoke(self, key_id: str) -> KeyEntry:
-        with self._lock:
+        with self._changing():
             document = self._read_document()
             for raw in document["keys"]:
                 if raw["id"] == key_id:

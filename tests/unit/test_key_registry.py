@@ -1,0 +1,81 @@
+"""The key registry file as `brainstore keys` changes it: concurrent writers, the file's mode and owner.
+
+(tests/api/test_auth.py has the server's side: lookups, revocation on the next request.)"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing
+import os
+import threading
+from pathlib import Path
+
+from brainstore.auth.registry import KeyRegistry
+
+WRITERS = 8
+ROUNDS = 15
+
+
+def _create_keys(path: str, start: threading.Barrier | None, rounds: int) -> list[str]:
+    registry = KeyRegistry(Path(path))
+    if start is not None:
+        start.wait()
+    return [registry.create("test", "acme")[1].id for _ in range(rounds)]
+
+
+def _revoke_keys(path: str, start: threading.Barrier | None, key_ids: list[str]) -> list[str]:
+    registry = KeyRegistry(Path(path))
+    if start is not None:
+        start.wait()
+    return [registry.revoke(key_id).id for key_id in key_ids]
+
+
+def test_concurrent_creators_and_revokers_lose_no_key_and_undo_no_revocation(tmp_path: Path) -> None:
+    """Each `keys create`/`revoke` read the whole file, changed it and wrote it back, locked against its own
+    threads only: two processes at once each wrote back the copy they had read. Run beside a create, a
+    revoke printed "revoked key_..." (exit 0) and the key stayed active, 3 runs in 30; two creates at
+    once, 80 keys printed and 70 in the registry. Here 4 processes create and 4 revoke, all at once."""
+    path = tmp_path / "keys.json"
+    registry = KeyRegistry(path)
+    to_revoke = [registry.create("test", "acme")[1].id for _ in range(WRITERS // 2 * ROUNDS)]
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager:
+        start = manager.Barrier(WRITERS)
+        with context.Pool(WRITERS) as pool:
+            created = [pool.apply_async(_create_keys, (str(path), start, ROUNDS)) for _ in range(WRITERS // 2)]
+            revoked = [
+                pool.apply_async(_revoke_keys, (str(path), start, to_revoke[i::WRITERS // 2]))
+                for i in range(WRITERS // 2)
+            ]
+            issued = {key_id for result in created for key_id in result.get(timeout=120)}
+            reported = {key_id for result in revoked for key_id in result.get(timeout=120)}
+    assert len(issued) == WRITERS // 2 * ROUNDS and reported == set(to_revoke)
+    stored = {entry.id: entry for entry in registry.list()}
+    assert issued - stored.keys() == set(), "keys issued to users but missing from the registry"
+    assert {key_id for key_id in reported if stored[key_id].revoked_at is None} == set(), "revocations undone"
+    assert len(stored) == len(issued) + len(to_revoke)
+    assert all(stored[key_id].revoked_at is None for key_id in issued)
+
+
+def test_a_change_waits_for_the_lock_another_process_holds(tmp_path: Path) -> None:
+    """The lock is a flock on <registry>.lock, shared with every process: while it is held elsewhere no
+    change is written; the server's reads do not take it."""
+    path = tmp_path / "keys.json"
+    registry = KeyRegistry(path)
+    _, first = registry.create("test", "acme")
+    lock = os.open(registry.lock_path, os.O_RDONLY)
+    assert registry.lock_path == tmp_path / "keys.json.lock"
+    assert (os.stat(registry.lock_path).st_mode & 0o777) == 0o600
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    done = threading.Event()
+    waiting = threading.Thread(target=lambda: (KeyRegistry(path).revoke(first.id), done.set()))
+    try:
+        waiting.start()
+        assert not done.wait(0.5), "the revoke wrote while another process held the lock"
+        assert json.loads(path.read_text())["keys"][0]["revoked_at"] is None
+        assert [e.id for e in KeyRegistry(path).list()] == [first.id]  # reads need no lock
+    finally:
+        os.close(lock)
+    waiting.join(10)
+    assert done.is_set() and registry.list()[0].revoked_at is not None
