@@ -277,6 +277,8 @@ def _keys(args: argparse.Namespace) -> int:
             print(f"brainstore keys revoke: no key {args.key_id}", file=sys.stderr)
             return 1
         print(f"revoked {entry.id} ({entry.prefix}…{entry.last4})")
+    for note in registry.notes:
+        print(f"brainstore keys: warning: {note}", file=sys.stderr)
     return 0
 
 

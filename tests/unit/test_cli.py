@@ -364,3 +364,26 @@ def test_migrate_opens_duckdb_within_the_memory_limit_it_is_given(
     monkeypatch.setenv("BRAINSTORE_DUCKDB_MEMORY_MIB", "lots")
     assert cli.main(["migrate", "--data-dir", str(tmp_path)]) == 2
     assert "BRAINSTORE_DUCKDB_MEMORY_MIB must be an integer" in capsys.readouterr().err
+
+
+def test_keys_says_when_it_could_not_keep_the_registry_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`keys create` replaces the registry; a user who may not give the new file the old one's owner keeps
+    its mode and says, on stderr, what it could not keep (tests/unit/test_key_registry.py has the rest)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file another owner needs root")
+    registry = tmp_path / "keys.json"
+    assert cli.main(["keys", "--key-registry", str(registry), "create", "--project", "acme"]) == 0
+    os.chown(registry, 65534, 65534)
+    registry.chmod(0o640)
+
+    def refuse(fd: int, uid: int, gid: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", refuse)
+    capsys.readouterr()
+    assert cli.main(["keys", "--key-registry", str(registry), "create", "--project", "acme"]) == 0
+    err = capsys.readouterr().err
+    assert f"brainstore keys: warning: {registry}: could not keep its owner" in err
+    assert (registry.stat().st_mode & 0o777) == 0o640

@@ -11,6 +11,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from brainstore.auth.registry import KeyRegistry
 
 WRITERS = 8
@@ -79,3 +81,51 @@ def test_a_change_waits_for_the_lock_another_process_holds(tmp_path: Path) -> No
         os.close(lock)
     waiting.join(10)
     assert done.is_set() and registry.list()[0].revoked_at is not None
+
+
+def _mode(path: Path) -> int:
+    return os.stat(path).st_mode & 0o7777
+
+
+def test_a_change_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    """Every create and revoke made the registry 0600: a server that read it as another user through its
+    group (0640) then answered 500 key_registry_unreadable to every key. A new file is still 0600."""
+    path = tmp_path / "keys.json"
+    registry = KeyRegistry(path)
+    _, first = registry.create("test", "acme")
+    assert _mode(path) == 0o600
+    path.chmod(0o640)
+    registry.create("test", "acme")
+    assert _mode(path) == 0o640
+    path.chmod(0o644)
+    registry.revoke(first.id)
+    assert _mode(path) == 0o644
+    assert registry.notes == []
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".keys-")]  # no temporary left
+
+
+def test_a_change_keeps_the_owner_and_group_when_it_may(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root the owner and group are kept; a user who may not set them keeps the mode and is told so."""
+    path = tmp_path / "keys.json"
+    registry = KeyRegistry(path)
+    registry.create("test", "acme")
+    path.chmod(0o640)
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)
+        registry.create("test", "acme")
+        assert (os.stat(path).st_uid, os.stat(path).st_gid, _mode(path)) == (65534, 65534, 0o640)
+        assert registry.notes == []
+
+        def refuse(fd: int, uid: int, gid: int) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "fchown", refuse)
+        registry.create("test", "acme")
+        assert (os.stat(path).st_uid, _mode(path)) == (0, 0o640)
+        assert len(registry.notes) == 1 and "could not keep its owner" in registry.notes[0]
+        assert "group" in registry.notes[0] and "mode 0640 is kept" in registry.notes[0]
+    else:
+        # not root: the file is this user's; keeping its own owner and group needs no privilege
+        registry.create("test", "acme")
+        assert (os.stat(path).st_uid, _mode(path)) == (os.geteuid(), 0o640) and registry.notes == []
+    assert len(registry.list()) == 3

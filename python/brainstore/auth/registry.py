@@ -13,10 +13,14 @@ server's reads take no lock: the file is replaced atomically, never written in p
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import grp
 import hmac
 import json
 import os
+import pwd
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -58,6 +62,21 @@ def _entry(raw: dict[str, Any]) -> KeyEntry:
     )
 
 
+def _user_name(uid: int) -> str:
+    return pwd.getpwuid(uid).pw_name
+
+
+def _group_name(gid: int) -> str:
+    return grp.getgrgid(gid).gr_name
+
+
+def _name(getter: Any, number: int) -> str:
+    try:
+        return str(getter(number))
+    except KeyError:
+        return str(number)
+
+
 class KeyRegistry:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -65,6 +84,8 @@ class KeyRegistry:
         self._stamp: tuple[int, int] | None = None
         self._entries: list[KeyEntry] = []
         self._error: str | None = None
+        #: What a change could not keep of the file it replaced (its owner or group), for the operator.
+        self.notes: list[str] = []
 
     def _reload(self) -> None:
         try:
@@ -126,12 +147,58 @@ class KeyRegistry:
         return json.loads(self.path.read_text(encoding="utf-8"))
 
     def _write_document(self, document: dict[str, Any]) -> None:
+        """Replace the file atomically. A new file is 0600; one that exists keeps its mode, and its owner
+        and group as far as this process may set them: the file is replaced by one this user made, and a
+        server running as another user that could read the old one (say 0640, group brainstore) would
+        otherwise answer 500 key_registry_unreadable to every key. What could not be kept is added to
+        :attr:`notes`."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            old = os.stat(self.path)
+        except FileNotFoundError:
+            old = None
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".keys-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)  # atomic: a reader never sees half a file
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(document, handle, indent=2)
+                handle.flush()
+                if old is None:
+                    os.fchmod(handle.fileno(), 0o600)
+                else:
+                    self._keep_owner(handle.fileno(), old)
+                    os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))  # after fchown, which may clear bits
+            os.replace(tmp, self.path)  # atomic: a reader never sees half a file
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _keep_owner(self, fd: int, old: os.stat_result) -> None:
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+            return
+        except PermissionError:
+            pass
+        kept_group = True
+        try:
+            os.fchown(fd, -1, old.st_gid)  # the owner of a file may give it a group of its own
+        except PermissionError:
+            kept_group = False
+        mine = os.fstat(fd)
+        lost = [
+            f"{what} {_name(getter, was)} (now {_name(getter, now)})"
+            for what, getter, was, now, kept in (
+                ("owner", _user_name, old.st_uid, mine.st_uid, False),
+                ("group", _group_name, old.st_gid, mine.st_gid, kept_group),
+            )
+            if not kept and was != now
+        ]
+        if lost:
+            self.notes.append(
+                f"{self.path}: could not keep its {' and '.join(lost)}; its mode "
+                f"{stat.S_IMODE(old.st_mode):04o} is kept. A server running as another user may no longer "
+                "read it: run keys commands as the file's owner (or root)"
+            )
 
     def create(
         self, env: str, project: str, scopes: frozenset[str] = ALL_SCOPES, brain: str | None = None
