@@ -81,16 +81,20 @@ def _stored_engine(command: str) -> Any:
     return engine
 
 
+_BRAIN_ID_RULE = "a Slug, 1-64 letters, digits, '_', '-', '.', starting with a letter or digit"
+
+
+def _is_brain_id(value: str) -> bool:
+    from brainstore.api.validation import SLUG
+
+    return SLUG.fullmatch(value) is not None
+
+
 def _brain_id(value: str) -> str:
     """The ``type`` of --brain of import and rederive: a Slug, as the API's paths take a Brain id. An
     import made the Brain "My Brain" (--create-brain), which no API call can read or forget."""
-    from brainstore.api.validation import SLUG
-
-    if not SLUG.fullmatch(value):
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a Brain id the API can name: a Slug, 1-64 letters, digits, '_', '-', '.', "
-            "starting with a letter or digit"
-        )
+    if not _is_brain_id(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Brain id the API can name: {_BRAIN_ID_RULE}")
     return value
 
 
@@ -261,6 +265,18 @@ def _keys(args: argparse.Namespace) -> int:
         return 2
     registry = KeyRegistry(Path(args.key_registry))
     if args.keys_command == "create":
+        # a key naming "ac me" was issued and no Client could send it; one bound to "My Brain" reaches
+        # nothing (the API's Brain ids are Slugs)
+        if not named_project(args.project):
+            print(
+                f"brainstore keys: --project {args.project!r} is not a project an API key can name: it "
+                f"{PROJECT_RULE}",
+                file=sys.stderr,
+            )
+            return 2
+        if args.brain is not None and not _is_brain_id(args.brain):
+            print(f"brainstore keys: --brain {args.brain!r} is not a Brain id: {_BRAIN_ID_RULE}", file=sys.stderr)
+            return 2
         scopes = frozenset(args.scope) if args.scope else ALL_SCOPES
         raw, entry = registry.create(args.env, args.project, scopes, args.brain)
         print(raw)

@@ -127,6 +127,15 @@ def test_stdio_documented_config_lists_tools_remembers_and_reads_profile(tmp_pat
         (["mcp"], ["--project", "--brain"]),
         (["mcp", "--project", "acme"], ["--brain"]),
         (["mcp", "--brain", "alice", "--engine", "memory"], ["--project"]),
+        # a project no key can name crashed with a traceback (the embedded Client refused its local key);
+        # a Brain id that is no Slug started, and every tool answered 400 about an "id"
+        (["mcp", "--project", "ac me", "--brain", "alice", "--engine", "memory"], ["project: 'ac me' is not"]),
+        (["mcp", "--project", "ac_me", "--brain", "alice", "--engine", "memory"], ["project: 'ac_me' is not"]),
+        (["mcp", "--project", "acme", "--brain", "My Brain", "--engine", "memory"], ["brain: 'My Brain' is not"]),
+        (
+            ["mcp", "--project", "acme", "--brain", ".b", "--url", "http://127.0.0.1:9/v1", "--key", "sk_test_acme_s"],
+            ["brain: '.b' is not a Brain id"],
+        ),
     ],
 )
 def test_stdio_refuses_without_explicit_project_and_brain(args: list[str], missing: list[str]) -> None:

@@ -212,12 +212,16 @@ def test_import_and_rederive_refuse_a_brain_or_project_no_api_key_can_name(
     auth.keys parses a key; before anything is read or written (tests/api/test_import.py has the API's
     side of it)."""
     from brainstore.auth.keys import generate_key, named_project, parse_key
+    from brainstore.client import Client
 
-    for project in ("acme", "a-b.c", "ac me"):
+    for project in ("acme", "a-b.c", "A~1/+="):
         assert named_project(project) and parse_key(generate_key("live", project)).project == project
-    for project in ("", "ac_me", "_acme", "acme_"):
+        Client("http://127.0.0.1:9/v1", generate_key("live", project)).close()  # a key the Client can send
+    # a space, a control character or a letter beyond ASCII: a key the Client refuses (or, in a Latin-1
+    # header, another key): "sk_test_ac me_…" was issued, and import made Brains in that namespace
+    for project in ("", "ac_me", "_acme", "acme_", "ac me", " acme", "ac\tme", "acme\n", "ac\x7fme", "émile"):
         assert not named_project(project)
-        with pytest.raises(ValueError, match="no underscore"):
+        with pytest.raises(ValueError, match="no underscore and no space"):
             generate_key("test", project)
 
     notes = tmp_path / "notes.jsonl"
@@ -229,6 +233,7 @@ def test_import_and_rederive_refuse_a_brain_or_project_no_api_key_can_name(
         ([*imported, "--brain", "alice", "--project", "ac_me"], "--project: 'ac_me' is not a project"),
         (["rederive", "--data-dir", str(data), "--brain", "b 1", "--project", "acme"], "--brain: 'b 1' is not"),
         (["rederive", "--data-dir", str(data), "--brain", "b1", "--project", ""], "--project: '' is not"),
+        ([*imported, "--brain", "alice", "--project", "ac me"], "--project: 'ac me' is not a project"),
     ):
         with pytest.raises(SystemExit) as exited:
             cli.main(argv)
@@ -387,3 +392,25 @@ def test_keys_says_when_it_could_not_keep_the_registry_owner(
     err = capsys.readouterr().err
     assert f"brainstore keys: warning: {registry}: could not keep its owner" in err
     assert (registry.stat().st_mode & 0o777) == 0o640
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--project", "ac me"], "--project 'ac me' is not a project an API key can name"),
+        (["--project", "a_b"], "--project 'a_b' is not a project an API key can name"),
+        (["--project", ""], "--project '' is not a project"),
+        (["--project", "acme", "--brain", "My Brain!"], "--brain 'My Brain!' is not a Brain id"),
+    ],
+)
+def test_keys_create_refuses_a_project_or_brain_no_key_can_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """`--project "ac me"` issued sk_test_ac me_… (the Client refuses it), `--brain "My Brain!"` a key bound
+    to a Brain no path names, and `--project a_b` ended in a ValueError traceback: now one line, exit 2,
+    and nothing written."""
+    registry = tmp_path / "keys.json"
+    assert cli.main(["keys", "--key-registry", str(registry), "create", *argv]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1 and out.err.startswith(f"brainstore keys: {said}")
+    assert not registry.exists()

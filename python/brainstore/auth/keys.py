@@ -64,12 +64,24 @@ def parse_key(raw: str) -> ParsedKey:
 
 
 #: What a project must be for a key to name it (the rule of :func:`named_project`).
-PROJECT_RULE = "must be non-empty and contain no underscore (a key is sk_<env>_<project>_<secret>)"
+PROJECT_RULE = (
+    "must be non-empty printable ASCII with no underscore and no space (a key is sk_<env>_<project>_<secret>, "
+    "sent in an HTTP header)"
+)
 
 
 def named_project(project: str) -> bool:
-    """Whether a key can name ``project``: whether :func:`parse_key` reads it back from a key made with it.
-    A namespace of any other project (made by ``brainstore import``) is one no API call can reach."""
+    """Whether a key can name ``project``: whether a key made with it is one every caller can send and
+    :func:`parse_key` reads it back. The one rule for a project: of ``keys create`` (generate_key), of
+    ``brainstore mcp`` (its local key) and of ``import``/``rederive`` (a namespace of any other project
+    is one no API call can reach).
+
+    parse_key splits on "_"; the header carrying a key is Latin-1 on the server, so a key beyond ASCII is
+    read as another key; and the Client (and the local MCP through it) refuses a key with a space or a
+    character that is not printable, as httpx refuses control characters in a header: "sk_test_ac me_…"
+    was issued and no Client could send it."""
+    if not (project.isascii() and project.isprintable()) or " " in project:
+        return False
     try:
         return parse_key(f"sk_{ENVIRONMENTS[0]}_{project}_secret").project == project
     except BrainstoreError:

@@ -70,11 +70,22 @@ def check_identity(settings: StdioSettings) -> None:
             "mcp_identity_unconfigured",
             f"local MCP needs an explicit project and Brain; set {' and '.join(missing)}",
         )
-    assert settings.project is not None
-    if "_" in settings.project:
+    assert settings.project is not None and settings.brain is not None
+    from brainstore.api.validation import SLUG
+    from brainstore.auth.keys import PROJECT_RULE, named_project
+
+    # A project no key can name crashed the embedded Client ("ac me"); a Brain id that is no Slug started
+    # and then failed every tool call with a 400 about an "id" the agent never sent.
+    if not named_project(settings.project):
         raise error(
             "mcp_identity_unconfigured",
-            "project: must not contain '_' (keys are sk_<env>_<project>_<secret>)",
+            f"project: {settings.project!r} is not a project an API key can name: it {PROJECT_RULE}",
+        )
+    if not SLUG.fullmatch(settings.brain):
+        raise error(
+            "mcp_identity_unconfigured",
+            f"brain: {settings.brain!r} is not a Brain id: a Slug, 1-64 letters, digits, '_', '-', '.', "
+            "starting with a letter or digit",
         )
     if settings.url:
         if not settings.key:
