@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from brainstore.auth.keys import ALL_SCOPES, PROJECT_RULE, named_project
-from brainstore.auth.registry import KeyRegistry
+from brainstore.auth.registry import KeyRegistry, RegistryError
 from brainstore.config import DEPLOYMENTS, Config, memory_settings
 
 
@@ -264,6 +264,18 @@ def _keys(args: argparse.Namespace) -> int:
         print("brainstore keys: --key-registry (or BRAINSTORE_KEY_REGISTRY) is required", file=sys.stderr)
         return 2
     registry = KeyRegistry(Path(args.key_registry))
+    try:
+        status = _keys_command(args, registry)
+    except RegistryError as exc:
+        # a corrupt registry, a directory or an unwritable one: one line, not a traceback
+        print(f"brainstore keys: {exc}", file=sys.stderr)
+        return 2
+    for note in registry.notes:
+        print(f"brainstore keys: warning: {note}", file=sys.stderr)
+    return status
+
+
+def _keys_command(args: argparse.Namespace, registry: KeyRegistry) -> int:
     if args.keys_command == "create":
         # a key naming "ac me" was issued and no Client could send it; one bound to "My Brain" reaches
         # nothing (the API's Brain ids are Slugs)
@@ -293,8 +305,6 @@ def _keys(args: argparse.Namespace) -> int:
             print(f"brainstore keys revoke: no key {args.key_id}", file=sys.stderr)
             return 1
         print(f"revoked {entry.id} ({entry.prefix}…{entry.last4})")
-    for note in registry.notes:
-        print(f"brainstore keys: warning: {note}", file=sys.stderr)
     return 0
 
 

@@ -414,3 +414,36 @@ def test_keys_create_refuses_a_project_or_brain_no_key_can_use(
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 1 and out.err.startswith(f"brainstore keys: {said}")
     assert not registry.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("{not json", "cannot parse the key registry {path}: Expecting property name"),
+        (b"\xff{}", "cannot read the key registry {path}: 'utf-8' codec can't decode"),
+        ('{"keys": 5}', 'cannot parse the key registry {path}: it is not {{"keys": [...]}}'),
+        ('{"keys": [{"id": "key_1"}]}', "cannot parse the key registry {path}: an entry has no 'scopes'"),
+        (None, "the key registry {path} is a directory, not a file"),
+    ],
+)
+def test_keys_says_in_one_line_that_a_registry_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes | None, said: str
+) -> None:
+    """A corrupt registry (JSONDecodeError) or one that is a directory ended every `keys` command in a
+    traceback, exit 1: now "brainstore keys: ...", exit 2, and the file is left as it was."""
+    registry = tmp_path / "keys.json"
+    if content is None:
+        registry.mkdir()
+    elif isinstance(content, bytes):
+        registry.write_bytes(content)
+    else:
+        registry.write_text(content)
+    for command in (["list"], ["create", "--project", "acme"], ["revoke", "key_0123456789ab"]):
+        assert cli.main(["keys", "--key-registry", str(registry), *command]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err.count("\n") == 1, out.err
+        assert out.err.startswith("brainstore keys: " + said.format(path=registry)), out.err
+    if content is None:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.json"]  # no lock file beside a directory
+    else:
+        assert registry.read_bytes() == (content if isinstance(content, bytes) else content.encode())

@@ -129,3 +129,23 @@ def test_a_change_keeps_the_owner_and_group_when_it_may(tmp_path: Path, monkeypa
         registry.create("test", "acme")
         assert (os.stat(path).st_uid, _mode(path)) == (os.geteuid(), 0o640) and registry.notes == []
     assert len(registry.list()) == 3
+
+
+def test_a_failed_write_leaves_the_registry_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails (a full disk) is a RegistryError, `brainstore keys` says it in one line; the
+    registry is as it was and no .keys-* file is left beside it."""
+    from brainstore.auth.registry import RegistryError
+
+    path = tmp_path / "keys.json"
+    registry = KeyRegistry(path)
+    registry.create("test", "acme")
+    before = path.read_bytes()
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(RegistryError, match=f"cannot write the key registry {path}: No space left on device"):
+        registry.create("test", "acme")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.json", "keys.json.lock"]

@@ -62,6 +62,14 @@ def _entry(raw: dict[str, Any]) -> KeyEntry:
     )
 
 
+class RegistryError(Exception):
+    """The registry file cannot be read, parsed, locked or written: what ``brainstore keys`` says, one line."""
+
+
+def _reason(exc: OSError | ValueError) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
 def _user_name(uid: int) -> str:
     return pwd.getpwuid(uid).pw_name
 
@@ -133,8 +141,13 @@ class KeyRegistry:
         """Hold the registry against every other writer, in this process (threads) and in others
         (``flock`` on the lock file, created 0600 when missing), for one read-modify-write."""
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            if self.path.is_dir():  # before a lock file is made beside it
+                raise RegistryError(f"the key registry {self.path} is a directory, not a file")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.lock_path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError as exc:
+                raise RegistryError(f"cannot open the lock file {self.lock_path}: {_reason(exc)}") from exc
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
@@ -142,9 +155,29 @@ class KeyRegistry:
                 os.close(fd)  # releases the flock
 
     def _read_document(self) -> dict[str, Any]:
-        if not self.path.exists():
+        """The file's document, every entry checked (none when it does not exist yet): a change never
+        writes over a file it could not read, and a list never shows half of one."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
             return {"keys": []}
-        return json.loads(self.path.read_text(encoding="utf-8"))
+        except IsADirectoryError as exc:
+            raise RegistryError(f"the key registry {self.path} is a directory, not a file") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RegistryError(f"cannot read the key registry {self.path}: {_reason(exc)}") from exc
+        try:
+            document = json.loads(text)
+            if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
+                raise ValueError('it is not {"keys": [...]}')
+            for raw in document["keys"]:
+                if not isinstance(raw, dict):
+                    raise ValueError("an entry is not an object")
+                _entry(raw)
+        except KeyError as exc:
+            raise RegistryError(f"cannot parse the key registry {self.path}: an entry has no {exc}") from exc
+        except (ValueError, TypeError) as exc:
+            raise RegistryError(f"cannot parse the key registry {self.path}: {exc}") from exc
+        return document
 
     def _write_document(self, document: dict[str, Any]) -> None:
         """Replace the file atomically. A new file is 0600; one that exists keeps its mode, and its owner
@@ -152,12 +185,14 @@ class KeyRegistry:
         server running as another user that could read the old one (say 0640, group brainstore) would
         otherwise answer 500 key_registry_unreadable to every key. What could not be kept is added to
         :attr:`notes`."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             old = os.stat(self.path)
         except FileNotFoundError:
             old = None
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".keys-")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".keys-")
+        except OSError as exc:
+            raise RegistryError(f"cannot write the key registry {self.path}: {_reason(exc)}") from exc
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(document, handle, indent=2)
@@ -168,9 +203,11 @@ class KeyRegistry:
                     self._keep_owner(handle.fileno(), old)
                     os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))  # after fchown, which may clear bits
             os.replace(tmp, self.path)  # atomic: a reader never sees half a file
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise RegistryError(f"cannot write the key registry {self.path}: {_reason(exc)}") from exc
             raise
 
     def _keep_owner(self, fd: int, old: os.stat_result) -> None:
