@@ -343,19 +343,45 @@ def _offline_service(command: str, config: Config) -> Any:
         return None
 
 
+def _count_lines(handle: Any) -> int:
+    """The lines of a regular file, as :func:`brainstore.importer.jsonl_lines` yields them (a last line
+    without its "\n" counts), read in blocks; the handle is left at its start."""
+    lines, last = 0, b"\n"
+    while block := handle.read(1 << 20):
+        lines += block.count(b"\n")
+        last = block[-1:]
+    handle.seek(0)
+    return lines + (last != b"\n")
+
+
 def _import(args: argparse.Namespace) -> int:
+    import stat
+
+    path = Path(args.file)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    with handle:
+        # The input is read once: a pipe (`cat notes.jsonl | brainstore import /dev/stdin ...`) cannot
+        # be read twice, and counting its lines for the progress bar first left nothing to import
+        # ("imported 0", exit status 0). Only a regular file is counted (then read from its start).
+        try:
+            total = _count_lines(handle) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
+        except OSError as exc:
+            print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            return 2
+        return _import_lines(args, path, handle, total)
+
+
+def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int | None) -> int:
+    """Import the lines of ``handle`` (opened on ``path``); ``total``: its number of lines, when known."""
     from tqdm import tqdm
 
     from brainstore.errors import BrainstoreError
     from brainstore.importer import import_principal, import_records, jsonl_lines
 
-    path = Path(args.file)
-    try:
-        with path.open("rb") as handle:
-            total = sum(1 for _ in jsonl_lines(handle))
-    except OSError as exc:
-        print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
-        return 2
     config = _config("import", args)
     if config is None:
         return 2
@@ -363,13 +389,13 @@ def _import(args: argparse.Namespace) -> int:
     if service is None:
         return 2
     principal = import_principal(args.env, args.project)
+    # a bar for 1,000 lines or more; of a pipe, a count of the lines read (when stderr is a terminal)
+    quiet = True if total is not None and total < 1000 else None
     try:
         if args.create_brain and service.store.get_brain(principal.namespace, args.brain) is None:
             service.create_brain(principal, args.brain, name=None, self_entity=None)
             print(f"created Brain {args.brain!r} in {principal.namespace}", file=sys.stderr)
-        with path.open("rb") as handle, tqdm(
-            total=total, unit="line", desc="import", disable=True if total < 1000 else None, file=sys.stderr
-        ) as bar:
+        with tqdm(total=total, unit="line", desc="import", disable=quiet, file=sys.stderr) as bar:
             report = import_records(service, principal, args.brain, args.source, jsonl_lines(handle), progress=bar)
         for number, reason in report.invalid:
             print(f"{path}:{number}: {reason}", file=sys.stderr)

@@ -123,6 +123,19 @@ def test_import_reads_utf8_lines_split_at_newlines_only(tmp_path: Path, capsys: 
     assert f"{utf16}:1: invalid_request_body: line: is not UTF-8 (byte 1 is 0xff)" in capsys.readouterr().err
 
 
+def test_import_reads_a_pipe(tmp_path: Path) -> None:
+    """`cat notes.jsonl | brainstore import /dev/stdin ...` said "imported 0" and exited 0: the lines of
+    the pipe were counted for the progress bar, and the import then read the pipe again, used up."""
+    notes = b'{"external_id": "p1", "content": "Bob likes tea."}\n{"external_id": "p2", "content": "Bob lives in Oslo."}\n'
+    done = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", "import", "/dev/stdin", "--brain", "alice", "--create-brain",
+         "--source", "pipe", "--project", "acme", "--data-dir", str(tmp_path / "data"), "--derive-timeout", "5"],
+        env=_env(), input=notes, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.decode().strip() == "imported 2, unchanged 0, invalid 0"
+
+
 def test_import_refuses_a_line_the_api_would_refuse_as_too_large(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An event of 8 MiB, which rememberRecord refuses (body over MAX_BODY), got in through import."""
     from brainstore.api.resources import MAX_BODY
