@@ -368,7 +368,12 @@ def _import(args: argparse.Namespace) -> int:
         # be read twice, and counting its lines for the progress bar first left nothing to import
         # ("imported 0", exit status 0). Only a regular file is counted (then read from its start).
         try:
-            total = _count_lines(handle) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
+            mode = os.fstat(handle.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                # a device never ends: `brainstore import /dev/zero` read for ever
+                print(f"brainstore import: {path} is neither a regular file nor a pipe", file=sys.stderr)
+                return 2
+            total = _count_lines(handle) if stat.S_ISREG(mode) else None
         except OSError as exc:
             print(f"brainstore import: cannot read {path}: {exc.strerror}", file=sys.stderr)
             return 2
@@ -400,6 +405,8 @@ def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int 
         for number, reason in report.invalid:
             print(f"{path}:{number}: {reason}", file=sys.stderr)
         print(report.summary())
+        if report.stopped is not None:
+            print(f"brainstore import: {path}:{report.stopped[0]}: {report.stopped[1]}", file=sys.stderr)
         if report.imported and not service.wait_idle(timeout=args.derive_timeout):
             print(
                 "derivation is still running; the remaining Records stay processing and resume when the "
@@ -412,7 +419,7 @@ def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int 
     finally:
         service.stop()
         service.store.close()
-    return 1 if report.invalid else 0
+    return 1 if report.invalid or report.stopped else 0
 
 
 def _rederive(args: argparse.Namespace) -> int:

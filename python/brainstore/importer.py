@@ -8,7 +8,9 @@ Each line: ``{"external_id": "...", "content": <string or typed shape>, "occurre
 - Lines are separated by "\n" only, as JSON Lines are: a CR is JSON white space inside a line (the
   text-mode reading that split lines at a CR too made one valid line two bad ones). Each line must be
   UTF-8, decoded strictly, and at most the API's body limit (``MAX_BODY``): a line the API would refuse
-  as a body is refused here too (an 8 MiB event got in).
+  as a body is refused here too (an 8 MiB event got in). The rest of such a line is skipped up to its
+  "\n", at most MAX_SKIP bytes: an input whose line never ends stops the import there
+  (``ImportReport.stopped``), as ``brainstore import /dev/zero`` read for ever.
 - Lines are validated by the API's own ``record_create`` validation; a bad line is counted with its line
   number and reason and never stops the import.
 - Records are written through the Service with ``origin="import"``: they are Records "reconciled from an
@@ -42,6 +44,7 @@ class ImportReport:
     unchanged: int = 0
     invalid: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
     record_ids: list[str] = field(default_factory=list)
+    stopped: tuple[int, str] | None = None  # (line number, reason): the import ended there (EndlessLine)
 
     def summary(self) -> str:
         return f"imported {self.imported}, unchanged {self.unchanged}, invalid {len(self.invalid)}"
@@ -54,18 +57,41 @@ def import_principal(env: str, project: str) -> Principal:
     )
 
 
+#: The most bytes of a line too long to import that are read past its first MAX_BODY, looking for
+#: its end, before the import stops: an input that never ends a line (a pipe of zeros) otherwise
+#: kept the command reading for ever.
+MAX_SKIP = 256 * MAX_BODY
+
+
+class EndlessLine(Exception):
+    """A line did not end within MAX_SKIP bytes past its first MAX_BODY: the import stops at it."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.reason = (
+            f"has no end of line (\\n) in its first {(MAX_BODY + MAX_SKIP) >> 20} MiB: the import stopped here"
+        )
+        super().__init__(f"line {number}: {self.reason}")
+
+
 def jsonl_lines(handle: BinaryIO) -> Iterator[bytes]:
     """The lines of a JSON Lines file opened in binary mode, each without its "\n".
 
     A line longer than MAX_BODY is cut one byte past it, enough for :func:`parse_line` to refuse it: no
-    line is held whole, however long."""
+    line is held whole, however long. The rest of it is skipped, up to its "\n" and MAX_SKIP bytes at
+    most: past those, :class:`EndlessLine` (once the cut line was yielded and counted invalid)."""
+    number = 0
     while line := handle.readline(MAX_BODY + 1):  # a binary file's lines end at b"\n" only
+        number += 1
         if line.endswith(b"\n"):
             yield line[:-1]
             continue
         yield line  # the last line, or one cut
+        skipped = 0
         while (rest := handle.readline(MAX_BODY)) and not rest.endswith(b"\n"):
-            pass
+            skipped += len(rest)
+            if skipped > MAX_SKIP:
+                raise EndlessLine(number)
 
 
 def parse_line(line: bytes, source_name: str) -> dict[str, Any]:
@@ -107,35 +133,38 @@ def import_records(
     progress: Any = None,
 ) -> ImportReport:
     """Import every line (:func:`jsonl_lines`); ``progress`` (a tqdm bar, optional) is advanced once per
-    line."""
+    line. A line that never ends (:class:`EndlessLine`) ends the import: ``report.stopped``."""
     validation.string(source_name, "source", max_length=500)
     brain = resolve_brain(service.store, principal, brain_id)  # brain_not_found before reading anything
     report = ImportReport()
-    for number, line in enumerate(lines, start=1):
-        if progress is not None:
-            progress.update(1)
-        if not line.strip(JSON_WHITESPACE):
-            continue  # blank lines (spacing, a CRLF's CR) are not records
-        try:
-            fields = parse_line(line, source_name)
-            external_id = fields["source"]["external_id"]
-            if service.store.find_imported_record(brain.uid, source_name, external_id) is not None:
-                report.unchanged += 1
+    try:
+        for number, line in enumerate(lines, start=1):
+            if progress is not None:
+                progress.update(1)
+            if not line.strip(JSON_WHITESPACE):
+                continue  # blank lines (spacing, a CRLF's CR) are not records
+            try:
+                fields = parse_line(line, source_name)
+                external_id = fields["source"]["external_id"]
+                if service.store.find_imported_record(brain.uid, source_name, external_id) is not None:
+                    report.unchanged += 1
+                    continue
+                reply = service.remember_record(
+                    principal,
+                    brain_id,
+                    content=fields["content"],
+                    source=fields["source"],
+                    visibility=fields["visibility"],
+                    occurred_at=fields["occurred_at"],
+                    origin="import",
+                )
+            except BrainstoreError as exc:
+                if exc.code in ("brain_not_found", "not_implemented"):
+                    raise  # the whole import cannot proceed: not a property of this line
+                report.invalid.append((number, f"{exc.code}: {exc.message}"))
                 continue
-            reply = service.remember_record(
-                principal,
-                brain_id,
-                content=fields["content"],
-                source=fields["source"],
-                visibility=fields["visibility"],
-                occurred_at=fields["occurred_at"],
-                origin="import",
-            )
-        except BrainstoreError as exc:
-            if exc.code in ("brain_not_found", "not_implemented"):
-                raise  # the whole import cannot proceed: not a property of this line
-            report.invalid.append((number, f"{exc.code}: {exc.message}"))
-            continue
-        report.imported += 1
-        report.record_ids.append(reply.body["id"])
+            report.imported += 1
+            report.record_ids.append(reply.body["id"])
+    except EndlessLine as exc:
+        report.stopped = (exc.number, exc.reason)
     return report

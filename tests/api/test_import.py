@@ -173,3 +173,25 @@ def test_a_brain_an_import_creates_is_one_a_key_of_its_project_reads_and_forgets
     finally:
         service.stop()
         service.store.close()
+
+
+def test_a_line_that_never_ends_stops_the_import_there(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rest of a line too long to import was skipped up to its "\n" however far it was: a line that
+    never ended (`brainstore import /dev/zero`) kept the import reading for ever. Past MAX_SKIP bytes
+    the import stops at that line, the lines before it imported."""
+    import io
+
+    from brainstore import importer
+    from brainstore.api.resources import MAX_BODY
+
+    monkeypatch.setattr(importer, "MAX_SKIP", 2 * MAX_BODY, raising=False)
+    Api(create_app(service)).brain("alice")
+    data = (
+        b'{"external_id": "e1", "content": "Alice likes tea."}\n'
+        + b"x" * (5 * MAX_BODY)  # line 2: past MAX_BODY + MAX_SKIP without an end
+        + b'\n{"external_id": "e3", "content": "Never read."}\n'
+    )
+    lines = importer.jsonl_lines(io.BufferedReader(io.BytesIO(data)))  # type: ignore[arg-type]
+    report = import_records(service, import_principal("test", "acme"), "alice", "notes", lines)
+    assert (report.imported, [number for number, _ in report.invalid]) == (1, [2])
+    assert report.stopped == (2, "has no end of line (\\n) in its first 3 MiB: the import stopped here")

@@ -136,6 +136,47 @@ def test_import_reads_a_pipe(tmp_path: Path) -> None:
     assert done.stdout.decode().strip() == "imported 2, unchanged 0, invalid 0"
 
 
+def test_import_refuses_a_device_and_stops_at_a_line_that_never_ends(tmp_path: Path) -> None:
+    """`brainstore import /dev/zero` never returned: its one line never ends, and the rest of a line too
+    long to import was skipped up to a "\n" that never came. A device is refused (exit status 2, one
+    line); a pipe whose line never ends stops the import at that line (exit status 1)."""
+    import threading
+
+    argv = [sys.executable, "-m", "brainstore.cli", "import", "--brain", "alice", "--create-brain", "--source", "z",
+            "--project", "acme", "--data-dir", str(tmp_path / "data"), "--derive-timeout", "5"]  # fmt: skip
+    done = subprocess.run([*argv[:4], "/dev/zero", *argv[4:]], env=_env(), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == "brainstore import: /dev/zero is neither a regular file nor a pipe\n"
+    assert not (tmp_path / "data").exists()  # refused before opening anything
+
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("wb") as stdout, err.open("wb") as stderr_file:
+        endless = subprocess.Popen(
+            [*argv[:4], "/dev/stdin", *argv[4:]], env=_env(), stdin=subprocess.PIPE, stdout=stdout, stderr=stderr_file
+        )  # fmt: skip
+    assert endless.stdin is not None
+
+    def write() -> None:
+        try:
+            endless.stdin.write(b'{"external_id": "z1", "content": "Zed likes tea."}\n')
+            while True:
+                endless.stdin.write(bytes(1 << 20))  # zeros, no end of line
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    threading.Thread(target=write, daemon=True).start()
+    try:
+        endless.wait(timeout=120)  # not communicate(): it would close the pipe, an end of the line
+    finally:
+        endless.kill()
+        endless.stdin.close()
+    stderr = err.read_text()
+    assert endless.returncode == 1, stderr[-2000:]
+    assert out.read_text().strip() == "imported 1, unchanged 0, invalid 1"
+    assert "/dev/stdin:2: invalid_request_body: line: must be at most" in stderr
+    assert "brainstore import: /dev/stdin:2: has no end of line (\\n) in its first 257 MiB: the import stopped here" in stderr
+
+
 def test_import_refuses_a_line_the_api_would_refuse_as_too_large(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An event of 8 MiB, which rememberRecord refuses (body over MAX_BODY), got in through import."""
     from brainstore.api.resources import MAX_BODY
