@@ -202,17 +202,42 @@ def build_wsgi(service: Service, config: Config) -> Any:
 EMBEDDED_BASE_URL = "http://embedded/v1"
 
 
+#: The longest an embedded engine waits, before it serves, for its saved indexes to be loaded.
+WARM_UP_SECONDS = 20.0
+
+
+def warm_up(service: Service, timeout: float = WARM_UP_SECONDS) -> None:
+    """Embed one question and let the saved indexes load (up to ``timeout`` seconds) now, so the first
+    Context does not spend its ``budget.ms`` loading the embedder's model and its Brain's index. An
+    engine that answers its first request at once needs it: in the embedded MCP and bench the first
+    Context of every session came back with no evidence, 1.6-2.1 s used of its 250 ms and every lane
+    cut. A failing embedder is only logged: the first Context meets it again."""
+    try:
+        service.evidence.embed_query("warm up")
+    except Exception as exc:
+        log.warning("the embedder could not be warmed up: %s", exc)
+    if not service.contexts.wait_preloaded(timeout):
+        log.warning("the saved indexes are still loading after %.0f s; serving meanwhile", timeout)
+
+
 @contextmanager
 def embedded_client(
     config: Config, key: str, *, base_url: str = EMBEDDED_BASE_URL, timeout: float | None = None
 ) -> Iterator[Any]:
     """A started engine on ``config`` and a Client that calls its /v1 in-process (the same contract a
-    server answers); the engine stops when the block ends. DataDirectoryInUse while a server holds it."""
+    server answers); the engine stops when the block ends. DataDirectoryInUse while a server holds it.
+
+    The embedder is made ready first, as ``brainstore serve`` does before it serves (its model files
+    made, then one question embedded): see :func:`warm_up`. EmbedderUnavailable when the files of an
+    ``onnx-int8`` embedder cannot be made (serve refuses to start then too)."""
     from brainstore.api.app import create_app
     from brainstore.client import Client, in_process
+    from brainstore.retrieval.embedder import prepare_embedder
 
+    prepare_embedder(config.embedder)
     service = build_service(config)
     try:
+        warm_up(service)
         transport = in_process(create_app(service, config))
         options = {} if timeout is None else {"timeout": timeout}
         with Client(base_url, key, transport=transport, **options) as client:

@@ -259,6 +259,9 @@ def tools(tmp_path: Path) -> Iterator[McpClient]:
         ("list_memories", {"limit": True}, "limit"),
         ("get_profile", {"limit": True}, "limit"),
         ("context", {"query": "x", "budget_tokens": True}, "budget_tokens"),
+        ("context", {"query": "x", "budget_ms": True}, "budget_ms"),
+        ("context", {"query": "x", "budget_ms": 2.5}, "budget_ms"),
+        ("context", {"query": "x", "budget_ms": 0}, "budget.ms"),
         ("context", {"query": "x", "mode": "slow"}, "mode"),
         ("context", {"query": "x", "include": ["evidence", "nope"]}, "include[1]"),
         ("remember", {"content": "x\ud800"}, "content"),
@@ -283,6 +286,24 @@ def test_invalid_arguments_are_invalid_request_body_error_bodies(
     assert body["code"] == "invalid_request_body"
     assert body["message"].startswith(f"{field}: "), body["message"]
     assert json.loads(after.content[0].text)["code"] == "object_not_found"  # nothing was written
+
+
+def test_the_context_tool_takes_the_ms_budget(tools: McpClient) -> None:
+    """The context tool took budget_tokens only: an agent could not give a Context more than 250 ms
+    (the first one of an embedded session came back empty, its every lane cut)."""
+    listed: list[Any] = []
+
+    async def session() -> Any:
+        async with tools as client:
+            listed.extend((await client.list_tools()).tools)
+            return await client.call_tool("context", {"query": "x", "budget_ms": 1500, "budget_tokens": 300})
+
+    body = _body(anyio.run(session))
+    assert body["object"] == "context"
+    assert body["budget"]["ms"]["limit"] == 1500 and body["budget"]["tokens"]["limit"] == 300
+    schema = next(tool for tool in listed if tool.name == "context").input_schema
+    assert list(schema["properties"]) == ["query", "budget_tokens", "budget_ms", "include", "as_of", "mode", "purpose"]
+    assert schema["required"] == ["query"]
 
 
 def test_integer_arguments_still_accept_integers(tools: McpClient) -> None:

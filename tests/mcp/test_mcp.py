@@ -121,6 +121,51 @@ def test_stdio_documented_config_lists_tools_remembers_and_reads_profile(tmp_pat
     assert (tmp_path / "brainstore-data" / "brainstore.duckdb").exists()
 
 
+def test_the_embedded_engine_is_warm_before_it_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`brainstore mcp` without --url (and `bench --data-dir`) served at once, where `brainstore serve`
+    makes its embedder ready first: the first `context` of every session loaded the model inside its
+    250 ms and came back empty (1.6-2.1 s used, every lane cut). The embedded engine now prepares the
+    embedder, embeds one question and lets the saved indexes load before its first request."""
+    from brainstore import app
+    from brainstore.mcp.stdio import StdioSettings
+    from brainstore.retrieval import embedder as embedder_module
+    from brainstore.service.evidence import EvidenceIndexes
+
+    events: list[str] = []
+    services: list[Any] = []
+    real_prepare, real_embed, real_build = (
+        embedder_module.prepare_embedder, EvidenceIndexes.embed_query, app.build_service
+    )  # fmt: skip
+
+    def prepare(spec: str | None = None) -> None:
+        events.append("prepare_embedder")
+        real_prepare(spec)
+
+    def embed(self: EvidenceIndexes, text: str) -> Any:
+        events.append(f"embed_query {text}")
+        return real_embed(self, text)
+
+    def build(config: Any) -> Any:
+        services.append(real_build(config))
+        events.append("built")
+        return services[-1]
+
+    monkeypatch.setattr(embedder_module, "prepare_embedder", prepare)
+    monkeypatch.setattr(EvidenceIndexes, "embed_query", embed)
+    monkeypatch.setattr(app, "build_service", build)
+    client, stop = app.stdio_engine(StdioSettings(project="acme", brain="bob", data_dir=tmp_path), "http://embedded/v1", "sk_test_acme_local")
+    try:
+        served = list(events)
+        preloader = services[0].contexts._preloader
+        client.create_brain("bob")
+        assert client.create_context("bob", "Where did I move?")["object"] == "context"
+    finally:
+        client.close()
+        stop()
+    assert served[:3] == ["prepare_embedder", "built", "embed_query warm up"]
+    assert preloader is not None and not preloader.is_alive()  # the saved indexes were loaded
+
+
 @pytest.mark.parametrize(
     ("args", "missing"),
     [

@@ -284,6 +284,13 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         budget_tokens: Annotated[
             Integer, Field(description="Most tokens the evidence may use (1-100000, default 2000).")
         ] = None,
+        budget_ms: Annotated[
+            Integer,
+            Field(
+                description="Most milliseconds the search may take (1-60000; default 250 for fast, 5000 "
+                "for thorough). Lanes not run in time are named in budget.ms.cut_lanes."
+            ),
+        ] = None,
         include: Annotated[
             list[Literal["evidence", "memories", "objects", "profile"]] | None,
             Field(description="Components to return; default [evidence]."),
@@ -307,7 +314,8 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         citation at the rec_ Record it quotes: ground your answer in those and say what is unknown
         rather than guessing. as_of asks what was true at that time.
         """
-        budget = {"tokens": budget_tokens} if budget_tokens is not None else None
+        knobs = {"tokens": budget_tokens, "ms": budget_ms}
+        budget = {k: v for k, v in knobs.items() if v is not None} or None
         return _run(
             binding,
             ctx,

@@ -290,6 +290,14 @@ class Contexts:
             )
             self._preloader.start()
 
+    def wait_preloaded(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the saved indexes to be loaded; whether they are."""
+        preloader = self._preloader
+        if preloader is not None:
+            preloader.join(timeout=timeout)
+            return not preloader.is_alive()
+        return True
+
     def stop(self) -> None:
         self._stopping.set()
         if self._sweeper is not None:
