@@ -558,6 +558,38 @@ def test_bench_command_with_jsonl_against_imported_records(
         assert client.get_brain("alice")["id"] == "alice"  # an existing Brain is never forgotten
 
 
+def test_bench_reads_the_project_an_import_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's workflow: `brainstore import ... --project acme`, then `bench --data-dir ... --brain
+    alice`. The embedded bench always read project bench (sk_test_bench_embedded): brain_not_found, and
+    --project was unrecognized. It takes --project and --env (default BRAINSTORE_PROJECT, else bench),
+    and brain_not_found names the project read."""
+    monkeypatch.delenv("BRAINSTORE_PROJECT", raising=False)
+    monkeypatch.delenv("BRAINSTORE_API_KEY", raising=False)
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "note-1", "content": "Alice prefers window seats.", "occurred_at": "2021-03-01T09:00:00Z"}\n')
+    data_dir = tmp_path / "data"
+    for env in ("test", "live"):
+        assert cli.main(["import", str(notes), "--brain", "alice", "--source", "notes", "--project", "acme",
+                         "--env", env, "--data-dir", str(data_dir), "--create-brain"]) == 0  # fmt: skip
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"query": "Which seat does Alice prefer?", "evidence": ["note-1"]}\n')
+    argv = ["bench", "--data-dir", str(data_dir), "--data", str(questions), "--brain", "alice", "--budgets", "1000"]
+    capsys.readouterr()
+
+    assert cli.main(argv) == 1
+    assert "brain_not_found" in (err := capsys.readouterr().err) and "project 'bench' (test)" in err and "--project" in err
+    for extra in (["--project", "acme"], ["--project", "acme", "--env", "live"]):
+        assert cli.main([*argv, *extra, "--json", str(tmp_path / "r.json")]) == 0, capsys.readouterr().err
+        assert json.loads((tmp_path / "r.json").read_text())["results"][0]["recall"] == 1.0
+    monkeypatch.setenv("BRAINSTORE_PROJECT", "acme")
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    monkeypatch.setenv("BRAINSTORE_PROJECT", "ac_me")
+    assert cli.main(argv) == 2
+    assert "--project: 'ac_me' is not a project an API key can name" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -568,6 +600,11 @@ def test_bench_command_with_jsonl_against_imported_records(
         (["--data-dir", "d", "--conversations", "99"], "--conversations: 99 not in"),
         (["--data-dir", "d", "--brain", "alice"], "--brain is for JSON Lines"),
         (["--data-dir", "d", "--brain-prefix", "my bench"], "--brain-prefix: 1-16"),
+        (["--data-dir", "d", "--project", "ac_me"], "--project: 'ac_me' is not a project an API key can name"),
+        (["--data-dir", "d", "--project", ""], "--project: '' is not a project an API key can name"),
+        (["--data-dir", "d", "--key", KEY, "--project", "acme"], "--key names another project than --project 'acme'"),
+        (["--url", "http://127.0.0.1:1/v1", "--key", KEY, "--project", "acme"], "--project and --env name the embedded"),
+        (["--url", "http://127.0.0.1:1/v1", "--key", KEY, "--env", "live"], "--project and --env name the embedded"),
     ],
 )
 def test_bench_command_refuses_bad_arguments(

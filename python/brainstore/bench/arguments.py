@@ -16,6 +16,15 @@ def add_arguments(parser: argparse.ArgumentParser, env: Callable[[str, Any], Any
     target.add_argument("--key", default=env("API_KEY", None), help="API key for --url (BRAINSTORE_API_KEY)")
     target.add_argument("--data-dir", default=None, help="run the embedded engine on this data directory")
     target.add_argument("--engine", choices=("duckdb", "memory"), default="duckdb", help="embedded engine")
+    target.add_argument(
+        "--project",
+        default=None,
+        help="embedded engine: the project whose Brains are read and made, as `brainstore import --project` "
+        "names it (default BRAINSTORE_PROJECT, else bench)",
+    )
+    target.add_argument(
+        "--env", choices=("test", "live"), default=None, help="embedded engine: the project's environment (default test)"
+    )
     parser.add_argument(
         "--data",
         required=True,

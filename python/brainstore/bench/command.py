@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from brainstore.auth.keys import PROJECT_RULE, named_project, parse_key
 from brainstore.bench.loader import BenchDataError, is_jsonl, load_conversations, load_queries
 from brainstore.bench.report import (
     LOCOMO_CATEGORY_NAMES,
@@ -31,9 +32,10 @@ from brainstore.errors import BrainstoreError
 __all__ = ["run"]
 
 MODES = ("fast", "thorough")
-#: Any well-formed key serves the embedded engine (it has no key registry); the project it names
-#: keeps bench Brains apart from an application's.
-EMBEDDED_KEY = "sk_test_bench_embedded"
+#: The embedded engine's project when neither --project nor BRAINSTORE_PROJECT names one: it keeps
+#: bench Brains apart from an application's. Any well-formed key serves the embedded engine (it has no
+#: key registry): sk_<env>_<project>_embedded reads the project named.
+EMBEDDED_PROJECT = "bench"
 
 
 class UsageError(ValueError):
@@ -71,6 +73,8 @@ def _check(args: argparse.Namespace) -> None:
         )
     if args.url is not None and not args.key:
         raise UsageError("--url needs --key (or BRAINSTORE_API_KEY)")
+    if args.url is not None and (args.project is not None or args.env is not None):
+        raise UsageError("--project and --env name the embedded engine's project; with --url the key names it")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,15}", args.brain_prefix):
         raise UsageError("--brain-prefix: 1-16 letters, digits, '_', '-' or '.', starting with a letter or digit")
     jsonl = is_jsonl(args.data)
@@ -80,6 +84,37 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--brain is for JSON Lines data; LoCoMo conversations each get a new Brain")
     if jsonl and args.conversations:
         raise UsageError("--conversations selects LoCoMo conversations; JSON Lines data has none")
+
+
+def _embedded_key(args: argparse.Namespace) -> str:
+    """The key the embedded engine is called with: the project of --project and --env (as `brainstore
+    import` names it; default BRAINSTORE_PROJECT, else bench, in test), or else --key's. It was always
+    sk_test_bench_embedded, so the README's import into --project acme then `bench --data-dir ... --brain
+    alice` was brain_not_found, and --project unrecognized."""
+    if args.key and args.project is None and args.env is None:
+        return str(args.key)
+    project = args.project if args.project is not None else os.environ.get("BRAINSTORE_PROJECT") or EMBEDDED_PROJECT
+    if not named_project(project):
+        raise UsageError(f"--project: {project!r} is not a project an API key can name: it {PROJECT_RULE}")
+    env = args.env or "test"
+    key = f"sk_{env}_{project}_embedded"
+    if args.key:
+        try:
+            given = parse_key(args.key).prefix
+        except BrainstoreError as exc:
+            raise UsageError(f"--key: {exc.message}") from None
+        if given != f"sk_{env}_{project}":
+            raise UsageError(f"--key names another project than --project {project!r} and --env {env!r}")
+    return key
+
+
+def _key_project(key: str) -> str:
+    """"project P (env)" of ``key``, for a message."""
+    try:
+        parsed = parse_key(key)
+    except BrainstoreError:
+        return "the key's project"
+    return f"project {parsed.project!r} ({parsed.env})"
 
 
 def _select(conversations: list[Any], wanted: str | None, data: str) -> list[Any]:
@@ -145,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             keep_brains=args.keep_brains,
             ready_timeout=args.ready_timeout,
         )
+        key = args.key if args.url else _embedded_key(args)
         if args.plot:
             require_matplotlib()  # before the run, not after it
         if is_jsonl(args.data):
@@ -170,9 +206,7 @@ def run(args: argparse.Namespace) -> int:
         if args.url:
             client_context: Any = Client(args.url, args.key, timeout=120.0)
         else:
-            client_context = embedded_client(
-                Path(args.data_dir), args.key or EMBEDDED_KEY, engine=args.engine
-            )
+            client_context = embedded_client(Path(args.data_dir), key, engine=args.engine)
         with client_context as client:
             runner = Runner(client, settings)
             targets, observations = runner.run(conversations, existing)
@@ -181,7 +215,15 @@ def run(args: argparse.Namespace) -> int:
         _report_left(runner)
         return 130
     except (BenchAborted, BrainstoreError, httpx.HTTPError) as exc:
-        print(f"brainstore bench: {exc}", file=sys.stderr)
+        hint = ""
+        if isinstance(exc, BrainstoreError) and exc.code == "brain_not_found" and existing is not None:
+            hint = (
+                f" (read in {_key_project(key)}: name the project the Brain was imported into with --project "
+                "and --env)"
+                if not args.url
+                else f" (read in {_key_project(key)}, the key's)"
+            )
+        print(f"brainstore bench: {exc}{hint}", file=sys.stderr)
         _report_left(runner)
         return 1
     _report_left(runner)
