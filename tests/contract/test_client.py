@@ -170,3 +170,64 @@ def test_stream_context_raises_streaming_not_applicable() -> None:
 
     with make(handler) as bs, pytest.raises(InvalidRequest, match="streaming_not_applicable"):
         list(bs.stream_context("b1", "q", mode="fast"))
+
+
+STARTED = 'event: context.started\ndata: {"id": "ctx_1", "watermark": "wm_1"}\n\n'
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        # the terminal frame's data line came whole, the blank line that ends it did not
+        STARTED + 'event: context.completed\ndata: {"context": {"id": "ctx_1", "status": "ready"}}\n',
+        # cut inside its JSON
+        STARTED + 'event: context.completed\ndata: {"context": {"id": "ctx_1", "sta',
+        # no terminal frame at all
+        STARTED,
+    ],
+    ids=["before-the-blank-line", "inside-the-data", "no-terminal-frame"],
+)
+def test_a_stream_cut_before_its_terminal_frame_raises(stream: str) -> None:
+    """A cut stream passed for a finished one: the half-received last event was yielded (its cut JSON
+    as a string) and a stream without context.completed or context.error simply ended. openapi.yaml's
+    text/event-stream has exactly one terminal frame: an incomplete event is discarded (the SSE rule)
+    and the end of a stream without a terminal frame raises internal_error."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=stream, headers={"Content-Type": "text/event-stream"})
+
+    frames: list[tuple[str, Any]] = []
+    with make(handler) as bs, pytest.raises(InternalFailure) as info:
+        frames.extend(bs.stream_context("b1", "q"))
+    assert info.value.code == "internal_error" and info.value.status == 500
+    assert "without a terminal frame" in info.value.message
+    assert frames == [("context.started", {"id": "ctx_1", "watermark": "wm_1"})]
+
+
+def test_a_stream_frame_whose_data_is_not_json_raises() -> None:
+    stream = STARTED + "event: context.completed\ndata: {not json\n\n"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=stream, headers={"Content-Type": "text/event-stream"})
+
+    with make(handler) as bs, pytest.raises(InternalFailure, match=r"context\.completed is not JSON"):
+        list(bs.stream_context("b1", "q"))
+
+
+def test_a_multi_line_data_frame_and_a_context_error_end_the_stream() -> None:
+    failure = {"error": {"type": "internal", "code": "internal_error", "message": "x", "request_id": "trc_1"}}
+    stream = (
+        STARTED
+        + 'event: context.answer.delta\ndata: {"text": "a",\ndata:  "citations": []}\n\n'
+        + f"event: context.error\ndata: {json.dumps(failure)}\n\n"
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=stream, headers={"Content-Type": "text/event-stream"})
+
+    with make(handler) as bs:
+        assert list(bs.stream_context("b1", "q")) == [
+            ("context.started", {"id": "ctx_1", "watermark": "wm_1"}),
+            ("context.answer.delta", {"text": "a", "citations": []}),
+            ("context.error", failure),
+        ]

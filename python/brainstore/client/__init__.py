@@ -143,8 +143,17 @@ def _to_exception(status: int, body: Any, text: str | None) -> BrainstoreError:
     return UnknownServerError(code, message, status=status)
 
 
+#: The events that end a createContext stream; openapi.yaml's text/event-stream has exactly one.
+TERMINAL_EVENTS: Final = ("context.completed", "context.error")
+
+
 def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
-    """Parse a text/event-stream into (event, data) pairs; data is JSON-decoded when possible."""
+    """Parse a text/event-stream into (event, data) pairs, data JSON-decoded (the contract's frames are
+    JSON: one that is not raises internal_error).
+
+    An event is dispatched at the blank line that ends it; one the stream ends before (a connection cut
+    mid-frame) is discarded, as the SSE rules say: yielding it passed a half-received terminal frame off
+    as the end of the stream, its cut JSON as a string."""
     event = "message"
     data: list[str] = []
     for raw in lines:
@@ -153,9 +162,12 @@ def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
             if data:
                 payload = "\n".join(data)
                 try:
-                    yield event, json.loads(payload)
+                    decoded = json.loads(payload)
                 except json.JSONDecodeError:
-                    yield event, payload
+                    raise error(
+                        "internal_error", f"event stream: the data of {event} is not JSON: {payload[:200]!r}"
+                    ) from None
+                yield event, decoded
             event, data = "message", []
             continue
         if line.startswith(":"):
@@ -167,12 +179,6 @@ def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
         elif field == "data":
             data.append(value)
         # id and retry fields are not used by this contract
-    if data:
-        payload = "\n".join(data)
-        try:
-            yield event, json.loads(payload)
-        except json.JSONDecodeError:
-            yield event, payload
 
 
 class Client:
@@ -348,7 +354,9 @@ class Client:
         """createContext with Accept text/event-stream: yields (event, data) per SSE frame.
 
         Events: ``context.started`` {id, watermark}, ``context.evidence`` {item}, ``context.answer.delta``
-        {text, citations}, then ``context.completed`` {context} or ``context.error`` {error}. Only mode
+        {text, citations}, then ``context.completed`` {context} or ``context.error`` {error}, the last
+        frame yielded. A stream that ends before either (a cut connection; a frame cut short is not
+        yielded) raises internal_error (:class:`~brainstore.errors.InternalFailure`). Only mode
         thorough streams (any other mode raises streaming_not_applicable). If the server answers with a
         JSON Context instead of a stream, one synthesized frame is yielded: ``context.completed``
         {context} for a ready Context, ``context.pending`` {context} for a 202.
@@ -363,8 +371,15 @@ class Client:
                 raise_for_error(response)
             content_type = response.headers.get("content-type", "")
             if content_type.startswith("text/event-stream"):
-                yield from _iter_sse(response.iter_lines())
-                return
+                for event, data in _iter_sse(response.iter_lines()):
+                    yield event, data
+                    if event in TERMINAL_EVENTS:
+                        return
+                # a stream cut before its terminal frame is no Context (an incomplete frame is dropped)
+                raise error(
+                    "internal_error",
+                    "event stream: ended without a terminal frame (context.completed or context.error)",
+                )
             response.read()
             context = response.json()
             pending = response.status_code == 202 or context.get("status") == "pending"
