@@ -231,3 +231,22 @@ def test_a_multi_line_data_frame_and_a_context_error_end_the_stream() -> None:
             ("context.answer.delta", {"text": "a", "citations": []}),
             ("context.error", failure),
         ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_success_that_is_not_json_raises_unknown_server_error(stream: bool) -> None:
+    """A 2xx answer that is not JSON (a proxy's page, a cut body) raised a bare json.JSONDecodeError,
+    which no caller catching BrainstoreError expected: it is UnknownServerError http_<status>, as a
+    failure without an Error body is."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>welcome to the proxy</html>", headers={"Content-Type": "text/html"})
+
+    with make(handler) as bs, pytest.raises(UnknownServerError) as info:
+        if stream:
+            list(bs.stream_context("b1", "q"))
+        else:
+            bs.get_brain("b1")
+    assert info.value.code == "http_200" and info.value.status == 200
+    assert "welcome to the proxy" in info.value.message
+    assert isinstance(info.value, BrainstoreError)

@@ -122,6 +122,17 @@ def raise_for_error(response: httpx.Response) -> None:
     raise _to_exception(response.status_code, body, response.text if body is None else None)
 
 
+def _json_body(response: httpx.Response) -> Any:
+    """The JSON body of a 2xx response; one that is not JSON (a proxy's page, a cut body) raises
+    :class:`UnknownServerError` ``http_<status>``, as a non-Error failure does: it raised a bare
+    json.JSONDecodeError, which no caller catching BrainstoreError expected."""
+    try:
+        return response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        message = response.text.strip()[:500] or f"HTTP {response.status_code} without a JSON body"
+        raise UnknownServerError(f"http_{response.status_code}", f"not JSON: {message}", status=response.status_code) from None
+
+
 def _to_exception(status: int, body: Any, text: str | None) -> BrainstoreError:
     if isinstance(body, Mapping) and isinstance(body.get("code"), str):
         code = body["code"]
@@ -249,7 +260,7 @@ class Client:
         response = self._http.request(method, self._url(operation_id, **path_params), **kwargs)
         self._remember_watermark(response)
         raise_for_error(response)
-        return response.json()
+        return _json_body(response)
 
     # ------------------------------------------------------------------ brains
 
@@ -381,7 +392,7 @@ class Client:
                     "event stream: ended without a terminal frame (context.completed or context.error)",
                 )
             response.read()
-            context = response.json()
+            context = _json_body(response)
             pending = response.status_code == 202 or context.get("status") == "pending"
             yield ("context.pending" if pending else "context.completed"), {"context": context}
 
