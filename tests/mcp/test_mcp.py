@@ -121,6 +121,30 @@ def test_stdio_documented_config_lists_tools_remembers_and_reads_profile(tmp_pat
     assert (tmp_path / "brainstore-data" / "brainstore.duckdb").exists()
 
 
+def test_stdio_answers_the_requests_running_when_stdin_ends(tmp_path: Path) -> None:
+    """A client that wrote six `remember` calls and closed its end got no answer (or some) while all six
+    Records were stored: the end of stdin ended the requests still running. They are answered first."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": f"note {i}"}}}
+          for i in range(1, 7)),
+        # one cancelled: it is not waited for (the SDK does not answer it)
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "brainstore.cli", "mcp", "--project", "acme", "--brain", "bob", "--data-dir", str(tmp_path / "data")],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        env=_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [0, 1, 2, 3, 4, 5, 6]
+    for i in range(1, 7):
+        assert json.loads(answers[i]["result"]["content"][0]["text"])["object"] == "record"
+
+
 def test_the_embedded_engine_is_warm_before_it_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`brainstore mcp` without --url (and `bench --data-dir`) served at once, where `brainstore serve`
     makes its embedder ready first: the first `context` of every session loaded the model inside its

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCError, JSONRPCResponse, jsonrpc_message_adapter
 
 from brainstore.errors import BrainstoreError, error
 from brainstore.ids import new_id
@@ -132,14 +132,61 @@ def _jsonrpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
+#: At the end of stdin, the longest the requests still running are waited for, so that their answers
+#: are written before the server closes.
+IN_FLIGHT_WAIT_SECONDS = 30.0
+
+
+def _request_key(message: Any) -> str:
+    return json.dumps(message, sort_keys=True)
+
+
+class _AnsweredStream:
+    """The server's write stream, noting the id of each answer (a response or an error) it sends."""
+
+    def __init__(self, inner: Any, answered: Callable[[Any], None]) -> None:
+        self._inner = inner
+        self._answered = answered
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
+            self._answered(item.message.id)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnsweredStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 async def serve_stdio(server: Any) -> None:
-    """Run ``server`` (an MCPServer) on stdin and stdout, answering the lines the SDK would drop."""
+    """Run ``server`` (an MCPServer) on stdin and stdout, answering the lines the SDK would drop.
+
+    At the end of stdin the requests still running are waited for (IN_FLIGHT_WAIT_SECONDS at most) and
+    answered before the server closes: the SDK ended them with the input, so a client that wrote six
+    `remember` calls and closed its end got no answer while all six Records were stored."""
     import anyio
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
     replies: Any = None
     ready = anyio.Event()
+    running: dict[str, int] = {}  # the requests read and not yet answered, by id
+
+    def started(request_id: Any) -> None:
+        key = _request_key(request_id)
+        running[key] = running.get(key, 0) + 1
+
+    def answered(request_id: Any) -> None:
+        key = _request_key(request_id)
+        if running.get(key, 0) > 1:
+            running[key] -= 1
+        else:
+            running.pop(key, None)
 
     async def lines() -> Any:
         await ready.wait()
@@ -148,9 +195,23 @@ async def serve_stdio(server: Any) -> None:
                 if not line.strip():  # no message: nothing to answer
                     continue
                 if (reply := unreadable(line)) is None:
+                    try:
+                        message = json.loads(line)  # a JSON-RPC message: unreadable() read it
+                    except ValueError:
+                        message = {}
+                    if "method" in message and "id" in message:
+                        started(message["id"])
+                    elif message.get("method") == "notifications/cancelled":  # a cancelled one is not answered
+                        params = message.get("params")
+                        if isinstance(params, dict) and "requestId" in params:
+                            answered(params["requestId"])
                     yield line.decode("utf-8")
                 else:
                     await replies.send(SessionMessage(jsonrpc_message_adapter.validate_python(reply)))
+        # the input ends the session: answer what is still running first
+        with anyio.move_on_after(IN_FLIGHT_WAIT_SECONDS):
+            while running:
+                await anyio.sleep(0.02)
 
     async with stdio_server(stdin=lines()) as (read_stream, write_stream):
         replies = write_stream
@@ -158,7 +219,9 @@ async def serve_stdio(server: Any) -> None:
         # MCPServer serves streams it is given only through its low-level server (the SDK 2.x internals
         # this module leans on, like server.py's; the stdio test fails if a release moves them)
         lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(
+            read_stream, _AnsweredStream(write_stream, answered), lowlevel.create_initialization_options()
+        )
 
 
 class DataDirectoryBusy(RuntimeError):
