@@ -1007,6 +1007,11 @@ def test_a_change_with_no_time_or_a_date_stays_a_change_then():
     assert (a.attribute, a.valid_from) == ("lives_in", datetime(2019, 1, 1, tzinfo=UTC))
     a = one("I just moved to Denver after the breakup.")
     assert (a.attribute, a.valid_from) == ("lives_in", NOW)
+    # news told with the event that brought it is of now: only a stage of life or an age dates nothing
+    quit_ = one("I quit my job at Acme when I got the offer.")
+    assert (quit_.attribute, quit_.value, quit_.negated, quit_.valid_from) == ("works_at", "acme", True, NOW)
+    assert one("I moved to Denver after the divorce.").attribute == "lives_in"
+    assert [a.attribute for a in run("When I got the offer, I quit my job at Acme.")] == [None, "works_at"]
 
 
 @pytest.mark.parametrize(

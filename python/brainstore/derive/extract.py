@@ -745,9 +745,11 @@ _PLANNED = re.compile(
 )
 # "(I moved to Denver) when I was 25 / right after college / as a kid": a time told by an event or an age,
 # which no rule dates; and "(I've lived here) since college / since I was 12": a start told so
+# (A stage of life or an age only: "I quit my job when I got the offer" is news of now, and ends the job.)
 _EVENT_TIME = re.compile(
-    r"\b(?:(?:when|while|after|before|once)\s+(?:I|I['\u2019]d|we|my|our|college|school|high\s+school|grad\s+school"
-    r"|uni|university|graduation|graduating|finishing|leaving|getting|the|a|\d{1,2}\b)"
+    r"\b(?:(?:when|while)\s+(?:I|we)\s+(?:was|were)\b"
+    r"|(?:after|before|once|when|while)\s+(?:I\s+(?:finished|left|graduated\s+from|graduated)\s+)?(?:college|school"
+    r"|high\s+school|grad\s+school|uni|university|graduation|graduating)"
     r"|as\s+a\s+(?:kid|child|teen|teenager|baby|student)|at\s+(?:age\s+)?\d{1,2}(?!\s*(?::|am\b|pm\b|o['\u2019]clock))"
     r"|(?:in|during)\s+(?:college|high\s+school|grad\s+school|university|uni))\b",
     re.I,
@@ -2363,7 +2365,8 @@ class _Run:
             sub = _SUBORDINATE.match(text, cs, ce)
             if sub is not None:
                 self._subordinate(sub.group("sub"), sub.end(), ce)
-                self.event_fronted = self.event_fronted or sub.group("sub").lower() in ("when", "after", "once")
+                # ("When I was 25, I moved ...": a stage of life; "When I got the offer, I quit": news)
+                self.event_fronted = self.event_fronted or bool(_EVENT_TIME.match(text, cs, ce))
                 prev = None
                 continue
             front, ss = self._front(cs, ce)
