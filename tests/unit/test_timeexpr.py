@@ -521,3 +521,19 @@ def test_the_quick_check_finds_a_time_word_where_the_flat_list_did(text: str, up
     assert (timeexpr._QUICK.search(text) is None) == (flat.search(text) is None)
     for at in range(len(text)):  # where each alternative can match, position by position
         assert (timeexpr._QUICK.match(text, at) is None) == (flat.match(text, at) is None)
+
+
+@pytest.mark.parametrize("base", [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 30, 12, tzinfo=UTC)])
+@pytest.mark.parametrize(
+    "text",
+    ["I moved in Jan '22", "back in '19", "I'll be there December 30-31", "three and a half years ago",
+     "two and a half weeks ago", "this past weekend", "next summer"],
+)  # fmt: skip
+def test_the_newer_expressions_stay_within_the_calendar_at_its_ends(text, base):
+    # "Jan '22" said in the year 1 named the year -78, and "December 30-31" in 9999 ended past the calendar
+    # (a Context's as_of may be either end): no ValueError or OverflowError, whatever is resolved
+    for future in (False, True):
+        for expr in find_time_expressions(text, base, future=future):
+            assert expr.when.year >= 1 and (expr.until is None or expr.until >= expr.when)
+    resolve_span(text, base)
+    named_periods(text, base)

@@ -318,7 +318,8 @@ def _resolve_atom(
     g = m.lastgroup
     s = m.group(0)
     low = " ".join(s.lower().split())
-    low = low.removeprefix("this past ").join(("past ", "")) if low.startswith("this past ") else low
+    if low.startswith("this past "):
+        low = "past " + low.removeprefix("this past ")
     day0 = _floor(base, "day")
     try:
         if g == "part":
@@ -334,7 +335,7 @@ def _resolve_atom(
             return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), tzinfo=base.tzinfo), "day", False
         if g == "year":
             return datetime(int(s), 1, 1, tzinfo=base.tzinfo), "year", False
-        if g == "shortyear":  # "back in '19": the latest such year, never one ahead
+        if g == "shortyear":  # "back in '19": the latest such year, never one ahead (ValueError before 1)
             year = base.year // 100 * 100 + int(s[1:])
             return datetime(year if year <= base.year else year - 100, 1, 1, tzinfo=base.tzinfo), "year", True
         if g == "decade":
@@ -561,9 +562,10 @@ def _month_named_date(
     year_match = re.search(_YEAR, fragment)
     rest = fragment.replace(year_match.group(0), " ") if year_match else fragment
     short = re.search(r"['\u2019](\d\d)$", fragment) if year_match is None else None
-    if short is not None:  # "Jan '22": the latest such year, rendered whole
+    if short is not None:  # "Jan '22": the latest such year, rendered whole (none before the year 1)
         year = base.year // 100 * 100 + int(short.group(1))
-        return datetime(year if year <= base.year else year - 100, month, 1, tzinfo=base.tzinfo), "month", True
+        year = year if year <= base.year else year - 100
+        return (datetime(year, month, 1, tzinfo=base.tzinfo), "month", True) if year >= 1 else None
     day_match = _DAY_RE.search(rest)
     day = int(day_match.group(1)) if day_match else 1
     period = "day" if day_match else "month"
@@ -756,7 +758,7 @@ def find_time_expressions(
             continue
         out.append(
             TimeExpr(
-                r.start(), r.end(), r.group(0), "range", got[0], "day", got[0].replace(day=last) + timedelta(days=1),
+                r.start(), r.end(), r.group(0), "range", got[0], "day", _period_end(got[0].replace(day=last), "day"),
                 got[2], end_period="day",
             )
         )  # fmt: skip
