@@ -1388,6 +1388,7 @@ def test_work_and_habits_told_with_how_and_how_often(text, attribute, value):
         ("I'm really into hiking these days.", "hiking"),  # was no taste: an adverb before "into"
         ("I prefer tea over coffee.", "tea"),  # was "tea over coffee"
         ("I prefer tea to coffee.", "tea"),
+        ("I really prefer tea over coffee.", "tea"),  # (an adverb first: was "tea over coffee")
         ("I like your hair.", None),  # was the taste "your hair": a compliment, no taste of the speaker's
     ],
 )

@@ -4071,7 +4071,7 @@ class _Run:
             val = _clean_value(raw, pat.place)
             if pat.attribute == "likes":
                 val = re.sub(r"^to\s+", "", val)
-                if re.match(r"\s*(?:prefer|prefers|preferred)\b", head[: m.start("v")].lstrip(), re.I):
+                if re.search(r"\b(?:prefer|prefers|preferred)\s+$", head[: m.start("v")], re.I):
                     # "I prefer tea over coffee": the one preferred
                     val = re.sub(r"\s+(?:over|to|than|rather\s+than|instead\s+of)\b.*$", "", val)
                 if val.startswith("your "):
