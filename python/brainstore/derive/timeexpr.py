@@ -335,9 +335,8 @@ def _resolve_atom(
             return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), tzinfo=base.tzinfo), "day", False
         if g == "year":
             return datetime(int(s), 1, 1, tzinfo=base.tzinfo), "year", False
-        if g == "shortyear":  # "back in '19": the latest such year, never one ahead (ValueError before 1)
-            year = base.year // 100 * 100 + int(s[1:])
-            return datetime(year if year <= base.year else year - 100, 1, 1, tzinfo=base.tzinfo), "year", True
+        if g == "shortyear":  # "back in '19" (ValueError before the year 1)
+            return datetime(_latest_year(int(s[1:]), base), 1, 1, tzinfo=base.tzinfo), "year", True
         if g == "decade":
             return _decade(low, base), "decade", False
         if g == "word" or g == "dby":
@@ -540,16 +539,20 @@ def _ago_and_a_half(low: str, base: datetime) -> tuple[datetime, str, bool] | No
     return _floor(_add_months(base, -months), "year"), "year", True
 
 
+def _latest_year(last_two: int, base: datetime) -> int:
+    """The latest year, on or before ``base``'s, whose last two digits are ``last_two`` ("'19", "the 90s",
+    "Jan '22"); below 1 when there is none."""
+    year = base.year // 100 * 100 + last_two
+    return year if year <= base.year else year - 100
+
+
 def _decade(low: str, base: datetime) -> datetime:
     """ "the 1990s" -> 1990; "the 90s", "the nineties" -> the latest such decade begun by ``base``'s year."""
     digits = re.search(r"\d+", low)
     if digits and len(digits.group(0)) == 4:
         return datetime(int(digits.group(0)), 1, 1, tzinfo=base.tzinfo)
     tens = int(digits.group(0)) // 10 if digits else _DECADE_WORDS[low.split()[-1]]
-    year = base.year // 100 * 100 + tens * 10
-    if year > base.year:
-        year -= 100
-    return datetime(max(year, 1), 1, 1, tzinfo=base.tzinfo)
+    return datetime(max(_latest_year(tens * 10, base), 1), 1, 1, tzinfo=base.tzinfo)
 
 
 def _month_named_date(
@@ -562,9 +565,8 @@ def _month_named_date(
     year_match = re.search(_YEAR, fragment)
     rest = fragment.replace(year_match.group(0), " ") if year_match else fragment
     short = re.search(r"['\u2019](\d\d)$", fragment) if year_match is None else None
-    if short is not None:  # "Jan '22": the latest such year, rendered whole (none before the year 1)
-        year = base.year // 100 * 100 + int(short.group(1))
-        year = year if year <= base.year else year - 100
+    if short is not None:  # "Jan '22", rendered whole (none before the year 1)
+        year = _latest_year(int(short.group(1)), base)
         return (datetime(year, month, 1, tzinfo=base.tzinfo), "month", True) if year >= 1 else None
     day_match = _DAY_RE.search(rest)
     day = int(day_match.group(1)) if day_match else 1
