@@ -305,3 +305,22 @@ def test_filters_apply_to_the_structured_value(alice: Api) -> None:
     for emails in (value(sources=["email"]), value(since="2024-03-03T00:00:00Z")):
         assert emails["employer"] == "Acme" and emails.get("city") != "Lisbon" and "instrument" not in emails
     assert value(until="2024-03-02T00:00:00Z") == {"instrument": "cello"}
+
+
+def test_a_sentence_of_two_facts_is_served_once_and_fills_both(api: Api, service: Service) -> None:
+    # "I'm a nurse at Mercy Hospital" is her job and her employer, two Memories of one statement: the
+    # employer was not derived, and its words must not cost the budget twice
+    api.brain("nina", self_name="Nina")
+    text = "I'm a nurse at Mercy Hospital."
+    api.remember("nina", {"kind": "message", "role": "user", "text": text}, occurred_at="2024-03-01T09:00:00Z")
+    assert service.wait_idle()
+    listed = api.get("/brains/nina/memories").body["data"]
+    assert sorted(m["attribute"] for m in listed) == ["job", "works_at"], listed
+    schema = {"type": "object", "properties": {"employer": {"type": "string"}, "job": {"type": "string"}}}
+    r = api.post("/brains/nina/context", {"query": "Where does Nina work?", "include": ["memories", "profile"], "schema": schema})
+    assert r.status == 200, r.body
+    context = r.body
+    assert [m["statement"] for m in context["memories"]] == ["Nina is a nurse at Mercy Hospital."]
+    assert [line["statement"] for line in context["profile"]["lines"]] == ["Nina is a nurse at Mercy Hospital."]
+    assert context["structured"]["status"] == "ready"
+    assert context["structured"]["value"]["employer"].casefold() == "mercy hospital"

@@ -3227,3 +3227,36 @@ def test_names_in_a_statement_keep_their_capital(content, statement, subject):
     # "bob and Carol are getting divorced", "Dan says bob never smokes", "not to forget carol's birthday"
     a = run(content)[-1]
     assert (a.statement, a.subject) == (statement, subject)
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "job", "employer"),
+    [
+        ("I'm a software engineer at Google.", "Alice", "software engineer", "google"),
+        ("I work as a nurse at Mercy Hospital.", "Alice", "nurse", "mercy hospital"),
+        ("Bob is a lawyer at Skadden.", "Bob", "lawyer", "skadden"),
+        ("I'm a senior product manager at Microsoft in Seattle.", "Alice", "senior product manager", "microsoft"),
+        ("I'm a writer for The New Yorker.", "Alice", "writer", "new yorker"),
+    ],
+)
+def test_a_job_at_a_named_place_is_also_the_employer(text, subject, job, employer):
+    # the employer was lost ("one attribute per clause"): a schema's `employer` and the profile went without
+    held, works = run(text)
+    assert (held.subject, held.attribute, held.value) == (subject, "job", job)
+    assert (works.subject, works.attribute, works.value) == (subject, "works_at", employer)
+    assert works.statement == held.statement and works.valid_from == held.valid_from and works.span == held.span
+
+
+def test_a_job_held_in_the_past_at_a_place_ended_there_too():
+    held, works = run("I used to be a teacher at Lincoln High.")
+    assert (works.attribute, works.value, works.valid_to) == ("works_at", "lincoln high", held.valid_to)
+    assert held.valid_to is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm a student at NYU.", "I'm a volunteer at the Red Cross.", "I'm a nurse at night.", "I'm a teacher at heart.",
+     "I'm a nurse at the hospital.", "I'm not a lawyer at Skadden.", "I'm a nurse with two kids."],
+)  # fmt: skip
+def test_a_job_is_no_employer_where_no_employer_is_named(text):
+    assert all(a.attribute != "works_at" for a in run(text))

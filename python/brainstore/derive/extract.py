@@ -488,6 +488,9 @@ _RUN_BUSINESS = {
     "club", "household", "show", "school", "charity", "nonprofit", "organization", "organisation", "office",
 }  # fmt: skip
 
+# Of the job words, those held at a place without working for it ("a student at NYU")
+_NOT_EMPLOYED = {"student", "volunteer"}
+
 _JOBS = set(
     [
         "teacher",
@@ -4006,7 +4009,29 @@ class _Run:
                 left="" if job_ended else None,
             )
         )
+        if attr == "job" and value and not negated and self.out and self.out[-1].statement == statement:
+            self._employer_of_job(self.out[-1], pred_exp, vstart)
         return True
+
+    def _employer_of_job(self, job: Assertion, pred_exp: str, vstart: int) -> None:
+        """ "I'm a software engineer at Google", "Bob works as a lawyer for Skadden": where the job is held
+        is a second fact of the statement, the employer (read as "works at Google" reads), which a schema's
+        `employer` and the profile ask for. Not of "a student at NYU" or "a volunteer at the Red Cross",
+        who study or help there, nor of "a nurse at night" (a named place only)."""
+        assert job.value is not None
+        if job.value.split()[-1] in _NOT_EMPLOYED:
+            return
+        held = r"\s+".join(re.escape(word) for word in job.value.split())
+        m = re.match(
+            rf"(?i:(?:an?|the)\s+)?(?i:{held})\s+(?P<at>(?i:at|for)\s+(?:[Tt]he\s+)?[A-Z].*)$",
+            pred_exp[vstart:],
+        )
+        found = m and self.attribute_of(f"work {m.group('at')}", job.subject)
+        if not found or found[0] != "works_at" or found[2]:
+            return
+        # the job's statement and time: one sentence, two of its facts (statements are otherwise unique
+        # in a Record, so it is appended past _append's check)
+        self.out.append(replace(job, attribute="works_at", value=found[1], single_valued="works_at" in SINGLE_VALUED))
 
     def _past_habit(self, subj: _Subject, pred_exp: str, cs: int, ce: int) -> _Subject | None:
         """ "When I was a kid I'd practice for hours": in a text set in the speaker's past, "would" tells

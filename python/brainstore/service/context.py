@@ -780,6 +780,10 @@ class Contexts:
                 current = []
             eligible = [m for m in current if m.status == "active" and m.citations and eligible_at(m, at)]
 
+        # each component's statements served: one sentence may state two facts, each its own Memory
+        # ("Alice is a nurse at Mercy": her job and her employer), whose words a component serves once
+        served_statements: set[str] = set()
+        profile_statements: set[str] = set()
         joined, joined_count = "", 0  # served_texts joined, when it had joined_count (it only grows)
 
         def unserved(quotes: Iterable[str]) -> list[str]:
@@ -806,10 +810,13 @@ class Contexts:
         if "memories" in include:
             in_window = [m for m in eligible if _lineage_in(m, window_records)]
             for memory, view in self.memories.served_if(brain, in_window, may_serve):
+                if view["statement"] in served_statements:
+                    continue
                 if charge_memory(view):
                     view["in_conflict"] = bool(view["conflicts_with"])
                     context["memories"].append(view)
                     served_texts.append(view["statement"])
+                    served_statements.add(view["statement"])
                     quoted.update(c.record_id for c in memory.citations)
         if "objects" in include:
             room = OBJECT_BYTES_A_TOKEN * ledger.remaining
@@ -823,9 +830,12 @@ class Contexts:
             lines = []
             for line in self.memories.profile_lines(brain, eligible, as_of=as_of):
                 line["citations"] = [c for c in line["citations"] if admitted(c["record_id"])]
+                if line["statement"] in profile_statements:
+                    continue
                 if line["citations"] and charge_memory(line):
                     lines.append(line)
                     served_texts.append(line["statement"])
+                    profile_statements.add(line["statement"])
                     quoted.update(c["record_id"] for c in line["citations"])
             context["profile"] = {
                 "object": "profile",
