@@ -3260,3 +3260,40 @@ def test_a_job_held_in_the_past_at_a_place_ended_there_too():
 )  # fmt: skip
 def test_a_job_is_no_employer_where_no_employer_is_named(text):
     assert all(a.attribute != "works_at" for a in run(text))
+
+
+@pytest.mark.parametrize("bullet", ["\u2022", "\u00b7", "\u2192", "\u25aa", "\u25cf", "\u2023"])
+def test_a_list_bullet_or_arrow_opens_no_clause(bullet):
+    # "• Bob lives in Denver." derived nothing ("-" and "*" did)
+    a = one(f"{bullet} Bob lives in Denver.")
+    assert (a.subject, a.attribute, a.value, a.statement) == ("Bob", "lives_in", "denver", "Bob lives in Denver.")
+    notes = run(f"Notes:\n{bullet} Bob lives in Denver\n{bullet} Carol works at Stripe")
+    assert [(a.subject, a.value) for a in notes] == [("Bob", "denver"), ("Carol", "stripe")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["@Bob I live in Denver.", "@bob: I live in Denver.", "@bob.smith @carol I live in Denver.", "I live in Denver @bob",
+     "I live in Denver @bob @carol."],
+)  # fmt: skip
+def test_a_chat_mention_is_whom_the_words_are_for(text):
+    # "@Bob I live in Denver." derived nothing; "... Denver @bob" had the home "denver @bob"
+    a = one(text)
+    assert (a.subject, a.attribute, a.value, a.statement) == ("Alice", "lives_in", "denver", "Alice lives in Denver.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'll work at Stripe.", "I'll live in Denver.", "I'll get a dog.", "When I move to Denver I'll get a dog.",
+     "I'm going to adopt a cat.", "I'm getting a puppy!", "I'll have a dog soon."],
+)  # fmt: skip
+def test_what_will_be_with_no_time_is_no_value_held(text):
+    # each was a value held from the day it was said: a home, an employer, a pet to come
+    a = one(text)
+    assert (a.subject, a.attribute, a.value) == ("Alice", None, None)
+
+
+def test_what_will_be_at_a_time_holds_from_then_and_a_taste_is_now():
+    assert (one("I'll work at Stripe from June.").attribute, one("I'm getting a puppy next week.").attribute) == ("works_at", "has_pet")
+    assert one("I'm getting a puppy next week.").valid_from > NOW
+    assert one("I'll always love sushi.").attribute == "likes"

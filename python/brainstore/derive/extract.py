@@ -740,6 +740,8 @@ _PLACE_CUT = re.compile(
     re.I,
 )
 # "(I'm) moving to Oslo", "(she's) quitting her job": the present progressive of a change, a plan
+# "I'm getting a puppy", "We're adopting a cat": a pet to come
+_GETTING = re.compile(r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?(?:getting|adopting|buying)\b", re.I)
 _PLANNED = re.compile(
     r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?"
     r"(?:moving|relocating|starting|quitting|switching|joining|leaving|retiring|transferring|becoming"
@@ -1008,8 +1010,21 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# "@bob", "@bob.smith:", "@here": whom a chat message is for (a vocative), before its words
+_MENTION = re.compile(r"@[^\W_][\w.-]*[,:]?\s+")
+_MENTIONS_AFTER = re.compile(r"(?:\s+@[^\W_][\w.-]*)+[\s.!]*$")
+
+
+def _bullet(ch: str) -> bool:
+    """A list's bullet or arrow ("\u2022 Bob moved", "\u2192 Bob moved", "\u25aa ..."): no part of a clause (the
+    emoji and pictographs from U+2600 are _symbol's)."""
+    return ch in "\u2022\u2023\u2043\u2219\u00b7" or "\u2190" <= ch <= "\u21ff" or "\u25a0" <= ch <= "\u25ff"
+
+
 def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and (text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>([" or _symbol(text[s])):
+    while s < e and (
+        text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>([" or _symbol(text[s]) or _bullet(text[s])
+    ):
         s += 1
     while e > s and (
         text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026" or _symbol(text[e - 1])
@@ -2316,6 +2331,9 @@ class _Run:
             v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+(?!(?:who|whose|which)\b)").match(text, ns, e)
             if v and is_name_token(v.group(1)):
                 ns = v.end()
+            mention = _MENTION.match(text, ns, e)
+            if mention:
+                ns = mention.end()  # "@Bob I moved to Denver": a chat's mention names whom it is for
             if ns == s:
                 break
             s = ns
@@ -2327,6 +2345,10 @@ class _Run:
         v = re.search(r",\s*([A-Z][a-z]+)\s*$", text[s:e])
         if v and is_name_token(v.group(1)) and self.src.kind == "message":
             e = s + v.start()
+        # trailing mentions ("I moved to Denver @bob")
+        tail = _MENTIONS_AFTER.search(text, s, e)
+        if tail:
+            e = tail.start()
         s, e = _trim(text, s, e)
         if e - s < 2:
             return
@@ -3979,6 +4001,16 @@ class _Run:
             # "I'm moving to Oslo soon", "I'll quit my job at Acme": a plan, not yet a fact, and no time
             # says when it comes: a new value would end the one held now. Kept as said, a plain statement
             # (with a time it is the change at that time: "I'm moving to Berlin in two weeks")
+            attr = value = None
+        if (
+            attr is not None
+            and attr != "likes"
+            and not stated
+            and (tense == "future" or (attr == "has_pet" and _GETTING.match(pred_exp)))
+        ):
+            # "I'll work at Stripe", "When I move I'll get a dog", "I'm getting a puppy": what will be, not
+            # what is (with a time it holds from then: "I'll work at Stripe from June"); a taste is now
+            # ("I'll always love sushi")
             attr = value = None
         single = attr in SINGLE_VALUED or (attr is not None and attr == subj.self_attr and subj.attr_single)
         job_ended = (
