@@ -156,6 +156,21 @@ def test_ref_cycles_and_chains_are_refused() -> None:
     assert compile_schema(shared).validate({"p1": 3}) == ["value.p1: 3 is not of type string"]
 
 
+def test_properties_are_counted_each_time_a_reference_reaches_them() -> None:
+    # 64 properties declared, 8 ** 7 filled: every property of d0 holds all of d1's, and so on
+    defs: dict[str, Any] = {"d6": {"type": "object", "properties": {f"p{j}": {"type": "string"} for j in range(8)}}}
+    for i in reversed(range(6)):
+        defs[f"d{i}"] = {"type": "object", "properties": {f"p{j}": {"$ref": f"#/$defs/d{i + 1}"} for j in range(8)}}
+    started = time.perf_counter()
+    assert "more than 64 properties in the schema, references followed" in refusal({"$defs": defs, "$ref": "#/$defs/d0"})
+    assert time.perf_counter() - started < 0.5
+    # a definition reached a few times stays within the limit
+    address = {"type": "object", "properties": {n: {"type": "string"} for n in ("street", "city", "zip")}}
+    reused = {"$defs": {"address": address}, "type": "object",
+              "properties": {"home": {"$ref": "#/$defs/address"}, "work": {"$ref": "#/$defs/address"}}}  # fmt: skip
+    assert compile_schema(reused).validate({"home": {"city": 1}}) == ["value.home.city: 1 is not of type string"]
+
+
 def test_nothing_is_fetched_or_read(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("compile_schema reached outside")
