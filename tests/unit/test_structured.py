@@ -156,7 +156,17 @@ def test_ref_cycles_and_chains_are_refused() -> None:
     assert compile_schema(shared).validate({"p1": 3}) == ["value.p1: 3 is not of type string"]
 
 
-def test_properties_are_counted_each_time_a_reference_reaches_them() -> None:
+
+@pytest.mark.parametrize("index", ["\u00b2", "\u0661", "01", "-0", "+1", " 1"])
+def test_a_pointer_into_an_array_takes_only_an_rfc_6901_index(index: str) -> None:
+    # "²" passed str.isdigit() and int() refused it: a ValueError, a Context's 500
+    schema = {"type": "object", "properties": {"a": {"$ref": f"#/examples/{index}"}},
+              "examples": [{"type": "string"}, {"type": "integer"}]}  # fmt: skip
+    assert "points at nothing in the schema" in refusal(schema)
+    schema["properties"]["a"]["$ref"] = "#/examples/1"
+    assert compile_schema(schema).validate({"a": "x"}) == ['value.a: "x" is not of type integer']
+
+
     # 64 properties declared, 8 ** 7 filled: every property of d0 holds all of d1's, and so on
     defs: dict[str, Any] = {"d6": {"type": "object", "properties": {f"p{j}": {"type": "string"} for j in range(8)}}}
     for i in reversed(range(6)):

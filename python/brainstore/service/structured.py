@@ -242,7 +242,7 @@ class _Compiler:
             key = part.replace("~1", "/").replace("~0", "~")
             if isinstance(target, dict) and key in target:
                 target = target[key]
-            elif isinstance(target, list) and key.isdigit() and int(key) < len(target):
+            elif isinstance(target, list) and _INDEX.fullmatch(key) and int(key) < len(target):
                 target = target[int(key)]
             else:
                 raise SchemaRefused(f"{_where(at)}.$ref: {ref[:80]!r} points at nothing in the schema")
@@ -424,6 +424,11 @@ class _Compiler:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise SchemaRefused(f"{here}.{key}: must be a non-negative integer")
         return value
+
+
+# An array index in a JSON pointer (RFC 6901): ASCII digits, no leading zero. str.isdigit() also took
+# "²", which int() refuses (a 500), and "01" or an Arabic-Indic "1" named the member "1" names.
+_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 def _escape(name: str) -> str:
