@@ -625,6 +625,20 @@ def test_nested_objects_and_required() -> None:
     assert result.missing_required == ["age"]
 
 
+def test_two_properties_of_one_dotted_path_are_refused() -> None:
+    # "work.city" was given the value found for city in work, which no fact said of it
+    facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]
+    office = {"type": "string", "description": "the city of the employer's head office"}
+    work = {"type": "object", "properties": {"city": {"type": "string"}}}
+    for properties in ({"work.city": office, "work": work}, {"work": work, "work.city": office}):
+        compiled = compile_schema({"type": "object", "properties": properties})
+        with pytest.raises(SchemaRefused, match=r"have one dotted path, 'work\.city'"):
+            fill(compiled, facts, ConceptEmbed())
+    # a dot in a name is no ambiguity by itself
+    result = fill(compile_schema({"type": "object", "properties": {"home.city": {"type": "string"}}}), facts, ConceptEmbed())
+    assert result.value == {"home.city": "Lisbon"} and result.provenance == {"home.city": ["m1"]}
+
+
 def test_root_must_be_an_object_with_properties() -> None:
     for raw in ({"type": "string"}, {"type": "object"}, True):
         with pytest.raises(SchemaRefused, match="root must be an object schema"):

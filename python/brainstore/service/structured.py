@@ -1064,6 +1064,7 @@ def fill(
     slots: list[_Slot] = []
     objects: list[tuple[tuple[str, ...], _Node]] = []
     _slots(root, (), slots, objects)
+    _refuse_ambiguous_paths([s.path for s in slots] + [path for path, _ in objects if path])
 
     readable = [f for f in facts if _has_words(f)]
     if mine is not None:
@@ -1118,6 +1119,19 @@ def fill(
                     chosen[slot.key] = found
 
     return _assemble(root, slots, objects, chosen)
+
+
+def _refuse_ambiguous_paths(paths: list[tuple[str, ...]]) -> None:
+    """Refuse two properties with one dotted path (a property "work.city" beside "city" in "work"): the
+    value's citations and the unknowns name a property by it, and a value found for one was given to both."""
+    named: dict[str, tuple[str, ...]] = {}
+    for path in paths:
+        other = named.setdefault(".".join(path), path)
+        if other != path:
+            raise SchemaRefused(
+                f"schema: properties {' > '.join(other)[:80]!r} and {' > '.join(path)[:80]!r} have one dotted path, "
+                f"{'.'.join(path)[:80]!r}"
+            )
 
 
 def _read_lazily(facts: LazyFacts[Any], slots: list[_Slot]) -> list[Fact]:
