@@ -625,6 +625,21 @@ def test_nested_objects_and_required() -> None:
     assert result.missing_required == ["age"]
 
 
+@pytest.mark.parametrize(
+    "root",
+    [{"const": {"city": "Porto"}}, {"enum": [{"city": "Porto"}]}, {"$ref": "#/$defs/never", "$defs": {"never": False}}],
+)
+def test_a_value_the_root_schema_refuses_is_never_ready(root: dict[str, Any]) -> None:
+    facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]
+    compiled = compile_schema({"type": "object", "properties": {"city": {"type": "string"}}, **root})
+    with pytest.raises(SchemaRefused, match="no value from the cited material satisfies the schema"):
+        fill(compiled, facts, ConceptEmbed())
+    # the value the root allows is answered
+    if "const" in root:
+        porto = [fact("Ann moved to Porto.", "m2", attribute="lives_in", value="porto")]
+        assert fill(compiled, porto, ConceptEmbed()).value == {"city": "Porto"}
+
+
 def test_two_properties_of_one_dotted_path_are_refused() -> None:
     # "work.city" was given the value found for city in work, which no fact said of it
     facts = [fact("Ann moved to Lisbon.", "m1", attribute="lives_in", value="lisbon")]

@@ -1118,7 +1118,13 @@ def fill(
                 if found is not None:
                     chosen[slot.key] = found
 
-    return _assemble(root, slots, objects, chosen)
+    result = _assemble(root, slots, objects, chosen)
+    # Each property's value is valid, a nested object's as a whole too, but the root's own assertions (a
+    # const, an enum, a false schema it references) were not checked: "ready" answered a value the
+    # schema refuses. Missing required properties are the caller's to report.
+    if not result.missing_required and (reasons := _validate(root, result.value, 1)):
+        raise SchemaRefused(f"schema: no value from the cited material satisfies the schema ({reasons[0][:200]})")
+    return result
 
 
 def _refuse_ambiguous_paths(paths: list[tuple[str, ...]]) -> None:
