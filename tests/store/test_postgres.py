@@ -520,3 +520,32 @@ def test_the_keys_of_long_texts_are_found_before_and_after_they_are_indexed_by_t
         assert found() == before
     finally:
         store.close()
+
+
+def test_objects_come_in_code_point_order_whatever_the_databases_collation(postgres_server: PostgresServer) -> None:
+    """A Context serves a Brain's first Objects by (type, key), cut by its budget: on a database whose
+    collation is a language's ("a" before "B"), PostgreSQL served another set than the embedded stores,
+    which order by code point ("B" before "a")."""
+    name = f"{postgres_server.database(migrated=False)}_icu"
+    with postgres_server._lock:
+        postgres_server._admin.execute(
+            f"CREATE DATABASE \"{name}\" LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8' TEMPLATE template0"
+        )
+    url = postgres_server.url(name)
+    store = PostgresStore(url)
+    try:
+        store.migrate()
+        store.insert_brain(Brain(MAIN, "test:acme", "b1", None, None, None, T0))
+        keys = ["a", "B", "b", "A", "_x", "Z9", "z1"]
+        with store.atomic():
+            for i, key in enumerate(keys):
+                store.insert_object_version(
+                    ObjectVersion(f"obj_{i}", MAIN, "t" if i % 2 else "T", key, 1, {"n": i}, "k", T0, store.next_seq(MAIN))
+                )
+        expected = sorted(((o.type, o.key) for o in store.list_objects(MAIN)), key=lambda tk: (tk[0], tk[1]))
+        assert [(o.type, o.key) for o in store.list_objects(MAIN)] == expected
+        assert [(o.type, o.key) for o in store.list_objects(MAIN, limit=3)] == expected[:3]
+        assert [(o.type, o.key) for o in store.list_objects(MAIN, max_bytes=10_000)] == expected
+    finally:
+        store.close()
+        postgres_server.drop(name)

@@ -973,7 +973,9 @@ class PostgresStore:
     def list_objects(
         self, brain_uid: str, limit: int | None = None, *, max_bytes: int | None = None
     ) -> list[ObjectVersion]:
-        # octet_length of a value stored out of line reads its size, not the value
+        # octet_length of a value stored out of line reads its size, not the value. In code point order
+        # (COLLATE "C"), as the embedded stores sort: a database's language collation ("a" before "B")
+        # gave a Context's budget another set of Objects.
         latest = (
             f"SELECT DISTINCT ON (type, key) {self._OBJECT_COLUMNS}, octet_length(value) AS bytes "
             "FROM object_versions WHERE brain_uid = %s ORDER BY type, key, version DESC"
@@ -981,12 +983,14 @@ class PostgresStore:
         params: list[Any] = [brain_uid]
         if max_bytes is not None:
             latest = (
-                "SELECT * FROM (SELECT *, sum(bytes) OVER (ORDER BY type, key ROWS UNBOUNDED PRECEDING) AS read "
+                "SELECT * FROM (SELECT *, sum(bytes) OVER (ORDER BY type COLLATE \"C\", key COLLATE \"C\" "
+                "ROWS UNBOUNDED PRECEDING) AS read "
                 f"FROM ({latest}) l WHERE bytes <= %s) f WHERE read <= %s"
             )
             params += [max_bytes, max_bytes]
         rows = self._rows(
-            f"SELECT {self._OBJECT_COLUMNS} FROM ({latest}) o ORDER BY type, key" + ("" if limit is None else " LIMIT %s"),
+            f'SELECT {self._OBJECT_COLUMNS} FROM ({latest}) o ORDER BY type COLLATE "C", key COLLATE "C"'
+            + ("" if limit is None else " LIMIT %s"),
             params + ([] if limit is None else [limit]),
         )
         return [self._object(r) for r in rows]
