@@ -1608,6 +1608,65 @@ def test_corrective_and_stated_time():
         assert all(x.corrective for x in run(text)), text
 
 
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("Sorry, I meant Portland, not Denver.", ("Portland", "denver")),
+        ("I mean Portland", ("Portland", None)),
+        ("*Portland", ("Portland", None)),
+        ("Portland*", ("Portland", None)),
+        ("Oops, Portland, not Denver!", ("Portland", "denver")),
+        ("I meant teacher, not student.", ("teacher", "student")),
+    ],
+)
+def test_a_value_meant_with_no_clause_is_kept_for_what_it_corrects(text, meant):
+    # "Sorry, I meant Portland, not Denver" was a statement of its own ("Alice meant Portland, not
+    # Denver."), nothing the planner could put in Denver's place; "*Portland" made nothing
+    a = one(text)
+    assert (a.meant, a.corrective, a.attribute, a.owner, a.subject) == (meant, True, None, "Alice", "Alice")
+    assert a.statement.startswith("Alice meant ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["not Denver", "*hugs*", "*Sigh*", "I mean, whatever.", "I mean Portland is nice.", "Nope, not a new game.", "No, not yet."],
+)
+def test_what_names_no_value_meant_corrects_nothing(text):
+    assert not any(a.meant for a in run(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "value"),
+    [
+        ("I live in Denver, sorry, Portland", "Alice lives in Portland.", "portland"),
+        ("I'm 30, sorry, 31.", "Alice is 31.", "31"),
+        ("I live in Denver. Sorry, I meant Portland.", "Alice lives in Portland.", "portland"),
+        ("I live in Denver and I love sushi. Sorry, I meant Portland, not Denver.", "Alice lives in Portland.", "portland"),
+    ],
+)
+def test_a_value_meant_in_the_same_message_is_the_statement_said_right(text, statement, value):
+    # "I live in Denver, sorry, Portland" was "Alice lives in Denver, sorry."
+    out = run(text)
+    fixed = out[0]
+    assert (fixed.statement, fixed.value, fixed.meant) == (statement, value, None)
+    assert not any(a.meant or "Denver" in a.statement or "30" in a.statement for a in out)
+    # one quote spans what was said and its correction
+    start, end = fixed.span
+    assert start == 0 and value in text[start:end].casefold()
+
+
+def test_a_value_meant_after_words_that_said_none_is_nothing():
+    # what "I mean Tim" corrects is "Tom", which is no value said: nothing to put it in place of
+    out = run("I went there with Tom, I mean Tim.")
+    assert [a.statement for a in out] == ["Alice went there with Tom."] and not any(a.meant for a in out)
+
+
+def test_an_oops_or_no_wait_corrects_what_was_said():
+    for text in ("No wait, I live in Boulder", "Oops, I live in Boulder.", "Wait, no, I live in Boulder."):
+        a = one(text)
+        assert (a.attribute, a.value, a.corrective) == ("lives_in", "boulder", True), text
+
+
 def test_a_label_opening_a_sentence_heads_the_writers_words():
     # "Big news: ..." made nothing (a dash in its place worked): the label is skipped, as a dash's
     news = one(msg("Big news: we're moving to Denver in June.", speaker="Bob"))

@@ -14,13 +14,14 @@ A leaf layer: imports nothing from brainstore (no store, service, api). The publ
   (:class:`ReaderEnded`) without taking the server with it
 - :func:`transcript_parts`: a document that reads as a transcript ("Ann: ...") as its speakers' turns,
   which derivation and chunking read as messages
+- :func:`restated`: a statement said again with another value (a correction's "I meant Portland")
 - :data:`UNKNOWN_START`: the valid_from of a state known only to have ended ("I used to live in Dublin")
 """
 
 from .apart import ReaderEnded, ReaderProcess
 from .extract import RuleExtractor, default_extractor, extract_record, source_text
 from .llm import LLMExtractionError, LLMExtractor
-from .model import SINGLE_VALUED, Assertion, Extractor, ExtractorUnavailable, SourceText
+from .model import SINGLE_VALUED, Assertion, Extractor, ExtractorUnavailable, SourceText, restated
 from .timeexpr import UNKNOWN_START, named_periods, warm_up
 from .transcript import transcript_parts
 
@@ -39,6 +40,7 @@ __all__ = [
     "default_extractor",
     "extract_record",
     "named_periods",
+    "restated",
     "source_text",
     "transcript_parts",
     "warm_up",

@@ -40,7 +40,7 @@ from .attribution import (
     conjugate_3sg,
     is_name_token,
 )
-from .model import SINGLE_VALUED, Assertion, Extractor, SourceText
+from .model import SINGLE_VALUED, Assertion, Extractor, SourceText, restated
 from .timeexpr import (
     AGO,
     UNKNOWN_START,
@@ -1341,14 +1341,39 @@ _FACT_PREDICATES = {
 
 # ------------------------------------------------------------------------------------- clause features
 
-# Corrections of something said before: "Actually I moved in April, not March", "I meant Porto".
+# Corrections of something said before: "Actually I moved in April, not March", "I meant Porto", "No wait,
+# I live in Boulder".
 _CORRECTIVE = re.compile(
-    r"^\W*(?:actually|correction|to\s+be\s+clear|scratch\s+that|sorry,?\s+i\s+meant)\b|^\W*edit\s*:"
+    r"^\W*(?:actually|correction|to\s+be\s+clear|scratch\s+that|sorry,?\s+i\s+meant|no,?\s+wait|wait,?\s+no|oops"
+    r"|whoops|my\s+bad)\b|^\W*edit\s*:"
     r"|\b(?:i\s+meant|rather\s+than|i\s+was\s+wrong|let\s+me\s+correct|not\s+true\s+that"
     r"|(?:that|it)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|true|correct)))\b"
     r"|,\s*(?:and\s+)?not\s+(?!(?:just|only|even|sure|bad|too|that|always|much|many|really|quite|yet|ever|all)\b)"
     r"(?:in\s+|on\s+|at\s+)?[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s*[.!]?\s*$",
     re.I,
+)
+# A value said in place of another, with no clause of its own ("Sorry, I meant Portland, not Denver",
+# "*Portland", "I live in Denver, sorry, Portland"): what it is the value of is what was said before it.
+# A value with no replaced one named must be a name or a number: "I mean, whatever" corrects nothing, and
+# a chat emote (*hugs*, *Sigh*) is wrapped in asterisks, a correction only led (or trailed) by one.
+_MEANT_NAME = r"(?!I\b)(?:(?i:the)\s+)?[A-Z0-9][\w'\u2019&.-]*(?:\s+(?:[A-Z0-9][\w'\u2019&.-]*|of|de|la|and|&)){0,3}"
+# (no hedge: "Nope, not yet", "No, not really" correct nothing)
+_MEANT_WORDS = (
+    r"(?!(?i:I|just|only|even|sure|bad|too|that|this|it|always|much|many|really|quite|yet|ever|all|now|so|exactly"
+    r"|necessarily)\b)[\w'\u2019&.-]+(?:\s+[\w'\u2019&.-]+){0,3}"
+)
+_MEANT_OPENER = r"(?i:(?:sorry|oops|whoops|my\s+bad|no,?\s+wait|wait|correction|edit|err?|um+|uh+)\b[\s,:.!\u2014\u2013-]*)*"
+_MEANT_ELSE = r"\s*,?\s*(?i:(?:and\s+)?not)\s+"
+_MEANT = re.compile(
+    rf"^{_MEANT_OPENER}(?i:i\s+mean|i\s+meant)\s*,?\s+(?:(?P<named>{_MEANT_WORDS}){_MEANT_ELSE}(?P<wrong>{_MEANT_WORDS})"
+    rf"|(?P<meant>{_MEANT_NAME}))[\s.!]*$"
+    rf"|^{_MEANT_OPENER}(?P<instead>{_MEANT_NAME}){_MEANT_ELSE}(?P<replaced>{_MEANT_WORDS})[\s.!]*$"
+    rf"|^\*\s*(?P<starred>{_MEANT_NAME})[\s.!]*$",
+)
+# ... and said after the clause it corrects, in its sentence ("I live in Denver, sorry, Portland")
+_MEANT_AFTER = re.compile(
+    rf",\s*(?i:sorry|oops|whoops|i\s+mean|i\s+meant|no,?\s+wait|err?|um+|uh+)\b[\s,:\u2014\u2013-]*"
+    rf"(?P<meant>{_MEANT_NAME})[\s.!]*$",
 )
 _ADVICE = re.compile(
     r"^\s*(?:(?:really|definitely|always|totally|just|also)\s+)*(?:can|could|should|must|might|may|need\s+to|have\s+to"
@@ -1999,6 +2024,7 @@ class _Run:
                 self._sentence(offset + s, offset + e)
             self.voice, self.addressee = None, addressee
         self.resolve_left()
+        self.resolve_meant()
         return self.out
 
     def resolve_left(self) -> None:
@@ -2299,6 +2325,7 @@ class _Run:
         text = self.text
         self.sentence_no += 1
         self.persons_before = len(self.persons)  # a name this sentence opens on is no person yet
+        untrimmed = text[s:e].strip()
         s, e = _trim(text, s, e)
         if e <= s:
             return
@@ -2321,6 +2348,16 @@ class _Run:
         self.corrective = self.src.kind == "correction" or bool(_CORRECTIVE.search(raw))
         if self.src.kind == "correction" and _RETRACTION.match(raw) and self.voice is None:
             self._retraction(s, e)
+            return
+        if self._meant(s, e, untrimmed):
+            return
+        after = _MEANT_AFTER.search(raw) if self.src.kind == "message" else None
+        if after is not None:
+            # the clause as if said right, then the value meant (folded into it, see resolve_meant)
+            self.sentence_no -= 1
+            self._sentence(s, s + after.start())
+            start = s + after.start("meant")
+            self._meant_value(start, s + after.end("meant"), text[start : s + after.end("meant")], None, s + after.start())
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
@@ -2715,6 +2752,97 @@ class _Run:
             return  # "Since we last spoke, ...": when the talk was, nothing that happened
         subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
         self._emit(subj, cs, ce)
+
+    def _meant(self, s: int, e: int, untrimmed: str) -> bool:
+        """A sentence that is only a value said in place of another (_MEANT): noted for what it corrects.
+        ``untrimmed``: the sentence with the marks trimming takes off, which may be a chat's asterisk."""
+        if self.src.kind != "message" or self.voice is not None:
+            return False
+        starred = untrimmed.startswith("*") != untrimmed.rstrip(".!").endswith("*")
+        m = _MEANT.match(f"*{self.text[s:e]}" if starred else self.text[s:e])
+        if m is not None and starred and not m.group("starred"):
+            m = None
+        if m is None:
+            return False
+        group = next(g for g in ("named", "meant", "instead", "starred") if m.group(g))
+        said = _INTERJ.match(m.group(group))
+        if said is not None and said.end() > 0:
+            return False  # "Nope, not a new game", "Yes, not Denver": an answer, no value meant
+        shift = s - 1 if starred else s
+        wrong = m.group("wrong") or m.group("replaced")
+        self._meant_value(shift + m.start(group), shift + m.end(group), m.group(group), wrong, s, e)
+        return True
+
+    def _meant_value(
+        self, vs: int, ve: int, meant: str, wrong: str | None, s: int, e: int | None = None
+    ) -> None:
+        """The assertion of a value meant, [vs, ve) in the text, in place of ``wrong`` (or of what was said
+        just before, None); the sentence it is said in is [s, e), which its quote spans, ``e`` None: a
+        correction ending a clause's sentence (the quote is the value)."""
+        me = self.me()
+        replaced = _clean_value(wrong, True) if wrong else None
+        before = _trim(self.text, 0, s)
+        if wrong is None and (e is None or before[1] > before[0]):
+            # none named, what it corrects is the Record's words before it: "" unless they said a value
+            replaced = ""
+        said = f"{me} meant {meant}" + (f", not {wrong}" if wrong else "")
+        self._append(
+            Assertion(
+                statement=_sentence_case(said),
+                subject=me,
+                owner=self.me_owner(),
+                attribute=None,
+                value=None,
+                single_valued=False,
+                change=False,
+                negated=False,
+                valid_from=self.src.occurred_at,
+                valid_to=None,
+                span=(s, e) if e is not None else (vs, ve),
+                corrective=True,
+                meant=(meant, replaced),
+            )
+        )
+
+    def resolve_meant(self) -> None:
+        """ "I live in Denver. Sorry, I meant Portland": a value meant in place of one said earlier in the
+        Record is that statement said again with it, one assertion that never was the other. What it
+        replaces is the value it names ("..., not Denver"), else what the Record said just before it."""
+        i = 0
+        while i < len(self.out):
+            fix = self.out[i]
+            if fix.meant is None or fix.attribute is not None:
+                i += 1
+                continue
+            meant, wrong = fix.meant
+            said = [
+                j
+                for j in range(i)
+                if self.out[j].attribute is not None
+                and self.out[j].value
+                and self.out[j].subject == fix.subject
+                and self.out[j].owner == fix.owner
+                and not self.out[j].negated
+            ]
+            if wrong:
+                said = [j for j in said if (self.out[j].value or "").casefold() == wrong]
+            elif said and said[-1] != i - 1:
+                said = []  # something else was said in between: not what it corrects
+            held = self.out[said[-1]] if said else None
+            statement = restated(held.statement, held.value or "", meant) if held is not None else None
+            if held is None or statement is None:
+                if wrong == "":
+                    del self.out[i]  # "..., sorry, Portland" after a clause that said no value: nothing known
+                    continue
+                i += 1
+                continue
+            self.out[said[-1]] = replace(
+                held,
+                statement=statement,
+                value=_clean_value(meant, True),
+                span=(held.span[0], max(held.span[1], fix.span[1])),
+            )
+            del self.out[i]
 
     def _retraction(self, s: int, e: int) -> None:
         me = self.me()

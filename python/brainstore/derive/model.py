@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "ExtractorUnavailable", "SourceText"]
+__all__ = ["SINGLE_VALUED", "Assertion", "Extractor", "ExtractorUnavailable", "SourceText", "restated"]
 
 # Attributes a subject holds one value of at a time: a new value conflicts with (or supersedes) the old.
 SINGLE_VALUED = frozenset(
@@ -41,6 +42,23 @@ class Assertion:
     # otherwise the assertion is the plain statement it reads as. "" when the text names no employer ("I
     # quit my job", "I got laid off"): the end of the one job the subject holds, if the planner knows one
     left: str | None = None
+    # "Sorry, I meant Portland, not Denver", "*Portland": a value said in place of one said before, with no
+    # clause of its own to tell what it is the value of: (the value meant, as written; the value it
+    # replaces, normalized, or None when the text names none). The extractor folds it into what the
+    # same Record said just before; else the planner reads it as the subject's own earlier statement of
+    # that value (or, none named, the one just said), said again with this value, when it knows of one
+    # (see planner.MemoryRules.apply); otherwise the assertion is the plain statement it reads as
+    meant: tuple[str, str | None] | None = None
+
+
+def restated(statement: str, value: str, meant: str) -> str | None:
+    """``statement``, whose attribute's value is ``value``, with ``meant`` in its place ("Alice lives in
+    Portland." for "Alice lives in Denver."); None when the statement does not show the value's words."""
+    words = r"\s+".join(re.escape(w) for w in value.split())
+    found = re.search(rf"(?<![\w'\u2019-]){words}(?![\w'\u2019-])", statement, re.I) if words else None
+    if found is None:
+        return None
+    return statement[: found.start()] + meant + statement[found.end() :]
 
 
 @dataclass(frozen=True)
