@@ -266,6 +266,63 @@ def test_a_value_said_to_be_wrong_is_superseded_not_in_conflict(
     assert restored["status"] == "active" and restored["valid_to"] is None
 
 
+@pytest.mark.parametrize(
+    ("held", "correction", "wrong", "right"),
+    [
+        ("I live in Denver.", "Sorry, I meant Portland, not Denver.", "lives in Denver", "lives in Portland"),
+        ("I live in Denver.", "No wait, I live in Boulder", "lives in Denver", "lives in Boulder"),
+        ("I live in Denver.", "Actually, I live in Boulder, not Denver", "lives in Denver", "lives in Boulder"),
+        ("I work at Google.", "Correction: I work at Stripe, not Google", "works at Google", "works at Stripe"),
+        ("I live in Denver.", "I mean Portland", "lives in Denver", "lives in Portland"),
+        ("I live in Denver.", "*Portland", "lives in Denver", "lives in Portland"),
+        ("I'm 30.", "Oops, I'm 31, not 30", "is 30", "is 31"),
+    ],
+)
+def test_a_self_correction_in_the_next_message_supersedes_what_was_just_said(
+    alice: Api, service: Service, held: str, correction: str, wrong: str, right: str
+) -> None:
+    # "Sorry, I meant Portland, not Denver" made "Alice meant Portland, not Denver." and left Denver
+    # current; "No wait, I live in Boulder" kept Denver beside Boulder as in conflict
+    say(alice, service, held, "2024-05-08T10:00:00Z")
+    corrected = say(alice, service, correction, "2024-05-08T10:01:00Z")
+    old, new = only(memories(alice), wrong), only(memories(alice), right)
+    assert old["status"] == "superseded" and old["superseded_by"] == new["id"]
+    assert new["status"] == "active" and new["supersedes"] == old["id"] and not new["conflicts_with"]
+    assert (new["owner"], new["valid_to"]) == ("Alice", None) and new["citations"][0]["record_id"] == corrected["id"]
+    statements = [line["statement"] for line in alice.get("/brains/alice/profile").body["lines"]]
+    assert not any(wrong in s for s in statements) and any(right in s for s in statements)
+    assert alice.delete(f"/brains/alice/records/{corrected['id']}").status == 200  # the correction gone
+    assert service.wait_idle()
+    restored = alice.get(f"/brains/alice/memories/{old['id']}").body
+    assert restored["status"] == "active" and restored["valid_to"] is None
+
+
+def test_a_self_correction_is_only_of_the_speakers_own_recent_word(alice: Api, service: Service) -> None:
+    say(alice, service, "I live in Denver.", "2024-05-08T10:00:00Z")
+    # Bob's correction is of Bob's word, never Alice's
+    say(alice, service, "Sorry, I meant Portland, not Denver.", "2024-05-08T10:01:00Z", speaker="Bob", role="other")
+    say(alice, service, "*Portland", "2024-05-08T10:02:00Z", speaker="Bob", role="other")
+    denver = only(memories(alice), "lives in Denver")
+    assert denver["status"] == "active" and denver["valid_to"] is None
+    assert not any("lives in Portland" in m["statement"] for m in memories(alice))
+    # a value told a day before is no slip of the tongue: kept beside the new one, as in conflict
+    say(alice, service, "I work at Globex.", "2024-05-07T10:00:00Z")
+    initech = say(alice, service, "No wait, I work at Initech.", "2024-05-08T10:03:00Z")
+    globex = only(memories(alice), "works at Globex")
+    assert globex["status"] == "active" and globex["conflicts_with"] == initech["memory_ids"]
+    # "not Denver" alone says nothing meant; a correction of nothing held is still the fact it states
+    say(alice, service, "not Denver", "2024-05-08T10:04:00Z")
+    assert only(memories(alice), "lives in Denver")["status"] == "active"
+    say(alice, service, "Actually, I'm a nurse, not a teacher.", "2024-05-08T10:05:00Z")
+    assert only(memories(alice), "is a nurse")["status"] == "active"
+
+
+def test_a_self_correction_within_a_message_says_only_what_was_meant(alice: Api, service: Service) -> None:
+    record = say(alice, service, "I live in Denver, sorry, Portland", "2024-05-08T10:00:00Z")
+    assert [m["statement"] for m in memories(alice)] == ["Alice lives in Portland."]
+    assert memories(alice)[0]["citations"][0]["record_id"] == record["id"]
+
+
 def test_a_denied_value_leaves_the_value_held(alice: Api, service: Service) -> None:
     # "I no longer work at IBM" ended "works at Google": as_of and the profile served only the denial
     say(alice, service, "I work at Google.", "2023-01-01T10:00:00Z")

@@ -263,6 +263,37 @@ def test_a_value_already_over_is_history_beside_the_current_one() -> None:
     assert seattle in world[oslo].extra["conflicts_with"]
 
 
+def test_a_value_meant_restates_the_speakers_own_statement_it_corrects() -> None:
+    """ "Sorry, I meant Portland, not Denver" (no clause of its own) after "I live in Denver" made a
+    statement of its own and left Denver current."""
+    world = World()
+
+    def meant(value: str, wrong: str | None, *, owner: str | None = "Alice", at: datetime = T) -> Assertion:
+        statement = f"Alice meant {value}."
+        return replace(said(statement, attribute=None, value=None, single=False, at=at), owner=owner, corrective=True, meant=(value, wrong))  # fmt: skip
+
+    denver = world.say("rec_1", said("Alice lives in Denver.", value="denver"))
+    age = world.say("rec_2", said("Alice is 30.", attribute="age", value="30", at=datetime(2026, 3, 9, tzinfo=UTC)))
+    # hearsay corrects no one's word
+    world.say("rec_3", meant("Portland", "denver", owner=None))
+    assert world[denver].status == "active"
+    portland = world.say("rec_4", meant("Portland", "denver"))
+    assert (world[portland].statement, world[portland].attribute, world[portland].value) == ("Alice lives in Portland.", "lives_in", "portland")  # fmt: skip
+    assert world[denver].status == "superseded" and world[denver].superseded_by == portland
+    assert world[portland].supersedes == denver and world[portland].status == "active"
+    # none named: the value the speaker told last, within the window, of any attribute
+    world = World()
+    age = world.say("rec_1", said("Alice is 30.", attribute="age", value="30", at=datetime(2026, 3, 9, tzinfo=UTC)))
+    denver = world.say("rec_2", said("Alice lives in Denver.", value="denver", at=datetime(2026, 3, 9, 23, 40, tzinfo=UTC)))
+    portland = world.say("rec_3", meant("Portland", None))
+    assert world[portland].statement == "Alice lives in Portland." and world[denver].superseded_by == portland
+    assert world[age].status == "active"
+    # two hours on, nothing was just told: the plain statement it reads as
+    plain = world.say("rec_4", meant("31", None, at=datetime(2026, 3, 10, 2, tzinfo=UTC)))
+    assert (world[plain].statement, world[plain].attribute) == ("Alice meant 31.", None)
+    assert world[age].status == "active" and world[portland].status == "active"
+
+
 def test_hearsay_never_closes_ends_or_supersedes_a_memory_whose_owner_is_established() -> None:
     """Bob's "Alice, you live in Boulder now, right?" (no owner) closed Alice's own "I moved to Denver".
     Hearsay is kept beside the subject's own word and conflicts with it; the reverse still closes, and a

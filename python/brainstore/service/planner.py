@@ -21,6 +21,13 @@ Rules kept here, and only here:
   statement of its own retracts the Memory: the retraction says the retracted Memory's words, negated
   (RETRACTS), and goes with them when that Memory is erased, or takes its new words when it is
   re-derived.
+- A self-correction replaces what the speaker just said, never anyone else's word: a corrective
+  statement of a single-valued attribute ("No wait, I live in Boulder") supersedes the value of it the
+  same owner told within CORRECTION_WINDOW before, when it names no wrong value of its own ("..., not
+  Denver" supersedes Denver, whenever told); a value meant with no clause ("Sorry, I meant Portland, not
+  Denver", "*Portland") is the speaker's statement of the value it names (none named: the one just told,
+  of any single-valued attribute) said again with it, and supersedes that statement. Found none, it is
+  the plain statement it reads as.
 - A single-valued attribute stated with a change ("moved to") closes the older value's validity; stated
   without one, the two values conflict: both stay active and name each other in conflicts_with. A change
   at a stated time told after a later one, also a change at a stated time, ends where that one begins,
@@ -57,10 +64,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from brainstore.derive import Assertion, Extractor, SourceText
+from brainstore.derive import SINGLE_VALUED, Assertion, Extractor, SourceText, restated
 from brainstore.domain import Citation, MemoryRevision, named_memories, unnamed
 
 # Memories a Memory names in conflicts_with, at most. Each value stated without a change conflicts with
@@ -98,6 +105,10 @@ CITED_RANK = "cited_rank"
 # are a forgotten Record's whenever that Memory's are: it is erased with that Memory, and re-worded
 # when that Memory is re-derived. Its first citation is its correction.
 RETRACTS = "retracts"
+# How long after a statement a correction that does not name what it corrects ("No wait, I live in
+# Boulder", "*Portland") may still be of it: a chat's next message comes within minutes, and a value told
+# again an hour later is news (a move, a new job), not a slip of the tongue.
+CORRECTION_WINDOW = timedelta(hours=1)
 # The attribute a leaving ends when the Record does not say what was left (see _job_left).
 LEFT_JOB = "works_at"
 
@@ -142,6 +153,10 @@ def as_assertion(memory: MemoryRevision) -> Assertion:
     )
 
 
+# "..., not Dallas": a quote that names the value it says is wrong
+_NAMES_WRONG = re.compile(r"\bnot\s+(?:in\s+|at\s+)?[\w'\u2019-]", re.I)
+
+
 def _denies(quote: str, value: str | None) -> bool:
     """Whether ``quote`` says "not <value>" ("I live in Denver, not Dallas")."""
     return bool(value) and re.search(rf"\bnot\s+(?:in\s+|at\s+)?{re.escape(value)}\b", quote, re.I) is not None
@@ -179,6 +194,56 @@ def _job_left(state: MemoryState, assertion: Assertion) -> Assertion:
     ):
         return assertion
     return replace(assertion, attribute=LEFT_JOB, value=assertion.left, single_valued=True, negated=True, left=None)
+
+
+def _just_said(held: MemoryRevision, assertion: Assertion) -> bool:
+    """Whether ``held`` is what the owner of ``assertion`` told shortly before it (CORRECTION_WINDOW):
+    their own word, not hearsay, and told at the time it was said, not at a time its text names."""
+    return (
+        held.owner is not None
+        and held.owner == assertion.owner
+        and not held.extra.get("time_stated")
+        and not assertion.time_stated
+        and timedelta(0) <= assertion.valid_from - held.valid_from <= CORRECTION_WINDOW
+    )
+
+
+def _meant(state: MemoryState, assertion: Assertion) -> tuple[Assertion, MemoryRevision | None]:
+    """``assertion`` as the statement it corrects said again with the value meant (``Assertion.meant``),
+    and that statement's Memory: the subject's own value it names, else the one the owner just told of any
+    single-valued attribute. Unchanged, and None, when it has no such value, or none is known."""
+    if assertion.meant is None or assertion.attribute is not None or assertion.owner is None:
+        return assertion, None
+    meant, wrong = assertion.meant
+    if wrong == "":
+        return assertion, None
+    value = re.sub(r"^(?:a|an|the)\s+", "", " ".join(meant.split()), flags=re.I).casefold()
+    held = [
+        m
+        for m in state.by_attributes(assertion.subject, sorted(SINGLE_VALUED))
+        if m.status == "active"
+        and m.owner == assertion.owner
+        and not m.negated
+        and m.value
+        and m.value.casefold() != value
+        and (m.value.casefold() == wrong if wrong else _just_said(m, assertion))
+    ]
+    if not held:
+        return assertion, None
+    corrected = max(held, key=lambda m: (m.valid_from, m.memory_id))
+    statement = restated(corrected.statement, corrected.value or "", meant)
+    if statement is None:
+        return assertion, None
+    said = replace(
+        assertion,
+        statement=statement,
+        attribute=corrected.attribute,
+        value=value,
+        single_valued=True,
+        corrective=True,
+        meant=None,
+    )
+    return said, corrected
 
 
 def _supersede(state: MemoryState, corrected: MemoryRevision, by: str, valid_from: datetime, at: datetime) -> None:
@@ -300,6 +365,8 @@ class MemoryState:
                 keys.add((assertion.subject.casefold(), assertion.attribute))
             elif assertion.left is not None:
                 keys.add((assertion.subject.casefold(), LEFT_JOB))
+            elif assertion.meant is not None:
+                keys |= {(assertion.subject.casefold(), attribute) for attribute in SINGLE_VALUED}
             elif assertion.attribute:
                 fingerprints.add(opposite_fingerprint(assertion))
         self._load_fingerprints(fingerprints)
@@ -375,6 +442,12 @@ class MemoryState:
         self._load_attributes({(key, attribute)})
         return self._matching((), lambda m: m.attribute == attribute and m.subject.casefold() == key)
 
+    def by_attributes(self, subject: str, attributes: Iterable[str]) -> list[MemoryRevision]:
+        """The Memories of several of ``subject``'s attributes, in one read."""
+        key, wanted = subject.casefold(), set(attributes)
+        self._load_attributes({(key, attribute) for attribute in wanted})
+        return self._matching((), lambda m: m.attribute in wanted and m.subject.casefold() == key)
+
     def citing(self, record_id: str) -> list[MemoryRevision]:
         return self._matching(
             self.loader.citing(record_id), lambda m: any(c.record_id == record_id for c in m.citations)
@@ -433,6 +506,7 @@ class MemoryRules:
         returns the Memory id it supports."""
         now = self.clock()
         assertion = _job_left(state, assertion)
+        assertion, meant = _meant(state, assertion)
         start, end = assertion.span
         citation = Citation(record_id, start, end, text[start:end])
         fingerprint = assertion_fingerprint(assertion.subject, assertion)
@@ -479,6 +553,8 @@ class MemoryRules:
         supersedes = None
         valid_from = assertion.valid_from
         targets = [state.get(corrects)] if corrects is not None else []
+        if meant is not None:
+            targets.append(meant)
         if assertion.corrective:
             # "actually ..., not ...": the new statement replaces the held one (hearsay only hearsay)
             targets += [m for m in disputed if not outranks(m)]
@@ -502,7 +578,7 @@ class MemoryRules:
                 if assertion.single_valued
                 else state.by_fingerprint(opposite_fingerprint(assertion))
             )
-            opposed, corrected_too = [], []
+            opposed, corrected_too, just_said = [], [], []
             for other in weighed:
                 if other.status != "active" or other.memory_id == supersedes or other.memory_id in disputed_ids:
                     continue
@@ -525,7 +601,21 @@ class MemoryRules:
                     # not over (it was kept beside the correction, both served as in conflict)
                     corrected_too.append(other)
                     continue
+                if (
+                    assertion.corrective
+                    and assertion.single_valued
+                    and not same_value
+                    and not other.negated
+                    and _just_said(other, assertion)
+                ):
+                    just_said.append(other)
                 opposed.append(other)
+            if just_said and not corrected_too and not _NAMES_WRONG.search(citation.quote):
+                # "No wait, I live in Boulder" right after "I live in Denver": what was just said was
+                # wrong, not over (a wrong value named, "..., not Dallas", is what it corrects instead)
+                last = max(just_said, key=lambda m: (m.valid_from, m.memory_id))
+                opposed.remove(last)
+                corrected_too.append(last)
             for corrected in corrected_too:
                 supersedes = supersedes or corrected.memory_id
                 _supersede(state, corrected, memory_id, valid_from, now)
