@@ -1919,9 +1919,10 @@ def test_a_fronted_subordinate_clause_is_a_fact_of_its_own(subordinator, clause,
 
 
 def test_a_fronted_subordinate_clause_that_is_no_fact_yet():
-    # a time still ahead, a habit, a time of life or a condition: the subordinate clause says nothing
+    # a time still ahead, a habit, a time of life or a condition: the subordinate clause says nothing of
+    # its own (a time ahead is the time of the clause after it, which it goes with)
     assert [a.statement for a in run(msg("When I get home, I'll call my mom.", speaker="Bob"))] == [
-        "Bob will call Bob's mom."
+        "Bob will call Bob's mom when Bob gets home."
     ]
     assert [a.statement for a in run(msg("When I was younger, I played soccer.", speaker="Bob"))] == [
         "Bob played soccer."
@@ -3356,3 +3357,25 @@ def test_what_will_be_at_a_time_holds_from_then_and_a_taste_is_now():
     assert (one("I'll work at Stripe from June.").attribute, one("I'm getting a puppy next week.").attribute) == ("works_at", "has_pet")
     assert one("I'm getting a puppy next week.").valid_from > NOW
     assert one("I'll always love sushi.").attribute == "likes"
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("When I retire, I'll move to Florida.", "Alice will move to Florida when Alice retires."),
+        ("When I move to Denver I'll get a dog.", "Alice will get a dog when Alice moves to Denver."),
+        ("After I graduate I'm moving to Seattle.", "Alice is moving to Seattle after Alice graduates."),
+        ("Once we move, I'll get a dog.", "Alice will get a dog once Alice and others move."),
+        ("As soon as I get paid, I'm buying a bike.", "Alice is buying a bike as soon as Alice gets paid."),
+        ("When I'm older, I want to live in Spain.", "Alice wants to live in Spain when Alice is older."),
+    ],
+)
+def test_a_time_to_come_stays_with_the_clause_it_times(text, statement):
+    # "When I retire, I'll move to Florida." was "Alice will move to Florida.": what is not so
+    a = one(text)
+    assert (a.statement, a.attribute) == (statement, None)
+
+
+def test_a_past_time_clause_is_a_fact_of_its_own_and_times_nothing_it_is_not_part_of():
+    assert [a.statement for a in run("When I moved to Denver, I got a dog.")] == ["Alice moved to Denver.", "Alice got a dog."]
+    assert [a.statement for a in run("When I was a kid, I lived in Ohio.")] == ["Alice lived in Ohio."]

@@ -1068,6 +1068,7 @@ class _Subject:
     # me | relative ("my sister") | mine ("my car") | you | name | np ("the office") | it
     kind: str = "me"
     front: tuple[int, int] | None = None  # a time that opened the clause ("Last weekend I ...")
+    when: tuple[int, int] | None = None  # the fronted clause of a time to come ("When I retire, I ...")
     frame: str | None = None  # "thinks"/"says": the statement is the speaker's view of the clause
     partner: str | None = None  # "Tom and I ...": the other person
     attr_single: bool = False  # "Alice's blood type is ...": a one-valued attribute of the subject
@@ -1461,6 +1462,9 @@ _SUBORDINATE = re.compile(
     re.I,
 )
 _CONDITION = re.compile(r"(?:if|unless|even\s+if|in\s+case|what\s+if|whether)\b", re.I)
+# A fronted time that is no fact yet ("When I retire", "Once we move", "After I graduate"): it is the time of
+# the clause after it, which without it says what is not so ("When I retire, I'll move to Florida")
+_TIMES_WHAT_FOLLOWS = re.compile(r"(?i:when|whenever|once|after|before|until|as\s+soon\s+as)")
 _PRESUPPOSING = {"since", "ever since", "because", "although", "even though", "though"}
 _PAST_ONLY = {"after", "when", "while"}
 # "When I was younger": a time of life, not a fact about the person
@@ -2394,7 +2398,9 @@ class _Run:
             return
         prev: _Subject | None = None
         conditional = False
+        pending_when: tuple[int, int] | None = None  # "When I retire," before the clause it times
         for cs, ce, conj in self._noting_topics(self._clauses(s, e)):
+            when, pending_when = pending_when, None
             cs, ce = _trim(text, cs, ce)
             m = _INTERJ.match(text, cs, ce)
             if m and m.end() > cs:
@@ -2426,7 +2432,8 @@ class _Run:
                 continue
             sub = _SUBORDINATE.match(text, cs, ce)
             if sub is not None:
-                self._subordinate(sub.group("sub"), sub.end(), ce)
+                if not self._subordinate(sub.group("sub"), sub.end(), ce) and _TIMES_WHAT_FOLLOWS.fullmatch(sub.group("sub")):
+                    pending_when = (cs, ce)
                 # ("When I was 25, I moved ...": a stage of life; "When I got the offer, I quit": news)
                 self.event_fronted = self.event_fronted or bool(_EVENT_TIME.match(text, cs, ce))
                 prev = None
@@ -2439,6 +2446,8 @@ class _Run:
             if dated is not None and front is None and cs == s:
                 front, cs = dated, dated[0]  # "2021-03-04: I moved to Oslo": the date the label gives
             subj.front = front
+            if when is not None and not conj:
+                subj.when = when
             according = _ACCORDING_FRONT.match(text, front[0], front[1]) if front is not None else None
             if according is not None and subj.kind != "me":
                 # "According to Bob, Carol moved to Lima": what Bob says, as "Bob said Carol moved to Lima" is
@@ -2737,21 +2746,25 @@ class _Run:
         self._emit(subj, m.end(), ce)
         return True
 
-    def _subordinate(self, word: str, cs: int, ce: int) -> None:
-        """The clause after "since"/"because"/"after" ... as a statement of its own, when it is a fact."""
+    def _subordinate(self, word: str, cs: int, ce: int) -> bool:
+        """The clause after "since"/"because"/"after" ... as a statement of its own, when it is a fact;
+        whether it was one (a past time, a stage of life or a cause is; "When I retire" is not)."""
         word = " ".join(word.lower().split())
-        if word not in _PRESUPPOSING and word not in _PAST_ONLY:
-            return
         subj = self._subject(cs, ce, None)
-        if subj is None or subj.kind not in ("me", "relative", "mine"):
-            return
+        if subj is None:
+            return False
         pred = _expand(((subj.prefix + " ") if subj.prefix else "") + self.text[subj.pred_start : ce])
+        if word not in _PRESUPPOSING and word not in _PAST_ONLY:
+            return tense_of(pred, verb_first=True) == "past"
+        if subj.kind not in ("me", "relative", "mine"):
+            return True
         if word in _PAST_ONLY and (tense_of(pred, verb_first=True) != "past" or _LIFE_STAGE.match(pred)):
-            return
+            return tense_of(pred, verb_first=True) == "past"
         if _LAST_TALKED.match(pred):
-            return  # "Since we last spoke, ...": when the talk was, nothing that happened
+            return True  # "Since we last spoke, ...": when the talk was, nothing that happened
         subj.sole = not _inner_subject(self.words(subj.pred_start, ce))
         self._emit(subj, cs, ce)
+        return True
 
     def _meant(self, s: int, e: int, untrimmed: str) -> bool:
         """A sentence that is only a value said in place of another (_MEANT): noted for what it corrects.
@@ -3865,6 +3878,17 @@ class _Run:
         subject = f"{me}'s {np}"
         return _Subject(subject, owner, subject, words[j - 1][2], pre, person=False, kind="mine")
 
+    def _when_shown(self, s: int, e: int) -> str:
+        """A fronted "When I retire" as it ends a statement: "when Alice retires"."""
+        said = self.text[s:e].strip().rstrip(",")
+        said = said[:1].lower() + said[1:]
+        said = re.sub(
+            r"\b(I|i)\s+([a-z]+)\b",
+            lambda m: f"I {conjugate_3sg(m.group(2)) if m.group(2) in _VERB_BASE_SET else m.group(2)}",
+            said,
+        )
+        return re.sub(r"\bwe\b", f"{self.me()} and others", self._rewrite_simple(said), flags=re.I)
+
     def _rewrite_simple(self, s: str | None) -> str:
         if not s:
             return ""
@@ -4453,6 +4477,8 @@ class _Run:
                 shown = shown[:1].lower() + shown[1:]  # at the statement's end: "... moved to Oslo in 2019"
             source = ", " if _ACCORDING_FRONT.match(shown) else " "  # "..., according to Alice's doctor"
             out.append(source + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
+        if subj.when is not None:
+            out.append(" " + self._when_shown(*subj.when))  # "... will move to Florida when Alice retires"
         stmt = re.sub(r"\s+", " ", "".join(out)).strip()
         stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
         stmt = stmt.rstrip(" ,;:-\u2013\u2014")
