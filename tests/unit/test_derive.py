@@ -3379,3 +3379,26 @@ def test_a_time_to_come_stays_with_the_clause_it_times(text, statement):
 def test_a_past_time_clause_is_a_fact_of_its_own_and_times_nothing_it_is_not_part_of():
     assert [a.statement for a in run("When I moved to Denver, I got a dog.")] == ["Alice moved to Denver.", "Alice got a dog."]
     assert [a.statement for a in run("When I was a kid, I lived in Ohio.")] == ["Alice lived in Ohio."]
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "attribute", "value"),
+    [
+        ("Kevin from accounting is 45.", "Kevin", "age", "45"),
+        ("Sarah from work lives in Boston.", "Sarah", "lives_in", "boston"),
+        ("Tom from next door has a dog.", "Tom", "has_pet", "dog"),
+        ("Jen from yoga moved to Austin last month.", "Jen", "lives_in", "austin"),
+        ("Dana from HR works remotely for Acme.", "Dana", "works_at", "acme"),
+    ],
+)
+def test_someone_known_from_somewhere_is_that_person(text, subject, attribute, value):
+    # "Kevin from accounting is 45." derived nothing, "Sarah from work lives in Boston." was "Alice says
+    # sarah from work lives in Boston." about no one
+    a = one(text)
+    assert (a.subject, a.attribute, a.value, a.statement) == (subject, attribute, value, text.replace("last month", "in April 2023"))
+
+
+@pytest.mark.parametrize("text", ["Help from friends makes a difference.", "Pressure from work is killing me.",
+                                  "Stuff from home arrived.", "Letters from home are the best."])  # fmt: skip
+def test_what_comes_from_somewhere_is_no_one(text):
+    assert all(a.attribute is None and a.subject not in ("Help", "Pressure", "Stuff", "Letters") for a in run(text))

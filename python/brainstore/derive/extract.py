@@ -1849,6 +1849,21 @@ _ASIDE_CLOSERS = {"(": ")", "-": "-", "--": "--", "\u2013": "\u2013", "\u2014": 
 _ASIDE_SUBJECTS = FIRST_SG | FIRST_PL | THIRD_SG | {"it", "it's", "they", "they're"}
 
 
+def _known_from(words: list[tuple[str, int, int]], i: int) -> int | None:
+    """After a name, the index of the singular finite verb after a "from <one to three words>" that opens
+    at ``i`` ("Kevin from accounting is", "Tom from next door has"), or None."""
+    if i >= len(words) or words[i][0].lower() != "from":
+        return None
+    k = i + 1
+    while k < len(words) and k <= i + 3 and words[k][0].isalpha() and words[k][0].lower() not in _FINITE:
+        k += 1
+    if k == i + 1 or k >= len(words):
+        return None
+    verb = words[k][0].lower()
+    plural = verb in ("are", "were", "have", "do", "don't", "aren't", "weren't", "haven't")  # "Letters from home are"
+    return k if verb in _FINITE and not plural else None
+
+
 def _past_aside(words: list[tuple[str, int, int]], i: int) -> int:
     """The index after an aside that opens at ``i`` ("(my neighbor)", "- who is a jerk -"), or ``i``."""
     closer = _ASIDE_CLOSERS.get(words[i][0]) if i < len(words) else None
@@ -3359,6 +3374,18 @@ class _Run:
         i = _past_aside(words, i)  # "Tom (my neighbor) lost his job": the verb after the aside is Tom's
         if i >= len(words):
             return None
+        known_from = _known_from(words, i) if named == 1 and not re.search(r"[^su'\u2019]s$", name) else None
+        if known_from is not None and self.attribute_of(_expand(self.text[words[known_from][1] : words[-1][2]]), name):
+            # "Kevin from accounting is 45", "Sarah from work lives in Boston": where the speaker knows
+            # them from tells who is meant, and is said with the name (it read as a noun phrase, no one's).
+            # Only when what follows is a person's attribute: "Pressure from work is killing me" is no one.
+            i = known_from
+            if name not in self.persons:
+                self.persons.append(name)
+            shown_end = words[i - 1][2]
+            return self._reported(words, i, name) or _Subject(
+                name, self._third_owner(name), self.text[s0:shown_end], shown_end, kind="name"
+            )
         verb = words[i][0].lower()
         if (
             named == 1
