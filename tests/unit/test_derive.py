@@ -3402,3 +3402,9 @@ def test_someone_known_from_somewhere_is_that_person(text, subject, attribute, v
                                   "Stuff from home arrived.", "Letters from home are the best."])  # fmt: skip
 def test_what_comes_from_somewhere_is_no_one(text):
     assert all(a.attribute is None and a.subject not in ("Help", "Pressure", "Stuff", "Letters") for a in run(text))
+
+
+@pytest.mark.parametrize("text", ["Love from Paris!", "Lots of love from all of us.", "Love to all.", "Love ya"])
+def test_a_loving_sign_off_is_no_taste(text):
+    # "Love from Paris!" was "Alice loves from Paris." (a taste "from paris"), "Love ya" a taste "ya"
+    assert run(text) == []

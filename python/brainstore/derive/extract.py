@@ -585,7 +585,8 @@ _JOBS = set(
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
 _PRONOUN_VALUES = {
     "it", "that", "this", "them", "him", "her", "you", "u", "me", "us", "those", "these", "one", "so", "too",
-    "the idea", "the sound of that", "what you", "how", "to", "mine", "yours", "everything", "all",
+    "the idea", "the sound of that", "what you", "how", "to", "mine", "yours", "everything", "all", "ya", "y'all",
+    "yall", "you all", "you guys", "ye",
 }  # fmt: skip
 _VACUOUS = {
     "said", "says", "say", "told", "tells", "tell", "asked", "asks", "ask", "wrote", "writes", "replied",
@@ -665,7 +666,10 @@ _FILLER = re.compile(
     r"|sounds\s+(?:good|great|fun|amazing)|same\s+here|me\s+too|let\s+me\s+know"
     # ("Keep going after your dreams!": an urging with something in it, see _ENCOURAGE)
     r"|keep\s+(?:it\s+up|going(?!\s+(?:for|after|towards?)\b)|up)"
-    r"|hope\s+(?:you|it|that|so)|wish\s+me|love\s+you|miss\s+you|catch\s+you|fingers\s+crossed|rest\s+assured)\b",
+    r"|hope\s+(?:you|it|that|so)|wish\s+me|love\s+you|miss\s+you|catch\s+you|fingers\s+crossed|rest\s+assured"
+    # ("Love from Paris!", "Lots of love to all": a sign-off; "Love to hike!" is a taste)
+    r"|(?:lots\s+of\s+|much\s+|all\s+my\s+)?love\s+(?:from|to\s+(?:all|you|everyone|everybody|the\s+family))"
+    r"|love\s+ya)\b",
     re.I,
 )
 _QUESTION_START = re.compile(
