@@ -1128,6 +1128,18 @@ def test_relative_times_do_not_double_the_preposition():
     assert b.statement == "Alice flies to Tokyo on 10 October 2024."
 
 
+def test_a_month_and_day_in_figures_is_a_date():
+    # "on 5/1" was no time at all: the move dated when said
+    a = one("I moved to Denver on 5/1.")
+    assert (a.attribute, a.valid_from, a.statement) == (
+        "lives_in",
+        datetime(2023, 5, 1, tzinfo=UTC),
+        "Alice moved to Denver on 1 May 2023.",
+    )
+    b = one("I'm in Paris from the 10th to the 15th.")
+    assert (b.valid_from, b.valid_to) == (datetime(2023, 5, 10, tzinfo=UTC), datetime(2023, 5, 16, tzinfo=UTC))
+
+
 def test_triples_read_as_english():
     def stmt(predicate, value, subject="Alice"):
         return one({"kind": "fact", "subject": subject, "predicate": predicate, "value": value}).statement

@@ -319,6 +319,38 @@ def test_seasons_holidays_days_of_the_month_and_counted_weekdays(text, start, en
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "end", "shown"),
+    [
+        # a year first, with slashes, as with dashes
+        ("I moved to Denver on 2023/05/01", d(2023, 5, 1), None, "on 1 May 2023"),
+        ("I moved to Denver on 2023/5/1", d(2023, 5, 1), None, "on 1 May 2023"),
+        # a month and day without a year: month first (as "5/1/2023" is read), the day first only when
+        # the first number is no month; the year by direction, as "May 1" takes one
+        ("I moved to Denver on 5/1", d(2023, 5, 1), None, "on 1 May 2023"),
+        ("I moved to Denver on 13/4", d(2023, 4, 13), None, "on 13 April 2023"),
+        ("I'm moving to Denver on 6/15", d(2023, 6, 15), None, "on 15 June 2023"),
+        ("I'm in Paris until 6/30", BASE, d(2023, 7, 1), "until 30 June 2023"),
+        ("I worked at Acme from 3/1 to 4/15", d(2023, 3, 1), d(2023, 4, 16), "from 1 March 2023 to 15 April 2023"),
+        # days of the month as a range: the end the way the clause points, the start the latest before it
+        ("I'm in Paris from the 10th to the 15th", d(2023, 5, 10), d(2023, 5, 16), "from 10 May 2023 to 15 May 2023"),
+        ("I'm in Paris from the 28th to the 3rd", d(2023, 5, 28), d(2023, 6, 4), "from 28 May 2023 to 3 June 2023"),
+        ("I was in Paris from the 1st to the 5th", d(2023, 5, 1), d(2023, 5, 6), "from 1 May 2023 to 5 May 2023"),
+    ],
+)
+def test_numeric_dates_without_a_year_and_ranges_of_days(text, start, end, shown):
+    span = resolve_span(text, BASE)
+    assert (span.valid_from, span.valid_to) == (start, end)
+    assert [render(e) for e in span.exprs] == [shown]
+
+
+@pytest.mark.parametrize(
+    "text", ["I rated it 4/5", "I'm on call 24/7", "The score was 3/2", "He was the 5th to arrive", "I read 3/4 to 4/5 of it"]
+)
+def test_a_fraction_or_rank_is_no_date(text):
+    assert find_time_expressions(text, BASE) == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "I love Christmas", "The fall was hard", "It was the 5th time I called", "I live on the 3rd floor",

@@ -124,8 +124,10 @@ _HOLIDAY = r"(?i:christmas(?:\s+(?:eve|day))?|new\s+year['\u2019]?s(?:\s+(?:eve|
 _ATOM = (
     r"(?:"
     rf"(?P<part>{_PART_HEAD}{_PART_OF})(?![\w])"
-    rf"|(?P<iso>{_YEAR}-\d\d-\d\d)(?:[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    rf"|(?P<iso>{_YEAR}-\d\d-\d\d|{_YEAR}/\d{{1,2}}/\d{{1,2}}(?![/\d]))(?:[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|(?P<num>\d{1,2}/\d{1,2}/(?:\d{4}|\d\d))"
+    # "on 5/1", "until 6/30": a month and day, read as a date only as a bound or a day (see _anchored)
+    r"|(?P<md>(?<![/\d])\d{1,2}/\d{1,2})(?![/\d])"
     rf"|(?P<dmy>(?i:the\s+)?{_ORD}(?:\s+of)?\s+{_MON}(?:,?\s+{_YEAR})?)"
     rf"|(?P<mdy>{_MON}\s+{_ORD}(?:,?\s+{_YEAR})?)(?![\d:])"
     rf"|(?P<my>{_MON},?\s+(?:of\s+)?(?:{_YEAR}|['\u2019]\d\d(?!\d)))"
@@ -140,7 +142,7 @@ _ATOM = (
     rf"|(?P<holiday>{_HOLIDAY})"
     r"|(?P<weekend>(?i:the\s+weekend))"
     r"|(?P<dom>(?i:the\s+)\d{1,2}(?i:st|nd|rd|th)(?!\s*(?:of\b|[-\u2013]))"
-    r"(?!\s+(?!(?:at|and|or|but|so|then|because|when|if|i|we|you|he|she|they|it|for|with|in)\b)[a-z]))"
+    r"(?!\s+(?!(?:at|and|or|but|so|then|because|when|if|i|we|you|he|she|they|it|for|with|in|to|until|till|through|thru)\b)[a-z]))"
     r"|(?P<word>(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night))"
     rf"|(?P<relunit>{_REL}\s+(?i:week(?:end)?|month|year|decade))"
     rf"|(?P<relmon>{_REL}\s+{_MON})"
@@ -201,10 +203,10 @@ _DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|af
 
 
 def _anchored(m: re.Match[str], text: str) -> bool:
-    if m.lastgroup in ("season", "holiday", "weekend", "dom"):
+    if m.lastgroup in ("season", "holiday", "weekend", "dom", "md"):
         if m.lastgroup == "season" and re.search(r"\d", m.group(0)):
             return True
-        anchor = _DAY_ANCHOR_RE if m.lastgroup == "dom" else _NOUN_ANCHOR_RE
+        anchor = _DAY_ANCHOR_RE if m.lastgroup in ("dom", "md") else _NOUN_ANCHOR_RE
         if m.lastgroup == "holiday" and re.search(r"(?i:\bfor\s+)$", text[max(0, m.start() - 5) : m.start()]):
             return True
         return anchor.search(text, max(0, m.start() - 16), m.start()) is not None
@@ -332,7 +334,10 @@ def _resolve_atom(
             month = 1 if "end" not in head.group(0).lower() else 12  # type: ignore[union-attr]
             return got[0].replace(month=month), "month", got[2]
         if g in ("iso", "a_iso"):
-            return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), tzinfo=base.tzinfo), "day", False
+            y, mo, dd = (int(n) for n in re.findall(r"\d+", s)[:3])
+            return datetime(y, mo, dd, tzinfo=base.tzinfo), "day", False
+        if g == "md":
+            return _month_day(s, base, future)
         if g == "year":
             return datetime(int(s), 1, 1, tzinfo=base.tzinfo), "year", False
         if g == "shortyear":  # "back in '19" (ValueError before the year 1)
@@ -521,6 +526,16 @@ _MONTH_NAME_RE = re.compile(_MON)
 _DAY_RE = re.compile(r"(?<!\d)(\d{1,2})(?!\d)")
 
 
+def _month_day(fragment: str, base: datetime, future: bool) -> tuple[datetime, str, bool] | None:
+    """ "5/1": month first, as a numeric date with a year is read ("5/1/2023" is 1 May), unless the first
+    number cannot be a month ("13/4": 13 April); its year is chosen by direction as "May 1" would be."""
+    first, second = (int(n) for n in fragment.split("/"))
+    month, day = (first, second) if first <= 12 else (second, first)
+    if not 1 <= month <= 12 or day < 1:
+        return None
+    return _month_named_date(f"{calendar.month_name[month]} {day}", base, future)
+
+
 def _ago_and_a_half(low: str, base: datetime) -> tuple[datetime, str, bool] | None:
     """ "three and a half years ago", "a month and a half ago": the moment that far back, as precise as
     its unit (a year, a month: never the day a half would pretend to)."""
@@ -653,7 +668,7 @@ def _dateparser(fragment: str, base: datetime) -> tuple[datetime, str] | None:
     return _floor(dt, period), period
 
 
-_YEARLESS = ("mon", "dmy", "mdy", "holiday", "season")
+_YEARLESS = ("mon", "dmy", "mdy", "holiday", "season", "md")
 
 
 def _lend_year(a: tuple[datetime, str, bool], b: tuple[datetime, str, bool]) -> tuple[datetime, str, bool]:
@@ -790,6 +805,12 @@ def find_time_expressions(
             and not (mid in ("-", "\u2013") or _ANCHOR_RE.search(text, max(0, r.start() - 16), r.start()))
         ):
             continue
+        if (
+            {ma.lastgroup, mb.lastgroup} & {"dom", "md"}
+            and not r.group("lead")
+            and not _DAY_ANCHOR_RE.search(text, max(0, r.start() - 16), r.start())
+        ):
+            continue  # "the 5th to the 10th" or "3/4 to 4/5" is a date only where a day is (see _anchored)
         looked += 1
         # a weekday in a range points as a bare one does ("I'll be in Tokyo from Monday to Friday": the
         # coming Monday, in any tense that is not past), and a weekday ending it is the first on or
@@ -800,6 +821,12 @@ def find_time_expressions(
             continue
         if mb.lastgroup == "wd" and ra[1] == "day":
             rb = ra[0] + timedelta(days=(_WEEKDAYS[mb.group(0).lower()] - ra[0].weekday()) % 7), "day", True
+        if ma.lastgroup == "dom" and mb.lastgroup == "dom":
+            # "from the 10th to the 15th": the end taken the way the clause points, the start the latest
+            # such day before it (said on the 12th, the 10th of this month: a stay under way)
+            ra = _resolve_atom(ma, rb[0] - timedelta(days=1))
+            if ra is None:
+                continue
         # "from May to July": one range, its end taken the way the clause points, its start in that
         # end's year; each half read alone had put May this year and July the last, a range reversed
         if ma.lastgroup in _YEARLESS and ra[2] and (not rb[2] or mb.lastgroup in _YEARLESS):
