@@ -984,6 +984,31 @@ def test_since_an_event_no_rule_dates_is_some_time_before_now(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # fronted, with or without its comma: was nothing, or a home from the moment of speech
+        ("Since the wedding I have lived in Denver.", "Alice has lived in Denver since the wedding."),
+        ("Since the wedding, I have lived in Denver.", "Alice has lived in Denver since the wedding."),
+        ("Ever since the move, I've lived in Denver.", "Alice has lived in Denver ever since the move."),
+        ("Since my divorce I've lived in Denver.", "Alice has lived in Denver since Alice's divorce."),
+        ("Since college I have worked at Acme.", "Alice has worked at Acme since college."),
+        # "ever" is no part of the place
+        ("I've lived in Denver ever since the move.", "Alice has lived in Denver ever since the move."),
+    ],
+)
+def test_since_an_undated_event_fronted_or_after_ever_is_some_time_before_now(text, statement):
+    a = one(text)
+    assert (a.statement, a.valid_from, a.valid_to) == (statement, UNKNOWN_START, None)
+    assert a.attribute in ("lives_in", "works_at") and a.value in ("denver", "acme")
+
+
+def test_since_with_a_clause_of_its_own_is_no_fronted_time():
+    # "the kids left" is a clause: split off as before, the home not dated by it
+    out = run("Since the kids left, I've lived alone.")
+    assert not any("since the kids left" in a.statement for a in out)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "I moved to Denver when I was 25.",

@@ -723,7 +723,7 @@ _ENDING = re.compile(
 )
 _CUT = re.compile(
     r"\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
-    r"|\s+(?:since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
+    r"|\s+(?:ever\s+since|since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
     r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
     r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time|yet|btw|between"
@@ -1634,6 +1634,14 @@ _FRONT = re.compile(
 # saw ..."): it goes with the statement, at its end, like a fronted date
 _GERUND_FRONT = re.compile(r"(?:after|before|while|since|upon|when)\s+(?P<ing>[a-z]+ing)\b", re.I)
 _ACCORDING_FRONT = re.compile(r"according\s+to\b", re.I)
+# A start told by an event named in a short noun phrase ("Since the wedding(,) I've lived ...", "Ever since
+# the move, ..."): it goes with the statement, at its end, where "since the wedding" already dates a state
+# from an unknown time (see _SINCE_EVENT); without its comma, the clause read "the wedding" as its subject
+_SINCE_FRONT = re.compile(
+    r"(?:ever\s+)?since(?=\s+(?:(?:the|my|our|his|her|their)\s+[a-z]+(?:\s+(?P<second>[a-z]+))?|college|school"
+    r"|high\s+school|grad\s+school|uni|university|graduation)(?:\s*,|\s+(?:I|we)['\u2019\s]))",
+    re.I,
+)
 # The words a fronted time may open on that are no name ("In 2019", "Back in 2015", "Last week")
 _TIME_LEAD = re.compile(
     r"(?:in|on|at|during|over|by|back|way|just|only|even|around|this|last|next|yesterday|today|tonight"
@@ -2450,7 +2458,7 @@ class _Run:
                 prev = None
                 continue
             sub = _SUBORDINATE.match(text, cs, ce)
-            if sub is not None:
+            if sub is not None and not self._since_front(cs, ce):
                 if not self._subordinate(sub.group("sub"), sub.end(), ce) and _TIMES_WHAT_FOLLOWS.fullmatch(sub.group("sub")):
                     pending_when = (cs, ce)
                 # ("When I was 25, I moved ...": a stage of life; "When I got the offer, I quit": news)
@@ -2974,6 +2982,15 @@ class _Run:
             break
         return front, pos
 
+    def _since_front(self, pos: int, ce: int) -> re.Match[str] | None:
+        """A fronted "since <event>" (see _SINCE_FRONT) whose noun phrase is no clause: "Since the kids
+        left, ..." tells what happened, a fact of its own."""
+        m = _SINCE_FRONT.match(self.text, pos, ce)
+        if m is None:
+            return None
+        second = (m.group("second") or "").lower()
+        return None if second in _FINITE or second.endswith("ed") else m
+
     def _fronted_phrase_end(self, pos: int, ce: int) -> tuple[int, int] | None:
         """Where a fronted "after/while ... <gerund> ..." or "according to ..." phrase ends and where the
         first-person subject after it starts: at its comma if it has one, else at the first "I"/"we"."""
@@ -2981,7 +2998,7 @@ class _Run:
         if m is not None and not _is_gerund(m.group("ing")):
             m = None
         # "According to my doctor, I have high blood pressure" was "Alice is according to Alice's doctor"
-        m = m or _ACCORDING_FRONT.match(self.text, pos, ce)
+        m = m or _ACCORDING_FRONT.match(self.text, pos, ce) or self._since_front(pos, ce)
         if m is None:
             return None
         rest = self.words(m.end(), ce)
@@ -2993,7 +3010,7 @@ class _Run:
             return rest[k - 1][2], rest[k][1]
         if comma + 1 < len(rest) and rest[comma + 1][0].lower() in FIRST_SG | FIRST_PL:
             return rest[comma][1], rest[comma + 1][1]
-        if comma + 1 < len(rest) and _ACCORDING_FRONT.match(self.text, pos, ce) and (
+        if comma + 1 < len(rest) and (_ACCORDING_FRONT.match(self.text, pos, ce) or self._since_front(pos, ce)) and (
             rest[comma + 1][0].lower() in _SUBJECT_OPENERS or is_name_token(rest[comma + 1][0])
         ):
             return rest[comma][1], rest[comma + 1][1]  # "According to Bob, Carol moved to Lima": Bob's report
@@ -3170,7 +3187,7 @@ class _Run:
                 out[0:2] = [(first_cs, out[1][1], first_conj)]
                 first_ce = out[0][1]
         sub = _SUBORDINATE.match(text, sub_at, first_ce)
-        if sub is not None:
+        if sub is not None and not self._since_front(sub_at, first_ce):
             # "Since I lost my job, things have been tough": the subordinate clause ends at the comma
             comma = text.find(",", sub_at, first_ce)
             if comma < 0:
@@ -4504,7 +4521,7 @@ class _Run:
                 narrower = re.sub(r"^\s*,?\s*(?=morning|afternoon|evening|night)", " in the ", text[fronted[1] : front[1]])
                 fronted = (earlier.group(1).lower() + " " if earlier else "") + fronted[2] + narrower.rstrip(" ,")
             shown = fronted or self._rewrite_simple(text[front[0] : front[1]].strip().rstrip(","))
-            if _GERUND_FRONT.match(shown) or _ACCORDING_FRONT.match(shown) or _TIME_LEAD.match(shown):
+            if _GERUND_FRONT.match(shown) or _ACCORDING_FRONT.match(shown) or re.match(r"(?i:ever\s+since)\b", shown) or _TIME_LEAD.match(shown):
                 shown = shown[:1].lower() + shown[1:]  # at the statement's end: "... moved to Oslo in 2019"
             source = ", " if _ACCORDING_FRONT.match(shown) else " "  # "..., according to Alice's doctor"
             out.append(source + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
