@@ -1165,6 +1165,14 @@ def test_a_month_and_day_in_figures_is_a_date():
     assert (b.valid_from, b.valid_to) == (datetime(2023, 5, 10, tzinfo=UTC), datetime(2023, 5, 16, tzinfo=UTC))
 
 
+def test_a_deadline_is_told_as_one():
+    # "by Friday" was "on 12 May 2023", the day it would be done rather than the latest
+    a = one(msg("Bob will send the deck by Friday.", role="user"))
+    assert (a.statement, a.valid_from) == ("Bob will send the deck by 12 May 2023.", datetime(2023, 5, 12, tzinfo=UTC))
+    b = one("I need to pay rent by the 15th.")
+    assert b.statement == "Alice needs to pay rent by 15 May 2023."
+
+
 def test_triples_read_as_english():
     def stmt(predicate, value, subject="Alice"):
         return one({"kind": "fact", "subject": subject, "predicate": predicate, "value": value}).statement

@@ -344,6 +344,21 @@ def test_numeric_dates_without_a_year_and_ranges_of_days(text, start, end, shown
 
 
 @pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # were the latest such day, a deadline already gone
+        ("I need to pay rent by the 15th", d(2023, 5, 15)),
+        ("I need to pay rent by June 15", d(2023, 6, 15)),
+        ("I need to pay rent by 6/15", d(2023, 6, 15)),
+        # told in the past, the deadline was
+        ("I had paid it by June 15", d(2022, 6, 15)),
+    ],
+)
+def test_a_deadline_points_ahead_unless_told_in_the_past(text, start):
+    assert resolve_span(text, BASE).valid_from == start
+
+
+@pytest.mark.parametrize(
     "text", ["I rated it 4/5", "I'm on call 24/7", "The score was 3/2", "He was the 5th to arrive", "I read 3/4 to 4/5 of it"]
 )
 def test_a_fraction_or_rank_is_no_date(text):

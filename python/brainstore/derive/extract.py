@@ -4437,9 +4437,10 @@ class _Run:
                 before = text[pos : m.start()]
                 if r[2].startswith(("in ", "on ", "since ", "until ")):
                     # "in April" -> "in April 2024", not "in in April 2024"
-                    before = re.sub(r"(?i)\b(?:in|on|at|during|by)\s+$", "", before)
+                    before = re.sub(r"(?i)\b(?:in|on|at|during)\s+$", "", before)
                 shown = r[2]
-                if re.search(r"(?i)\b(?:around|before|after|over|throughout|for)\s+$", before) and shown.startswith(("in ", "on ")):
+                # ("by Friday" -> "by 12 May 2023": a deadline, which "on 12 May 2023" would make the day)
+                if re.search(r"(?i)\b(?:around|before|after|over|throughout|for|by)\s+$", before) and shown.startswith(("in ", "on ")):
                     shown = shown.split(" ", 1)[1]  # "around 3 years ago" -> "around May 2020"
                 out.append(before)
                 out.append(shown)

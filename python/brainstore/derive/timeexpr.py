@@ -199,6 +199,7 @@ _NOUN_ANCHOR_RE = re.compile(
     r"(?i:\b(?:in|during|since|until|till|til|from|to|through|by|before|after|over|on|at|around"
     r"|throughout|as\s+of|starting)\s+)$"
 )
+_BY_RE = re.compile(r"(?i:\bby\s+)$")
 _DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through)\s+)$")
 
 
@@ -853,6 +854,9 @@ def find_time_expressions(
         # "since March" looks back whatever the tense; "until June 20" follows the tense, and so does a
         # start ("from Thursday", "starting in June") as the time alone would
         bound = word.startswith(("until", "till", "til", "through", "up")) if word else False
+        # "by June 15", "by the 15th": a deadline points as a bound does ("I need to pay rent by the 15th"
+        # is the coming one unless told in the past), though it dates the clause as a time at it
+        bound = bound or (not word and _BY_RE.search(text, max(0, m.start() - 4), m.start()) is not None)
         ahead = weekdays_ahead if m.lastgroup == "wd" else future
         res = _resolve_atom(m, base, bounds_ahead if bound else ahead and not word.startswith(("since", "ever")))
         if res is None:
