@@ -1173,6 +1173,26 @@ def test_a_deadline_is_told_as_one():
     assert b.statement == "Alice needs to pay rent by 15 May 2023."
 
 
+@pytest.mark.parametrize(
+    ("text", "value", "statement"),
+    [
+        # "through the 15th" was part of the place and the employer
+        ("I'm staying in Paris through the 15th.", "paris", "Alice is staying in Paris until 15 May 2023."),
+        ("I worked at Acme through the 15th.", "acme", "Alice worked at Acme until 15 April 2023."),
+        ("I'll work at Acme through June.", "acme", "Alice will work at Acme until June 2023."),
+        # "from" before a range of days was said twice ("from from 10 June 2023 ...")
+        ("I'm staying in Paris from June 10 to 15.", "paris", "Alice is staying in Paris from 10 June 2023 to 15 June 2023."),
+    ],
+)
+def test_a_bound_through_a_day_is_no_part_of_the_value(text, value, statement):
+    a = one(text)
+    assert (a.value, a.statement) == (value, statement)
+
+
+def test_through_with_no_time_stays_in_the_value():
+    assert one("I live in a cabin through the woods.").value == "cabin through the woods"
+
+
 def test_triples_read_as_english():
     def stmt(predicate, value, subject="Alice"):
         return one({"kind": "fact", "subject": subject, "predicate": predicate, "value": value}).statement

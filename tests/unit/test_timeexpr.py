@@ -344,6 +344,22 @@ def test_numeric_dates_without_a_year_and_ranges_of_days(text, start, end, shown
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # days of one month joined by a word, as by a dash (were the first day alone)
+        ("I'm in Paris June 10 to 15", d(2023, 6, 10), d(2023, 6, 16)),
+        ("I'm in Paris June 10th through the 15th", d(2023, 6, 10), d(2023, 6, 16)),
+        # "thru" as "through" (was no bound: the job closed when it was said)
+        ("I worked at Acme thru 2019", UNKNOWN_START, d(2020, 1, 1)),
+        ("I'm in Paris thru the 15th", BASE, d(2023, 5, 16)),
+    ],
+)
+def test_days_of_a_month_joined_by_a_word_and_thru(text, start, end):
+    span = resolve_span(text, BASE, state=True)
+    assert (span.valid_from, span.valid_to) == (start, end)
+
+
+@pytest.mark.parametrize(
     ("text", "start"),
     [
         # were the latest such day, a deadline already gone

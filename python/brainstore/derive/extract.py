@@ -731,7 +731,11 @@ _CUT = re.compile(
     r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
     r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d"
     r"|soon|the\s+other\s+(?:day|night|week))\b"
-    rf"|\s+{AGO}\b",  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
+    rf"|\s+{AGO}\b"  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
+    # "(staying in Paris) through the 15th", "through June": a bound, as "until" is ("through the woods" is not)
+    r"|\s+(?:through|thru)(?=\s+(?:the\s+)?(?:\d|end\b|next\b|this\b|tomorrow\b|tonight\b|mid\b|early\b|late\b"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s|$)"
+    r"|spring\b|summer\b|fall\b|autumn\b|winter\b))",
     re.I,
 )
 # "(moved to Paris) early next year", "back in '19": a word that leads a time is no part of a place

@@ -162,14 +162,15 @@ _PART_HEAD_RE = re.compile(_PART_HEAD)
 _PLAIN_ATOM = re.sub(r"\(\?P<\w+>", "(?:", _ATOM)
 _RANGE_RE = re.compile(
     rf"(?P<lead>\b(?i:from|between)\s+)?(?P<a>(?<![\w-]){_PLAIN_ATOM})"
-    rf"(?P<mid>\s*(?:[-\u2013]|\s(?i:to|until|till|through|and)\s)\s*)(?P<b>{_PLAIN_ATOM})(?!\w)"
+    rf"(?P<mid>\s*(?:[-\u2013]|\s(?i:to|until|till|through|thru|and)\s)\s*)(?P<b>{_PLAIN_ATOM})(?!\w)"
 )
 _DAY_RANGE_RE = re.compile(
-    rf"(?<![\w-])(?P<mon>{_MON})\s+(?P<d1>\d{{1,2}})(?i:st|nd|rd|th)?\s*[-\u2013]\s*(?P<d2>\d{{1,2}})(?i:st|nd|rd|th)?"
+    rf"(?<![\w-])(?:(?i:from)\s+)?(?P<mon>{_MON})\s+(?P<d1>\d{{1,2}})(?i:st|nd|rd|th)?"
+    r"(?:\s*[-\u2013]\s*|\s+(?i:to|through|thru|till|until)\s+(?i:the\s+)?)(?P<d2>\d{1,2})(?i:st|nd|rd|th)?"
     rf"(?![\w:])(?:,?\s+(?P<y>{_YEAR}))?"
 )
 _PREFIX_RE = re.compile(
-    r"(?i:\b(since|from|starting(?:\s+(?:in|on|from))?|as\s+of|beginning(?:\s+in)?|until|till|til|through|up\s+to|ever\s+since)\s+)$"
+    r"(?i:\b(since|from|starting(?:\s+(?:in|on|from))?|as\s+of|beginning(?:\s+in)?|until|till|til|through|thru|up\s+to|ever\s+since)\s+)$"
 )
 # Whether a text may hold a time at all: yesterday, today, tonight, tomorrow, ago, back, earlier, last,
 # this, next, past, previous, coming, the seasons and holidays, the weekdays, night, "-ties", every, each,
@@ -186,7 +187,7 @@ _QUICK = re.compile(
 # A bare year or month name is a time only after one of these words ("in 2019", "since March"), or as
 # the first half of a range ("2015-2018"); "2000 people" and "May I" are not times.
 _ANCHOR_RE = re.compile(
-    r"(?i:\b(?:in|of|since|until|till|from|to|through|by|before|after|back|during|around|circa|early|late"
+    r"(?i:\b(?:in|of|since|until|till|from|to|through|thru|by|before|after|back|during|around|circa|early|late"
     r"|mid|throughout|for|as\s+of|starting)\s+)$"
 )
 
@@ -196,11 +197,11 @@ _ANCHOR_RE = re.compile(
 # no time); "I love Christmas" and "the fall was hard" are not times. A day
 # of the month alone only as a bound or a day ("until the 15th", "on the 3rd"): "the 5th time" is none.
 _NOUN_ANCHOR_RE = re.compile(
-    r"(?i:\b(?:in|during|since|until|till|til|from|to|through|by|before|after|over|on|at|around"
+    r"(?i:\b(?:in|during|since|until|till|til|from|to|through|thru|by|before|after|over|on|at|around"
     r"|throughout|as\s+of|starting)\s+)$"
 )
 _BY_RE = re.compile(r"(?i:\bby\s+)$")
-_DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through)\s+)$")
+_DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through|thru)\s+)$")
 
 
 def _anchored(m: re.Match[str], text: str) -> bool:
@@ -853,7 +854,7 @@ def find_time_expressions(
         word = p.group(1).lower() if p is not None else ""
         # "since March" looks back whatever the tense; "until June 20" follows the tense, and so does a
         # start ("from Thursday", "starting in June") as the time alone would
-        bound = word.startswith(("until", "till", "til", "through", "up")) if word else False
+        bound = word.startswith(("until", "till", "til", "through", "thru", "up")) if word else False
         # "by June 15", "by the 15th": a deadline points as a bound does ("I need to pay rent by the 15th"
         # is the coming one unless told in the past), though it dates the clause as a time at it
         bound = bound or (not word and _BY_RE.search(text, max(0, m.start() - 4), m.start()) is not None)
@@ -865,7 +866,7 @@ def find_time_expressions(
         start, kind, until = m.start(), "at", None
         if p is not None:
             start = p.start(1)
-            if word.startswith(("until", "till", "til", "through", "up")):
+            if word.startswith(("until", "till", "til", "through", "thru", "up")):
                 kind, until = "until", _period_end(when, period)
             else:
                 kind = "since"
