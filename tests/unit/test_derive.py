@@ -1002,10 +1002,23 @@ def test_since_an_undated_event_fronted_or_after_ever_is_some_time_before_now(te
     assert a.attribute in ("lives_in", "works_at") and a.value in ("denver", "acme")
 
 
-def test_since_with_a_clause_of_its_own_is_no_fronted_time():
-    # "the kids left" is a clause: split off as before, the home not dated by it
-    out = run("Since the kids left, I've lived alone.")
-    assert not any("since the kids left" in a.statement for a in out)
+def test_since_a_clause_of_the_speaker_s_own_is_told_apart():
+    # "my mom left" is a fact of its own (see _SUBORDINATE), split off as before
+    out = run("Since my mom left, I've lived alone.")
+    assert [a.statement for a in out] == ["Alice's mom left.", "Alice has lived alone."]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # without its comma was nothing; with it, the state was dated when said
+        ("Since the pandemic started I have worked from home.", "Alice has worked from home since the pandemic started."),
+        ("Since the kids left, I've lived alone.", "Alice has lived alone since the kids left."),
+    ],
+)
+def test_since_an_undated_event_told_in_a_short_clause(text, statement):
+    a = one(text)
+    assert (a.statement, a.valid_from) == (statement, UNKNOWN_START)
 
 
 @pytest.mark.parametrize(

@@ -1642,7 +1642,7 @@ _ACCORDING_FRONT = re.compile(r"according\s+to\b", re.I)
 # the move, ..."): it goes with the statement, at its end, where "since the wedding" already dates a state
 # from an unknown time (see _SINCE_EVENT); without its comma, the clause read "the wedding" as its subject
 _SINCE_FRONT = re.compile(
-    r"(?:ever\s+)?since(?=\s+(?:(?:the|my|our|his|her|their)\s+[a-z]+(?:\s+(?P<second>[a-z]+))?|college|school"
+    r"(?:ever\s+)?since(?=\s+(?:(?P<det>the|my|our|his|her|their)\s+[a-z]+(?:\s+(?P<second>[a-z]+))?|college|school"
     r"|high\s+school|grad\s+school|uni|university|graduation)(?:\s*,|\s+(?:I|we)['\u2019\s]))",
     re.I,
 )
@@ -2987,13 +2987,15 @@ class _Run:
         return front, pos
 
     def _since_front(self, pos: int, ce: int) -> re.Match[str] | None:
-        """A fronted "since <event>" (see _SINCE_FRONT) whose noun phrase is no clause: "Since the kids
-        left, ..." tells what happened, a fact of its own."""
+        """A fronted "since <event>" (see _SINCE_FRONT). "Since my mom left, ..." is a clause of the
+        speaker's own, a fact told apart (see _SUBORDINATE); "Since the pandemic started I ..." dates
+        what follows as "since the pandemic" would."""
         m = _SINCE_FRONT.match(self.text, pos, ce)
         if m is None:
             return None
         second = (m.group("second") or "").lower()
-        return None if second in _FINITE or second.endswith("ed") else m
+        clause = second in _FINITE or second.endswith("ed")
+        return None if clause and (m.group("det") or "").lower() in ("my", "our") else m
 
     def _fronted_phrase_end(self, pos: int, ce: int) -> tuple[int, int] | None:
         """Where a fronted "after/while ... <gerund> ..." or "according to ..." phrase ends and where the
