@@ -375,7 +375,8 @@ def test_a_deadline_points_ahead_unless_told_in_the_past(text, start):
 
 
 @pytest.mark.parametrize(
-    "text", ["I rated it 4/5", "I'm on call 24/7", "The score was 3/2", "He was the 5th to arrive", "I read 3/4 to 4/5 of it"]
+    "text", ["I rated it 4/5", "I'm on call 24/7", "The score was 3/2", "He was the 5th to arrive", "I read 3/4 to 4/5 of it",
+     "I ran on 2/3 of the days"]
 )
 def test_a_fraction_or_rank_is_no_date(text):
     assert find_time_expressions(text, BASE) == []

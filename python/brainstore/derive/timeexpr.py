@@ -127,7 +127,7 @@ _ATOM = (
     rf"|(?P<iso>{_YEAR}-\d\d-\d\d|{_YEAR}/\d{{1,2}}/\d{{1,2}}(?![/\d]))(?:[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
     r"|(?P<num>\d{1,2}/\d{1,2}/(?:\d{4}|\d\d))"
     # "on 5/1", "until 6/30": a month and day, read as a date only as a bound or a day (see _anchored)
-    r"|(?P<md>(?<![/\d])\d{1,2}/\d{1,2})(?![/\d])"
+    r"|(?P<md>(?<![/\d])\d{1,2}/\d{1,2})(?![/\d]|\s+of\b)"  # "on 2/3 of the days": a fraction
     rf"|(?P<dmy>(?i:the\s+)?{_ORD}(?:\s+of)?\s+{_MON}(?:,?\s+{_YEAR})?)"
     rf"|(?P<mdy>{_MON}\s+{_ORD}(?:,?\s+{_YEAR})?)(?![\d:])"
     rf"|(?P<my>{_MON},?\s+(?:of\s+)?(?:{_YEAR}|['\u2019]\d\d(?!\d)))"
