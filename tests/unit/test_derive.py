@@ -3486,3 +3486,21 @@ def test_what_comes_from_somewhere_is_no_one(text):
 def test_a_loving_sign_off_is_no_taste(text):
     # "Love from Paris!" was "Alice loves from Paris." (a taste "from paris"), "Love ya" a taste "ya"
     assert run(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("I'm currently a nurse.", "job", "nurse"),
+        ("I'm still a teacher.", "job", "teacher"),
+        ("Bob is also a doctor.", "job", "doctor"),
+        ("I'm now 30.", "age", "30"),
+        ("I got promoted to manager.", "job", "manager"),
+        ("She was promoted to director last month.", "job", "director"),
+    ],
+)
+def test_what_one_is_now_and_a_promotion_are_the_job_or_age(text, attribute, value):
+    # an adverb between the verb and the job or age ("I'm currently a nurse", "I'm now 30") hid it, and a
+    # promotion was no job
+    found = [a for a in run(msg(f"Carol called. {text}" if text.startswith("She") else text, role="user")) if a.attribute]
+    assert [(a.attribute, a.value) for a in found] == [(attribute, value)]

@@ -580,6 +580,10 @@ _JOBS = set(
         "recruiter",
         "realtor",
         "tailor",
+        "director",
+        "supervisor",
+        "president",
+        "vp",
     ]
 )
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
@@ -832,6 +836,9 @@ def _p(attr: str, rx: str, **kw: Any) -> _Pattern:
     return _Pattern(attr, re.compile(_PRE + rx, re.I), **kw)
 
 
+# "I'm now a manager", "She's currently 30": an adverb of the present between the verb and what one is
+_NOW_ADVERB = r"(?:(?:now|currently|still|also|actually|already|finally|officially)\s+)?"
+
 _PATTERNS = [
     _p(
         "lives_in",
@@ -910,12 +917,20 @@ _PATTERNS = [
         check="job",
     ),
     # "I used to be a teacher": the job held before
-    _p("job", r"(?:am|is|are|was|(?<=\bused\sto\s)be)\s+(?:an?\s+)(?P<v>.+)", place=True, check="job"),
+    _p("job", rf"(?:am|is|are|was|(?<=\bused\sto\s)be)\s+{_NOW_ADVERB}(?:an?\s+)(?P<v>.+)", place=True, check="job"),
+    # "I got promoted to manager": the job held from then
+    _p(
+        "job",
+        r"(?:got|get|gets|getting|was|were|been|is|am|are)\s+(?:just\s+|finally\s+)?promoted\s+to\s+(?:an?\s+)?(?P<v>.+)",
+        change=True,
+        place=True,
+        check="job",
+    ),
     _p("studies_at", r"(?:study|studies|studied|studying)\s+at\s+(?P<v>.+)", place=True),
     _p("from", r"(?:am|is|are)\s+(?:originally\s+)?from\s+(?P<v>.+)", place=True),
     _p("from", r"grew\s+up\s+in\s+(?P<v>.+)", place=True),
     # ("I'm 35, not 34": the age and the one it corrects)
-    _p("age", r"(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s+(?:years?\s+old|y/?o))?(?:\s*,?\s*not\s+\d{1,3})?\s*$"),
+    _p("age", rf"(?:am|is|are)\s+{_NOW_ADVERB}(?P<v>\d{{1,3}})(?:\s+(?:years?\s+old|y/?o))?(?:\s*,?\s*not\s+\d{{1,3}})?\s*$"),
     _p("age", r"(?:turned|turn|turning|turns)\s+(?P<v>\d{1,3})\b", change=True),
     _p("married_to", r"(?:am|is|are|was|got|get|getting)?\s*married\s+to\s+(?P<v>.+)", place=True),
     _p("married_to", r"married\s+(?P<v>.+)", change=True, place=True, check="cap"),
