@@ -626,3 +626,28 @@ def test_the_context_tool_serves_only_the_components_the_key_may_read(tmp_path: 
         mounted.http.close()
         mount.close()
         service.stop()
+
+
+def test_a_write_retried_with_its_idempotency_key_is_made_once(tools: McpClient) -> None:
+    """A write tool took no Idempotency-Key: an agent retrying remember after a timeout (the overrun
+    error says it may still complete) stored the Record twice, and could not re-read to find out."""
+    remembered = {"content": "I moved to Oslo.", "idempotency_key": "turn-41"}
+    accepted = {"type": "t", "key": "k", "value": 1, "idempotency_key": "turn-42"}
+    first, again, other, object_first, object_again, conflict, unencodable, read = _call(
+        tools,
+        ("remember", remembered),
+        ("remember", remembered),
+        ("remember", {"content": "I moved to Oslo."}),
+        ("accept_object", accepted),
+        ("accept_object", accepted),
+        ("remember", {"content": "something else", "idempotency_key": "turn-41"}),
+        ("remember", {"content": "x", "idempotency_key": "tour-é"}),
+        ("get_object", {"type": "t", "key": "k"}),
+    )
+    assert not first.is_error and _body(again) == _body(first)
+    assert _body(other)["id"] != _body(first)["id"]  # no key: a new Record, as over /v1
+    assert not object_first.is_error and _body(object_again) == _body(object_first)
+    assert _body(read)["version"] == 1
+    assert conflict.is_error and _body(conflict)["code"] == "idempotency_conflict"
+    assert unencodable.is_error and _body(unencodable)["code"] == "invalid_request_body"
+    assert _body(unencodable)["message"].startswith("idempotency_key: ")

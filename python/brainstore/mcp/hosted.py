@@ -24,7 +24,7 @@ Invariants:
   gunicorn thread for ``call_timeout`` and then ended 500.
 - A gunicorn thread waits at most ``call_timeout`` seconds for one MCP call. A tool call that overruns
   is answered with a tool error carrying an internal_error Error body (the call may still complete:
-  re-read before retrying a write); anything else that overruns is a 500 internal_error.
+  retry a write with the same idempotency_key, or re-read first); anything else that overruns is a 500 internal_error.
 - Every HTTP failure under /mcp, the SDK's own included, is the spec's Error body.
 """
 
@@ -268,7 +268,7 @@ class McpMount:
         exc = error(
             "internal_error",
             f"the MCP call did not finish within {self.call_timeout:g} s; it may still complete: "
-            "re-read before retrying a write",
+            "retry a write with the same idempotency_key, or re-read first",
         )
         if isinstance(message, dict) and message.get("method") == "tools/call" and "id" in message:
             from brainstore.mcp.server import tool_error

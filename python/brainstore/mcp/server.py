@@ -31,7 +31,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from brainstore.api.validation import MAX_DEPTH, check_parsed_json
+from brainstore.api.validation import IDEMPOTENCY_KEY_MAX, MAX_DEPTH, check_parsed_json
 from brainstore.client import Client
 from brainstore.errors import BrainstoreError, error, invalid
 from brainstore.ids import new_id
@@ -226,6 +226,27 @@ Timestamp = Annotated[
 ]
 
 
+IdempotencyKey = Annotated[
+    str | None,
+    Field(
+        description="A new string for this write (1-255 printable ASCII characters). After a failure or a "
+        "timeout, send the same arguments with the same key: the write is made once, and the reply is the "
+        "first one's."
+    ),
+]
+
+
+def _idempotency_key(value: str | None) -> str | None:
+    """The Idempotency-Key header of a write: without it, a write retried after a timeout (which may
+    still have completed) was made twice. Only what a header carries is sent: any other character
+    failed in the HTTP client, an internal_error."""
+    if value is not None and not (
+        1 <= len(value) <= IDEMPOTENCY_KEY_MAX and value.isascii() and value.isprintable()
+    ):
+        raise invalid("idempotency_key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters")
+    return value
+
+
 def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
     """An MCPServer whose tools act on ``binding``'s Brain through the HTTP API."""
     # WARNING: the SDK configures root logging at this level if nothing else has (INFO is per-call noise).
@@ -261,6 +282,7 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
             dict[str, Any] | None,
             Field(description='Where it came from, e.g. {"name": "chat", "trust": "high|normal|low"}.'),
         ] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> CallToolResult:
         """Store a Record in this Brain's memory (rememberRecord).
 
@@ -273,7 +295,12 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
             binding,
             ctx,
             lambda c, b: c.remember_record(
-                b, content, source=source, visibility=visibility, occurred_at=occurred_at
+                b,
+                content,
+                source=source,
+                visibility=visibility,
+                occurred_at=occurred_at,
+                idempotency_key=_idempotency_key(idempotency_key),
             ),
         )
 
@@ -382,6 +409,7 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
             Integer,
             Field(description="Write only if the current version is this one (0: only if absent)."),
         ] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> CallToolResult:
         """Store a new version of a structured Object (acceptObject).
 
@@ -392,10 +420,13 @@ def build_server(binding: Binding, *, name: str = "brainstore") -> MCPServer:
         return _run(
             binding,
             ctx,
-            lambda c, b: (
-                c.accept_object(b, type, key, value, if_version=if_version)
-                if if_version is not None
-                else c.accept_object(b, type, key, value)
+            lambda c, b: c.accept_object(
+                b,
+                type,
+                key,
+                value,
+                idempotency_key=_idempotency_key(idempotency_key),
+                **({"if_version": if_version} if if_version is not None else {}),
             ),
         )
 
