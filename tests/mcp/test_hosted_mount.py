@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -204,6 +205,26 @@ def test_calls_notifications_and_tools_still_work(mounted: Mounted) -> None:
     assert profile.status_code == 200
     assert profile.json()["result"]["structuredContent"]["brain_id"] == "alice"
 
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_an_unknown_prompt_is_invalid_params_and_logs_no_error(
+    mounted: Mounted, caplog: pytest.LogCaptureFixture, era: str
+) -> None:
+    """The SDK raised a ValueError for a prompt it does not have: every such message, from any key,
+    logged an ERROR with its whole traceback and was answered with JSON-RPC code 0."""
+    params: dict[str, Any] = {"name": "x", "arguments": {"a": "b"}}
+    headers = {}
+    if era == "modern":
+        params["_meta"] = MODERN_META
+        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "prompts/get", "Mcp-Name": "x"}
+    with caplog.at_level(logging.WARNING):
+        response = mounted.post({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": params}, **headers)
+    if era == "modern":  # the SDK answers invalid params 400 in this era: the spec's Error body
+        assert error_of(response, 400, "invalid_request_body")["message"].endswith("(Unknown prompt)")
+    else:
+        assert response.status_code == 200
+        assert response.json()["error"]["code"] == -32602  # invalid params, as an unknown resource is
+    assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
 
 def test_a_tool_call_that_overruns_is_a_tool_error_and_frees_the_thread(mounted: Mounted) -> None:
     mounted.gate.clear()

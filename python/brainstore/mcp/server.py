@@ -28,7 +28,8 @@ import httpx
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from brainstore.api.validation import IDEMPOTENCY_KEY_MAX, MAX_DEPTH, check_parsed_json
@@ -212,6 +213,15 @@ class BrainstoreMCP(MCPServer):
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
                 raise
             return _json_result(_error_body(_argument_error(exc.__cause__)), is_error=True)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            # The SDK raised a ValueError: any key could log an ERROR with its traceback at will, and
+            # the answer was JSON-RPC code 0 (or -32603). An unknown resource is invalid params.
+            raise MCPError(code=INVALID_PARAMS, message="Unknown prompt")
+        return await super().get_prompt(name, arguments, context)
 
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
