@@ -155,6 +155,17 @@ def test_bad_bodies_are_error_bodies(
     assert body["message"].startswith(message)
 
 
+@pytest.mark.parametrize("method", ["tools/call", "tools/list", "ping", "foo/bar"])
+def test_a_request_without_an_id_is_refused_not_dropped(mounted: Mounted, method: str) -> None:
+    """The SDK took a request sent without its id for a notification: 202 Accepted, and a tools/call
+    so sent was never run, nor answered (a write the client took for accepted was not made)."""
+    params = {"name": "accept_object", "arguments": {"type": "t", "key": "k", "value": 1}}
+    body = error_of(mounted.post({"jsonrpc": "2.0", "method": method, "params": params}), 400, "invalid_request_body")
+    assert body["message"].startswith(f"id: is required: {method} is a request")
+    assert mounted.call("get_object", {"type": "t", "key": "k"}).json()["result"]["structuredContent"]["code"] == "object_not_found"
+    for notification in ("notifications/initialized", "notifications/cancelled"):  # MCP's notifications
+        assert mounted.post({"jsonrpc": "2.0", "method": notification, "params": {"requestId": 1}}).status_code == 202
+
 def test_the_sdks_own_refusals_become_error_bodies(mounted: Mounted) -> None:
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     error_of(mounted.post(message, Accept="text/html"), 406, "http_406")

@@ -22,6 +22,9 @@ Invariants:
   message whose answer is a stream (``subscriptions/listen``) is 400 invalid_request_body naming
   ``method``, at once: the SDK answers it with an SSE stream even in JSON-response mode, which held a
   gunicorn thread for ``call_timeout`` and then ended 500.
+- A request (any method but ``notifications/...``) without an id, or with an id that is neither a
+  string nor an integer, is 400 invalid_request_body naming ``id``: the SDK took it for a notification
+  (202, never run, never answered).
 - A gunicorn thread waits at most ``call_timeout`` seconds for one MCP call. A tool call that overruns
   is answered with a tool error carrying an internal_error Error body (the call may still complete:
   retry a write with the same idempotency_key, or re-read first); anything else that overruns is a 500 internal_error.
@@ -66,6 +69,8 @@ CALL_TIMEOUT = 30.0
 #: no handler for them (``subscriptions=False``); this refusal keeps a later SDK default from holding a
 #: thread either.
 STREAMING_ONLY = frozenset({"subscriptions/listen"})
+#: Every MCP notification's method begins so; a message of any other method is a request and needs an id.
+NOTIFICATION_PREFIX = "notifications/"
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 Exchange = tuple[int, list[tuple[bytes, bytes]], bytes]
@@ -205,6 +210,9 @@ class McpMount:
                 # the SDK took such a request for a notification: 202, not run, and no error for it
                 raise invalid("id", "must be a string or an integer (JSON-RPC 2.0; MCP never takes null)")
             method = message.get("method") if isinstance(message, dict) else None
+            if isinstance(method, str) and "id" not in message and not method.startswith(NOTIFICATION_PREFIX):
+                # the SDK took it for a notification too: 202, and a tools/call so sent never ran
+                raise invalid("id", f"is required: {method} is a request (only notifications/* go without an id)")
             if isinstance(method, str) and method in STREAMING_ONLY:
                 raise invalid(
                     "method",
