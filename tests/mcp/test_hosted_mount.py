@@ -683,3 +683,41 @@ def test_a_write_retried_with_its_idempotency_key_is_made_once(tools: McpClient)
     assert conflict.is_error and _body(conflict)["code"] == "idempotency_conflict"
     assert unencodable.is_error and _body(unencodable)["code"] == "invalid_request_body"
     assert _body(unencodable)["message"].startswith("idempotency_key: ")
+
+
+def test_every_request_thread_may_have_a_tool_call_running(tmp_path: Path) -> None:
+    """The tools ran on the event loop's default thread pool, 40 threads, first come first served: past
+    40 request threads the calls queued there, behind the fair dispatch's back (at --threads 64, one
+    tenant's 48 slow calls took all 40, and another tenant's call waited behind them until it overran)."""
+    threads = 48
+    registry = tmp_path / "keys.json"
+    key, _ = KeyRegistry(registry).create("test", "acme", brain="alice")
+    config = Config(engine="memory", key_registry=registry, threads=threads, rate_limit_per_minute=0)
+    service = Service(MemoryStore(), config=config)
+    service.start()
+    api = create_app(service)
+    arrived = threading.Semaphore(0)
+    gate = threading.Event()
+
+    def gated_api(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        arrived.release()
+        gate.wait()
+        return api(environ, start_response)
+
+    mount = McpMount(gated_api, config, call_timeout=20.0)
+    mounted = Mounted(mount, key, gate)
+    callers = [threading.Thread(target=mounted.call, args=("get_profile", {})) for _ in range(threads)]
+    try:
+        for caller in callers:
+            caller.start()
+        reached = 0
+        while reached < threads and arrived.acquire(timeout=3):
+            reached += 1
+        assert reached == threads  # every waiting request thread's call is running
+    finally:
+        gate.set()
+        for caller in callers:
+            caller.join(timeout=30)
+        mounted.http.close()
+        mount.close()
+        service.stop()

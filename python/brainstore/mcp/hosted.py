@@ -43,6 +43,7 @@ from http import HTTPStatus
 from types import SimpleNamespace
 from typing import Any
 
+import anyio.to_thread
 import falcon
 
 from brainstore.api.errors import error_body, from_falcon, retry_after
@@ -138,6 +139,13 @@ class McpMount:
     async def _serve(self) -> None:
         # The session manager's task group must live on the loop the requests run on.
         self._stopped = asyncio.Event()
+        # The tools run on this loop's thread pool (anyio's, 40 threads by default), which serves its
+        # waiters first come, first served: with fewer threads than gunicorn has, one tenant's slow
+        # calls took them all, and another's call, whose request thread the fair dispatch had kept
+        # free, waited behind them. A request thread waits on one call at a time; the second share is
+        # for calls that overran and are still finishing.
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens, 2 * self.config.threads)
         async with self.server.session_manager.run():
             self._started.set()
             await self._stopped.wait()
