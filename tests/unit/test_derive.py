@@ -3504,3 +3504,12 @@ def test_what_one_is_now_and_a_promotion_are_the_job_or_age(text, attribute, val
     # promotion was no job
     found = [a for a in run(msg(f"Carol called. {text}" if text.startswith("She") else text, role="user")) if a.attribute]
     assert [(a.attribute, a.value) for a in found] == [(attribute, value)]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [("I much prefer tea.", "Alice much prefers tea."), ("I sorta live in Denver.", "Alice sorta lives in Denver.")],
+)
+def test_a_hedge_before_the_verb_is_an_adverb(text, statement):
+    # were "Alice muches prefer tea." and "Alice sortas live in Denver."
+    assert [a.statement for a in run(text)] == [statement]

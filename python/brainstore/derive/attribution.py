@@ -91,7 +91,7 @@ ADVERBS = {
     "even", "already", "kinda", "mostly", "only", "certainly", "honestly", "seriously", "personally",
     "generally", "rarely", "barely", "hardly", "simply", "literally", "basically", "especially", "mainly",
     "constantly", "probably", "once", "too", "both", "all", "def", "officially", "originally", "apparently",
-    "secretly", "slowly", "again", "almost", "nearly", "sort", "kind", "of",
+    "secretly", "slowly", "again", "almost", "nearly", "sort", "kind", "of", "sorta", "much",
 }  # fmt: skip
 MODALS = {
     "can", "could", "will", "would", "shall", "should", "may", "might", "must", "cannot", "can't", "won't",
