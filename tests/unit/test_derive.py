@@ -3513,3 +3513,25 @@ def test_what_one_is_now_and_a_promotion_are_the_job_or_age(text, attribute, val
 def test_a_hedge_before_the_verb_is_an_adverb(text, statement):
     # were "Alice muches prefer tea." and "Alice sortas live in Denver."
     assert [a.statement for a in run(text)] == [statement]
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("I was born in Ohio.", [("from", "ohio", None)]),
+        ("I was born and raised in Ohio.", [("from", "ohio", None)]),
+        ("I grew up in Ohio.", [("from", "ohio", None)]),
+        ("I'm from Ohio originally.", [("from", "ohio", None)]),
+        ("I grew up in Ohio but now live in Denver.", [("from", "ohio", None), ("lives_in", "denver", None)]),
+        ("I work at Google but now live in London.", [("works_at", "google", None), ("lives_in", "london", None)]),
+    ],
+)
+def test_where_one_is_from_never_ends_and_a_second_verb_may_follow_an_adverb(text, facts):
+    # "born and raised" was two clauses ("Alice was born.", "Alice raised in Ohio."), "born in Ohio" no origin,
+    # "I grew up in Ohio" an origin that ended when said, "ohio originally" a value, and "but now live in
+    # Denver" no second clause
+    assert [(a.attribute, a.value, a.valid_to) for a in run(text)] == facts
+
+
+def test_born_in_a_year_is_no_place():
+    assert all(a.attribute != "from" for a in run("I was born in 1990."))

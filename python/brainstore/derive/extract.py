@@ -688,7 +688,8 @@ _QUESTION_START = re.compile(
 _LOWER_I = r"i(?!\.e\b|[\w'\u2019])"
 _SPLIT = re.compile(
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
-    r"|,?\s+(?P<conj>and|but|so|even\s+though|though|although|whereas|while|plus)\s+"
+    # ("born and raised in Ohio": one participle phrase)
+    r"|,?\s+(?P<conj>(?<!\bborn\s)and(?!\s+(?:raised|bred)\b)|but|so|even\s+though|though|although|whereas|while|plus)\s+"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b"
     # "in the meantime, i donated ...": chat writes "i" in lower case ("i.e." is no pronoun)
     rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b)",
@@ -734,7 +735,7 @@ _CUT = re.compile(
     # a chat tail ("I live in Denver lol")
     r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
     r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d"
-    r"|soon|the\s+other\s+(?:day|night|week))\b"
+    r"|soon|the\s+other\s+(?:day|night|week)|originally)\b"
     rf"|\s+{AGO}\b"  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     # "(staying in Paris) through the 15th", "through June": a bound, as "until" is ("through the woods" is not)
     r"|\s+(?:through|thru)(?=\s+(?:the\s+)?(?:\d|end\b|next\b|this\b|tomorrow\b|tonight\b|mid\b|early\b|late\b"
@@ -929,6 +930,8 @@ _PATTERNS = [
     _p("studies_at", r"(?:study|studies|studied|studying)\s+at\s+(?P<v>.+)", place=True),
     _p("from", r"(?:am|is|are)\s+(?:originally\s+)?from\s+(?P<v>.+)", place=True),
     _p("from", r"grew\s+up\s+in\s+(?P<v>.+)", place=True),
+    # "I was born in Ohio", "born and raised in Leeds" (not "born in 1990": a place is a name)
+    _p("from", r"(?:was|were)\s+born\s+(?:and\s+(?:raised|bred)\s+)?in\s+(?:the\s+)?(?P<v>.+)", place=True, check="cap"),
     # ("I'm 35, not 34": the age and the one it corrects)
     _p("age", rf"(?:am|is|are)\s+{_NOW_ADVERB}(?P<v>\d{{1,3}})(?:\s+(?:years?\s+old|y/?o))?(?:\s*,?\s*not\s+\d{{1,3}})?\s*$"),
     _p("age", r"(?:turned|turn|turning|turns)\s+(?P<v>\d{1,3})\b", change=True),
@@ -1127,6 +1130,10 @@ _VERB_OBJECT_OPENERS = {
     "in", "at", "for", "with", "to", "a", "an", "the", "my", "our", "his", "her", "their", "as", "from", "on",
     "two", "three", "lots", "some", "no",
 }  # fmt: skip
+
+
+# Adverbs a second verb of the same subject may follow: "(I grew up in Ohio) but now live in Denver"
+_BEFORE_SECOND_VERB = {"now", "still", "also", "currently", "recently", "then", "later", "finally", "soon"}
 
 
 def _own_verb_after_contraction(left_words: list[str], right: list[tuple[str, int, int]]) -> bool:
@@ -3163,6 +3170,17 @@ class _Run:
                 starts_subject = (
                     starts_subject or (first.lower() in ("his", "her", "their", "your") and _possessed_then_finite(right))
                 ) and not _joined_subject(right)
+                # ("I grew up in Ohio but now live in Denver": an adverb before the speaker's second verb)
+                k = 0
+                while (
+                    left.words
+                    and left.words[0] in FIRST_SG | FIRST_PL
+                    and k < min(len(right) - 1, 2)
+                    and right[k][0].lower() in _BEFORE_SECOND_VERB
+                ):
+                    k += 1
+                if k and right[k][0].lower() in _VERB_FORMS and right[k][0].lower() not in MODALS:
+                    right, first = right[k:], right[k][0]
                 starts_verb = (
                     conj.lower() in ("and", "but", "plus")
                     and first.lower() in _VERB_FORMS
@@ -4196,6 +4214,8 @@ class _Run:
             and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
         )
         valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
+        if attr == "from" and not stated:
+            valid_to = None  # "I grew up in Ohio": growing up there is over, being from there never is
         told_past = False
         if not stated and not _RECENT.search(text, cs, ce):
             told = f"{text[subj.front[0] : subj.front[1]]} {pred_exp}" if subj.front else pred_exp
