@@ -883,6 +883,24 @@ def test_he_resolves_only_when_unambiguous():
     assert run({"kind": "document", "text": "He lives in Paris. They like tea. It was great."}) == []
 
 
+def test_he_in_a_later_clause_counts_the_people_named_earlier_in_its_sentence():
+    # "he" after a comma or "while" may be the person just named as an object, not the subject
+    for text in (
+        "Dana is covering for Bob while he's out.",
+        "Sara went to see Bob, he lives in Denver now.",
+        "Lisa is working with Tom while he's on leave.",
+        "Kim met Tom at the party, he works at Google.",
+    ):
+        out = run(msg(text, speaker="Gina"))
+        subject = text.split()[0]
+        assert len(out) == 1 and out[0].subject == subject, out
+    # the subject alone named before it: "he" is still the subject
+    _, sick = run(msg("Bob is out today, he's sick.", speaker="Gina"))
+    assert (sick.subject, sick.statement) == ("Bob", "Bob is sick.")
+    _, boston = run(msg("Tom called, he's moving to Boston next month.", speaker="Gina"))
+    assert (boston.subject, boston.attribute, boston.value) == ("Tom", "lives_in", "boston")
+
+
 def test_clause_with_inner_subject_not_inherited():
     out = run(msg("I want to be brave for my family- they motivate me and give me love.", speaker="Mel"))
     assert all("gives" not in a.statement for a in out)

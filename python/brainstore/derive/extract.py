@@ -1991,6 +1991,7 @@ class _Run:
         self.topic_at = -_TOPIC_REACH - 1
         self.sentence_no = 0
         self.persons_before = 0
+        self.sentence_start = 0  # where the sentence being read starts
         self.corrective = False  # the sentence being read corrects something
         self.tagged = False  # the sentence being read ends in a tag question ("..., right?")
         self.event_fronted = False
@@ -2341,6 +2342,17 @@ class _Run:
             return None
         return next(iter(people))
 
+    def _sole_named_before(self, pronoun: str, who: str, cs: int) -> bool:
+        """Whether ``who`` is still the one person ``pronoun`` can be once the people named earlier in
+        its sentence are counted ("Dana is covering for Bob while he's out": Bob, named after the subject,
+        is whom "he" may be too). Those are noted only when the sentence ends, so they may only make a
+        pronoun ambiguous here, never resolve one."""
+        kept = (list(self.persons), list(self.mentioned), set(self.others), set(self.maybe_persons))
+        self._note_names(self.sentence_start, cs)
+        sole = self._resolve_third(pronoun) == who
+        self.persons, self.mentioned, self.others, self.maybe_persons = kept
+        return sole
+
     def _spoken_to(self, word: str) -> str | None:
         """``word`` as the name of the one spoken to: a name, or the Brain's self's first name typed in
         lower case ("thanks, jon!"), as the self's name writes it. Another lower-case word is no name
@@ -2384,6 +2396,7 @@ class _Run:
         self.persons_before = len(self.persons)  # a name this sentence opens on is no person yet
         untrimmed = text[s:e].strip()
         s, e = _trim(text, s, e)
+        self.sentence_start = s
         if e <= s:
             return
         raw = text[s:e]
@@ -3288,6 +3301,8 @@ class _Run:
             return _Subject(who, None, who, e0, _contraction_prefix(w0), conj=True, kind="you")
         if low in THIRD_SG:
             who = self._resolve_third(low)
+            if who is not None and cs > self.sentence_start and not self._sole_named_before(low, who, cs):
+                who = None
             if who is None:
                 # "She showed me the importance of gratitude": someone the Record does not name, told as
                 # the speaker's own experience only
