@@ -1732,6 +1732,24 @@ def test_what_names_no_value_meant_corrects_nothing(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Tom's not moving to Boston anymore.", "Tom"),
+        ("Bob's not coming today.", "Bob"),
+        ("Tom's not my boss anymore.", "Tom"),
+        ("Mom\u2019s not feeling well.", "Gina's mom"),
+    ],
+)
+def test_a_name_with_a_contracted_is_before_not_is_a_denial_not_a_value_meant(text, subject):
+    # "Tom's not ..." is "Tom is not ...": no "Tom's" meant in place of "moving to Boston", said by the speaker
+    out = run(msg(text, speaker="Gina"))
+    assert not any(a.meant or a.corrective for a in out), out
+    assert all(a.subject == subject and a.negated for a in out), out
+    # a possessive meant, set off by its comma, still is one
+    assert one(msg("Oops, Tom's, not Jen's.", speaker="Gina")).meant == ("Tom's", "jen's")
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "value"),
     [
         ("I live in Denver, sorry, Portland", "Alice lives in Portland.", "portland"),

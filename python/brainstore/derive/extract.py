@@ -2844,6 +2844,8 @@ class _Run:
         if m is None:
             return False
         group = next(g for g in ("named", "meant", "instead", "starred") if m.group(g))
+        if group == "instead" and re.search(r"['\u2019]s$", m.group(group)) and "," not in m.string[m.end(group) : m.end()]:
+            return False  # "Tom's not coming": "Tom is not", a denial; a possessive meant takes a comma
         said = _INTERJ.match(m.group(group))
         if said is not None and said.end() > 0:
             return False  # "Nope, not a new game", "Yes, not Denver": an answer, no value meant
