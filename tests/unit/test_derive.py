@@ -102,6 +102,23 @@ def test_a_turn_typed_in_lower_case_is_read_as_its_capitalised_form():
     assert d.statement == "Gina believes in the other person."
 
 
+@pytest.mark.parametrize(
+    ("text", "subject", "statement"),
+    [
+        ("@channel FYI Bob's out until Monday", "Bob", "Bob is out until 15 May 2023."),
+        ("PSA Bob is out today.", "Bob", "Bob is out on 8 May 2023."),
+        ("Heads up Dana moved to Austin.", "Dana", "Dana moved to Austin."),
+        ("Just FYI, Dana moved to Austin.", "Dana", "Dana moved to Austin."),
+        ("FYI I'm moving to Denver next month.", "Gina", "Gina is moving to Denver in June 2023."),
+        ("fyi i moved to Denver.", "Gina", "Gina moved to Denver."),
+    ],
+)
+def test_a_chat_lead_in_is_no_part_of_the_subject(text, subject, statement):
+    # "FYI Bob" was a person of its own, and "FYI I ..." said nothing
+    a = one(msg(text, speaker="Gina"))
+    assert (a.subject, a.owner, a.statement) == (subject, subject, statement)
+
+
 def test_coordinated_clauses_split():
     text = "I live in Lisbon and work at Acme."
     a, b = run(text)

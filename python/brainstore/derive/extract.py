@@ -653,7 +653,9 @@ _INTERJ = re.compile(
     r"|oh\s+my\s+god|oh\s+no|seriously|haha|welp|alright|yeah\s+yeah|of\s+course|exactly|agreed"
     r"|congrats|congratulations|oops|whew|phew|hah|ha|ahh|ooh|wowza|dang|damn|jeez|geez|by\s+the\s+way"
     r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now"
-    r"|speaking\s+of\s+(?:which|that)|i\s+(?:gotta|have\s+to|must)\s+say)"
+    r"|speaking\s+of\s+(?:which|that)|i\s+(?:gotta|have\s+to|must)\s+say"
+    # a workplace chat's lead-ins ("FYI Bob's out today", "Heads up, I'm WFH"): no part of the subject
+    r"|(?:just\s+)?fyi|psa|heads[\s-]?up)"
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
     re.I,
 )
