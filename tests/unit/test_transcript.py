@@ -68,6 +68,23 @@ def test_two_turns_make_a_transcript_when_one_is_the_author_s_own() -> None:
     assert [t.speaker for t in transcript_turns("Me: why??\nTom: I quit.") or []] == ["Me", "Tom"]
 
 
+def test_a_question_put_to_someone_and_answered_makes_two_turns_a_transcript() -> None:
+    interview = "Interviewer: Where did you grow up?\nAna: In Porto. I moved to London in 2019."
+    assert [t.speaker for t in transcript_turns(interview) or []] == ["Interviewer", "Ana"]
+    # before: "The author moved to London in 2019."
+    assert statements(document(interview)) == {("Ana moved to London in 2019.", "Ana")}
+    # a field's value that asks something, or a question in a text of more than turns, is no exchange
+    assert transcript_turns("Title: Are you ready for Q3?\nAuthor: Ann\n\nWe ship in June.") is None
+    assert transcript_turns("Subject: Where is the party?\nFrom: Ann") is None  # put to no one
+    assert transcript_turns("Ann: Are you there?\nAnn: Hello?") is None  # nobody answers
+
+
+def test_the_q_and_a_of_a_q_and_a_are_roles_not_people_named_q_and_a() -> None:
+    qa = "Q: Where do you live?\nA: I live in Denver.\nQ: And where do you work?\nA: I work at Google."
+    # before: "A lives in Denver.", "A works at Google.", owned by a person called "A"
+    assert statements(document(qa)) == {("The speaker lives in Denver.", None), ("The speaker works at Google.", None)}
+
+
 def statements(source: SourceText) -> set[tuple[str, str | None]]:
     return {(a.statement, a.owner) for a in RuleExtractor().extract(source, self_name="Alice")}
 

@@ -43,6 +43,11 @@ MAX_NAME_CHARS = 40
 _ROLES = frozenset({"assistant", "system"})
 # What the author calls themself in a transcript they paste ("Me: why??").
 _OWN_VOICE = "me"
+# Who asks and who answers in a Q&A ("Q: Where do you live?\nA: I live in Denver."): roles, nobody's
+# name; what they say is an unnamed person's, as a message with no speaker is.
+_UNNAMED = frozenset({"q", "a", "question", "answer"})
+# A turn that asks the one it is put to something: a question in the second person, at the turn's end.
+_ASKED = re.compile(r"\b(?:you|your|u)\b[^\n]*\?\s*$", re.I)
 
 _NAME = r"(?P<name>[^\W\d_][\w'\u2019.-]{0,39}(?:[ \t][^\W_][\w'\u2019.-]{0,39}){0,3})"
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?"
@@ -91,10 +96,16 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
     distinct = set(speakers)
     own = _own_voices(sender)
     anchored = not own.isdisjoint(distinct) and not distinct <= own
-    fewest = 2 if anchored else MIN_TURNS
+    # a question put to someone ("Interviewer: Where did you grow up?") that another speaker's turn
+    # answers, in a text of nothing but turns: no field's value asks the next field anything
+    answered = lines == len(openers) and any(
+        _ASKED.search(text, start, end) and speakers[k] != speakers[k + 1]
+        for k, ((_, start, _), end) in enumerate(zip(openers[:-1], ends, strict=False))
+    )
+    fewest = 2 if anchored or answered else MIN_TURNS
     if not fewest <= len(openers) <= MAX_TURNS or 2 * len(openers) <= lines:
         return None
-    if len(distinct) < 2 or (len(distinct) == len(speakers) and not anchored):
+    if len(distinct) < 2 or (len(distinct) == len(speakers) and not (anchored or answered)):
         return None
     return [Turn(name, start, end, stamp) for (name, start, stamp), end in zip(openers, ends, strict=True)]
 
@@ -130,6 +141,8 @@ def transcript_parts(source: SourceText) -> list[tuple[int, SourceText]] | None:
         speaker = turn.speaker.casefold()
         if speaker in own:
             parts.append((turn.start, authors(said, when)))
+        elif speaker in _UNNAMED:
+            parts.append((turn.start, SourceText(said, "message", None, "other", when)))
         else:
             role = speaker if speaker in _ROLES else None
             parts.append((turn.start, SourceText(said, "message", turn.speaker, role, when)))
