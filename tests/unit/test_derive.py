@@ -900,6 +900,23 @@ def test_he_resolves_only_when_unambiguous():
     assert run({"kind": "document", "text": "He lives in Paris. They like tea. It was great."}) == []
 
 
+@pytest.mark.parametrize(
+    ("content", "statement"),
+    [
+        ({"kind": "document", "text": "Maria Lopez is a data scientist. She lives in Stockholm."}, "Maria Lopez lives in Stockholm."),
+        ({"kind": "document", "text": "Tom Hanks is an actor. He lives in Los Angeles."}, "Tom Hanks lives in Los Angeles."),
+        (msg("I met Maria Lopez yesterday. She lives in Stockholm.", speaker="Gina"), "Maria Lopez lives in Stockholm."),
+    ],
+)
+def test_he_after_a_full_name_is_that_one_person(content, statement):
+    # "Maria Lopez" was noted as two people, "Maria Lopez" and "Lopez", and "she" left unresolved
+    last = run(content)[-1]
+    assert (last.statement, last.owner, last.attribute) == (statement, statement.rsplit(" lives", 1)[0], "lives_in")
+    # two full names are two people still
+    met = run(msg("I met Maria Lopez and Ana Silva yesterday. She lives in Stockholm.", speaker="Gina"))
+    assert [a.subject for a in met] == ["Gina"]
+
+
 def test_he_in_a_later_clause_counts_the_people_named_earlier_in_its_sentence():
     # "he" after a comma or "while" may be the person just named as an object, not the subject
     for text in (

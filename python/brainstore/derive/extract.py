@@ -2285,6 +2285,9 @@ class _Run:
                 continue
             if base in (self.speaker, self.self_name, self.addressee):
                 continue
+            before = words[i - 1][0]
+            if is_name_token(before) and (i > 1 or any(p.split()[0] == before for p in self.persons)):
+                continue  # "Maria Lopez": the rest of a name whose first word is noted, no second person
             prev = words[i - 1][0].lower()
             if (
                 prev in _PLACE_PREP
@@ -2295,8 +2298,14 @@ class _Run:
                 going = prev == "to" and i > 1 and _GOING.fullmatch(words[i - 2][0]) is not None
                 if prev in _PERSON_OR_PLACE_PREP and not going:
                     self.maybe_persons.add(base)
-            elif base not in self.persons:
-                self.persons.append(base)
+            else:
+                k = i + 1
+                while base == w and k < len(words) and is_name_token(words[k][0]) and words[k][0] != "I":
+                    k += 1  # "I met Maria Lopez": the person is the whole name
+                if k > i + 1:
+                    base = " ".join(t for t, _, _ in words[i:k]).removesuffix("'s")
+                if base not in self.persons:
+                    self.persons.append(base)
 
     def _note_groups(self, s: int, e: int) -> None:
         """The speaker's people named in [s, e) ("my kids", "my friends, family and mentors")."""
