@@ -901,6 +901,29 @@ def test_he_resolves_only_when_unambiguous():
 
 
 @pytest.mark.parametrize(
+    ("text", "valid_from", "valid_to"),
+    [
+        ("I'm WFH today.", date(2023, 5, 8), date(2023, 5, 9)),
+        ("Dana is OOO next week.", date(2023, 5, 15), date(2023, 5, 22)),
+        ("I'll be out Friday for a doctor's appointment.", date(2023, 5, 12), date(2023, 5, 13)),
+        ("Bob's in Tokyo this week for the client visit.", date(2023, 5, 8), date(2023, 5, 15)),
+        ("I'm in Paris this weekend.", date(2023, 5, 13), date(2023, 5, 15)),
+        ("I was sick yesterday.", date(2023, 5, 7), date(2023, 5, 8)),
+        # no condition, or not the one the time is of: from that time on, as before
+        ("Bob is back on Wednesday.", date(2023, 5, 10), None),
+        ("I'm just moving to Denver tomorrow.", date(2023, 5, 9), None),
+        ("Sam was promoted yesterday.", date(2023, 5, 7), None),
+        ("I'm glad that we met yesterday.", date(2023, 5, 7), None),
+        ("Friday night's game was a nice break.", date(2023, 5, 5), None),
+    ],
+)
+def test_a_condition_said_of_a_day_or_a_week_holds_for_that_period_only(text, valid_from, valid_to):
+    # "I'm WFH today" was true from 8 May on, for ever
+    a = run(msg(text, speaker="Gina"))[-1]
+    assert (a.valid_from.date(), a.valid_to.date() if a.valid_to else None) == (valid_from, valid_to), a
+
+
+@pytest.mark.parametrize(
     ("content", "statement"),
     [
         ({"kind": "document", "text": "Maria Lopez is a data scientist. She lives in Stockholm."}, "Maria Lopez lives in Stockholm."),

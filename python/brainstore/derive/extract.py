@@ -1413,6 +1413,19 @@ _ADVICE = re.compile(
     r"|got\s+to|gotta|ought\s+to|will\s+(?:love|like|enjoy))\b",
     re.I,
 )
+# "be" and what it says the subject is at a time ("am WFH today", "will be out Friday"): a condition that
+# holds for the time named; not a coming or going ("is back", "is off to Paris", "is going to")
+_HELD = re.compile(
+    r"^(?:(?:will|shall)\s+)?(?:be|am|is|are|was|were)\s+(?:(?:not|still|also|all|just|really|so|very|totally"
+    r"|currently|now|finally)\s+)*"
+    r"(?!(?:back|going|gonna|about|due|off\s+to|out\s+to)\b)(?P<w>[\w'\u2019-]+)",
+    re.I,
+)
+# words that open a clause of its own, whose time is not the condition's
+_HELD_INNER = {
+    "that", "because", "since", "when", "after", "before", "and", "but", "so", "to", "who", "which", "if",
+    "until", "while", "as", "we", "i", "he", "she", "they", "you",
+}  # fmt: skip
 _DENIED_ALTERNATIVE = re.compile(r",\s*(?:and\s+)?not\s+[^,;]*$", re.I)
 _ACQUIRED = re.compile(
     r"\b(?:got|gotten|adopted|bought|received|became|turned|joined|started|began|moved|married|divorced)\b",
@@ -4241,7 +4254,10 @@ class _Run:
             and not (found is not None and found[3])
             and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
         )
-        valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state)
+        # (of a person: a view of an event, "Andrew thinks Friday night was a nice break", is no condition)
+        person = subj.person and subj.frame is None and subj.kind not in ("np", "it")
+        held = attr is None and person and self._held(pred_exp, ps, exprs)
+        valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state, held=held)
         if attr == "from" and not stated:
             valid_to = None  # "I grew up in Ohio": growing up there is over, being from there never is
         told_past = False
@@ -4313,6 +4329,20 @@ class _Run:
         if attr == "job" and value and not negated and self.out and self.out[-1].statement == statement:
             self._employer_of_job(self.out[-1], pred_exp, vstart)
         return True
+
+    def _held(self, pred_exp: str, ps: int, exprs: list[Any]) -> bool:
+        """Whether the predicate is a condition "be" says of its subject ("is OOO", "am WFH", "will be out",
+        "is in Tokyo") at the one time the clause names, which then bounds it (see timeexpr.resolve):
+        not an event ("was promoted", "is moving", "is back"), nor a time a clause inside it names ("am
+        glad that we met yesterday")."""
+        m = _HELD.match(pred_exp)
+        if m is None or len(exprs) != 1:
+            return False
+        word = m.group("w").lower()
+        if word.endswith(("ing", "ed")) or word in IRREGULAR_PAST:
+            return False
+        between = {w.lower() for w, _, _ in self.words(ps, exprs[0].start)} if exprs[0].start > ps else set()
+        return between.isdisjoint(_HELD_INNER)
 
     def _employer_of_job(self, job: Assertion, pred_exp: str, vstart: int) -> None:
         """ "I'm a software engineer at Google", "Bob works as a lawyer for Skadden": where the job is held

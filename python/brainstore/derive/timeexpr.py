@@ -1044,6 +1044,7 @@ def resolve(
     *,
     tense: str = "present",
     state: bool = False,
+    held: bool = False,
 ) -> tuple[datetime, datetime | None, bool]:
     """(valid_from, valid_to, stated) for one clause from its time expressions.
 
@@ -1056,6 +1057,8 @@ def resolve(
       tense it dates nothing.
     - ``state`` with the past tense ("I lived in Tokyo in the 90s", "I used to live in Dublin"): the
       state is over, so it ends with the period named, or else by the moment of speech.
+    - ``held``: a passing condition ("I'm WFH today", "Dana is OOO next week", "Bob is in Tokyo this
+      weekend") held at a day, a weekend or a week holds for that period only, whatever the tense.
     - a recurrence ("every Saturday") dates nothing. ``stated`` says whether the text gave the times
       (False: valid_from is the moment of speech by default).
     """
@@ -1074,6 +1077,9 @@ def resolve(
         valid_from, stated = at.when, True
         if state and past:
             valid_to = _period_end(at.when, at.period)
+        elif held and len(exprs) == 1 and at.period in ("day", "week"):
+            weekend = at.period == "day" and "weekend" in at.text.lower()  # dated by its Saturday
+            valid_to = at.when + timedelta(days=2) if weekend else _period_end(at.when, at.period)
     elif duration is not None and tense == "perfect":
         valid_from, stated = duration.when, True
     if until is not None and until.until is not None:
