@@ -940,6 +940,23 @@ def test_he_after_a_full_name_is_that_one_person(content, statement):
     assert [a.subject for a in met] == ["Gina"]
 
 
+@pytest.mark.parametrize(
+    ("content", "facts"),
+    [
+        ({"kind": "document", "text": "Mr. Smith lives in Denver."}, [("Smith", "Mr. Smith lives in Denver.")]),
+        (msg("Dr Patel is my new doctor. She works at Mass General.", speaker="Gina"), [("Patel", "Dr Patel is Gina's new doctor."), ("Patel", "Patel works at Mass General.")]),
+        (
+            {"kind": "document", "text": "Dr. Maria Lopez is a pediatrician in Seattle. She grew up in Taipei."},
+            [("Maria Lopez", "Dr. Maria Lopez is a pediatrician in Seattle."), ("Maria Lopez", "Maria Lopez grew up in Taipei.")],
+        ),
+        (msg("I saw Dr. Patel today. She is moving to Austin.", speaker="Gina"), [("Gina", "Gina saw Dr. Patel on 8 May 2023."), ("Patel", "Patel is moving to Austin.")]),
+    ],
+)
+def test_a_title_before_a_name_is_no_name_of_its_own(content, facts):
+    # "Mr. Smith lives in Denver." said nothing, "Dr. Maria Lopez" was a person "Lopez"
+    assert [(a.subject, a.statement) for a in run(content)] == facts
+
+
 def test_he_in_a_later_clause_counts_the_people_named_earlier_in_its_sentence():
     # "he" after a comma or "while" may be the person just named as an object, not the subject
     for text in (

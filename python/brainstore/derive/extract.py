@@ -645,6 +645,8 @@ _SENT_END = re.compile(
 # Before the stop it ends at, the word that may make it no sentence end ("Dr.", "J."): looked for in a
 # window this wide, which holds any abbreviation, so a run of them costs no more than one
 _ABBREV_REACH = 32
+# Titles a person's name is given ("Dr. Patel", "Mrs Jones"): no name of their own
+_TITLES = {"dr", "mr", "mrs", "ms", "mx", "prof"}
 _WORD_BEFORE = re.compile(r"([A-Za-z.'\u2019]+)$")
 _INTERJ = re.compile(
     r"(?:(?:oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
@@ -2294,12 +2296,16 @@ class _Run:
                 if kin not in self.persons and kin != self.addressee:
                     self.persons.append(kin)  # "I called Mom. She ...": the speaker's mom
                 continue
-            if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS:
+            if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS | _TITLES:
                 continue
             if base in (self.speaker, self.self_name, self.addressee):
                 continue
             before = words[i - 1][0]
-            if is_name_token(before) and (i > 1 or any(p.split()[0] == before for p in self.persons)):
+            if (
+                is_name_token(before)
+                and before.lower() not in _TITLES
+                and (i > 1 or any(p.split()[0] == before for p in self.persons))
+            ):
                 continue  # "Maria Lopez": the rest of a name whose first word is noted, no second person
             prev = words[i - 1][0].lower()
             if (
@@ -3427,7 +3433,15 @@ class _Run:
     def _named(self, words: list[tuple[str, int, int]], s0: int) -> _Subject | bool | None:
         """A clause opening on a name. False: the capitalised words are no name (read them as a noun)."""
         i = 0
-        while i < len(words) and i < 4 and is_name_token(words[i][0].removesuffix("'s")):
+        titled = s0
+        if len(words) > 2 and words[0][0].lower() in _TITLES:
+            # "Dr. Emily Chen", "Mr Smith": the person is the name, shown with the title it is given
+            i = 2 if words[1][0] == "." else 1
+            if not is_name_token(words[i][0].removesuffix("'s")):
+                return None
+            s0 = words[i][1]
+        first = i
+        while i < len(words) and i < first + 4 and is_name_token(words[i][0].removesuffix("'s")):
             if words[i][0].endswith("'s"):
                 i += 1
                 break
@@ -3506,7 +3520,7 @@ class _Run:
         if name not in self.persons:
             self.persons.append(name)
         return self._reported(words, i, name) or _Subject(
-            name, self._third_owner(name), name, name_end, kind="name"
+            name, self._third_owner(name), self.text[titled:name_end], name_end, kind="name"
         )
 
     def _listed_under_another(self, at: int) -> bool:
