@@ -119,6 +119,20 @@ def test_a_chat_lead_in_is_no_part_of_the_subject(text, subject, statement):
     assert (a.subject, a.owner, a.statement) == (subject, subject, statement)
 
 
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("I'm from Mexico originally.", "from", "mexico"),
+        ("I live in Austin currently.", "lives_in", "austin"),
+        ("I work at Acme still.", "works_at", "acme"),
+    ],
+)
+def test_an_adverb_after_a_place_is_no_part_of_it(text, attribute, value):
+    # "austin currently" was a value of its own, which conflicted with "austin"
+    a = one(text)
+    assert (a.attribute, a.value) == (attribute, value)
+
+
 def test_coordinated_clauses_split():
     text = "I live in Lisbon and work at Acme."
     a, b = run(text)

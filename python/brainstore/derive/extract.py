@@ -753,7 +753,10 @@ _PLACE_CUT = re.compile(
     r"|\s+(?:early|late|sometime|some\s+time|back|mid)(?=[\s-]+(?:next|last|this|in|on|during|(?:19|20)\d\d)\b|\s*$)"
     # ("... right after graduation", "the week after next", "end of next month", "mid-March", "a fortnight ago")
     r"|\s+(?:right|shortly|the\s+(?:week|month|year|day|weekend)|mid-|a\s+fortnight)\b"
-    r"|\s+(?:the\s+)?end\s+of(?:\s+(?:next|last|this|the\s+(?:week|month|year))\b|\s*$)",
+    r"|\s+(?:the\s+)?end\s+of(?:\s+(?:next|last|this|the\s+(?:week|month|year))\b|\s*$)"
+    # ("from Mexico originally", "in Austin currently", "at Acme still"): how the clause holds, no part of
+    # the place, which would else be another value than "Austin" and conflict with it
+    r"|\s+(?:originally|currently|still|presently)\s*$",
     re.I,
 )
 # "(I'm) moving to Oslo", "(she's) quitting her job": the present progressive of a change, a plan
