@@ -247,6 +247,30 @@ def test_a_brain_whose_visibilities_are_read_is_kept_before_one_only_written(
     store.close()
 
 
+def test_store_calls_inside_a_transaction_take_no_lock_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transaction holds the write lock and the gate until it ends: the store calls inside it (a
+    group commit's writes, about a dozen a Record) neither take them again nor set anything up, and a
+    failure inside one still undoes the whole transaction."""
+    store = open_store(tmp_path / "b.duckdb")
+    brain(store, "b1")
+    entered = []
+    shared = store._shared
+    monkeypatch.setattr(store, "_shared", lambda: entered.append(1) or shared())
+    store.current_seq("b1")  # read once, held since
+    with store.atomic():
+        entered.clear()
+        assert store.lock_brain("b1")
+        store.insert_record(rec("rec_1", "b1", "one", store.next_seq("b1")))
+        assert entered == []
+    with pytest.raises(Boom), store.atomic():
+        store.insert_record(rec("rec_2", "b1", "two", store.next_seq("b1")))
+        with store.atomic():
+            raise Boom
+    assert [r.id for r in store.list_records("b1")] == ["rec_1"]
+    assert store.current_seq("b1") == 1
+    store.close()
+
+
 def test_a_buffered_insert_that_fails_at_commit_leaves_nothing(tmp_path: Path) -> None:
     """Record rows go in at the transaction's next statement or its commit: a row the database refuses
     there fails the whole transaction, which leaves no row and nothing in the cache."""

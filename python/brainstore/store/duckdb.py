@@ -674,6 +674,17 @@ class DuckDBStore:
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
+        local = self._local
+        if getattr(local, "depth", 0):
+            # Inside this thread's own transaction, which holds the write lock and the gate and commits
+            # or rolls back as a whole: nothing to take or set up. Every store call of a transaction
+            # enters here (a group commit's write, about a dozen a Record): 5.6 us each by the full path.
+            local.depth += 1
+            try:
+                yield
+            finally:
+                local.depth -= 1
+            return
         purge = False
         if self._journal is not None and not getattr(self._local, "depth", 0):
             self._wait_for_journal_room()  # before the write lock, which the compaction needs to finish
