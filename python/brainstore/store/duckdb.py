@@ -657,7 +657,9 @@ class DuckDBStore:
         """Insert ``rows`` in ONE statement: each column goes in as a list and is unnested. A
         statement costs about a millisecond however small, and executemany runs one per row (1,000
         chunk rows: 560 ms by executemany, 115 ms this way). One row goes in as plain VALUES, which
-        is cheaper than the unnest (0.96 against 1.49 ms)."""
+        is cheaper than the unnest (0.96 against 1.49 ms). A list is not cast to its column's type
+        (``types``, in table order): the insert casts every value to its column's type anyway, and
+        the cast of each list cost about 25 us a column (6 Records: 1.27 against 0.99 ms)."""
         if not rows:
             return
         with self.atomic():
@@ -665,7 +667,7 @@ class DuckDBStore:
                 self._cur().execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(types))})", list(rows[0]))
                 return
             columns = [list(column) for column in zip(*rows, strict=True)]
-            select = ", ".join(f"unnest(?::{t}[])" for t in types)
+            select = ", ".join("unnest(?)" for _ in types)
             self._cur().execute(f"INSERT INTO {table} SELECT {select}", columns)
 
     def _erased(self) -> None:
