@@ -3659,3 +3659,11 @@ def test_where_one_is_from_never_ends_and_a_second_verb_may_follow_an_adverb(tex
 
 def test_born_in_a_year_is_no_place():
     assert all(a.attribute != "from" for a in run("I was born in 1990."))
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [("Kelly moved to Denver.", "Kelly", "denver"), ("Emily is a nurse.", "Emily", "nurse")])
+def test_a_name_spelt_like_an_adverb_is_a_name(text, subject, value):
+    # were "Gina says kelly moved to Denver." and "Gina says emily is a nurse.", owned by Gina
+    a = one(msg(text, speaker="Gina"))
+    assert (a.subject, a.owner, a.value, a.statement) == (subject, subject, value, text)
+    assert one(msg("Finally moved to Denver.", speaker="Gina")).owner == "Gina"

@@ -144,6 +144,15 @@ _CONTRACTED = ("n't", "'ve", "'ll", "'re", "'m", "'d")
 _NAME_TOKEN = re.compile(r"^[A-Z\u00C0-\u00D6\u00D8-\u00DE\u0100-\u024F][a-zA-Z\u00C0-\u024F'\-]*$")
 
 
+# Given names spelt like an adverb or a gerund ("Kelly moved to Denver" was "Gina says kelly moved to
+# Denver", about no one): a closed list, as no rule tells "Emily is" from "Finally is"
+_NAMES_LIKE_ADVERBS = frozenset({
+    "emily", "kelly", "molly", "holly", "sally", "polly", "shelly", "kimberly", "beverly", "carly", "billy",
+    "dolly", "nelly", "tilly", "milly", "lilly", "elly", "ally", "wally", "marly", "cicely",
+    "irving", "sterling", "channing",
+})  # fmt: skip
+
+
 def is_name_token(tok: str) -> bool:
     """A capitalised word that could be (part of) a person's or place's name."""
     if not _NAME_TOKEN.match(tok) or not tok[0].isupper() or tok.lower() in NOT_NAMES or len(tok) < 2:
@@ -151,7 +160,7 @@ def is_name_token(tok: str) -> bool:
     low = tok.lower()
     if low.endswith(_CONTRACTED):
         return False  # "Don't", "Haven't", "Must've": a verb opening a sentence
-    return not (len(tok) > 4 and low.endswith(("ing", "ly")))
+    return not (len(tok) > 4 and low.endswith(("ing", "ly")) and low not in _NAMES_LIKE_ADVERBS)
 
 
 def conjugate_3sg(verb: str) -> str:
