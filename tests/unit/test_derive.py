@@ -3667,3 +3667,11 @@ def test_a_name_spelt_like_an_adverb_is_a_name(text, subject, value):
     a = one(msg(text, speaker="Gina"))
     assert (a.subject, a.owner, a.value, a.statement) == (subject, subject, value, text)
     assert one(msg("Finally moved to Denver.", speaker="Gina")).owner == "Gina"
+
+
+def test_an_adverb_opening_a_clause_without_its_subject_is_not_its_verb():
+    # was "Gina reallies love Denver."
+    assert [a.statement for a in run(msg("Really love Denver.", speaker="Gina"))] == ["Gina really loves Denver."]
+    assert [a.statement for a in run(msg("Love experimenting with recipes.", speaker="Gina"))] == [
+        "Gina loves experimenting with recipes."
+    ]

@@ -4535,6 +4535,7 @@ class _Run:
         first_word = next((t.start() for t in toks if t.group(0)[:1].isalnum()), -1)
         skip_until = -1
         inner_conj = inner_need = False
+        verb_next = False  # the dropped subject's verb comes after an adverb (see need_conj)
         before = ""
         for m in toks:
             if m.start() < skip_until:
@@ -4569,8 +4570,12 @@ class _Run:
                 rep = ""
             elif pos == ps and m.start() == first_word and subj.implicit and (tok[:1].isupper() or need_conj) and tok != "I":
                 rep = tok[:1].lower() + tok[1:]  # "Busy with studies" -> "Tim is busy with studies"
-                if need_conj:
+                if need_conj and low in ADVERBS:
+                    verb_next, need_conj = True, False  # "Really love Denver" -> "Tim really loves Denver"
+                elif need_conj:
                     rep, need_conj = conjugate_3sg(rep), False  # "Love experimenting" -> "Tim loves ..."
+            elif verb_next and tok[:1].isalpha():
+                rep, verb_next = (conjugate_3sg(tok) if low not in ADVERBS else tok), low in ADVERBS
             elif low in ("me", "myself"):
                 rep = me
             elif low in ("my", "mine"):
