@@ -3675,3 +3675,23 @@ def test_an_adverb_opening_a_clause_without_its_subject_is_not_its_verb():
     assert [a.statement for a in run(msg("Love experimenting with recipes.", speaker="Gina"))] == [
         "Gina loves experimenting with recipes."
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "values"),
+    [
+        ("Jen and Tom work at Google.", "works_at", ("google", "google")),
+        ("Jen and Tom both moved to Austin last year.", "lives_in", ("austin", "austin")),
+        ("Jen and Tom got married in June.", "married_to", ("tom", "jen")),
+    ],
+)
+def test_two_people_named_together_each_hold_the_attribute(text, attribute, values):
+    # "Jen and Tom work at Google." was "Alice says Jen and Tom work at Google.", about no one
+    jen, tom = run(text)
+    assert (jen.subject, jen.owner, jen.attribute, jen.value) == ("Jen", "Jen", attribute, values[0])
+    assert (tom.subject, tom.owner, tom.attribute, tom.value) == ("Tom", "Tom", attribute, values[1])
+    assert jen.statement == tom.statement and jen.valid_from == tom.valid_from
+
+
+def test_two_things_named_together_are_no_people():
+    assert [a.subject for a in run("Salt and Pepper make everything better.")] == ["Salt and Pepper"]

@@ -1104,6 +1104,7 @@ class _Subject:
     when: tuple[int, int] | None = None  # the fronted clause of a time to come ("When I retire, I ...")
     frame: str | None = None  # "thinks"/"says": the statement is the speaker's view of the clause
     partner: str | None = None  # "Tom and I ...": the other person
+    also: str | None = None  # "Jen and Tom work at Google": the second person the clause is as true of
     attr_single: bool = False  # "Alice's blood type is ...": a one-valued attribute of the subject
     implicit: bool = False  # the clause had no subject word ("Busy with studies"): the speaker's
     urged: bool = False  # the speaker urges the person spoken to on: "yourself" is them, now "themselves"
@@ -3489,6 +3490,9 @@ class _Run:
         if i >= len(words):
             return None
         named = i
+        joined = self._names_joined(words, i, s0, name) if named == 1 else None
+        if joined is not None:
+            return joined
         i = _past_aside(words, i)  # "Tom (my neighbor) lost his job": the verb after the aside is Tom's
         if i >= len(words):
             return None
@@ -3524,6 +3528,44 @@ class _Run:
             self.persons.append(name)
         return self._reported(words, i, name) or _Subject(
             name, self._third_owner(name), self.text[titled:name_end], name_end, kind="name"
+        )
+
+    def _names_joined(self, words: list[tuple[str, int, int]], i: int, s0: int, name: str) -> _Subject | None:
+        """ "Jen and Tom work at Google", "Jen and Tom both moved to Austin": two people named, each with
+        the clause's attribute (it was about "Jen and Tom", no one). The first is the subject, the second
+        ``also`` (and each the other's partner: "Jen and Tom got married")."""
+        if i + 2 >= len(words) or words[i][0].lower() not in ("and", "&") or words[i + 1][0] == "I":
+            return None
+        if not is_name_token(words[i + 1][0]) or words[i + 1][0].endswith("'s"):
+            return None
+        other_end = i + 2
+        if other_end < len(words) and is_name_token(words[other_end][0]) and words[other_end][0] != "I":
+            other_end += 1  # "Jen and Tom Smith"
+        v = other_end
+        while v < len(words) and words[v][0].lower() in ("both", "also", "still", "now", "just", "together"):
+            v += 1
+        verb = words[v][0].lower() if v < len(words) else ""
+        if (verb not in _FINITE and verb not in _VERB_BASE_SET) or verb in _SINGULAR_ONLY:
+            return None  # "Jen and Tom's house is ...", "Salt and Pepper is ...": no two people's verb
+        other = self.text[words[i + 1][1] : words[other_end - 1][2]]
+        if other in (name, self.speaker, self.self_name, self.addressee):
+            return None
+        predicate = _expand(self.text[words[other_end][1] : words[-1][2]])
+        if not self.attribute_of(predicate, name, partner=other):
+            return None  # only a person's attribute tells two people from "Salt and Pepper make it better"
+        if tense_of(predicate, verb_first=True) == "future" or _PLANNED.match(predicate):
+            return None  # "Bob and Carol are getting divorced": a plan, no attribute, said of both
+        for person in (name, other):
+            if person not in self.persons:
+                self.persons.append(person)
+        return _Subject(
+            name,
+            self._third_owner(name),
+            self.text[s0 : words[other_end - 1][2]],
+            words[other_end - 1][2],
+            kind="name",
+            partner=other,
+            also=other,
         )
 
     def _listed_under_another(self, at: int) -> bool:
@@ -4345,6 +4387,14 @@ class _Run:
         )
         if attr == "job" and value and not negated and self.out and self.out[-1].statement == statement:
             self._employer_of_job(self.out[-1], pred_exp, vstart)
+        if subj.also is not None and attr is not None:
+            # "Jen and Tom work at Google": as true of Tom, in the same words (appended past _append's check)
+            said = [a for a in self.out if a.statement == statement and a.subject == subj.subject and a.attribute]
+            for assertion in said:
+                value_of_also = subj.subject.lower() if assertion.attribute == "married_to" else assertion.value
+                self.out.append(
+                    replace(assertion, subject=subj.also, owner=self._third_owner(subj.also), value=value_of_also)
+                )
         return True
 
     def _held(self, pred_exp: str, ps: int, exprs: list[Any]) -> bool:
