@@ -739,7 +739,7 @@ _CUT = re.compile(
     # a chat tail ("I live in Denver lol")
     r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
     r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d"
-    r"|soon|the\s+other\s+(?:day|night|week)|originally)\b"
+    r"|soon|the\s+other\s+(?:day|night|week))\b"
     rf"|\s+{AGO}\b"  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     # "(staying in Paris) through the 15th", "through June": a bound, as "until" is ("through the woods" is not)
     r"|\s+(?:through|thru)(?=\s+(?:the\s+)?(?:\d|end\b|next\b|this\b|tomorrow\b|tonight\b|mid\b|early\b|late\b"
