@@ -1456,3 +1456,53 @@ def test_brains_of_a_chunk_each_count_what_an_index_holds_against_resident_chunk
     finally:
         service.stop()
         service.store.close()
+
+
+@pytest.mark.parametrize("waits_for", ["the-sync-budget", "a-watermark"])
+def test_a_context_completed_as_its_202_is_written_is_read_ready_not_pending(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch, waits_for: str
+) -> None:
+    """The request gives up waiting (past the synchronous budget of a thorough Context, or for its
+    Brain-Watermark) and writes its 202's pending trace; the background completion, done just before
+    that, had held the ready trace already. The pending one replaced it: getTrace, which the 202 says
+    to poll, answered pending until the trace left the ring."""
+    import brainstore.service.context as contexts
+
+    api.brain("b1")
+    api.remember("b1", "I keep bees on the roof.")
+    assert service.wait_idle()
+    completed = threading.Event()
+    assemble = service.contexts._assemble_and_trace
+
+    def assembly(*args: Any) -> Any:
+        if waits_for == "the-sync-budget":
+            time.sleep(0.2)  # past the synchronous budget
+        try:
+            return assemble(*args)
+        finally:
+            completed.set()
+
+    pending = service.contexts._pending
+
+    def pending_once_completed(*args: Any) -> Any:
+        if waits_for == "a-watermark":
+            service.start()  # derivation reaches the watermark once the request gave up on it
+        completed.wait(10)  # the 202 is written after the background completion held its trace
+        return pending(*args)
+
+    monkeypatch.setattr(service.contexts, "_assemble_and_trace", assembly)
+    monkeypatch.setattr(service.contexts, "_pending", pending_once_completed)
+    headers = {}
+    if waits_for == "the-sync-budget":
+        monkeypatch.setattr(contexts, "THOROUGH_SYNC_MS", 50)
+        body = {"query": "bees", "mode": "thorough", "budget": {"ms": 60_000}}
+    else:
+        service.derivation.stop()  # derivation held: the watermark cannot be reached yet
+        write = api.post("/brains/b1/records", {"content": "The hives swarmed in May."})
+        headers = {"Brain-Watermark": write.header("Brain-Watermark")}
+        body = {"query": "bees hives", "budget": {"ms": 300}}  # waits 180 ms inline
+    reply = api.post("/brains/b1/context", body, headers=headers)
+    assert reply.status == 202 and completed.is_set()
+    trace = api.get(f"/brains/b1/traces/{reply.body['id']}")
+    assert trace.status == 200 and trace.body["context"]["status"] == "ready", trace.body
+    assert trace.body["context"]["evidence"]

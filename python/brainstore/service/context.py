@@ -345,7 +345,7 @@ class Contexts:
                 raise
             if not self._claim(waiter, inline=True):
                 pending = self._pending(brain, context_id, request, "waiting for derivation to reach Brain-Watermark")
-                self._trace(namespace, brain, context_id, pending, None, 202)
+                self._trace(namespace, brain, context_id, pending, None, 202, replace=False)
                 return Reply(202, pending, None)
         if request["mode"] == "thorough" and ms_limit > THOROUGH_SYNC_MS:
             try:
@@ -363,7 +363,7 @@ class Contexts:
                 return Reply(200, future.result(timeout=THOROUGH_SYNC_MS / 1000), None)
             except FutureTimeout:
                 pending = self._pending(brain, context_id, request, "past the synchronous budget; read it with getTrace")
-                self._trace(namespace, brain, context_id, pending, None, 202)
+                self._trace(namespace, brain, context_id, pending, None, 202, replace=False)
                 return Reply(202, pending, None)
         return self._answer(brain, namespace, context_id, request, started)
 
@@ -523,11 +523,16 @@ class Contexts:
         record_ids: frozenset[str] = frozenset(),
         mark: int | None = None,
         head: int = 0,
+        *,
+        replace: bool = True,
     ) -> bool:
         """Hold the trace unless what it names was forgotten since ``mark`` (taken now if None), or its
         Brain was: False then. A forgotten Brain's traces are erased after its rows, so a Brain still in
         the store after the mark has not had them erased before it. ``head``: the Brain's change
-        sequence its Context read at (another process's erasures after it drop the trace)."""
+        sequence its Context read at (another process's erasures after it drop the trace). Without
+        ``replace`` (a 202's pending trace), not in the place of the trace its background completion
+        may have held already: the 202 is written once that completion may run, and replacing its
+        ready trace left the Context pending for every getTrace the 202 says to poll."""
         if mark is None:
             mark = self.traces.mark()
         if self.store.brain_by_uid(brain.uid) is None:
@@ -541,6 +546,7 @@ class Contexts:
             mark=mark,
             brain_uid=brain.uid,
             head=head,
+            replace=replace,
         )
 
     @staticmethod

@@ -264,14 +264,18 @@ class Traces:
         *,
         brain_uid: str | None = None,
         head: int = 0,
+        replace: bool = True,
     ) -> bool:
         """Hold a trace; with the ``mark`` its Context took first, only if nothing it names was deleted
-        since. A Context's names its Brain's uid and the change sequence it read at. Whether it is held."""
+        since. A Context's names its Brain's uid and the change sequence it read at. Without
+        ``replace``, not in the place of a trace held under ``trace_id`` already. Whether it is held."""
         if namespace is None or brain_id is None:
             return False  # failed before a valid key or a Brain was named: nobody may read it
         data = self._bounded(trace)  # encoded outside the lock
         with self._lock:
             if mark is not None and self._erased_since(mark, namespace, brain_id, record_ids):
+                return False
+            if not replace and trace_id in (self._rings.get(namespace) or _Ring()).items:
                 return False
             ring = self._ring(namespace)
             self._hold(trace_id, namespace, ring, _Held(ring.next_seq(brain_id), brain_id, data, record_ids, None, brain_uid, head))
