@@ -203,6 +203,33 @@ def test_a_context_raced_by_deletes_on_every_assembly_says_to_send_it_again(
     assert SECRET not in str(trace)
 
 
+def test_a_thorough_context_whose_every_assembly_quoted_a_record_forgotten_meanwhile_serves_none_of_them(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each assembly of a thorough Context completed off the request quotes a Record that is forgotten
+    before its trace is held. Its trace says to send it again; the reply said 200 ready, with the
+    last assembly's quote of a Record whose forget had returned."""
+    api.brain()
+    records = {api.remember("b1", f"{SECRET} number {n}").body["id"]: f"{SECRET} number {n}" for n in range(4)}
+    assert service.wait_idle()
+
+    def forget_what_it_quoted(assembled: Any) -> None:
+        for rec in assembled[2] & records.keys():
+            if api.get(f"/brains/b1/records/{rec}").status == 200:
+                assert api.delete(f"/brains/b1/records/{rec}").status == 200
+                return
+
+    after_each_assembly(service, monkeypatch, forget_what_it_quoted)
+    body = {"query": "vault code", "mode": "thorough", "budget": {"ms": 6000, "tokens": 40}}
+    reply = api.post("/brains/b1/context", body)
+    forgotten = [text for rec, text in records.items() if api.get(f"/brains/b1/records/{rec}").status == 404]
+    assert len(forgotten) == context_module.ASSEMBLY_ATTEMPTS
+    assert not any(text in str(reply.body) for text in forgotten)
+    assert reply.status == 202 and "send the Context again" in reply.body["reason"]
+    trace = api.get(f"/brains/b1/traces/{reply.body['id']}").body
+    assert trace["context"]["status"] == "pending"
+
+
 def race_writes_with_forget_brain(service: Service) -> None:
     api = Api(create_app(service))
     api.brain("b1", self_name="Alice")

@@ -360,7 +360,8 @@ class Contexts:
                     retry_after_seconds=BUSY_RETRY_SECONDS,
                 ) from None
             try:
-                return Reply(200, future.result(timeout=THOROUGH_SYNC_MS / 1000), None)
+                context = future.result(timeout=THOROUGH_SYNC_MS / 1000)
+                return Reply(200 if context["status"] == "ready" else 202, context, None)
             except FutureTimeout:
                 pending = self._pending(brain, context_id, request, "past the synchronous budget; read it with getTrace")
                 self._trace(namespace, brain, context_id, pending, None, 202, replace=False)
@@ -587,7 +588,9 @@ class Contexts:
     ) -> dict[str, Any]:
         """A Context and its trace. A Record it quotes forgotten before the trace is held (the trace would
         outlive it): assembled again, which no longer finds it, at most ASSEMBLY_ATTEMPTS times; then
-        its trace says to send it again. A completion in the background is read only from its trace."""
+        its trace says to send it again, and so does what is returned (a pending Context: the last
+        assembly quotes a Record whose forget returned). A completion in the background is read only
+        from its trace."""
         for _ in range(ASSEMBLY_ATTEMPTS):
             mark = self.traces.mark()  # before anything is read that the trace may quote
             # A queued Context can start long after its Brain was forgotten (and made again under its id:
@@ -597,8 +600,9 @@ class Contexts:
             if self._trace(namespace, brain, context_id, context, retrieval, 200, record_ids, mark, head):
                 return context
         reason = "Records it quoted were forgotten while it was assembled; send the Context again"
-        self._trace(namespace, brain, context_id, self._pending(brain, context_id, request, reason), None, 202)
-        return context
+        pending = self._pending(brain, context_id, request, reason)
+        self._trace(namespace, brain, context_id, pending, None, 202)
+        return pending
 
     def _answer(self, brain: Brain, namespace: str, context_id: str, request: dict[str, Any], started: float) -> Reply:
         """A Context answered on the request's thread; its trace is written after the answer is (see
