@@ -145,3 +145,26 @@ def test_a_trace_shows_a_key_only_the_components_its_scopes_cover(keys: Keys) ->
     objects_only = keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=keys.key("objects:read")).body
     assert objects_only["context"]["objects"] == served.body["objects"] and objects_only["context"]["memories"] == []
     assert keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=wide).body["context"] == served.body
+
+
+def test_a_trace_s_unknowns_tell_a_key_nothing_of_the_components_it_may_not_read(keys: Keys) -> None:
+    """The unknowns were judged on everything the Context served: a key with context:read alone found
+    "salary" missing from a trace's unknowns although no evidence it may read says it, so the hidden
+    Object did; and the schema's properties missing from them were those Memories gave a value."""
+    wide = keys.key("memories:read", "objects:read")
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "pet": {"type": "string"}}}
+    body = {"include": ["evidence", "objects"], "schema": schema}
+    served = keys.api.post("/brains/alice/context", {"query": "Lisbon salary pension", **body}, key=wide)
+    assert served.status == 200, served.body
+    terms = {u["term"] for u in served.body["unknowns"] if "reason" in u and "evidence" in u["reason"]}
+    assert "pension" in terms and "salary" not in terms  # the Object says it, and the wide key reads it
+    narrow = keys.key()
+    one = keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=narrow).body
+    listed = next(t for t in keys.api.get("/brains/alice/traces", key=narrow).body["data"] if t["id"] == served.body["id"])
+    for trace in (one, listed):
+        shown = trace["context"]["unknowns"]
+        assert {"salary", "pension"} <= {u.get("term") for u in shown}  # judged on what this key reads
+        assert not any("schema" in u["reason"] for u in shown)  # which properties were filled: hidden too
+    objects_only = keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=keys.key("objects:read")).body
+    assert "salary" not in {u.get("term") for u in objects_only["context"]["unknowns"]}
+    assert keys.api.get(f"/brains/alice/traces/{served.body['id']}", key=wide).body["context"] == served.body

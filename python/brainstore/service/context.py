@@ -156,7 +156,42 @@ def readable_trace(trace: dict[str, Any], principal: Principal) -> dict[str, Any
         hidden["structured"] = None
     if not any(context.get(item) != empty for item, empty in hidden.items()):
         return trace
-    return {**trace, "context": {**context, **{item: empty for item, empty in hidden.items() if item in context}}}
+    shown = {**context, **{item: empty for item, empty in hidden.items() if item in context}}
+    shown["unknowns"] = _unknowns_shown(context, shown, structured_hidden="structured" in hidden)
+    return {**trace, "context": shown}
+
+
+# The reasons of the unknowns a Context's served text decides (see Contexts._assemble)
+TERM_UNKNOWN = "no selected evidence mentions it"
+SCHEMA_UNKNOWN = "no cited evidence or Memory gives this property of the schema"
+
+
+def _unknowns_shown(context: dict[str, Any], shown: dict[str, Any], *, structured_hidden: bool) -> list[dict[str, Any]]:
+    """The unknowns of ``context`` as ``shown`` without components: its query's terms judged again on
+    the text it still shows, and the schema's unfilled properties gone with a hidden structured value.
+    Judged on everything served, a term missing from them told a key without the scope that a hidden
+    Object, Memory or Profile line said it, and the properties missing, which ones Memories filled.
+    Terms are judged when the Context judged them (it had an evidence window), which a question
+    unknown without terms or evidence leaves in doubt: none are listed then."""
+    unknowns = context.get("unknowns") or []
+    judged = bool(shown.get("evidence")) or not any("question" in u for u in unknowns)
+    judged = judged or any(u.get("reason") == TERM_UNKNOWN for u in unknowns)
+    texts = [item["text"] for item in shown.get("evidence") or []]
+    texts += [memory["statement"] for memory in shown.get("memories") or []]
+    texts += [json.dumps(obj["value"], ensure_ascii=False) for obj in shown.get("objects") or []]
+    texts += [line["statement"] for line in (shown.get("profile") or {}).get("lines", [])]
+    structured = shown.get("structured")
+    if structured is not None and structured.get("status") == "ready":
+        texts.append(json.dumps(structured["value"], ensure_ascii=False))
+    if shown.get("answer"):
+        texts.append(shown["answer"]["text"])
+    served = "\n".join(texts).lower()
+    terms = [t for t in content_terms(context["query"]) if _stemmed(t) not in served] if judged else []
+    return [
+        *(u for u in unknowns if "question" in u),
+        *({"term": term, "reason": TERM_UNKNOWN} for term in terms),
+        *(u for u in unknowns if u.get("reason") == SCHEMA_UNKNOWN and not structured_hidden),
+    ]
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -903,13 +938,11 @@ class Contexts:
         else:
             served = "\n".join(served_texts).lower()
             unknowns += [
-                {"term": term, "reason": "no selected evidence mentions it"}
+                {"term": term, "reason": TERM_UNKNOWN}
                 for term in content_terms(request["query"])
                 if _stemmed(term) not in served
             ]
-        unknowns += [
-            {"term": name, "reason": "no cited evidence or Memory gives this property of the schema"} for name in unfilled
-        ]
+        unknowns += [{"term": name, "reason": SCHEMA_UNKNOWN} for name in unfilled]
         context["unknowns"] = unknowns
         elapsed = round((time.monotonic() - started) * 1000, 2)
         context["budget"] = {
