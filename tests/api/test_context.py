@@ -276,6 +276,34 @@ def test_streaming_rules(api: Api, service: Service) -> None:
     assert completed["answer"]["citations"]
 
 
+@pytest.mark.parametrize(
+    ("accept", "streams"),
+    [
+        ("Text/Event-Stream", True),  # media types are case-insensitive (RFC 9110, 8.3.1)
+        ("application/json;q=0.5, TEXT/event-stream", True),
+        ("text/event-stream; charset=utf-8", True),
+        ("application/json, text/event-stream;q=0", False),  # q=0: not acceptable (RFC 9110, 12.4.2)
+        ("application/json, text/event-stream; Q=0.000", False),
+        ("*/*", False),  # only a client that names the stream gets one
+    ],
+)
+def test_streaming_follows_the_accept_header_as_http_reads_it(
+    api: Api, service: Service, accept: str, streams: bool
+) -> None:
+    """A client naming text/event-stream in another case got JSON for a thorough Context, and a fast
+    one answered instead of 406; one refusing it with q=0 got the stream, or a 406 for a fast one."""
+    seed(api, service)
+    headers = {"Authorization": f"Bearer {api.key}", "Accept": accept}
+    thorough = api.client.simulate_post("/v1/brains/b1/context", json={"query": "sushi", "mode": "thorough"}, headers=headers)
+    assert thorough.status_code == 200
+    assert thorough.headers["content-type"].startswith("text/event-stream" if streams else "application/json")
+    fast = api.post("/brains/b1/context", {"query": "sushi"}, headers={"Accept": accept})
+    if streams:
+        assert_error(fast, 406, "streaming_not_applicable")
+    else:
+        assert fast.status == 200
+
+
 def test_thorough_composes_an_extractive_cited_answer(api: Api, service: Service) -> None:
     seed(api, service)
     ctx = context(api, query="What did Melanie paint?", mode="thorough")

@@ -239,7 +239,7 @@ class Context(Resource):
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, brain_id: str) -> None:
         request = validation.context_request(read_json(req))
-        streaming = "text/event-stream" in (req.get_header("Accept") or "")
+        streaming = accepts_event_stream(req.get_header("Accept"))
         if streaming and request["mode"] != "thorough":
             raise error("streaming_not_applicable", "Accept: text/event-stream needs mode thorough; fast never streams")
         reply = self.service.create_context(
@@ -254,6 +254,28 @@ class Context(Resource):
             resp.stream = sse(context_frames(reply.body))
             return
         send_reply(resp, reply)
+
+
+def accepts_event_stream(accept: str | None) -> bool:
+    """Whether ``accept`` names text/event-stream as acceptable: in any case (media types are
+    case-insensitive) and without q=0, which says it is not. Only a client that names it streams: a
+    wildcard does not. A substring test streamed for "text/event-stream;q=0" (or refused a fast
+    Context with 406) and not for "Text/Event-Stream"."""
+    for media_range in (accept or "").split(","):
+        media_type, *params = media_range.split(";")
+        if media_type.strip().lower() != "text/event-stream":
+            continue
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value.strip())
+                except ValueError:
+                    quality = 1.0  # a malformed weight is no refusal
+        if quality > 0:
+            return True
+    return False
 
 
 def sse(frames: Iterator[tuple[str, Any]]) -> Iterator[bytes]:
