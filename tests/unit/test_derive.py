@@ -3693,5 +3693,12 @@ def test_two_people_named_together_each_hold_the_attribute(text, attribute, valu
     assert jen.statement == tom.statement and jen.valid_from == tom.valid_from
 
 
+def test_two_people_named_together_twice_hold_it_once_each():
+    assert [(a.subject, a.value) for a in run("Jen and Tom work at Google. Jen and Tom work at Google.")] == [
+        ("Jen", "google"),
+        ("Tom", "google"),
+    ]
+
+
 def test_two_things_named_together_are_no_people():
     assert [a.subject for a in run("Salt and Pepper make everything better.")] == ["Salt and Pepper"]

@@ -4392,9 +4392,9 @@ class _Run:
             said = [a for a in self.out if a.statement == statement and a.subject == subj.subject and a.attribute]
             for assertion in said:
                 value_of_also = subj.subject.lower() if assertion.attribute == "married_to" else assertion.value
-                self.out.append(
-                    replace(assertion, subject=subj.also, owner=self._third_owner(subj.also), value=value_of_also)
-                )
+                also = replace(assertion, subject=subj.also, owner=self._third_owner(subj.also), value=value_of_also)
+                if also not in self.out:  # (the same sentence said twice in the Record: once)
+                    self.out.append(also)
         return True
 
     def _held(self, pred_exp: str, ps: int, exprs: list[Any]) -> bool:
