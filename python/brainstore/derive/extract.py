@@ -4385,7 +4385,7 @@ class _Run:
                 left="" if job_ended else None,
             )
         )
-        if attr == "job" and value and not negated and self.out and self.out[-1].statement == statement:
+        if attr == "job" and value and not negated and self.out and self.out[-1].statement == statement and self.out[-1].attribute == "job":
             self._employer_of_job(self.out[-1], pred_exp, vstart)
         if subj.also is not None and attr is not None:
             # "Jen and Tom work at Google": as true of Tom, in the same words (appended past _append's check)
