@@ -977,3 +977,27 @@ def test_a_page_that_as_of_filters_reads_a_bounded_share_of_the_brain(
             assert cursor is not None
         assert seen == expected
         assert pages >= len(everything) // 3
+
+
+def test_a_value_meant_goes_with_the_words_of_the_forgotten_record_it_restates(alice: Api, service: Service) -> None:
+    # "Sorry, I meant Memorial" said the corrected Memory's statement again with Memorial: after the Record
+    # it rested on was forgotten, "Alice is a cardiac nurse at Memorial." stayed, citing only the
+    # correction, with the forgotten Record's words in it
+    first = say(alice, service, "I'm a cardiac nurse at Mercy Hospital.", "2024-05-08T10:00:00Z")
+    say(alice, service, "Sorry, I meant Memorial, not Mercy Hospital.", "2024-05-08T10:01:00Z")
+    assert only(memories(alice), "at Memorial")["status"] == "active"
+    assert alice.delete(f"/brains/alice/records/{first['id']}").status == 200
+    assert service.wait_idle()
+    assert not any("cardiac" in m["statement"] for m in memories(alice))
+
+
+def test_a_value_meant_takes_the_words_its_memory_is_re_derived_in(alice: Api, service: Service) -> None:
+    # the Memory it restates, re-derived from another Record that says it, gives it that Record's words
+    first = say(alice, service, "I'm a cardiac nurse at Mercy Hospital.", "2024-05-08T10:00:00Z")
+    say(alice, service, "I work as a nurse at Mercy Hospital.", "2024-05-08T10:00:30Z")
+    say(alice, service, "Sorry, I meant Memorial, not Mercy Hospital.", "2024-05-08T10:01:00Z")
+    assert alice.delete(f"/brains/alice/records/{first['id']}").status == 200
+    assert service.wait_idle()
+    statements = [m["statement"] for m in memories(alice)]
+    assert not any("cardiac" in s for s in statements)
+    assert only(memories(alice), "at Memorial")["statement"] == "Alice works as a nurse at Memorial."

@@ -105,6 +105,11 @@ CITED_RANK = "cited_rank"
 # are a forgotten Record's whenever that Memory's are: it is erased with that Memory, and re-worded
 # when that Memory is re-derived. Its first citation is its correction.
 RETRACTS = "retracts"
+# In extra of a value meant ("Sorry, I meant Memorial, not Mercy": the corrected Memory's statement said
+# again with the value meant, see _meant): the id of the Memory it restates, which it supersedes. Its words
+# but the value are that Memory's, a forgotten Record's whenever that Memory's are: as a retraction's, they
+# are erased with that Memory and re-worded when it is re-derived.
+RESTATES = "restates"
 # How long after a statement a correction that does not name what it corrects ("No wait, I live in
 # Boulder", "*Portland") may still be of it: a chat's next message comes within minutes, and a value told
 # again an hour later is news (a move, a new job), not a slip of the tongue.
@@ -194,6 +199,21 @@ def _job_left(state: MemoryState, assertion: Assertion) -> Assertion:
     ):
         return assertion
     return replace(assertion, attribute=LEFT_JOB, value=assertion.left, single_valued=True, negated=True, left=None)
+
+
+def _words_shared(a: list[str], b: list[str]) -> int:
+    """How many words ``a`` and ``b`` open on alike."""
+    return next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def _restating(said: str, restatement: str, rederived: MemoryRevision) -> str | None:
+    """``restatement`` (``said`` with another value, see _meant) said again in the words ``rederived``
+    now has: the value meant is what it has in place of the words ``said`` and it do not share."""
+    old, new = said.split(), restatement.split()
+    start = _words_shared(old, new)
+    tail = _words_shared(old[start:][::-1], new[start:][::-1])
+    meant = " ".join(new[start : len(new) - tail]).rstrip(".!?")
+    return restated(rederived.statement, rederived.value or "", meant) if meant else None
 
 
 def _just_said(held: MemoryRevision, assertion: Assertion) -> bool:
@@ -659,6 +679,8 @@ class MemoryRules:
         extra: dict[str, Any] = {}
         if assertion.retraction and supersedes is not None:
             extra[RETRACTS] = supersedes
+        if meant is not None and supersedes == meant.memory_id:
+            extra[RESTATES] = supersedes
         if conflicts:
             extra["conflicts_with"] = conflicts
         if time_stated:
@@ -746,6 +768,9 @@ class MemoryRules:
                 continue
             # a retraction of it says its words: they go with it, and the retraction with them unless a
             # Record states the same on its own (re-derived from that Record then)
+            if other.extra.get(RESTATES) == memory_id:
+                self.erase(state, other.memory_id)  # its words were the erased Memory's (RESTATES)
+                continue
             retraction = other.extra.get(RETRACTS) == memory_id
             correction = other.citations[0].record_id if retraction else ""
             if retraction and _unsupported_without(other, correction):
@@ -858,5 +883,12 @@ class MemoryRules:
         if retraction is not None and retraction.extra.get(RETRACTS) == memory.memory_id:
             worded = _retracting(rederived.statement)
             if retraction.statement != worded:
+                state.revise(retraction, now, statement=worded)
+                state.plan.reworded.append(retraction.memory_id)
+        if retraction is not None and retraction.extra.get(RESTATES) == memory.memory_id:
+            worded = _restating(memory.statement, retraction.statement, rederived)
+            if worded is None:
+                self.erase(state, retraction.memory_id)  # no words of its own left to say it in
+            elif retraction.statement != worded:
                 state.revise(retraction, now, statement=worded)
                 state.plan.reworded.append(retraction.memory_id)
