@@ -185,13 +185,17 @@ def _unknowns_shown(context: dict[str, Any], shown: dict[str, Any], *, structure
         texts.append(json.dumps(structured["value"], ensure_ascii=False))
     if shown.get("answer"):
         texts.append(shown["answer"]["text"])
-    served = "\n".join(texts).lower()
-    terms = [t for t in content_terms(context["query"]) if _stemmed(t) not in served] if judged else []
     return [
         *(u for u in unknowns if "question" in u),
-        *({"term": term, "reason": TERM_UNKNOWN} for term in terms),
+        *(_terms_unknown(context["query"], texts) if judged else []),
         *(u for u in unknowns if u.get("reason") == SCHEMA_UNKNOWN and not structured_hidden),
     ]
+
+
+def _terms_unknown(query: str, served_texts: Iterable[str]) -> list[dict[str, str]]:
+    """The query's terms none of the served texts mentions."""
+    served = "\n".join(served_texts).lower()
+    return [{"term": term, "reason": TERM_UNKNOWN} for term in content_terms(query) if _stemmed(term) not in served]
 
 
 def query_periods(query: str, at: datetime) -> list[tuple[float, float]]:
@@ -936,12 +940,7 @@ class Contexts:
                     {"question": request["query"], "reason": "no eligible evidence was found; this does not mean it is false"}
                 )
         else:
-            served = "\n".join(served_texts).lower()
-            unknowns += [
-                {"term": term, "reason": TERM_UNKNOWN}
-                for term in content_terms(request["query"])
-                if _stemmed(term) not in served
-            ]
+            unknowns += _terms_unknown(request["query"], served_texts)
         unknowns += [{"term": name, "reason": SCHEMA_UNKNOWN} for name in unfilled]
         context["unknowns"] = unknowns
         elapsed = round((time.monotonic() - started) * 1000, 2)
