@@ -234,6 +234,26 @@ def test_as_of_applies_to_the_profile_and_the_structured_value(api: Api, service
     assert at("2019-01-01T00:00:00Z") == ([], {})
 
 
+def test_as_of_applies_to_the_thorough_answer(api: Api, service: Service) -> None:
+    """A thorough answer as of a day is composed from the evidence of that day and before: what was
+    said later is served as evidence, but it answers another moment (the answer said Porto as of 2021)."""
+    api.brain("b1", self_name="Ann")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Lisbon."}, occurred_at="2020-01-01T00:00:00Z")
+    api.remember("b1", {"kind": "message", "role": "user", "text": "I live in Porto now."}, occurred_at="2022-06-01T00:00:00Z")
+    assert service.wait_idle()
+
+    def answer(**knobs: Any) -> dict[str, Any]:
+        ctx = context(api, query="Where does Ann live?", mode="thorough", include=["evidence"], **knobs)
+        served = " ".join(e["text"] for e in ctx["evidence"])
+        assert "I live in Lisbon." in served and "I live in Porto now." in served
+        return ctx["answer"]
+
+    assert "Porto" in answer()["text"]
+    then = answer(as_of="2021-01-01T00:00:00Z")
+    assert "Lisbon" in then["text"] and "Porto" not in then["text"]
+    assert answer(as_of="2019-01-01T00:00:00Z") is None
+
+
 def test_read_your_writes_with_brain_watermark(api: Api, service: Service) -> None:
     api.brain()
     service.derivation.stop()  # derivation held: the watermark cannot be reached yet

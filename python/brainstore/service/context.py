@@ -918,7 +918,7 @@ class Contexts:
         if request["mode"] == "thorough" and evidence:
             # past the deadline, the answer is composed from the words alone (no model call)
             meaning = embedding if time.monotonic() < deadline else None
-            answer = self._compose(request["query"], window, evidence, citations, ledger, meaning)
+            answer = self._compose(request["query"], window, evidence, citations, ledger, meaning, as_of)
             if answer is not None:
                 context["answer"] = answer
                 served_texts.append(answer["text"])
@@ -969,6 +969,7 @@ class Contexts:
         citations: list[dict[str, Any]],
         ledger: Ledger,
         embedding: Any,
+        as_of: datetime | None,
     ) -> dict[str, Any] | None:
         by_record_chunk = {item["id"]: item for item in evidence}
         passages = []
@@ -978,6 +979,8 @@ class Contexts:
             if item is None:
                 continue
             chunk = passage.chunk
+            if as_of is not None and chunk.occurred_at > as_of:
+                continue  # served as evidence whatever its date, as the structured value does not answer from it
             header = f"{chunk.speaker or chunk.source_name or 'a source'} ({format_day(chunk.occurred_at)})"
             passages.append(
                 ServedPassage(
