@@ -113,6 +113,25 @@ def test_me_in_a_pasted_exchange_is_its_author_not_a_person_called_me() -> None:
     assert [(p.kind, p.speaker) for _, p in parts or []] == [("message", "Alice"), ("message", "Dana")]
 
 
+def test_one_or_two_turns_stamped_as_a_chat_log_stamps_them_are_a_transcript() -> None:
+    """A stamp in brackets or a dated one is no field's, heading's or schedule's: "Bob (10:02 AM): I moved
+    to Denver last month." pasted alone was Alice's move, and so was Carol's Austin below."""
+    one = "Bob (10:02 AM): I moved to Denver last month."
+    found = statements(source_text({"kind": "message", "text": one}, self_name="Alice", occurred_at=NOW))
+    assert found == {("Bob moved to Denver in April 2023.", "Bob")}
+    for two in (
+        "[10:02] Bob: I moved to Denver.\n[10:03] Carol: I live in Austin.",
+        "12/03/2022, 10:02 - Bob: I moved to Denver.\n12/03/2022, 10:03 - Carol: I live in Austin.",
+        "Bob [10:02]: I moved to Denver.\nCarol (3/1/22, 10:03 PM): I live in Austin.",
+    ):
+        assert [t.speaker for t in transcript_turns(two) or []] == ["Bob", "Carol"], two
+        found = statements(source_text({"kind": "message", "text": two}, self_name="Alice", occurred_at=NOW))
+        assert found == {("Bob moved to Denver.", "Bob"), ("Carol lives in Austin.", "Carol")}, two
+    # a time alone before a name may be a schedule's line; most lines must still open a turn
+    assert transcript_turns("10:30 Standup: I present the roadmap.") is None
+    assert transcript_turns("[10:02] Bob: hi\nSome prose.\nMore prose.") is None
+
+
 EXPORT = (
     "[3/1/22, 10:32:01 AM] Bob: I moved to Berlin last week.\n"
     "[3/1/22, 10:33:11 AM] Carol: I started at Google yesterday.\n"

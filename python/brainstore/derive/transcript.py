@@ -57,9 +57,11 @@ _STAMP_DAY = re.compile(r"(?<!\d)(?:(\d{1,2})[/.](\d{1,2})[/.](\d{4}|\d\d)|(\d{4
 _STAMP_TIME = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?(?:[ \t]?([AaPp])[Mm])?")
 # A stamp before the name: bracketed ("[3/1/22, 10:32:01 AM]"), a time ("10:32 -"), or Android's day and
 # time before a dash ("3/1/22, 10:32 AM - "; without the dash a dated line is a log's or a diary's).
+# Or a time in brackets after the name ("Bob (10:02 AM): ...", a chat app's copy).
 _OPENER = re.compile(
     rf"[ \t]*(?:\[(?P<stamp>[^\]\n]{{1,40}})\][ \t]*|(?P<dated>{_DATE},?[ \t]+{_TIME})[ \t]+-[ \t]+"
-    rf"|\(?(?P<time>{_TIME})\)?[ \t]*-?[ \t]*)?{_NAME}[ \t]*:[ \t]+(?P<said>\S)"
+    rf"|\(?(?P<time>{_TIME})\)?[ \t]*-?[ \t]*)?{_NAME}"
+    rf"(?:[ \t]*[(\[](?P<after>(?:{_DATE},?[ \t]+)?{_TIME})[)\]])?[ \t]*:[ \t]+(?P<said>\S)"
 )
 
 
@@ -77,6 +79,7 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
     openers: list[tuple[str, int, str | None]] = []  # (speaker, where the words said start, stamp)
     ends: list[int] = []  # where each turn's last non-blank line ends
     lines = 0
+    logged = True  # every turn stamped as a chat log stamps it (see below)
     pos = 0
     for raw in text.splitlines(keepends=True):
         line_start, pos = pos, pos + len(raw)
@@ -87,8 +90,10 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
         m = _OPENER.match(raw)
         name = m.group("name") if m else None
         if name is not None and len(name) <= MAX_NAME_CHARS:
-            stamp = m.group("stamp") or m.group("dated") or m.group("time")  # type: ignore[union-attr]
-            openers.append((name, line_start + m.start("said"), stamp))  # type: ignore[union-attr]
+            assert m is not None
+            stamp = m.group("stamp") or m.group("dated") or m.group("after") or m.group("time")
+            logged = logged and (m.group("stamp") or m.group("dated") or m.group("after")) is not None
+            openers.append((name, line_start + m.start("said"), stamp))
             ends.append(body_end)
         elif ends:
             ends[-1] = body_end  # a line that opens no turn continues the one before
@@ -102,6 +107,11 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
         _ASKED.search(text, start, end) and speakers[k] != speakers[k + 1]
         for k, ((_, start, _), end) in enumerate(zip(openers[:-1], ends, strict=False))
     )
+    # A stamp in brackets, or a dated one, is a chat log's: no field, heading or schedule line is written
+    # "[10:02] Bob: ..." or "Bob (10:02 AM): ...", so one such turn, of one speaker, is a transcript too.
+    # (A bare "10:30 Standup: ..." may be a schedule's line: that takes the rules above.)
+    if logged and 1 <= len(openers) <= MAX_TURNS and 2 * len(openers) > lines:
+        return [Turn(name, start, end, stamp) for (name, start, stamp), end in zip(openers, ends, strict=True)]
     fewest = 2 if anchored or answered else MIN_TURNS
     if not fewest <= len(openers) <= MAX_TURNS or 2 * len(openers) <= lines:
         return None
