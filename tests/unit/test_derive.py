@@ -651,6 +651,29 @@ def test_words_pasted_from_another_are_theirs_or_no_one_s(text, found):
 
 
 @pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # were "Alice works at Google now." and "Alice is in Austin.": the line's second sentence, or its
+        # clause after a comma, was read without the name that opens the line
+        ("Bob: I moved to Denver. I work at Google now.", set()),
+        ("Bob: I moved to Denver last month.\nCarol: cool, I'm in Austin.", set()),
+        ("Bob Lee: so, I moved to Denver last month.", set()),
+        # was "Alice's mom: I moved to Denver." and Alice's job
+        (
+            "My mom: I moved to Denver. I work at Google now.",
+            {("Alice's mom moved to Denver.", "Alice's mom"), ("Alice's mom works at Google now.", "Alice's mom")},
+        ),
+        # a label, a date or the speaker opening the line leaves the words the speaker's own
+        ("Update: I moved to Denver. I work at Google now.", {("Alice moved to Denver.", "Alice"), ("Alice works at Google now.", "Alice")}),
+        ("Note: I work at Google now.\nBob: hi\nI live in Austin.", {("Alice works at Google now.", "Alice"), ("Alice lives in Austin.", "Alice")}),
+        ("Yesterday: I moved to Denver. I work at Google now.", {("Alice moved to Denver on 7 May 2023.", "Alice"), ("Alice works at Google now.", "Alice")}),
+    ],
+)
+def test_a_line_opened_by_another_s_name_is_never_the_speaker_s_words(text, found):
+    assert {(a.statement, a.owner) for a in run(msg(text, speaker="Alice"))} == found
+
+
+@pytest.mark.parametrize(
     ("content", "found"),
     [
         (

@@ -1766,6 +1766,14 @@ _COLON_SPEECH = re.compile(
     r"(?:said|says|wrote|writes|replied|texted(?:\s+me)?|messaged(?:\s+me)?|told\s+me|tells\s+me|posted)"
     r"[ \t]*:[ \t]*(?P<said>[^\n\"\u201c]+)"
 )
+# A line opened by who says it, in a text that is no transcript (see .transcript): "Bob: I moved to Denver.
+# I work at Google now." is Bob's words, or the writer's to Bob; which, no rule tells, so it is read as
+# nobody's we can name, never the writer's ("My mom: ..." names the voice). A label (_LABEL) or a date
+# heading a line opens none.
+_SPEAKER_LINE = re.compile(
+    r"^[ \t]*(?P<who>[Mm]y[ \t]+[a-z]+|[A-Z][\w'\u2019.-]*(?:[ \t]+[A-Z][\w'\u2019.-]*){0,3})[ \t]*:[ \t]+\S",
+    re.M,
+)
 # A letter pasted in: a greeting that names someone or a group ("Hi Alice,", "Dear Bob,", "Hey Alice -",
 # "Hi team,") and, below it, a sign-off naming its writer ("Best,\nCarol", "Thanks, Carol", "Cheers,\n- Carol",
 # "... - Bob")
@@ -2182,7 +2190,33 @@ class _Run:
             if not _within(out, starts, m.start()):
                 said = (m.start("said"), m.end("said"))
                 out.append(_Quote(m.start("said"), m.end("said"), said, self._voice_of(m.group("who"))))
-        return out
+        out.sort(key=lambda q: q.start)
+        starts = [q.start for q in out]
+        lines = []
+        for m in _SPEAKER_LINE.finditer(text):
+            who = m.group("who")
+            if _within(out, starts, m.start()) or not self._speaks(who):
+                continue
+            end = text.find("\n", m.end())
+            end = len(text) if end < 0 else end
+            voice = self._voice_of(who) if who.lower().startswith("my ") else None
+            lines.append(_Quote(m.start(), end, (m.end() - 1, end), voice))
+        return out + lines
+
+    def _speaks(self, who: str) -> bool:
+        """Whether ``who`` opening a line with a colon names someone other than the speaker who says it (see
+        _SPEAKER_LINE), not a label ("Update:"), a date ("Monday:") or the speaker ("Me:")."""
+        words = who.split()
+        if words[-1].lower().rstrip(".") in _LABEL_HEADS or who.casefold() in ("me", "i"):
+            return False
+        if words[0].lower() == "my":
+            return words[1].lower() in PERSON_NOUNS
+        if not all(is_name_token(w) for w in words):
+            return False
+        if any(_same_person(who, own) for own in (self.speaker, self.self_name) if own):
+            return False
+        times = find_time_expressions(who, self.src.occurred_at)[:1]
+        return not (times and times[0].start == 0 and times[0].end == len(who))
 
     def _led_in(self, text: str, out: list[_Quote], starts: list[int]) -> list[_Quote]:
         """What follows a lead-in naming its source ("Got this from my landlord:", "Bob's email:"), in that
