@@ -1248,11 +1248,35 @@ def test_an_organisation_joined_is_an_employer(text, value):
         "I work at weekends.",
         "I work for hours.",
         "I work at 9am.",
+        # were homes "london office", "alice's berlin office" and "nyc hq": a workplace moved to
+        "I moved to the London office last month.",
+        "I moved to our Berlin office.",
+        "I transferred to the NYC HQ in March.",
     ],
 )
 def test_a_place_or_a_time_of_the_day_is_no_home_nor_employer(text):
     # each was lives_in/works_at the couch, the gym, night... (through the planner a move ended the home)
     assert all(a.attribute is None for a in run(msg(text, speaker="Alice")))
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        # each was "new apartment", "bigger house", ...: a home that ended the city told before it
+        ("I moved to a new apartment in Brooklyn.", "brooklyn"),
+        ("We just moved into a bigger house in Austin last month.", "austin"),
+        ("I moved into my parents' house in Ohio.", "ohio"),
+        ("I moved to a new apartment in Brooklyn in June.", "brooklyn"),
+        # "in" a time or a place that is none: the dwelling stays the value
+        ("I moved into a new apartment in June.", "new apartment"),
+        ("We moved to a new house in the spring.", "new house"),
+        ("I moved to a new apartment in a couple of weeks.", "new apartment"),
+        ("I moved to a new apartment in the same building.", "new apartment"),
+    ],
+)
+def test_a_dwelling_moved_into_somewhere_makes_the_where_the_home(text, value):
+    (a,) = [a for a in run(msg(text, speaker="Alice")) if a.attribute == "lives_in"]
+    assert a.value == value
 
 
 @pytest.mark.parametrize(

@@ -801,6 +801,25 @@ _HOME_HEADS = {
     "dorms", "dormitory", "campus", "cottage", "cabin", "estate", "desert", "continent", "world", "community",
     "complex", "tower", "square", "quarter", "border",
 }  # fmt: skip
+# A dwelling moved into somewhere ("a new apartment in Brooklyn"): the home is where it stands, not
+# "new apartment" (which ended the city told before it). Not "near the lake", "on the third floor".
+_DWELLING_IN = re.compile(
+    r"(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'\u2019-]+\s+){0,3}?"
+    r"(?:apartment|flat|house|condo|studio|loft|place|home|townhouse|duplex|bungalow|cottage|cabin)"
+    r"\s+in\s+(?P<where>\S.*)",
+    re.I | re.S,
+)
+# What follows "in" that is no place: "in the same building", "in a week", "in a couple of days"
+_NO_WHERE = re.compile(
+    r"the\s+same\b|(?:an?\s+)?(?:(?:few|couple(?:\s+of)?|several|\d+|one|two|three|four|five|six)\s+)?(?:\w+\s+)?"
+    r"(?:second|minute|hour|day|week|fortnight|month|year)s?\b",
+    re.I,
+)
+# What a move to "the London office" or "our Berlin branch" is to: a workplace, no home.
+_WORKPLACE_HEADS = {
+    "office", "offices", "branch", "hq", "headquarters", "site", "plant", "factory", "warehouse", "store",
+    "team", "department", "division", "lab",
+}  # fmt: skip
 # Whom one joins in something ("Bob for lunch", "Sarah and Tom on a trip", "Tom in the kitchen"): people,
 # not an employer; "Google for two years", "Acme in the summer", "Google at the London office" stay one
 _JOINED_COMPANY = re.compile(
@@ -4579,6 +4598,13 @@ class _Run:
                 continue  # "I work at night", "I work for hours": when and how much, no employer
             if pat.attribute == "lives_in" and re.match(r"the\s+[a-z]", raw) and val.split()[-1] not in _HOME_HEADS:
                 continue  # "I moved to the couch", "I live at the gym": a place in a day, no home
+            if pat.attribute == "lives_in" and val.split()[-1] in _WORKPLACE_HEADS:
+                continue
+            if pat.attribute == "lives_in" and (dwelling := _DWELLING_IN.match(raw)) is not None:
+                where = dwelling.group("where")
+                times = find_time_expressions("in " + where, self.src.occurred_at)[:1]
+                if not (times and times[0].start <= 3) and not _NO_WHERE.match(where):
+                    val = _clean_value(where, True) or val  # not "in June", "in the spring"
             val = re.sub(r"\bmy\b", f"{(self.me() or '').lower()}'s", val)
             neg = pat.negated or (
                 pat.attribute == "likes"
