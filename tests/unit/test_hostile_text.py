@@ -44,6 +44,11 @@ HOSTILE = [
     ("a- ", "message", "Jon said "),  # the clause end searched for again from each dash
     ("5/", "message", "I went"),  # one long word, cut by tokens
     (" ", "message", "hi"),  # a chunk's spaces after a greeting, read for the name it addresses
+    # one long capitalised word, read as a name before "said:" from each of its letters (8,000 "A": 5 s)
+    ("A", "message", "I went"),
+    ("Ab", "document", "I went"),
+    ("A'", "message", "I went"),
+    ("A-", "message", "I went"),
 ]
 
 

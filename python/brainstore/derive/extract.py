@@ -1780,8 +1780,9 @@ _REPLY_HEADER = re.compile(r"^[^\n]*\bwrote:[ \t]*$", re.M | re.I)
 _QUOTED_LINES = re.compile(r"(?:^[ \t]*>[^\n]*(?:\n|$))+", re.M)
 _FORWARDED = re.compile(r"^[ \t]*(?:-{2,}[ \t]*(?:Forwarded|Original)\s+message[ \t]*-{2,}|Begin forwarded message:)", re.M | re.I)
 _FROM_LINE = re.compile(r"^[ \t]*From:[ \t]*(?P<who>[^<\n]+?)[ \t]*(?:<[^>\n]*>)?[ \t]*$", re.M)
+# (not from inside a word: a name tried from each letter of one long capitalised word was quadratic)
 _COLON_SPEECH = re.compile(
-    _REPORTER + r"\s+"
+    r"(?<![\w'\u2019-])" + _REPORTER + r"\s+"
     r"(?:said|says|wrote|writes|replied|texted(?:\s+me)?|messaged(?:\s+me)?|told\s+me|tells\s+me|posted)"
     r"[ \t]*:[ \t]*(?P<said>[^\n\"\u201c]+)"
 )
