@@ -1127,6 +1127,9 @@ class _Subject:
     attr_single: bool = False  # "Alice's blood type is ...": a one-valued attribute of the subject
     implicit: bool = False  # the clause had no subject word ("Busy with studies"): the speaker's
     urged: bool = False  # the speaker urges the person spoken to on: "yourself" is them, now "themselves"
+    # an aside between the subject and its verb ("Kate, my roommate, ..."): said of the subject, no part
+    # of what the clause tells ("my" there makes it no experience of the speaker's)
+    aside: tuple[int, int] | None = None
 
 
 def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
@@ -1930,6 +1933,8 @@ class _Quote:
 
 
 _ASIDE_CLOSERS = {"(": ")", "-": "-", "--": "--", "\u2013": "\u2013", "\u2014": "\u2014", ";": ";"}
+# Whose person an aside after a name may say the name is ("Kate, my roommate, ...")
+_RELATION_OWNERS = {"my", "our", "his", "her", "their"}
 
 
 # An aside that is a clause of its own: "My sister - she's a nurse - works nights"
@@ -1951,11 +1956,39 @@ def _known_from(words: list[tuple[str, int, int]], i: int) -> int | None:
     return k if verb in _FINITE and not plural else None
 
 
+def _relation_aside(words: list[tuple[str, int, int]], i: int) -> int | None:
+    """After a name, the index of the verb after an aside that opens at ``i`` with a comma and says whose
+    person the name is ("Kate, my roommate, just got a cat", "Tom, her husband, works at Acme"), or None.
+    Only a verb after it makes one: "Kate, my dear, you look great" speaks to Kate."""
+    if i + 3 >= len(words) or words[i][0] != "," or words[i + 1][0].lower() not in _RELATION_OWNERS:
+        return None
+    k = i + 2
+    while k < len(words) and k < i + 6 and words[k][0].isalpha() and words[k][0].lower() not in _FINITE:
+        k += 1
+    if k >= len(words) or words[k][0] != ",":
+        return None
+    if not any(w.lower().removesuffix("'s") in PERSON_NOUNS for w, _, _ in words[i + 2 : k]):
+        return None
+    return _verb_follows(words, k + 1)
+
+
+def _verb_follows(words: list[tuple[str, int, int]], k: int) -> int | None:
+    """The index of the finite verb at ``k`` (adverbs before it passed over) that a subject set off by
+    commas goes with, or None ("..., can you ...": a question to someone spoken to)."""
+    while k < len(words) and words[k][0].lower() in ADVERBS:
+        k += 1
+    if k >= len(words) or words[k][0].lower() not in _FINITE:
+        return None
+    return k if k + 1 >= len(words) or words[k + 1][0].lower() not in SECOND else None
+
+
 def _past_aside(words: list[tuple[str, int, int]], i: int) -> int:
     """The index after an aside that opens at ``i`` ("(my neighbor)", "- who is a jerk -"), or ``i``."""
     closer = _ASIDE_CLOSERS.get(words[i][0]) if i < len(words) else None
     if closer is None and i + 1 < len(words) and words[i][0] == "," and words[i + 1][0] in ("who", "whose", "which"):
         closer = ","  # "Bob, who is 50, works at Acme"
+    if closer is None and _relation_aside(words, i) is not None:
+        closer = ","  # "Kate, my roommate, just got a cat"
     if closer is None:
         return i
     for k in range(i + 1, min(len(words), i + 16)):
@@ -2465,6 +2498,8 @@ class _Run:
                 re.I,
             )
             name = self._spoken_to(m.group(1)) if m else None
+            if m and name and _relation_aside(self.words(s + m.start(1), e), 1) is not None:
+                name = None  # "Kate, my roommate, just got a cat": the name is the verb's subject
             if m and name:
                 # "Bummer, Joanna.": a word before a name that closes the vocative is an interjection,
                 # the name is the one spoken to
@@ -2524,7 +2559,7 @@ class _Run:
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
             v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+(?!(?:who|whose|which)\b)").match(text, ns, e)
-            if v and is_name_token(v.group(1)):
+            if v and is_name_token(v.group(1)) and _relation_aside(self.words(ns, e), 1) is None:
                 ns = v.end()
             mention = _MENTION.match(text, ns, e)
             if mention:
@@ -3174,6 +3209,12 @@ class _Run:
             return -1
         return close + len(closer)
 
+    def _relation_aside_at(self, comma: int, e: int) -> bool:
+        """Whether the comma at ``comma`` follows a name and opens an aside that says whose person it is
+        (see _relation_aside)."""
+        i, j = self._token_range(comma, e)
+        return i > 0 and is_name_token(self.tokens[i - 1][0]) and _relation_aside(self.tokens[i - 1 : min(j, i + 12)], 1) is not None
+
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
         text = self.text
@@ -3198,6 +3239,8 @@ class _Run:
                     asides.append((m.end(), inner_end, False))  # "My sister - she's a nurse - works nights"
                 continue
             conj = m.group("conj")
+            if not conj and m.group(0).startswith(",") and self._relation_aside_at(m.start(), e):
+                continue  # "Kate, my roommate, just got a cat": the aside is no clause of its own
             if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
                 # "I faced all kinds of hurdles - tech stuff, workplace stuff": a dash before a list
                 # with no verb of its own elaborates the clause, it starts none
@@ -3562,6 +3605,11 @@ class _Run:
             return self._reported(words, i, name) or _Subject(
                 name, self._third_owner(name), self.text[s0:shown_end], shown_end, kind="name"
             )
+        k = i
+        while k + 1 < len(words) and k < i + 2 and words[k][0] in ADVERBS:
+            k += 1  # "Kate just got a cat", "Bob, who is 50, recently moved": the verb after the adverb
+        if k > i and _is_verb(words[k][0]):
+            i = k
         verb = words[i][0].lower()
         if (
             named == 1
@@ -4063,6 +4111,24 @@ class _Run:
                 shown = f"{me}'s {self._rewrite_simple(self.text[words[1][1] : words[g - 1][2]])}"
                 return _Subject(subject, subject if owner else None, shown, words[g - 1][2], kind="relative")
             named = np_words[k + 1 :]
+            m = j + 1
+            while m < len(words) and m < j + 4 and is_name_token(words[m][0]):
+                m += 1
+            if (
+                not named
+                and k == len(np_low) - 1
+                and not np_words[k].endswith("'s")
+                and words[j][0] == ","
+                and m > j + 1
+                and m < len(words)
+                and words[m][0] == ","
+                and _verb_follows(words, m + 1) is not None
+            ):
+                # "My roommate, Kate, just got a cat": as "my roommate Kate" (the commas set the name off)
+                name = self.text[words[j + 1][1] : words[m - 1][2]]
+                return _Subject(
+                    name, self._third_owner(name) if owner else None, f"{me}'s {np} {name}", words[m][2], kind="relative"
+                )
             if named and not np_words[k].endswith("'s") and all(is_name_token(w.removesuffix("'s")) for w in named):
                 # "my friend Sam visited": an apposition, so the fact is Sam's, told by the speaker
                 name = " ".join(w.removesuffix("'s") for w in named)
@@ -4192,11 +4258,14 @@ class _Run:
             return subj
         said = replace(subj, pred_start=words[1][2] if relative else words[1][1], prefix="" if relative else "is")
         told = _expand(f"{said.prefix} {self.text[said.pred_start : words[close][1]]}")
-        if first in ("who", "a", "an") and self.attribute_of(told, subj.subject) is not None:
+        # "Kate, my roommate, ...", "Kate (my roommate) ...": who she is to the speaker, "Kate is Alice's
+        # roommate", is worth as much as what the clause says of her
+        relation = first in ("my", "our") and any(w.removesuffix("'s") in PERSON_NOUNS for w in inner)
+        if relation or (first in ("who", "a", "an") and self.attribute_of(told, subj.subject) is not None):
             # "who is 50" is "Bob is 50"; "a dentist" is "Tom is a dentist" ("whose wife ..." is the wife's,
             # and "who is a jerk" a view, which the clause without the aside does not need)
             self._emit(said, cs, words[close][1])
-        return replace(subj, pred_start=words[close][2])
+        return replace(subj, pred_start=words[close][2], aside=(words[0][1], words[close][2]))
 
     def _emit(self, subj: _Subject, cs: int, ce: int) -> bool:
         """Append the clause's Assertion, if it makes one. False: the clause is a possibility or advice
@@ -4218,7 +4287,9 @@ class _Run:
             and not (subj.kind in ("me", "relative", "mine") and _LIKELY_PAST.match(pred_exp))
         ):
             return False  # "I could try", "you should go": what might be is no fact
-        clause_words = {w.lower() for w, _, _ in self.words(cs, ce)}
+        clause_words = {
+            w.lower() for w, ws, _ in self.words(cs, ce) if subj.aside is None or not subj.aside[0] <= ws < subj.aside[1]
+        }
         after = {w.lower() for w, _, _ in self.words(subj.pred_start, ce)}
         # a part of the speaker's people is not the speaker: "None of my friends live in Paris", "Half of
         # my team works at Google" tell of them, not of the speaker's own experience
