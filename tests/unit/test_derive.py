@@ -1947,6 +1947,18 @@ def test_a_value_meant_in_the_same_message_is_the_statement_said_right(text, sta
     assert start == 0 and value in text[start:end].casefold()
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["I'm a nurse at Mercy, sorry, Memorial.", "I'm a nurse at Mercy. Sorry, I meant Memorial.", "I work as a nurse at Mercy, I mean Memorial."],
+)
+def test_a_value_meant_is_said_right_in_every_statement_of_the_words_it_corrects(text):
+    # the employer was Memorial, but the job read from the same words stayed "Alice is a nurse at Mercy."
+    out = run(text)
+    assert [(a.attribute, a.value) for a in out] == [("job", "nurse"), ("works_at", "memorial")]
+    assert all("Memorial" in a.statement and "Mercy" not in a.statement for a in out), out
+    assert all(a.span == out[1].span and "Memorial" in text[slice(*a.span)] for a in out), out
+
+
 def test_a_value_meant_after_words_that_said_none_is_nothing():
     # what "I mean Tim" corrects is "Tom", which is no value said: nothing to put it in place of
     out = run("I went there with Tom, I mean Tim.")

@@ -3046,6 +3046,15 @@ class _Run:
                 value=_clean_value(meant, True),
                 span=(held.span[0], max(held.span[1], fix.span[1])),
             )
+            for k in range(i):
+                # "I'm a nurse at Mercy, sorry, Memorial": the job read from the same words showed the
+                # employer said wrong ("Alice is a nurse at Mercy.") beside the one meant
+                other = self.out[k]
+                if k == said[-1] or other.span != held.span or other.subject != held.subject:
+                    continue
+                again = restated(other.statement, held.value or "", meant)
+                if again is not None:
+                    self.out[k] = replace(other, statement=again, span=self.out[said[-1]].span)
             del self.out[i]
 
     def _retraction(self, s: int, e: int) -> None:
