@@ -607,7 +607,7 @@ def test_what_another_says_of_the_self_by_name_is_not_the_self_s_own(text):
     [
         ("I moved to Berlin two weeks ago.", "Alice moved to Berlin in the week of 24 April 2023.", "berlin"),
         ("I moved to Berlin 3 years ago.", "Alice moved to Berlin in 2020.", "berlin"),
-        ("I started at Acme three months ago.", "Alice started at Acme in February 2023.", None),
+        ("I started at Acme three months ago.", "Alice started at Acme in February 2023.", "acme"),
         ("I adopted Rex 3 days ago.", "Alice adopted Rex on 5 May 2023.", None),
         # a half: were the home "paris three", then "paris back" and no time at all
         ("I moved to Paris three and a half years ago.", "Alice moved to Paris in 2019.", "paris"),
@@ -1626,6 +1626,11 @@ def test_a_possessive_before_a_number_and_a_verb_stays_one():
         ("I was hired by IBM in 2019.", "Alice", "ibm", False, date(2019, 1, 1)),
         ("My sister got a job at Google.", "Alice's sister", "google", False, date(2023, 5, 8)),
         ("I never got hired by Google.", "Alice", "google", True, date(2023, 5, 8)),
+        # were plain statements, no employer
+        ("I started at Stripe.", "Alice", "stripe", False, date(2023, 5, 8)),
+        ("I just started at Stripe last week.", "Alice", "stripe", False, date(2023, 5, 1)),
+        ("Started at Stripe on Monday.", "Alice", "stripe", False, date(2023, 5, 1)),
+        ("Bob starts at Google next month.", "Bob", "google", False, date(2023, 6, 1)),
     ],
 )
 def test_a_job_got_is_an_employer(text, subject, value, negated, day):
@@ -1634,6 +1639,20 @@ def test_a_job_got_is_an_employer(text, subject, value, negated, day):
     a = one(text)
     assert (a.subject, a.attribute, a.value, a.negated, a.valid_from.date()) == (subject, "works_at", value, negated, day)
     assert a.change or a.negated
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I started at the beginning.",
+        "I started at 9am.",
+        "My son started at Lincoln Elementary.",  # a school
+        "We started at Central Park and ran to the bridge.",  # where a run began
+        "I started at Level 1.",
+    ],
+)
+def test_starting_at_a_time_a_school_or_a_place_is_no_employer(text):
+    assert not [a for a in run(text) if a.attribute == "works_at"]
 
 
 @pytest.mark.parametrize(

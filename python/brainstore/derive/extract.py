@@ -784,6 +784,15 @@ _RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
 # What "at"/"for" after "work" may tell instead of an employer: a time, an amount ("at night", "for hours")
+# Words of a name one starts at without working there: a school (starting there is enrolling) or a
+# place or a point a walk, a race or a game starts from ("We started at Central Park", "at Level 1")
+_BEGUN_NOT_WORK = {
+    "school", "university", "college", "uni", "academy", "institute", "elementary", "high", "middle",
+    "kindergarten", "preschool", "daycare", "nursery", "montessori", "seminary", "conservatory",
+    "park", "street", "st", "avenue", "ave", "road", "rd", "square", "station", "trailhead", "trail", "bridge",
+    "gate", "entrance", "beach", "lake", "level", "mile", "chapter", "page", "step", "stage", "round", "base",
+    "camp", "point", "peak",
+}  # fmt: skip
 _WORK_WHEN = {
     "night", "nights", "noon", "midday", "midnight", "dawn", "dusk", "daytime", "nighttime", "weekend", "weekends",
     "weekday", "weekdays", "lunch", "lunchtime", "hours", "times", "least", "most", "all", "first", "once", "free",
@@ -915,6 +924,9 @@ _PATTERNS = [
         place=True,
     ),
     _p("works_at", r"(?P<join>joined|join|joining)\s+(?P<v>.+)", change=True, place=True, check="cap"),
+    # "I started at Stripe", "I just started at Stripe last week": a new job there ("I started at the
+    # beginning", "at 9am" name no one; "started at Lincoln High" is a school, see _BEGUN_NOT_WORK)
+    _p("works_at", r"(?P<began>started|starts|starting|began|begins)\s+at\s+(?P<v>.+)", change=True, place=True, check="cap"),
     _p(
         "works_at",
         r"(?:quit|left|leaving|quitting)\s+(?:my|his|her|their|the)\s+job\s+(?:at|with)\s+(?P<v>.+)",
@@ -4668,6 +4680,8 @@ class _Run:
                 or _JOINED_COMPANY.match(raw)
             ):
                 continue  # "I joined Bob for lunch", "I joined Mom": company kept, no employer
+            if m.groupdict().get("began") and _BEGUN_NOT_WORK & set(val.split()):
+                continue  # "My son started at Lincoln Elementary": a school he goes to, no employer
             if pat.attribute in ("lives_in", "works_at", "from", "studies_at") and val.split()[0] in (
                 "here",
                 "there",
