@@ -2323,6 +2323,7 @@ def test_leaving_alone_is_no_attribute(text, left):
     ("text", "left"),
     [
         ("I quit my job.", ""),
+        ("Quit my job today.", ""),  # chat drops the "I" (was nothing: "quit" may be an order)
         ("I got laid off today.", ""),
         ("I was let go last week.", ""),
         ("I lost my job in March.", ""),
@@ -2338,6 +2339,19 @@ def test_a_job_ended_unnamed_is_left_to_the_planner(text, left):
     a = one(msg(text, speaker="Alice"))
     assert (a.attribute, a.left) == (None, left)
     assert a.change or left is None
+
+
+@pytest.mark.parametrize("text", ["Quit my job at Acme today.", "I quit my job at Acme today."])
+def test_a_job_quit_at_a_named_employer_ends_it(text):
+    # "Quit my job at Acme today." made nothing
+    a = one(msg(text, speaker="Alice"))
+    assert (a.subject, a.owner, a.attribute, a.value, a.negated, a.change) == ("Alice", "Alice", "works_at", "acme", True, True)
+    assert a.valid_from.date() == date(2023, 5, 8)
+
+
+@pytest.mark.parametrize("text", ["Quit your job!", "Quit complaining.", "Quit it."])
+def test_quit_as_an_order_is_nobodys(text):
+    assert run(msg(text, speaker="Alice")) == []
 
 
 @pytest.mark.parametrize(

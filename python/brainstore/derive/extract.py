@@ -3821,6 +3821,9 @@ class _Run:
             "upset",
         ):
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
+        if tok in ("quit", "hurt") and k + 1 < len(words) and words[k + 1][0].lower() in ("my", "our"):
+            # "Quit my job today", "Hurt my back": an order would say "your"; the speaker's own past act
+            return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if tok.endswith("ed") and len(tok) > 4 and tok in _VERB_FORMS and tok not in _IMPLICIT_STATE:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if [w.lower() for w, _, _ in words] == ["growing", "up"]:
