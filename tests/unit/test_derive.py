@@ -3698,6 +3698,27 @@ def test_what_will_be_at_a_time_holds_from_then_and_a_taste_is_now():
 
 
 @pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("I'm 29, turning 30 in June.", [("Alice", "29", NOW), ("Alice", "30", datetime(2023, 6, 1, tzinfo=UTC))]),
+        ("I'm 29 and turning 30 in June.", [("Alice", "29", NOW), ("Alice", "30", datetime(2023, 6, 1, tzinfo=UTC))]),
+        ("Bob is 40, turning 41 on Friday.", [("Bob", "40", NOW), ("Bob", "41", datetime(2023, 5, 12, tzinfo=UTC))]),
+    ],
+)
+def test_an_age_and_the_age_to_come_at_a_time_are_two_ages(text, found):
+    # was one statement with no age, "Alice is 29, turning 30 in June 2023.", from June
+    out = run(text)
+    assert [(a.subject, a.attribute, a.value, a.valid_from) for a in out] == [(s, "age", v, t) for s, v, t in found]
+    assert out[1].statement.startswith(f"{found[0][0]} is turning")
+
+
+def test_an_age_to_come_with_no_time_holds_from_no_time():
+    # "soon" says no time: as "I'll work at Stripe." is, no age held from the day it was said
+    (a,) = run("I'm 29, turning 30 soon.")
+    assert (a.attribute, a.statement) == (None, "Alice is 29, turning 30 soon.")
+
+
+@pytest.mark.parametrize(
     ("text", "statement"),
     [
         ("When I retire, I'll move to Florida.", "Alice will move to Florida when Alice retires."),

@@ -694,10 +694,14 @@ _SPLIT = re.compile(
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|(?<=\w)-\s+|(?<=\w)--+\s*(?=\w)|\s*[\u2013\u2014]\s*|\s*\(\s*|\s*\)\s*"
     # ("born and raised in Ohio": one participle phrase)
     r"|,?\s+(?P<conj>(?<!\bborn\s)and(?!\s+(?:raised|bred)\b)|but|so|even\s+though|though|although|whereas|while|plus)\s+"
+    # "I'm 29, turning 30 in June": the age to come may be a clause of the same subject (_age_to_come)
+    r"|,\s+(?=turning\s+\d)"
     r"|,\s+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|he|she|they|it|it's|that|this|you|you're|didn't|wasn't|couldn't)\b"
     # "in the meantime, i donated ...": chat writes "i" in lower case ("i.e." is no pronoun)
     rf"|{_LOWER_I}|i['\u2019](?:m|ve|ll|d)\b)",
 )
+# "turning 30" after an age said: the age from the time that follows, said of the same subject
+_AGE_TO_COME = re.compile(r"turning\s+\d", re.I)
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
     r"|now|currently|recently|just|finally|actually|totally|absolutely|always|usually|so|truly|definitely|even"
@@ -3236,6 +3240,14 @@ class _Run:
         i, j = self._token_range(comma, e)
         return i > 0 and is_name_token(self.tokens[i - 1][0]) and _relation_aside(self.tokens[i - 1 : min(j, i + 12)], 1) is not None
 
+    def _age_to_come(self, pos: int, e: int) -> bool:
+        """Whether "turning <age>" at ``pos`` says when ("I'm 29, turning 30 in June"): the age from then is
+        a clause of its own, of the subject before it. Without a time ("..., turning 30 soon") it is
+        no age held from any time, and stays with the age said."""
+        return _AGE_TO_COME.match(self.text, pos, e) is not None and bool(
+            find_time_expressions(self.text[pos:e], self.src.occurred_at)
+        )
+
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
         text = self.text
@@ -3301,6 +3313,7 @@ class _Run:
                 and not (left.contracted and _person_clause(right))
                 # "I'm 30 and live in Denver": a verb of the contracted subject's own, with its object
                 and not (left.contracted and _own_verb_after_contraction(left.words, right))
+                and not self._age_to_come(right[0][1], e)  # "I'm 29 and turning 30 in June"
             ):
                 continue  # "My sister and I ...", "Their love and help ...": a coordinated subject
             if conj and conj.lower() == "though" and left.words == ["even"]:
@@ -3370,11 +3383,13 @@ class _Run:
                         and right[2][0].lower() in _FINITE
                         and right[2][0].lower() not in MODALS
                     )
-                ) or first.lower() in ("if", "unless", "when", "because")
+                ) or first.lower() in ("if", "unless", "when", "because") or self._age_to_come(right[0][1], e)
                 if not (starts_subject or starts_verb):
                     continue
+            if not conj and _AGE_TO_COME.match(text, m.end()) and not self._age_to_come(m.end(), e):
+                continue
             out.append((cur, m.start(), conj_flag))
-            cur, conj_flag = m.end(), bool(conj)
+            cur, conj_flag = m.end(), bool(conj) or self._age_to_come(m.end(), e)
             left = _Preceding(self, cur)
         out.append((cur, e, conj_flag))
         first_cs, first_ce, first_conj = out[0]
@@ -3480,7 +3495,9 @@ class _Run:
             and low not in MODALS
             and (low in _VERB_FORMS or _is_gerund(w0))
         ):
-            pre = "is" if _is_gerund(w0) and prev.kind == "me" and not prev.prefix else ""
+            # ("I'm 29, turning 30 in June": what will be, as "is turning 30" says it, of any subject)
+            to_come = _AGE_TO_COME.match(self.text, s0) is not None
+            pre = "is" if _is_gerund(w0) and ((prev.kind == "me" and not prev.prefix) or to_come) else ""
             return _Subject(
                 prev.subject, prev.owner, prev.display, s0, pre, conj=prev.conj and not pre, kind=prev.kind
             )
