@@ -260,6 +260,26 @@ def test_my_sister_and_i():
     assert a.valid_from == datetime(2022, 6, 1, tzinfo=UTC)
 
 
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were "Alice and Bob went hiking." / "Alice went hiking.": "Kate," was taken for the one spoken to
+        ("Kate, Bob and I went hiking.", "Alice, Kate and Bob went hiking."),
+        ("Kate, Bob, and I went hiking.", "Alice, Kate and Bob went hiking."),
+        ("Kate, Bob, Tom and I just moved to Denver.", "Alice, Kate, Bob and Tom just moved to Denver."),
+        ("Tom and I went hiking.", "Alice and Tom went hiking."),
+    ],
+)
+def test_a_list_of_names_and_i_is_who_did_it(text, statement):
+    (a,) = run(msg(text, role="user"))
+    assert (a.subject, a.owner, a.statement) == ("Alice", "Alice", statement)
+
+
+def test_a_name_before_a_list_after_a_greeting_is_still_spoken_to():
+    (a,) = run(msg("Hey Kate, Bob and I went hiking.", role="user"))
+    assert a.statement == "Alice and Bob went hiking."
+
+
 def test_my_own_attributes():
     assert one("My name is Alice Smith.").attribute == "name"
     fav = one("My favorite food is sushi.")

@@ -1988,6 +1988,25 @@ def _relation_aside(words: list[tuple[str, int, int]], i: int) -> int | None:
     return _verb_follows(words, k + 1)
 
 
+def _names_listed(words: list[tuple[str, int, int]]) -> bool:
+    """Whether the words open on a list of names and the speaker ("Kate, Bob and I went hiking", "Kate,
+    Bob, and I are moving"): the list is the verb's subject, the first name is not spoken to."""
+    k = 0
+    while k + 1 < len(words) and k < 8 and is_name_token(words[k][0]) and words[k + 1][0] == ",":
+        k += 2
+    if k == 0 or k >= len(words):
+        return False
+    if is_name_token(words[k][0]) and k + 1 < len(words) and words[k + 1][0].lower() == "and":
+        k += 2  # "Kate, Bob and ..."
+    elif words[k][0].lower() == "and":
+        k += 1  # "Kate, Bob, and ..."
+    else:
+        return False
+    if k >= len(words) or words[k][0].lower() not in ("i", "me"):
+        return False  # ("Kate, Bob and Tom went hiking" may still tell Kate of Bob and Tom)
+    return _verb_follows(words, k + 1) is not None
+
+
 def _verb_follows(words: list[tuple[str, int, int]], k: int) -> int | None:
     """The index of the finite verb at ``k`` (adverbs before it passed over) that a subject set off by
     commas goes with, or None ("..., can you ...": a question to someone spoken to)."""
@@ -2516,6 +2535,8 @@ class _Run:
             name = self._spoken_to(m.group(1)) if m else None
             if m and name and _relation_aside(self.words(s + m.start(1), e), 1) is not None:
                 name = None  # "Kate, my roommate, just got a cat": the name is the verb's subject
+            if m and name and m.start(1) == _trim(sent, 0, len(sent))[0] and _names_listed(self.words(s + m.start(1), e)):
+                name = None  # "Kate, Bob and I went hiking": the first of the people who went
             if m and name:
                 # "Bummer, Joanna.": a word before a name that closes the vocative is an interjection,
                 # the name is the one spoken to
@@ -2575,7 +2596,12 @@ class _Run:
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
             v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+(?!(?:who|whose|which)\b)").match(text, ns, e)
-            if v and is_name_token(v.group(1)) and _relation_aside(self.words(ns, e), 1) is None:
+            if (
+                v
+                and is_name_token(v.group(1))
+                and _relation_aside(self.words(ns, e), 1) is None
+                and not (ns == s and _names_listed(self.words(ns, e)))
+            ):
                 ns = v.end()
             mention = _MENTION.match(text, ns, e)
             if mention:
@@ -3296,6 +3322,8 @@ class _Run:
             # ", and I ...": a comma before the conjunction and a first-person subject after it start a
             # clause even when the left part has no verb ("Seven years now, and I've found my muses")
             comma_clause = m.group(0).startswith(",") and first.lower() in FIRST_SG | FIRST_PL
+            if comma_clause and conj and _names_listed(self.words(cur, e)):
+                comma_clause = False  # "Kate, Bob, and I went hiking": the list's last comma
             if (
                 conj
                 and conj.lower() == "and"
@@ -3874,7 +3902,7 @@ class _Run:
 
     def _together(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "Tom and I got divorced": about the speaker, with the other person named in the statement."""
-        for j in range(1, min(len(words) - 1, 5)):
+        for j in range(1, min(len(words) - 1, 9)):
             if words[j][0].lower() != "and" or words[j + 1][0].lower() not in ("i", "me"):
                 continue
             v = j + 2
@@ -3882,16 +3910,23 @@ class _Run:
                 v += 1  # "Tom and I just got married"
             if v >= len(words) or words[v][0].lower() not in _VERB_FORMS:
                 return None
-            other = self.text[words[0][1] : words[j - 1][2]]
-            if not all(t[0].isalpha() or t[0] == "'" for t, _, _ in words[:j]):
+            last = j - 1 if words[j - 1][0] != "," else j - 2  # "Kate, Bob, and I": the list's last comma
+            if last < 0 or not all(t[0].isalpha() or t[0] == "'" or (t == "," and 0 < k < last) for k, (t, _, _) in enumerate(words[: last + 1])):
                 return None
-            me = self.me()
-            shown = self._rewrite_simple(other)
+            # "Kate, Bob and I went hiking": each of the others, named as a list is
+            parts = [self._rewrite_simple(p.strip()) for p in self.text[words[0][1] : words[last][2]].split(",")]
+            if any(not p for p in parts):
+                return None
             if not is_name_token(words[0][0]):
-                shown = shown[:1].lower() + shown[1:]  # "The kids and I" -> "Bob and the kids"
-            return _Subject(
-                me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown
-            )
+                parts[0] = parts[0][:1].lower() + parts[0][1:]  # "The kids and I" -> "Bob and the kids"
+            me = self.me()
+            if len(parts) == 1:
+                shown = parts[0]
+                return _Subject(
+                    me, self.me_owner(), f"{me} and {shown}", words[j + 1][2], "", kind="me", partner=shown
+                )
+            shown = f"{', '.join(parts[:-1])} and {parts[-1]}"
+            return _Subject(me, self.me_owner(), f"{me}, {shown}", words[j + 1][2], "", kind="me")
         return None
 
     def _noun_phrase(self, words: list[tuple[str, int, int]], *, yours: bool = False) -> _Subject | None:
