@@ -532,6 +532,19 @@ def test_a_name_set_off_with_whose_person_it_is_is_the_subject(text, found):
 
 
 @pytest.mark.parametrize(
+    ("text", "statement", "day"),
+    [
+        # were "Alice met Kate." (dated when said) and "Alice's new neighbor, on 7 May 2023."
+        ("I met Kate, my new neighbor, yesterday.", "Alice met Kate, Alice's new neighbor, on 7 May 2023.", "2023-05-07"),
+        ("I told Kate, my roommate, about it.", "Alice told Kate, Alice's roommate, about it.", "2023-05-08"),
+    ],
+)
+def test_whose_person_a_name_is_is_no_clause_of_its_own_after_an_object(text, statement, day):
+    (a,) = run(msg(text, role="user"))
+    assert (a.subject, a.statement, a.valid_from.date().isoformat()) == ("Alice", statement, day)
+
+
+@pytest.mark.parametrize(
     "text",
     ["Kate, my dear, you look great.", "Kate, my friend, can you help me?", "Kate, can you send me the file?"],
 )

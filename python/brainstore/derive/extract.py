@@ -1972,10 +1972,9 @@ def _known_from(words: list[tuple[str, int, int]], i: int) -> int | None:
     return k if verb in _FINITE and not plural else None
 
 
-def _relation_aside(words: list[tuple[str, int, int]], i: int) -> int | None:
-    """After a name, the index of the verb after an aside that opens at ``i`` with a comma and says whose
-    person the name is ("Kate, my roommate, just got a cat", "Tom, her husband, works at Acme"), or None.
-    Only a verb after it makes one: "Kate, my dear, you look great" speaks to Kate."""
+def _relation_closed(words: list[tuple[str, int, int]], i: int) -> int | None:
+    """After a name, the index of the comma that closes an aside opening at ``i`` with a comma and saying
+    whose person the name is (", my roommate,", ", her husband,"), or None."""
     if i + 3 >= len(words) or words[i][0] != "," or words[i + 1][0].lower() not in _RELATION_OWNERS:
         return None
     k = i + 2
@@ -1983,9 +1982,19 @@ def _relation_aside(words: list[tuple[str, int, int]], i: int) -> int | None:
         k += 1
     if k >= len(words) or words[k][0] != ",":
         return None
+    if k + 1 < len(words) and words[k + 1][0].lower() in ("and", "or", "&"):
+        return None  # "Bob, my sister, and my aunt": a list of people, no aside
     if not any(w.lower().removesuffix("'s") in PERSON_NOUNS for w, _, _ in words[i + 2 : k]):
         return None
-    return _verb_follows(words, k + 1)
+    return k
+
+
+def _relation_aside(words: list[tuple[str, int, int]], i: int) -> int | None:
+    """After a name, the index of the verb after an aside that says whose person the name is ("Kate, my
+    roommate, just got a cat", "Tom, her husband, works at Acme"), or None. Only a verb after it makes
+    one: "Kate, my dear, you look great" speaks to Kate."""
+    k = _relation_closed(words, i)
+    return None if k is None else _verb_follows(words, k + 1)
 
 
 def _names_listed(words: list[tuple[str, int, int]]) -> bool:
@@ -3262,9 +3271,10 @@ class _Run:
 
     def _relation_aside_at(self, comma: int, e: int) -> bool:
         """Whether the comma at ``comma`` follows a name and opens an aside that says whose person it is
-        (see _relation_aside)."""
+        (see _relation_closed), whether the name is a subject or an object ("I met Kate, my new neighbor,
+        yesterday": split there, "Alice's new neighbor, on 7 May 2023." was a clause)."""
         i, j = self._token_range(comma, e)
-        return i > 0 and is_name_token(self.tokens[i - 1][0]) and _relation_aside(self.tokens[i - 1 : min(j, i + 12)], 1) is not None
+        return i > 0 and is_name_token(self.tokens[i - 1][0]) and _relation_closed(self.tokens[i - 1 : min(j, i + 12)], 1) is not None
 
     def _age_to_come(self, pos: int, e: int) -> bool:
         """Whether "turning <age>" at ``pos`` says when ("I'm 29, turning 30 in June"): the age from then is
