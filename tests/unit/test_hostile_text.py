@@ -49,6 +49,7 @@ HOSTILE = [
     ("Ab", "document", "I went"),
     ("A'", "message", "I went"),
     ("A-", "message", "I went"),
+    (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
 ]
 
 
