@@ -716,6 +716,14 @@ def test_a_chain_of_possessives_is_about_its_last_link(text, subject, owner):
             {("Carol works at Sony now.", "Carol")},
         ),
         ("Great news!\n\nOn Tue, Bob Lee wrote:\nI moved to Lyon.", {("Bob Lee moved to Lyon.", "Bob Lee")}),
+        # Outlook's reply and forward: no "Original Message" line, only the header block
+        (
+            "See below\n\n________________________________\nFrom: Eve Smith <eve@x.com>\nSent: Monday, May 1, 2023"
+            " 9:00 AM\nTo: Alice\nSubject: hi\n\nI have two cats.",
+            {("Eve Smith has two cats.", "Eve Smith")},
+        ),
+        ("I moved to Lyon.\n\nFrom: Eve\nTo: Alice\n\nI live in Boston.", {("Alice moved to Lyon.", "Alice"), ("Eve lives in Boston.", "Eve")}),
+        ("From: my window, I see Lyon. I live in Lyon.", {("Alice lives in Lyon.", "Alice"), ("Alice sees Lyon.", "Alice")}),
         ("Bob said: I live in Paris", {("Bob lives in Paris.", "Bob")}),
         ("I said: I live in Rome.", {("Alice said: Alice lives in Rome.", "Alice")}),
     ],

@@ -1798,7 +1798,13 @@ _REPORTED_AFTER = re.compile(
 # after a colon ("Bob said: I live in Paris", "Tom texted me: I quit").
 _REPLY_HEADER = re.compile(r"^[^\n]*\bwrote:[ \t]*$", re.M | re.I)
 _QUOTED_LINES = re.compile(r"(?:^[ \t]*>[^\n]*(?:\n|$))+", re.M)
-_FORWARDED = re.compile(r"^[ \t]*(?:-{2,}[ \t]*(?:Forwarded|Original)\s+message[ \t]*-{2,}|Begin forwarded message:)", re.M | re.I)
+# ... or, with no such line, a mail header block itself: a "From:" line right above another header field
+# (Outlook's reply and forward: "From: Eve <eve@x.com>\nSent: Monday, ...\nTo: ...\nSubject: ...")
+_FORWARDED = re.compile(
+    r"^[ \t]*(?:-{2,}[ \t]*(?:Forwarded|Original)\s+message[ \t]*-{2,}|Begin forwarded message:"
+    r"|(?=From:[^\n]+\n[ \t]*(?:Sent|Date|To|Cc|Subject):))",
+    re.M | re.I,
+)
 _FROM_LINE = re.compile(r"^[ \t]*From:[ \t]*(?P<who>[^<\n]+?)[ \t]*(?:<[^>\n]*>)?[ \t]*$", re.M)
 # (not from inside a word: a name tried from each letter of one long capitalised word was quadratic)
 _COLON_SPEECH = re.compile(
