@@ -758,6 +758,23 @@ def test_a_line_opened_by_another_s_name_is_never_the_speaker_s_words(text, foun
 
 
 @pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("```\nI work at Apple\n```\nThat's just a sample.", set()),
+        ("Example input:\n```text\nI live in Denver and I have two cats.\n```\nI live in Oslo.", {"Alice lives in Oslo."}),
+        ("~~~\nI work at Apple\n~~~\nI live in Rome.", {"Alice lives in Rome."}),
+        ("Unclosed:\n```\nI work at Apple", set()),
+        ("The string `I work at Google` is the test input.", set()),
+        ("I love ~~~ tildes ~~~ and I live in Rome.", {"Alice loves ~~~ tildes.", "Alice lives in Rome."}),
+    ],
+)
+def test_code_is_no_one_s_claim(text, found):
+    # were "Alice works at Apple.", "Alice lives in Denver.", "Alice has two cats.": the words of a code
+    # block or span read as the speaker's own
+    assert {a.statement for a in run(msg(text, speaker="Alice"))} == found
+
+
+@pytest.mark.parametrize(
     ("content", "found"),
     [
         (

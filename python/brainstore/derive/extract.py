@@ -1806,6 +1806,11 @@ _FORWARDED = re.compile(
     re.M | re.I,
 )
 _FROM_LINE = re.compile(r"^[ \t]*From:[ \t]*(?P<who>[^<\n]+?)[ \t]*(?:<[^>\n]*>)?[ \t]*$", re.M)
+# Code is no one's claim: a fenced block ("```" anywhere, "~~~" opening a line) to its closing fence or, left
+# open, the text's end; and an inline `code span` (kept as a word of its sentence unless it speaks in the
+# first person, as a quotation is)
+_CODE_FENCED = re.compile(r"(?P<f>`{3,}|^[ \t]*~{3,}).*?(?:(?P=f)|\Z)", re.M | re.S)
+_CODE_SPAN = re.compile(r"(?<!`)`(?P<c>[^`\n]+)`(?!`)")
 # (not from inside a word: a name tried from each letter of one long capitalised word was quadratic)
 _COLON_SPEECH = re.compile(
     r"(?<![\w'\u2019-])" + _REPORTER + r"\s+"
@@ -2259,7 +2264,10 @@ class _Run:
         """Other people's words pasted into the text (see _REPLY_HEADER): quoted, never the speaker's, and
         read as theirs only when the text names them."""
         text = self.text
-        out: list[_Quote] = []
+        out: list[_Quote] = [_Quote(m.start(), m.end(), (m.end(), m.end()), None) for m in _CODE_FENCED.finditer(text)]
+        for m in _CODE_SPAN.finditer(text):
+            if {w.lower() for w, _, _ in self.words(m.start("c"), m.end("c"))} & (_PERSONAL | FIRST_PL):
+                out.append(_Quote(m.start(), m.end(), (m.end(), m.end()), None))
         forwarded = _FORWARDED.search(text)
         if forwarded is not None:
             sender = _FROM_LINE.search(text, forwarded.end(), forwarded.end() + 400)
