@@ -3634,6 +3634,24 @@ def test_a_yearless_range_and_the_end_of_a_period_are_read_whole(text, statement
 
 
 @pytest.mark.parametrize(
+    ("text", "statement", "valid_from", "valid_to"),
+    [
+        # was nothing at all: "Since mid" read as the clause's subject
+        ("Since mid-2020 I have lived in Denver.", "Alice has lived in Denver since mid-2020.", (2020, 1, 1), None),
+        ("In late 2021 I moved to Denver.", "Alice moved to Denver in late 2021.", (2021, 1, 1), None),
+        # was from the Record's time: the start not read
+        ("I've lived in Denver since mid-2020.", "Alice has lived in Denver since mid-2020.", (2020, 1, 1), None),
+        ("I lived in Denver until late 2019.", "Alice lived in Denver until late 2019.", None, (2020, 1, 1)),
+    ],
+)
+def test_early_mid_or_late_in_a_year_is_that_year(text, statement, valid_from, valid_to):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.attribute, a.value) == (statement, "lives_in", "denver")
+    assert valid_from is None or a.valid_from == datetime(*valid_from, tzinfo=UTC)
+    assert a.valid_to == (valid_to and datetime(*valid_to, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "valid_from"),
     [
         ("I'm moving to Berlin in two weeks.", "Alice is moving to Berlin in the week of 22 May 2023.", (2023, 5, 22)),
