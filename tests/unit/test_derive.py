@@ -3634,6 +3634,28 @@ def test_a_yearless_range_and_the_end_of_a_period_are_read_whole(text, statement
 
 
 @pytest.mark.parametrize(
+    ("text", "statement", "valid_from"),
+    [
+        # were the values "denver over christmas", "denver half", "denver later", "denver the summer" (its
+        # time lost), and "in a fortnight" no time at all (nor a home: "Alice is moving to Denver in a fortnight.")
+        ("I moved to Denver over Christmas.", "Alice moved to Denver over Christmas 2022.", (2022, 12, 25)),
+        ("I moved to Denver over Thanksgiving.", "Alice moved to Denver over Thanksgiving.", None),
+        ("I moved to Denver half a year ago.", "Alice moved to Denver in November 2022.", (2022, 11, 1)),
+        ("I'm moving to Denver later this year.", "Alice is moving to Denver later in 2023.", (2023, 1, 1)),
+        ("I moved to Denver the summer before last.", "Alice moved to Denver in the summer of 2021.", (2021, 6, 1)),
+        ("I'm moving to Denver in a fortnight.", "Alice is moving to Denver in the week of 22 May 2023.", (2023, 5, 22)),
+        ("I moved to Denver a fortnight ago.", "Alice moved to Denver in the week of 24 April 2023.", (2023, 4, 24)),
+        # was "... this on the weekend of 20 May 2023.": said on a Monday, the weekend to come is the 13th
+        ("I'm moving to Denver this coming weekend.", "Alice is moving to Denver on the weekend of 13 May 2023.", (2023, 5, 13)),
+    ],
+)
+def test_a_time_after_a_place_is_no_part_of_it(text, statement, valid_from):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.attribute, a.value) == (statement, "lives_in", "denver")
+    assert a.valid_from == (datetime(*valid_from, tzinfo=UTC) if valid_from else NOW)
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "valid_from", "valid_to"),
     [
         # was nothing at all: "Since mid" read as the clause's subject

@@ -743,7 +743,8 @@ _CUT = re.compile(
     r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time|yet|btw|between"
     # a chat tail ("I live in Denver lol")
     r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
-    r"|over\s+the\s+(?:weekend|summer|winter|holidays?)|earlier|the\s+day\s+before|(?:19|20)\d\d"
+    r"|over\s+(?:the\s+)?(?:weekend|spring|summer|fall|autumn|winter|holidays?|break|christmas|thanksgiving|easter"
+    r"|new\s+year\S*)|earlier|later|the\s+day\s+before|(?:19|20)\d\d"
     r"|soon|the\s+other\s+(?:day|night|week))\b"
     rf"|\s+{AGO}\b"  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     # "(staying in Paris) through the 15th", "through June": a bound, as "until" is ("through the woods" is not)
@@ -757,7 +758,7 @@ _PLACE_CUT = re.compile(
     r"\s+(?:in|on|at|near|by|to|as|during|around|with)\b"
     r"|\s+(?:early|late|sometime|some\s+time|back|mid)(?=[\s-]+(?:next|last|this|in|on|during|(?:19|20)\d\d)\b|\s*$)"
     # ("... right after graduation", "the week after next", "end of next month", "mid-March", "a fortnight ago")
-    r"|\s+(?:right|shortly|the\s+(?:week|month|year|day|weekend)|mid-|a\s+fortnight)\b"
+    r"|\s+(?:right|shortly|the\s+(?:week|month|year|day|weekend|spring|summer|fall|autumn|winter)|mid-|a\s+fortnight)\b"
     r"|\s+(?:the\s+)?end\s+of(?:\s+(?:next|last|this|the\s+(?:week|month|year))\b|\s*$)"
     # ("from Mexico originally", "in Austin currently", "at Acme still"): how the clause holds, no part of
     # the place, which would else be another value than "Austin" and conflict with it

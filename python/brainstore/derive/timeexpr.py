@@ -97,15 +97,16 @@ _WD = r"(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _YEAR = r"(?:19|20)\d\d"
 _ORD = r"\d{1,2}(?i:st|nd|rd|th)?"
 _NUM = r"(?i:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|few|several|(?:a\s+)?couple(?:\s+of)?)"
-_UNIT = r"(?i:days?|weeks?|months?|years?|decades?)"
+_UNIT = r"(?i:days?|weeks?|fortnights?|months?|years?|decades?)"
 # "this past weekend" is the last one
-_REL = r"(?i:this\s+past|last|this|next|past|previous|coming)"
+_REL = r"(?i:this\s+past|this\s+coming|last|this|next|past|previous|coming)"
 #: "two weeks ago", "3 years back": a time counted back from when it was said.
 # "two Fridays ago": that weekday, counted back. "three and a half years ago", "a month and a half ago".
 AGO = (
     rf"{_NUM}\s+(?:{_UNIT}|{_WD}s)\s+(?i:ago|back|earlier)"
     rf"|{_NUM}\s+(?i:and\s+a\s+half)\s+{_UNIT}\s+(?i:ago|back|earlier)"
     rf"|(?i:an?|one)\s+(?i:day|week|month|year|decade)\s+(?i:and\s+a\s+half)\s+(?i:ago|back|earlier)"
+    rf"|(?i:half\s+an?)\s+(?i:day|week|month|year|decade)\s+(?i:ago|back|earlier)"
 )
 #: "in two weeks", "three days from now": a time counted ahead from when it was said. "in N units" is
 #: one only of what is ahead ("I'm moving in two weeks"); else it is how long ("I ran it in two days").
@@ -134,7 +135,8 @@ _ATOM = (
     rf"|(?P<ago>{AGO})"
     rf"|(?P<ahead>{AHEAD})"
     r"|(?P<dby>(?i:the\s+day\s+before\s+yesterday))"
-    r"|(?P<beyond>(?i:the\s+(?:week|month|year)\s+(?:after\s+next|before\s+last)|the\s+day\s+after\s+tomorrow))"
+    r"|(?P<beyond>(?i:the\s+(?:week|month|year|spring|summer|fall|autumn|winter)\s+(?:after\s+next|before\s+last)"
+    r"|the\s+day\s+after\s+tomorrow))"
     rf"|(?P<around>(?i:the\s+(?:day|week)\s+(?:before|after)\s+)(?:(?:{_REL}\s+)?{_HOLIDAY}|{_MON}\s+{_ORD}"
     rf"|(?i:the\s+)?{_ORD}\s+(?:of\s+)?{_MON}|{_WD}))"
     rf"|(?P<season>(?i:(?:the\s+)?{_SEASON}(?:\s+of)?\s+){_YEAR}|(?i:the\s+){_SEASON}(?!\s+of\b))"
@@ -179,7 +181,7 @@ _PREFIX_RE = re.compile(
 # LoCoMo turn; grouped, it matches where it did and costs half.
 _QUICK = re.compile(
     r"(?i:a(?:go\b|utumn|nnually)|back\b|c(?:oming|hristmas)|d(?:aily|ays?\b|ecades?\b)|e(?:arlier|very|ach)"
-    r"|f(?:all|riday)|halloween|last|m(?:onday|onthly|onths?\b)|n(?:ext|ight)|p(?:ast|revious)"
+    r"|f(?:all|riday|ortnight)|halloween|last|m(?:onday|onthly|onths?\b)|n(?:ext|ight)|p(?:ast|revious)"
     r"|s(?:pring|ummer|aturday|unday)|t(?:oday|onight|omorrow|his|uesday|hursday|ies\b)|valentine"
     r"|w(?:inter|ednesday|eekly|eekend|eeks?\b)|y(?:esterday|early|ears?\b))|\d|" + _MON
 )
@@ -324,6 +326,8 @@ def _resolve_atom(
     low = " ".join(s.lower().split())
     if low.startswith("this past "):
         low = "past " + low.removeprefix("this past ")
+    if low.startswith("this coming "):
+        low = "coming " + low.removeprefix("this coming ")
     day0 = _floor(base, "day")
     try:
         if g == "part":
@@ -355,13 +359,15 @@ def _resolve_atom(
             return day0 + timedelta(days=offset), "day", True
         if g == "ago" and " and a half " in low:
             return _ago_and_a_half(low, base)
+        if g == "ago" and low.startswith("half "):
+            return _half_ago(low.split(" ")[2], base)
         if g == "ago":
             parts = low.rsplit(" ", 2)
             n = _NUMBERS.get(parts[0]) if not parts[0].isdigit() else int(parts[0])
             if n is None or n > 5000:
                 return None
             # As precise as its unit: "two weeks ago" is a week, "three years ago" a year, never a day
-            unit = parts[1].rstrip("s")
+            n, unit = _count_of(n, parts[1])
             if unit in _WEEKDAYS:  # "two Fridays ago": the last Friday before today, and one more back
                 return day0 - timedelta(days=((day0.weekday() - _WEEKDAYS[unit]) % 7 or 7) + 7 * (n - 1)), "day", True
             if unit == "day":
@@ -379,7 +385,7 @@ def _resolve_atom(
             if n is None or n > 5000:
                 return None
             # as precise as its unit, as a time counted back is
-            unit = unit.rstrip("s")
+            n, unit = _count_of(n, unit)
             if unit == "day":
                 return day0 + timedelta(days=n), "day", True
             if unit == "week":
@@ -392,6 +398,9 @@ def _resolve_atom(
             if low == "the day after tomorrow":
                 return day0 + timedelta(days=2), "day", True
             unit, step = low.split(" ")[1], 2 if low.endswith("next") else -2
+            if unit in _SEASONS:  # "the summer before last": a year before last summer
+                got = _resolve_atom(_ATOM_RE.fullmatch(f"{'next' if step > 0 else 'last'} {unit}"), base, future)  # type: ignore[arg-type]
+                return (got[0].replace(year=got[0].year + step // 2), "season", True) if got else None
             if unit == "week":
                 return _floor(day0, "week") + timedelta(weeks=step), "week", True
             if unit == "month":
@@ -461,6 +470,8 @@ def _resolve_atom(
                 if step < 0:
                     return sat - timedelta(days=7) if in_weekend else sat, "day", True
                 this_sat = sat if in_weekend else day0 + timedelta(days=(5 - day0.weekday()) % 7)
+                if rel == "coming":  # "(this) coming weekend": the next to come, as "coming Friday" is
+                    step = 0 if not in_weekend or day0.weekday() == 5 else 1
                 return this_sat + timedelta(days=7 * step), "day", True
             if unit == "week":
                 return _floor(day0, "week") + timedelta(weeks=step), "week", True
@@ -540,6 +551,28 @@ def _month_day(fragment: str, base: datetime, future: bool) -> tuple[datetime, s
     return _month_named_date(f"{calendar.month_name[month]} {day}", base, future)
 
 
+def _count_of(n: int, unit: str) -> tuple[int, str]:
+    """``n`` of a unit as a count of the unit it is told in: "two fortnights" are four weeks."""
+    unit = unit.lower().rstrip("s")
+    return (2 * n, "week") if unit == "fortnight" else (n, unit)
+
+
+def _half_ago(unit: str, base: datetime) -> tuple[datetime, str, bool] | None:
+    """ "half a year ago": six months back, as precise as what a half of the unit is (a month, a week)."""
+    day0 = _floor(base, "day")
+    if unit == "day":
+        return day0, "day", True
+    if unit == "week":
+        return day0 - timedelta(days=3), "day", True
+    if unit == "month":
+        return _floor(day0 - timedelta(days=15), "week"), "week", True
+    if unit == "year":
+        return _floor(_add_months(day0, -6), "month"), "month", True
+    if unit == "decade":
+        return _floor(_add_months(day0, -60), "year"), "year", True
+    return None
+
+
 def _ago_and_a_half(low: str, base: datetime) -> tuple[datetime, str, bool] | None:
     """ "three and a half years ago", "a month and a half ago": the moment that far back, as precise as
     its unit (a year, a month: never the day a half would pretend to)."""
@@ -547,7 +580,7 @@ def _ago_and_a_half(low: str, base: datetime) -> tuple[datetime, str, bool] | No
     n = int(count) if count.isdigit() else _NUMBERS.get(count)
     if n is None or n > 5000:
         return None
-    unit = unit.rstrip("s")
+    n, unit = _count_of(n, unit)
     if unit == "day":
         return _floor(base - timedelta(days=n, hours=12), "day"), "day", True
     if unit == "week":
@@ -749,9 +782,9 @@ def find_time_expressions(
         looked += 1
         raw = " ".join(m.group("n").lower().split())
         n = int(raw) if raw.isdigit() else _NUMBERS.get(raw)
-        unit = m.group("unit").lower().rstrip("s")
         if n is None or n > 500:
             continue
+        n, unit = _count_of(n, m.group("unit"))
         months = {"month": n, "year": 12 * n, "decade": 120 * n}.get(unit)
         day0 = _floor(base, "day")
         try:
@@ -1105,9 +1138,9 @@ def _after(start: datetime, duration: TimeExpr) -> datetime | None:
         return None
     raw = " ".join(m.group("n").lower().split())
     n = int(raw) if raw.isdigit() else _NUMBERS.get(raw)
-    unit = m.group("unit").lower().rstrip("s")
     if n is None:
         return None
+    n, unit = _count_of(n, m.group("unit"))
     months = {"month": n, "year": 12 * n, "decade": 120 * n}.get(unit)
     try:
         if months is None:
