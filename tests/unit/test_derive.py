@@ -2077,6 +2077,26 @@ def test_a_label_opening_a_sentence_heads_the_writers_words():
     assert (said.owner, said.value) == ("Bob", "oslo")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "For the record: I live in Denver.", "Long story short: I live in Denver.", "One more thing: I live in Denver.",
+        "Note to self: I live in Denver.", "About me: I live in Denver.", "Please update my records: I live in Denver.",
+    ],
+)
+def test_a_discourse_label_or_a_request_heads_the_writers_words(text):
+    # were nothing: the label was none _LABEL_HEADS knew, and "Please update my records" has "my" in it
+    a = one(text)
+    assert (a.owner, a.attribute, a.value, a.statement) == ("Alice", "lives_in", "denver", "Alice lives in Denver.")
+
+
+@pytest.mark.parametrize(
+    "text", ["Please tell Bob: I live in Oslo.", "Please tell my mom: I live in Oslo.", "About Bob: he lives in Oslo."]
+)
+def test_a_request_that_names_another_is_no_label(text):
+    assert not [a for a in run(text) if a.owner == "Alice" and a.attribute]
+
+
 # ---- rule 9: time, by tense and direction (said on 10 June 2024)
 
 

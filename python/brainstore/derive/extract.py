@@ -1758,6 +1758,8 @@ _LABEL_HEADS = {
     "news", "update", "updates", "edit", "correction", "note", "ps", "pps", "nb", "fyi", "tldr", "reminder",
     "fact", "summary", "status", "standup", "recap", "announcement", "clarification", "addendum",
     "confession", "disclaimer", "progress", "highlight", "highlights", "thought",
+    "record", "short", "thing", "self", "me",  # "For the record:", "Long story short:", "One more thing:",
+    # "Note to self:", "About me:"
 }  # fmt: skip
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
@@ -3157,15 +3159,18 @@ class _Run:
         words = label.replace(".", "").split()
         if words and words[-1].isdigit():
             words.pop()  # "Update 2:"
-        if not 0 < len(words) <= 4 or words[-1].lower() not in _LABEL_HEADS:
+        # a request to the reader ("Please update my records:", "Please note:"), no speaker's name
+        request = 0 < len(words) <= 6 and words[0].lower() == "please"
+        if not request and (not 0 < len(words) <= 4 or words[-1].lower() not in _LABEL_HEADS):
             return None
-        for k, w in enumerate(words[:-1]):
+        for k, w in enumerate(words if request else words[:-1]):
             low = w.lower()
             if (
                 not w.isalpha()
                 or (k > 0 and not w.islower())
                 or low in PERSON_NOUNS
-                or low in _PERSONAL | _OURS | SECOND | THIRD_SG | {"your", "his", "her", "their", "him", "them"}
+                or (low in _PERSONAL | _OURS and not request)
+                or low in SECOND | THIRD_SG | {"your", "his", "her", "their", "him", "them"}
                 or w in self.persons
                 or w in (self.speaker, self.self_name, self.addressee)
             ):
