@@ -2077,6 +2077,17 @@ def test_a_label_opening_a_sentence_heads_the_writers_words():
     assert (said.owner, said.value) == ("Bob", "oslo")
 
 
+def test_a_ticked_task_box_is_no_part_of_its_item():
+    # were "Alice says x] moved to Denver." (the subject "x]") and nothing for the other two
+    found = run("- [x] moved to Denver\n- [ ] find a dentist\n* [X] I adopted a cat\n1. [x] I started at Stripe in April")
+    assert [(a.subject, a.attribute, a.value) for a in found] == [
+        ("Alice", "lives_in", "denver"), ("Alice", "has_pet", "cat"), ("Alice", "works_at", "stripe")
+    ]
+    assert found[2].statement == "Alice started at Stripe in April 2023."
+    # an open box is a thing to do, not done
+    assert run("- [ ] move to Denver\n- [ ] moved to Denver") == []
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -1091,11 +1091,17 @@ def _bullet(ch: str) -> bool:
     return ch in "\u2022\u2023\u2043\u2219\u00b7" or "\u2190" <= ch <= "\u21ff" or "\u25a0" <= ch <= "\u25ff"
 
 
+# a task list's ticked box ("- [x] moved to Denver"): no part of the clause (an open one, "- [ ] move to
+# Denver", heads a thing to do, and is left to read as nothing)
+_TASK_BOX = re.compile(r"\[[xX\u2713\u2714]\](?=\s)")
+
+
 def _trim(text: str, s: int, e: int) -> tuple[int, int]:
     while s < e and (
         text[s].isspace() or text[s] in ",;:-\u2013\u2014\"'\u201c\u201d*~>([" or _symbol(text[s]) or _bullet(text[s])
     ):
-        s += 1
+        box = _TASK_BOX.match(text, s, e) if text[s] == "[" else None
+        s = box.end() if box is not None else s + 1
     while e > s and (
         text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026" or _symbol(text[e - 1])
     ):
