@@ -2077,6 +2077,26 @@ def test_a_label_opening_a_sentence_heads_the_writers_words():
     assert (said.owner, said.value) == ("Bob", "oslo")
 
 
+@pytest.mark.parametrize(
+    ("text", "subject", "attribute", "value"),
+    [
+        ("Both my parents live in Denver.", "Alice's parents", "lives_in", "denver"),
+        ("Both of my parents live in Denver.", "Alice's parents", "lives_in", "denver"),
+        ("All my sisters work at Google.", "Alice's sisters", "works_at", "google"),
+    ],
+)
+def test_both_or_all_of_the_speaker_s_people_are_those_people(text, subject, attribute, value):
+    # were nothing: "both"/"all" opened no subject the rules knew
+    a = one(text)
+    assert (a.subject, a.owner, a.attribute, a.value) == (subject, subject, attribute, value)
+
+
+def test_both_or_all_before_no_people_is_no_subject():
+    # ("All my life": a time; "both my sister and my brother": two, of whom one would be read)
+    assert run("All my life I have lived in Denver.") == []
+    assert run("Both my sister and my brother live in Denver.") == []
+
+
 def test_a_ticked_task_box_is_no_part_of_its_item():
     # were "Alice says x] moved to Denver." (the subject "x]") and nothing for the other two
     found = run("- [x] moved to Denver\n- [ ] find a dentist\n* [X] I adopted a cat\n1. [x] I started at Stripe in April")

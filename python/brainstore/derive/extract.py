@@ -3599,6 +3599,12 @@ class _Run:
             # "There were 7 people at the party": what the speaker reports, theirs to vouch for as told
             pre = ("has" if nxt in ("been", "got") else "is") if low == "there's" else ""
             return _Subject(self.me(), None, "there", e0, pre, person=False, kind="np")
+        if low in ("both", "all") and not self.assistant:
+            # "Both my parents live in Denver", "All of my friends are vegan": every one of the speaker's
+            # people, as "my parents" is
+            k = 2 if nxt == "of" else 1
+            if len(words) > k + 1 and words[k][0].lower() in ("my", "our") and words[k + 1][0].lower() in _GROUP_NOUNS:
+                return self._possessive(words[k:], cs, ce)  # ("All my life I ...": no people)
         if low in DROP_SUBJECTS:
             # "Some friends from church and I went camping": the speaker with others, however they open
             return self._together(words) if low in _QUANTIFIERS else None
