@@ -2097,6 +2097,19 @@ def test_both_or_all_before_no_people_is_no_subject():
     assert run("Both my sister and my brother live in Denver.") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I hardly ever eat meat.", "Alice hardly ever eats meat."),
+        ("I rarely ever drink.", "Alice rarely ever drinks."),
+        ("I seldom eat meat.", "Alice seldom eats meat."),
+    ],
+)
+def test_ever_and_seldom_before_the_verb_are_no_verb(text, statement):
+    # were "Alice hardly evers eat meat.", "Alice rarely evers drink.", "Alice seldoms eat meat."
+    assert one(text).statement == statement
+
+
 def test_a_ticked_task_box_is_no_part_of_its_item():
     # were "Alice says x] moved to Denver." (the subject "x]") and nothing for the other two
     found = run("- [x] moved to Denver\n- [ ] find a dentist\n* [X] I adopted a cat\n1. [x] I started at Stripe in April")

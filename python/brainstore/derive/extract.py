@@ -4926,7 +4926,7 @@ class _Run:
                     rep = "got to"  # "We've gotta" -> "... have got to"
                 need_conj = False
             elif (need_conj and low.isalpha()) or (need_conj and "'" in low):
-                if low in ADVERBS or low in ("not", "no", "longer", "first", "then", "later") or (len(low) > 4 and low.endswith("ly")):
+                if low in ADVERBS or low in ("not", "no", "longer", "first", "then", "later", "ever", "seldom") or (len(low) > 4 and low.endswith("ly")):
                     pass  # "typically", "really": the verb comes next
                 else:
                     rep = conjugate_3sg(tok)
