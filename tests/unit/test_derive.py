@@ -3740,6 +3740,21 @@ def test_early_mid_or_late_in_a_year_is_that_year(text, statement, valid_from, v
 @pytest.mark.parametrize(
     ("text", "statement", "valid_from"),
     [
+        # was "Alice moved to Denver in the first week of in April 2023."
+        ("I moved to Denver in the first week of April.", "Alice moved to Denver in the first week of April 2023.", (2023, 4, 1)),
+        # was the home "denver the"
+        ("I moved to Denver the last week of March.", "Alice moved to Denver the last week of March 2023.", (2023, 3, 1)),
+        ("I moved to Denver in the last week of 2021.", "Alice moved to Denver in the last week of 2021.", (2021, 12, 1)),
+    ],
+)
+def test_the_first_or_last_week_of_a_period_is_read_whole(text, statement, valid_from):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.value, a.valid_from) == (statement, "denver", datetime(*valid_from, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "valid_from"),
+    [
         ("I'm moving to Berlin in two weeks.", "Alice is moving to Berlin in the week of 22 May 2023.", (2023, 5, 22)),
         ("I'm moving to Berlin in a month.", "Alice is moving to Berlin in June 2023.", (2023, 6, 1)),
         ("I finished the project in two weeks.", "Alice finished the project in two weeks.", (2023, 5, 8, 13, 56)),

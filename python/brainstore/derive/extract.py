@@ -744,7 +744,7 @@ _CUT = re.compile(
     # a chat tail ("I live in Denver lol")
     r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
     r"|over\s+(?:the\s+)?(?:weekend|spring|summer|fall|autumn|winter|holidays?|break|christmas|thanksgiving|easter"
-    r"|new\s+year\S*)|earlier|later|the\s+day\s+before|(?:19|20)\d\d"
+    r"|new\s+year\S*)|earlier|later|the\s+day\s+before|the\s+(?:first|last)\s+week|(?:19|20)\d\d"
     r"|soon|the\s+other\s+(?:day|night|week))\b"
     rf"|\s+{AGO}\b"  # "moved to Berlin two weeks ago", "worked at IBM 2010-2015": no part of the value
     # "(staying in Paris) through the 15th", "through June": a bound, as "until" is ("through the woods" is not)

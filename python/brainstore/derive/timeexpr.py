@@ -112,7 +112,7 @@ AGO = (
 #: one only of what is ahead ("I'm moving in two weeks"); else it is how long ("I ran it in two days").
 AHEAD = rf"(?i:in\s+){_NUM}\s+{_UNIT}(?:['\u2019]?\s+(?i:time))?|{_NUM}\s+{_UNIT}\s+(?i:from\s+(?:now|today))"
 # "the end of last year", "the beginning of May 2020": a part of a period, named as the period
-_PART_HEAD = rf"(?i:(?:the\s+)?(?:very\s+)?(?:end|beginning|start|middle)\s+of\s+|(?:mid|early|late)[\s-]+(?={_MON}|{_YEAR}(?!\d)))"
+_PART_HEAD = rf"(?i:(?:the\s+)?(?:very\s+)?(?:end|beginning|start|middle|(?:first|last)\s+week)\s+of\s+|(?:mid|early|late)[\s-]+(?={_MON}|{_YEAR}(?!\d)))"
 _PART_OF = (
     rf"(?:{_REL}\s+(?i:week|month|year|decade)|(?i:the\s+(?:week|month|year))|{_REL}\s+{_MON}|{_REL}\s+(?i:spring|summer|fall|autumn|winter)"
     rf"|{_MON},?\s+{_YEAR}|{_MON}|{_YEAR})"
@@ -336,10 +336,10 @@ def _resolve_atom(
             got = _resolve_atom(whole, base, future) if whole is not None else None
             if got is None or got[1] != "year" or "middle" in head.group(0).lower():  # type: ignore[union-attr]
                 return got
-            if not re.search(r"(?i:end|beginning|start)", head.group(0)):  # type: ignore[union-attr]
+            if not re.search(r"(?i:end|beginning|start|week)", head.group(0)):  # type: ignore[union-attr]
                 return got  # "mid-2020", "late 2021": some months of the year, which ones it does not say
             # a year's end or beginning is its last or first month (its middle is no narrower than it)
-            month = 1 if "end" not in head.group(0).lower() else 12  # type: ignore[union-attr]
+            month = 12 if re.search(r"(?i:end|last)", head.group(0)) else 1  # type: ignore[union-attr]
             return got[0].replace(month=month), "month", got[2]
         if g in ("iso", "a_iso"):
             y, mo, dd = (int(n) for n in re.findall(r"\d+", s)[:3])
