@@ -1830,6 +1830,10 @@ _COLON_SPEECH = re.compile(
 # I work at Google now." is Bob's words, or the writer's to Bob; which, no rule tells, so it is read as
 # nobody's we can name, never the writer's ("My mom: ..." names the voice). A label (_LABEL) or a date
 # heading a line opens none.
+_NO_SPEAKER_WORDS = {
+    "from", "to", "cc", "bcc", "re", "fw", "fwd", "subject", "sent", "date", "in", "on", "at", "with", "for",
+    "about", "by", "via", "per", "dear", "attn", "the", "a", "an", "this", "that", "here", "there",
+}  # fmt: skip
 _SPEAKER_LINE = re.compile(
     r"^[ \t]*(?P<who>[Mm]y[ \t]+[a-z]+|[A-Z][\w'\u2019.-]*(?:[ \t]+[A-Z][\w'\u2019.-]*){0,3})[ \t]*:[ \t]+\S",
     re.M,
@@ -2330,6 +2334,8 @@ class _Run:
         words = who.split()
         if words[-1].lower().rstrip(".") in _LABEL_HEADS or who.casefold() in ("me", "i"):
             return False
+        if words[0].lower() in _NO_SPEAKER_WORDS:
+            return False  # "From: my window, I see Lyon", "Subject: I'm moving!": a mail's field or a phrase
         if words[0].lower() == "my":
             return words[1].lower() in PERSON_NOUNS
         if not all(is_name_token(w) for w in words):
