@@ -163,6 +163,17 @@ READ_APART_BYTES = 1 << 30
 # Long texts one namespace may have waiting to be read: a waiting text is its job alone (about a
 # kilobyte), as its text is read again on its turn.
 LONG_TEXTS_WAITING = 10_000
+# Characters of re-derivation sources a batch reads on its own thread (the worker, or the express lane)
+# at most: as much as a batch of Records reads there (BATCH_CHARS // SLICE_CHARS Records, each shorter
+# than LONG_TEXT_CHARS). The sources past it, and every one of LONG_TEXT_CHARS or more, are read apart,
+# as long texts are: a Memory left to a 200,000-character document (its other supporting Record
+# forgotten) was read on the express lane, 3-4.5 s of pure Python holding the GIL, and every other
+# tenant's short Record waited for it.
+REDERIVE_INLINE_CHARS = BATCH_CHARS // SLICE_CHARS * LONG_TEXT_CHARS
+# Characters of sources one task of the long texts' thread reads at most (or one source longer than
+# that): the longest text the API takes, so that a task re-deriving a Memory holds that thread, and the
+# other tenants' long texts behind it, no longer than one Record's.
+APART_SOURCE_CHARS = 200_000
 # With a shared store: how long a claim holds a Record against other processes unless renewed (every
 # scan renews the claims on what is queued here; a process that dies holds its Records this long at
 # most), how often the queue is scanned for Records nobody derives, and how long a Record may stay
@@ -179,6 +190,11 @@ SAID_HELD_CHARS = 1_000_000
 FORGETS_KEPT = 1024
 # A change sequence past any Brain's: asked erasures after it, a store says only whether the Brain lives.
 _NO_ERASURES = 1 << 62
+
+
+def _what_it_says(extractor: Extractor, text: SourceText, self_name: str | None) -> dict[str, Assertion]:
+    """What a re-derivation source says (here, or in the process reading long texts)."""
+    return first_by_fingerprint(extractor.extract(text, self_name=self_name))
 
 
 class StoreLoader:
@@ -255,7 +271,7 @@ class Job:
     seq: int = 0  # a Record's change sequence (0 when unknown: it then holds back every watermark)
     chars: int | None = None  # the length of a Record's text when it was queued (None: unknown)
     failures: int = 0
-    reader_endings: int = 0  # times reading its text apart ended the process reading it
+    reader_endings: int = 0  # times reading its text (or a source of its Memory) apart failed
     applying_failed: str = ""  # how its transaction, applied alone, last failed
     applying_failed_alike: int = 0  # times in a row it failed so
     # a Record's derivation in progress
@@ -267,6 +283,10 @@ class Job:
     # a Memory's re-derivation: its sources and what they say, read before the transaction; shared by
     # the Memory jobs of one batch
     read: SourcesRead | None = None
+    # ... what its sources read apart say (record id -> fingerprint -> first assertion), and the Records
+    # found supporting it when it was sent to have them read (None: not looked up yet)
+    said_apart: dict[str, dict[str, Assertion]] = field(default_factory=dict)
+    supporters: list[str] | None = None
 
     @property
     def embedded(self) -> int:
@@ -1009,7 +1029,7 @@ class Derivation:
                     dropped.add(id(job))
         pending = [job for job in batch if job.kind == "memory"]
         if pending:
-            self._read_for_rederive(pending)
+            dropped |= self._read_for_rederive(pending)
         return [job for job in batch if id(job) not in dropped]
 
     def _extract(self, job: Job, record: Record, self_name: str | None) -> bool:
@@ -1296,27 +1316,37 @@ class Derivation:
                 read.texts[rid] = source_text(record.content, self_name=self_name, occurred_at=record.occurred_at)
         return [(rid, read.texts[rid]) for rid in live], more_sources
 
-    def _read_for_rederive(self, jobs: list[Job]) -> None:
+    def _read_for_rederive(self, jobs: list[Job]) -> set[int]:
         """Before the transaction: read what the sources of the batch's pending Memories say, each
         source once for the batch. Read inside it, for every Memory, a document whose thousand Memories
         another Record also supports was read once per Memory there, holding the store's write lock,
         and every other tenant's writes, for half a minute a batch. Best effort: whatever fails here is
-        read in the transaction, as before."""
+        read in the transaction, as before.
+
+        At most REDERIVE_INLINE_CHARS of sources are read here: a job whose sources not read yet would
+        take more is sent to have them read apart, on its namespace's turn (:meth:`_read_sources_apart`),
+        and comes back to the head of its queue. The ids of the jobs sent so, to leave out of the batch."""
         read = SourcesRead()
         mark = self._forget_mark()  # before the sources are read: a forget after it keeps them out of _said
-        by_brain: dict[str, list[str]] = {}
+        by_brain: dict[str, list[Job]] = {}
         for job in jobs:
             job.read = read
-            by_brain.setdefault(job.brain_uid, []).append(job.item_id)
+            by_brain.setdefault(job.brain_uid, []).append(job)
+            read.said.update(job.said_apart)
         memories: dict[str, dict[str, MemoryRevision]] = {}
         supporters: dict[str, dict[str, list[str]]] = {}
         try:
-            for brain_uid, memory_ids in by_brain.items():
-                memories[brain_uid] = self.store.memories(brain_uid, memory_ids)
-                supporters[brain_uid] = self._supporters(brain_uid, list(memories[brain_uid].values()))
+            for brain_uid, held in by_brain.items():
+                memories[brain_uid] = self.store.memories(brain_uid, [job.item_id for job in held])
+                known = {job.item_id: job.supporters for job in held if job.supporters is not None}
+                unknown = [m for m in memories[brain_uid].values() if m.memory_id not in known]
+                supporters[brain_uid] = {**known, **self._supporters(brain_uid, unknown)}
         except Exception:  # the store: met again, and handled, in the transaction
             log.debug("reading the pending Memories of a batch before applying it failed", exc_info=True)
-            return
+            return set()
+        inline = 0
+        # (Brain, first source not read) -> the first job's sources not read, and the jobs sent for them
+        apart: dict[tuple[str, str], tuple[list[tuple[str, int, SourceText]], list[Job]]] = {}
         for job in jobs:
             try:
                 memory = memories[job.brain_uid].get(job.item_id)
@@ -1326,27 +1356,128 @@ class Derivation:
                 sources, _ = self._rederive_sources(
                     job.brain_uid, memory, self_name, read, supporters[job.brain_uid], in_transaction=False
                 )
-                for record_id, text in sources:
-                    if record_id not in read.said:
-                        seq = read.records[record_id].seq
-                        read.said[record_id] = self._said_by(job.brain_uid, record_id, seq, text, self_name, mark)
+                for record_id, _ in sources:
+                    if record_id not in read.said and (held := self._said_held(job.brain_uid, record_id)) is not None:
+                        read.said[record_id] = held
+                unread = [(record_id, text) for record_id, text in sources if record_id not in read.said]
+                lengths = [len(text.text) for _, text in unread]
+                chars = sum(lengths)
+                if lengths and self._long_texts is not None and (
+                    max(lengths) >= LONG_TEXT_CHARS or inline + chars > REDERIVE_INLINE_CHARS
+                ):
+                    job.supporters = supporters[job.brain_uid].get(job.item_id, [])
+                    to_read = [(record_id, read.records[record_id].seq, text) for record_id, text in unread]
+                    apart.setdefault((job.brain_uid, unread[0][0]), (to_read, []))[1].append(job)
+                    continue
+                inline += chars
+                for record_id, text in unread:
+                    seq = read.records[record_id].seq
+                    read.said[record_id] = self._said_by(job.brain_uid, record_id, seq, text, self_name, mark)
             except Exception:  # the store or the extractor: met again, and handled, in the transaction
                 log.debug("reading the sources of %s before applying it failed", job.item_id, exc_info=True)
+        for to_read, waiting in apart.values():
+            self._send_apart(waiting, to_read, mark)
+        return {id(job) for _, waiting in apart.values() for job in waiting}
+
+    def _said_held(self, brain_uid: str, record_id: str) -> dict[str, Assertion] | None:
+        with self._said_lock:
+            held = self._said.get((brain_uid, record_id))
+            if held is None:
+                return None
+            self._said.move_to_end((brain_uid, record_id))
+            return held[1]
+
+    def _send_apart(self, jobs: list[Job], unread: list[tuple[str, int, SourceText]], mark: int) -> None:
+        """Have the long texts' thread read what ``unread`` (record id, change sequence, text: the sources
+        of ``jobs``' Memories not read yet, those of one Brain) say, then put the jobs back."""
+        executor = self._long_texts
+        if executor is None:
+            return  # stopped: the Memories stay pending in the store, and start() queues them
+        try:
+            executor.submit(jobs[0].namespace, lambda: self._read_sources_apart(executor, jobs, unread, mark))
+        except NamespaceBusy:
+            for job in jobs:
+                self._retry_later(job)  # its namespace has LONG_TEXTS_WAITING already: in a while
+        except RuntimeError:
+            return  # shut down meanwhile, as above
+
+    def _read_sources_apart(
+        self, executor: FairExecutor, jobs: list[Job], unread: list[tuple[str, int, SourceText]], mark: int
+    ) -> None:
+        """On the long texts' thread: what the sources say, in their order, up to APART_SOURCE_CHARS (what
+        is left is sent again when the jobs come back), by the offline rules in their own process."""
+        if self._stopping or executor is not self._long_texts:
+            return  # stopped (and perhaps started again): the Memories stay pending, start() queues them
+        brain_uid = jobs[0].brain_uid
+        self_name = self._self_name(brain_uid)
+        reader = self._reader
+        said: dict[str, dict[str, Assertion]] = {}
+        chars = 0
+        for record_id, seq, text in unread:
+            if said and chars + len(text.text) > APART_SOURCE_CHARS:
+                break
+            try:
+                if reader is None:
+                    found = self._said_by(brain_uid, record_id, seq, text, self_name, mark)
+                else:
+                    found = self._said_by(
+                        brain_uid, record_id, seq, text, self_name, mark,
+                        read=lambda text=text: reader.call(_what_it_says, self.extractor, text, self_name),  # type: ignore[misc]
+                    )
+            except Exception as exc:
+                if self._stopping:
+                    return
+                self._source_not_read(jobs, record_id, exc)
+                return
+            said[record_id] = found
+            chars += len(text.text)
+        if self._forgotten_since(mark, brain_uid):
+            # its Brain forgotten: the jobs are dropped at their transaction, and hold nothing of it meanwhile
+            said = {}
+        for job in jobs:
+            job.said_apart.update(
+                (record_id, found) for record_id, found in said.items()
+                if not self._forgotten_since(mark, brain_uid, record_id)
+            )
+            self._queue.put(job, front=True)
+
+    def _source_not_read(self, jobs: list[Job], record_id: str, failure: Exception) -> None:
+        """Reading a re-derivation source apart raised: tried again later; after READER_ENDINGS failures
+        that were not the extractor being unavailable, the source is taken as saying nothing new (the
+        Memory keeps its stored citation of it), so that the Memory is not pending for ever."""
+        log.warning("reading source %s of %d pending Memories apart failed: %s", record_id, len(jobs), failure)
+        for job in jobs:
+            if not isinstance(failure, ExtractorUnavailable):
+                job.reader_endings += 1
+                if job.reader_endings >= READER_ENDINGS:
+                    job.said_apart[record_id] = {}
+                    self._queue.put(job, front=True)
+                    continue
+            self._retry_later(job)
 
     def _said_by(
-        self, brain_uid: str, record_id: str, seq: int, text: SourceText, self_name: str | None, mark: int
+        self,
+        brain_uid: str,
+        record_id: str,
+        seq: int,
+        text: SourceText,
+        self_name: str | None,
+        mark: int,
+        *,
+        read: Callable[[], dict[str, Assertion]] | None = None,
     ) -> dict[str, Assertion]:
         """What a source says (fingerprint -> first assertion), read once for all the batches that
         re-derive its Memories: a document that a thousand of them were left to was read again for
         each batch of 64, 0.47 s of pure Python (the GIL) a batch, 8 s in all. A Record's content, and
         so what it says, never changes. ``seq``: the Record's change sequence (it can only be erased
-        after it); ``mark``: _forget_mark before the source was read."""
+        after it); ``mark``: _forget_mark before the source was read; ``read``: how to read it (by
+        default, with the extractor on this thread)."""
         key = (brain_uid, record_id)
         with self._said_lock:
             if key in self._said:
                 self._said.move_to_end(key)
                 return self._said[key][1]
-        said = first_by_fingerprint(self.extractor.extract(text, self_name=self_name))
+        said = read() if read is not None else _what_it_says(self.extractor, text, self_name)
         chars = len(text.text)
         with self._said_lock:
             if not self._forgotten_since(mark, brain_uid, record_id) and key not in self._said and chars <= SAID_HELD_CHARS:
