@@ -10,6 +10,7 @@ from brainstore.api.app import create_app
 from brainstore.derive import Assertion, RuleExtractor, SourceText
 from brainstore.domain import MemoryRevision
 from brainstore.service import Service
+from brainstore.service.visibility import Visibility
 from tests.conftest import Api, assert_error
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
@@ -1001,3 +1002,21 @@ def test_a_value_meant_takes_the_words_its_memory_is_re_derived_in(alice: Api, s
     statements = [m["statement"] for m in memories(alice)]
     assert not any("cardiac" in s for s in statements)
     assert only(memories(alice), "at Memorial")["statement"] == "Alice works as a nurse at Memorial."
+
+
+def test_a_profile_builds_the_views_of_the_lines_it_serves_only(
+    alice: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile of limit 1 on a Brain whose self owns thousands of Memories built every one's view
+    (0.7 s of the GIL for 12,000) and served one: a key repeating it held the GIL every other tenant's
+    requests need. Only the lines served are viewed (and one more, which says has_more)."""
+    text = " ".join(f"I like the color number {n} very much." for n in range(60))
+    say(alice, service, text, "2024-05-08T10:00:00Z")
+    everything = alice.get("/brains/alice/profile", params={"limit": "100"}).body
+    assert len(everything["lines"]) == 60 and not everything["has_more"]
+    viewed: list[str] = []
+    real = Visibility.view
+    monkeypatch.setattr(Visibility, "view", lambda self, memory, *a: viewed.append(memory.memory_id) or real(self, memory, *a))
+    first = alice.get("/brains/alice/profile", params={"limit": "2"}).body
+    assert first["lines"] == everything["lines"][:2] and first["has_more"]
+    assert len(viewed) == 3

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import partial
+from itertools import islice
 from typing import Any
 
 from brainstore.domain import Brain, MemoryRevision, Principal
@@ -292,12 +293,19 @@ class MemoryReads:
         return body
 
     def profile_lines(
-        self, brain: Brain, memories: list[MemoryRevision], *, as_of: datetime | None = None
-    ) -> list[dict[str, Any]]:
+        self,
+        brain: Brain,
+        memories: list[MemoryRevision],
+        *,
+        as_of: datetime | None = None,
+        wanted: Callable[[str, Callable[[], list[str]]], bool] = lambda statement, quotes: True,
+    ) -> Iterator[dict[str, Any]]:
         """The self card: active Memories the self owns, as served: the current ones, or with ``as_of``
-        those valid then (ended since or not)."""
+        those valid then (ended since or not). Lazily, each line's view built only when it is taken and
+        ``wanted`` (see served_if): a profile of limit 1 built the views of all 12,000 Memories its
+        self owned (0.7 s of the GIL a request), then served one."""
         if not brain.self_name:
-            return []
+            return
         me = brain.self_name.casefold()
         own = [
             m
@@ -307,20 +315,18 @@ class MemoryReads:
             and m.citations
             and (m.owner or "").casefold() == me
         ]
-        return [
-            {
+        for memory, view in self.served_if(brain, own, wanted):
+            yield {
                 "memory_id": memory.memory_id,
                 "statement": view["statement"],
                 "attribute": view["attribute"],
                 "citations": view["citations"],
             }
-            for memory, view in self.served(brain, own)
-        ]
 
     def get_profile(self, principal: Principal, brain_id: str, *, limit: int) -> dict[str, Any]:
         brain = resolve_brain(self.store, principal, brain_id)
         require(self.store, StoreFeature.MEMORIES)
-        lines = self.profile_lines(brain, self.store.all_memories(brain.uid))
+        lines = list(islice(self.profile_lines(brain, self.store.all_memories(brain.uid)), limit + 1))
         return {
             "object": "profile",
             "brain_id": brain.id,
