@@ -85,18 +85,24 @@ class MemoryReads:
         return list(self.served_if(brain, memories, lambda statement, quotes: True))
 
     def served_if(
-        self, brain: Brain, memories: list[MemoryRevision], wanted: Callable[[str, Callable[[], list[str]]], bool]
+        self,
+        brain: Brain,
+        memories: list[MemoryRevision],
+        wanted: Callable[[str, Callable[[], list[str]]], bool],
+        cited: Callable[[str], bool] | None = None,
     ) -> Iterator[tuple[MemoryRevision, dict[str, Any]]]:
         """served(), lazily, passing over without a view each Memory that is not ``wanted`` when its turn
         comes, asked with its statement as served and a function that gives its quotes as served (made
         only if asked: a Context's budget, checked as it fills: a window citing 1,600 Memories built
-        1,600 views for the few dozen its budget took)."""
+        1,600 views for the few dozen its budget took). ``cited``: of which Records (by id) the quotes
+        asked about are, when the caller serves only those citations."""
         visibilities = self._visibilities(brain, memories)
         for memory in memories:
             serving = self.visibility.serving(memory, visibilities)
+            citations = memory.citations if cited is None else tuple(c for c in memory.citations if cited(c.record_id))
             if serving is not None and wanted(
                 self.visibility.statement_as(memory, serving),
-                partial(self.visibility.quotes, memory.citations, visibilities),
+                partial(self.visibility.quotes, citations, visibilities),
             ):
                 yield memory, self.visibility.view(memory, serving, visibilities)
 
@@ -299,11 +305,12 @@ class MemoryReads:
         *,
         as_of: datetime | None = None,
         wanted: Callable[[str, Callable[[], list[str]]], bool] = lambda statement, quotes: True,
+        cited: Callable[[str], bool] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """The self card: active Memories the self owns, as served: the current ones, or with ``as_of``
         those valid then (ended since or not). Lazily, each line's view built only when it is taken and
-        ``wanted`` (see served_if): a profile of limit 1 built the views of all 12,000 Memories its
-        self owned (0.7 s of the GIL a request), then served one."""
+        ``wanted`` (see served_if, and ``cited``): a profile of limit 1 built the views of all 12,000
+        Memories its self owned (0.7 s of the GIL a request), then served one."""
         if not brain.self_name:
             return
         me = brain.self_name.casefold()
@@ -315,7 +322,7 @@ class MemoryReads:
             and m.citations
             and (m.owner or "").casefold() == me
         ]
-        for memory, view in self.served_if(brain, own, wanted):
+        for memory, view in self.served_if(brain, own, wanted, cited):
             yield {
                 "memory_id": memory.memory_id,
                 "statement": view["statement"],
