@@ -5,6 +5,8 @@ Each line: ``{"external_id": "...", "content": <string or typed shape>, "occurre
 
 - Keyed by (source name, external_id) within the Brain: a pair already imported is skipped (counted
   unchanged), never duplicated, so re-running an import is a no-op and an interrupted one can resume.
+  The pair is looked up again inside the write, under the Brain's write lock, so two imports running
+  at once (PostgreSQL admits several processes) cannot both write it.
 - Lines are separated by "\n" only, as JSON Lines are: a CR is JSON white space inside a line (the
   text-mode reading that split lines at a CR too made one valid line two bad ones). Each line must be
   UTF-8, decoded strictly, and at most the API's body limit (``MAX_BODY``): a line the API would refuse
@@ -158,6 +160,9 @@ def import_records(
                     occurred_at=fields["occurred_at"],
                     origin="import",
                 )
+                if reply.status != 202:  # another import wrote it since the look-up above
+                    report.unchanged += 1
+                    continue
             except BrainstoreError as exc:
                 if exc.code in ("brain_not_found", "not_implemented"):
                     raise  # the whole import cannot proceed: not a property of this line

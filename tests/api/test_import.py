@@ -195,3 +195,42 @@ def test_a_line_that_never_ends_stops_the_import_there(service: Service, monkeyp
     report = import_records(service, import_principal("test", "acme"), "alice", "notes", lines)
     assert (report.imported, [number for number, _ in report.invalid]) == (1, [2])
     assert report.stopped == (2, "has no end of line (\\n) in its first 3 MiB: the import stopped here")
+
+
+def test_concurrent_imports_of_one_file_make_each_record_once(service: Service) -> None:
+    """Two imports of the same lines at once (overlapping cron runs on PostgreSQL) each looked the
+    (source, external_id) up before writing, outside the Brain's write lock: both missed, and each
+    wrote the line, twice the Records, which forgetRecord refuses (403 record_not_erasable). The
+    look-up is now repeated inside the write, under the lock."""
+    import threading
+
+    Api(create_app(service)).brain("alice")
+    principal = import_principal("test", "acme")
+    rows = [{"external_id": f"n{i}", "content": f"Alice wrote note {i}."} for i in range(40)]
+    looked_up = threading.Barrier(2, timeout=10)
+    find = service.store.find_imported_record
+    seen: set[str] = set()
+
+    def find_once_together(brain_uid: str, source_name: str, external_id: str) -> object:
+        # the importers' look-up of n0: both threads make it before either writes
+        if external_id == "n0" and threading.current_thread().name.startswith("import-") and external_id not in seen:
+            found = find(brain_uid, source_name, external_id)
+            looked_up.wait()
+            seen.add(external_id)
+            return found
+        return find(brain_uid, source_name, external_id)
+
+    service.store.find_imported_record = find_once_together  # type: ignore[method-assign]
+    reports = []
+
+    def run() -> None:
+        reports.append(import_records(service, principal, "alice", "notes", _jsonl(rows)))
+
+    threads = [threading.Thread(target=run, name=f"import-{i}") for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(reports) == 2 and all(not r.invalid for r in reports)
+    assert sum(r.imported for r in reports) == len(rows)
+    assert sum(r.unchanged for r in reports) == len(rows)
