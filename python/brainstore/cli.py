@@ -401,9 +401,14 @@ def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int 
             service.create_brain(principal, args.brain, name=None, self_entity=None)
             print(f"created Brain {args.brain!r} in {principal.namespace}", file=sys.stderr)
         with tqdm(total=total, unit="line", desc="import", disable=quiet, file=sys.stderr) as bar:
-            report = import_records(service, principal, args.brain, args.source, jsonl_lines(handle), progress=bar)
-        for number, reason in report.invalid:
-            print(f"{path}:{number}: {reason}", file=sys.stderr)
+
+            def invalid_line(number: int, reason: str) -> None:
+                # as it is met (above the bar), not kept: a file of a million bad lines held them all
+                bar.write(f"{path}:{number}: {reason}", file=sys.stderr)
+
+            report = import_records(
+                service, principal, args.brain, args.source, jsonl_lines(handle), progress=bar, on_invalid=invalid_line
+            )
         print(report.summary())
         if report.stopped is not None:
             print(f"brainstore import: {path}:{report.stopped[0]}: {report.stopped[1]}", file=sys.stderr)

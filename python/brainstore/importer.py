@@ -13,8 +13,11 @@ Each line: ``{"external_id": "...", "content": <string or typed shape>, "occurre
   as a body is refused here too (an 8 MiB event got in). The rest of such a line is skipped up to its
   "\n", at most MAX_SKIP bytes: an input whose line never ends stops the import there
   (``ImportReport.stopped``), as ``brainstore import /dev/zero`` read for ever.
-- Lines are validated by the API's own ``record_create`` validation; a bad line is counted with its line
-  number and reason and never stops the import.
+- Lines are validated by the API's own ``record_create`` validation; a bad line is counted, handed
+  with its line number and reason to ``on_invalid`` as it is met, and never stops the import.
+- Nothing is kept per line: the report holds counts, and what the caller wants of each line (the
+  reasons, the Record ids) it is handed as the line is read. The report had kept every reason and
+  every Record id, about 200 bytes a line: a few hundred MB of input held as much again in memory.
 - Records are written through the Service with ``origin="import"``: they are Records "reconciled from an
   external source", so the API's forgetRecord answers 403 record_not_erasable for them.
 
@@ -24,8 +27,8 @@ stopped while it runs: DuckDB admits one process per file, and the open fails wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from brainstore.api import validation
@@ -44,12 +47,11 @@ JSON_WHITESPACE = b" \t\r\n"
 class ImportReport:
     imported: int = 0
     unchanged: int = 0
-    invalid: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
-    record_ids: list[str] = field(default_factory=list)
+    invalid: int = 0
     stopped: tuple[int, str] | None = None  # (line number, reason): the import ended there (EndlessLine)
 
     def summary(self) -> str:
-        return f"imported {self.imported}, unchanged {self.unchanged}, invalid {len(self.invalid)}"
+        return f"imported {self.imported}, unchanged {self.unchanged}, invalid {self.invalid}"
 
 
 def import_principal(env: str, project: str) -> Principal:
@@ -133,12 +135,18 @@ def import_records(
     lines: Iterable[bytes],
     *,
     progress: Any = None,
+    on_invalid: Callable[[int, str], None] | None = None,
+    on_imported: Callable[[int, str], None] | None = None,
+    report: ImportReport | None = None,
 ) -> ImportReport:
     """Import every line (:func:`jsonl_lines`); ``progress`` (a tqdm bar, optional) is advanced once per
-    line. A line that never ends (:class:`EndlessLine`) ends the import: ``report.stopped``."""
+    line. ``on_invalid(line number, reason)`` and ``on_imported(line number, Record id)`` are called as
+    each line is done; ``report``, when given, is the one counted into (what was done so far, should
+    the import be interrupted). A line that never ends (:class:`EndlessLine`) ends the import:
+    ``report.stopped``."""
     validation.string(source_name, "source", max_length=500)
     brain = resolve_brain(service.store, principal, brain_id)  # brain_not_found before reading anything
-    report = ImportReport()
+    report = report if report is not None else ImportReport()
     try:
         for number, line in enumerate(lines, start=1):
             if progress is not None:
@@ -166,10 +174,13 @@ def import_records(
             except BrainstoreError as exc:
                 if exc.code in ("brain_not_found", "not_implemented"):
                     raise  # the whole import cannot proceed: not a property of this line
-                report.invalid.append((number, f"{exc.code}: {exc.message}"))
+                report.invalid += 1
+                if on_invalid is not None:
+                    on_invalid(number, f"{exc.code}: {exc.message}")
                 continue
             report.imported += 1
-            report.record_ids.append(reply.body["id"])
+            if on_imported is not None:
+                on_imported(number, reply.body["id"])
     except EndlessLine as exc:
         report.stopped = (exc.number, exc.reason)
     return report
