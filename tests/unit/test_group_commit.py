@@ -74,6 +74,27 @@ def test_a_failed_shared_commit_retries_each_write_alone() -> None:
     assert store.current_seq("brn_1") == 1
 
 
+def test_an_interrupt_as_the_commit_returns_is_raised_and_never_retried() -> None:
+    """Ctrl-C landing as a shared commit returned was caught with the failures, each write tried again
+    alone and the interrupt swallowed: `brainstore import` ran on past Ctrl-C, and the write that had
+    committed was made twice (here: sequence 2)."""
+
+    class InterruptedStore(MemoryStore):
+        @contextmanager
+        def atomic(self) -> Iterator[None]:
+            outermost = self._undo is None
+            with super().atomic():
+                yield
+            if outermost:
+                raise KeyboardInterrupt  # after the transaction took effect
+
+    store = InterruptedStore()
+    group = GroupCommit(store)
+    with pytest.raises(KeyboardInterrupt):
+        group.run(lambda: store.next_seq("brn_1"), "brn_1")
+    assert store.current_seq("brn_1") == 1  # written once
+
+
 def test_a_group_runs_its_writes_in_brain_order_and_arrival_order_within_a_brain() -> None:
     """A group locks its Brains in the order derivation's batches do: two transactions that lock the
     same Brains never wait on each other in a cycle (a deadlock on PostgreSQL)."""

@@ -6,7 +6,8 @@ an idle server commits each write at once, a busy one pays one commit for many, 
 gives the writers the last commit answered a moment to come back (``GATHER_SECONDS``). Each write
 still answers for itself: a write that raises a BrainstoreError (a check before it wrote anything)
 fails alone; if the shared transaction fails, every write of the group is tried again in a
-transaction of its own, so one bad write never fails another.
+transaction of its own, so one bad write never fails another. An interrupt (Ctrl-C, SystemExit) is
+never retried: it may come after the COMMIT took effect.
 
 A group runs its writes in the order of the Brains they lock (``brain_uid``), arrival order within a
 Brain, as derivation's batches do: two transactions that lock several Brains then take them in the
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from brainstore.errors import BrainstoreError
+from brainstore.errors import BrainstoreError, error
 from brainstore.store.base import Store
 
 T = TypeVar("T")
@@ -92,22 +93,40 @@ class GroupCommit:
         return slot.result  # type: ignore[no-any-return]
 
     def _commit(self, group: list[_Slot[Any]]) -> None:
+        settled: set[int] = set()  # the slots whose outcome is known (written alone, or refused)
         try:
-            with self.store.atomic():
-                for slot in sorted(group, key=lambda queued: queued.brain_uid):  # stable: arrival order within a Brain
+            try:
+                with self.store.atomic():
+                    for slot in sorted(group, key=lambda queued: queued.brain_uid):  # stable: arrival order within a Brain
+                        try:
+                            slot.result = slot.write()
+                        except BrainstoreError as exc:
+                            slot.error = exc
+            except Exception:
+                # The shared transaction failed as a whole: each write again, alone.
+                for slot in group:
+                    slot.result, slot.error = None, None
                     try:
-                        slot.result = slot.write()
-                    except BrainstoreError as exc:
+                        with self.store.atomic():
+                            slot.result = slot.write()
+                    except Exception as exc:  # the caller of this write gets it
                         slot.error = exc
-        except BaseException:
-            # The shared transaction failed as a whole: each write again, alone.
+                    settled.add(id(slot))
+        except BaseException as exc:
+            # Ctrl-C (KeyboardInterrupt) or SystemExit: it may come as the COMMIT returns, so whether
+            # the transaction committed is unknown, and no write is tried again. Each was retried alone
+            # and the interrupt swallowed: `brainstore import` ran on past Ctrl-C, and a Record whose
+            # transaction had committed was written twice. It reaches the leader's caller; the other
+            # writes of the group answer internal_error, as a write cut off mid-commit does.
             for slot in group:
-                slot.result, slot.error = None, None
-                try:
-                    with self.store.atomic():
-                        slot.result = slot.write()
-                except BaseException as exc:  # the caller of this write gets it
-                    slot.error = exc
+                if id(slot) not in settled:
+                    slot.result = None
+                    slot.error = error(
+                        "internal_error",
+                        f"the write's transaction was interrupted ({type(exc).__name__}): it may or may not "
+                        "be stored",
+                    )
+            raise
         finally:
             for slot in group:
                 slot.done = True
