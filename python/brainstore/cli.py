@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -380,12 +382,18 @@ def _import(args: argparse.Namespace) -> int:
         return _import_lines(args, path, handle, total)
 
 
+def _restore_handlers(handlers: dict[Any, Any]) -> None:
+    while handlers:
+        sig, handler = handlers.popitem()
+        signal.signal(sig, handler)
+
+
 def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int | None) -> int:
     """Import the lines of ``handle`` (opened on ``path``); ``total``: its number of lines, when known."""
     from tqdm import tqdm
 
     from brainstore.errors import BrainstoreError
-    from brainstore.importer import import_principal, import_records, jsonl_lines
+    from brainstore.importer import ImportReport, import_principal, import_records, jsonl_lines
 
     config = _config("import", args)
     if config is None:
@@ -396,6 +404,23 @@ def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int 
     principal = import_principal(args.env, args.project)
     # a bar for 1,000 lines or more; of a pipe, a count of the lines read (when stderr is a terminal)
     quiet = True if total is not None and total < 1000 else None
+    report = ImportReport()
+    read = False
+    # Ctrl-C (or kill) stops the import between lines: a KeyboardInterrupt inside a DuckDB statement
+    # came out as RuntimeError('Query interrupted') and was retried as a failed commit, so the import
+    # ran on; where it did surface, it was a traceback that said neither what was done nor what next.
+    # A second Ctrl-C stops at once.
+    interrupt = threading.Event()
+
+    def stop_between_lines(signum: int, frame: Any) -> None:
+        interrupt.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    handlers = (
+        {sig: signal.signal(sig, stop_between_lines) for sig in (signal.SIGINT, signal.SIGTERM)}
+        if threading.current_thread() is threading.main_thread()
+        else {}
+    )
     try:
         if args.create_brain and service.store.get_brain(principal.namespace, args.brain) is None:
             service.create_brain(principal, args.brain, name=None, self_entity=None)
@@ -406,9 +431,21 @@ def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int 
                 # as it is met (above the bar), not kept: a file of a million bad lines held them all
                 bar.write(f"{path}:{number}: {reason}", file=sys.stderr)
 
-            report = import_records(
-                service, principal, args.brain, args.source, jsonl_lines(handle), progress=bar, on_invalid=invalid_line
+            import_records(
+                service,
+                principal,
+                args.brain,
+                args.source,
+                jsonl_lines(handle),
+                progress=bar,
+                on_invalid=invalid_line,
+                report=report,
+                stop=interrupt.is_set,
             )
+        _restore_handlers(handlers)  # waiting for derivation below: Ctrl-C interrupts it at once
+        if report.interrupted:
+            raise KeyboardInterrupt
+        read = True
         print(report.summary())
         if report.stopped is not None:
             print(f"brainstore import: {path}:{report.stopped[0]}: {report.stopped[1]}", file=sys.stderr)
@@ -421,7 +458,24 @@ def _import_lines(args: argparse.Namespace, path: Path, handle: Any, total: int 
     except BrainstoreError as exc:
         print(f"brainstore import: {exc.code}: {exc.message}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # what was done, and how to go on: a traceback said neither
+        if read:
+            print(
+                "brainstore import: interrupted while waiting for derivation; the Records still processing "
+                "resume when the server starts",
+                file=sys.stderr,
+            )
+        else:
+            print(report.summary())
+            print(
+                f"brainstore import: interrupted after {path}:{report.lines}. Run the same command again to "
+                "go on: the lines already imported are skipped (unchanged).",
+                file=sys.stderr,
+            )
+        return 130
     finally:
+        _restore_handlers(handlers)
         service.stop()
         service.store.close()
     return 1 if report.invalid or report.stopped else 0

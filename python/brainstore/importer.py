@@ -48,6 +48,8 @@ class ImportReport:
     imported: int = 0
     unchanged: int = 0
     invalid: int = 0
+    lines: int = 0  # lines done
+    interrupted: bool = False  # stop() ended the import before line ``lines + 1``
     stopped: tuple[int, str] | None = None  # (line number, reason): the import ended there (EndlessLine)
 
     def summary(self) -> str:
@@ -138,17 +140,23 @@ def import_records(
     on_invalid: Callable[[int, str], None] | None = None,
     on_imported: Callable[[int, str], None] | None = None,
     report: ImportReport | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ImportReport:
     """Import every line (:func:`jsonl_lines`); ``progress`` (a tqdm bar, optional) is advanced once per
     line. ``on_invalid(line number, reason)`` and ``on_imported(line number, Record id)`` are called as
     each line is done; ``report``, when given, is the one counted into (what was done so far, should
-    the import be interrupted). A line that never ends (:class:`EndlessLine`) ends the import:
+    the import be interrupted). ``stop()``, asked before each line, ends the import there when true
+    (``report.interrupted``). A line that never ends (:class:`EndlessLine`) ends the import:
     ``report.stopped``."""
     validation.string(source_name, "source", max_length=500)
     brain = resolve_brain(service.store, principal, brain_id)  # brain_not_found before reading anything
     report = report if report is not None else ImportReport()
     try:
         for number, line in enumerate(lines, start=1):
+            if stop is not None and stop():
+                report.interrupted = True
+                break
+            report.lines = number
             if progress is not None:
                 progress.update(1)
             if not line.strip(JSON_WHITESPACE):
