@@ -596,6 +596,13 @@ def test_bench_reads_the_project_an_import_named(
         (["--url", "http://127.0.0.1:1/v1"], "--url needs --key"),
         (["--url", "http://127.0.0.1:1/v1", "--key", KEY, "--data-dir", "d"], "either --url"),
         (["--data-dir", "d", "--budgets", "500,lots"], "--budgets: 'lots'"),
+        (["--data-dir", "d", "--budgets", "500,\u00b2"], "--budgets: '\u00b2'"),  # a digit int() refuses
+        (["--data-dir", "d", "--ready-timeout", "nan"], "--ready-timeout: nan is not a positive"),
+        (["--data-dir", "d", "--ready-timeout", "0"], "--ready-timeout: 0.0 is not a positive"),
+        # found after the run, the report lost
+        (["--data-dir", "d", "--json", "missing/r.json"], "--json: 'missing' is not a directory"),
+        (["--data-dir", "d", "--json", "."], "--json: '.' is a directory"),
+        (["--data-dir", "d", "--plot", "missing/r.png"], "--plot: 'missing' is not a directory"),
         (["--data-dir", "d", "--modes", "fast,slow"], "--modes: slow"),
         (["--data-dir", "d", "--conversations", "99"], "--conversations: 99 not in"),
         (["--data-dir", "d", "--brain", "alice"], "--brain is for JSON Lines"),

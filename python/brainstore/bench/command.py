@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import re
@@ -52,7 +53,8 @@ def _csv(value: str, what: str) -> list[str]:
 def _budgets(value: str) -> tuple[int, ...]:
     out = []
     for item in _csv(value, "budgets"):
-        if not item.isdigit() or not 1 <= int(item) <= 100_000:
+        # ASCII digits: str.isdigit takes "²", which int() refuses (a traceback)
+        if not (item.isascii() and item.isdigit()) or not 1 <= int(item) <= 100_000:
             raise UsageError(f"--budgets: {item!r} is not a token budget (an integer 1..100000)")
         out.append(int(item))
     return tuple(out)
@@ -84,6 +86,25 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--brain is for JSON Lines data; LoCoMo conversations each get a new Brain")
     if jsonl and args.conversations:
         raise UsageError("--conversations selects LoCoMo conversations; JSON Lines data has none")
+    if not (math.isfinite(args.ready_timeout) and args.ready_timeout > 0):
+        # nan never passed the deadline (a Record stuck processing held the run for ever); <= 0 gave up
+        # on the first Record not yet derived
+        raise UsageError(f"--ready-timeout: {args.ready_timeout} is not a positive number of seconds")
+    for flag, value in (("--json", args.json_path), ("--plot", args.plot)):
+        if value is not None:
+            _writable(flag, Path(value))
+
+
+def _writable(flag: str, path: Path) -> None:
+    """Refuse, before the run, a report path that cannot be written: it was found out after the run
+    (which may take an hour), as a traceback, and the JSON report was lost."""
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"{flag}: {str(path)!r} is a directory")
+    if not folder.is_dir():
+        raise UsageError(f"{flag}: {str(folder)!r} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{flag}: {str(path)!r} cannot be written")
 
 
 def _embedded_key(args: argparse.Namespace) -> str:
