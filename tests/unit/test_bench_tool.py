@@ -481,6 +481,19 @@ def test_brain_ids_are_recognisable_and_never_collide(memory_client: Any) -> Non
     assert a.brain_id("44") != b.brain_id("44")
 
 
+def test_a_brain_of_the_same_id_that_is_not_the_runs_is_never_forgotten(memory_client: Any, tmp_path: Path) -> None:
+    """createBrain answering brain_exists left the id registered for cleanup: the run then forgot a
+    Brain it had not made (another run's, or the application's), with every Record in it."""
+    runner = Runner(memory_client, BenchSettings(budgets=(500,), progress=False))
+    theirs = runner.brain_id("7")
+    memory_client.create_brain(theirs)
+    memory_client.remember_record(theirs, "Not the bench's.")
+    with pytest.raises(BenchAborted, match="exists already"):
+        runner.run([_conversation(tmp_path)])
+    assert memory_client.get_brain(theirs)["id"] == theirs
+    assert runner.left_behind == []
+
+
 def test_reposted_turns_never_duplicate(memory_client: Any, tmp_path: Path) -> None:
     runner = Runner(memory_client, BenchSettings(budgets=(500,), progress=False))
     conv = _conversation(tmp_path)

@@ -207,12 +207,20 @@ class Runner:
         """A new Brain holding the conversation's turns, every Record ready."""
         brain = self.brain_id(conversation.sample_id)
         self.created.append(brain)
-        self.call(
-            self.client.create_brain,
-            brain,
-            name=f"brainstore bench: conversation {conversation.sample_id}",
-            idempotency_key=f"bench-create-{brain}",
-        )
+        try:
+            self.call(
+                self.client.create_brain,
+                brain,
+                name=f"brainstore bench: conversation {conversation.sample_id}",
+                idempotency_key=f"bench-create-{brain}",
+            )
+        except BrainstoreError as exc:
+            if exc.code == "brain_exists":
+                # Not this run's (a retry of its own createBrain replays under the Idempotency-Key):
+                # the cleanup forgot another's Brain of that id, every Record in it.
+                self.created.remove(brain)
+                raise BenchAborted(f"a Brain {brain!r} exists already; it is not this run's and is left as it is") from exc
+            raise
         record_turn: dict[str, str] = {}
         order: list[str] = []
         started = time.perf_counter()
