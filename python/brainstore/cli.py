@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -106,6 +107,16 @@ def _key_project(value: str) -> str:
     if not named_project(value):
         raise argparse.ArgumentTypeError(f"{value!r} is not a project an API key can name: it {PROJECT_RULE}")
     return value
+
+
+def _seconds(value: str) -> float:
+    """The ``type`` of --derive-timeout: a finite number of seconds, 0 or more. nan waited for ever
+    (Condition.wait_for never passes a nan deadline) and inf ended the command with an OverflowError
+    after the import."""
+    seconds = float(value)
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds (finite, 0 or more)")
+    return seconds
 
 
 def _config(command: str, args: argparse.Namespace) -> Config | None:
@@ -631,7 +642,7 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--data-dir", default=_env("DATA_DIR", "./brainstore-data"))
     imp.add_argument("--database-url", default=_env("DATABASE_URL", None), help="postgres: the database")
     imp.add_argument("--create-brain", action="store_true", help="create the Brain if it does not exist")
-    imp.add_argument("--derive-timeout", type=float, default=60.0, help="seconds to wait for derivation")
+    imp.add_argument("--derive-timeout", type=_seconds, default=60.0, help="seconds to wait for derivation")
     add_deployment_arguments(imp)
     add_extractor_arguments(imp)
     imp.set_defaults(run=_import)
@@ -660,7 +671,7 @@ def parser() -> argparse.ArgumentParser:
         "--restart", action="store_true", help="start over, ignoring the progress a previous run saved"
     )
     rederive.add_argument(
-        "--derive-timeout", type=float, default=600.0, help="seconds to wait for failed Records sent back"
+        "--derive-timeout", type=_seconds, default=600.0, help="seconds to wait for failed Records sent back"
     )
     add_deployment_arguments(rederive)
     add_extractor_arguments(rederive)

@@ -318,3 +318,19 @@ def test_ctrl_c_stops_an_import_between_lines_and_running_it_again_goes_on(
     monkeypatch.setattr(importer, "parse_line", parse)
     assert cli.main(argv) == 0
     assert capsys.readouterr().out.strip() == "imported 2, unchanged 2, invalid 0"
+
+
+@pytest.mark.parametrize("seconds", ["nan", "inf", "-1", "soon"])
+def test_a_derive_timeout_that_is_no_number_of_seconds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seconds: str
+) -> None:
+    """--derive-timeout nan waited for derivation for ever; inf ended an import that had written its
+    Records with an OverflowError traceback."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"external_id": "n1", "content": "Alice moved to Lisbon."}\n')
+    for command in (["import", str(notes), "--brain=alice", "--source=notes", "--project=acme"], ["rederive"]):
+        with pytest.raises(SystemExit) as exited:
+            cli.main([*command, "--data-dir", str(tmp_path / "data"), f"--derive-timeout={seconds}"])
+        assert exited.value.code == 2
+        assert "argument --derive-timeout" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()
