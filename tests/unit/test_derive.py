@@ -1368,16 +1368,21 @@ def test_a_place_or_a_time_of_the_day_is_no_home_nor_employer(text):
         ("We just moved into a bigger house in Austin last month.", "austin"),
         ("I moved into my parents' house in Ohio.", "ohio"),
         ("I moved to a new apartment in Brooklyn in June.", "brooklyn"),
-        # "in" a time or a place that is none: the dwelling stays the value
-        ("I moved into a new apartment in June.", "new apartment"),
-        ("We moved to a new house in the spring.", "new house"),
-        ("I moved to a new apartment in a couple of weeks.", "new apartment"),
-        ("I moved to a new apartment in the same building.", "new apartment"),
+        # "in" a time or a place that is none: a dwelling alone names no home (below)
+        ("I moved into a new apartment in June.", None),
+        ("We moved to a new house in the spring.", None),
+        ("I moved to a new apartment in a couple of weeks.", None),
+        ("I moved to a new apartment in the same building.", None),
+        # were homes "bigger apartment", "dorm", "alice's parents' house": as a value it ended the city
+        # said before, where the person may well still live
+        ("I moved into a bigger apartment.", None),
+        ("I live in a dorm.", None),
+        ("I moved back into my parents' house.", None),
     ],
 )
 def test_a_dwelling_moved_into_somewhere_makes_the_where_the_home(text, value):
-    (a,) = [a for a in run(msg(text, speaker="Alice")) if a.attribute == "lives_in"]
-    assert a.value == value
+    found = run(msg(text, speaker="Alice"))
+    assert found and [a.value for a in found if a.attribute == "lives_in"] == ([value] if value else [])
 
 
 @pytest.mark.parametrize(
@@ -1388,7 +1393,7 @@ def test_a_dwelling_moved_into_somewhere_makes_the_where_the_home(text, value):
         ("I moved to the west coast.", "lives_in", "west coast"),
         ("I moved to the Netherlands.", "lives_in", "netherlands"),
         ("I live at the end of the street.", "lives_in", "end of the street"),
-        ("I moved into a new apartment.", "lives_in", "new apartment"),
+        ("I moved into a new apartment in Lisbon.", "lives_in", "lisbon"),  # a bare dwelling is none (above)
         ("I work at the hospital.", "works_at", "hospital"),
         ("I work at 3M.", "works_at", "3m"),
         ("I work for 7-Eleven.", "works_at", "7-eleven"),

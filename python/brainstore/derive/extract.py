@@ -818,9 +818,12 @@ _HOME_HEADS = {
 }  # fmt: skip
 # A dwelling moved into somewhere ("a new apartment in Brooklyn"): the home is where it stands, not
 # "new apartment" (which ended the city told before it). Not "near the lake", "on the third floor".
+_DWELLINGS = (
+    "apartment", "flat", "house", "condo", "studio", "loft", "place", "home", "townhouse", "duplex", "bungalow",
+    "cottage", "cabin", "dorm",
+)  # fmt: skip
 _DWELLING_IN = re.compile(
-    r"(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'\u2019-]+\s+){0,3}?"
-    r"(?:apartment|flat|house|condo|studio|loft|place|home|townhouse|duplex|bungalow|cottage|cabin)"
+    rf"(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'\u2019-]+\s+){{0,3}}?(?:{'|'.join(_DWELLINGS)})"
     r"\s+in\s+(?P<where>\S.*)",
     re.I | re.S,
 )
@@ -4808,6 +4811,10 @@ class _Run:
                 times = find_time_expressions("in " + where, self.src.occurred_at)[:1]
                 if not (times and times[0].start <= 3) and not _NO_WHERE.match(where):
                     val = _clean_value(where, True) or val  # not "in June", "in the spring"
+            if pat.attribute == "lives_in" and val.split()[-1] in _DWELLINGS:
+                # "I moved into a bigger apartment", "I live in a dorm": a dwelling that names no place
+                # is no home, which as a value would end the city said before (the statement stays)
+                continue
             val = re.sub(r"\bmy\b", f"{(self.me() or '').lower()}'s", val)
             neg = pat.negated or (
                 pat.attribute == "likes"
