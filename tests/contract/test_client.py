@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from brainstore.client import Client, UnknownServerError
+from brainstore.client import Client, TransportFailure, UnknownServerError
 from brainstore.errors import (
     BrainstoreError,
     Conflict,
@@ -250,3 +251,104 @@ def test_a_success_that_is_not_json_raises_unknown_server_error(stream: bool) ->
     assert info.value.code == "http_200" and info.value.status == 200
     assert "welcome to the proxy" in info.value.message
     assert isinstance(info.value, BrainstoreError)
+
+
+def _refused(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+
+def _timed_out(request: httpx.Request) -> httpx.Response:
+    raise httpx.ReadTimeout("timed out", request=request)
+
+
+class _CutStream(httpx.SyncByteStream):
+    def __iter__(self) -> Iterator[bytes]:
+        yield STARTED.encode()
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+
+
+def _cut(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, stream=_CutStream(), headers={"Content-Type": "text/event-stream"})
+
+
+@pytest.mark.parametrize(
+    ("handler", "stream", "cause"),
+    [
+        (_refused, False, httpx.ConnectError),
+        (_timed_out, False, httpx.ReadTimeout),
+        (_refused, True, httpx.ConnectError),
+        (_cut, True, httpx.RemoteProtocolError),
+    ],
+)
+def test_a_request_without_a_response_raises_the_spec_s_internal_error(
+    handler: Handler, stream: bool, cause: type[Exception]
+) -> None:
+    """A refused connection, a timeout or a stream cut mid-way escaped as httpx's own exception, past a
+    caller's ``except BrainstoreError``: it is internal_error (retry once, the spec says), httpx's
+    exception kept as __cause__, and still an httpx.TransportError for code that caught those."""
+    with make(handler) as bs, pytest.raises(TransportFailure) as info:
+        if stream:
+            list(bs.stream_context("b1", "q"))
+        else:
+            bs.get_brain("b1")
+    failure = info.value
+    assert isinstance(failure, InternalFailure) and isinstance(failure, httpx.TransportError)
+    assert failure.code == "internal_error" and failure.type == "internal" and failure.body is None
+    assert type(failure.__cause__) is cause
+    assert cause.__name__ in failure.message
+    assert failure.request.url.path == "/v1/brains/b1" + ("/context" if stream else "")
+
+
+def test_a_server_that_is_not_there_raises_transport_failure() -> None:
+    with Client("http://127.0.0.1:1/v1", "sk_test_proj_secret", timeout=5) as bs, pytest.raises(BrainstoreError) as info:
+        bs.get_brain("x")
+    assert isinstance(info.value, TransportFailure)
+    assert isinstance(info.value.__cause__, httpx.ConnectError)
+
+
+@pytest.mark.parametrize(
+    "timeout",
+    [0, 0.0, -1, -0.5, math.nan, math.inf, -math.inf, True, "30", httpx.Timeout(5.0, read=0), httpx.Timeout(math.nan)],
+)
+def test_a_timeout_that_is_no_positive_finite_number_is_refused(timeout: Any) -> None:
+    """0, a negative, nan or inf went to httpx unchecked: 0 failed every request with a bare timeout,
+    nan and inf never timed out."""
+    with pytest.raises(ValueError, match="timeout must be a finite number of seconds above 0"):
+        Client("http://test/v1", "sk_test_proj_secret", timeout=timeout)
+
+
+@pytest.mark.parametrize("timeout", [0.5, 30, None, httpx.Timeout(5.0), httpx.Timeout(5.0, pool=None)])
+def test_a_sound_timeout_is_taken(timeout: Any) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"id": "b1"})
+
+    with Client("http://test/v1", "sk_test_proj_secret", timeout=timeout, transport=httpx.MockTransport(handler)) as bs:
+        assert bs.get_brain("b1") == {"id": "b1"}
+
+
+@pytest.mark.parametrize("body", ["[]", '["b1"]', '"ok"', "3", "null", "true"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_success_whose_json_is_no_object_raises_at_once(body: str, stream: bool) -> None:
+    """A proxy answering 200 with ``[]``: the list was returned as the operation's body, and the caller
+    failed later with an AttributeError (stream_context at once, on ``context.get``)."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=body, headers={"Content-Type": "application/json"})
+
+    with make(handler) as bs, pytest.raises(UnknownServerError) as info:
+        if stream:
+            list(bs.stream_context("b1", "q"))
+        else:
+            bs.get_brain("b1")
+    assert info.value.code == "http_200" and info.value.status == 200
+    assert "not a JSON object" in info.value.message
+
+
+def test_a_stream_frame_whose_data_is_no_object_raises() -> None:
+    stream = STARTED + "event: context.completed\ndata: []\n\n"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=stream, headers={"Content-Type": "text/event-stream"})
+
+    with make(handler) as bs, pytest.raises(InternalFailure, match=r"context\.completed is not a JSON object"):
+        list(bs.stream_context("b1", "q"))

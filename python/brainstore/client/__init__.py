@@ -2,8 +2,13 @@
 
 One method per operation, named after the snake_case operationId. Methods return the decoded JSON body
 (a dict). Every non-2xx response raises the :mod:`brainstore.errors` exception for its code, with the
-server's full Error body on ``.body``. The last ``Brain-Watermark`` response header seen is kept on
-``client.last_watermark``.
+server's full Error body on ``.body``; a 2xx body that is no JSON object raises
+:class:`UnknownServerError` ``http_<status>``. A request that got no response (connection refused or
+cut, a timeout, a protocol error) raises :class:`TransportFailure`: code ``internal_error``, type
+``internal`` (retry once; rememberRecord only with the same Idempotency-Key, as the request may have
+landed), ``.body`` None, httpx's exception as ``__cause__``; it is also an ``httpx.TransportError``, so
+code that caught httpx's errors still does. So one ``except BrainstoreError`` covers every failure of a
+call. The last ``Brain-Watermark`` response header seen is kept on ``client.last_watermark``.
 
     with Client("http://localhost:8080/v1", "sk_test_myproj_secret") as bs:
         bs.create_brain("alice", self={"type": "person", "name": "Alice"})
@@ -14,7 +19,9 @@ server's full Error body on ``.body``. The last ``Brain-Watermark`` response hea
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -22,7 +29,7 @@ import httpx
 
 from brainstore.errors import ERROR_CODES, BrainstoreError, InternalFailure, error, invalid
 
-__all__ = ["OPERATIONS", "BrainstoreError", "Client", "UnknownServerError", "in_process"]
+__all__ = ["OPERATIONS", "BrainstoreError", "Client", "TransportFailure", "UnknownServerError", "in_process"]
 
 # operationId -> (method, path relative to the /v1 server url). Mirrors openapi.yaml; a contract test
 # asserts the two are equal and that every operationId has a method on Client.
@@ -85,6 +92,52 @@ class UnknownServerError(InternalFailure):
         return self._type
 
 
+class TransportFailure(InternalFailure, httpx.TransportError):
+    """A request that got no HTTP response: the server could not be reached, the connection broke, a
+    timeout ran out, or what came back was no HTTP (httpx's exception is ``__cause__``).
+
+    The spec's shape for a failure with no Error body: code ``internal_error``, type ``internal``
+    (retry once; rememberRecord only with the same Idempotency-Key, since the request may have been
+    served), ``.body`` None. It is also an ``httpx.TransportError`` (``.request`` set), so callers that
+    caught httpx's errors before this class existed still do.
+    """
+
+    def __init__(self, cause: httpx.RequestError):
+        detail = str(cause).strip()[:200]
+        summary = type(cause).__name__ + (f": {detail}" if detail else "")
+        super().__init__("internal_error", f"the brainstore API could not be reached: {summary}")
+        self._request = cause._request
+
+
+@contextmanager
+def _transport_failures() -> Iterator[None]:
+    """httpx's request failures raised as :class:`TransportFailure`: they escaped as bare httpx
+    exceptions (``Client("http://127.0.0.1:1/v1", key).get_brain("x")`` raised httpx.ConnectError)
+    past every caller that handles the client's failures with ``except BrainstoreError``."""
+    try:
+        yield
+    except httpx.RequestError as exc:
+        raise TransportFailure(exc) from exc
+
+
+def _checked_timeout(timeout: Any) -> Any:
+    """A timeout httpx gets as given, once every limit in it is a finite number of seconds above 0.
+
+    httpx took 0, a negative, nan or inf without a word: 0 or a negative failed every request with a
+    timeout that named no cause, nan or inf waited for ever. None (or a None field of an
+    ``httpx.Timeout``) still means no limit.
+    """
+    limits = (
+        [timeout.connect, timeout.read, timeout.write, timeout.pool] if isinstance(timeout, httpx.Timeout) else [timeout]
+    )
+    for limit in limits:
+        if limit is None:
+            continue
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not math.isfinite(limit) or limit <= 0:
+            raise ValueError(f"timeout must be a finite number of seconds above 0 (or None for no limit), not {limit!r}")
+    return timeout
+
+
 def _seg(value: str, name: str) -> str:
     """One percent-encoded path segment. Not empty, "." or "..": quote leaves those as they are, and a
     URL's path resolves them, so forgetRecord of Record ".." was a DELETE of the Brain itself."""
@@ -122,15 +175,24 @@ def raise_for_error(response: httpx.Response) -> None:
     raise _to_exception(response.status_code, body, response.text if body is None else None)
 
 
-def _json_body(response: httpx.Response) -> Any:
-    """The JSON body of a 2xx response; one that is not JSON (a proxy's page, a cut body) raises
-    :class:`UnknownServerError` ``http_<status>``, as a non-Error failure does: it raised a bare
-    json.JSONDecodeError, which no caller catching BrainstoreError expected."""
+def _json_body(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object of a 2xx response (every operation's success body in openapi.yaml is one).
+
+    One that is not JSON (a proxy's page, a cut body) raises :class:`UnknownServerError`
+    ``http_<status>``, as a non-Error failure does: it raised a bare json.JSONDecodeError, which no
+    caller catching BrainstoreError expected. So does JSON that is no object (a proxy answering 200
+    with ``[]``): it was returned, and failed later in the caller with an AttributeError.
+    """
+    status = response.status_code
     try:
-        return response.json()
+        body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-        message = response.text.strip()[:500] or f"HTTP {response.status_code} without a JSON body"
-        raise UnknownServerError(f"http_{response.status_code}", f"not JSON: {message}", status=response.status_code) from None
+        message = response.text.strip()[:500] or f"HTTP {status} without a JSON body"
+        raise UnknownServerError(f"http_{status}", f"not JSON: {message}", status=status) from None
+    if not isinstance(body, dict):
+        shown = response.text.strip()[:200]
+        raise UnknownServerError(f"http_{status}", f"not a JSON object: {shown}", status=status)
+    return body
 
 
 def _to_exception(status: int, body: Any, text: str | None) -> BrainstoreError:
@@ -160,7 +222,7 @@ TERMINAL_EVENTS: Final = ("context.completed", "context.error")
 
 def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
     """Parse a text/event-stream into (event, data) pairs, data JSON-decoded (the contract's frames are
-    JSON: one that is not raises internal_error).
+    JSON objects: one that is not raises internal_error).
 
     An event is dispatched at the blank line that ends it; one the stream ends before (a connection cut
     mid-frame) is discarded, as the SSE rules say: yielding it passed a half-received terminal frame off
@@ -178,6 +240,11 @@ def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
                     raise error(
                         "internal_error", f"event stream: the data of {event} is not JSON: {payload[:200]!r}"
                     ) from None
+                if not isinstance(decoded, dict):
+                    # every frame of openapi.yaml's stream is an object; a list passed on failed in the caller
+                    raise error(
+                        "internal_error", f"event stream: the data of {event} is not a JSON object: {payload[:200]!r}"
+                    )
                 yield event, decoded
             event, data = "message", []
             continue
@@ -193,7 +260,11 @@ def _iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
 
 
 class Client:
-    """A synchronous client for one brainstore deployment (``base_url`` ends in ``/v1``)."""
+    """A synchronous client for one brainstore deployment (``base_url`` ends in ``/v1``).
+
+    ``timeout`` is in seconds (a number above 0 and finite, an ``httpx.Timeout``, or None for no limit);
+    any other value raises ValueError.
+    """
 
     def __init__(
         self,
@@ -203,6 +274,7 @@ class Client:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        _checked_timeout(timeout)
         self.base_url = base_url.rstrip("/")
         self.last_watermark: str | None = None
         # A key read from a file or the environment often ends in a newline; httpx then refuses the
@@ -257,7 +329,9 @@ class Client:
             kwargs["json"] = json_body
         if headers:
             kwargs["headers"] = _drop_none(headers)
-        response = self._http.request(method, self._url(operation_id, **path_params), **kwargs)
+        url = self._url(operation_id, **path_params)
+        with _transport_failures():
+            response = self._http.request(method, url, **kwargs)
         self._remember_watermark(response)
         raise_for_error(response)
         return _json_body(response)
@@ -375,7 +449,7 @@ class Client:
         body = self._context_body(query, purpose, as_of, budget, include, schema, filter, mode)
         headers = _drop_none({"Accept": "text/event-stream", WATERMARK_HEADER: watermark})
         url = self._url("createContext", brain_id=brain_id)
-        with self._http.stream("POST", url, json=body, headers=headers) as response:
+        with _transport_failures(), self._http.stream("POST", url, json=body, headers=headers) as response:
             self._remember_watermark(response)
             if not response.is_success:
                 response.read()
