@@ -232,6 +232,14 @@ def _remove(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
+def _interrupted(exc: RuntimeError) -> bool:
+    """Whether a statement failed because a signal handler raised (Ctrl-C's KeyboardInterrupt, the
+    bench's SIGTERM): DuckDB consumes that exception and raises a plain RuntimeError('Query
+    interrupted') instead (duckdb 2.0; Connection.interrupt() from a thread raises InterruptException,
+    another class). Only the main thread sees it: signals run their handlers there."""
+    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -518,6 +526,14 @@ class DuckDBStore:
         local.gate = depth + 1
         try:
             yield
+        except RuntimeError as exc:
+            # Ctrl-C in a statement is an interrupt again, raised at the store call it landed in: as
+            # DuckDB's RuntimeError it was an Exception, and the callers that take one for a failure
+            # went on (a group commit tried each write again alone and the command ran on; the API
+            # answered internal_error, which the embedded bench retried).
+            if _interrupted(exc):
+                raise KeyboardInterrupt from exc
+            raise
         finally:
             local.gate = depth
             if depth == 0:
@@ -684,6 +700,10 @@ class DuckDBStore:
             local.depth += 1
             try:
                 yield
+            except RuntimeError as exc:
+                if _interrupted(exc):  # see _shared: raised here, before the caller inside the transaction
+                    raise KeyboardInterrupt from exc
+                raise
             finally:
                 local.depth -= 1
             return
