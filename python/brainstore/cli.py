@@ -542,6 +542,16 @@ def _rederive(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    except KeyboardInterrupt:
+        # A batch's transaction rolled back; those before it are saved with their progress. It was a
+        # traceback (RuntimeError: Query interrupted, exit 1, for Ctrl-C inside a DuckDB statement)
+        # that said neither.
+        print(
+            "brainstore rederive: interrupted. Run it again to continue where it stopped: the batches of "
+            "Records already re-derived are kept.",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         service.stop()
         service.store.close()

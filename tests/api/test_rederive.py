@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -393,3 +394,44 @@ def test_a_forget_between_a_rederive_s_commit_and_its_lane_update_leaves_no_eras
     assert api.get(f"/brains/b1/records/{record}").status == 404
     assert listed(api) == []
     assert lane._handles == {}  # no Memory of the forgotten Record, erased, is searched
+
+
+def test_ctrl_c_inside_a_statement_stops_the_rederive_command_which_goes_on_when_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C inside a DuckDB statement (DuckDB raises RuntimeError('Query interrupted') for it; no
+    signal is sent here) ended `brainstore rederive` with that traceback and exit 1: it stops with 130
+    and says how to go on, and the next run re-derives only what the interrupted batch had not."""
+    from brainstore import cli
+    from brainstore.store.duckdb import DuckDBStore
+    from tests.store.test_duckdb_interrupt import _Interrupting
+
+    service = build_service(Config(engine="duckdb", data_dir=tmp_path))
+    try:
+        seed(service)
+    finally:
+        service.stop()
+        service.store.close()
+    monkeypatch.setattr(composition, "REDERIVE_BATCH", 1)
+    lock_brain = DuckDBStore.lock_brain
+    batches: list[str] = []
+
+    def interrupted_in_the_second_batch(store: DuckDBStore, brain_uid: str) -> bool:
+        if threading.current_thread() is threading.main_thread():  # the command's, not a worker's
+            batches.append(brain_uid)
+        if len(batches) == 2 and threading.current_thread() is threading.main_thread():  # the batch's next statement is interrupted
+            store._local.cursor = _Interrupting(store._local.cursor, lambda query: True, RuntimeError("Query interrupted"))
+        return lock_brain(store, brain_uid)
+
+    monkeypatch.setattr(DuckDBStore, "lock_brain", interrupted_in_the_second_batch)
+    args = ["rederive", "--data-dir", str(tmp_path), "--brain", "b1", "--project", "acme", "--restart"]
+    try:
+        code = cli.main(args)
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        raise AssertionError(f"Ctrl-C escaped the rederive as {exc!r}") from None
+    assert code == 130
+    assert "interrupted. Run it again to continue where it stopped" in capsys.readouterr().err
+    monkeypatch.setattr(DuckDBStore, "lock_brain", lock_brain)
+    assert cli.main(args[:-1]) == 0
+    # the first batch's Record was kept; the other three (and the correction, skipped) are done now
+    assert capsys.readouterr().out.strip() == "brains=1 records=3 requeued_failed=0 skipped=1 model_calls=0"
