@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -63,3 +64,28 @@ def test_mcp_configuration_names_a_runnable_command() -> None:
         [sys.executable, "-m", "brainstore.cli", *server["args"], "--help"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0 and "--brain" in result.stdout
+
+
+def test_python_client_example(monkeypatch: Any, tmp_path: Path) -> None:
+    """The client example, run as written against the API in this process (its URL's server replaced by
+    an in-process transport to an app that knows the example's key)."""
+    import httpx
+
+    from brainstore import client as client_module
+    from brainstore.api.app import create_app
+    from tests.conftest import KEY, open_engine
+
+    (example,) = blocks("python", "The Python client")
+    assert KEY in example
+    service = open_engine("memory", tmp_path)
+    app = create_app(service)
+    real = client_module.Client
+
+    def in_process_client(base_url: str, api_key: str, **kw: Any) -> Any:
+        return real(base_url, api_key, transport=client_module.in_process(app), **kw)
+
+    monkeypatch.setattr(client_module, "Client", in_process_client)
+    try:
+        exec(compile(example, "README.md", "exec"), {"__name__": "readme_example", "httpx": httpx})
+    finally:
+        service.stop()
