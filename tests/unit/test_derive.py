@@ -3894,6 +3894,24 @@ def test_an_age_and_the_age_to_come_at_a_time_are_two_ages(text, found):
     assert out[1].statement.startswith(f"{found[0][0]} is turning")
 
 
+@pytest.mark.parametrize(
+    ("text", "age", "since"),
+    [
+        # were age 30 from the day it was said (the speaker is 29 then)
+        ("I'm turning 30 soon.", None, None),
+        ("I'm turning 30.", None, None),
+        ("I turn 30 on Friday.", "30", datetime(2023, 5, 12, tzinfo=UTC)),
+        # was June 2022: a birthday to come, in the simple present, is the coming June
+        ("I turn 30 in June.", "30", datetime(2023, 6, 1, tzinfo=UTC)),
+        ("I'm turning 30 next month.", "30", datetime(2023, 6, 1, tzinfo=UTC)),
+        ("I just turned 30!", "30", NOW),
+    ],
+)
+def test_an_age_turned_is_held_an_age_to_turn_only_from_its_time(text, age, since):
+    (a,) = run(text)
+    assert (a.attribute, a.value, a.valid_from) == (("age", age, since) if age else (None, None, a.valid_from))
+
+
 def test_an_age_to_come_with_no_time_holds_from_no_time():
     # "soon" says no time: as "I'll work at Stripe." is, no age held from the day it was said
     (a,) = run("I'm 29, turning 30 soon.")

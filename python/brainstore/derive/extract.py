@@ -771,7 +771,7 @@ _GETTING = re.compile(r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+
 _PLANNED = re.compile(
     r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?"
     r"(?:moving|relocating|starting|quitting|switching|joining|leaving|retiring|transferring|becoming"
-    r"|getting\s+(?:married|divorced|engaged))\b",
+    r"|getting\s+(?:married|divorced|engaged)|turning|turns?(?=\s+\d))\b",  # ("I'm turning 30": 29 now)
     re.I,
 )
 # "(I moved to Denver) when I was 25 / right after college / as a kid": a time told by an event or an age,

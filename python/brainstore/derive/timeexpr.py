@@ -1040,7 +1040,8 @@ _SCHEDULED_VERBS = {
     "move", "moves", "graduate", "graduates", "finish", "finishes", "land", "lands", "depart", "departs",
     "head", "heads", "open", "opens", "close", "closes", "launch", "launches", "end", "ends", "play",
     "plays", "perform", "performs", "get", "gets", "drive", "drives", "race", "races", "compete",
-    "competes", "host", "hosts", "celebrate", "celebrates", "run", "runs", "kick", "kicks",
+    "competes", "host", "hosts", "celebrate", "celebrates", "run", "runs", "kick", "kicks", "turn", "turns",
+    "retire", "retires",
 }  # fmt: skip
 
 
