@@ -532,6 +532,21 @@ def test_a_name_set_off_with_whose_person_it_is_is_the_subject(text, found):
 
 
 @pytest.mark.parametrize(
+    ("text", "subject", "statement", "attribute"),
+    [
+        # was "Alice's sister, not Alice, is vegan." negated: the "not" denies the one set aside, not the claim
+        ("My sister, not me, is vegan.", "Alice's sister", "Alice's sister is vegan.", None),
+        # was nothing: "Bob," was taken for the one spoken to
+        ("Bob, not Carol, lives in Denver.", "Bob", "Bob lives in Denver.", "lives_in"),
+        ("My sister, not my brother, works at Acme now.", "Alice's sister", "Alice's sister works at Acme now.", "works_at"),
+    ],
+)
+def test_a_person_set_against_another_is_the_subject_and_the_other_is_no_part_of_it(text, subject, statement, attribute):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.subject, a.statement, a.attribute, a.negated) == (subject, statement, attribute, False)
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "day"),
     [
         # were "Alice met Kate." (dated when said) and "Alice's new neighbor, on 7 May 2023."
@@ -4059,3 +4074,4 @@ def test_two_people_named_together_twice_hold_it_once_each():
 
 def test_two_things_named_together_are_no_people():
     assert [a.subject for a in run("Salt and Pepper make everything better.")] == ["Salt and Pepper"]
+

@@ -2002,7 +2002,13 @@ def _known_from(words: list[tuple[str, int, int]], i: int) -> int | None:
 
 def _relation_closed(words: list[tuple[str, int, int]], i: int) -> int | None:
     """After a name, the index of the comma that closes an aside opening at ``i`` with a comma and saying
-    whose person the name is (", my roommate,", ", her husband,"), or None."""
+    whose person the name is (", my roommate,", ", her husband,") or who it is not (", not Carol,": the
+    name stands in place of another), or None."""
+    if i + 3 < len(words) and words[i][0] == "," and words[i + 1][0].lower() == "not":
+        k = i + 2
+        while k < len(words) and k < i + 5 and words[k][0].isalpha() and words[k][0].lower() not in _FINITE:
+            k += 1
+        return k if k > i + 2 and k < len(words) and words[k][0] == "," else None
     if i + 3 >= len(words) or words[i][0] != "," or words[i + 1][0].lower() not in _RELATION_OWNERS:
         return None
     k = i + 2
@@ -4381,13 +4387,18 @@ class _Run:
         relative = first in ("who", "whose", "which")
         # ("a retired teacher": a participle before the noun is no verb)
         finite = any(w in _FINITE and not (n == 0 and w.endswith("ed")) for n, w in enumerate(inner))
-        if not relative and (first not in _ARTICLES_LOW or finite):
+        # "My sister, not me, is vegan", "Bob, not Carol, lives in Denver": the one denied is no part of
+        # the claim, and the "not" denies nobody's predicate
+        instead = first == "not" and not finite and close <= 5
+        if not relative and not instead and (first not in _ARTICLES_LOW or finite):
             return subj  # neither a relative clause nor a noun naming the person
         k = close + 1
         while k < len(words) - 1 and words[k][0].lower() in ADVERBS:
             k += 1
         if not _is_verb(words[k][0]):
             return subj
+        if instead:
+            return replace(subj, pred_start=words[close][2], aside=(words[0][1], words[close][2]))
         said = replace(subj, pred_start=words[1][2] if relative else words[1][1], prefix="" if relative else "is")
         told = _expand(f"{said.prefix} {self.text[said.pred_start : words[close][1]]}")
         # "Kate, my roommate, ...", "Kate (my roommate) ...": who she is to the speaker, "Kate is Alice's
