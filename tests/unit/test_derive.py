@@ -4075,3 +4075,20 @@ def test_two_people_named_together_twice_hold_it_once_each():
 def test_two_things_named_together_are_no_people():
     assert [a.subject for a in run("Salt and Pepper make everything better.")] == ["Salt and Pepper"]
 
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were "Rumor has it that Bob quit Google." of and by "Rumor", "Word is Bob quit." of and by "Word":
+        # a sentence-opening noun was read as a name
+        ("Rumor has it that Bob quit Google.", "Alice heard that Bob quit Google."),
+        ("Word is Bob quit.", "Alice heard Bob quit."),
+        ("Rumour has it Bob moved to Denver.", "Alice heard Bob moved to Denver."),
+        ("Word on the street is that Kate got married.", "Alice heard that Kate got married."),
+    ],
+)
+def test_hearsay_is_what_the_speaker_heard_as_i_heard_is(text, statement):
+    (heard,) = run(msg("I heard Bob quit Google.", speaker="Alice"))
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.subject, a.owner, a.attribute) == (statement, heard.subject, heard.owner, None)
+    assert not run(msg("Word is a word processor.", speaker="Alice"))[0].statement.startswith("Alice heard")

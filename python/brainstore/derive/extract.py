@@ -710,6 +710,14 @@ _PRE = (
     r"|could|should|might|may|can|must|def|kinda|sort\s+of|kind\s+of|pretty|very|happily|proudly|soon|newly"
     r"|basically|mostly|only|ever|seriously|honestly|literally|now\s+officially)\s+)*"
 )
+# a report opened by hearsay: "has it" always reads so; "is" only before "that" or a clause's subject
+# ("Word is a word processor" is no report)
+_HEARSAY_OPENER = re.compile(
+    r"(?:the\s+)?(?:rumou?r|word|gossip)(?:\s+on\s+the\s+street|\s+around\s+(?:here|town|the\s+office))?\s+"
+    r"(?:(?:has\s+it|says)\s*,?(?=\s*\w)|is\s*,?(?=\s*(?:that\s|(?:he|she|they|we|you|I|my|his|her|their|our|your)\s"
+    r"|[A-Z][a-z]+\s+(?!and\b|or\b)[a-z])))",
+    re.I,
+)
 _NEG = re.compile(
     r"\b(?:not|never|no\s+longer|nobody|no\s+one|hate|hates|hated|dislike|dislikes|disliked|detest|detests"
     r"|anymore|any\s+more)\b",
@@ -3511,6 +3519,13 @@ class _Run:
         words = self.words(cs, ce)
         if not words:
             return None
+        told = _HEARSAY_OPENER.match(self.text, words[0][1], ce)
+        if told is not None:
+            # "Rumor has it that Bob quit Google", "Word is Bob quit": what the speaker heard, theirs to
+            # report as "I heard Bob quit Google" is; no "Rumor" holds it, and it is no fact of Bob's
+            if self.assistant:
+                return None
+            return _Subject(self.me(), self.me_owner(), self.me(), told.end(), "heard", kind="me")
         w0, s0, e0 = words[0]
         low = w0.lower()
         nxt = words[1][0].lower() if len(words) > 1 else ""
