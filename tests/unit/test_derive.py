@@ -4092,3 +4092,19 @@ def test_hearsay_is_what_the_speaker_heard_as_i_heard_is(text, statement):
     (a,) = run(msg(text, speaker="Alice"))
     assert (a.statement, a.subject, a.owner, a.attribute) == (statement, heard.subject, heard.owner, None)
     assert not run(msg("Word is a word processor.", speaker="Alice"))[0].statement.startswith("Alice heard")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # was "The other person lives in Denver." (owner None): a guess put to someone, said as a fact
+        "You live in Denver, right?",
+        "You love spending time together in this bar, don't you?",
+        # these already made nothing: a question asks, whatever its tag
+        "You're from Ohio, aren't you?",
+        "You work at Acme, no?",
+    ],
+)
+def test_a_tag_question_to_nobody_named_makes_nothing(text):
+    assert run(msg(text, speaker="Alice")) == []
+    # named, it stays a check of that person, said by no one: test_mom_spoken_to_is_the_speakers_mom

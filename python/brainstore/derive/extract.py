@@ -4544,6 +4544,11 @@ class _Run:
         # "Alice, you live in Boulder now, right?": a check, not a claim; and "you" with nobody named for
         # it is no one person (two speakers' "you" are two people): neither is an attribute of anyone
         checked = subj.kind == "you" and (self.tagged or self.addressee is None)
+        if checked and self.tagged and self.addressee is None:
+            # "You live in Denver, right?": a guess put to nobody named, to be confirmed or not; as a
+            # statement it was "The other person lives in Denver.", said as fact of no one ("aren't
+            # you?", "no?" ask it too, and make nothing)
+            return True
         if found is None and subj.frame is None and not checked:
             found = self.attribute_of(pred_exp, subj.subject, partner=subj.partner)
         if found is not None and found[1]:
