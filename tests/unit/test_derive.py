@@ -4108,3 +4108,33 @@ def test_hearsay_is_what_the_speaker_heard_as_i_heard_is(text, statement):
 def test_a_tag_question_to_nobody_named_makes_nothing(text):
     assert run(msg(text, speaker="Alice")) == []
     # named, it stays a check of that person, said by no one: test_mom_spoken_to_is_the_speakers_mom
+
+
+@pytest.mark.parametrize(
+    ("text", "wish", "relation"),
+    [
+        # was "Alice is happy 10th anniversary to Alice's amazing wife Sarah.", and Sarah was nobody's wife
+        (
+            "Happy 10th anniversary to my amazing wife Sarah!",
+            "Alice wishes a happy 10th anniversary to Alice's amazing wife Sarah.",
+            ("Alice's wife is Sarah.", "Alice", "married_to", "sarah"),
+        ),
+        # was nothing
+        (
+            "Happy birthday to my son Leo!",
+            "Alice wishes a happy birthday to Alice's son Leo.",
+            ("Alice's son is Leo.", "Leo", None, None),
+        ),
+        (
+            "A very happy birthday to my little brother Sam, love you!",
+            "Alice wishes a very happy birthday to Alice's little brother Sam.",
+            ("Alice's little brother is Sam.", "Sam", None, None),
+        ),
+    ],
+)
+def test_a_wish_is_the_speakers_and_names_whose_person_is_wished(text, wish, relation):
+    wished, related = run(msg(text, speaker="Alice"))
+    assert (wished.statement, wished.subject, wished.owner, wished.attribute) == (wish, "Alice", "Alice", None)
+    assert (related.statement, related.subject, related.attribute, related.value) == relation
+    assert related.owner == "Alice"  # who Sarah is to Alice is Alice's to say, as "Sarah is my wife."
+    assert text[slice(*related.span)].startswith("my ")

@@ -1646,6 +1646,12 @@ _THANKS_FOR = re.compile(
 _CONGRATS_ON = re.compile(
     r"(?:congrats|congratulations|congratz)(?:\s+again)?(?:\s*,\s*[A-Z][a-z]+\s*,?)?\s+(?:on|for)\s+(?=\w)", re.I
 )
+# "Happy 10th anniversary to my wife Sarah!", "Happy birthday to my son Leo": a wish for someone's day
+_WISH_TO = re.compile(
+    r"(?:a\s+)?(?:very\s+)?happy\s+(?:[\w'\u2019-]+\s+){0,3}?(?:birthday|bday|b-day|anniversary|retirement"
+    r"|graduation|mother['\u2019]?s\s+day|father['\u2019]?s\s+day)\s+to\s+(?=\w)",
+    re.I,
+)
 _CLAUSE_AFTER_COMMA = re.compile(
     r",\s+(?=(?:i|i['\u2019]m|we|you|you['\u2019]re|you['\u2019]ve|he|she|they|it|it['\u2019]s|that|that['\u2019]s"
     r"|this|what|how)\b)",
@@ -2647,7 +2653,7 @@ class _Run:
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
-            if self._thanks(s, e) or self._congratulations(s, e):
+            if self._thanks(s, e) or self._congratulations(s, e) or self._wish(s, e):
                 return
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
@@ -2942,6 +2948,50 @@ class _Run:
         # what is praised is the other person's doing, no attribute of the speaker's ("Congrats on moving
         # to Berlin!" had closed the speaker's own home)
         self._emit(_Subject(self.me(), self.me_owner(), shown, m.end(), kind="shown", frame="congratulates"), s, ce)
+        return True
+
+    def _wish(self, s: int, e: int) -> bool:
+        """ "Happy 10th anniversary to my wife Sarah!" -> "Alice wishes a happy 10th anniversary to Alice's
+        wife Sarah." and "Alice's wife is Sarah.": the speaker's wish, and who the one wished is to them
+        (read as a clause, "Happy" was the speaker's state: "Alice is happy 10th anniversary to ...").
+        True when the sentence was read that way."""
+        m = _WISH_TO.match(self.text, s, e)
+        if m is None or not self.human or self.voice is not None:
+            return False
+        # the one wished ends at a comma ("..., love you!") or a clause of its own
+        end = _THANKS_END.search(self.text, m.end(), e)
+        ce = end.start() if end else e
+        comma = self.text.find(",", m.end(), ce)
+        ce = comma if comma >= 0 else ce
+        words = self.words(m.end(), ce)
+        while words and not words[-1][0][:1].isalnum():
+            words.pop()
+        if not words:
+            return False
+        ce = words[-1][2]
+        happy = re.search(r"happy\s+", m.group(0), re.I)
+        if happy is None:
+            return False
+        wished = m.group(0)[: happy.start()].lower()
+        shown = f"{self.me()} wishes {'' if wished.startswith('a ') else 'a '}{wished}happy"
+        self._emit(_Subject(self.me(), self.me_owner(), shown, s + happy.end(), kind="shown", frame="wishes"), s, ce)
+        # "my (amazing) wife Sarah": the relation the wish names, as "My wife is Sarah" tells it
+        low = [w.lower() for w, _, _ in words]
+        if len(low) < 3 or low[0] not in ("my", "our"):
+            return True
+        k = next((i for i in range(1, min(len(low), 4)) if low[i] in PERSON_NOUNS), None)
+        if k is None or k + 1 >= len(words) or not is_name_token(words[k + 1][0]):
+            return True
+        name_end = k + 2 if k + 2 < len(words) and is_name_token(words[k + 2][0]) else k + 1
+        name = " ".join(w for w, _, _ in words[k + 1 : name_end + 1])
+        # ("my little brother", "my best friend": who they are; "amazing" is how the speaker sees them)
+        kind = [w for w in low[1 : k + 1] if w in ("best", "little", "big", "older", "younger", "baby", "oldest", "youngest", "eldest")]
+        relation = f"{self.me()}'s {' '.join([*kind[-1:], low[k]])}"
+        if low[k] in ("husband", "wife", "spouse", "hubby"):
+            held = _Subject(self.me(), self.me_owner(), relation, words[k + 1][1], "is", self_attr="married_to?", kind="relative")
+        else:
+            held = _Subject(name, self.me_owner(), f"{relation} is", words[k + 1][1], kind="shown")
+        self._emit(held, words[0][1], words[name_end][2])
         return True
 
     def _encouragement(self, cs: int, ce: int) -> bool:
