@@ -4138,3 +4138,28 @@ def test_a_wish_is_the_speakers_and_names_whose_person_is_wished(text, wish, rel
     assert (related.statement, related.subject, related.attribute, related.value) == relation
     assert related.owner == "Alice"  # who Sarah is to Alice is Alice's to say, as "Sarah is my wife."
     assert text[slice(*related.span)].startswith("my ")
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # was the job "34-year-old architect" alone: the age was part of the job, the home lost
+        (
+            "Alice is a 34-year-old architect who lives in Chicago.",
+            [("job", "architect", False), ("age", "34", False), ("lives_in", "chicago", False)],
+        ),
+        # was the job alone: where she is from and where she lives now were lost
+        (
+            "I'm a teacher from Ohio who now lives in Seattle",
+            [("job", "teacher", True), ("from", "ohio", False), ("lives_in", "seattle", True)],
+        ),
+        ("Bob is a nurse who works at Mercy.", [("job", "nurse", False), ("works_at", "mercy", False)]),
+        # a clause denied, or of another time, holds no value now
+        ("I'm a teacher who doesn't live in Seattle.", [("job", "teacher", False)]),
+        ("I'm a nurse who used to live in Boston.", [("job", "nurse", True)]),
+    ],
+)
+def test_what_a_job_is_said_with_is_a_fact_of_the_statement_too(text, facts):
+    out = run(msg(text, speaker="Alice"))
+    assert [(a.attribute, a.value, a.change) for a in out] == facts
+    assert len({(a.statement, a.subject, a.owner, a.span) for a in out}) == 1

@@ -4724,7 +4724,9 @@ class _Run:
             )
         )
         if attr == "job" and value and not negated and self.out and self.out[-1].statement == statement and self.out[-1].attribute == "job":
-            self._employer_of_job(self.out[-1], pred_exp, vstart)
+            at = len(self.out) - 1
+            self._employer_of_job(self.out[at], pred_exp, vstart)
+            self._more_of_job(at, pred_exp, vstart)
         if subj.also is not None and attr is not None:
             # "Jen and Tom work at Google": as true of Tom, in the same words (appended past _append's check)
             said = [a for a in self.out if a.statement == statement and a.subject == subj.subject and a.attribute]
@@ -4768,6 +4770,42 @@ class _Run:
         # the job's statement and time: one sentence, two of its facts (statements are otherwise unique
         # in a Record, so it is appended past _append's check)
         self.out.append(replace(job, attribute="works_at", value=found[1], single_valued="works_at" in SINGLE_VALUED))
+
+    def _more_of_job(self, at: int, pred_exp: str, vstart: int) -> None:
+        """ "a 34-year-old architect who lives in Chicago", "a teacher from Ohio who now lives in Seattle":
+        the age before the job, where the person is from and what a "who" clause after it says of them
+        are facts of the statement as much as the job is (read as "is 34", "is from Ohio", "lives in
+        Chicago" read), and the age is no part of the job."""
+        job = self.out[at]
+        if job.attribute != "job" or job.value is None:
+            return
+        aged = re.match(r"(\d{1,3})[\s-]+years?[\s-]+old\s+(?=\w)", job.value)
+        if aged is not None:
+            job = replace(job, value=job.value[aged.end() :])
+            self.out[at] = job
+            self.out.append(replace(job, attribute="age", value=aged.group(1), single_valued=True, change=False))
+        held = r"\s+".join(re.escape(word) for word in (job.value or "").split())
+        m = re.match(
+            rf"(?i:(?:an?|the)\s+)?(?:\d{{1,3}}[\s-]+years?[\s-]+old\s+)?(?i:{held})"
+            rf"(?:\s+(?i:at|for|in)\s+(?:[Tt]he\s+)?[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*)?"
+            rf"(?:\s+(?P<place>(?i:from)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))?"
+            rf"(?:\s*,?\s+(?i:who)\s+(?P<rel>.+))?$",
+            pred_exp[vstart:],
+        )
+        if m is None:
+            return
+        for told in (f"am {m.group('place')}" if m.group("place") else None, m.group("rel")):
+            found = told and self.attribute_of(told, job.subject)
+            if not told or not found or not found[1] or found[2] or found[0] == "job":
+                continue
+            if _NEG.search(told[: found[4]]) and not _NEG_EXCEPT.search(told):
+                continue  # "who doesn't live in Seattle"
+            if tense_of(told, verb_first=True) != "present":
+                continue  # "who used to live in Boston", "who moved here last year": over, or from another time
+            change = found[3] or bool(_CHANGE.search(told))
+            self.out.append(
+                replace(job, attribute=found[0], value=found[1], single_valued=found[0] in SINGLE_VALUED, change=change)
+            )
 
     def _past_habit(self, subj: _Subject, pred_exp: str, cs: int, ce: int) -> _Subject | None:
         """ "When I was a kid I'd practice for hours": in a text set in the speaker's past, "would" tells
