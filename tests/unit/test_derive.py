@@ -3725,7 +3725,8 @@ def test_a_yearless_range_and_the_end_of_a_period_are_read_whole(text, statement
         ("I moved to Denver over Christmas.", "Alice moved to Denver over Christmas 2022.", (2022, 12, 25)),
         ("I moved to Denver over Thanksgiving.", "Alice moved to Denver over Thanksgiving.", None),
         ("I moved to Denver half a year ago.", "Alice moved to Denver in November 2022.", (2022, 11, 1)),
-        ("I'm moving to Denver later this year.", "Alice is moving to Denver later in 2023.", (2023, 1, 1)),
+        # was from 1 January 2023: a time to come started before it was said
+        ("I'm moving to Denver later this year.", "Alice is moving to Denver later in 2023.", None),
         ("I moved to Denver the summer before last.", "Alice moved to Denver in the summer of 2021.", (2021, 6, 1)),
         ("I'm moving to Denver in a fortnight.", "Alice is moving to Denver in the week of 22 May 2023.", (2023, 5, 22)),
         ("I moved to Denver a fortnight ago.", "Alice moved to Denver in the week of 24 April 2023.", (2023, 4, 24)),
@@ -3742,15 +3743,18 @@ def test_a_time_after_a_place_is_no_part_of_it(text, statement, valid_from):
 @pytest.mark.parametrize(
     ("text", "statement", "valid_from", "valid_to"),
     [
-        # was nothing at all: "Since mid" read as the clause's subject
-        ("Since mid-2020 I have lived in Denver.", "Alice has lived in Denver since mid-2020.", (2020, 1, 1), None),
-        ("In late 2021 I moved to Denver.", "Alice moved to Denver in late 2021.", (2021, 1, 1), None),
+        # was nothing at all: "Since mid" read as the clause's subject (and then from 1 January 2020: the
+        # whole year, where "mid" is its middle months, "late" its last, "early" its first)
+        ("Since mid-2020 I have lived in Denver.", "Alice has lived in Denver since mid-2020.", (2020, 5, 1), None),
+        ("In late 2021 I moved to Denver.", "Alice moved to Denver in late 2021.", (2021, 9, 1), None),
         # was from the Record's time: the start not read
-        ("I've lived in Denver since mid-2020.", "Alice has lived in Denver since mid-2020.", (2020, 1, 1), None),
+        ("I've lived in Denver since mid-2020.", "Alice has lived in Denver since mid-2020.", (2020, 5, 1), None),
         ("I lived in Denver until late 2019.", "Alice lived in Denver until late 2019.", None, (2020, 1, 1)),
+        ("I lived in Denver in early 2019.", "Alice lived in Denver in early 2019.", (2019, 1, 1), (2019, 5, 1)),
+        ("I lived in Denver in late 2019.", "Alice lived in Denver in late 2019.", (2019, 9, 1), (2020, 1, 1)),
     ],
 )
-def test_early_mid_or_late_in_a_year_is_that_year(text, statement, valid_from, valid_to):
+def test_early_mid_or_late_in_a_year_is_that_part_of_the_year(text, statement, valid_from, valid_to):
     (a,) = run(msg(text, speaker="Alice"))
     assert (a.statement, a.attribute, a.value) == (statement, "lives_in", "denver")
     assert valid_from is None or a.valid_from == datetime(*valid_from, tzinfo=UTC)
@@ -4163,3 +4167,20 @@ def test_what_a_job_is_said_with_is_a_fact_of_the_statement_too(text, facts):
     out = run(msg(text, speaker="Alice"))
     assert [(a.attribute, a.value, a.change) for a in out] == facts
     assert len({(a.statement, a.subject, a.owner, a.span) for a in out}) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm moving to Denver later this year.",
+        "I'm moving to Denver this year.",
+        "I will move to Denver this month.",
+        "I have a trip later this month.",
+    ],
+)
+def test_a_time_to_come_starts_no_earlier_than_it_was_said(text):
+    # "later this year" was from 1 January 2023, months before it was said (8 May 2023)
+    (a,) = run(msg(text, speaker="Alice"))
+    assert a.time_stated and a.valid_from == NOW
+    # what held through the period named is not moved ("I'm vegan this year": from its start)
+    assert run(msg("I'm vegan this year.", speaker="Alice"))[0].valid_from == datetime(2023, 1, 1, tzinfo=UTC)

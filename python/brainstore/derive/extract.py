@@ -4654,7 +4654,13 @@ class _Run:
         # (of a person: a view of an event, "Andrew thinks Friday night was a nice break", is no condition)
         person = subj.person and subj.frame is None and subj.kind not in ("np", "it")
         held = attr is None and person and self._held(pred_exp, ps, exprs)
-        valid_from, valid_to, stated = resolve(exprs, self.src.occurred_at, tense=tense, state=state, held=held)
+        # a time to come ("I'm moving to Denver later this year", "I'll be in Paris this week") starts no
+        # earlier than it was said, though the period it names began before
+        later = any(re.search(r"\blater\s+$", text[cs : cs + x.start], re.I) for x in exprs)
+        ahead = tense == "future" or (tense == "progressive" and change) or later
+        valid_from, valid_to, stated = resolve(
+            exprs, self.src.occurred_at, tense=tense, state=state, held=held, ahead=ahead
+        )
         if attr == "from" and not stated:
             valid_to = None  # "I grew up in Ohio": growing up there is over, being from there never is
         told_past = False

@@ -258,7 +258,7 @@ class TimeExpr:
     # speech minus it, ``until`` the moment plus it); "recurring" ("every Saturday": names no date)
     kind: str
     when: datetime  # start of the named period (for "until": start of the bounding period)
-    period: str  # day | week | month | year | decade
+    period: str  # day | week | month | season | third (of a year: "late 2021") | year | decade
     until: datetime | None  # exclusive end, for "until", "range" and "for"
     relative: bool  # True when the expression only makes sense relative to the moment of speech
     yearless: bool = False  # a date whose year was chosen by direction ("October 10", "in April")
@@ -301,7 +301,7 @@ def _period_end(dt: datetime, period: str) -> datetime:
     day, week, month or year reaching past 9999-12-31), never an overflow and never an end before the
     start. ("on 12/31/9999" in a Context's question raised OverflowError: a 500.) The end of time is
     in UTC: at an offset west of it, it could not be turned into UTC to be stored or served."""
-    months = {"decade": 120, "year": 12, "season": 3, "month": 1}.get(period)
+    months = {"decade": 120, "year": 12, "third": 4, "season": 3, "month": 1}.get(period)
     if months is not None:
         if dt.year * 12 + dt.month - 1 + months > 9999 * 12 + 11:
             return _END_OF_TIME
@@ -336,8 +336,14 @@ def _resolve_atom(
             got = _resolve_atom(whole, base, future) if whole is not None else None
             if got is None or got[1] != "year" or "middle" in head.group(0).lower():  # type: ignore[union-attr]
                 return got
+            third = re.match(r"(?i:(early|mid|late))", head.group(0))  # type: ignore[union-attr]
+            if third is not None:
+                # "early 2021", "mid-2020", "late 2021": about a third of the year, its first, middle or
+                # last four months (read as the whole year, "late 2021" had started in January)
+                month = {"early": 1, "mid": 5, "late": 9}[third.group(1).lower()]
+                return got[0].replace(month=month), "third", got[2]
             if not re.search(r"(?i:end|beginning|start|week)", head.group(0)):  # type: ignore[union-attr]
-                return got  # "mid-2020", "late 2021": some months of the year, which ones it does not say
+                return got
             # a year's end or beginning is its last or first month (its middle is no narrower than it)
             month = 12 if re.search(r"(?i:end|last)", head.group(0)) else 1  # type: ignore[union-attr]
             return got[0].replace(month=month), "month", got[2]
@@ -1081,6 +1087,7 @@ def resolve(
     tense: str = "present",
     state: bool = False,
     held: bool = False,
+    ahead: bool = False,
 ) -> tuple[datetime, datetime | None, bool]:
     """(valid_from, valid_to, stated) for one clause from its time expressions.
 
@@ -1095,6 +1102,9 @@ def resolve(
       state is over, so it ends with the period named, or else by the moment of speech.
     - ``held``: a passing condition ("I'm WFH today", "Dana is OOO next week", "Bob is in Tokyo this
       weekend") held at a day, a weekend or a week holds for that period only, whatever the tense.
+    - ``ahead``: the clause tells of a time to come ("I'm moving to Denver later this year", "I'll be in
+      Paris this week"): it starts no earlier than the moment of speech, though the period named began
+      before it.
     - a recurrence ("every Saturday") dates nothing. ``stated`` says whether the text gave the times
       (False: valid_from is the moment of speech by default).
     """
@@ -1127,6 +1137,8 @@ def resolve(
         valid_to, stated = (duration.until if not stated else _after(valid_from, duration) or duration.until), True
     if state and past and valid_to is None and at is None and since is None:
         valid_from, valid_to = UNKNOWN_START, occurred_at
+    if ahead and since is None and at is not None and at.when < occurred_at < _period_end(at.when, at.period):
+        valid_from = max(valid_from, occurred_at)
     if valid_to is not None and valid_to <= valid_from:
         valid_to = None
     return valid_from, valid_to, stated
@@ -1199,7 +1211,7 @@ def render(expr: TimeExpr) -> str:
 
 def _last_start(until: datetime, period: str) -> datetime:
     """The start of the ``period`` that ends at ``until``."""
-    months = {"decade": 120, "year": 12, "season": 3, "month": 1}.get(period)
+    months = {"decade": 120, "year": 12, "third": 4, "season": 3, "month": 1}.get(period)
     if months is not None:
         return _add_months(until, -months)
     return until - timedelta(days=7 if period == "week" else 1)
@@ -1209,6 +1221,8 @@ def _render_period(w: datetime, period: str) -> str:
     if period == "season":
         name = {3: "spring", 6: "summer", 9: "fall", 12: "winter"}.get(w.month, calendar.month_name[w.month])
         return f"the {name} of {w.year}"
+    if period == "third":
+        return f"{('early', 'mid', 'late')[min(2, (w.month - 1) // 4)]} {w.year}"
     if period == "decade":
         return f"the {w.year}s"
     if period == "year":
