@@ -4089,6 +4089,9 @@ def test_two_things_named_together_are_no_people():
         ("Word is Bob quit.", "Alice heard Bob quit."),
         ("Rumour has it Bob moved to Denver.", "Alice heard Bob moved to Denver."),
         ("Word on the street is that Kate got married.", "Alice heard that Kate got married."),
+        # was "Word is pregnant." of and by "Word": split at the comma, "she" was the one name before it
+        ("Word is, she's pregnant.", "Alice heard she's pregnant."),
+        ("Rumor has it, Bob moved to Denver.", "Alice heard Bob moved to Denver."),
     ],
 )
 def test_hearsay_is_what_the_speaker_heard_as_i_heard_is(text, statement):

@@ -714,8 +714,8 @@ _PRE = (
 # ("Word is a word processor" is no report)
 _HEARSAY_OPENER = re.compile(
     r"(?:the\s+)?(?:rumou?r|word|gossip)(?:\s+on\s+the\s+street|\s+around\s+(?:here|town|the\s+office))?\s+"
-    r"(?:(?:has\s+it|says)\s*,?(?=\s*\w)|is\s*,?(?=\s*(?:that\s|(?:he|she|they|we|you|I|my|his|her|their|our|your)\s"
-    r"|[A-Z][a-z]+\s+(?!and\b|or\b)[a-z])))",
+    r"(?:(?:has\s+it|says)\s*,?(?=\s*\w)|is\s*,?(?=\s*(?:that\s|(?:(?:he|she|they|we|you|I)(?:['\u2019][a-z]+)?"
+    r"|my|his|her|their|our|your)\s|[A-Z][a-z]+\s+(?!and\b|or\b)[a-z])))",
     re.I,
 )
 _NEG = re.compile(
@@ -3412,6 +3412,10 @@ class _Run:
                     asides.append((m.end(), inner_end, False))  # "My sister - she's a nurse - works nights"
                 continue
             conj = m.group("conj")
+            before = self.words(cur, m.start())
+            told = _HEARSAY_OPENER.match(text, before[0][1], e) if before else None
+            if told is not None and m.start() < told.end() <= m.end():
+                continue  # "Word is, she's pregnant": what was heard is no clause apart from the hearing
             if not conj and m.group(0).startswith(",") and self._relation_aside_at(m.start(), e):
                 continue  # "Kate, my roommate, just got a cat": the aside is no clause of its own
             if not conj and ("-" in m.group(0) or "\u2013" in m.group(0) or "\u2014" in m.group(0)):
