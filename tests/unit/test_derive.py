@@ -4187,3 +4187,10 @@ def test_a_time_to_come_starts_no_earlier_than_it_was_said(text):
     assert a.time_stated and a.valid_from == NOW
     # what held through the period named is not moved ("I'm vegan this year": from its start)
     assert run(msg("I'm vegan this year.", speaker="Alice"))[0].valid_from == datetime(2023, 1, 1, tzinfo=UTC)
+
+
+def test_a_clause_after_a_wish_is_read_as_its_own():
+    # was the wish and the relation alone: "he turns 5 today" was dropped with the rest of the sentence
+    said = run(msg("Happy birthday to my son Leo, he turns 5 today!", speaker="Alice"))
+    assert [(a.subject, a.attribute, a.value) for a in said] == [("Alice", None, None), ("Leo", None, None), ("Leo", "age", "5")]
+    assert said[-1].statement == "Leo turns 5 on 8 May 2023."

@@ -2975,13 +2975,24 @@ class _Run:
         wished = m.group(0)[: happy.start()].lower()
         shown = f"{self.me()} wishes {'' if wished.startswith('a ') else 'a '}{wished}happy"
         self._emit(_Subject(self.me(), self.me_owner(), shown, s + happy.end(), kind="shown", frame="wishes"), s, ce)
-        # "my (amazing) wife Sarah": the relation the wish names, as "My wife is Sarah" tells it
+        self._relation_wished(words)
+        rest = _CLAUSE_AFTER_COMMA.match(self.text, comma, e) if comma >= 0 else None
+        if rest is not None:
+            # "Happy birthday to my son Leo, he turns 5 today!": a clause of its own, read as the sentence
+            # it could have been (the one wished is a person named before it)
+            self._note_names(s, comma)
+            self.sentence_no -= 1
+            self._sentence(rest.end(), e)
+        return True
+
+    def _relation_wished(self, words: list[tuple[str, int, int]]) -> None:
+        """ "my (amazing) wife Sarah", the one a wish is for: the relation, as "My wife is Sarah" tells it."""
         low = [w.lower() for w, _, _ in words]
         if len(low) < 3 or low[0] not in ("my", "our"):
-            return True
+            return
         k = next((i for i in range(1, min(len(low), 4)) if low[i] in PERSON_NOUNS), None)
         if k is None or k + 1 >= len(words) or not is_name_token(words[k + 1][0]):
-            return True
+            return
         name_end = k + 2 if k + 2 < len(words) and is_name_token(words[k + 2][0]) else k + 1
         name = " ".join(w for w, _, _ in words[k + 1 : name_end + 1])
         # ("my little brother", "my best friend": who they are; "amazing" is how the speaker sees them)
@@ -2992,7 +3003,6 @@ class _Run:
         else:
             held = _Subject(name, self.me_owner(), f"{relation} is", words[k + 1][1], kind="shown")
         self._emit(held, words[0][1], words[name_end][2])
-        return True
 
     def _encouragement(self, cs: int, ce: int) -> bool:
         """ "Keep chasing your dreams" -> "Tim encourages John to keep chasing John's dreams": urging the
