@@ -652,3 +652,32 @@ def test_a_short_record_is_derived_while_another_tenants_long_source_is_read_aga
     memories = bulk.get("/brains/docs/memories", params={"limit": "50"}).body["data"]
     assert any("Lisbon" in m["statement"] for m in memories)
     assert all(c["record_id"] != short for m in memories for c in m["citations"])
+
+
+def test_what_a_source_read_apart_said_is_not_held_with_its_job_once_the_source_is_forgotten(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Memory's long source, read apart, goes back to its job until the job's transaction: a forget of
+    that source meanwhile drops what it said from the job at its next pass, not only from the batch."""
+    service = engine.open()
+    bulk, _ = two_tenants(service)
+    long_id = bulk.remember("docs", LONG).body["id"]
+    short = bulk.remember("docs", PARAGRAPH).body["id"]
+    assert service.wait_idle(timeout=60)
+    derivation = service.derivation
+    read_for_rederive = derivation._read_for_rederive
+    held_after: list[bool] = []
+
+    def a_forget_logged_meanwhile(jobs: list[Any]) -> set[int]:
+        carrying = [job for job in jobs if long_id in job.said_apart]
+        if carrying and not held_after:
+            derivation.forgotten(carrying[0].brain_uid, long_id)  # as a forget committing now logs it
+        sent = read_for_rederive(jobs)
+        if carrying and not held_after:
+            held_after.extend(long_id in job.said_apart for job in carrying)
+        return sent
+
+    monkeypatch.setattr(derivation, "_read_for_rederive", a_forget_logged_meanwhile)
+    assert bulk.delete(f"/brains/docs/records/{short}").body["rederiving"]["memories"] >= 1
+    assert service.wait_idle(timeout=60)
+    assert held_after and not any(held_after)

@@ -286,6 +286,7 @@ class Job:
     # ... what its sources read apart say (record id -> fingerprint -> first assertion), and the Records
     # found supporting it when it was sent to have them read (None: not looked up yet)
     said_apart: dict[str, dict[str, Assertion]] = field(default_factory=dict)
+    said_mark: int = 0  # _forget_mark before what said_apart holds was read (or last checked)
     supporters: list[str] | None = None
 
     @property
@@ -1332,7 +1333,15 @@ class Derivation:
         for job in jobs:
             job.read = read
             by_brain.setdefault(job.brain_uid, []).append(job)
-            read.said.update(job.said_apart)
+            if job.said_apart:
+                # what a source forgotten since it was read apart said is dropped, not held on with the job
+                job.said_apart = {
+                    record_id: said
+                    for record_id, said in job.said_apart.items()
+                    if not self._forgotten_since(job.said_mark, job.brain_uid, record_id)
+                }
+                job.said_mark = mark
+                read.said.update(job.said_apart)
         memories: dict[str, dict[str, MemoryRevision]] = {}
         supporters: dict[str, dict[str, list[str]]] = {}
         try:
@@ -1435,6 +1444,8 @@ class Derivation:
             # its Brain forgotten: the jobs are dropped at their transaction, and hold nothing of it meanwhile
             said = {}
         for job in jobs:
+            if not job.said_apart:
+                job.said_mark = mark
             job.said_apart.update(
                 (record_id, found) for record_id, found in said.items()
                 if not self._forgotten_since(mark, brain_uid, record_id)
@@ -1450,6 +1461,8 @@ class Derivation:
             if not isinstance(failure, ExtractorUnavailable):
                 job.reader_endings += 1
                 if job.reader_endings >= READER_ENDINGS:
+                    if not job.said_apart:
+                        job.said_mark = self._forget_mark()
                     job.said_apart[record_id] = {}
                     self._queue.put(job, front=True)
                     continue
