@@ -2343,19 +2343,20 @@ class _Run:
         lines = []
         for m in _SPEAKER_LINE.finditer(text):
             who = m.group("who")
-            if _within(out, starts, m.start()) or not self._speaks(who):
-                continue
             end = text.find("\n", m.end())
             end = len(text) if end < 0 else end
+            if _within(out, starts, m.start()) or not self._speaks(who, m.start("who"), end):
+                continue
             voice = self._voice_of(who) if who.lower().startswith("my ") else None
             lines.append(_Quote(m.start(), end, (m.end() - 1, end), voice))
         return out + lines
 
-    def _speaks(self, who: str) -> bool:
-        """Whether ``who`` opening a line with a colon names someone other than the speaker who says it (see
-        _SPEAKER_LINE), not a label ("Update:"), a date ("Monday:") or the speaker ("Me:")."""
+    def _speaks(self, who: str, at: int, end: int) -> bool:
+        """Whether ``who``, at ``at``, opening a line (to ``end``) with a colon names someone other than the
+        speaker who says it (see _SPEAKER_LINE): not a label or a date, as a sentence opens on them
+        (_label: "Update:", "Yesterday:"), nor the speaker ("Me:")."""
         words = who.split()
-        if words[-1].lower().rstrip(".") in _LABEL_HEADS or who.casefold() in ("me", "i"):
+        if who.casefold() in ("me", "i") or self._label(at, end) is not None:
             return False
         if words[0].lower() in _NO_SPEAKER_WORDS:
             return False  # "From: my window, I see Lyon", "Subject: I'm moving!": a mail's field or a phrase
@@ -2363,10 +2364,7 @@ class _Run:
             return words[1].lower() in PERSON_NOUNS
         if not all(is_name_token(w) for w in words):
             return False
-        if any(_same_person(who, own) for own in (self.speaker, self.self_name) if own):
-            return False
-        times = find_time_expressions(who, self.src.occurred_at)[:1]
-        return not (times and times[0].start == 0 and times[0].end == len(who))
+        return not any(_same_person(who, own) for own in (self.speaker, self.self_name) if own)
 
     def _led_in(self, text: str, out: list[_Quote], starts: list[int]) -> list[_Quote]:
         """What follows a lead-in naming its source ("Got this from my landlord:", "Bob's email:"), in that
