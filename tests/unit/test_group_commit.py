@@ -20,6 +20,7 @@ class CountingStore(MemoryStore):
         super().__init__()
         self.transactions = 0
         self.fail_next_commit = False
+        self.interrupt_after_commit = False
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
@@ -31,6 +32,8 @@ class CountingStore(MemoryStore):
                 if self.fail_next_commit:
                     self.fail_next_commit = False
                     raise RuntimeError("the disk is full")
+        if outermost and self.interrupt_after_commit:
+            raise KeyboardInterrupt  # after the transaction took effect
 
 
 def test_concurrent_writes_share_commits_and_each_gets_its_own_answer() -> None:
@@ -79,16 +82,8 @@ def test_an_interrupt_as_the_commit_returns_is_raised_and_never_retried() -> Non
     alone and the interrupt swallowed: `brainstore import` ran on past Ctrl-C, and the write that had
     committed was made twice (here: sequence 2)."""
 
-    class InterruptedStore(MemoryStore):
-        @contextmanager
-        def atomic(self) -> Iterator[None]:
-            outermost = self._undo is None
-            with super().atomic():
-                yield
-            if outermost:
-                raise KeyboardInterrupt  # after the transaction took effect
-
-    store = InterruptedStore()
+    store = CountingStore()
+    store.interrupt_after_commit = True
     group = GroupCommit(store)
     with pytest.raises(KeyboardInterrupt):
         group.run(lambda: store.next_seq("brn_1"), "brn_1")
