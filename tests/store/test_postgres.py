@@ -147,6 +147,34 @@ def test_every_statement_is_planned_for_its_own_parameters(postgres_url: str) ->
         store.close()
 
 
+@pytest.mark.parametrize(
+    ("setting", "instant"),
+    [
+        ("TimeZone = 'Pacific/Kiritimati'", "9999-12-31T23:59:59.999999Z"),  # read back in year 10000
+        ("TimeZone = 'America/Los_Angeles'", "0001-01-01T00:00:00Z"),  # read back in year 0
+        ("DateStyle = 'SQL, DMY'", "2024-03-01T12:00:00Z"),  # read back as 01/03/2024, which psycopg cannot parse
+        ("client_encoding = 'LATIN1'", "2024-03-01T12:00:00Z"),  # the text is no Latin-1
+    ],
+)
+def test_a_database_set_to_other_formats_reads_back_what_the_api_took(
+    postgres_url: str, tmp_path: Path, setting: str, instant: str
+) -> None:
+    """A database (or role, or server) may set any default for the session's formats."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE {conn.info.dbname} SET {setting}")
+    store = PostgresStore(postgres_url)
+    try:
+        api = Api(create_app(Service(store, config=Config(engine="postgres", data_dir=tmp_path))))
+        api.brain(self_name="Zoë ☃")
+        record_id = api.remember("b1", "the edge of the calendar ☃", occurred_at=instant).body["id"]
+        got = api.get(f"/brains/b1/records/{record_id}")
+        assert got.status == 200, got.body
+        assert got.body["occurred_at"] == instant
+        assert api.get("/brains/b1").body["self"]["name"] == "Zoë ☃"
+    finally:
+        store.close()
+
+
 def test_vacuum_is_debounced_off_the_request_path(postgres_url: str) -> None:
     secret = make_secret(random.Random(2))
     store = open_populated(postgres_url, secret, ("erase_record", "erase_chunks", "erase_brain"), purge_delay=0.3)

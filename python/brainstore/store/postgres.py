@@ -185,6 +185,21 @@ def _plan_each_time(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SET plan_cache_mode = force_custom_plan")
 
 
+def _read_as_written(conn: psycopg.Connection[Any]) -> None:
+    """Rows come back in the session's formats, which the server, the database or the role may set to
+    anything (ALTER DATABASE .. SET): in any TimeZone ahead of UTC an instant of 9999-12-31 the API took
+    comes back in year 10000, and behind it one of 0001-01-01 in year 0, which psycopg cannot load, so
+    every read of the Record or Brain failed with a 500. psycopg parses only the ISO DateStyle, and
+    under another client_encoding could not send a Brain's name outside it."""
+    conn.execute("SELECT set_config('TimeZone', 'UTC', false), set_config('DateStyle', 'ISO', false), "
+                 "set_config('client_encoding', 'UTF8', false)")
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    _plan_each_time(conn)
+    _read_as_written(conn)
+
+
 class PostgresStore:
     kind = "postgres"
 
@@ -210,7 +225,7 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
-            configure=_plan_each_time,
+            configure=_configure,
             open=False,
             name="brainstore",
         )
