@@ -215,6 +215,29 @@ def test_the_store_is_dirty_until_a_vacuum_that_began_after_every_erase_has_fini
         store.close()
 
 
+def test_a_vacuum_held_back_by_an_older_transaction_runs_again_once_it_ends(postgres_url: str) -> None:
+    """VACUUM keeps every dead tuple a transaction older than the erase might still see, and reports
+    success: the store was then clean, and the erased text stayed in the tuples until autovacuum (which
+    waits for a fifth of a table to be dead). Any session may hold one: another tenant's write waiting
+    for its Brain's lock, a migration, an operator's psql."""
+    secret = make_secret(random.Random(4))
+    store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0.2)
+    try:
+        with psycopg.connect(postgres_url) as older:
+            older.execute("SELECT pg_current_xact_id()")  # a transaction with an id, begun before the erase
+            store.erase_record(MAIN, "rec_secret")
+            time.sleep(1.5)  # the debounced VACUUM's time, several times over
+            assert store.dirty
+            older.rollback()
+        deadline = time.monotonic() + 30
+        while store.dirty and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not store.dirty
+        assert tuples_holding(postgres_url, secret)[0] == []
+    finally:
+        store.close()
+
+
 def test_purge_delay_zero_vacuums_before_the_erase_returns_and_only_after_commit(postgres_url: str) -> None:
     secret = make_secret(random.Random(3))
     store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0)

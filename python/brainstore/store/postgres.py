@@ -41,8 +41,10 @@ PostgreSQL keeps the deleted tuples in the table files as dead tuples until VACU
 committed erase schedules a ``VACUUM`` of the tables it touched, off the request path and debounced like
 DuckDB's compaction (``purge_delay`` after the last erase, never later than ``_MAX_DEFER * purge_delay``
 after the first; ``purge_delay=0`` vacuums before the outermost ``atomic()`` returns; ``vacuum()`` runs
-one now; ``close()`` runs a pending one). What VACUUM does not do, and what else keeps the bytes (free
-space in pages, WAL, replicas, backups), is in docs/operations.md ("PostgreSQL").
+one now; ``close()`` runs a pending one). VACUUM silently keeps the dead tuples a transaction older than
+the erase may still see, so it is put off (``ErasureHeldBack``, retried) while one runs. What VACUUM does
+not do, and what else keeps the bytes (free space in pages, WAL, replicas, backups), is in
+docs/operations.md ("PostgreSQL").
 """
 
 from __future__ import annotations
@@ -166,6 +168,11 @@ class _Own:
     dropped: set[str] = field(default_factory=set)
     locked: set[str] = field(default_factory=set)
     unwritten: dict[str, int] = field(default_factory=dict)
+    erase_xid: str | None = None
+
+
+class ErasureHeldBack(RuntimeError):
+    """A VACUUM after an erase is put off: a transaction that may still see the erased rows runs."""
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -244,6 +251,9 @@ class PostgresStore:
         # no erase touched after it started.
         self._dirty: dict[str, int] = {}
         self._erases = 0
+        # The newest committed erase's transaction id (xid8): its dead tuples outlive any transaction
+        # that may still see them (_erase_visible).
+        self._erase_xid = 0
         self._first_erase: float | None = None
         self._due: float | None = None
         self._failures = 0
@@ -299,20 +309,28 @@ class PostgresStore:
                         local.schema = self._hold_schema(conn)
                     yield
                     self._write_seqs(own)
+                    if erased:
+                        # NULL when it deleted nothing: no dead tuple to wait for
+                        own.erase_xid = conn.execute("SELECT pg_current_xact_id_if_assigned()::text").fetchone()[0]
             finally:
                 local.conn, local.erased, local.own, local.schema = None, None, None, None
         self._held_after(own)  # committed: a rollback raised above
         if erased:
-            self._after_erase(erased)
+            self._after_erase(erased, own.erase_xid)
 
     # --- purge ------------------------------------------------------------------------------------
-    def _after_erase(self, tables: set[str]) -> None:
+    def _after_erase(self, tables: set[str], xid: str | None) -> None:
         with self._purge:
             self._erases += 1
             self._dirty.update(dict.fromkeys(tables, self._erases))
+            if xid is not None:
+                self._erase_xid = max(self._erase_xid, int(xid))
         if self.purge_delay == 0:
             try:
                 self.vacuum()
+            except ErasureHeldBack as held:
+                log.info("%s; retrying in the background", held)
+                self._schedule(retry=True)
             except Exception:
                 # The erase is committed either way; its dead tuples stay until a retry succeeds.
                 log.exception("VACUUM after an erase failed; retrying in the background")
@@ -347,6 +365,9 @@ class PostgresStore:
                 self._due = None
             try:
                 self.vacuum()
+            except ErasureHeldBack as held:
+                log.info("%s; retrying", held)
+                self._schedule(retry=True)
             except Exception:
                 log.exception("background VACUUM failed; retrying")
                 self._schedule(retry=True)
@@ -363,19 +384,43 @@ class PostgresStore:
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("vacuum() cannot run inside atomic()")
         with self._purge:
-            tables, upto = sorted(self._dirty), self._erases
+            tables, upto, xid = sorted(self._dirty), self._erases, self._erase_xid
             self._first_erase = None
             self._due = None
         if not tables:
             return
         with self._pool.connection() as conn:
+            if self._erase_visible(conn, xid):
+                raise ErasureHeldBack(
+                    "VACUUM after an erase waits for a transaction older than the erase (it may still "
+                    "see the erased rows, and VACUUM keeps them for it)"
+                )
             # The names come from this module, never from input.
             conn.execute("VACUUM " + ", ".join(tables))
         with self._purge:
             for table in tables:
                 if self._dirty.get(table, upto + 1) <= upto:
                     del self._dirty[table]
+            if not self._dirty:  # an xid's age is only read right within 2**31 transactions of it
+                self._erase_xid = 0
             self._failures = 0
+
+    @staticmethod
+    def _erase_visible(conn: psycopg.Connection[Any], xid: int) -> bool:
+        """Whether a transaction that may still see the rows deleted by transaction ``xid`` is running:
+        VACUUM would keep them, and report success. Any transaction with an id that is not newer (of any
+        role: the running ids are every session's), and any session of this role holding a snapshot
+        taken before it (another role's snapshot, an operator's, shows to its role only). Autovacuum
+        and replication are not client backends, and VACUUM does not wait for them either."""
+        if not xid:
+            return False
+        row = conn.execute(
+            "SELECT pg_snapshot_xmin(pg_current_snapshot()) <= %s::text::xid8 OR EXISTS ("
+            "  SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "  AND backend_type = 'client backend' AND age(backend_xmin) >= age(%s::text::xid))",
+            [str(xid), str(xid % 2**32)],
+        ).fetchone()
+        return bool(row and row[0])
 
     def unavailable(self, error: BaseException) -> bool:
         if isinstance(error, OSError | MemoryError | psycopg.InterfaceError):
