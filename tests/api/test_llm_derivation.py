@@ -117,3 +117,39 @@ def test_garbage_from_the_model_fails_the_record_which_keeps_its_text_and_rederi
     again = api.get(f"/brains/b1/records/{record}").body
     assert again["status"] == "ready" and len(again["memory_ids"]) == 2
     assert len(memories(api)) == 2
+
+
+@pytest.mark.parametrize(
+    ("bad", "kept"),
+    [
+        ({"statement": "Melanie ran \x00 a race."}, False),
+        ({"statement": "Melanie ran \ud800 a race."}, False),
+        ({"subject": "Mel\x00anie"}, False),
+        ({"attribute": "hobby", "value": "running\x00"}, False),
+        ({"valid_from": "0001-01-01T00:00:00+05:00"}, True),  # in year 0 in UTC
+        ({"valid_to": "9999-12-31T23:00:00-05:00"}, True),  # in year 10000 in UTC
+    ],
+)
+def test_what_no_store_can_hold_from_the_model_leaves_the_rest_of_its_answer_and_the_brain_readable(
+    engine: Engine, model: FakeModel, bad: dict[str, str], kept: bool
+) -> None:
+    """Each was a 500 on every read of the Brain's Memories, or a failed Record, depending on the engine."""
+    quote = "I ran a charity race for mental health last Saturday"
+    words = {"statement": "Melanie ran a charity race.", "subject": "Melanie"}
+    words.update({k: v for k, v in bad.items() if k in words})
+    model.answers[TEXT] = [
+        proposal("you're so brave to speak up", "Caroline is brave to speak up.", "Caroline", "Caroline"),
+        proposal(quote, words["statement"], words["subject"], "Melanie", **{k: v for k, v in bad.items() if k not in words}),
+    ]
+    service = engine.open(llm(model))
+    api = Api(create_app(service))
+    record = post_turn(api)
+    assert service.wait_idle()
+    assert api.get(f"/brains/b1/records/{record}").body["status"] == "ready"
+    found = {m["statement"]: m for m in memories(api)}
+    expected = {"Caroline is brave to speak up."} | ({"Melanie ran a charity race."} if kept else set())
+    assert set(found) == expected
+    if kept:  # the date is dropped, as one the model could not give: the Record's time stands
+        assert found["Melanie ran a charity race."]["valid_from"] == "2024-05-08T13:56:00Z"
+        assert found["Melanie ran a charity race."]["valid_to"] is None
+    assert api.post("/brains/b1/context", {"query": "charity race"}).status == 200

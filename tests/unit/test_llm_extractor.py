@@ -100,7 +100,7 @@ def test_a_proposal_cites_its_quote_verbatim_and_a_hallucinated_quote_is_dropped
     assert kept.owner == "Melanie" and kept.subject == "Melanie"
     assert kept.attribute == "did_activity" and kept.value == "charity race"
     assert kept.valid_from == datetime(2024, 5, 4, tzinfo=UTC) and kept.time_stated
-    assert ext.cost() == {"model_calls": 1, "dropped_unquoted": 3, "gated": 0}
+    assert ext.cost() == {"model_calls": 1, "dropped_unquoted": 3, "gated": 0, "dropped_unstorable": 0}
 
 
 def test_the_attribution_gate_never_lets_the_model_give_the_self_what_another_speaker_said(

@@ -11,7 +11,9 @@ What the model says is checked, never trusted:
 - the attribution gate runs after the model (:func:`gate_owner`): a proposal is owned only by the
   Record's speaker, never by the person spoken to or about (spec guarantee 5), and an assistant or
   system turn owns nothing and says nothing about the user (the rules of attribution.py);
-- a structured fact (``{subject, predicate, value}``) needs no model: the rules read it.
+- a structured fact (``{subject, predicate, value}``) needs no model: the rules read it;
+- what the API would refuse in a request is no Memory either: a proposal whose words hold a NUL or a
+  lone surrogate is dropped, and a date outside 0001-9999 in UTC is no date (the Record's time stands).
 
 Calls are bounded: a timeout per call, and on 429, 5xx, a timeout or a connection failure at most
 ``max_retries`` more attempts with exponential backoff (a numeric Retry-After is honoured, capped). An
@@ -47,6 +49,10 @@ _ASSISTANT_ROLES = frozenset({"assistant", "system"})
 # Longest wait a Retry-After may impose on the derivation worker, which serves every tenant.
 _MAX_RETRY_AFTER = 30.0
 _WORD = re.compile(r"[A-Za-z']+")
+# What no store can hold as text (the API refuses it in a request: api.validation.UNSTORABLE). A model may
+# still answer it, "\u0000" being valid JSON: PostgreSQL failed the Record on it, DuckDB on a lone
+# surrogate, and the memory engine kept both.
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 class LLMExtractionError(RuntimeError):
@@ -102,6 +108,12 @@ def _timestamp(raw: Any, occurred_at: datetime) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=occurred_at.tzinfo or timezone.utc)  # noqa: UP017
+    try:
+        # 0001-01-01T00:00:00+05:00 is in year 0 in UTC, as the API refuses it: kept, every later read
+        # of the Brain's Memories failed (a 500 on every engine but DuckDB, which failed the Record)
+        parsed.astimezone(timezone.utc)  # noqa: UP017
+    except OverflowError:
+        return None
     return parsed
 
 
@@ -115,6 +127,9 @@ def _attribute(raw: Any) -> str | None:
 _STRINGS = ("statement", "subject", "quote")
 _OPTIONAL_STRINGS = ("owner", "attribute", "value", "valid_from", "valid_to")
 _FLAGS = ("negated", "change", "corrective")
+# The model's own words a Memory keeps (the quote must be in the Record, the owner is its speaker or nobody,
+# the attribute is reduced to [a-z0-9_])
+_KEPT_AS_SAID = ("statement", "subject", "value")
 
 
 def _proposals(content: str) -> list[dict[str, Any]]:
@@ -175,6 +190,7 @@ class LLMExtractor:
         self.model_calls = 0  # HTTP attempts, retries included: the cost of derivation
         self.dropped_unquoted = 0  # proposals whose quote is not in the Record
         self.gated = 0  # proposals the attribution gate dropped or took the owner from
+        self.dropped_unstorable = 0  # proposals with a NUL or a lone surrogate in their text
 
     def close(self) -> None:
         self._client.close()
@@ -185,6 +201,7 @@ class LLMExtractor:
                 "model_calls": self.model_calls,
                 "dropped_unquoted": self.dropped_unquoted,
                 "gated": self.gated,
+                "dropped_unstorable": self.dropped_unstorable,
             }
 
     def _count(self, field: str, n: int = 1) -> None:
@@ -207,6 +224,9 @@ class LLMExtractor:
     def _assertion(self, source: SourceText, item: dict[str, Any]) -> Assertion | None:
         if not item["statement"].strip() or not item["subject"].strip():
             return None  # well-formed, but nothing to remember
+        if any(isinstance(item.get(key), str) and _UNSTORABLE.search(item[key]) for key in _KEPT_AS_SAID):
+            self._count("dropped_unstorable")
+            return None
         span = locate(source.text, item["quote"])
         if span is None:
             self._count("dropped_unquoted")
