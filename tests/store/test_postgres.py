@@ -238,6 +238,29 @@ def test_a_vacuum_held_back_by_an_older_transaction_runs_again_once_it_ends(post
         store.close()
 
 
+def test_an_older_transaction_in_another_database_does_not_hold_the_vacuum_back(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    """VACUUM of this database's tables does not wait for other databases' transactions: nor does the
+    store, or a shared server's long job elsewhere would keep every erase's dead tuples."""
+    secret = make_secret(random.Random(5))
+    store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0.2)
+    elsewhere = postgres_server.database(migrated=False)
+    try:
+        with psycopg.connect(postgres_server.url(elsewhere)) as older:
+            older.execute("SELECT pg_current_xact_id()")
+            store.erase_record(MAIN, "rec_secret")
+            deadline = time.monotonic() + 30
+            while store.dirty and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not store.dirty
+            assert tuples_holding(postgres_url, secret)[0] == []
+            older.rollback()
+    finally:
+        store.close()
+        postgres_server.drop(elsewhere)
+
+
 def test_purge_delay_zero_vacuums_before_the_erase_returns_and_only_after_commit(postgres_url: str) -> None:
     secret = make_secret(random.Random(3))
     store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0)

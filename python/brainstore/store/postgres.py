@@ -407,18 +407,23 @@ class PostgresStore:
 
     @staticmethod
     def _erase_visible(conn: psycopg.Connection[Any], xid: int) -> bool:
-        """Whether a transaction that may still see the rows deleted by transaction ``xid`` is running:
-        VACUUM would keep them, and report success. Any transaction with an id that is not newer (of any
-        role: the running ids are every session's), and any session of this role holding a snapshot
-        taken before it (another role's snapshot, an operator's, shows to its role only). Autovacuum
-        and replication are not client backends, and VACUUM does not wait for them either."""
+        """Whether a transaction of this database that may still see the rows deleted by transaction
+        ``xid`` is running: VACUUM would keep them, and report success. Any transaction of any role with
+        an id that is not newer (pg_locks: each holds its id's lock, and shows it to every role), and any
+        session of this role holding a snapshot taken before it (another role's snapshot, an operator's,
+        shows to its role only). Other databases' transactions do not hold this one's VACUUM back; nor
+        do autovacuum or replication, which are not client backends."""
         if not xid:
             return False
         row = conn.execute(
-            "SELECT pg_snapshot_xmin(pg_current_snapshot()) <= %s::text::xid8 OR EXISTS ("
+            "SELECT EXISTS ("
+            "  SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            "  WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted"
+            "  AND a.datname = current_database() AND age(l.transactionid) >= age(%s::text::xid)"
+            ") OR EXISTS ("
             "  SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
             "  AND backend_type = 'client backend' AND age(backend_xmin) >= age(%s::text::xid))",
-            [str(xid), str(xid % 2**32)],
+            [str(xid % 2**32)] * 2,
         ).fetchone()
         return bool(row and row[0])
 
