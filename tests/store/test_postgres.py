@@ -175,6 +175,18 @@ def test_a_database_set_to_other_formats_reads_back_what_the_api_took(
         store.close()
 
 
+def test_a_database_that_cannot_hold_every_text_is_refused_at_open(postgres_server: PostgresServer) -> None:
+    """In LATIN1 a Brain named in Latin letters was taken, and one named Zoë ☃ answered 500."""
+    name = f"{postgres_server.template}_latin1"
+    with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" ENCODING \'LATIN1\' LC_COLLATE \'C\' LC_CTYPE \'C\' TEMPLATE template0')
+    try:
+        with pytest.raises(RuntimeError, match="encoding is LATIN1"):
+            PostgresStore(postgres_server.url(name)).close()
+    finally:
+        postgres_server.drop(name)
+
+
 def test_vacuum_is_debounced_off_the_request_path(postgres_url: str) -> None:
     secret = make_secret(random.Random(2))
     store = open_populated(postgres_url, secret, ("erase_record", "erase_chunks", "erase_brain"), purge_delay=0.3)

@@ -225,8 +225,16 @@ class PostgresStore:
         self.purge_delay = float(purge_delay)
         # One direct connection first: an unreachable or misspelt database fails here with the
         # server's own reason, not with a pool timeout.
-        with psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))):
-            pass
+        with psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))) as conn:
+            # A database in another encoding (LATIN1, say: createdb copies template1's) takes the text of
+            # some Records and fails on the rest, a 500 for each; refused here, before any is taken.
+            encoding = conn.execute("SHOW server_encoding").fetchone()
+            if encoding is None or encoding[0] not in ("UTF8", "SQL_ASCII"):
+                raise RuntimeError(
+                    f"the database's encoding is {encoding[0] if encoding else None}, which cannot hold every "
+                    "text brainstore takes: create it with ENCODING 'UTF8' (createdb --encoding=UTF8 "
+                    "--template=template0)"
+                )
         self._pool = ConnectionPool(
             url,
             min_size=1,
