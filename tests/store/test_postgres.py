@@ -250,6 +250,32 @@ def test_a_vacuum_held_back_by_an_older_transaction_runs_again_once_it_ends(post
         store.close()
 
 
+def test_an_erase_is_vacuumed_once_the_transactions_older_than_it_end_whatever_came_after(
+    postgres_url: str,
+) -> None:
+    """Under a steady stream of erases some transaction is always older than the newest one: each erase
+    is vacuumed when those older than it have ended, never made to wait for the newest."""
+    secret = make_secret(random.Random(6))
+    store = open_populated(postgres_url, secret, ("erase_record",), purge_delay=0.2)
+    try:
+        store.erase_record(MAIN, "rec_secret")
+        with psycopg.connect(postgres_url) as newer:
+            newer.execute("SELECT pg_current_xact_id()")  # older than the next erase only
+            store.erase_record(MAIN, "rec_0001")
+            deadline = time.monotonic() + 30
+            while tuples_holding(postgres_url, secret)[0] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert tuples_holding(postgres_url, secret)[0] == []
+            assert store.dirty  # the second erase waits
+            newer.rollback()
+        deadline = time.monotonic() + 30
+        while store.dirty and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not store.dirty
+    finally:
+        store.close()
+
+
 def test_an_older_transaction_in_another_database_does_not_hold_the_vacuum_back(
     postgres_server: PostgresServer, postgres_url: str
 ) -> None:

@@ -42,7 +42,7 @@ committed erase schedules a ``VACUUM`` of the tables it touched, off the request
 DuckDB's compaction (``purge_delay`` after the last erase, never later than ``_MAX_DEFER * purge_delay``
 after the first; ``purge_delay=0`` vacuums before the outermost ``atomic()`` returns; ``vacuum()`` runs
 one now; ``close()`` runs a pending one). VACUUM silently keeps the dead tuples a transaction older than
-the erase may still see, so it is put off (``ErasureHeldBack``, retried) while one runs. What VACUUM does
+the erase may still see, so each erase's VACUUM waits (``ErasureHeldBack``, retried) until those older than it have ended. What VACUUM does
 not do, and what else keeps the bytes (free space in pages, WAL, replicas, backups), is in
 docs/operations.md ("PostgreSQL").
 """
@@ -255,13 +255,11 @@ class PostgresStore:
         self._schema_read = 0.0
         # Purge (VACUUM) scheduling.
         self._purge = threading.Condition(threading.Lock())
-        # table -> the erase generation that last left dead tuples in it; a VACUUM clears the tables
-        # no erase touched after it started.
-        self._dirty: dict[str, int] = {}
+        # Each committed erase waiting for its VACUUM: its number -> (the tables it left dead tuples in,
+        # its transaction id as xid8, None if it deleted nothing). A VACUUM clears the erases that
+        # committed before it started and that no running transaction may still see (_horizon_passed).
+        self._dirty: dict[int, tuple[frozenset[str], int | None]] = {}
         self._erases = 0
-        # The newest committed erase's transaction id (xid8): its dead tuples outlive any transaction
-        # that may still see them (_erase_visible).
-        self._erase_xid = 0
         self._first_erase: float | None = None
         self._due: float | None = None
         self._failures = 0
@@ -330,9 +328,7 @@ class PostgresStore:
     def _after_erase(self, tables: set[str], xid: str | None) -> None:
         with self._purge:
             self._erases += 1
-            self._dirty.update(dict.fromkeys(tables, self._erases))
-            if xid is not None:
-                self._erase_xid = max(self._erase_xid, int(xid))
+            self._dirty[self._erases] = (frozenset(tables), None if xid is None else int(xid))
         if self.purge_delay == 0:
             try:
                 self.vacuum()
@@ -392,48 +388,55 @@ class PostgresStore:
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("vacuum() cannot run inside atomic()")
         with self._purge:
-            tables, upto, xid = sorted(self._dirty), self._erases, self._erase_xid
+            erases = dict(self._dirty)
             self._first_erase = None
             self._due = None
-        if not tables:
+        if not erases:
             return
         with self._pool.connection() as conn:
-            if self._erase_visible(conn, xid):
-                raise ErasureHeldBack(
-                    "VACUUM after an erase waits for a transaction older than the erase (it may still "
-                    "see the erased rows, and VACUUM keeps them for it)"
-                )
-            # The names come from this module, never from input.
-            conn.execute("VACUUM " + ", ".join(tables))
+            # Read before the VACUUM starts: an erase no running transaction may see then, none can later.
+            passed = self._horizon_passed(conn, erases)
+            tables = sorted(set().union(*(erases[n][0] for n in passed)))
+            if tables:
+                # The names come from this module, never from input.
+                conn.execute("VACUUM " + ", ".join(tables))
         with self._purge:
-            for table in tables:
-                if self._dirty.get(table, upto + 1) <= upto:
-                    del self._dirty[table]
-            if not self._dirty:  # an xid's age is only read right within 2**31 transactions of it
-                self._erase_xid = 0
-            self._failures = 0
+            for number in passed:
+                self._dirty.pop(number, None)
+            if passed:  # progress: those held are retried a purge_delay on, not after a growing backoff
+                self._failures = 0
+        if len(passed) < len(erases):
+            raise ErasureHeldBack(
+                f"VACUUM after {len(erases) - len(passed)} erase(s) waits for a transaction older than them "
+                "(it may still see the erased rows, and VACUUM would keep them for it)"
+            )
 
     @staticmethod
-    def _erase_visible(conn: psycopg.Connection[Any], xid: int) -> bool:
-        """Whether a transaction of this database that may still see the rows deleted by transaction
-        ``xid`` is running: VACUUM would keep them, and report success. Any transaction of any role with
-        an id that is not newer (pg_locks: each holds its id's lock, and shows it to every role), and any
-        session of this role holding a snapshot taken before it (another role's snapshot, an operator's,
-        shows to its role only). Other databases' transactions do not hold this one's VACUUM back; nor
-        do autovacuum or replication, which are not client backends."""
-        if not xid:
-            return False
+    def _horizon_passed(conn: psycopg.Connection[Any], erases: Mapping[int, tuple[frozenset[str], int | None]]) -> list[int]:
+        """The erases whose deleted rows no running transaction of this database may still see, so that
+        a VACUUM starting now removes them: it keeps, and reports success on, what one may see. An erase
+        is held by any transaction of any role whose id is not newer (pg_locks: each holds its id's lock,
+        and shows it to every role) and any session of this role holding a snapshot taken before it
+        committed (another role's snapshot, an operator's, shows to its role only). Other databases'
+        transactions do not hold this one's VACUUM back; nor do autovacuum or replication, which are not
+        client backends. Each erase apart: under a steady stream of them one is always new."""
+        numbers = sorted(erases)
+        xids = [erases[n][1] for n in numbers]
+        if all(xid is None for xid in xids):
+            return numbers
         row = conn.execute(
-            "SELECT EXISTS ("
-            "  SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            "SELECT (SELECT max(age(x)) FROM ("
+            "  SELECT l.transactionid AS x FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
             "  WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted"
-            "  AND a.datname = current_database() AND age(l.transactionid) >= age(%s::text::xid)"
-            ") OR EXISTS ("
-            "  SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            "  AND backend_type = 'client backend' AND age(backend_xmin) >= age(%s::text::xid))",
-            [str(xid % 2**32)] * 2,
+            "  AND a.datname = current_database()"
+            "  UNION ALL SELECT backend_xmin FROM pg_stat_activity WHERE datname = current_database()"
+            "  AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND backend_xmin IS NOT NULL"
+            ") running), ARRAY(SELECT age(x::xid) FROM unnest(%s::text[]) WITH ORDINALITY AS u(x, i) ORDER BY i)",
+            [[str(xid % 2**32) if xid is not None else "0" for xid in xids]],
         ).fetchone()
-        return bool(row and row[0])
+        oldest, ages = (row[0], row[1]) if row else (None, [])
+        # an erase older than the oldest running transaction or snapshot: its age is greater
+        return [n for n, xid, age in zip(numbers, xids, ages, strict=True) if xid is None or oldest is None or age > oldest]
 
     def unavailable(self, error: BaseException) -> bool:
         if isinstance(error, OSError | MemoryError | psycopg.InterfaceError):
