@@ -42,9 +42,9 @@ committed erase schedules a ``VACUUM`` of the tables it touched, off the request
 DuckDB's compaction (``purge_delay`` after the last erase, never later than ``_MAX_DEFER * purge_delay``
 after the first; ``purge_delay=0`` vacuums before the outermost ``atomic()`` returns; ``vacuum()`` runs
 one now; ``close()`` runs a pending one). VACUUM silently keeps the dead tuples a transaction older than
-the erase may still see, so each erase's VACUUM waits (``ErasureHeldBack``, retried) until those older than it have ended. What VACUUM does
-not do, and what else keeps the bytes (free space in pages, WAL, replicas, backups), is in
-docs/operations.md ("PostgreSQL").
+the erase may still see, so each erase's VACUUM waits (``ErasureHeldBack``, retried) until those older
+than it have ended. What VACUUM does not do, and what else keeps the bytes (free space in pages, WAL,
+replicas, backups), is in docs/operations.md ("PostgreSQL").
 """
 
 from __future__ import annotations
