@@ -384,7 +384,8 @@ class PostgresStore:
     def vacuum(self) -> None:
         """VACUUM the tables erases touched since the last one: their dead tuples are removed (see the
         module docstring for what that does and does not reach). Dirty until it has finished; raises on
-        failure, staying dirty."""
+        failure, staying dirty, and ErasureHeldBack when an erase must wait for a transaction older than
+        it (those that need not are vacuumed and cleared)."""
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("vacuum() cannot run inside atomic()")
         with self._purge:
