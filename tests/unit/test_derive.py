@@ -275,6 +275,29 @@ def test_a_list_of_names_and_i_is_who_did_it(text, statement):
     assert (a.subject, a.owner, a.statement) == ("Alice", "Alice", statement)
 
 
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were "Alice says Bob and Tom went hiking." / "Tom went hiking.": Kate was taken for the one
+        # spoken to, and the list's last comma for a clause's end
+        ("Kate, Bob and Tom went hiking.", "Alice says Kate, Bob and Tom went hiking."),
+        ("Kate, Bob, and Tom went hiking.", "Alice says Kate, Bob, and Tom went hiking."),
+        ("Kate, Bob, Tom and Sue went hiking.", "Alice says Kate, Bob, Tom and Sue went hiking."),
+    ],
+)
+def test_a_list_of_three_names_is_who_did_it(text, statement):
+    (a,) = run(msg(text, role="user"))
+    assert (a.subject, a.statement) == (text.removesuffix(" went hiking."), statement)
+
+
+@pytest.mark.parametrize("text", ["Kate, Bob and Tom live in Denver.", "Kate, Bob, and Tom live in Denver."])
+def test_each_of_three_names_listed_has_the_attribute(text):
+    out = run(msg(text, role="user"))
+    assert {(a.subject, a.attribute, a.value, a.statement) for a in out} == {
+        (who, "lives_in", "denver", text) for who in ("Kate", "Bob", "Tom")
+    }
+
+
 def test_a_name_before_a_list_after_a_greeting_is_still_spoken_to():
     (a,) = run(msg("Hey Kate, Bob and I went hiking.", role="user"))
     assert a.statement == "Alice and Bob went hiking."

@@ -1158,7 +1158,7 @@ class _Subject:
     when: tuple[int, int] | None = None  # the fronted clause of a time to come ("When I retire, I ...")
     frame: str | None = None  # "thinks"/"says": the statement is the speaker's view of the clause
     partner: str | None = None  # "Tom and I ...": the other person
-    also: str | None = None  # "Jen and Tom work at Google": the second person the clause is as true of
+    also: tuple[str, ...] = ()  # "Jen and Tom work at Google": the other people the clause is as true of
     attr_single: bool = False  # "Alice's blood type is ...": a one-valued attribute of the subject
     implicit: bool = False  # the clause had no subject word ("Busy with studies"): the speaker's
     urged: bool = False  # the speaker urges the person spoken to on: "yourself" is them, now "themselves"
@@ -2059,9 +2059,15 @@ def _names_listed(words: list[tuple[str, int, int]]) -> bool:
         k += 1  # "Kate, Bob, and ..."
     else:
         return False
-    if k >= len(words) or words[k][0].lower() not in ("i", "me"):
-        return False  # ("Kate, Bob and Tom went hiking" may still tell Kate of Bob and Tom)
-    return _verb_follows(words, k + 1) is not None
+    # "Kate, Bob and Tom went hiking": three names before their verb are a list, no one spoken to
+    if k >= len(words) or not (words[k][0].lower() in ("i", "me") or is_name_token(words[k][0])):
+        return False
+    k += 1
+    while k < len(words) and words[k][0].lower() in ADVERBS:
+        k += 1
+    if k < len(words) and words[k][0].lower() in _VERB_BASE_SET and words[k][0].lower() not in _FINITE:
+        return k + 1 >= len(words) or words[k + 1][0].lower() not in SECOND  # "... and Tom live in Denver"
+    return _verb_follows(words, k) is not None
 
 
 def _verb_follows(words: list[tuple[str, int, int]], k: int) -> int | None:
@@ -3448,8 +3454,8 @@ class _Run:
             # ", and I ...": a comma before the conjunction and a first-person subject after it start a
             # clause even when the left part has no verb ("Seven years now, and I've found my muses")
             comma_clause = m.group(0).startswith(",") and first.lower() in FIRST_SG | FIRST_PL
-            if comma_clause and conj and _names_listed(self.words(cur, e)):
-                comma_clause = False  # "Kate, Bob, and I went hiking": the list's last comma
+            if conj and m.group(0).startswith(",") and _names_listed(self.words(cur, e)):
+                continue  # "Kate, Bob, and I went hiking", "Kate, Bob, and Tom ...": the list's last comma
             if (
                 conj
                 and conj.lower() == "and"
@@ -3841,6 +3847,12 @@ class _Run:
         """ "Jen and Tom work at Google", "Jen and Tom both moved to Austin": two people named, each with
         the clause's attribute (it was about "Jen and Tom", no one). The first is the subject, the second
         ``also`` (and each the other's partner: "Jen and Tom got married")."""
+        between: list[str] = []  # "Kate, Bob and Tom live in Denver": the names listed before the last
+        while i + 2 < len(words) and words[i][0] == "," and is_name_token(words[i + 1][0]) and len(between) < 6:
+            between.append(words[i + 1][0])
+            i += 2
+        if between and words[i][0] == ",":
+            i += 1  # "Kate, Bob, and Tom"
         if i + 2 >= len(words) or words[i][0].lower() not in ("and", "&") or words[i + 1][0] == "I":
             return None
         if not is_name_token(words[i + 1][0]) or words[i + 1][0].endswith("'s"):
@@ -3855,14 +3867,16 @@ class _Run:
         if (verb not in _FINITE and verb not in _VERB_BASE_SET) or verb in _SINGULAR_ONLY:
             return None  # "Jen and Tom's house is ...", "Salt and Pepper is ...": no two people's verb
         other = self.text[words[i + 1][1] : words[other_end - 1][2]]
-        if other in (name, self.speaker, self.self_name, self.addressee):
+        others = (*between, other)
+        if any(o in (name, self.speaker, self.self_name, self.addressee) for o in others):
             return None
+        partner = None if between else other  # ("Kate, Bob and Tom got married" weds no two of them)
         predicate = _expand(self.text[words[other_end][1] : words[-1][2]])
-        if not self.attribute_of(predicate, name, partner=other):
+        if not self.attribute_of(predicate, name, partner=partner):
             return None  # only a person's attribute tells two people from "Salt and Pepper make it better"
         if tense_of(predicate, verb_first=True) == "future" or _PLANNED.match(predicate):
             return None  # "Bob and Carol are getting divorced": a plan, no attribute, said of both
-        for person in (name, other):
+        for person in (name, *others):
             if person not in self.persons:
                 self.persons.append(person)
         return _Subject(
@@ -3871,8 +3885,8 @@ class _Run:
             self.text[s0 : words[other_end - 1][2]],
             words[other_end - 1][2],
             kind="name",
-            partner=other,
-            also=other,
+            partner=partner,
+            also=others,
         )
 
     def _listed_under_another(self, at: int) -> bool:
@@ -4076,9 +4090,10 @@ class _Run:
             return None
         j = None
         head: str | None = None  # the noun a relative clause inside the subject follows
+        names_listed = _names_listed(words)  # "Kate, Bob and Tom went hiking": the list is the subject
         for k in range(1, min(len(words), 13)):
             tok = words[k][0].lower()
-            if tok == "," and _list_comma(words, k):
+            if tok == "," and (names_listed or _list_comma(words, k)):
                 continue  # "A community where I'm accepted, loved and supported means ..."
             if tok == "-" and _inside_word(words, k):
                 continue  # "Finding self-acceptance was ...": a hyphen inside a word ends no phrase
@@ -4745,12 +4760,12 @@ class _Run:
             at = len(self.out) - 1
             self._employer_of_job(self.out[at], pred_exp, vstart)
             self._more_of_job(at, pred_exp, vstart)
-        if subj.also is not None and attr is not None:
+        if subj.also and attr is not None:
             # "Jen and Tom work at Google": as true of Tom, in the same words (appended past _append's check)
             said = [a for a in self.out if a.statement == statement and a.subject == subj.subject and a.attribute]
-            for assertion in said:
+            for assertion, other in ((a, o) for a in said for o in subj.also):
                 value_of_also = subj.subject.lower() if assertion.attribute == "married_to" else assertion.value
-                also = replace(assertion, subject=subj.also, owner=self._third_owner(subj.also), value=value_of_also)
+                also = replace(assertion, subject=other, owner=self._third_owner(other), value=value_of_also)
                 if also not in self.out:  # (the same sentence said twice in the Record: once)
                     self.out.append(also)
         return True
@@ -5438,7 +5453,7 @@ def _bare(pred: str, threshold: int = 2) -> bool:
 def _frame(subj: _Subject, subject: str, owner: str | None, verb: str) -> _Subject:
     """ "Melanie thinks Caroline is brave ...": a judgement or report becomes the speaker's own claim."""
     shown = subj.display
-    if shown[:1].isupper() and not is_name_token(shown.split()[0]):
+    if shown[:1].isupper() and not is_name_token(shown.split()[0].rstrip(",")):
         shown = shown[:1].lower() + shown[1:]
     speaker = owner or subject
     return replace(subj, subject=subject, owner=owner, display=f"{speaker} {verb} {shown}", frame=verb)
