@@ -1732,6 +1732,11 @@ def test_a_possessive_before_a_number_and_a_verb_stays_one():
         ("I just started at Stripe last week.", "Alice", "stripe", False, date(2023, 5, 1)),
         ("Started at Stripe on Monday.", "Alice", "stripe", False, date(2023, 5, 1)),
         ("Bob starts at Google next month.", "Bob", "google", False, date(2023, 6, 1)),
+        # a job to come, from when it starts (was no employer; "stripe tomorrow" after "starting at")
+        ("I start at Stripe in June.", "Alice", "stripe", False, date(2023, 6, 1)),
+        ("I begin at Acme next week.", "Alice", "acme", False, date(2023, 5, 15)),
+        ("I start at Stripe tomorrow.", "Alice", "stripe", False, date(2023, 5, 9)),
+        ("I'm starting at Stripe tomorrow.", "Alice", "stripe", False, date(2023, 5, 9)),
     ],
 )
 def test_a_job_got_is_an_employer(text, subject, value, negated, day):
@@ -1750,6 +1755,9 @@ def test_a_job_got_is_an_employer(text, subject, value, negated, day):
         "My son started at Lincoln Elementary.",  # a school
         "We started at Central Park and ran to the bridge.",  # where a run began
         "I started at Level 1.",
+        "I start at 9am.",
+        "I start at Lincoln High in September.",
+        "We start at Central Park.",
     ],
 )
 def test_starting_at_a_time_a_school_or_a_place_is_no_employer(text):

@@ -747,7 +747,7 @@ _CUT = re.compile(
     r"\s*(?:[,;:!?()\"\u201c\u201d]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\.(?:\s|$)|\.$)"
     r"|\s+(?:ever\s+since|since|from|until|till|for|with|because|and|but|when|after|before|now|anymore|these\s+days"
     r"|right\s+now|at\s+the\s+moment|nowadays|though|too|as\s+well|so\s+much|a\s+lot|very\s+much|lately"
-    r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tonight|recently|anyway"
+    r"|again|which|who|where|that|so|if|while|ago|last|next|this|yesterday|today|tomorrow|tonight|recently|anyway"
     r"|or|than|like|of\s+course|either|any\s+more|already|full[\s-]time|part[\s-]time|yet|btw|between"
     # a chat tail ("I live in Denver lol")
     r"|lol|lmao|lmfao|rofl|haha\w*|hehe\w*|tbh|fwiw|omg|imo|imho|idk|jk|smh|ngl"
@@ -943,7 +943,14 @@ _PATTERNS = [
     _p("works_at", r"(?P<join>joined|join|joining)\s+(?P<v>.+)", change=True, place=True, check="cap"),
     # "I started at Stripe", "I just started at Stripe last week": a new job there ("I started at the
     # beginning", "at 9am" name no one; "started at Lincoln High" is a school, see _BEGUN_NOT_WORK)
-    _p("works_at", r"(?P<began>started|starts|starting|began|begins)\s+at\s+(?P<v>.+)", change=True, place=True, check="cap"),
+    # ("I start at Stripe in June": a job to come, from when it starts, as "I'm starting at Stripe" is)
+    _p(
+        "works_at",
+        r"(?P<began>started|starts|start|starting|began|begins|begin)\s+at\s+(?P<v>.+)",
+        change=True,
+        place=True,
+        check="cap",
+    ),
     _p(
         "works_at",
         r"(?:quit|left|leaving|quitting)\s+(?:my|his|her|their|the)\s+job\s+(?:at|with)\s+(?P<v>.+)",
