@@ -4133,6 +4133,57 @@ def test_hearsay_is_what_the_speaker_heard_as_i_heard_is(text, statement):
 
 
 @pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were "Alice says people say Bob quit." of "people say Bob", and nothing
+        ("People say Bob quit.", "Alice heard Bob quit."),
+        ("Everyone says that Kate got married.", "Alice heard that Kate got married."),
+    ],
+)
+def test_what_people_say_is_hearsay_the_speaker_heard(text, statement):
+    (heard,) = run(msg("I heard Bob quit Google.", speaker="Alice"))
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.subject, a.owner, a.attribute) == (statement, heard.subject, heard.owner, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were "Alice says bob claims he quit his job." of "bob claims he", and nothing at all
+        ("Bob claims he quit his job.", "Alice says Bob claims he quit his job."),
+        ("Bob claims he lives in Denver.", "Alice says Bob claims he lives in Denver."),
+        # was "Bob works at Google." (works_at): a claim, said as Bob's fact
+        ("Bob claimed that he works at Google.", "Alice says Bob claimed that he works at Google."),
+    ],
+)
+def test_what_someone_claims_is_the_speakers_report_no_fact_of_theirs(text, statement):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.subject, a.owner, a.attribute) == (statement, "Alice", "Alice", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "attribute", "value"),
+    [
+        # were the statements with no attribute: the speaker's own words, reported, are still theirs
+        ("I told Bob I live in Denver.", "Alice told Bob Alice lives in Denver.", "lives_in", "denver"),
+        ("I told Bob that I live in Denver.", "Alice told Bob that Alice lives in Denver.", "lives_in", "denver"),
+        ("I said I work at Google.", "Alice said Alice works at Google.", "works_at", "google"),
+        ("I told my boss I'm a nurse.", "Alice told Alice's boss Alice is a nurse.", "job", "nurse"),
+        # what holds no attribute reads as before
+        ("I told Bob I love him.", "Alice told Bob Alice loves him.", None, None),
+    ],
+)
+def test_the_speakers_own_words_reported_are_theirs(text, statement, attribute, value):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.subject, a.owner, a.attribute, a.value) == (statement, "Alice", "Alice", attribute, value)
+
+
+def test_what_another_told_the_speaker_of_the_speaker_is_no_fact_of_either():
+    (a,) = run(msg("Bob told me I live in Denver.", speaker="Alice"))
+    assert (a.statement, a.attribute) == ("Bob told Alice Alice lives in Denver.", None)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # was "The other person lives in Denver." (owner None): a guess put to someone, said as a fact

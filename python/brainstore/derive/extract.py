@@ -712,10 +712,13 @@ _PRE = (
 )
 # a report opened by hearsay: "has it" always reads so; "is" only before "that" or a clause's subject
 # ("Word is a word processor" is no report)
+# what a report opens on: "that", a pronoun or a name with its verb
+_HEARD_START = r"\s*(?:that\s|(?:(?:he|she|they|we|you|I)(?:['\u2019][a-z]+)?|my|his|her|their|our|your)\s|{name}\s+(?!and\b|or\b)[a-z])"
 _HEARSAY_OPENER = re.compile(
     r"(?:the\s+)?(?:rumou?r|word|gossip)(?:\s+on\s+the\s+street|\s+around\s+(?:here|town|the\s+office))?\s+"
-    r"(?:(?:has\s+it|says)\s*,?(?=\s*\w)|is\s*,?(?=\s*(?:that\s|(?:(?:he|she|they|we|you|I)(?:['\u2019][a-z]+)?"
-    r"|my|his|her|their|our|your)\s|[A-Z][a-z]+\s+(?!and\b|or\b)[a-z])))",
+    r"(?:(?:has\s+it|says)\s*,?(?=\s*\w)|is\s*,?(?=" + _HEARD_START.format(name="[A-Z][a-z]+") + r"))"
+    # "People say Bob quit", "Everyone says that ...": what is said around, heard by the speaker
+    r"|(?:people|everyone|everybody|folks)\s+says?\s*,?(?=" + _HEARD_START.format(name="(?-i:[A-Z][a-z]+)") + r")",
     re.I,
 )
 _NEG = re.compile(
@@ -1813,6 +1816,10 @@ _QUOTE = re.compile(
     r"[\u201c\"](?P<d>[^\u201d\"]{2,}?)[\u201d\"]"
     r"|(?<![\w])['\u2018](?P<s>[A-Z](?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))*?)['\u2019](?![\w])"
 )
+# "I told Bob I ...", "I said I ...": the speaker reporting their own words (a promise or a guess is none)
+_OWN_WORDS_VERBS = {"told", "tell", "said", "say", "mentioned", "mention", "explained", "wrote", "texted", "emailed",
+                    "messaged", "informed"}  # fmt: skip
+_TOLD_OBJECTS = {"him", "her", "them", "you", "us", "everyone", "everybody", "people", "mom", "dad", "and"}
 # Who a reporting frame names: "my mom", "Bob", "Bob Lee", "he", "she" (see _Run._voice_of)
 _REPORTER = r"(?P<who>(?:[Mm]y\s+[a-z]+)|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?|[Hh]e|[Ss]he)"
 _REPORTING = re.compile(
@@ -3608,6 +3615,9 @@ class _Run:
         if first_person and low != "me":
             if self.assistant:
                 return None
+            own_words = self._own_words_reported(words)
+            if own_words is not None:
+                return own_words
             return _Subject(
                 self.me(), self.me_owner(), self.me(), e0, _pluperfect(w0, words) or _contraction_prefix(w0),
                 conj=True, kind="me",
@@ -3829,6 +3839,14 @@ class _Run:
         if k > i and _is_verb(words[k][0]):
             i = k
         verb = words[i][0].lower()
+        if verb in ("claims", "claimed", "insists", "insisted") and i + 1 < len(words):
+            # "Bob claims he quit his job": Bob's word for it as the speaker reports it, no fact of Bob's
+            if self.assistant:
+                return None
+            if name not in self.persons:
+                self.persons.append(name)
+            me = self.me()
+            return _Subject(me, self.me_owner(), f"{me} says {self.text[titled:name_end]}", name_end, kind="me")
         if (
             named == 1
             and verb in MODALS
@@ -4227,6 +4245,35 @@ class _Run:
             return None
         return who
 
+    def _own_words_reported(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "I told Bob I live in Denver", "I said that I'm moving": the speaker's own words, reported,
+        are theirs to hold as said, the telling kept in the statement (whom they were told to holds
+        nothing of it)."""
+        if len(words) < 4 or words[1][0].lower() not in _OWN_WORDS_VERBS:
+            return None
+        j = 2
+        if words[j][0].lower() in _RELATION_OWNERS:
+            j += 2  # "I told my boss I'm quitting"
+        else:
+            while j < 5 and (words[j][0].lower() in _TOLD_OBJECTS or is_name_token(words[j][0])):
+                if words[j][0].lower() in FIRST_SG:
+                    break
+                j += 1
+        if j < len(words) and words[j][0].lower() == "that":
+            j += 1
+        if j + 1 >= len(words) or words[j][0].lower() not in FIRST_SG or words[j][0].lower() in ("me", "my"):
+            return None
+        if not words[j + 1][0][:1].isalpha():
+            return None
+        me = self.me()
+        pron = words[j][0]
+        prefix = _pluperfect(pron, words[j:]) or _contraction_prefix(pron)
+        said = (prefix + " " if prefix else "") + self.text[words[j][2] : words[-1][2]].strip().rstrip(".!")
+        if not self.attribute_of(_expand(said), me):
+            return None  # ("I told Bob I love him": read as it was, the telling with what was told)
+        told = self._rewrite_simple(self.text[words[1][1] : words[j][1]].rstrip())
+        return _Subject(me, self.me_owner(), f"{me} {told} {me}", words[j][2], prefix, conj=True, kind="me")
+
     def _reported(self, words: list[tuple[str, int, int]], i: int, name: str) -> _Subject | None:
         if i >= len(words) or words[i][0].lower() not in (
             "said",
@@ -4237,8 +4284,6 @@ class _Run:
             "mentions",
             "thinks",
             "thought",
-            "claims",
-            "claimed",
             "believes",
             "wrote",
             "writes",
