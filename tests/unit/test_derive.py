@@ -4276,3 +4276,18 @@ def test_a_clause_after_a_wish_is_read_as_its_own():
     said = run(msg("Happy birthday to my son Leo, he turns 5 today!", speaker="Alice"))
     assert [(a.subject, a.attribute, a.value) for a in said] == [("Alice", None, None), ("Leo", None, None), ("Leo", "age", "5")]
     assert said[-1].statement == "Leo turns 5 on 8 May 2023."
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were dated to one of them: "... on Christmas 2022." from 25 December 2022, "... in the summer of
+        # 2023." from 1 June 2023: what is done as a rule at a holiday or a season is done at each one
+        ("During Christmas, we usually watch a few movies.", "Alice and others usually watch a few movies during Christmas."),
+        ("I usually visit my mom in the summer.", "Alice usually visits Alice's mom in the summer."),
+        ("We always go skiing in January.", "Alice and others always go skiing in January."),
+    ],
+)
+def test_a_habit_at_a_holiday_or_a_season_dates_nothing(text, statement):
+    (a,) = run(msg(text, role="user"))
+    assert (a.statement, a.valid_from) == (statement, NOW)

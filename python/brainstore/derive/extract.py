@@ -796,6 +796,8 @@ _EVENT_TIME = re.compile(
     r"|(?:in|during)\s+(?:college|high\s+school|grad\s+school|university|uni))\b",
     re.I,
 )
+# what is done as a rule: a holiday, a season or a month without a year it is done at names each one
+_HABITUAL = re.compile(r"\b(?:usually|always|typically|normally|generally|often|tend\s+to|every\s+year)\b", re.I)
 _SINCE_EVENT = re.compile(r"\bsince\s+\w", re.I)
 _RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
@@ -4655,8 +4657,9 @@ class _Run:
             weekdays_ahead=ahead_unless_past(tense),
             bounds_ahead=ahead_unless_past(tense),
         )
-        if _YEARLY_DAY.search(text, cs, ce):
+        if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce):
             # the day of the year it falls on, not a time of the statement: said as it was, no year added
+            # ("At Christmas we usually watch movies": each Christmas, not the last one)
             exprs = [replace(x, kind="recurring", relative=False) if x.yearless else x for x in exprs]
         attr = value = None
         negated = change = ending_denied = False
