@@ -3754,7 +3754,8 @@ def test_a_yearless_range_and_the_end_of_a_period_are_read_whole(text, statement
         # were the values "denver over christmas", "denver half", "denver later", "denver the summer" (its
         # time lost), and "in a fortnight" no time at all (nor a home: "Alice is moving to Denver in a fortnight.")
         ("I moved to Denver over Christmas.", "Alice moved to Denver over Christmas 2022.", (2022, 12, 25)),
-        ("I moved to Denver over Thanksgiving.", "Alice moved to Denver over Thanksgiving.", None),
+        # (was "... over Thanksgiving." at the time it was said: a movable feast was no date)
+        ("I moved to Denver over Thanksgiving.", "Alice moved to Denver over Thanksgiving 2022.", (2022, 11, 24)),
         ("I moved to Denver half a year ago.", "Alice moved to Denver in November 2022.", (2022, 11, 1)),
         # was from 1 January 2023: a time to come started before it was said
         ("I'm moving to Denver later this year.", "Alice is moving to Denver later in 2023.", None),
@@ -4286,6 +4287,7 @@ def test_a_clause_after_a_wish_is_read_as_its_own():
         ("During Christmas, we usually watch a few movies.", "Alice and others usually watch a few movies during Christmas."),
         ("I usually visit my mom in the summer.", "Alice usually visits Alice's mom in the summer."),
         ("We always go skiing in January.", "Alice and others always go skiing in January."),
+        ("We usually watch movies over Thanksgiving.", "Alice and others usually watch movies over Thanksgiving."),
     ],
 )
 def test_a_habit_at_a_holiday_or_a_season_dates_nothing(text, statement):

@@ -291,6 +291,18 @@ def test_spans_and_render():
         ("I'll dress up for halloween", d(2023, 10, 31), None, "on Halloween 2023"),
         ("We're flying to Rome the week before Christmas", d(2023, 12, 18), None, "in the week of 18 December 2023"),
         ("I started there the day after Christmas", d(2022, 12, 26), None, "on 26 December 2022"),
+        # the movable feasts, on their day of that year (were no time at all)
+        ("I moved to Oslo over Thanksgiving", d(2022, 11, 24), None, "on Thanksgiving 2022"),
+        ("I'm flying home for Thanksgiving", d(2023, 11, 23), None, "on Thanksgiving 2023"),
+        ("I moved to Paris last Easter", d(2023, 4, 9), None, "on Easter 2023"),
+        ("We met on Easter Sunday", d(2023, 4, 9), None, "on Easter Sunday 2023"),
+        # chat's abbreviated units (were no time: "last wk" was the moment of speech)
+        ("I moved to Oslo last wk", d(2023, 5, 1), None, "in the week of 1 May 2023"),
+        ("I moved to Oslo 3 yrs ago", d(2020, 1, 1), None, "in 2020"),
+        # a quarter is three months of its year (was the year alone, or nothing)
+        ("I moved to Oslo in Q3 2020", d(2020, 7, 1), None, "in Q3 2020"),
+        ("I lived in Oslo in Q3 2020", d(2020, 7, 1), d(2020, 10, 1), "in Q3 2020"),
+        ("I lived in Oslo in the fourth quarter of 2021", d(2021, 10, 1), d(2022, 1, 1), "in Q4 2021"),
         # a day of the month alone, as a bound or a day
         ("I'm on vacation until the 15th", BASE, d(2023, 5, 16), "until 15 May 2023"),
         ("I'll be back on the 3rd", d(2023, 6, 3), None, "on 3 June 2023"),
@@ -559,7 +571,7 @@ _QUICK_FLAT = (
     r"(?i:yesterday|today|tonight|tomorrow|ago\b|back\b|earlier|last|this|next|past|previous|coming"
     r"|spring|summer|fall|autumn|winter|christmas|halloween|valentine"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|ties\b|every|each|daily|weekly|monthly"
-    r"|yearly|annually|weekend|days?\b|weeks?\b|months?\b|years?\b|decades?\b)|\d|"
+    r"|yearly|annually|weekend|days?\b|weeks?\b|months?\b|years?\b|decades?\b|wks?\b|yrs?\b|thanksgiving|easter)|\d|"
 )
 _QUICK_WORDS = _QUICK_FLAT[4:].split(")|")[0].replace("\\b", "").replace("?", "").split("|")
 
@@ -591,7 +603,8 @@ def test_the_quick_check_finds_a_time_word_where_the_flat_list_did(text: str, up
 @pytest.mark.parametrize(
     "text",
     ["I moved in Jan '22", "back in '19", "I'll be there December 30-31", "three and a half years ago",
-     "two and a half weeks ago", "this past weekend", "next summer"],
+     "two and a half weeks ago", "this past weekend", "next summer", "last Thanksgiving", "next Easter",
+     "next wk", "in Q4 9999", "in Q1 1900"],
 )  # fmt: skip
 def test_the_newer_expressions_stay_within_the_calendar_at_its_ends(text, base):
     # "Jan '22" said in the year 1 named the year -78, and "December 30-31" in 9999 ended past the calendar

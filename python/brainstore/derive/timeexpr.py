@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from .attribution import ADVERBS, FIRST_PL, FIRST_SG, SECOND, THIRD_SG
 
@@ -72,8 +72,10 @@ _WEEKDAYS = {
     "saturday": 5,
     "sunday": 6,
 }
+_QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_SHORT_UNITS = {"wk": "week", "yr": "year"}
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
-# Holidays on a fixed day of the year (month, day); movable feasts (Easter, Thanksgiving) are not dated.
+# Holidays on a fixed day of the year (month, day); the movable feasts are in _holiday_day.
 _HOLIDAYS = {
     "christmas": (12, 25), "christmas day": (12, 25), "christmas eve": (12, 24), "new year's": (1, 1),
     "new year's day": (1, 1), "new year's eve": (12, 31), "halloween": (10, 31), "valentine's day": (2, 14),
@@ -97,7 +99,7 @@ _WD = r"(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _YEAR = r"(?:19|20)\d\d"
 _ORD = r"\d{1,2}(?i:st|nd|rd|th)?"
 _NUM = r"(?i:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|few|several|(?:a\s+)?couple(?:\s+of)?)"
-_UNIT = r"(?i:days?|weeks?|fortnights?|months?|years?|decades?)"
+_UNIT = r"(?i:days?|weeks?|wks?|fortnights?|months?|years?|yrs?|decades?)"  # ("2 wks ago", "3 yrs ago": chat's)
 # "this past weekend" is the last one
 _REL = r"(?i:this\s+past|this\s+coming|last|this|next|past|previous|coming)"
 #: "two weeks ago", "3 years back": a time counted back from when it was said.
@@ -119,13 +121,19 @@ _PART_OF = (
 )
 
 _SEASON = r"(?i:spring|summer|fall|autumn|winter)"
-_HOLIDAY = r"(?i:christmas(?:\s+(?:eve|day))?|new\s+year['\u2019]?s(?:\s+(?:eve|day))?|halloween|valentine['\u2019]?s\s+day)"
+_HOLIDAY = (
+    r"(?i:christmas(?:\s+(?:eve|day))?|new\s+year['\u2019]?s(?:\s+(?:eve|day))?|halloween|valentine['\u2019]?s\s+day"
+    r"|thanksgiving(?:\s+day)?|easter(?:\s+sunday)?)"
+)
 
 # One atom: a single point or period. Alternatives are ordered longest-first.
 _ATOM = (
     r"(?:"
     rf"(?P<part>{_PART_HEAD}{_PART_OF})(?![\w])"
     rf"|(?P<iso>{_YEAR}-\d\d-\d\d|{_YEAR}/\d{{1,2}}/\d{{1,2}}(?![/\d]))(?:[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    # "Q3 2020", "the third quarter of 2020": three months of that year
+    rf"|(?P<quarter>(?i:q)[1-4],?\s+{_YEAR}|{_YEAR}\s+(?i:q)[1-4]"
+    rf"|(?i:(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+of\s+){_YEAR})"
     r"|(?P<num>\d{1,2}/\d{1,2}/(?:\d{4}|\d\d))"
     # "on 5/1", "until 6/30": a month and day, read as a date only as a bound or a day (see _anchored)
     r"|(?P<md>(?<![/\d])\d{1,2}/\d{1,2})(?![/\d]|\s+of\b)"  # "on 2/3 of the days": a fraction
@@ -146,7 +154,7 @@ _ATOM = (
     r"|(?P<dom>(?i:the\s+)\d{1,2}(?i:st|nd|rd|th)(?!\s*(?:of\b|[-\u2013]))"
     r"(?!\s+(?!(?:at|and|or|but|so|then|because|when|if|i|we|you|he|she|they|it|for|with|in|to|until|till|through|thru)\b)[a-z]))"
     r"|(?P<word>(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|last\s+night))"
-    rf"|(?P<relunit>{_REL}\s+(?i:week(?:end)?|month|year|decade))"
+    rf"|(?P<relunit>{_REL}\s+(?i:week(?:end)?|month|year|decade|wk|yr))"
     rf"|(?P<relmon>{_REL}\s+{_MON})"
     rf"|(?P<relwd>{_REL}\s+{_WD})"
     rf"|(?P<relseason>{_REL}\s+(?i:spring|summer|fall|autumn|winter))"
@@ -183,7 +191,7 @@ _QUICK = re.compile(
     r"(?i:a(?:go\b|utumn|nnually)|back\b|c(?:oming|hristmas)|d(?:aily|ays?\b|ecades?\b)|e(?:arlier|very|ach)"
     r"|f(?:all|riday|ortnight)|halloween|last|m(?:onday|onthly|onths?\b)|n(?:ext|ight)|p(?:ast|revious)"
     r"|s(?:pring|ummer|aturday|unday)|t(?:oday|onight|omorrow|his|uesday|hursday|ies\b)|valentine"
-    r"|w(?:inter|ednesday|eekly|eekend|eeks?\b)|y(?:esterday|early|ears?\b))|\d|" + _MON
+    r"|w(?:inter|ednesday|eekly|eekend|eeks?\b|ks?\b)|y(?:esterday|early|ears?\b|rs?\b)|thanksgiving|easter)|\d|" + _MON
 )
 
 # A bare year or month name is a time only after one of these words ("in 2019", "since March"), or as
@@ -301,7 +309,7 @@ def _period_end(dt: datetime, period: str) -> datetime:
     day, week, month or year reaching past 9999-12-31), never an overflow and never an end before the
     start. ("on 12/31/9999" in a Context's question raised OverflowError: a 500.) The end of time is
     in UTC: at an offset west of it, it could not be turned into UTC to be stored or served."""
-    months = {"decade": 120, "year": 12, "third": 4, "season": 3, "month": 1}.get(period)
+    months = {"decade": 120, "year": 12, "third": 4, "season": 3, "quarter": 3, "month": 1}.get(period)
     if months is not None:
         if dt.year * 12 + dt.month - 1 + months > 9999 * 12 + 11:
             return _END_OF_TIME
@@ -310,6 +318,27 @@ def _period_end(dt: datetime, period: str) -> datetime:
         return dt + timedelta(days=7 if period == "week" else 1)
     except OverflowError:
         return _END_OF_TIME
+
+
+def _holiday_day(name: str, year: int, tz: tzinfo | None) -> datetime:
+    """The day a holiday falls on in ``year``: a fixed one from _HOLIDAYS; Thanksgiving (the US one,
+    the fourth Thursday of November) and Easter Sunday (the Gregorian computus) move."""
+    name = name.removesuffix(" day").removesuffix(" sunday") if name.startswith(("thanksgiving", "easter")) else name
+    if name == "thanksgiving":
+        first = date(year, 11, 1)
+        return datetime(year, 11, 1 + (3 - first.weekday()) % 7 + 21, tzinfo=tz)
+    if name == "easter":
+        a, b, c = year % 19, year // 100, year % 100
+        d, e = divmod(b, 4)
+        g = (8 * b + 13) // 25
+        h = (19 * a + b - d - g + 15) % 30
+        i, k = divmod(c, 4)
+        n = (32 + 2 * e + 2 * i - h - k) % 7
+        m = (a + 11 * h + 19 * n) // 433
+        month = (h + n - 7 * m + 90) // 25
+        return datetime(year, month, (h + n - 7 * m + 33 * month + 19) % 32, tzinfo=tz)
+    month, day = _HOLIDAYS[name]
+    return datetime(year, month, day, tzinfo=tz)
 
 
 def _month_of(token: str) -> int:
@@ -422,6 +451,11 @@ def _resolve_atom(
             unit, side = head.group(1).lower(), head.group(2).lower()  # type: ignore[union-attr]
             step = timedelta(days=1 if unit == "day" else 7) * (1 if side == "after" else -1)
             return _floor(got[0] + step, unit), unit, True
+        if g == "quarter":
+            year = int(re.search(_YEAR, s).group(0))  # type: ignore[union-attr]
+            digit = re.search(r"(?i:q)([1-4])", s)
+            nth = int(digit.group(1)) if digit else _QUARTERS[re.match(r"(?i:(?:the\s+)?(\w+))", s).group(1).lower()]  # type: ignore[union-attr]
+            return datetime(year, 3 * nth - 2, 1, tzinfo=base.tzinfo), "quarter", False
         if g == "season":
             year_match = re.search(_YEAR, s)
             month = _SEASONS[re.search(_SEASON, s).group(0).lower()]  # type: ignore[union-attr]
@@ -439,15 +473,14 @@ def _resolve_atom(
         if g in ("holiday", "relholiday"):
             rel = low.split(" ", 1)[0] if g == "relholiday" else ""
             name = re.sub(r"^(?:last|this|next|past|previous|coming)\s+", "", low).replace("\u2019", "'")
-            month, day = _HOLIDAYS[name]
-            when = datetime(base.year, month, day, tzinfo=base.tzinfo)
+            when = _holiday_day(name, base.year, base.tzinfo)
             # "last Christmas": the latest before today (bare, of the past: on or before); "next": after
             back = rel in ("last", "past", "previous") or (not rel and not future)
             ahead = rel in ("next", "coming") or (not rel and future)
             if back and (when > day0 or (rel and when == day0)):
-                when = when.replace(year=base.year - 1)
+                when = _holiday_day(name, base.year - 1, base.tzinfo)
             elif ahead and (when < day0 or (rel and when == day0)):
-                when = when.replace(year=base.year + 1)
+                when = _holiday_day(name, base.year + 1, base.tzinfo)
             return when, "day", True
         if g == "weekend":
             # the weekend ahead (one under way included) of what is ahead, else the latest begun
@@ -469,6 +502,7 @@ def _resolve_atom(
             return None
         if g == "relunit":
             rel, unit = low.split(" ", 1)
+            unit = _SHORT_UNITS.get(unit, unit)
             step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[rel]
             if unit == "weekend":
                 sat = day0 - timedelta(days=(day0.weekday() - 5) % 7)  # latest Saturday on or before today
@@ -560,6 +594,7 @@ def _month_day(fragment: str, base: datetime, future: bool) -> tuple[datetime, s
 def _count_of(n: int, unit: str) -> tuple[int, str]:
     """``n`` of a unit as a count of the unit it is told in: "two fortnights" are four weeks."""
     unit = unit.lower().rstrip("s")
+    unit = _SHORT_UNITS.get(unit, unit)
     return (2 * n, "week") if unit == "fortnight" else (n, unit)
 
 
@@ -1211,7 +1246,7 @@ def render(expr: TimeExpr) -> str:
 
 def _last_start(until: datetime, period: str) -> datetime:
     """The start of the ``period`` that ends at ``until``."""
-    months = {"decade": 120, "year": 12, "third": 4, "season": 3, "month": 1}.get(period)
+    months = {"decade": 120, "year": 12, "third": 4, "season": 3, "quarter": 3, "month": 1}.get(period)
     if months is not None:
         return _add_months(until, -months)
     return until - timedelta(days=7 if period == "week" else 1)
@@ -1221,6 +1256,8 @@ def _render_period(w: datetime, period: str) -> str:
     if period == "season":
         name = {3: "spring", 6: "summer", 9: "fall", 12: "winter"}.get(w.month, calendar.month_name[w.month])
         return f"the {name} of {w.year}"
+    if period == "quarter":
+        return f"Q{(w.month + 2) // 3} {w.year}"
     if period == "third":
         return f"{('early', 'mid', 'late')[min(2, (w.month - 1) // 4)]} {w.year}"
     if period == "decade":
