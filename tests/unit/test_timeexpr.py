@@ -296,6 +296,10 @@ def test_spans_and_render():
         ("I'm flying home for Thanksgiving", d(2023, 11, 23), None, "on Thanksgiving 2023"),
         ("I moved to Paris last Easter", d(2023, 4, 9), None, "on Easter 2023"),
         ("We met on Easter Sunday", d(2023, 4, 9), None, "on Easter Sunday 2023"),
+        # a holiday with its year is that year's (was this year's, shown "on Christmas 2022 2019")
+        ("We met on Christmas 2019", d(2019, 12, 25), None, "on Christmas 2019"),
+        ("We met on Easter Sunday 2019", d(2019, 4, 21), None, "on Easter Sunday 2019"),
+        ("I moved to Oslo over Thanksgiving, 2021", d(2021, 11, 25), None, "on Thanksgiving 2021"),
         # chat's abbreviated units (were no time: "last wk" was the moment of speech)
         ("I moved to Oslo last wk", d(2023, 5, 1), None, "in the week of 1 May 2023"),
         ("I moved to Oslo 3 yrs ago", d(2020, 1, 1), None, "in 2020"),

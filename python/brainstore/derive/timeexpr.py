@@ -149,7 +149,7 @@ _ATOM = (
     rf"|(?i:the\s+)?{_ORD}\s+(?:of\s+)?{_MON}|{_WD}))"
     rf"|(?P<season>(?i:(?:the\s+)?{_SEASON}(?:\s+of)?\s+){_YEAR}|(?i:the\s+){_SEASON}(?!\s+of\b))"
     rf"|(?P<relholiday>{_REL}\s+{_HOLIDAY})"
-    rf"|(?P<holiday>{_HOLIDAY})"
+    rf"|(?P<holiday>{_HOLIDAY}(?:,?\s+{_YEAR}(?!\d))?)"  # ("Christmas 2019": that year's)
     r"|(?P<weekend>(?i:the\s+weekend))"
     r"|(?P<dom>(?i:the\s+)\d{1,2}(?i:st|nd|rd|th)(?!\s*(?:of\b|[-\u2013]))"
     r"(?!\s+(?!(?:at|and|or|but|so|then|because|when|if|i|we|you|he|she|they|it|for|with|in|to|until|till|through|thru)\b)[a-z]))"
@@ -473,6 +473,9 @@ def _resolve_atom(
         if g in ("holiday", "relholiday"):
             rel = low.split(" ", 1)[0] if g == "relholiday" else ""
             name = re.sub(r"^(?:last|this|next|past|previous|coming)\s+", "", low).replace("\u2019", "'")
+            year = re.search(rf",?\s+({_YEAR})$", name)
+            if year is not None:
+                return _holiday_day(name[: year.start()], int(year.group(1)), base.tzinfo), "day", False
             when = _holiday_day(name, base.year, base.tzinfo)
             # "last Christmas": the latest before today (bare, of the past: on or before); "next": after
             back = rel in ("last", "past", "previous") or (not rel and not future)
