@@ -4163,6 +4163,19 @@ def test_what_someone_claims_is_the_speakers_report_no_fact_of_theirs(text, stat
 
 
 @pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # was "Alice's sister claims she lives in Denver." as the sister's lives_in
+        ("My sister claims she lives in Denver.", "Alice says Alice's sister claims she lives in Denver."),
+        ("Our neighbor claimed that she works at Google.", "Alice says Alice's neighbor claimed that she works at Google."),
+    ],
+)
+def test_what_ones_own_people_claim_is_the_speakers_report(text, statement):
+    (a,) = run(msg(text, speaker="Alice"))
+    assert (a.statement, a.subject, a.owner, a.attribute) == (statement, "Alice", "Alice", None)
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "attribute", "value"),
     [
         # were the statements with no attribute: the speaker's own words, reported, are still theirs

@@ -1818,6 +1818,8 @@ _QUOTE = re.compile(
     r"[\u201c\"](?P<d>[^\u201d\"]{2,}?)[\u201d\"]"
     r"|(?<![\w])['\u2018](?P<s>[A-Z](?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))*?)['\u2019](?![\w])"
 )
+# "Bob claims he quit": a report the speaker does not vouch for, no fact of Bob's (see _Run._named)
+_CLAIM_VERBS = {"claims", "claimed", "insists", "insisted"}
 # "I told Bob I ...", "I said I ...": the speaker reporting their own words (a promise or a guess is none)
 _OWN_WORDS_VERBS = {"told", "tell", "said", "say", "mentioned", "mention", "explained", "wrote", "texted", "emailed",
                     "messaged", "informed"}  # fmt: skip
@@ -3640,7 +3642,8 @@ class _Run:
         if low in ("my", "me", "our") or first_person:
             if self.assistant:
                 return None
-            return self._possessive(words, cs, ce)
+            claimed = self._claimed_by_mine(words)
+            return claimed if claimed is not None else self._possessive(words, cs, ce)
         if low in FIRST_PL:
             if self.assistant:
                 return None
@@ -3841,7 +3844,7 @@ class _Run:
         if k > i and _is_verb(words[k][0]):
             i = k
         verb = words[i][0].lower()
-        if verb in ("claims", "claimed", "insists", "insisted") and i + 1 < len(words):
+        if verb in _CLAIM_VERBS and i + 1 < len(words):
             # "Bob claims he quit his job": Bob's word for it as the speaker reports it, no fact of Bob's
             if self.assistant:
                 return None
@@ -4246,6 +4249,18 @@ class _Run:
         ):
             return None
         return who
+
+    def _claimed_by_mine(self, words: list[tuple[str, int, int]]) -> _Subject | None:
+        """ "My sister claims she lives in Denver": what one of the speaker's people claims, as the
+        speaker reports it (it was the sister's lives_in, read through "my sister claims she")."""
+        if words[0][0].lower() not in ("my", "our"):
+            return None
+        k = next((k for k in range(2, min(len(words) - 1, 5)) if words[k][0].lower() in _CLAIM_VERBS), None)
+        if k is None or not all(w.isalpha() for w, _, _ in words[1:k]):
+            return None
+        me = self.me()
+        shown = self._rewrite_simple(self.text[words[0][1] : words[k - 1][2]])
+        return _Subject(me, self.me_owner(), f"{me} says {shown}", words[k - 1][2], kind="me")
 
     def _own_words_reported(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "I told Bob I live in Denver", "I said that I'm moving": the speaker's own words, reported,
