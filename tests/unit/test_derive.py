@@ -1758,6 +1758,11 @@ def test_a_job_got_is_an_employer(text, subject, value, negated, day):
         "I start at 9am.",
         "I start at Lincoln High in September.",
         "We start at Central Park.",
+        # where a day or a task begins: only a time to come makes the present a job's first day
+        "I usually start at Starbucks.",
+        "I always start at Google Docs when I write.",
+        "Let's start at Bob's place.",
+        "I start at Marriott every year in June.",
     ],
 )
 def test_starting_at_a_time_a_school_or_a_place_is_no_employer(text):

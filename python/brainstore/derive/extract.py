@@ -4933,6 +4933,14 @@ class _Run:
         self.statements.add(key)
         self.out.append(assertion)
 
+    def _begins_later(self, rest: str, pred: str) -> bool:
+        """Whether what "I start at ..." leads to is said to begin at a time to come ("at Stripe in June",
+        "at Acme next week"): only then is the present a job's first day, not a habit or a plan."""
+        if _HABITUAL.search(pred):
+            return False
+        now = self.src.occurred_at
+        return any(x.kind != "recurring" and x.when > now for x in find_time_expressions(rest, now, future=True))
+
     def attribute_of(
         self, pred: str, subject: str, *, partner: str | None = None
     ) -> tuple[str, str, bool, bool, int] | None:
@@ -5015,6 +5023,8 @@ class _Run:
                 continue  # "I joined Bob for lunch", "I joined Mom": company kept, no employer
             if m.groupdict().get("began") and _BEGUN_NOT_WORK & set(val.split()):
                 continue  # "My son started at Lincoln Elementary": a school he goes to, no employer
+            if (m.groupdict().get("began") or "").lower() in ("start", "begin") and not self._begins_later(raw, head):
+                continue  # "I usually start at Starbucks", "Let's start at Bob's": where a day begins, no job
             if pat.attribute in ("lives_in", "works_at", "from", "studies_at") and val.split()[0] in (
                 "here",
                 "there",
