@@ -74,6 +74,13 @@ def after_response(req: falcon.Request, work: Callable[[], None]) -> None:
         pending.append(work)
 
 
+def idempotency(req: falcon.Request, raw: Any) -> dict[str, Any]:
+    """A write's Idempotency-Key and the fingerprint of its body, which is read only with a key: it
+    canonicalizes and hashes the whole body, 5.5 us of a LoCoMo turn's POST, and most writes send none."""
+    key = validation.idempotency_key(req.get_header("Idempotency-Key"))
+    return {"idempotency_key": key, "request_fingerprint": fingerprint(raw) if key is not None else ""}
+
+
 def send_reply(resp: falcon.Response, reply: Reply) -> None:
     send(resp, reply.body, reply.status)
     if reply.watermark is not None:
@@ -116,8 +123,7 @@ class Brains(Resource):
                 body["id"],
                 name=body["name"],
                 self_entity=body["self"],
-                idempotency_key=validation.idempotency_key(req.get_header("Idempotency-Key")),
-                request_fingerprint=fingerprint(raw),
+                **idempotency(req, raw),
             ),
         )
 
@@ -147,8 +153,7 @@ class Records(Resource):
                 source=body["source"],
                 visibility=body["visibility"],
                 occurred_at=body["occurred_at"],
-                idempotency_key=validation.idempotency_key(req.get_header("Idempotency-Key")),
-                request_fingerprint=fingerprint(raw),
+                **idempotency(req, raw),
             ),
         )
 
@@ -178,8 +183,7 @@ class Objects(Resource):
                 key=body["key"],
                 value=body["value"],
                 if_version=body.get("if_version", MISSING),
-                idempotency_key=validation.idempotency_key(req.get_header("Idempotency-Key")),
-                request_fingerprint=fingerprint(raw),
+                **idempotency(req, raw),
             ),
         )
 
