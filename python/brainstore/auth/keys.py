@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from functools import cached_property
 
 from brainstore.errors import BrainstoreError, error
 
@@ -29,8 +30,9 @@ class ParsedKey:
     def last4(self) -> str:
         return self.raw[-4:]
 
-    @property
+    @cached_property
     def sha256(self) -> str:
+        """Held once read: a request reads it for its key's id, its rate limit and the registry."""
         return hashlib.sha256(self.raw.encode()).hexdigest()
 
     @property
