@@ -20,6 +20,7 @@ from brainstore.serving import (
     Connection,
     FairDispatch,
     Framing,
+    SettledConfig,
     _HeadHeld,
     connection_limit,
     key_of,
@@ -408,6 +409,28 @@ def test_keys_invented_with_a_tenant_s_prefix_neither_spend_its_share_nor_unseat
     for key in (BULK, second):
         dispatch.add(keyed(key))
     assert started(dispatch) == [BULK_NS, ""]
+
+
+def test_the_worker_s_settings_read_once_answer_as_gunicorn_s_config() -> None:
+    from gunicorn.config import Config as GunicornConfig
+
+    cfg = GunicornConfig()
+    cfg.set("keepalive", 20)
+    settled = SettledConfig(cfg)
+    for name in cfg.settings:
+        assert getattr(settled, name) == getattr(cfg, name), name
+    reads: list[str] = []
+    keepalive = cfg.settings["keepalive"]
+    original = keepalive.get
+    keepalive.get = lambda: reads.append("keepalive") or original()  # type: ignore[method-assign]
+    assert settled.keepalive == 20 and settled.keepalive == 20 and reads == []  # held since the first read
+    assert SettledConfig(cfg).keepalive == 20 and reads == ["keepalive"]
+    # what is not a setting is the Config's own, read from it every time
+    assert settled.settings is cfg.settings
+    assert settled.forwarded_allow_networks() == cfg.forwarded_allow_networks()
+    assert settled.is_ssl is cfg.is_ssl
+    with pytest.raises(AttributeError):
+        settled.no_such_setting  # noqa: B018
 
 
 def test_the_reply_reads_its_status_line() -> None:
