@@ -369,6 +369,7 @@ class Connection:
         self.drained = 0
         self.read_turn = 0  # the main loop's turn that last read from the connection (0: none yet)
         self.key = ""  # the API key the request presents, read as the app reads it (see key_of)
+        self.authorization: bytes | None = None  # the Authorization header ``key`` was read from
         self.tenant = ""  # whose request was handed to a thread: its key's namespace, or "" (FairDispatch)
         self.weight = 1  # how much of its tenant's share of the threads the request takes (FairDispatch)
         self.status: int | None = None  # the status the app answered the request with
@@ -443,7 +444,9 @@ class FairDispatch:
         self._accepted: OrderedDict[str, str] = OrderedDict()
 
     def add(self, conn: Connection) -> None:
-        conn.key = key_of(conn.framing.authorization)
+        authorization = conn.framing.authorization
+        if authorization != conn.authorization:  # a kept-alive connection sends the same header again
+            conn.key, conn.authorization = key_of(authorization), authorization
         conn.tenant = self.tenant(conn.key)
         conn.weight = 1 + (len(conn.request) + len(conn.body)) // HEAVY_REQUEST_BYTES
         queue = self._waiting.get(conn.tenant)
@@ -487,7 +490,7 @@ class FairDispatch:
         if conn.status == HTTPStatus.UNAUTHORIZED:
             self._accepted.pop(conn.key, None)  # revoked, or never valid
             return
-        self._accepted[conn.key] = namespace_of(conn.key)
+        self._accepted[conn.key] = self._accepted.get(conn.key) or namespace_of(conn.key)
         self._accepted.move_to_end(conn.key)
         if len(self._accepted) > MAX_KNOWN_KEYS:
             self._accepted.popitem(last=False)

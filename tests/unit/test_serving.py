@@ -257,6 +257,20 @@ def test_a_key_with_many_requests_waiting_does_not_go_before_another() -> None:
     assert started(dispatch) == [QUIET_NS]
 
 
+def test_a_kept_alive_connection_s_next_request_is_whoever_its_header_names() -> None:
+    dispatch = dispatch_for(8, BULK)
+    conn = keyed(BULK)
+    for header, tenant in ((BULK, BULK_NS), (QUIET, ""), (BULK, BULK_NS), (None, ""), (BULK, BULK_NS)):
+        conn.next_request()
+        del conn.buf[:]
+        conn.buf += b"GET /v1/brains HTTP/1.1\r\n" + (f"Authorization: Bearer {header}\r\n".encode() if header else b"")
+        conn.buf += b"\r\n"
+        assert conn.framing.advance(conn.buf) == len(conn.buf)
+        dispatch.add(conn)
+        assert dispatch.next() is conn and conn.tenant == tenant and conn.key == (header or "")
+        dispatch.done(conn)  # no status: the app did not answer, which accepts no key
+
+
 def sized(key: str, body_bytes: int) -> Connection:
     """A complete request of ``key`` holding a body of ``body_bytes``."""
     conn = keyed(key)
