@@ -2243,7 +2243,7 @@ class _Run:
     def run(self, start: int = 0) -> list[Assertion]:
         """Read the text from ``start`` (an event's text after its name)."""
         text = self.text
-        if not text[start:].strip() or _SARCASM_MARK.search(text):
+        if not text[start:].strip() or ("/s" in text and _SARCASM_MARK.search(text)):
             return []
         sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
         self.addressee = self._message_addressee(sentences)
@@ -2324,19 +2324,24 @@ class _Run:
         """Other people's words pasted into the text (see _REPLY_HEADER): quoted, never the speaker's, and
         read as theirs only when the text names them."""
         text = self.text
-        out: list[_Quote] = [_Quote(m.start(), m.end(), (m.end(), m.end()), None) for m in _CODE_FENCED.finditer(text)]
-        for m in _CODE_SPAN.finditer(text):
+        # Most texts hold none of the characters the patterns below cannot match without (a fence's "```"
+        # or "~~~", a backtick, a header's or a lead-in's colon, a quoted line's ">"): each test skips a
+        # scan of the whole text that would find nothing.
+        fenced = _CODE_FENCED.finditer(text) if "```" in text or "~~~" in text else ()
+        out: list[_Quote] = [_Quote(m.start(), m.end(), (m.end(), m.end()), None) for m in fenced]
+        for m in _CODE_SPAN.finditer(text) if "`" in text else ():
             if {w.lower() for w, _, _ in self.words(m.start("c"), m.end("c"))} & (_PERSONAL | FIRST_PL):
                 out.append(_Quote(m.start(), m.end(), (m.end(), m.end()), None))
-        forwarded = _FORWARDED.search(text)
+        colon = ":" in text
+        forwarded = _FORWARDED.search(text) if colon or "--" in text else None
         if forwarded is not None:
             sender = _FROM_LINE.search(text, forwarded.end(), forwarded.end() + 400)
             who = _sender_name(sender.group("who")) if sender is not None else None
             out.append(_Quote(forwarded.start(), len(text), (forwarded.end(), len(text)), who))
             text = text[: forwarded.start()]
         # each quoted block by where it starts (a block a header names is taken from it)
-        blocks = {m.start(): m.end() for m in _QUOTED_LINES.finditer(text)}
-        for header in _REPLY_HEADER.finditer(text):
+        blocks = {m.start(): m.end() for m in _QUOTED_LINES.finditer(text)} if ">" in text else {}
+        for header in _REPLY_HEADER.finditer(text) if colon else ():
             who = _sender_name(header.group(0).rsplit("wrote:", 1)[0])
             below = header.end() + 1
             if below not in blocks:  # a top-posted reply: what follows the header is all quoted
@@ -2348,7 +2353,8 @@ class _Run:
         out += [_Quote(b0, b1, (b0, b1), None) for b0, b1 in blocks.items()]
         out.sort(key=lambda q: q.start)
         starts = [q.start for q in out]
-        out += self._led_in(text, out, starts)
+        if colon or "\n" in text:
+            out += self._led_in(text, out, starts)
         out.sort(key=lambda q: q.start)
         starts = [q.start for q in out]
         letter = self._letter(text, out, starts)
@@ -2356,7 +2362,7 @@ class _Run:
             out.append(letter)
             out.sort(key=lambda q: q.start)
             starts = [q.start for q in out]
-        for m in _COLON_SPEECH.finditer(text):
+        for m in _COLON_SPEECH.finditer(text) if colon else ():
             if m.group("who") == "I":
                 continue  # "I said: I live in Rome": the speaker's own words
             if not _within(out, starts, m.start()):
@@ -2365,7 +2371,7 @@ class _Run:
         out.sort(key=lambda q: q.start)
         starts = [q.start for q in out]
         lines = []
-        for m in _SPEAKER_LINE.finditer(text):
+        for m in _SPEAKER_LINE.finditer(text) if colon else ():
             who = m.group("who")
             end = text.find("\n", m.end())
             end = len(text) if end < 0 else end

@@ -87,7 +87,7 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
             continue
         lines += 1
         body_end = line_start + len(raw.rstrip())
-        m = _OPENER.match(raw)
+        m = _OPENER.match(raw) if ":" in raw else None  # (no turn opens without its colon)
         name = m.group("name") if m else None
         if name is not None and len(name) <= MAX_NAME_CHARS:
             assert m is not None
