@@ -155,7 +155,8 @@ _NAMES_LIKE_ADVERBS = frozenset({
 
 def is_name_token(tok: str) -> bool:
     """A capitalised word that could be (part of) a person's or place's name."""
-    if not _NAME_TOKEN.match(tok) or not tok[0].isupper() or tok.lower() in NOT_NAMES or len(tok) < 2:
+    # (the case test first: it rejects most words, a lower-case one, without the regex)
+    if not tok[:1].isupper() or not _NAME_TOKEN.match(tok) or tok.lower() in NOT_NAMES or len(tok) < 2:
         return False
     low = tok.lower()
     if low.endswith(_CONTRACTED):
