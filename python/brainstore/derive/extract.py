@@ -1180,7 +1180,10 @@ class _Subject:
 
 
 def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
-    return [(_norm(m.group(0)), m.start(), m.end()) for m in _TOK.finditer(text, s, e)]
+    found = _TOK.finditer(text, s, e)
+    if text.find("\u2019", s, e) < 0:  # no token to _norm: each is kept as it is
+        return [(m.group(0), m.start(), m.end()) for m in found]
+    return [(_norm(m.group(0)), m.start(), m.end()) for m in found]
 
 
 def _is_verb(tok: str) -> bool:
@@ -2508,6 +2511,8 @@ class _Run:
             if i in appositions and base not in self.persons:
                 self.persons.append(base)
                 continue
+            if not w[:1].isupper():
+                continue  # neither kin ("Mom") nor a name: the tests below ask for a capital first
             if (kin := self.kin(w)) is not None:
                 if kin not in self.persons and kin != self.addressee:
                     self.persons.append(kin)  # "I called Mom. She ...": the speaker's mom
@@ -2547,9 +2552,9 @@ class _Run:
         if self.voice is not None:
             return
         words = self.words(s, e)
-        for i, (w, _, _) in enumerate(words[:-1]):
-            if w.lower() != "my":
-                continue
+        # both readings below start at a "my" before the sentence's last word; most sentences hold none
+        mine = [i for i, (w, _, _) in enumerate(words[:-1]) if w.lower() == "my"]
+        for i in mine:
             k = i + 1
             while (
                 k < len(words)
@@ -2562,12 +2567,12 @@ class _Run:
             phrase = [t for t, _, _ in words[i + 1 : k]]
             if phrase and phrase[-1].lower() in _GROUP_NOUNS and phrase[-1] != ",":
                 self._groups_seen.append(f"{self.me()}'s {' '.join(phrase).replace(' ,', ',')}")
-        for i, (w, _, _) in enumerate(words[:-1]):
+        for i in mine:
             # "my grandma ... She gave it to me": a relative the speaker named is someone "she" can be
             noun = words[i + 1][0].lower()
             # "my friend Sam": the name is the person, and _note_names has it already
             named = i + 2 < len(words) and is_name_token(words[i + 2][0].removesuffix("'s"))
-            if w.lower() == "my" and noun in PERSON_NOUNS and not (noun.endswith("s") and not noun.endswith("ss")) and self.voice is None and not named:
+            if noun in PERSON_NOUNS and not (noun.endswith("s") and not noun.endswith("ss")) and self.voice is None and not named:
                 who = f"{self.me()}'s {noun}"
                 if who not in self.persons:
                     self.persons.append(who)
