@@ -1146,7 +1146,7 @@ def _clean_value(v: str, place: bool) -> str:
         if m:
             v = v[: m.start()]
     v = re.sub(r"^(?:a|an|the|some|my\s+own)\s+", "", v.strip(), flags=re.I)
-    v = re.sub(r"\s+", " ", v).strip(" .'\"").lower()
+    v = _SPACES.sub(" ", v).strip(" .'\"").lower()
     return v
 
 
@@ -1177,6 +1177,29 @@ class _Subject:
     # an aside between the subject and its verb ("Kate, my roommate, ..."): said of the subject, no part
     # of what the clause tells ("my" there makes it no experience of the speaker's)
     aside: tuple[int, int] | None = None
+
+
+# Patterns once written inline where a clause or a sentence is read: compiled here, each read no longer
+# asks re's cache for it (a tenth of the regex calls a turn costs)
+_OPENING_VOCATIVE = re.compile(
+    r"^\W*(?:(?:hey|hi|hello|oh|wow|whoa|woah|thanks|thank\s+you|yeah|yes|yep|yup|no|nope|ok|okay|congrats"
+    r"|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!](?!\s*(?:who|whose|which)\b)",
+    re.I,
+)
+_VOCATIVE_AFTER = re.compile(r"\s*([A-Za-z][a-z]+)\s*(?:[,.!?\u2026]|$)")
+_CLOSING_VOCATIVE = re.compile(r",\s*([A-Za-z][a-z]+)\s*[.!?\u2026]*[\"')\]]*\s*$")
+_LEADING_VOCATIVE = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+(?!(?:who|whose|which)\b)")
+_TRAILING_VOCATIVE = re.compile(r",\s*([A-Z][a-z]+)\s*$")
+_BEFORE_TIME = re.compile(
+    r"(?:(?:just|only|even|back|way\s+back|earlier|later)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
+    re.I,
+)
+_CONTRACTION_LEFT = re.compile(r"^(?:s|m|re|ve|ll|d)\s+")
+_LETTER = re.compile(r"[A-Za-z]")
+_USED_TO = re.compile(r"\bused\s+to\b", re.I)
+_LOWER_WORD = re.compile(r"[a-z]+")
+_SPACES = re.compile(r"\s+")
+_SPACE_BEFORE_STOP = re.compile(r"\s+([,.;:!?])")
 
 
 def _words(text: str, s: int, e: int) -> list[tuple[str, int, int]]:
@@ -2621,12 +2644,7 @@ class _Run:
         found: set[str] = set()
         for s, e in sentences:
             sent = self.text[s:e]
-            m = re.match(
-                r"^\W*(?:(?:hey|hi|hello|oh|wow|whoa|woah|thanks|thank\s+you|yeah|yes|yep|yup|no|nope|ok|okay|congrats"
-                r"|congratulations|aw+|haha|dear|sorry)[\s,!]+)?([A-Z][a-z]+)\s*[,!](?!\s*(?:who|whose|which)\b)",
-                sent,
-                re.I,
-            )
+            m = _OPENING_VOCATIVE.match(sent)
             name = self._spoken_to(m.group(1)) if m else None
             if m and name and _relation_aside(self.words(s + m.start(1), e), 1) is not None:
                 name = None  # "Kate, my roommate, just got a cat": the name is the verb's subject
@@ -2635,9 +2653,9 @@ class _Run:
             if m and name:
                 # "Bummer, Joanna.": a word before a name that closes the vocative is an interjection,
                 # the name is the one spoken to
-                after = re.match(r"\s*([A-Za-z][a-z]+)\s*(?:[,.!?\u2026]|$)", sent[m.end() :])
+                after = _VOCATIVE_AFTER.match(sent[m.end() :])
                 found.add((self._spoken_to(after.group(1)) if after else None) or name)
-            m = re.search(r",\s*([A-Za-z][a-z]+)\s*[.!?\u2026]*[\"')\]]*\s*$", sent)
+            m = _CLOSING_VOCATIVE.search(sent)
             name = self._spoken_to(m.group(1)) if m else None
             if name and (sent.rstrip().endswith(("!", "?")) or re.search(r"\byou", sent, re.I)):
                 found.add(name)
@@ -2690,7 +2708,7 @@ class _Run:
                 return
             m = _INTERJ.match(text, s, e)
             ns = m.end() if m and m.end() > s else s
-            v = re.compile(r"([A-Z][a-z]+)\s*[,!]\s+(?!(?:who|whose|which)\b)").match(text, ns, e)
+            v = _LEADING_VOCATIVE.match(text, ns, e)
             if (
                 v
                 and is_name_token(v.group(1))
@@ -2709,7 +2727,7 @@ class _Run:
         if label is not None:
             s, dated = label
         # a trailing vocative (", Mel")
-        v = re.search(r",\s*([A-Z][a-z]+)\s*$", text[s:e])
+        v = _TRAILING_VOCATIVE.search(text[s:e])
         if v and is_name_token(v.group(1)) and self.src.kind == "message":
             e = s + v.start()
         # trailing mentions ("I moved to Denver @bob")
@@ -3320,11 +3338,7 @@ class _Run:
                 # "Sometimes I'm so relieved": how often goes with the statement, at its end
                 front, pos = (often.start(1), often.end(1)), often.end()
                 continue
-            lead = re.match(
-                r"(?:(?:just|only|even|back|way\s+back|earlier|later)\s+)?(?:(?:in|on|at|during|over|by|this\s+past|around)\s+)?",
-                text[pos:ce],
-                re.I,
-            )
+            lead = _BEFORE_TIME.match(text[pos:ce])
             probe = text[pos : min(ce, pos + 40)]
             exprs = find_time_expressions(probe, self.src.occurred_at)
             if not exprs and probe[:3].lower() == "in " and looks_ahead(text[pos:ce]):
@@ -4591,7 +4605,7 @@ class _Run:
         if not pred_raw.strip() and not subj.prefix:
             return True
         pred_exp = _expand((subj.prefix + " " if subj.prefix else "") + pred_raw.strip().lstrip("'"))
-        pred_exp = re.sub(r"^(?:s|m|re|ve|ll|d)\s+", "", pred_exp) if not subj.prefix else pred_exp
+        pred_exp = _CONTRACTION_LEFT.sub("", pred_exp) if not subj.prefix else pred_exp
         habit = self._past_habit(subj, pred_exp, cs, ce)
         if habit is not None:
             subj = habit
@@ -4738,7 +4752,7 @@ class _Run:
             # "I didn't move to Berlin", "I never joined Google": an event denied changed nothing, and a
             # denial of the value held must not end it (it disputes it)
             change = False
-        if attr is None and not re.search(r"[A-Za-z]", pred_exp):
+        if attr is None and not _LETTER.search(pred_exp):
             return True
         statement = self._statement(subj, cs, ce, exprs)
         if not statement:
@@ -4749,7 +4763,7 @@ class _Run:
         # a state the past tense says is over ("I lived in Oslo"); liking something in the past
         # ("they loved the lions") is how an experience went, not a taste that ended, unless it "used to"
         # be ("I used to love sushi": over, as any state said so)
-        used_to = bool(re.search(r"\bused\s+to\b", pred_exp, re.I))
+        used_to = bool(_USED_TO.search(pred_exp))
         habit_once = found is not None and not found[3] and not used_to
         if attr == "does" and tense == "past" and habit_once:
             attr = value = None  # "I got to teach a class": a thing done once, not a habit
@@ -5073,7 +5087,7 @@ class _Run:
 
     @staticmethod
     def _contentful(pred: str) -> bool:
-        words = re.findall(r"[a-z]+", pred.lower())
+        words = _LOWER_WORD.findall(pred.lower())
         content = [
             w for w in words if w not in _VACUOUS and w.removesuffix("s") not in _VACUOUS and w not in ADVERBS
         ]
@@ -5212,8 +5226,8 @@ class _Run:
             out.append(source + (shown.lower() if _FREQUENCY.fullmatch(shown + " ") else shown))
         if subj.when is not None:
             out.append(" " + self._when_shown(*subj.when))  # "... will move to Florida when Alice retires"
-        stmt = re.sub(r"\s+", " ", "".join(out)).strip()
-        stmt = re.sub(r"\s+([,.;:!?])", r"\1", stmt)
+        stmt = _SPACES.sub(" ", "".join(out)).strip()
+        stmt = _SPACE_BEFORE_STOP.sub(r"\1", stmt)
         stmt = stmt.rstrip(" ,;:-\u2013\u2014")
         if not stmt:
             return ""
@@ -5534,7 +5548,7 @@ def _contracted_verb(words: list[tuple[str, int, int]], i: int) -> str:
 def _bare(pred: str, threshold: int = 2) -> bool:
     """Praise or a reaction with nothing else in it: fewer than ``threshold`` words that are not
     judgement, intensifiers, pronouns or function words ("is doing amazing", "has got guts")."""
-    words = re.findall(r"[a-z]+", pred.lower())
+    words = _LOWER_WORD.findall(pred.lower())
     content = [
         w for w in words if w not in _INTENSIFIERS and not _EVALUATIVE.fullmatch(w) and w not in ADVERBS
     ]
