@@ -637,11 +637,13 @@ _ABBREV = {
 # read whole here, so this pattern guards itself; a sentence's own patterns need no guard, the gap being
 # a break.)
 _EMOJI = r"[\U0001F300-\U0001FAFF\u2600-\u27BF]"
+_STOPS_END = r"(?<![.!?\u2026])[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*"
 _SENT_END = re.compile(
-    r"(?<![.!?\u2026])[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n\s*"
-    rf"|(?!(?<=\s)\s)(?<!{_EMOJI})(?<!{_EMOJI}\ufe0f)(?:\s*{_EMOJI}\ufe0f?)+(?=\s|$)"
-    r"|\s{8,}"
+    _STOPS_END + rf"|(?!(?<=\s)\s)(?<!{_EMOJI})(?<!{_EMOJI}\ufe0f)(?:\s*{_EMOJI}\ufe0f?)+(?=\s|$)" + r"|\s{8,}"
 )
+# The same in a text with no emoji (most): the emoji's branch, tried at each space, cannot match there
+_SENT_END_NO_EMOJI = re.compile(_STOPS_END + r"|\s{8,}")
+_EMOJI_RE = re.compile(_EMOJI)
 # Before the stop it ends at, the word that may make it no sentence end ("Dr.", "J."): looked for in a
 # window this wide, which holds any abbreviation, so a run of them costs no more than one
 _ABBREV_REACH = 32
@@ -1085,7 +1087,7 @@ def _abbreviation(word: str) -> bool:
 def _split_sentences(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     start = 0
-    for m in _SENT_END.finditer(text):
+    for m in (_SENT_END if _EMOJI_RE.search(text) else _SENT_END_NO_EMOJI).finditer(text):
         if m.group(0).startswith("."):
             # "Dr. Smith", "e.g. this", "J. K." are not sentence ends
             # ("can't." ends one: the letter after an apostrophe is no initial)
