@@ -4311,3 +4311,17 @@ def test_a_clause_after_a_wish_is_read_as_its_own():
 def test_a_habit_at_a_holiday_or_a_season_dates_nothing(text, statement):
     (a,) = run(msg(text, role="user"))
     assert (a.statement, a.valid_from) == (statement, NOW)
+
+
+def test_the_evaluative_gate_knows_every_word_the_pattern_matches():
+    # _evaluative_in skips the regex on an ASCII text none of whose words is in _EVALUATIVE_WORDS: a word
+    # the pattern matches and the set lacks (a new alternative that is no plain run of letters) would be
+    # a judgement no longer seen
+    from brainstore.derive.extract import _EVALUATIVE, _EVALUATIVE_WORDS, _evaluative_in
+
+    runs = re.findall(r"[a-z]+", _EVALUATIVE.pattern.replace("\\b", " ").replace("\\s", " "))
+    forms = {w for r in runs for w in (r, r + "s", r[:-1], r + "es", r + "ed", r + "ing")}
+    for w in forms | {w.upper() for w in forms} | {w.title() for w in forms}:
+        assert not _EVALUATIVE.fullmatch(w) or w.lower() in _EVALUATIVE_WORDS, w
+    for text in ("That's so cool!", "It really MATTERS", "it rocks", "I'm moving to Oslo", "a \u017fweet one", "great_job"):
+        assert _evaluative_in(text) == bool(_EVALUATIVE.search(text)), text

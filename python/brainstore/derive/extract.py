@@ -1557,6 +1557,26 @@ _EVALUATIVE = re.compile(
     r"|moving(?!\s+(?:to|in|into|out|away|back|abroad|over|home|house|across|from|there|here)\b))\b",
     re.I,
 )
+# Every run of letters _EVALUATIVE's source holds, each also with an "s" and without one (a superset of
+# the words it matches: those of its lookahead too, "matter" as much as "matters" for "matters?")
+_EVALUATIVE_WORDS = frozenset(
+    w
+    for word in re.findall(r"[a-z]+", _EVALUATIVE.pattern.replace("\\b", " ").replace("\\s", " "))
+    for w in (word, word + "s", word.removesuffix("s"))
+)
+_WORD_RUN = re.compile(r"\w+")
+
+
+def _evaluative_in(text: str) -> bool:
+    """Whether ``text`` holds a word of _EVALUATIVE's. A match is a whole word (a run of \\w between
+    \\b's) and, in an ASCII text, that word in lower case is one of _EVALUATIVE_WORDS: a text none of
+    whose words is one holds none, and the regex (a hundred words tried at each word's edges) is spared.
+    Outside ASCII case folding may match other letters ("\u017f" for "s"): the regex decides."""
+    if text.isascii() and _EVALUATIVE_WORDS.isdisjoint(_WORD_RUN.findall(text.lower())):
+        return False
+    return _EVALUATIVE.search(text) is not None
+
+
 _INTENSIFIERS = {
     "so", "such", "really", "very", "super", "truly", "totally", "just", "too", "pretty", "quite", "absolutely",
     "definitely", "incredibly", "extremely", "seriously", "literally", "sure", "always", "also", "all",
@@ -4635,7 +4655,7 @@ class _Run:
             or (subj.kind == "it" and subj.display in _UNNAMED and bool(clause_words & _OURS))
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
         )
-        evaluative = bool(_EVALUATIVE.search(pred_exp))
+        evaluative = _evaluative_in(pred_exp)
         aim = _AIM.match(pred_exp) if subj.kind == "it" and subj.display == "It" and self.human else None
         if aim is not None and (aim.group("been") or aim.group("my") or aim.group("mine")) and self.voice is None:
             # "It's been a dream to adopt ...": the speaker's aim, whatever the pronoun stood for
