@@ -862,7 +862,11 @@ def find_time_expressions(
         )  # fmt: skip
         taken.append((r.start(), r.end()))
 
-    for r in _RANGE_RE.finditer(text):
+    # A range's first half is an atom _ATOM_RE matches where it stands (the same atom, after no word
+    # character and before a space or a dash): a text with no atom holds no range either, and the
+    # range's scan, the costliest here, is spared.
+    atoms = list(_ATOM_RE.finditer(text))
+    for r in _RANGE_RE.finditer(text) if atoms else ():
         if not more():
             break
         if not free(r.start(), r.end()):
@@ -923,7 +927,7 @@ def find_time_expressions(
         )
         taken.append((start, r.end()))
 
-    for m in _ATOM_RE.finditer(text):
+    for m in atoms:
         if not more():
             break
         if not free(m.start(), m.end()) or not _anchored(m, text) or not a_time(m):
