@@ -4325,3 +4325,20 @@ def test_the_evaluative_gate_knows_every_word_the_pattern_matches():
         assert not _EVALUATIVE.fullmatch(w) or w.lower() in _EVALUATIVE_WORDS, w
     for text in ("That's so cool!", "It really MATTERS", "it rocks", "I'm moving to Oslo", "a \u017fweet one", "great_job"):
         assert _evaluative_in(text) == bool(_EVALUATIVE.search(text)), text
+
+
+def test_the_corrective_gate_passes_every_kind_of_correction():
+    # _correcting skips the regex on an ASCII sentence holding none of _CORRECTIVE_WORDS: each form the
+    # pattern knows must still reach it
+    from brainstore.derive.extract import _CORRECTIVE, _correcting
+
+    said = [
+        "Actually I moved in April", "Correction: I live in Boulder", "To be clear, I quit", "Scratch that, Porto",
+        "Sorry, I meant Porto", "No wait, I live in Boulder", "Wait, no, it was May", "Oops I live in Lima",
+        "Whoops, Lima", "My bad, it's Lima", "Edit: I moved", "I meant Porto", "Lima rather than Quito",
+        "I was wrong about that", "Let me correct that", "Not true that I left", "That's wrong", "It is incorrect",
+        "That was not right", "I moved in April, not March", "I moved in April, and not in March",
+    ]
+    for text in said + [t.upper() for t in said] + ["I moved to Lima.", "HELLO THERE", "\u00c0ctually no"]:
+        assert _correcting(text) == bool(_CORRECTIVE.search(text)), text
+    assert all(_correcting(t) for t in said)

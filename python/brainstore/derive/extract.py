@@ -1488,6 +1488,21 @@ _CORRECTIVE = re.compile(
     r"(?:in\s+|on\s+|at\s+)?[\w'\u2019-]+(?:\s+[\w'\u2019-]+){0,3}\s*[.!]?\s*$",
     re.I,
 )
+# A word each of _CORRECTIVE's alternatives holds ("whoops" holds "oops", "incorrect" and "correction"
+# "correct", "to be clear" "clear", ", and not ..." "not")
+_CORRECTIVE_WORDS = ("actually", "clear", "scratch", "meant", "wait", "oops", "bad", "edit", "rather", "wrong", "correct", "not")
+
+
+def _correcting(text: str) -> bool:
+    """Whether _CORRECTIVE matches ``text``. In an ASCII text a match holds one of _CORRECTIVE_WORDS in
+    lower case: a sentence with none (most) is spared the regex. Outside ASCII the regex decides."""
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _CORRECTIVE_WORDS):
+            return False
+    return _CORRECTIVE.search(text) is not None
+
+
 # A value said in place of another, with no clause of its own ("Sorry, I meant Portland, not Denver",
 # "*Portland", "I live in Denver, sorry, Portland"): what it is the value of is what was said before it.
 # A value with no replaced one named must be a name or a number: "I mean, whatever" corrects nothing, and
@@ -2710,7 +2725,7 @@ class _Run:
             if e <= s:
                 return
             raw = text[s:e]
-        self.corrective = self.src.kind == "correction" or bool(_CORRECTIVE.search(raw))
+        self.corrective = self.src.kind == "correction" or _correcting(raw)
         if self.src.kind == "correction" and _RETRACTION.match(raw) and self.voice is None:
             self._retraction(s, e)
             return
