@@ -402,6 +402,28 @@ def test_writers_of_one_brain_take_turns_across_processes(postgres_url: str) -> 
             s.close()
 
 
+def test_lock_brains_nowait_passes_over_the_brains_another_session_holds(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    try:
+        for uid, id_ in ((MAIN, "b1"), (OTHER, "b2")):
+            store.insert_brain(Brain(uid, "test:acme", id_, None, None, None, T0))
+        with psycopg.connect(postgres_url) as operator, psycopg.connect(postgres_url) as probe:
+            operator.execute("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE", [MAIN])
+            began = time.monotonic()
+            with store.atomic():
+                assert store.lock_brains_nowait([MAIN, OTHER, "brn_gone"]) == {MAIN}
+                assert time.monotonic() - began < 2.0
+                with pytest.raises(psycopg.errors.LockNotAvailable):  # held until the transaction ends
+                    probe.execute("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE NOWAIT", [OTHER])
+                probe.rollback()
+                assert store.lock_brain(OTHER) and not store.lock_brain("brn_gone")
+            operator.rollback()
+            with store.atomic():
+                assert store.lock_brains_nowait([MAIN]) == set()
+    finally:
+        store.close()
+
+
 def test_numbers_a_transaction_takes_after_its_first_are_unique_across_processes(postgres_url: str) -> None:
     """A transaction's later numbers of a Brain are counted without a statement and written before its
     commit: with several numbers a transaction in two Brains, from two pools at once, every number is

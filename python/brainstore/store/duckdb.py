@@ -1177,6 +1177,11 @@ class DuckDBStore:
                 return True
             return False
 
+    def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+        # One writing process, whose transactions take turns under the write lock the caller's atomic()
+        # holds: no other transaction holds a Brain, and lock_brain never waits.
+        return set()
+
     def insert_brain(self, brain: Brain) -> None:
         self._exec(
             "INSERT INTO brains VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -177,6 +177,11 @@ class MemoryStore:
         with self._lock:  # the caller's atomic() holds it: erase_brain cannot run until it ends
             return brain_uid in self._brains
 
+    def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+        # The caller's atomic() holds the store's lock: no other transaction runs, and lock_brain never
+        # waits.
+        return set()
+
     def insert_brain(self, brain: Brain) -> None:
         with self._lock:
             self._set(self._brains, brain.uid, brain)

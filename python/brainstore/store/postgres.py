@@ -15,6 +15,8 @@ workers, machines) may write at once:
   writes (the latest Object version for the next one, a Record's status before deriving it, the current
   Memories the rules supersede), and two processes deriving the same Record or versioning the same
   Object must not both act on the same stale read. Writers of different Brains never wait for each other.
+- ``lock_brains_nowait`` takes that lock on a group commit's Brains with ``SKIP LOCKED``: the writes
+  whose Brain another transaction holds run apart, so a group never waits for one (see service.group).
 - ``erase_brain`` locks the row ``FOR UPDATE``, which conflicts with the writers' lock: a write either
   commits first (and its rows are deleted with the Brain, by statements that run after it committed) or
   waits and then finds the Brain gone (``lock_brain`` returns False). Nothing is written under a Brain
@@ -753,6 +755,28 @@ class PostgresStore:
                 return False
             own.locked.add(brain_uid)
             return True
+
+    def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+        with self.atomic():
+            own: _Own = self._local.own
+            wanted = [uid for uid in brain_uids if uid not in own.locked]
+            if not wanted:
+                return set()
+            # SKIP LOCKED passes over a row another transaction holds (a writer of another process, an
+            # erase_brain deleting a large Brain, an operator's session) instead of waiting for it, with
+            # no lock_timeout to bound the wait. Taken without waiting, these locks close no cycle.
+            locked = {
+                uid
+                for (uid,) in self._rows(
+                    "SELECT uid FROM brains WHERE uid = ANY(%s) FOR NO KEY UPDATE SKIP LOCKED", [wanted]
+                )
+            }
+            own.locked |= locked
+            passed = [uid for uid in wanted if uid not in locked]
+            if not passed:
+                return set()
+            # held, or gone (erased and committed): one gone lock_brain finds gone without waiting
+            return {uid for (uid,) in self._rows("SELECT uid FROM brains WHERE uid = ANY(%s)", [passed])}
 
     def insert_brain(self, brain: Brain) -> None:
         self._exec(
