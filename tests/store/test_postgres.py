@@ -424,6 +424,51 @@ def test_lock_brains_nowait_passes_over_the_brains_another_session_holds(postgre
         store.close()
 
 
+def test_a_brain_another_session_holds_delays_no_other_brains_writes(postgres_url: str, tmp_path: Path) -> None:
+    """Groups commit one at a time, and a group whose Brain another transaction held (another process
+    forgetting a large Brain, an operator) waited for it: a write to another Brain, in the next group,
+    took 8.05 s of an 8 s hold. The held Brain's write runs apart, and waits alone."""
+    hold = 6.0
+    store = PostgresStore(postgres_url)
+    try:
+        api = Api(create_app(Service(store, config=Config(engine="postgres", data_dir=tmp_path))))
+        api.brain("held")
+        api.brain("free")
+        took: dict[str, float] = {}
+        finished: dict[str, float] = {}
+
+        def remember(brain_id: str) -> None:
+            began = time.monotonic()
+            api.remember(brain_id, f"a turn for {brain_id}")
+            finished[brain_id] = time.monotonic()
+            took[brain_id] = finished[brain_id] - began
+
+        with psycopg.connect(postgres_url) as operator:
+            operator.execute("SELECT 1 FROM brains WHERE id = 'held' FOR UPDATE")  # as erase_brain locks it
+
+            def end_hold() -> None:
+                finished["hold"] = time.monotonic()
+                operator.rollback()
+
+            release = threading.Timer(hold, end_hold)
+            release.start()
+            blocked = threading.Thread(target=remember, args=("held",))
+            blocked.start()
+            time.sleep(0.5)  # its group is committing when the other write arrives
+            remember("free")
+            release.join()
+        blocked.join(timeout=60)
+        assert took["free"] < 2.0, took  # 5.5 s (the rest of the hold) while a group waited for the held Brain
+        assert finished["held"] > finished["hold"], finished
+        with psycopg.connect(postgres_url) as conn:
+            counts = conn.execute(
+                "SELECT b.id, count(r.*) FROM brains b LEFT JOIN records r ON r.brain_uid = b.uid GROUP BY b.id ORDER BY b.id"
+            ).fetchall()
+        assert counts == [("free", 1), ("held", 1)]
+    finally:
+        store.close()
+
+
 def test_numbers_a_transaction_takes_after_its_first_are_unique_across_processes(postgres_url: str) -> None:
     """A transaction's later numbers of a Brain are counted without a statement and written before its
     commit: with several numbers a transaction in two Brains, from two pools at once, every number is

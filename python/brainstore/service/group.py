@@ -9,17 +9,26 @@ fails alone; if the shared transaction fails, every write of the group is tried 
 transaction of its own, so one bad write never fails another. An interrupt (Ctrl-C, SystemExit) is
 never retried: it may come after the COMMIT took effect.
 
+A group waits for no Brain another transaction holds: it first locks its Brains without waiting
+(``Store.lock_brains_nowait``), and a write whose Brain is held (on PostgreSQL, by another process's
+writer, an erase of a large Brain, an operator's session) leaves the group, to run in a transaction of
+its own in its caller's thread, which waits for the Brain and delays only that Brain's writes. Groups
+commit one at a time, so a group that waited held up every tenant's writes in the process: with one
+Brain's row locked for 8 s from another session, a write to another Brain took 8.05 s. The writes
+that a failed group tries again alone run the same way, each in its caller's thread.
+
 A group runs its writes in the order of the Brains they lock (``brain_uid``), arrival order within a
 Brain, as derivation's batches do: two transactions that lock several Brains then take them in the
 same order and never wait on each other in a cycle (on PostgreSQL a cycle is a deadlock the server
-breaks after a second by failing one of them).
+breaks after a second by failing one of them). A group's own locks are taken without waiting, so
+they close no cycle whatever their order; the order still holds for the locks its writes take after.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from brainstore.errors import BrainstoreError, error
@@ -42,8 +51,18 @@ class _Slot(Generic[T]):
     write: Callable[[], T]
     brain_uid: str
     done: bool = False
+    apart: bool = False  # to run in a transaction of its own, in its caller's thread
     result: Any = None
     error: BaseException | None = None
+
+
+@dataclass(eq=False)
+class _Turns:
+    """The writes of one Brain running apart, one at a time: each waits for the Brain on a pooled
+    connection, and the writers of one held Brain must not take every connection from the others."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    queued: int = 0
 
 
 class GroupCommit:
@@ -57,6 +76,7 @@ class GroupCommit:
         self._gathering = False
         # writes seen together lately: the last group and those that arrived while it committed
         self._writers = 1
+        self._apart: dict[str, _Turns] = {}  # by Brain, those with writes running apart
 
     def run(self, write: Callable[[], T], brain_uid: str | None) -> T:
         """Run ``write`` inside a transaction shared with concurrent writes; returns once committed.
@@ -88,38 +108,56 @@ class GroupCommit:
                     self._committing = False
                     self._writers = len(group) + len(self._pending)
                     self._cond.notify_all()
+        if slot.apart:
+            return self._alone(slot)
         if slot.error is not None:
             raise slot.error
         return slot.result  # type: ignore[no-any-return]
 
+    def _alone(self, slot: _Slot[T]) -> T:
+        """Run ``slot``'s write in a transaction of its own, after the others of its Brain running apart."""
+        if not slot.brain_uid:  # it makes its Brain: none to wait for
+            with self.store.atomic():
+                return slot.write()
+        with self._cond:
+            turns = self._apart.setdefault(slot.brain_uid, _Turns())
+            turns.queued += 1
+        try:
+            with turns.lock, self.store.atomic():
+                return slot.write()
+        finally:
+            with self._cond:
+                turns.queued -= 1
+                if not turns.queued:
+                    del self._apart[slot.brain_uid]
+
     def _commit(self, group: list[_Slot[Any]]) -> None:
-        settled: set[int] = set()  # the slots whose outcome is known (written alone, or refused)
         try:
             try:
                 with self.store.atomic():
+                    held = self.store.lock_brains_nowait(sorted({slot.brain_uid for slot in group} - {""}))
                     for slot in sorted(group, key=lambda queued: queued.brain_uid):  # stable: arrival order within a Brain
+                        if slot.brain_uid in held:
+                            slot.apart = True
+                            continue
                         try:
                             slot.result = slot.write()
                         except BrainstoreError as exc:
                             slot.error = exc
             except Exception:
-                # The shared transaction failed as a whole: each write again, alone.
+                # The shared transaction failed as a whole: each write again, alone (by its caller: one
+                # whose Brain is held by then waits for it without holding up the others).
                 for slot in group:
-                    slot.result, slot.error = None, None
-                    try:
-                        with self.store.atomic():
-                            slot.result = slot.write()
-                    except Exception as exc:  # the caller of this write gets it
-                        slot.error = exc
-                    settled.add(id(slot))
+                    slot.result, slot.error, slot.apart = None, None, True
         except BaseException as exc:
             # Ctrl-C (KeyboardInterrupt) or SystemExit: it may come as the COMMIT returns, so whether
             # the transaction committed is unknown, and no write is tried again. Each was retried alone
             # and the interrupt swallowed: `brainstore import` ran on past Ctrl-C, and a Record whose
             # transaction had committed was written twice. It reaches the leader's caller; the other
-            # writes of the group answer internal_error, as a write cut off mid-commit does.
+            # writes of the group answer internal_error, as a write cut off mid-commit does. Those that
+            # left the group for a held Brain wrote nothing in it, and still run apart.
             for slot in group:
-                if id(slot) not in settled:
+                if not slot.apart:
                     slot.result = None
                     slot.error = error(
                         "internal_error",
