@@ -2118,6 +2118,11 @@ def _relation_closed(words: list[tuple[str, int, int]], i: int) -> int | None:
     return k
 
 
+# Tokens an opening aside or list of names is read from at most (see _Run.first_words): a list of eight
+# names, an aside of six words, and a run of adverbs before the verb fit many times over.
+_OPENING_TOKENS = 64
+
+
 def _relation_aside(words: list[tuple[str, int, int]], i: int) -> int | None:
     """After a name, the index of the verb after an aside that says whose person the name is ("Kate, my
     roommate, just got a cat", "Tom, her husband, works at Acme"), or None. Only a verb after it makes
@@ -2269,6 +2274,13 @@ class _Run:
         """The tokens inside [s, e)."""
         i, j = self._token_range(s, e)
         return self.tokens[i:j]
+
+    def first_words(self, s: int, e: int) -> list[tuple[str, int, int]]:
+        """The first _OPENING_TOKENS tokens inside [s, e): as many as an aside or a list of names that
+        opens a clause is read from. The tokens of the rest of a long sentence, copied for each of its
+        many leading names ("Kate, Bob, Kate, Bob, ..."), made reading it quadratic."""
+        i, j = self._token_range(s, e)
+        return self.tokens[i : min(j, i + _OPENING_TOKENS)]
 
     def _opener_within(self, i: int, j: int) -> bool:
         """Whether a verb form or a word that may open a subject is among the tokens [i, j)."""
@@ -2749,8 +2761,8 @@ class _Run:
             if (
                 v
                 and is_name_token(v.group(1))
-                and _relation_aside(self.words(ns, e), 1) is None
-                and not (ns == s and _names_listed(self.words(ns, e)))
+                and _relation_aside(self.first_words(ns, e), 1) is None
+                and not (ns == s and _names_listed(self.first_words(ns, e)))
             ):
                 ns = v.end()
             mention = _MENTION.match(text, ns, e)
