@@ -19,9 +19,8 @@ from brainstore.api.app import create_app
 from brainstore.derive import Assertion, RuleExtractor, SourceText, default_extractor
 from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
 from brainstore.service import Service
-from brainstore.service import derivation as derivation_module
 from brainstore.service import service as service_module
-from brainstore.service.derivation import APPLY_ATTEMPTS, BATCH_RECORDS, LONG_TEXT_CHARS, READER_ENDINGS
+from brainstore.service.derivation import BATCH_RECORDS, LONG_TEXT_CHARS, READER_ENDINGS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
@@ -682,35 +681,3 @@ def test_what_a_source_read_apart_said_is_not_held_with_its_job_once_the_source_
     assert bulk.delete(f"/brains/docs/records/{short}").body["rederiving"]["memories"] >= 1
     assert service.wait_idle(timeout=60)
     assert held_after and not any(held_after)
-
-
-def test_a_record_whose_brain_another_transaction_holds_waits_without_failing_or_holding_up_another(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A Brain held at the apply (on PostgreSQL, by another session) sends its Records back to wait, not
-    to fail: held more times than APPLY_ATTEMPTS, it is still derived, once, after the others."""
-    monkeypatch.setattr(derivation_module, "HELD_DELAYS", (0.05,))
-    service = engine.open()
-    api = Api(create_app(service), KEY)
-    api.brain("held")
-    api.brain("free")
-    store = service.derivation.store
-    holds = {"left": APPLY_ATTEMPTS + 2}
-    lock_brains_nowait = store.lock_brains_nowait
-
-    def holding(brain_uids: Sequence[str]) -> set[str]:
-        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
-        if held and holds["left"] > 0:
-            holds["left"] -= 1
-            return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held])
-        return lock_brains_nowait(brain_uids)
-
-    monkeypatch.setattr(store, "lock_brains_nowait", holding)
-    service.derivation.stop()  # read back together at the start: one batch
-    towns = {"held": "Porto", "free": "Faro"}
-    ids = {brain: api.remember(brain, f"Alice moved to {town} in March.").body["id"] for brain, town in towns.items()}
-    service.derivation.start()
-    assert wait_for(api, "free", ids["free"])
-    assert wait_for(api, "held", ids["held"])
-    assert holds["left"] == 0
-    assert service.wait_idle()

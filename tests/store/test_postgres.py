@@ -469,56 +469,6 @@ def test_a_brain_another_session_holds_delays_no_other_brains_writes(postgres_ur
         store.close()
 
 
-def test_a_brain_another_session_holds_delays_no_other_brains_derivation(postgres_url: str, tmp_path: Path) -> None:
-    """Derivation applies a batch of many Brains in one transaction: one Brain another transaction held
-    made the whole batch wait, and a Record of another Brain posted beside it was ready only once the
-    hold ended. The held Brain's Record waits alone, and each is derived once."""
-    hold = 6.0
-    store = PostgresStore(postgres_url)
-    service = Service(store, config=Config(engine="postgres", data_dir=tmp_path))
-    service.start()
-    try:
-        api = Api(create_app(service))
-        api.brain("held")
-        api.brain("free")
-        ready: dict[str, float] = {}
-        # Both Records written (a write would wait for the held Brain) and queued before the hold, and
-        # applied in it: derivation embeds nothing until the hold begins.
-        embedding = threading.Event()
-        embed = service.derivation._embed
-        service.derivation._embed = lambda jobs: (embedding.wait(30), embed(jobs))  # type: ignore[method-assign]
-        sent = {
-            brain_id: api.remember(brain_id, {"kind": "message", "text": f"I live in {city}."}).body["id"]
-            for brain_id, city in (("held", "Paris"), ("free", "Lyon"))
-        }
-        ended = 0.0
-        with psycopg.connect(postgres_url) as operator:
-            operator.execute("SELECT 1 FROM brains WHERE id = 'held' FOR UPDATE")  # as erase_brain locks it
-            began = time.monotonic()
-            embedding.set()
-            while len(ready) < len(sent) and time.monotonic() - began < hold + 60:
-                if not ended and time.monotonic() - began >= hold:
-                    operator.rollback()
-                    ended = time.monotonic() - began
-                for brain_id in sent.keys() - ready.keys():
-                    if api.get(f"/brains/{brain_id}/records/{sent[brain_id]}").body.get("status") == "ready":
-                        ready[brain_id] = time.monotonic() - began
-                time.sleep(0.1)
-        # 6.1 s (when the hold ended, with the held Brain's) while the batch waited for the held Brain
-        assert ready.get("free", hold) < hold / 2, ready
-        assert ready.get("held", 0.0) > ended > 0.0, (ready, ended)
-        assert service.wait_idle()
-        with psycopg.connect(postgres_url) as conn:
-            derived = conn.execute(
-                "SELECT b.id, count(*) FROM record_events e JOIN brains b ON b.uid = e.brain_uid "
-                "WHERE e.status = 'ready' GROUP BY b.id ORDER BY b.id"
-            ).fetchall()
-        assert derived == [("free", 1), ("held", 1)]
-    finally:
-        service.stop()
-        store.close()
-
-
 def test_numbers_a_transaction_takes_after_its_first_are_unique_across_processes(postgres_url: str) -> None:
     """A transaction's later numbers of a Brain are counted without a statement and written before its
     commit: with several numbers a transaction in two Brains, from two pools at once, every number is

@@ -16,12 +16,7 @@ How a batch runs:
    so it never holds the worker for more than one short slice.
 3. Apply every finished Record in ONE transaction: each Brain is resolved inside it (a Brain erased
    meanwhile takes its Records with it), the memory rules plan the revisions, chunks and statuses are
-   written, and only after the commit do the live indexes change (EvidenceIndexes.apply). The Brains
-   are locked without waiting (``lock_brains_nowait``): the jobs of a Brain another transaction holds
-   (on PostgreSQL another process's writer, an erase of a large Brain, an operator's session) go back
-   to their namespace's queue in a while (HELD_DELAYS) with what they prepared, and the rest commits.
-   With one Brain's row held 6 s from another session, a Record of another Brain applied in the same
-   pass was ready when the hold ended (6.1 s); it is now ready in 0.9 s.
+   written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
 4. Tell the waiting Contexts which Brains moved.
 
 Threads share the steps: the worker reads and extracts (step 1 and the first half of 2), the
@@ -117,12 +112,6 @@ RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 #: left processing it would hold its Brain's watermark, and every Context waiting for it, for ever.
 #: An error that says the store was unavailable (Store.unavailable) is never counted.
 APPLY_ATTEMPTS = 5
-#: Seconds before the work of a Brain another transaction held at its apply is tried again (the last
-#: repeats). Not a failure: it counts toward neither APPLY_ATTEMPTS nor RETRY_DELAYS. A hold may last
-#: (an erase of a large Brain, an operator's session): the wait grows so that a Brain's parked
-#: backlog does not go round the batches several times a second, and stays short so that its work
-#: follows soon after the hold ends.
-HELD_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
 BATCH_RECORDS = 64
 # Characters of chunk text one batch embeds at most: about 0.4 s of the offline model on 2 cores. Only
 # a backlog fills a batch, and a bigger one is cheaper a Record: the embedder cuts it into bigger runs,
@@ -285,7 +274,6 @@ class Job:
     reader_endings: int = 0  # times reading its text (or a source of its Memory) apart failed
     applying_failed: str = ""  # how its transaction, applied alone, last failed
     applying_failed_alike: int = 0  # times in a row it failed so
-    held: int = 0  # times its Brain was held by another transaction when it was to be applied
     # a Record's derivation in progress
     record: Record | None = None
     text: SourceText | None = None
@@ -1173,7 +1161,6 @@ class Derivation:
             by_brain.setdefault(job.brain_uid, []).append(job)
         applied: dict[str, tuple[list[PreparedEvidence], MemoryState]] = {}
         requeue: list[tuple[str, str]] = []
-        held: set[str] = set()
         for job in jobs:
             if job.read is not None:
                 job.read.alive.clear()  # known alive in this transaction only (a retry is another)
@@ -1185,14 +1172,8 @@ class Derivation:
                 now = self.rules.clock()
                 statuses: list[RecordStatus] = []
                 chunks: list[StoredChunk] = []
-                # Without waiting: a Brain another transaction holds (another process's writer, an erase
-                # of a large Brain, an operator's session) would hold up every tenant's Records of the
-                # batch, and every batch behind it, for as long as it lasts. Its jobs wait on their own.
-                held = self.store.lock_brains_nowait(sorted(by_brain))
-                # Locked above, or gone: each lock_brain answers at once.
+                # In uid order: two processes' batches lock their Brains in the same order, never a cycle.
                 for brain_uid, brain_jobs in sorted(by_brain.items()):
-                    if brain_uid in held:
-                        continue
                     if not self.store.lock_brain(brain_uid):
                         continue  # erased meanwhile: its Records went with it
                     records = [job for job in brain_jobs if job.kind == "record"]
@@ -1234,13 +1215,10 @@ class Derivation:
             for brain_uid, (evidence, state) in applied.items():
                 self.evidence.apply(brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased])
         for job in jobs:
-            if job.brain_uid in held:
-                self._after_hold(job)
-            else:
-                self._done(job)
+            self._done(job)
         for brain_uid, memory_id in requeue:
             self.put_memory(brain_uid, memory_id)
-        self.on_applied(set(by_brain) - held)
+        self.on_applied(set(by_brain))
 
     def _derive(self, state: MemoryState, job: Job) -> tuple[PreparedEvidence, list[str]]:
         """One Record's assertions folded into the Brain's Memories; its chunks, and the Memory ids."""
@@ -1629,17 +1607,7 @@ class Derivation:
         delay = RETRY_DELAYS[min(job.failures, len(RETRY_DELAYS) - 1)]
         job.failures += 1
         log.warning("derivation of %s %s is retried in %.0f s", job.kind, job.item_id, delay)
-        self._queue_in(job, delay)
 
-    def _after_hold(self, job: Job) -> None:
-        """Queue ``job``, whose Brain another transaction held, again in a while, with what it prepared:
-        at the back of its namespace's queue, which meanwhile goes on with its other Brains' work."""
-        delay = HELD_DELAYS[min(job.held, len(HELD_DELAYS) - 1)]
-        job.held += 1
-        log.info("%s %s waits %.1f s: another transaction holds Brain %s", job.kind, job.item_id, delay, job.brain_uid)
-        self._queue_in(job, delay)
-
-    def _queue_in(self, job: Job, delay: float) -> None:
         def requeue() -> None:
             with self._idle:
                 if timer not in self._retries or self._stopping:
