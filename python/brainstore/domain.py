@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+#: What no store can hold as text. A UTF-16 surrogate code point alone: JSON's \uD800 escapes and
+#: percent-decoded CESU-8 produce one, and no UTF-8 encoder (the response serializer, DuckDB, the
+#: tokenizer) accepts it. A NUL (U+0000): PostgreSQL's text refuses it, so a Record holding one was
+#: taken and then never derived there (its chunks could not be written: retried forever), and a
+#: lookup by an id or filter holding one failed with a 500.
+UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from brainstore.domain import UNSTORABLE
 from brainstore.errors import error, invalid
 
 # Patterns are applied with fullmatch: ``$`` also matches before a trailing newline, so "alice\n"
 # would otherwise pass as a Slug and name a Brain distinct from "alice".
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:)(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
-#: What no store can hold as text. A UTF-16 surrogate code point alone: JSON's \uD800 escapes and
-#: percent-decoded CESU-8 produce one, and no UTF-8 encoder (the response serializer, DuckDB, the
-#: tokenizer) accepts it. A NUL (U+0000): PostgreSQL's text refuses it, so a Record holding one was
-#: taken and then never derived there (its chunks could not be written: retried forever), and a
-#: lookup by an id or filter holding one failed with a 500.
-UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 # A character white space in no regex dialect: ECMA-262's (U+FEFF is white space there), Python's (U+001C-U+001F
 # and U+0085) or Rust's. The contract's texts name the same set in their pattern, so a text this refuses as
 # blank is one every validator of the contract calls blank.

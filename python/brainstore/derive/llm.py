@@ -37,6 +37,8 @@ from typing import Any
 
 import httpx
 
+from brainstore.domain import UNSTORABLE
+
 from .attribution import FIRST_SG, SECOND
 from .extract import RuleExtractor
 from .model import SINGLE_VALUED, Assertion, ExtractorUnavailable, SourceText
@@ -49,10 +51,6 @@ _ASSISTANT_ROLES = frozenset({"assistant", "system"})
 # Longest wait a Retry-After may impose on the derivation worker, which serves every tenant.
 _MAX_RETRY_AFTER = 30.0
 _WORD = re.compile(r"[A-Za-z']+")
-# What no store can hold as text (the API refuses it in a request: api.validation.UNSTORABLE). A model may
-# still answer it, "\u0000" being valid JSON: PostgreSQL failed the Record on it, DuckDB on a lone
-# surrogate, and the memory engine kept both.
-_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 class LLMExtractionError(RuntimeError):
@@ -224,7 +222,9 @@ class LLMExtractor:
     def _assertion(self, source: SourceText, item: dict[str, Any]) -> Assertion | None:
         if not item["statement"].strip() or not item["subject"].strip():
             return None  # well-formed, but nothing to remember
-        if any(isinstance(item.get(key), str) and _UNSTORABLE.search(item[key]) for key in _KEPT_AS_SAID):
+        # what the API refuses in a request, a model may still answer ("\u0000" is valid JSON): PostgreSQL
+        # failed the Record on it, DuckDB on a lone surrogate, and the memory engine kept both
+        if any(isinstance(item.get(key), str) and UNSTORABLE.search(item[key]) for key in _KEPT_AS_SAID):
             self._count("dropped_unstorable")
             return None
         span = locate(source.text, item["quote"])
