@@ -50,6 +50,8 @@ HOSTILE = [
     ("A'", "message", "I went"),
     ("A-", "message", "I went"),
     (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
+    ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
+    ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
 ]
 
 

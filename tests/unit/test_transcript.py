@@ -132,6 +132,53 @@ def test_one_or_two_turns_stamped_as_a_chat_log_stamps_them_are_a_transcript() -
     assert transcript_turns("[10:02] Bob: hi\nSome prose.\nMore prose.") is None
 
 
+SLACK = (
+    "Ann Smith  10:32 AM\n"
+    "I moved to Denver last month.\n"
+    "Note: I hate the snow.\n"
+    "Bob Jones  10:33 AM\n"
+    "Congrats! I just started at Stripe.\n"
+    "Ann Smith  10:34 AM\n"
+    "Nice!"
+)
+
+
+def test_a_chat_app_s_copy_with_who_and_when_on_a_line_of_its_own_is_a_transcript() -> None:
+    """Slack and Discord put the speaker and the time on a heading line above the words said: pasted, every
+    turn was the sender's, so Bob's new job was Alice's."""
+    turns = transcript_turns(SLACK)
+    assert [(t.speaker, SLACK[t.start : t.end], t.stamp) for t in turns or []] == [
+        ("Ann Smith", "I moved to Denver last month.\nNote: I hate the snow.", "10:32 AM"),  # "Note:" is Ann's
+        ("Bob Jones", "Congrats! I just started at Stripe.", "10:33 AM"),
+        ("Ann Smith", "Nice!", "10:34 AM"),
+    ]
+    found = statements(source_text({"kind": "message", "text": SLACK}, self_name="Alice", occurred_at=NOW))
+    # before: each of them Alice's
+    assert found == {
+        ("Ann Smith moved to Denver in April 2023.", "Ann Smith"),
+        ("Ann Smith hates the snow.", "Ann Smith"),
+        ("Bob Jones just started at Stripe.", "Bob Jones"),
+    }
+    discord = "Ann — Today at 10:32 AM\nI moved to Denver.\nBob — 03/01/2022 10:33 AM\nI live in Austin.\nAnn — Yesterday at 9:15 PM\nok"
+    assert [(t.speaker, t.stamp) for t in transcript_turns(discord) or []] == [
+        ("Ann", "Today at 10:32 AM"),
+        ("Bob", "03/01/2022 10:33 AM"),
+        ("Ann", "Yesterday at 9:15 PM"),
+    ]
+    # one heading over prose, or headings of one speaker, make no transcript
+    assert transcript_turns("Standup 9:00 AM\nI present the roadmap.\nThen questions.") is None
+    assert transcript_turns("Ann 9:00\nI moved.\nAnn 9:05\nI quit.") is None
+
+
+def test_an_irc_log_is_a_transcript_its_nicks_the_speakers() -> None:
+    log = "[10:32] <ann> I moved to Denver last month.\n[10:33] <@bob> congrats! I just started at Stripe.\n"
+    assert [(t.speaker, t.stamp) for t in transcript_turns(log) or []] == [("ann", "10:32"), ("bob", "10:33")]
+    unstamped = "<ann> I moved to Denver.\n<bob> congrats! I just started at Stripe.\n<ann> thanks"
+    found = statements(source_text({"kind": "message", "text": unstamped}, self_name="Alice", occurred_at=NOW))
+    assert found == {("Ann moved to Denver.", "ann"), ("Bob just started at Stripe.", "bob")}  # before: Alice's
+    assert transcript_turns("<b>Hello</b> world.\nSome prose.") is None  # markup is no nick
+
+
 EXPORT = (
     "[3/1/22, 10:32:01 AM] Bob: I moved to Berlin last week.\n"
     "[3/1/22, 10:33:11 AM] Carol: I started at Google yesterday.\n"

@@ -16,7 +16,11 @@ fields names each once). Two turns are enough when one of them is the author's o
 or by the message's sender: a field is never called that, so the other line is a person's too. A line opens a turn with a name of at most four words and
 :data:`MAX_NAME_CHARS` characters, optionally after a time or a bracketed stamp ("[10:32] Ann: ...",
 "10:32 Ann: ...", "3/1/22, 10:32 AM - Ann: ..."), then a colon and the words said; lines that open no
-turn continue the turn before them.
+turn continue the turn before them. Two more shapes are chat copies with no colon: IRC's ("<ann> hi",
+"[10:32] <@ann> hi"), and a chat app's that puts who speaks and when on a line of its own above their
+words (Slack's "Ann Smith  10:32 AM", Discord's "Ann — Today at 10:32 AM"). A text with two or more
+such heading lines is read by its headings only, so that "Note: ..." inside a message opens no turn,
+and the lines below a heading are its turn's, however many.
 
 A turn whose stamp gives its day ("[3/1/22, 10:32:01 AM] Bob: I moved last week.", an export's) was
 said then, not when the Record came: its relative dates are read from it, and its evidence is dated so.
@@ -64,6 +68,18 @@ _OPENER = re.compile(
     rf"(?:[ \t]*[(\[](?P<after>(?:{_DATE},?[ \t]+)?{_TIME})[)\]])?[ \t]*:[ \t]+(?P<said>\S)"
 )
 
+# IRC and its kin: the nick in angle brackets (after an op's or voice's sigil), optionally stamped
+_NICK_OPENER = re.compile(
+    rf"[ \t]*(?:\[(?P<stamp>[^\]\n]{{1,40}})\][ \t]*|(?P<time>{_TIME})[ \t]+)?"
+    r"<[@+%~&]?(?P<name>[^\W\d][\w\[\]\\`^{}|.-]{0,31})>[ \t]+(?P<said>\S)"
+)
+# A heading line: a name, then when, and nothing else (Slack's "Ann Smith  10:32 AM", Discord's "Ann —
+# Today at 10:32 AM" or "Ann — 03/01/2022 10:32 AM"). The words said follow on the lines below it.
+_HEADING = re.compile(
+    rf"[ \t]*{_NAME}[ \t]+(?:[\u2014\u2013-][ \t]+)?[(\[]?"
+    rf"(?P<stamp>(?:(?:[Tt]oday|[Yy]esterday)[ \t]+at[ \t]+|{_DATE},?[ \t]+)?{_TIME})[)\]]?[ \t]*$"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Turn:
@@ -81,22 +97,43 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
     lines = 0
     logged = True  # every turn stamped as a chat log stamps it (see below)
     pos = 0
-    for raw in text.splitlines(keepends=True):
+    raws = text.splitlines(keepends=True)
+    headed = _headed(raws)
+    heading: tuple[str, str] | None = None  # the speaker and stamp of a heading whose words come next
+    for raw in raws:
         line_start, pos = pos, pos + len(raw)
         if not raw.strip():
             continue
-        lines += 1
         body_end = line_start + len(raw.rstrip())
+        if headed:
+            h = _heading(raw)
+            if h is not None:
+                lines += 1
+                heading = (h.group("name"), h.group("stamp"))
+            elif heading is not None:  # the first line of a heading's words: one line of a turn with it
+                openers.append((heading[0], line_start + len(raw) - len(raw.lstrip()), heading[1]))
+                ends.append(body_end)
+                heading = None
+            elif ends:
+                ends[-1] = body_end  # a message's further lines: the heading opened them all
+            else:
+                lines += 1  # before the first heading
+            continue
+        lines += 1
         m = _OPENER.match(raw) if ":" in raw else None  # (no turn opens without its colon)
+        if m is None and "<" in raw:
+            m = _NICK_OPENER.match(raw)
         name = m.group("name") if m else None
         if name is not None and len(name) <= MAX_NAME_CHARS:
             assert m is not None
-            stamp = m.group("stamp") or m.group("dated") or m.group("after") or m.group("time")
-            logged = logged and (m.group("stamp") or m.group("dated") or m.group("after")) is not None
+            groups = m.groupdict()
+            stamp = groups.get("stamp") or groups.get("dated") or groups.get("after") or groups.get("time")
+            logged = logged and (groups.get("stamp") or groups.get("dated") or groups.get("after")) is not None
             openers.append((name, line_start + m.start("said"), stamp))
             ends.append(body_end)
         elif ends:
             ends[-1] = body_end  # a line that opens no turn continues the one before
+    logged = logged and not headed  # a heading's time is a chat app's, and a schedule's line too
     speakers = [name.casefold() for name, _, _ in openers]
     distinct = set(speakers)
     own = _own_voices(sender)
@@ -118,6 +155,22 @@ def transcript_turns(text: str, sender: str | None = None) -> list[Turn] | None:
     if len(distinct) < 2 or (len(distinct) == len(speakers) and not (anchored or answered)):
         return None
     return [Turn(name, start, end, stamp) for (name, start, stamp), end in zip(openers, ends, strict=True)]
+
+
+def _headed(raws: list[str]) -> bool:
+    """Whether the text is a chat app's copy: two or more heading lines (see _HEADING)."""
+    headings = 0
+    for raw in raws:
+        if _heading(raw) is not None:
+            headings += 1
+            if headings == 2:
+                return True
+    return False
+
+
+def _heading(raw: str) -> re.Match[str] | None:
+    m = _HEADING.match(raw.rstrip()) if ":" in raw else None  # (every time has its colon)
+    return m if m is not None and len(m.group("name")) <= MAX_NAME_CHARS else None
 
 
 def _own_voices(sender: str | None) -> set[str]:
