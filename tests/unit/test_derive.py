@@ -877,6 +877,69 @@ def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "statements", "start"),
+    [
+        (
+            "Yesterday:\n- I moved to Denver\n- started at Stripe",
+            ["Alice moved to Denver on 7 May 2023.", "Alice started at Stripe on 7 May 2023."],
+            date(2023, 5, 7),
+        ),
+        ("Last week:\n* adopted a puppy", ["Alice adopted a puppy in the week of 1 May 2023."], date(2023, 5, 1)),
+        ("March 2022:\n1. I quit my job at Google", ["Alice quit Alice's job at Google in March 2022."], date(2022, 3, 1)),
+        ("In March 2022:\n1) I quit my job at Google", ["Alice quit Alice's job at Google in March 2022."], date(2022, 3, 1)),
+        ("On Monday:\n- I quit my job at Google", ["Alice quit Alice's job at Google on 1 May 2023."], date(2023, 5, 1)),
+        ("This morning:\n\u2022 I adopted a puppy", ["Alice adopted a puppy on 8 May 2023."], date(2023, 5, 8)),
+        ("Yesterday morning:\n- I went to the gym", ["Alice went to the gym on 7 May 2023 in the morning."], date(2023, 5, 7)),
+    ],
+)
+def test_list_items_under_a_heading_that_is_a_time_are_of_that_time(text, statements, start):
+    # were "Alice moved to Denver." and the rest, undated: true from when the Record came, a day late
+    out = run(msg(text, speaker="Alice"))
+    assert [a.statement for a in out] == statements
+    assert all(a.valid_from.date() == start and a.time_stated for a in out)
+
+
+@pytest.mark.parametrize(
+    ("listed", "fronted"),
+    [
+        ("Yesterday:\n- I moved to Denver", "Yesterday, I moved to Denver."),
+        ("Last month:\n- I worked at Acme", "Last month, I worked at Acme."),
+        ("On Friday afternoon:\n- Bob moved to Oslo", "On Friday afternoon, Bob moved to Oslo."),
+        # a time to come makes no plan a fact: the item is what the sentence is
+        ("Tomorrow:\n- I move to Denver", "Tomorrow, I move to Denver."),
+        ("Next week:\n- I start at Stripe", "Next week, I start at Stripe."),
+    ],
+)
+def test_a_list_item_under_a_time_is_what_its_sentence_with_the_time_fronted_is(listed, fronted):
+    def read(text):
+        return [(a.statement, a.attribute, a.value, a.valid_from, a.valid_to, a.time_stated) for a in run(text)]
+
+    assert read(listed) == read(fronted) != []
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "since"),
+    [
+        ("Yesterday:\n- I moved to Denver in 2019\n- started at Stripe", "Alice moved to Denver in 2019.", date(2019, 1, 1)),
+        ("Yesterday:\n- I usually run\n- started at Stripe", "Alice usually runs.", NOW.date()),  # a habit's no day's
+        ("Yesterday:\n- started at Stripe\n\n- I moved to Denver", "Alice moved to Denver.", NOW.date()),  # a blank line ends it
+        ("Yesterday:\n- started at Stripe\nThen:\n- I moved to Denver", "Alice moved to Denver.", NOW.date()),  # so does a line
+    ],
+)
+def test_a_list_item_keeps_its_own_time_and_its_list_s_end(text, own, since):
+    out = {a.statement: a.valid_from.date() for a in run(msg(text, speaker="Alice"))}
+    assert out == {"Alice started at Stripe on 7 May 2023.": date(2023, 5, 7), own: since}
+
+
+@pytest.mark.parametrize("heading", ["Plans for June:", "Notes from the trip:", "Things to do on Monday:", "Yesterday -"])
+def test_a_heading_that_is_more_than_a_time_dates_no_list_item(heading):
+    dated = run(msg("Yesterday:\n- I moved to Denver", speaker="Alice"))
+    assert [a.valid_from for a in dated] == [datetime(2023, 5, 7, tzinfo=UTC)]
+    items = [a for a in run(msg(f"{heading}\n- I moved to Denver", speaker="Alice")) if a.span[0] > len(heading)]
+    assert [(a.statement, a.time_stated) for a in items] == [("Alice moved to Denver.", False)]
+
+
+@pytest.mark.parametrize(
     ("text", "value"),
     [
         ("I moved to Berlin the day before yesterday.", "berlin"),

@@ -52,6 +52,10 @@ HOSTILE = [
     (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
+    # a list's items, each walked up from to the time heading the list: dated by it, and whose dropped
+    # subject its words may name
+    ("- I ran\n", "message", "Yesterday:\n"),
+    ("- ran\n", "message", "Yesterday:\n"),
 ]
 
 

@@ -1973,6 +1973,8 @@ _LEAD_FORMS = re.compile(
 # a lead-in ending in a line break, not a colon, shows what follows ("Here's what Bob sent me")
 _LEAD_SHOWS = re.compile(r"\b(?i:here|this|these|following|below)\b|\b" + _MESSAGE_NOUN + r"\b")
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
+# A heading that is a time is short ("In the first week of March 2022:"): none longer is read as one
+_HEADING_TIME_CHARS = 40
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*\u2022\u2023\u25e6]|\d{1,2}[.)])[ \t]+")
 _PART_OF = re.compile(
     r"(?:none|few|a\s+few|half|most|some|many|all|each|one|two|three|several|both|neither|either|lots|a\s+lot"
@@ -2268,7 +2270,12 @@ class _Run:
         self.token_starts = [t[1] for t in self.tokens]
         self.token_ends = [t[2] for t in self.tokens]
         self._openers: list[int] | None = None  # indexes of the tokens _opener_within looks for
-        self._lists: dict[int, bool] = {}  # a list item's line start: whether its heading names another
+        self._line_starts: list[int] | None = None  # where each line starts, once a list item is looked for
+        # a list item's line (its number): the line heading its list (-1: none), and whether no blank line
+        # parts the two
+        self._lists: dict[int, tuple[int, bool]] = {}
+        # a list's heading line: whether it names someone else, and the span of the time it is, if it is one
+        self._headings: dict[int, tuple[bool, tuple[int, int] | None]] = {}
 
     def words(self, s: int, e: int) -> list[tuple[str, int, int]]:
         """The tokens inside [s, e)."""
@@ -3996,29 +4003,84 @@ class _Run:
     def _listed_under_another(self, at: int) -> bool:
         """Whether ``at`` is in a list item under a heading that names someone else ("Notes about Bob:\n-
         moved to Oslo"): the item's dropped subject is theirs, not the speaker's."""
+        heading = self._list_heading(at)
+        return heading is not None and heading[0] >= 0 and self._heading(heading[0])[0]
+
+    def _heading_time(self, at: int) -> tuple[int, int] | None:
+        """The span of the time that heads the list ``at`` is an item of ("Yesterday:\n- moved to Denver"),
+        if the heading is one and no blank line ends the list before the item."""
+        heading = self._list_heading(at)
+        if heading is None or heading[0] < 0 or not heading[1]:
+            return None
+        return self._heading(heading[0])[1]
+
+    def _line_span(self, k: int) -> tuple[int, int]:
+        """Where line ``k`` starts and ends (before its line break)."""
+        assert self._line_starts is not None
+        starts = self._line_starts
+        return starts[k], starts[k + 1] - 1 if k + 1 < len(starts) else len(self.text)
+
+    def _list_heading(self, at: int) -> tuple[int, bool] | None:
+        """The line that heads the list item ``at`` is in (-1: the text opens on the list), and whether no
+        blank line parts the two; None when ``at`` is in no list item."""
         text = self.text
-        line_start = text.rfind("\n", 0, at) + 1
-        if not _LIST_ITEM.match(text, line_start):
-            return False
+        if self._line_starts is None:
+            self._line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        k = bisect_right(self._line_starts, at) - 1
+        if not _LIST_ITEM.match(text, self._line_starts[k]):
+            return None
         # Each item's answer is its list's: walked up once for a list, not once for each of its items.
-        passed: list[int] = []
-        verdict = False
-        while line_start > 0:
-            known = self._lists.get(line_start)
+        passed: list[tuple[int, bool]] = []  # the lines walked past, each with whether it is blank
+        found = (-1, True)
+        while k > 0:
+            known = self._lists.get(k)
             if known is not None:
-                verdict = known
+                found = known
                 break
-            passed.append(line_start)
-            previous = text.rfind("\n", 0, line_start - 1) + 1
-            line = text[previous : line_start - 1]
-            line_start = previous
-            if not line.strip() or _LIST_ITEM.match(line):
+            s, e = self._line_span(k)
+            passed.append((k, not text[s:e].strip()))
+            k -= 1
+            s, e = self._line_span(k)
+            if not text[s:e].strip() or _LIST_ITEM.match(text, s):
                 continue
-            verdict = line.rstrip().endswith(":") and self._names_another(line)
+            found = (k, True)
             break
-        for item in passed:
-            self._lists[item] = verdict
-        return verdict
+        heading, adjacent = found
+        for line, blank in reversed(passed):
+            adjacent = adjacent and not blank
+            self._lists[line] = (heading, adjacent)
+        return self._lists[passed[0][0]] if passed else found
+
+    def _heading(self, k: int) -> tuple[bool, tuple[int, int] | None]:
+        """Whether the heading line ``k`` names someone else, and the span of the time it is (see
+        _time_heading): read once for its list."""
+        known = self._headings.get(k)
+        if known is None:
+            s, e = self._line_span(k)
+            line = self.text[s:e]
+            titled = line.rstrip().endswith(":")
+            known = (titled and self._names_another(line), self._time_heading(s, e) if titled else None)
+            self._headings[k] = known
+        return known
+
+    def _time_heading(self, s: int, e: int) -> tuple[int, int] | None:
+        """The span of the time a heading line [s, e) is, before its colon, when it is nothing else
+        ("Yesterday:", "On Monday:", "March 2022:", "Yesterday morning:"), read as a fronted time is (see
+        _front); not "Notes about Bob:" or "Plans for June:", whose items are not told at that time."""
+        text = self.text
+        colon = text.rindex(":", s, e)
+        start = s + len(text[s:colon]) - len(text[s:colon].lstrip())
+        if not 0 < colon - start <= _HEADING_TIME_CHARS:
+            return None
+        label = text[start:colon]
+        lead = _BEFORE_TIME.match(label)
+        first = next(iter(find_time_expressions(label, self.src.occurred_at)), None)
+        if first is None or first.start > (lead.end() if lead else 0) or first.kind not in ("at", "since", "range"):
+            return None
+        end = start + first.end
+        while (narrower := _TIME_OF_DAY.match(text, end, colon)) is not None:
+            end = narrower.end()
+        return (start, end) if not text[end:colon].strip() else None
 
     def _names_another(self, heading: str) -> bool:
         words = [w for w, _, _ in _words(heading, 0, len(heading)) if w not in (":", ",")]
@@ -4739,17 +4801,19 @@ class _Run:
         elif subj.kind == "it":
             return True
         tense = tense_of(pred_exp, verb_first=True)
-        exprs = find_time_expressions(
-            text[cs:ce],
-            self.src.occurred_at,
-            future=looks_ahead(pred_exp, tense),
-            weekdays_ahead=ahead_unless_past(tense),
-            bounds_ahead=ahead_unless_past(tense),
-        )
+        exprs = self._times(cs, ce, pred_exp, tense)
         if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce):
             # the day of the year it falls on, not a time of the statement: said as it was, no year added
             # ("At Christmas we usually watch movies": each Christmas, not the last one)
             exprs = [replace(x, kind="recurring", relative=False) if x.yearless else x for x in exprs]
+        elif not exprs and subj.front is None and (heading := self._heading_time(cs)) is not None:
+            # "Yesterday:\n- moved to Denver": an item of a list a time heads, which names no time of its
+            # own, is told at that time, as "Yesterday, I moved to Denver" is (its offsets, from the clause's
+            # start, fall before it)
+            before = heading[0] - cs
+            exprs = [replace(x, start=x.start + before, end=x.end + before) for x in self._times(*heading, pred_exp, tense)]
+            if exprs:
+                subj = replace(subj, front=heading)
         attr = value = None
         negated = change = ending_denied = False
         found = None
@@ -4913,6 +4977,16 @@ class _Run:
                 if also not in self.out:  # (the same sentence said twice in the Record: once)
                     self.out.append(also)
         return True
+
+    def _times(self, s: int, e: int, pred_exp: str, tense: str) -> list[Any]:
+        """The time expressions in [s, e), read ahead or back as the clause's predicate looks."""
+        return find_time_expressions(
+            self.text[s:e],
+            self.src.occurred_at,
+            future=looks_ahead(pred_exp, tense),
+            weekdays_ahead=ahead_unless_past(tense),
+            bounds_ahead=ahead_unless_past(tense),
+        )
 
     def _held(self, pred_exp: str, ps: int, exprs: list[Any]) -> bool:
         """Whether the predicate is a condition "be" says of its subject ("is OOO", "am WFH", "will be out",
@@ -5153,8 +5227,11 @@ class _Run:
         pos = ps
         need_conj = subj.conj and not subj.prefix
         front = subj.front
+        # (a heading's time, before the clause, is none of its words: always rendered, "March 2022:" too)
         rel = [
-            (x.start + cs, x.end + cs, render(x)) for x in exprs if x.relative and (x.kind != "range" or x.end_period)
+            (x.start + cs, x.end + cs, render(x))
+            for x in exprs
+            if (x.relative or x.start < 0) and (x.kind != "range" or x.end_period)
         ]
         toks = list(_TOK.finditer(text, ps, ce))
         # the first word, the only one an implicit subject lower-cases ("Don't forget Carol's birthday")
