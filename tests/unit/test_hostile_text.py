@@ -44,6 +44,10 @@ HOSTILE = [
     ("a- ", "message", "Jon said "),  # the clause end searched for again from each dash
     ("5/", "message", "I went"),  # one long word, cut by tokens
     (" ", "message", "hi"),  # a chunk's spaces after a greeting, read for the name it addresses
+    # a list's items, each walked up from to the time heading the list: dated by it, and whose dropped
+    # subject its words may name
+    ("- I ran\n", "message", "Yesterday:\n"),
+    ("- ran\n", "message", "Yesterday:\n"),
     # one long capitalised word, read as a name before "said:" from each of its letters (8,000 "A": 5 s)
     ("A", "message", "I went"),
     ("Ab", "document", "I went"),
@@ -52,10 +56,6 @@ HOSTILE = [
     (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
-    # a list's items, each walked up from to the time heading the list: dated by it, and whose dropped
-    # subject its words may name
-    ("- I ran\n", "message", "Yesterday:\n"),
-    ("- ran\n", "message", "Yesterday:\n"),
 ]
 
 

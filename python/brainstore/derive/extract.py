@@ -4801,7 +4801,13 @@ class _Run:
         elif subj.kind == "it":
             return True
         tense = tense_of(pred_exp, verb_first=True)
-        exprs = self._times(cs, ce, pred_exp, tense)
+        exprs = find_time_expressions(
+            text[cs:ce],
+            self.src.occurred_at,
+            future=looks_ahead(pred_exp, tense),
+            weekdays_ahead=ahead_unless_past(tense),
+            bounds_ahead=ahead_unless_past(tense),
+        )
         if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce):
             # the day of the year it falls on, not a time of the statement: said as it was, no year added
             # ("At Christmas we usually watch movies": each Christmas, not the last one)
@@ -4811,7 +4817,7 @@ class _Run:
             # own, is told at that time, as "Yesterday, I moved to Denver" is (its offsets, from the clause's
             # start, fall before it)
             before = heading[0] - cs
-            exprs = [replace(x, start=x.start + before, end=x.end + before) for x in self._times(*heading, pred_exp, tense)]
+            exprs = [replace(x, start=x.start + before, end=x.end + before) for x in self._heading_times(heading, pred_exp, tense)]
             if exprs:
                 subj = replace(subj, front=heading)
         attr = value = None
@@ -4978,10 +4984,11 @@ class _Run:
                     self.out.append(also)
         return True
 
-    def _times(self, s: int, e: int, pred_exp: str, tense: str) -> list[Any]:
-        """The time expressions in [s, e), read ahead or back as the clause's predicate looks."""
+    def _heading_times(self, heading: tuple[int, int], pred_exp: str, tense: str) -> list[Any]:
+        """The time expressions of a list's time ``heading`` (see _heading_time), read ahead or back as the
+        item's predicate looks, as the clause's own are ("On Monday:\n- I quit": the Monday past)."""
         return find_time_expressions(
-            self.text[s:e],
+            self.text[heading[0] : heading[1]],
             self.src.occurred_at,
             future=looks_ahead(pred_exp, tense),
             weekdays_ahead=ahead_unless_past(tense),
