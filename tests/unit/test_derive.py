@@ -890,6 +890,8 @@ def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
         ("On Monday:\n- I quit my job at Google", ["Alice quit Alice's job at Google on 1 May 2023."], date(2023, 5, 1)),
         ("This morning:\n\u2022 I adopted a puppy", ["Alice adopted a puppy on 8 May 2023."], date(2023, 5, 8)),
         ("Yesterday morning:\n- I went to the gym", ["Alice went to the gym on 7 May 2023 in the morning."], date(2023, 5, 7)),
+        ("Things I did yesterday:\n- moved to Denver", ["Alice moved to Denver on 7 May 2023."], date(2023, 5, 7)),
+        ("What we did last weekend:\n- I went hiking", ["Alice went hiking on the weekend of 6 May 2023."], date(2023, 5, 6)),
     ],
 )
 def test_list_items_under_a_heading_that_is_a_time_are_of_that_time(text, statements, start):
@@ -931,7 +933,7 @@ def test_a_list_item_keeps_its_own_time_and_its_list_s_end(text, own, since):
     assert out == {"Alice started at Stripe on 7 May 2023.": date(2023, 5, 7), own: since}
 
 
-@pytest.mark.parametrize("heading", ["Plans for June:", "Notes from the trip:", "Things to do on Monday:", "Yesterday -"])
+@pytest.mark.parametrize("heading", ["Plans for June:", "Notes from Tuesday:", "Things to do on Monday:", "Yesterday -"])
 def test_a_heading_that_is_more_than_a_time_dates_no_list_item(heading):
     dated = run(msg("Yesterday:\n- I moved to Denver", speaker="Alice"))
     assert [a.valid_from for a in dated] == [datetime(2023, 5, 7, tzinfo=UTC)]

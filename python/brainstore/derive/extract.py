@@ -1975,6 +1975,10 @@ _LEAD_SHOWS = re.compile(r"\b(?i:here|this|these|following|below)\b|\b" + _MESSA
 _PERSONAL = FIRST_SG | {"me", "my", "mine", "myself"}
 # A heading that is a time is short ("In the first week of March 2022:"): none longer is read as one
 _HEADING_TIME_CHARS = 40
+# What a heading says was done in the time after it ("Things I did yesterday:", "What we did last weekend:"):
+# its items are of that time as a bare time's are (not "Things to do on Monday:", nor "Notes from Tuesday:",
+# whose items may have been learned then and happened before)
+_DONE_IN = re.compile(r"(?:(?:some\s+)?things|stuff|what)\s+(?:I|we)\s+did\s+", re.I)
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*\u2022\u2023\u25e6]|\d{1,2}[.)])[ \t]+")
 _PART_OF = re.compile(
     r"(?:none|few|a\s+few|half|most|some|many|all|each|one|two|three|several|both|neither|either|lots|a\s+lot"
@@ -4070,6 +4074,8 @@ class _Run:
         text = self.text
         colon = text.rindex(":", s, e)
         start = s + len(text[s:colon]) - len(text[s:colon].lstrip())
+        done = _DONE_IN.match(text, start, colon)
+        start = done.end() if done else start
         if not 0 < colon - start <= _HEADING_TIME_CHARS:
             return None
         label = text[start:colon]
