@@ -877,6 +877,17 @@ def test_list_items_under_a_heading_naming_another_are_not_the_speaker_s(text):
 
 
 @pytest.mark.parametrize(
+    "text", ["Meeting notes:\n- I moved to Denver", "Shopping list:\n- milk\n- eggs", "  * Packing list:\n    - socks"]
+)
+def test_a_line_ending_in_a_colon_labels_what_follows_and_is_no_activity(text):
+    # were "Alice is meeting notes.", "Alice is shopping list.": a gerund opening a line read as what the
+    # speaker is doing, though the line is a heading
+    assert not any("list" in a.statement or "notes" in a.statement for a in run(msg(text, speaker="Alice")))
+    # a gerund clause is still the speaker's activity
+    assert [a.statement for a in run(msg("Shopping for shoes!", speaker="Alice"))] == ["Alice is shopping for shoes."]
+
+
+@pytest.mark.parametrize(
     ("text", "statements", "start"),
     [
         (

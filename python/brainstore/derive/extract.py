@@ -4203,6 +4203,8 @@ class _Run:
         if tok in _IMPLICIT_STATE or _is_gerund(words[k][0]):
             if _is_gerund(words[k][0]) and _gerund_subject(words, k):
                 return None  # "Meeting new people can be ...": the gerund phrase is the subject
+            if _is_gerund(words[k][0]) and self._labels_lines(words):
+                return None  # "Meeting notes:", "Shopping list:": a label of the lines below, no activity
             if tok in ("so", "really", "super", "still", "now", "in") and not (
                 k + 1 < len(words)
                 and (words[k + 1][0].lower() in _IMPLICIT_STATE or _is_gerund(words[k + 1][0]))
@@ -4210,6 +4212,15 @@ class _Run:
                 return None
             return _Subject(me, owner, me, s0, "is", kind="me", implicit=True)
         return None
+
+    def _labels_lines(self, words: list[tuple[str, int, int]]) -> bool:
+        """Whether the words are a line of their own ending in a colon, a list's item or not: a heading."""
+        text = self.text
+        line_start = text.rfind("\n", 0, words[0][1]) + 1
+        line_end = text.find("\n", words[-1][2])
+        rest = text[words[-1][2] : len(text) if line_end < 0 else line_end].strip()
+        ends_line = rest == ":" or (not rest and words[-1][0] == ":")
+        return ends_line and (not text[line_start : words[0][1]].strip() or _LIST_ITEM.fullmatch(text, line_start, words[0][1]) is not None)
 
     def _yours(self, words: list[tuple[str, int, int]]) -> _Subject | None:
         """ "Your support means a lot (to me)", "Your encouragement motivates me": what the person spoken to
