@@ -4389,6 +4389,25 @@ def test_a_habit_at_a_holiday_or_a_season_dates_nothing(text, statement):
     assert (a.statement, a.valid_from) == (statement, NOW)
 
 
+@pytest.mark.parametrize(
+    ("text", "statement", "valid_from"),
+    [
+        # were "... right after Christmas 2022." and "... in March 2023": a day without a year took the
+        # latest one before the Record, though the clause had set another year; the move was dated to
+        # that Christmas where "after Christmas" came first
+        ("We moved to Denver in 2019, right after Christmas.", "Alice and others moved to Denver in 2019, right after Christmas.", (2019, 1, 1)),
+        ("I moved to Denver after Christmas in 2019.", "Alice moved to Denver after Christmas in 2019.", (2019, 1, 1)),
+        ("I moved to Denver in December 2019, right after Christmas.", "Alice moved to Denver in December 2019, right after Christmas.", (2019, 12, 1)),
+        ("I moved to Denver in 2019, in March.", "Alice moved to Denver in 2019, in March.", (2019, 1, 1)),
+        # the year the day would have taken anyway is no other year: it keeps it
+        ("I moved to Denver last year, on Christmas Eve.", "Alice moved to Denver in 2022, on Christmas Eve 2022.", (2022, 1, 1)),
+    ],
+)
+def test_a_day_without_a_year_beside_another_year_takes_no_year_of_its_own(text, statement, valid_from):
+    (a,) = run(msg(text, role="user"))
+    assert (a.statement, a.attribute, a.value, a.valid_from) == (statement, "lives_in", "denver", datetime(*valid_from, tzinfo=UTC))
+
+
 def test_the_evaluative_gate_knows_every_word_the_pattern_matches():
     # _evaluative_in skips the regex on an ASCII text none of whose words is in _EVALUATIVE_WORDS: a word
     # the pattern matches and the set lacks (a new alternative that is no plain run of letters) would be

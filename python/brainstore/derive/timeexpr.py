@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from .attribution import ADVERBS, FIRST_PL, FIRST_SG, SECOND, THIRD_SG
@@ -959,7 +959,22 @@ def find_time_expressions(
         )
         taken.append((start, m.end()))
     out.sort(key=lambda e: e.start)
-    return out
+    return _yearless_beside_a_year(out)
+
+
+def _yearless_beside_a_year(exprs: list[TimeExpr]) -> list[TimeExpr]:
+    """A date without a year beside a time of another year ("I moved in 2019, right after Christmas",
+    "three years ago, in March") is of the year the text set, not the latest one before the moment of
+    speech; which of that year's neighbours it is ("after Christmas" in 2019 may be the Christmas of
+    2018) the text does not say. It is kept as said and dates nothing, as a recurrence is: no year
+    rather than a wrong one."""
+    years = {x.when.year for x in exprs if not x.yearless and x.kind in ("at", "since", "until", "range")}
+    if not any(x.yearless and x.when.year not in years for x in exprs) or not years:
+        return exprs
+    return [
+        replace(x, kind="recurring", relative=False) if x.yearless and x.when.year not in years else x
+        for x in exprs
+    ]
 
 
 def named_periods(text: str, base: datetime, *, limit: int | None = None) -> list[tuple[datetime, datetime]]:
