@@ -1839,6 +1839,11 @@ def test_a_job_got_is_an_employer(text, subject, value, negated, day):
         "I always start at Google Docs when I write.",
         "Let's start at Bob's place.",
         "I start at Marriott every year in June.",
+        # were employers ("bob's place"): a proposal is what the speaker wants, and a home where an
+        # evening begins no workplace, whatever time to come follows
+        "Let's start at Bob's place tomorrow.",
+        "We'll start at Bob's place tomorrow, then go to the park.",
+        "Let's join Google next week.",
     ],
 )
 def test_starting_at_a_time_a_school_or_a_place_is_no_employer(text):
@@ -3024,6 +3029,15 @@ def test_its_before_a_participle_and_an_object_is_has(text, statement):
 def test_a_proposal_is_the_speakers_intention(text, statement):
     a = one(msg(text, speaker="Bob"))
     assert (a.statement, a.subject, a.owner) == (statement, "Bob", "Bob")
+
+
+@pytest.mark.parametrize(
+    "text", ["Let's move to Denver next year.", "We should move to Denver.", "Let's get a dog next month."]
+)
+def test_a_proposal_is_no_home_pet_or_job(text):
+    # were a home and a pet from the time named, where "I want to move to Denver" gives none
+    (a,) = run(msg(text, speaker="Bob"))
+    assert (a.statement.split(" ")[1:3], a.attribute, a.value) == (["wants", "to"], None, None)
 
 
 @pytest.mark.parametrize(

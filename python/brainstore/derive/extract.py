@@ -806,13 +806,15 @@ _RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
 # What "at"/"for" after "work" may tell instead of an employer: a time, an amount ("at night", "for hours")
 # Words of a name one starts at without working there: a school (starting there is enrolling) or a
-# place or a point a walk, a race or a game starts from ("We started at Central Park", "at Level 1")
+# place or a point a walk, a race, a game or an evening starts from ("We started at Central Park", "at Level 1")
 _BEGUN_NOT_WORK = {
     "school", "university", "college", "uni", "academy", "institute", "elementary", "high", "middle",
     "kindergarten", "preschool", "daycare", "nursery", "montessori", "seminary", "conservatory",
     "park", "street", "st", "avenue", "ave", "road", "rd", "square", "station", "trailhead", "trail", "bridge",
     "gate", "entrance", "beach", "lake", "level", "mile", "chapter", "page", "step", "stage", "round", "base",
     "camp", "point", "peak",
+    # someone's home ("We start at Bob's place tomorrow, then go to the park")
+    "place", "house", "apartment", "flat", "condo",
 }  # fmt: skip
 _WORK_WHEN = {
     "night", "nights", "noon", "midday", "midnight", "dawn", "dusk", "daytime", "nighttime", "weekend", "weekends",
@@ -1179,6 +1181,9 @@ class _Subject:
     # an aside between the subject and its verb ("Kate, my roommate, ..."): said of the subject, no part
     # of what the clause tells ("my" there makes it no experience of the speaker's)
     aside: tuple[int, int] | None = None
+    # a proposal ("Let's move to Denver", "We should get a dog"): what the speaker wants, as "I want to
+    # move to Denver" is, no home, pet or job of theirs
+    proposed: bool = False
 
 
 # Patterns once written inline where a clause or a sentence is read: compiled here, each read no longer
@@ -3159,7 +3164,7 @@ class _Run:
             or _SOMETIME.search(wanted)
         ):
             return None
-        subj = _Subject(self.me(), self.me_owner(), f"{self.me()} wants to", m.end(), kind="shown")
+        subj = _Subject(self.me(), self.me_owner(), f"{self.me()} wants to", m.end(), kind="shown", proposed=True)
         self._emit(subj, cs, ce)
         return subj
 
@@ -4857,7 +4862,7 @@ class _Run:
             # statement it was "The other person lives in Denver.", said as fact of no one ("aren't
             # you?", "no?" ask it too, and make nothing)
             return True
-        if found is None and subj.frame is None and not checked:
+        if found is None and subj.frame is None and not checked and not subj.proposed:
             found = self.attribute_of(pred_exp, subj.subject, partner=subj.partner)
         if found is not None and found[1]:
             attr, value, negated, change, vstart = found
