@@ -277,6 +277,8 @@ def test_a_value_said_to_be_wrong_is_superseded_not_in_conflict(
         ("I live in Denver.", "I mean Portland", "lives in Denver", "lives in Portland"),
         ("I live in Denver.", "*Portland", "lives in Denver", "lives in Portland"),
         ("I'm 30.", "Oops, I'm 31, not 30", "is 30", "is 31"),
+        # (was "Alice is a a doctor.": the article said again)
+        ("I'm a nurse.", "Sorry, I meant a doctor.", "is a nurse", "is a doctor"),
     ],
 )
 def test_a_self_correction_in_the_next_message_supersedes_what_was_just_said(

@@ -2148,6 +2148,15 @@ def test_a_name_with_a_contracted_is_before_not_is_a_denial_not_a_value_meant(te
         ("I'm 30, sorry, 31.", "Alice is 31.", "31"),
         ("I live in Denver. Sorry, I meant Portland.", "Alice lives in Portland.", "portland"),
         ("I live in Denver and I love sushi. Sorry, I meant Portland, not Denver.", "Alice lives in Portland.", "portland"),
+        # were "Alice is a nurse, sorry, a doctor." and "Alice is a nurse." (job "nurse"), "... Boston, sorry, in
+        # Denver.", "... Boston, actually Denver." (home "boston"): the value retracted kept, the one meant lost
+        ("I live in Denver, sorry, in Portland.", "Alice lives in Portland.", "portland"),
+        ("I live in Denver, actually Portland.", "Alice lives in Portland.", "portland"),
+        ("I live in Denver, or rather Portland.", "Alice lives in Portland.", "portland"),
+        ("I'm a nurse, sorry, a doctor.", "Alice is a doctor.", "doctor"),
+        ("I'm a nurse, I mean a doctor.", "Alice is a doctor.", "doctor"),
+        ("I'm a nurse. Sorry, I meant a doctor.", "Alice is a doctor.", "doctor"),
+        ("I have a dog, sorry, a cat.", "Alice has a cat.", "cat"),
     ],
 )
 def test_a_value_meant_in_the_same_message_is_the_statement_said_right(text, statement, value):
@@ -2155,10 +2164,21 @@ def test_a_value_meant_in_the_same_message_is_the_statement_said_right(text, sta
     out = run(text)
     fixed = out[0]
     assert (fixed.statement, fixed.value, fixed.meant) == (statement, value, None)
-    assert not any(a.meant or "Denver" in a.statement or "30" in a.statement for a in out)
+    assert not any(a.meant or any(w in a.statement for w in ("Denver", "30", "nurse", "dog")) for a in out)
     # one quote spans what was said and its correction
     start, end = fixed.span
     assert start == 0 and value in text[start:end].casefold()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I live in Denver, actually a suburb.", "I live in Denver, sorry, a bit tired.", "I live in Denver. It was fun, actually a blast."],
+)
+def test_a_thing_meant_replaces_no_name_nor_a_value_of_another_clause(text):
+    # a thing said with its article stands for a thing said with one ("a nurse"), never for a place
+    out = run(text)
+    assert [(a.attribute, a.value) for a in out if a.attribute] == [("lives_in", "denver")]
+    assert not any(a.meant for a in out)
 
 
 @pytest.mark.parametrize(

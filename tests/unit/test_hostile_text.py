@@ -56,6 +56,7 @@ HOSTILE = [
     (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
+    (", sorry, a b", "message", "I'm a nurse"),  # a thing meant in place of one said, looked for at each comma
 ]
 
 

@@ -1520,16 +1520,23 @@ _MEANT_WORDS = (
 )
 _MEANT_OPENER = r"(?i:(?:sorry|oops|whoops|my\s+bad|no,?\s+wait|wait|correction|edit|err?|um+|uh+)\b[\s,:.!\u2014\u2013-]*)*"
 _MEANT_ELSE = r"\s*,?\s*(?i:(?:and\s+)?not)\s+"
+# A thing meant, with its article, in place of one said ("I'm a nurse, sorry, a doctor", "I have a dog, I
+# mean a cat"; no amount: "..., sorry, a lot" corrects nothing); see restated
+_MEANT_NOUN = (
+    r"(?P<noun>(?i:an?)\s+(?!(?i:lot|bit|little|few|couple|while|moment|sec|second|minute|typo)\b)[a-z][\w'\u2019-]*"
+    r"(?:\s+[a-z][\w'\u2019-]*)?)"
+)
 _MEANT = re.compile(
     rf"^{_MEANT_OPENER}(?i:i\s+mean|i\s+meant)\s*,?\s+(?:(?P<named>{_MEANT_WORDS}){_MEANT_ELSE}(?P<wrong>{_MEANT_WORDS})"
-    rf"|(?P<meant>{_MEANT_NAME}))[\s.!]*$"
+    rf"|(?P<meant>{_MEANT_NAME})|{_MEANT_NOUN})[\s.!]*$"
     rf"|^{_MEANT_OPENER}(?P<instead>{_MEANT_NAME}){_MEANT_ELSE}(?P<replaced>{_MEANT_WORDS})[\s.!]*$"
     rf"|^\*\s*(?P<starred>{_MEANT_NAME})[\s.!]*$",
 )
 # ... and said after the clause it corrects, in its sentence ("I live in Denver, sorry, Portland")
+# ("I live in Boston, sorry, in Denver", "..., or rather Denver": the place's preposition said again)
 _MEANT_AFTER = re.compile(
-    rf",\s*(?i:sorry|oops|whoops|i\s+mean|i\s+meant|no,?\s+wait|err?|um+|uh+)\b[\s,:\u2014\u2013-]*"
-    rf"(?P<meant>{_MEANT_NAME})[\s.!]*$",
+    rf",\s*(?i:sorry|oops|whoops|i\s+mean|i\s+meant|no,?\s+wait|err?|um+|uh+|actually|or\s+rather)\b[\s,:\u2014\u2013-]*"
+    rf"(?:(?:(?i:in|at|to|from)\s+)?(?P<meant>{_MEANT_NAME})|{_MEANT_NOUN})[\s.!]*$",
 )
 _ADVICE = re.compile(
     r"^\s*(?:(?:really|definitely|always|totally|just|also)\s+)*(?:can|could|should|must|might|may|need\s+to|have\s+to"
@@ -2761,11 +2768,15 @@ class _Run:
             return
         after = _MEANT_AFTER.search(raw) if self.src.kind == "message" else None
         if after is not None:
-            # the clause as if said right, then the value meant (folded into it, see resolve_meant)
+            # the clause as if said right, then the value meant (folded into it, see resolve_meant); a
+            # clause that said no value has none to correct, and the value said before it is no part of it
             self.sentence_no -= 1
+            said = len(self.out)
             self._sentence(s, s + after.start())
-            start = s + after.start("meant")
-            self._meant_value(start, s + after.end("meant"), text[start : s + after.end("meant")], None, s + after.start())
+            if any(a.attribute is not None for a in self.out[said:]):
+                group = "meant" if after.group("meant") else "noun"
+                start, end = s + after.start(group), s + after.end(group)
+                self._meant_value(start, end, text[start:end], None, s + after.start())
             return
         # leading interjections and a leading vocative ("Hey Mel!", "Caroline, ...")
         while True:
@@ -3240,7 +3251,7 @@ class _Run:
             m = None
         if m is None:
             return False
-        group = next(g for g in ("named", "meant", "instead", "starred") if m.group(g))
+        group = next(g for g in ("named", "meant", "noun", "instead", "starred") if m.group(g))
         if group == "instead" and re.search(r"['\u2019]s$", m.group(group)) and "," not in m.string[m.end(group) : m.end()]:
             return False  # "Tom's not coming": "Tom is not", a denial; a possessive meant takes a comma
         said = _INTERJ.match(m.group(group))

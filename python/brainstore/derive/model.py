@@ -53,9 +53,12 @@ class Assertion:
 
 def restated(statement: str, value: str, meant: str) -> str | None:
     """``statement``, whose attribute's value is ``value``, with ``meant`` in its place ("Alice lives in
-    Portland." for "Alice lives in Denver."); None when the statement does not show the value's words."""
+    Portland." for "Alice lives in Denver."); None when the statement does not show the value's words.
+    A thing meant with its article ("a doctor") replaces a thing said with one ("Alice is a nurse."), the
+    article too; a name said ("Alice lives in Denver.") is no thing it can replace."""
     words = r"\s+".join(re.escape(w) for w in value.split())
-    found = re.search(rf"(?<![\w'\u2019-]){words}(?![\w'\u2019-])", statement, re.I) if words else None
+    article = r"an?\s+" if re.match(r"(?i:an?\s)", meant) else ""
+    found = re.search(rf"(?<![\w'\u2019-]){article}{words}(?![\w'\u2019-])", statement, re.I) if words else None
     if found is None:
         return None
     return statement[: found.start()] + meant + statement[found.end() :]
