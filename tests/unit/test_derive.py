@@ -4298,6 +4298,9 @@ def test_what_ones_own_people_claim_is_the_speakers_report(text, statement):
         ("I told Bob that I live in Denver.", "Alice told Bob that Alice lives in Denver.", "lives_in", "denver"),
         ("I said I work at Google.", "Alice said Alice works at Google.", "works_at", "google"),
         ("I told my boss I'm a nurse.", "Alice told Alice's boss Alice is a nurse.", "job", "nurse"),
+        # (were no age: a number after "I'm" was taken for no words told)
+        ("I told Bob I'm 30.", "Alice told Bob Alice is 30.", "age", "30"),
+        ("I told Bob that I'm 30 years old.", "Alice told Bob that Alice is 30 years old.", "age", "30"),
         # what holds no attribute reads as before
         ("I told Bob I love him.", "Alice told Bob Alice loves him.", None, None),
     ],

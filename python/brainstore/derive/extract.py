@@ -4449,7 +4449,7 @@ class _Run:
             j += 1
         if j + 1 >= len(words) or words[j][0].lower() not in FIRST_SG or words[j][0].lower() in ("me", "my"):
             return None
-        if not words[j + 1][0][:1].isalpha():
+        if not words[j + 1][0][:1].isalnum():  # ("I told Bob I'm 30": a number told is words too)
             return None
         me = self.me()
         pron = words[j][0]
