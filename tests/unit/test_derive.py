@@ -4427,6 +4427,22 @@ def test_a_habit_at_a_holiday_or_a_season_dates_nothing(text, statement):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        # was one clause, "Alice usually works from home, but on Christmas Eve Alice moved to Denver.", from the
+        # time it was said and no home: the habit of the first clause made the second's day a recurrence
+        "I usually work from home, but on Christmas Eve I moved to Denver.",
+        "I always visit my mom at Christmas, but on Christmas Eve I moved to Denver.",
+    ],
+)
+def test_a_habit_in_one_clause_leaves_the_day_of_the_next_a_date(text):
+    habit, move = run(msg(text, role="user"))
+    assert (habit.attribute, habit.valid_from) == (None, NOW)
+    assert (move.statement, move.attribute, move.value) == ("Alice moved to Denver on Christmas Eve 2022.", "lives_in", "denver")
+    assert move.valid_from == datetime(2022, 12, 24, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
     ("text", "statement", "valid_from"),
     [
         # were "... right after Christmas 2022." and "... in March 2023": a day without a year took the

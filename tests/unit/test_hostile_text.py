@@ -57,6 +57,7 @@ HOSTILE = [
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
     (", sorry, a b", "message", "I'm a nurse"),  # a thing meant in place of one said, looked for at each comma
+    (" but on Monday I", "message", "I went"),  # a time and a subject after each conjunction, a clause each
 ]
 
 

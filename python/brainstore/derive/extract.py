@@ -705,6 +705,7 @@ _SPLIT = re.compile(
 # "turning 30" after an age said: the age from the time that follows, said of the same subject
 _AGE_TO_COME = re.compile(r"turning\s+\d", re.I)
 _AGE_TIME_REACH = 60  # "turning 30 on the first of September next year" fits
+_FRONT_REACH = 80  # "..., but on the first Saturday of next month, my sister and I" fits
 _PRE = (
     r"^(?:(?:do|does|did|am|is|are|was|were|have|has|had|will|shall|not|never|no\s+longer|still|also|really"
     r"|now|currently|recently|just|finally|actually|totally|absolutely|always|usually|so|truly|definitely|even"
@@ -3439,6 +3440,16 @@ class _Run:
             break
         return front, pos
 
+    def _time_then_subject(self, pos: int, e: int) -> bool:
+        """Whether a time, or how often, and then a subject open the words at ``pos`` ("..., but on
+        Christmas Eve I moved to Denver", "..., but sometimes John brings work home"): a clause of its own,
+        whose time is none of the clause before it. Read in a window: from each "and" to the sentence's
+        end, a long sentence was quadratic."""
+        end = min(e, pos + _FRONT_REACH)
+        front, at = self._front(pos, end)
+        after = self.words(at, end) if front is not None else []
+        return bool(after) and (after[0][0].lower() in _SUBJECT_OPENERS or is_name_token(after[0][0]))
+
     def _since_front(self, pos: int, ce: int) -> re.Match[str] | None:
         """A fronted "since <event>" (see _SINCE_FRONT). "Since my mom left, ..." is a clause of the
         speaker's own, a fact told apart (see _SUBORDINATE); "Since the pandemic started I ..." dates
@@ -3663,7 +3674,9 @@ class _Run:
                         and right[2][0].lower() not in MODALS
                     )
                 ) or first.lower() in ("if", "unless", "when", "because") or self._age_to_come(right[0][1], e)
-                if not (starts_subject or starts_verb):
+                if not (starts_subject or starts_verb) and not (
+                    conj.lower() in ("and", "but", "so") and self._time_then_subject(right[0][1], e)
+                ):
                     continue
             if not conj and _AGE_TO_COME.match(text, m.end()) and not self._age_to_come(m.end(), e):
                 continue
