@@ -1374,12 +1374,31 @@ def test_since_an_undated_event_told_in_a_short_clause(text, statement):
         "I moved to Denver as a kid.",
         "I got a job at Stripe after college.",
         "I quit my job when I was 25.",
+        # were a home from when it was said (and "denver years" of the last)
+        "Growing up, we moved to Denver.",
+        "Years ago, I moved to Denver.",
+        "I moved to Denver years ago.",
     ],
 )
 def test_a_change_told_by_an_event_or_an_age_is_of_the_past_at_an_unknown_time(text):
     # were changes dated when said, closing the home or the job held now
     said = [a for a in run(text) if "moved" in a.statement or "Stripe" in a.statement or "quit" in a.statement]
     assert said and all(a.attribute is None and a.left is None and a.valid_from == UNKNOWN_START for a in said)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # were "... after Christmas 2022." and "... in March 2023.", homes from then: the day of a time of life
+        # long past took the latest year before the Record
+        ("When I was a kid we moved to Denver after Christmas.", "Alice and others moved to Denver after Christmas."),
+        ("When I was 10, we moved to Denver in March.", "Alice and others moved to Denver in March."),
+        ("Growing up, we moved to Denver after Christmas.", "Alice and others moved to Denver after Christmas."),
+    ],
+)
+def test_a_day_without_a_year_in_a_time_of_life_long_past_takes_no_year(text, statement):
+    (a,) = run(text)
+    assert (a.statement, a.attribute, a.valid_from) == (statement, None, UNKNOWN_START)
 
 
 def test_a_change_with_no_time_or_a_date_stays_a_change_then():

@@ -801,6 +801,14 @@ _EVENT_TIME = re.compile(
 )
 # what is done as a rule: a holiday, a season or a month without a year it is done at names each one
 _HABITUAL = re.compile(r"\b(?:usually|always|typically|normally|generally|often|tend\s+to|every\s+year)\b", re.I)
+# a time of life long past, whose year the text leaves out ("when I was a kid", "growing up", "years ago")
+_LONG_AGO = re.compile(
+    r"\b(?:as\s+an?\s+(?:kid|child|teen|teenager|baby|student|adolescent)|growing\s+up|(?:many\s+)?years\s+ago"
+    r"|long\s+ago|back\s+in\s+the\s+day|when\s+(?:I|we)\s+(?:was|were)\s+(?:(?:just|still|only)\s+)?(?:an?\s+)?"
+    r"(?:little|young|younger|small|kids?|child|children|teens?|teenagers?|babies|baby|\d{1,2}\b"
+    r"|in\s+(?:school|college|high\s+school|grad\s+school)))\b",
+    re.I,
+)
 _SINCE_EVENT = re.compile(r"\bsince\s+\w", re.I)
 _RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
@@ -3440,6 +3448,12 @@ class _Run:
             break
         return front, pos
 
+    def _long_ago(self, cs: int, ce: int) -> bool:
+        """Whether the clause [cs, ce) is told of a time of life long past: it names one, or its sentence
+        opens on one ("When I was a kid, we moved ...", "Growing up, we ..."; "I hated broccoli as a kid,
+        but I moved to Denver" tells the move of no such time)."""
+        return bool(_LONG_AGO.match(self.text, self.sentence_start, ce) or _LONG_AGO.search(self.text, cs, ce))
+
     def _time_then_subject(self, pos: int, e: int) -> bool:
         """Whether a time, or how often, and then a subject open the words at ``pos`` ("..., but on
         Christmas Eve I moved to Denver", "..., but sometimes John brings work home"): a clause of its own,
@@ -4854,9 +4868,14 @@ class _Run:
             weekdays_ahead=ahead_unless_past(tense),
             bounds_ahead=ahead_unless_past(tense),
         )
-        if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce):
+        if (
+            _YEARLY_DAY.search(text, cs, ce)
+            or _HABITUAL.search(text, cs, ce)
+            or self._long_ago(cs, ce)
+        ):
             # the day of the year it falls on, not a time of the statement: said as it was, no year added
-            # ("At Christmas we usually watch movies": each Christmas, not the last one)
+            # ("At Christmas we usually watch movies": each Christmas, not the last one; "When I was a kid
+            # we moved after Christmas": a Christmas of that time, not the last one)
             exprs = [replace(x, kind="recurring", relative=False) if x.yearless else x for x in exprs]
         elif not exprs and subj.front is None and (heading := self._heading_time(cs)) is not None:
             # "Yesterday:\n- moved to Denver": an item of a list a time heads, which names no time of its
@@ -4956,7 +4975,11 @@ class _Run:
             if tense == "perfect" and _SINCE_EVENT.search(told):
                 # "I've lived in Denver since college": from some time before it was said, not from then
                 valid_from = UNKNOWN_START
-            elif tense == "past" and change and (self.event_fronted or _EVENT_TIME.search(told)):
+            elif (
+                tense == "past"
+                and change
+                and (self.event_fronted or _EVENT_TIME.search(told) or self._long_ago(cs, ce))
+            ):
                 # "I moved to Denver when I was 25": a change of the past at a time no rule dates, which
                 # would close the home held now at the time it was said: a plain statement of the past
                 attr = value = None
