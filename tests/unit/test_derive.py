@@ -713,6 +713,29 @@ def test_what_is_said_of_others_wished_for_made_up_or_meant_in_jest_is_no_attrib
 @pytest.mark.parametrize(
     "text",
     [
+        # were the job and the employer, and the home: what a joke mark takes back is no fact
+        "I'm a nurse at Google, just kidding.",
+        "I live in Denver lol jk",
+        "I live in Denver. Just kidding!",
+        "I live in Denver (j/k).",
+        "I live in Denver. I'm kidding.",
+    ],
+)
+def test_what_is_taken_back_as_a_joke_says_nothing(text):
+    assert run(msg(text, speaker="Alice")) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute"),
+    [("I live in Denver, I'm not kidding.", "lives_in"), ("I live in Denver, no kidding.", "lives_in"), ("I love joking.", "likes")],
+)
+def test_what_is_said_in_earnest_or_of_joking_stands(text, attribute):
+    assert run(msg(text, speaker="Alice"))[0].attribute == attribute
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "The guy I met at the gym works at Google.",  # was Alice's employer
         "The dog I adopted loves walks.",  # was Alice's liking
         "The guy I'm dating lives in Boston.",  # was Alice's home

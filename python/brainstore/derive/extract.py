@@ -1657,6 +1657,14 @@ _MAKE_BELIEVE = re.compile(
 )
 # A message marked as sarcasm ("I just LOVE working at Acme. /s"): it means the opposite of what it says.
 _SARCASM_MARK = re.compile(r"(?:^|\s)/s\s*$")
+# ... or as a joke ("I'm a nurse at Google, just kidding", "I live in Denver lol jk"): what it said is taken
+# back ("I'm not kidding", "no kidding" take nothing back, "I love joking" is no mark). Looked for in the
+# text's last _JOKE_REACH characters.
+_JOKE_MARK = re.compile(
+    r"(?:(?:^|[\s,.!(])(?i:jk|j/k)|(?:^|[\s,.!(])(?i:just|only|jus|i['\u2019]?m|i\s+am)\s+(?i:kidding|joking)"
+    r"|(?:^|[,.!(])\s*(?i:kidding|joking))(?i:\s+(?:lol|haha|lmao))?[\s.!)]*$"
+)
+_JOKE_REACH = 40
 # A fronted subordinate clause with a first-person subject ("Since I lost my job at Acme, things have been
 # tough", "After we moved to Oslo, ..."): what it says happened is a fact of its own. The reasons and
 # concessions presuppose it; the times only when they are past ("When I get home" is no fact yet).
@@ -2351,6 +2359,8 @@ class _Run:
         """Read the text from ``start`` (an event's text after its name)."""
         text = self.text
         if not text[start:].strip() or ("/s" in text and _SARCASM_MARK.search(text)):
+            return []
+        if self.src.kind == "message" and _JOKE_MARK.search(text, max(start, len(text.rstrip()) - _JOKE_REACH)):
             return []
         sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
         self.addressee = self._message_addressee(sentences)
