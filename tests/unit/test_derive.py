@@ -1424,6 +1424,23 @@ def test_a_day_without_a_year_in_a_time_of_life_long_past_takes_no_year(text, st
     assert (a.statement, a.attribute, a.valid_from) == (statement, None, UNKNOWN_START)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # were tastes held from when it was said: "dinosaurs as a kid", "broccoli as a kid" (denied),
+        # "broccoli" (denied) and "dinosaurs in college"
+        "I loved dinosaurs as a kid.",
+        "I hated broccoli as a kid.",
+        "I hated broccoli when I was little.",
+        "I loved dinosaurs in college.",
+    ],
+)
+def test_a_taste_of_a_time_of_life_long_past_is_none_of_now(text):
+    (a,) = run(text)
+    assert (a.attribute, a.negated, a.valid_from) == (None, False, UNKNOWN_START)
+    assert [(a.attribute, a.value) for a in run("I love dinosaurs.")] == [("likes", "dinosaurs")]
+
+
 def test_a_change_with_no_time_or_a_date_stays_a_change_then():
     a = one("I moved to Denver.")
     assert (a.attribute, a.change, a.valid_from) == ("lives_in", True, NOW)

@@ -806,7 +806,7 @@ _LONG_AGO = re.compile(
     r"\b(?:as\s+an?\s+(?:kid|child|teen|teenager|baby|student|adolescent)|growing\s+up|(?:many\s+)?years\s+ago"
     r"|long\s+ago|back\s+in\s+the\s+day|when\s+(?:I|we)\s+(?:was|were)\s+(?:(?:just|still|only)\s+)?(?:an?\s+)?"
     r"(?:little|young|younger|small|kids?|child|children|teens?|teenagers?|babies|baby|\d{1,2}\b"
-    r"|in\s+(?:school|college|high\s+school|grad\s+school)))\b",
+    r"|in\s+(?:school|college|high\s+school|grad\s+school))|(?:in|during)\s+(?:college|high\s+school|grad\s+school))\b",
     re.I,
 )
 _SINCE_EVENT = re.compile(r"\bsince\s+\w", re.I)
@@ -4994,6 +4994,12 @@ class _Run:
                 # would close the home held now at the time it was said: a plain statement of the past
                 attr = value = None
                 valid_from, told_past = UNKNOWN_START, True
+            elif tense == "past" and attr == "likes" and self._long_ago(cs, ce):
+                # "I loved dinosaurs as a kid", "I hated broccoli when I was little": a taste of then,
+                # none known of now (the value had the time in it: "dinosaurs as a kid"); the dislike
+                # denied no liking but the statement's words, which tell it
+                attr = value = None
+                valid_from, told_past, negated = UNKNOWN_START, True, False
         if attr == "birthday":
             # a day of every year, whenever and however it was told ("next Tuesday", "June 3rd",
             # "yesterday"): the value is that day ("may 9"), which neither a later mention of it in
