@@ -1634,6 +1634,28 @@ def test_a_bound_through_a_day_is_no_part_of_the_value(text, value, statement):
     assert (a.value, a.statement) == (value, statement)
 
 
+@pytest.mark.parametrize(
+    ("text", "valid_from", "valid_to"),
+    [
+        # were homes from then on: a stay over with the day, the weekend or the week named
+        ("I'm staying in Denver tonight.", (2023, 5, 8), (2023, 5, 9)),
+        ("I'm staying in Denver this weekend.", (2023, 5, 13), (2023, 5, 15)),
+        ("I'm staying in Denver this week.", (2023, 5, 8), (2023, 5, 15)),
+    ],
+)
+def test_a_stay_a_day_or_a_week_names_is_over_with_it(text, valid_from, valid_to):
+    a = one(text)
+    assert (a.attribute, a.value) == ("lives_in", "denver")
+    assert (a.valid_from, a.valid_to) == (datetime(*valid_from, tzinfo=UTC), datetime(*valid_to, tzinfo=UTC))
+    assert (one("I'm staying in Boston.").value, one("I'm staying in Boston.").valid_to) == ("boston", None)
+
+
+@pytest.mark.parametrize("text", ["I'm staying at a hotel in Denver.", "We're staying at an Airbnb in Denver.", "I stayed at a motel."])
+def test_a_stay_at_a_hotel_is_no_home(text):
+    # was the home "hotel" ("denver" in "staying at a hotel in Denver")
+    assert [a.attribute for a in run(text)] == [None]
+
+
 def test_through_with_no_time_stays_in_the_value():
     assert one("I live in a cabin through the woods.").value == "cabin through the woods"
 

@@ -844,6 +844,10 @@ _HOME_HEADS = {
 }  # fmt: skip
 # A dwelling moved into somewhere ("a new apartment in Brooklyn"): the home is where it stands, not
 # "new apartment" (which ended the city told before it). Not "near the lake", "on the third floor".
+# Where one stays without living there
+_LODGINGS = {"hotel", "motel", "hostel", "airbnb", "inn", "resort", "campground", "campsite"}
+# "is staying", "'m staying": a stay under way (see _LODGINGS, and _Run._emit for one a day or a week bounds)
+_STAYING = re.compile(r"(?:is|am|are|'m|'re)\s+(?:(?:just|only|still)\s+)?staying\b", re.I)
 _DWELLINGS = (
     "apartment", "flat", "house", "condo", "studio", "loft", "place", "home", "townhouse", "duplex", "bungalow",
     "cottage", "cabin", "dorm",
@@ -4969,7 +4973,17 @@ class _Run:
         )
         # (of a person: a view of an event, "Andrew thinks Friday night was a nice break", is no condition)
         person = subj.person and subj.frame is None and subj.kind not in ("np", "it")
-        held = attr is None and person and self._held(pred_exp, ps, exprs)
+        held = person and (
+            (attr is None and self._held(pred_exp, ps, exprs))
+            # "I'm staying in Denver this weekend / tonight": a stay, over with the day or the week named
+            or (
+                attr == "lives_in"
+                and _STAYING.match(pred_exp) is not None
+                and len(exprs) == 1
+                and exprs[0].kind == "at"
+                and exprs[0].period in ("day", "week")
+            )
+        )
         # a time to come ("I'm moving to Denver later this year", "I'll be in Paris this week") starts no
         # earlier than it was said, though the period it names began before
         later = any(re.search(r"\blater\s+$", text[cs : cs + x.start], re.I) for x in exprs)
@@ -5278,6 +5292,8 @@ class _Run:
                 continue  # "I moved to the couch", "I live at the gym": a place in a day, no home
             if pat.attribute == "lives_in" and val.split()[-1] in _WORKPLACE_HEADS:
                 continue
+            if pat.attribute == "lives_in" and _LODGINGS & set(val.split()):
+                continue  # "I'm staying at a hotel (in Denver)": a stay, no home
             if pat.attribute == "lives_in" and (dwelling := _DWELLING_IN.match(raw)) is not None:
                 where = dwelling.group("where")
                 times = find_time_expressions("in " + where, self.src.occurred_at)[:1]
