@@ -1656,6 +1656,12 @@ def test_a_stay_at_a_hotel_is_no_home(text):
     assert [a.attribute for a in run(text)] == [None]
 
 
+@pytest.mark.parametrize("text", ["I work for myself.", "My sister works for herself.", "We work for ourselves."])
+def test_working_for_oneself_names_no_employer(text):
+    # were the employers "myself", "herself" and "ourselves"
+    assert [a.attribute for a in run(text)] == [None]
+
+
 def test_through_with_no_time_stays_in_the_value():
     assert one("I live in a cabin through the woods.").value == "cabin through the woods"
 

@@ -587,6 +587,7 @@ _JOBS = set(
     ]
 )
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
+_REFLEXIVES = {"myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves"}
 _PRONOUN_VALUES = {
     "it", "that", "this", "them", "him", "her", "you", "u", "me", "us", "those", "these", "one", "so", "too",
     "the idea", "the sound of that", "what you", "how", "to", "mine", "yours", "everything", "all", "ya", "y'all",
@@ -5264,6 +5265,7 @@ class _Run:
             if (
                 not val
                 or val in _PRONOUN_VALUES
+                or val in _REFLEXIVES  # "I work for myself": self-employed, no employer named "myself"
                 or val.split()[0] in ("it", "that", "this", "you", "them", "what", "how", "when")
             ):
                 continue
