@@ -1662,6 +1662,13 @@ def test_working_for_oneself_names_no_employer(text):
     assert [a.attribute for a in run(text)] == [None]
 
 
+def test_a_weekday_after_a_is_no_date():
+    # was "Alice moved to Denver on a on 5 May 2023." from that day: some Friday, not the last one
+    a = one("I moved to Denver on a Friday.")
+    assert (a.statement, a.valid_from) == ("Alice moved to Denver on a Friday.", NOW)
+    assert one("I moved to Denver on Friday.").valid_from == datetime(2023, 5, 5, tzinfo=UTC)
+
+
 def test_through_with_no_time_stays_in_the_value():
     assert one("I live in a cabin through the woods.").value == "cabin through the woods"
 

@@ -211,10 +211,14 @@ _NOUN_ANCHOR_RE = re.compile(
     r"|throughout|as\s+of|starting)\s+)$"
 )
 _BY_RE = re.compile(r"(?i:\bby\s+)$")
+_INDEFINITE_RE = re.compile(r"(?i:\ban?\s+)$")
 _DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through|thru)\s+)$")
 
 
 def _anchored(m: re.Match[str], text: str) -> bool:
+    if m.lastgroup == "wd":
+        # "I moved to Denver on a Friday": some Friday, not the last one
+        return _INDEFINITE_RE.search(text, max(0, m.start() - 4), m.start()) is None
     if m.lastgroup in ("season", "holiday", "weekend", "dom", "md"):
         if m.lastgroup == "season" and re.search(r"\d", m.group(0)):
             return True
