@@ -1662,6 +1662,30 @@ def test_working_for_oneself_names_no_employer(text):
     assert [a.attribute for a in run(text)] == [None]
 
 
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        # were the birthdays "next week", "last month", "may 13" (the weekend's Saturday), "coming up" and
+        # "may 2" ("on a Tuesday": the last one), and the birthplace "march"
+        ("My birthday is next week.", None, None),
+        ("My birthday was last month.", "birthday", "april"),
+        ("My birthday is this weekend.", None, None),
+        ("My birthday is coming up.", None, None),
+        ("I was born on a Tuesday.", None, None),
+        ("My daughter was born in March.", None, None),
+        ("I was born in March 1990.", None, None),
+        # as before
+        ("My birthday is tomorrow.", "birthday", "may 9"),
+        ("My birthday is June.", "birthday", "june"),
+        ("My birthday is 3/4.", "birthday", "3/4"),
+        ("I was born in Ohio.", "from", "ohio"),
+    ],
+)
+def test_a_birthday_is_a_day_or_a_month_and_a_birthplace_no_time(text, attribute, value):
+    (a,) = run(text)
+    assert (a.attribute, a.value) == (attribute, value)
+
+
 def test_a_weekday_after_a_is_no_date():
     # was "Alice moved to Denver on a on 5 May 2023." from that day: some Friday, not the last one
     a = one("I moved to Denver on a Friday.")

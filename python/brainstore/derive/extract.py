@@ -810,6 +810,11 @@ _LONG_AGO = re.compile(
     r"|in\s+(?:school|college|high\s+school|grad\s+school))|(?:in|during)\s+(?:college|high\s+school|grad\s+school))\b",
     re.I,
 )
+# a birthday's value said as a month, or a month and its day ("june", "june 3rd", "3/4")
+_MONTH_DAY_VALUE = re.compile(
+    r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?:\s+\d{1,2}(?:st|nd|rd|th)?)?$|\d{1,2}[/.-]\d{1,2}$"
+)
 _SINCE_EVENT = re.compile(r"\bsince\s+\w", re.I)
 _RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
@@ -5020,11 +5025,21 @@ class _Run:
             # "yesterday"): the value is that day ("may 9"), which neither a later mention of it in
             # other words contradicts, nor the day's passing ends; and it is known from when it is told,
             # not from the day it next falls on
-            day = next((x.when for x in exprs if x.period == "day" and x.kind != "range"), None)
+            # ("this weekend", "next week", "coming up", "on a Tuesday" name no day of the year: no value;
+            # "last month" names its month)
+            day = next(
+                (x.when for x in exprs if x.period == "day" and x.kind != "range" and "weekend" not in x.text.lower()),
+                None,
+            )
+            month = next((x.when for x in exprs if x.period == "month" and x.kind != "range"), None)
             if day is not None:
                 value = f"{calendar.month_name[day.month].lower()} {day.day}"
-            elif value:
-                value = re.sub(r"^(?:on|in)\s+", "", value)  # "in June": the month
+            elif month is not None:
+                value = calendar.month_name[month.month].lower()
+            elif value and _MONTH_DAY_VALUE.match(re.sub(r"^(?:on|in)\s+", "", value)):
+                value = re.sub(r"^(?:on|in)\s+", "", value)  # "June" with no "in": the month
+            else:
+                attr = value = None
             valid_from, valid_to = min(valid_from, self.src.occurred_at), None
         if attr is not None and change and not stated and (tense == "future" or _PLANNED.match(pred_exp)):
             # "I'm moving to Oslo soon", "I'll quit my job at Acme": a plan, not yet a fact, and no time
@@ -5188,6 +5203,12 @@ class _Run:
         self.statements.add(key)
         self.out.append(assertion)
 
+    def _a_time_opens(self, value: str) -> bool:
+        """Whether a time opens ``value`` as said after "in" ("March", "March 2019", "the spring"); read in
+        its first 40 characters."""
+        times = find_time_expressions("in " + value[:40], self.src.occurred_at)[:1]
+        return bool(times) and times[0].start <= 3
+
     def _begins_later(self, rest: str, pred: str) -> bool:
         """Whether what "I start at ..." leads to is said to begin at a time to come ("at Stripe in June",
         "at Acme next week"): only then is the present a job's first day, not a habit or a plan."""
@@ -5218,6 +5239,8 @@ class _Run:
             raw = m.group("v")
             if pat.check == "cap" and not raw[:1].isupper():
                 continue
+            if pat.attribute == "from" and self._a_time_opens(raw):
+                continue  # "My daughter was born in March": when, not where
             if (
                 pat.attribute == "name"
                 and m.group("call")
