@@ -1693,6 +1693,16 @@ def test_a_weekday_after_a_is_no_date():
     assert one("I moved to Denver on Friday.").valid_from == datetime(2023, 5, 5, tzinfo=UTC)
 
 
+def test_a_job_one_is_trained_for_is_no_job_held():
+    # was the job "nurse" beside "writer": a qualification, not what one does
+    assert [(a.attribute, a.value) for a in run("I'm a nurse by training but I work as a writer.")] == [
+        (None, None),
+        ("job", "writer"),
+    ]
+    assert one("I'm a lawyer by education.").attribute is None
+    assert one("I'm a carpenter by trade.").value == "carpenter"
+
+
 def test_through_with_no_time_stays_in_the_value():
     assert one("I live in a cabin through the woods.").value == "cabin through the woods"
 

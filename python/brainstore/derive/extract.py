@@ -810,6 +810,8 @@ _LONG_AGO = re.compile(
     r"|in\s+(?:school|college|high\s+school|grad\s+school))|(?:in|during)\s+(?:college|high\s+school|grad\s+school))\b",
     re.I,
 )
+# a job one is qualified for, not one held ("a nurse by training", "a lawyer by education")
+_TRAINED_ONLY = re.compile(r"\bby\s+(?:training|education|degree|qualification)\b", re.I)
 # a birthday's value said as a month, or a month and its day ("june", "june 3rd", "3/4")
 _MONTH_DAY_VALUE = re.compile(
     r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
@@ -5241,6 +5243,8 @@ class _Run:
                 continue
             if pat.attribute == "from" and self._a_time_opens(raw):
                 continue  # "My daughter was born in March": when, not where
+            if pat.attribute == "job" and _TRAINED_ONLY.search(raw):
+                continue  # "I'm a nurse by training (but I work as a writer)": what one learned, no job held
             if (
                 pat.attribute == "name"
                 and m.group("call")
