@@ -726,6 +726,22 @@ def test_what_is_taken_back_as_a_joke_says_nothing(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # were the home, the job taken back beside the one said after (the doctor lost)
+        ("I live in Boston. Just kidding, I live in Denver.", [("lives_in", "denver")]),
+        ("I'm a nurse. JK I'm a doctor.", [("job", "doctor")]),
+        ("I live in Boston. Kidding! I live in Denver.", [("lives_in", "denver")]),
+        # only the sentence before is taken back; "Kidding aside" and "Joking around" are no mark
+        ("I live in Boston. I love my job. JK, I live in Denver.", [("lives_in", "boston"), ("lives_in", "denver")]),
+        ("I live in Boston. Joking around is fun.", [("lives_in", "boston")]),
+    ],
+)
+def test_a_sentence_opening_on_a_joke_mark_takes_back_the_one_before(text, said):
+    assert [(a.attribute, a.value) for a in run(msg(text, speaker="Alice")) if a.attribute] == said
+
+
+@pytest.mark.parametrize(
     ("text", "attribute"),
     [("I live in Denver, I'm not kidding.", "lives_in"), ("I live in Denver, no kidding.", "lives_in"), ("I love joking.", "likes")],
 )

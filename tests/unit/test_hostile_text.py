@@ -58,6 +58,7 @@ HOSTILE = [
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
     (", sorry, a b", "message", "I'm a nurse"),  # a thing meant in place of one said, looked for at each comma
     (" but on Monday I", "message", "I went"),  # a time and a subject after each conjunction, a clause each
+    ("I live in Boston. Just kidding, ", "message", ""),  # each sentence taking back the one before
 ]
 
 

@@ -1677,6 +1677,12 @@ _JOKE_MARK = re.compile(
     r"|(?:^|[,.!(])\s*(?i:kidding|joking))(?i:\s+(?:lol|haha|lmao))?[\s.!)]*$"
 )
 _JOKE_REACH = 40
+# ... and a sentence that opens on one takes back the sentence before it ("I live in Boston. Just kidding,
+# I live in Denver"); "Kidding aside", "Joking around is fun" are no mark
+_JOKE_OPENER = re.compile(
+    r"\W*(?i:(?:just|only|jus)\s+)?(?i:kidding|joking|jk|j/k)"
+    r"(?=\s*(?:[,.!:;\u2014\u2013-]|$)|\s+(?i:I\b|I['\u2019]|lol\b|haha\b))[\s,.!:;\u2014\u2013-]*"
+)
 # A fronted subordinate clause with a first-person subject ("Since I lost my job at Acme, things have been
 # tough", "After we moved to Oslo, ..."): what it says happened is a fact of its own. The reasons and
 # concessions presuppose it; the times only when they are past ("When I get home" is no fact yet).
@@ -2378,7 +2384,19 @@ class _Run:
         self.addressee = self._message_addressee(sentences)
         quotes = self._quotes()
         first = 0  # the quotes lie apart in text order: those before a sentence end before every later one
+        said_before = said = len(self.out)  # where what the sentence before, and this one, said begins
         for s, e in sentences:
+            said_before, said = said, len(self.out)
+            joke = _JOKE_OPENER.match(text, s, e) if self.src.kind == "message" else None
+            if joke is not None:
+                # "I'm a nurse. JK I'm a doctor": the sentence before is taken back, what follows stands
+                for taken_back in self.out[said_before:]:
+                    self.statements.discard(taken_back.statement.casefold())
+                del self.out[said_before:]
+                said = said_before
+                s = joke.end()
+                if s >= e:
+                    continue
             pos, after_quote = s, False
             while first < len(quotes) and quotes[first].end <= s:
                 first += 1
