@@ -1995,6 +1995,15 @@ def test_starting_at_a_time_a_school_or_a_place_is_no_employer(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "value"),
+    [("I start at Pizza Place tomorrow.", "pizza place"), ("I started at Penguin Random House last week.", "penguin random house")],
+)
+def test_a_business_named_place_or_house_is_an_employer(text, value):
+    # someone's place is where an evening starts; a business of such a name is still a job
+    assert [(a.attribute, a.value) for a in run(text)] == [("works_at", value)]
+
+
+@pytest.mark.parametrize(
     ("text", "attribute", "value"),
     [
         # how one works, then where (was no employer)
@@ -2323,6 +2332,15 @@ def test_a_thing_meant_replaces_no_name_nor_a_value_of_another_clause(text):
     out = run(text)
     assert [(a.attribute, a.value) for a in out if a.attribute] == [("lives_in", "denver")]
     assert not any(a.meant for a in out)
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [("I have a dog, actually a big one.", "has_pet", "dog"), ("I'm a teacher, actually a good one.", "job", "teacher")],
+)
+def test_a_thing_said_again_as_one_is_more_of_it_no_correction(text, attribute, value):
+    # were "Alice has a big one." (pet "big one") and "Alice is a good one." (job "good one")
+    assert [(a.attribute, a.value) for a in run(text) if a.attribute] == [(attribute, value)]
 
 
 @pytest.mark.parametrize(
@@ -2725,6 +2743,16 @@ def test_leaving_takes_the_attribute_of_what_replaces_it(text, attribute, left, 
     assert (ended.attribute, ended.negated, ended.change, ended.single_valued) == (attribute, True, True, True)
     assert (new.attribute, new.negated, new.change) == (attribute, False, True)
     assert ended.time_stated and ended.valid_from < new.valid_from
+
+
+@pytest.mark.parametrize(
+    "text", ["I moved to Denver, but I quit Google.", "I live in Denver but on Monday I quit Google."]
+)
+def test_a_job_is_quit_never_a_home(text):
+    # was lives_in "google", negated: a home gained in the Record took "quit Google" for leaving a home
+    out = run(msg(text, speaker="Alice"))
+    assert [(a.attribute, a.value, a.negated) for a in out if a.attribute] == [("lives_in", "denver", False)]
+    assert next(a for a in out if "Google" in a.statement).left == "google"
 
 
 @pytest.mark.parametrize(

@@ -830,9 +830,12 @@ _BEGUN_NOT_WORK = {
     "park", "street", "st", "avenue", "ave", "road", "rd", "square", "station", "trailhead", "trail", "bridge",
     "gate", "entrance", "beach", "lake", "level", "mile", "chapter", "page", "step", "stage", "round", "base",
     "camp", "point", "peak",
-    # someone's home ("We start at Bob's place tomorrow, then go to the park")
-    "place", "house", "apartment", "flat", "condo",
 }  # fmt: skip
+# Someone's home, where an evening starts ("We start at Bob's place tomorrow, then go to the park"); a
+# business of such a name is no one's ("Pizza Place", "Penguin Random House")
+_SOMEONES_HOME = re.compile(
+    r"(?:[\w-]+['\u2019]s|my|your|his|her|our|their)\s+(?:place|house|home|apartment|flat|condo)\b", re.I
+)
 _WORK_WHEN = {
     "night", "nights", "noon", "midday", "midnight", "dawn", "dusk", "daytime", "nighttime", "weekend", "weekends",
     "weekday", "weekdays", "lunch", "lunchtime", "hours", "times", "least", "most", "all", "first", "once", "free",
@@ -903,6 +906,7 @@ _JOB_ENDED = re.compile(
 _LEFT = "left?"
 # What leaving can end, told by a new value of the same attribute in the Record ("and joined Spotify").
 _LEAVABLE = ("works_at", "lives_in")
+_QUIT = re.compile(r"\bquit(?:s|ting)?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -1545,7 +1549,7 @@ _MEANT_ELSE = r"\s*,?\s*(?i:(?:and\s+)?not)\s+"
 # mean a cat"; no amount: "..., sorry, a lot" corrects nothing); see restated
 _MEANT_NOUN = (
     r"(?P<noun>(?i:an?)\s+(?!(?i:lot|bit|little|few|couple|while|moment|sec|second|minute|typo)\b)[a-z][\w'\u2019-]*"
-    r"(?:\s+[a-z][\w'\u2019-]*)?)"
+    r"(?:\s+[a-z][\w'\u2019-]*)?(?<!\sone))"  # ("..., actually a big one": more of the same thing)
 )
 _MEANT = re.compile(
     rf"^{_MEANT_OPENER}(?i:i\s+mean|i\s+meant)\s*,?\s+(?:(?P<named>{_MEANT_WORDS}){_MEANT_ELSE}(?P<wrong>{_MEANT_WORDS})"
@@ -2441,10 +2445,12 @@ class _Run:
             return
         for i in pending:
             left = self.out[i]
+            # a job is quit, never a home ("I moved to Denver, but I quit Google")
+            leavable = ("works_at",) if _QUIT.search(self.text, *left.span) else _LEAVABLE
             gained = {
                 a.attribute
                 for a in self.out
-                if a.attribute in _LEAVABLE and not a.negated and a.subject == left.subject
+                if a.attribute in leavable and not a.negated and a.subject == left.subject
             }
             # "I never left Google": no leaving, a plain statement
             attr = gained.pop() if len(gained) == 1 and left.negated else None
@@ -5322,7 +5328,7 @@ class _Run:
                 or _JOINED_COMPANY.match(raw)
             ):
                 continue  # "I joined Bob for lunch", "I joined Mom": company kept, no employer
-            if m.groupdict().get("began") and _BEGUN_NOT_WORK & set(val.split()):
+            if m.groupdict().get("began") and (_BEGUN_NOT_WORK & set(val.split()) or _SOMEONES_HOME.match(val)):
                 continue  # "My son started at Lincoln Elementary": a school he goes to, no employer
             if (m.groupdict().get("began") or "").lower() in ("start", "begin") and not self._begins_later(raw, head):
                 continue  # "I usually start at Starbucks", "Let's start at Bob's": where a day begins, no job
