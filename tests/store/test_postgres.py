@@ -424,6 +424,32 @@ def test_lock_brains_nowait_passes_over_the_brains_another_session_holds(postgre
         store.close()
 
 
+def test_lock_brains_nowait_waits_its_turn_for_a_held_brain_as_long_as_it_is_told(postgres_url: str) -> None:
+    """Told to wait, it queues for a held Brain (taken when the holding transaction ends) and gives up
+    after the time it was given, returning the Brain held; its transaction goes on, waiting for
+    locks as it did before."""
+    store = PostgresStore(postgres_url)
+    try:
+        for uid, id_ in ((MAIN, "b1"), (OTHER, "b2")):
+            store.insert_brain(Brain(uid, "test:acme", id_, None, None, None, T0))
+        with psycopg.connect(postgres_url) as operator:
+            operator.execute("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE", [MAIN])
+            began = time.monotonic()
+            with store.atomic():
+                assert store.lock_brains_nowait([MAIN, OTHER], wait_at_most=0.2) == {MAIN}
+                assert 0.15 < time.monotonic() - began < 2.0
+                assert store.lock_brain(OTHER)
+                assert store._rows("SHOW lock_timeout") == [("0",)]
+            release = threading.Timer(0.1, operator.rollback)
+            release.start()
+            with store.atomic():
+                assert store.lock_brains_nowait([MAIN], wait_at_most=5.0) == set()
+            release.join()
+            assert time.monotonic() - began < 2.0
+    finally:
+        store.close()
+
+
 def test_a_brain_another_session_holds_delays_no_other_brains_writes(postgres_url: str, tmp_path: Path) -> None:
     """Groups commit one at a time, and a group whose Brain another transaction held (another process
     forgetting a large Brain, an operator) waited for it: a write to another Brain, in the next group,

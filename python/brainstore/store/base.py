@@ -189,11 +189,13 @@ class Store(Protocol):
         """Inside ``atomic()``: whether the Brain exists, holding it against ``erase_brain`` until the
         transaction ends."""
         ...
-    def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+    def lock_brains_nowait(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
         """Inside ``atomic()``: ``lock_brain``'s hold on each of ``brain_uids`` that no other transaction
         holds, taken without waiting for any; returns the others, which ``lock_brain`` would wait for (a
         group commit writes under them apart, so that a Brain held long delays no other Brain's writes).
-        A Brain that no longer exists may be in either: ``lock_brain`` finds it gone at once."""
+        A Brain that no longer exists may be in either: ``lock_brain`` finds it gone at once.
+        ``wait_at_most``: seconds in all to wait, in turn, for those another transaction holds before
+        returning those it still holds (derivation rides out its own process's short writes so)."""
         ...
     def insert_brain(self, brain: Brain) -> None: ...
     def get_brain(self, namespace: str, brain_id: str) -> Brain | None: ...

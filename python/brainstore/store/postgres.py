@@ -17,6 +17,8 @@ workers, machines) may write at once:
   Object must not both act on the same stale read. Writers of different Brains never wait for each other.
 - ``lock_brains_nowait`` takes that lock on a group commit's Brains with ``SKIP LOCKED``: the writes
   whose Brain another transaction holds run apart, so a group never waits for one (see service.group).
+  Derivation asks it to wait a moment first (``wait_at_most``): it then queues for each held Brain with
+  a ``lock_timeout``, in a savepoint, and parks only the work of the Brains still held.
 - ``erase_brain`` locks the row ``FOR UPDATE``, which conflicts with the writers' lock: a write either
   commits first (and its rows are deleted with the Brain, by statements that run after it committed) or
   waits and then finds the Brain gone (``lock_brain`` returns False). Nothing is written under a Brain
@@ -756,7 +758,14 @@ class PostgresStore:
             own.locked.add(brain_uid)
             return True
 
-    def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+    def lock_brains_nowait(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
+        with self.atomic():
+            held = self._lock_brains_skipping(brain_uids)
+            if not held or wait_at_most <= 0:
+                return held
+            return self._lock_brains_waiting(sorted(held), time.monotonic() + wait_at_most)
+
+    def _lock_brains_skipping(self, brain_uids: Sequence[str]) -> set[str]:
         with self.atomic():
             own: _Own = self._local.own
             wanted = [uid for uid in brain_uids if uid not in own.locked]
@@ -777,6 +786,35 @@ class PostgresStore:
                 return set()
             # held, or gone (erased and committed): one gone lock_brain finds gone without waiting
             return {uid for (uid,) in self._rows("SELECT uid FROM brains WHERE uid = ANY(%s)", [passed])}
+
+    def _lock_brains_waiting(self, brain_uids: Sequence[str], until: float) -> set[str]:
+        """Inside the transaction: lock each of ``brain_uids`` in the lock's queue until ``until``
+        (time.monotonic) at most; those still held then. Queued, a Brain this process's own writes keep
+        busy (a group commit after another) is taken once the transaction holding it ends: SKIP LOCKED
+        tried again passed it over as long as the writes went on. Each wait runs in a savepoint, which a
+        lock timeout fails alone; the wait is far shorter than deadlock_timeout, so holding the
+        transaction's other Brains meanwhile closes no lasting cycle."""
+        conn = self._local.conn
+        own: _Own = self._local.own
+        was = conn.execute("SELECT current_setting('lock_timeout')").fetchone()[0]
+        held: set[str] = set()
+        for uid in brain_uids:
+            left = until - time.monotonic()
+            if left <= 0:
+                held.add(uid)
+                continue
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(1, round(left * 1000))}ms"])
+                    found = conn.execute("SELECT 1 FROM brains WHERE uid = %s FOR NO KEY UPDATE", [uid]).fetchone()
+            except psycopg.errors.LockNotAvailable:
+                held.add(uid)
+                continue
+            if found is not None:  # else gone: lock_brain finds it gone
+                own.locked.add(uid)
+        # the rest of the transaction waits as it did (a failed statement ends it: nothing to restore)
+        conn.execute("SELECT set_config('lock_timeout', %s, true)", [was])
+        return held
 
     def insert_brain(self, brain: Brain) -> None:
         self._exec(
