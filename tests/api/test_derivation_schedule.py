@@ -19,8 +19,9 @@ from brainstore.api.app import create_app
 from brainstore.derive import Assertion, RuleExtractor, SourceText, default_extractor
 from brainstore.retrieval.embedder import BACKGROUND_NICE, Embedder
 from brainstore.service import Service
+from brainstore.service import derivation as derivation_module
 from brainstore.service import service as service_module
-from brainstore.service.derivation import BATCH_RECORDS, LONG_TEXT_CHARS, READER_ENDINGS
+from brainstore.service.derivation import APPLY_ATTEMPTS, BATCH_RECORDS, LONG_TEXT_CHARS, READER_ENDINGS
 from tests.conftest import KEY, OTHER_PROJECT_KEY, Api
 from tests.reopen import Engine, reopenable_engine  # noqa: F401  (the fixture "engine")
 
@@ -681,3 +682,154 @@ def test_what_a_source_read_apart_said_is_not_held_with_its_job_once_the_source_
     assert bulk.delete(f"/brains/docs/records/{short}").body["rederiving"]["memories"] >= 1
     assert service.wait_idle(timeout=60)
     assert held_after and not any(held_after)
+
+
+def test_a_held_brain_is_parked_whole_and_its_records_are_applied_in_the_order_they_came(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Brain another transaction holds at the apply (on PostgreSQL another session; reported held here,
+    on every engine) parks its Records, and a Record of it that comes meanwhile, or once the hold ended
+    but before the parked ones were tried again, waits behind them: a Memory they all state cites them
+    in the order they came. A Record set aside alone was applied after the Record that came behind it,
+    and which Records a Memory cites first changed."""
+    monkeypatch.setattr(derivation_module, "HELD_DELAYS", (1.0,))
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("held")
+    store = service.derivation.store
+    holding, reported = threading.Event(), threading.Event()
+    holding.set()
+    lock_brains_nowait = store.lock_brains_nowait
+
+    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
+        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
+        if not (held and holding.is_set()):
+            return lock_brains_nowait(brain_uids, **waiting)
+        reported.set()
+        return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
+
+    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    sentence = "Alice moved to Porto in March."
+    sent = [api.remember("held", sentence).body["id"] for _ in range(2)]
+    assert reported.wait(30)
+    sent.append(api.remember("held", sentence).body["id"])  # while the Brain is held
+    time.sleep(0.3)
+    holding.clear()
+    sent.append(api.remember("held", sentence).body["id"])  # held no longer, its first Records still parked
+    for record_id in sent:
+        assert wait_for(api, "held", record_id)
+    assert service.wait_idle()
+    memories = api.get("/brains/held/memories").body["data"]
+    cited = [m for m in memories if "Porto" in m["statement"]]
+    assert len(cited) == 1, memories
+    assert [c["record_id"] for c in cited[0]["citations"]] == sent
+
+
+def test_a_record_whose_brain_another_transaction_holds_waits_without_failing_or_holding_up_another(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Brain held at the apply sends its Records to wait, not to fail: held more times than
+    APPLY_ATTEMPTS, it is still derived, once, after the others."""
+    monkeypatch.setattr(derivation_module, "HELD_DELAYS", (0.05,))
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("held")
+    api.brain("free")
+    store = service.derivation.store
+    holds = {"left": APPLY_ATTEMPTS + 2}
+    lock_brains_nowait = store.lock_brains_nowait
+
+    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
+        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
+        if held and holds["left"] > 0:
+            holds["left"] -= 1
+            return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
+        return lock_brains_nowait(brain_uids, **waiting)
+
+    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    service.derivation.stop()  # read back together at the start: one batch
+    towns = {"held": "Porto", "free": "Faro"}
+    ids = {brain: api.remember(brain, f"Alice moved to {town} in March.").body["id"] for brain, town in towns.items()}
+    service.derivation.start()
+    assert wait_for(api, "free", ids["free"])
+    assert wait_for(api, "held", ids["held"])
+    assert holds["left"] == 0
+    assert service.wait_idle()
+
+
+def test_erasing_a_parked_record_or_brain_takes_its_parked_work_with_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parked jobs hold a Record's text, assertions and vectors: a Record erased while its Brain is
+    parked leaves none of it behind (the Brain's other Records are still derived, in order), and an
+    erased Brain leaves no parked job at all, nor anything for the service to wait for."""
+    monkeypatch.setattr(derivation_module, "HELD_DELAYS", (0.1,))
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("held")
+    store = service.derivation.store
+    holding = threading.Event()
+    holding.set()
+    lock_brains_nowait = store.lock_brains_nowait
+
+    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
+        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
+        if not (held and holding.is_set()):
+            return lock_brains_nowait(brain_uids, **waiting)
+        return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
+
+    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+
+    def parked() -> list[str]:
+        with service.derivation._idle:
+            return [job.item_id for p in service.derivation._parked.values() for job in p.jobs]
+
+    def wait_parked(count: int) -> list[str]:
+        deadline = time.monotonic() + 30
+        while len(found := parked()) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return found
+
+    erased, kept = (api.remember("held", f"Alice moved to {town} in March.").body["id"] for town in ("Porto", "Faro"))
+    assert wait_parked(2) == [erased, kept]
+    assert api.delete(f"/brains/held/records/{erased}").status == 200
+    assert parked() == [kept]
+    holding.clear()
+    assert wait_for(api, "held", kept)
+    assert api.get(f"/brains/held/records/{erased}").status == 404
+    holding.set()
+    api.remember("held", "Bob moved to Braga in May.")
+    assert len(wait_parked(1)) == 1
+    assert api.delete("/brains/held").status == 200
+    assert parked() == [] and not service.derivation._parked
+    assert service.wait_idle(timeout=5)
+
+
+def test_a_stop_leaves_parked_records_processing_and_a_start_derives_them(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(derivation_module, "HELD_DELAYS", (0.1,))
+    service = engine.open()
+    api = Api(create_app(service), KEY)
+    api.brain("held")
+    store = service.derivation.store
+    holding, reported = threading.Event(), threading.Event()
+    holding.set()
+    lock_brains_nowait = store.lock_brains_nowait
+
+    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
+        if holding.is_set():
+            reported.set()
+            return set(brain_uids)
+        return lock_brains_nowait(brain_uids, **waiting)
+
+    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    record_id = api.remember("held", "Alice moved to Porto in March.").body["id"]
+    assert reported.wait(30)
+    service.derivation.stop()
+    assert not service.derivation._parked
+    assert status(api, "held", record_id) == "processing"
+    holding.clear()
+    service.derivation.start()
+    assert wait_for(api, "held", record_id)
+    assert service.wait_idle()

@@ -495,6 +495,62 @@ def test_a_brain_another_session_holds_delays_no_other_brains_writes(postgres_ur
         store.close()
 
 
+def test_a_brain_another_session_holds_delays_no_other_brains_derivation_nor_reorders_its_own(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Derivation applies a batch of many Brains in one transaction: one Brain another session held made
+    the whole batch wait, and a Record of another Brain in it was ready only once the hold ended (6.1 s).
+    The held Brain's Records wait alone, each is derived once, and in the order they came: one that
+    comes as the hold ends waits behind them (a Memory they all state cites them in that order)."""
+    hold = 6.0
+    store = PostgresStore(postgres_url)
+    service = Service(store, config=Config(engine="postgres", data_dir=tmp_path))
+    service.start()
+    try:
+        api = Api(create_app(service))
+        api.brain("held")
+        api.brain("free")
+        ready: dict[str, float] = {}
+        # Written (a write waits for the held Brain) and queued before the hold, and applied in it:
+        # derivation embeds nothing until the hold begins.
+        embedding = threading.Event()
+        embed = service.derivation._embed
+        service.derivation._embed = lambda jobs: (embedding.wait(30), embed(jobs))  # type: ignore[method-assign]
+        said = "Alice moved to Porto in March."
+        sent = {f"held{n}": api.remember("held", said).body["id"] for n in (1, 2)}
+        sent["free"] = api.remember("free", "I live in Lyon.").body["id"]
+        ended = 0.0
+        with psycopg.connect(postgres_url) as operator:
+            operator.execute("SELECT 1 FROM brains WHERE id = 'held' FOR UPDATE")  # as erase_brain locks it
+            began = time.monotonic()
+            embedding.set()
+            while len(ready) < len(sent) and time.monotonic() - began < hold + 60:
+                if not ended and time.monotonic() - began >= hold:
+                    operator.rollback()
+                    ended = time.monotonic() - began
+                    sent["held3"] = api.remember("held", said).body["id"]
+                for name in sent.keys() - ready.keys():
+                    brain_id = name.rstrip("123")
+                    if api.get(f"/brains/{brain_id}/records/{sent[name]}").body.get("status") == "ready":
+                        ready[name] = time.monotonic() - began
+                time.sleep(0.05)
+        assert ready.get("free", hold) < 2.0, ready
+        assert min(ready.get(f"held{n}", 0.0) for n in (1, 2, 3)) > ended > 0.0, (ready, ended)
+        assert service.wait_idle()
+        with psycopg.connect(postgres_url) as conn:
+            derived = conn.execute(
+                "SELECT b.id, count(*) FROM record_events e JOIN brains b ON b.uid = e.brain_uid "
+                "WHERE e.status = 'ready' GROUP BY b.id ORDER BY b.id"
+            ).fetchall()
+        assert derived == [("free", 1), ("held", 3)]
+        cited = [m for m in api.get("/brains/held/memories").body["data"] if "Porto" in m["statement"]]
+        assert len(cited) == 1, cited
+        assert [c["record_id"] for c in cited[0]["citations"]] == [sent[f"held{n}"] for n in (1, 2, 3)]
+    finally:
+        service.stop()
+        store.close()
+
+
 def test_numbers_a_transaction_takes_after_its_first_are_unique_across_processes(postgres_url: str) -> None:
     """A transaction's later numbers of a Brain are counted without a statement and written before its
     commit: with several numbers a transaction in two Brains, from two pools at once, every number is

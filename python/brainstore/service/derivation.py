@@ -17,6 +17,17 @@ How a batch runs:
 3. Apply every finished Record in ONE transaction: each Brain is resolved inside it (a Brain erased
    meanwhile takes its Records with it), the memory rules plan the revisions, chunks and statuses are
    written, and only after the commit do the live indexes change (EvidenceIndexes.apply).
+   A Brain another transaction holds is waited for HELD_WAIT_SECONDS at most, in the lock's queue
+   (on PostgreSQL this process's own writes hold a Brain that long under load); one held longer
+   (another process's writer, an erase of a large Brain, an operator's session) is parked whole: its
+   jobs wait aside, every later job of the Brain (a Record, a re-derivation, a failure to mark, from
+   any batch or the express lane) queues behind them, and the applier tries them again together, in
+   their order, after HELD_DELAYS, while the rest of the batch commits at once. So its Records are
+   applied in the order they would have been without the hold, and no hold counts as a failure. With
+   one Brain's row held 6 s from another session, a Record of another Brain in the same batch was
+   ready when the hold ended (6.1 s); it is now ready in 0.8-1.0 s. Erasing a parked Brain (or one of
+   its Records) drops its parked jobs with what they held; a stop leaves them processing for the
+   next start.
 4. Tell the waiting Contexts which Brains moved.
 
 Threads share the steps: the worker reads and extracts (step 1 and the first half of 2), the
@@ -54,6 +65,7 @@ dropped while the schema was behind its own (``_resume``).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import secrets
@@ -112,6 +124,18 @@ RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 #: left processing it would hold its Brain's watermark, and every Context waiting for it, for ever.
 #: An error that says the store was unavailable (Store.unavailable) is never counted.
 APPLY_ATTEMPTS = 5
+# How long an apply waits, at most, in the lock's queue for a Brain another transaction holds before it
+# parks that Brain's jobs. On PostgreSQL this process's own request transactions (a group commit of
+# Records, an Object write) hold a Brain's row for milliseconds under ordinary load: parked, a Record
+# would wait HELD_DELAYS[0] more for nothing, and with four threads writing to one Brain nonstop its
+# parked Records, tried again with SKIP LOCKED alone, found it held try after try (a Record posted
+# then was ready after 44 s).
+HELD_WAIT_SECONDS = 0.1
+#: Seconds before a parked Brain's jobs are tried again (the last repeats): not a failure, it counts
+#: toward neither APPLY_ATTEMPTS nor RETRY_DELAYS. Short, so that its work follows soon after a hold
+#: ends; growing, so that a long hold (an erase of a large Brain, an operator's session) costs one
+#: statement every few seconds.
+HELD_DELAYS = (0.25, 0.5, 1.0, 2.0)
 BATCH_RECORDS = 64
 # Characters of chunk text one batch embeds at most: about 0.4 s of the offline model on 2 cores. Only
 # a backlog fills a batch, and a bigger one is cheaper a Record: the embedder cuts it into bigger runs,
@@ -274,6 +298,7 @@ class Job:
     reader_endings: int = 0  # times reading its text (or a source of its Memory) apart failed
     applying_failed: str = ""  # how its transaction, applied alone, last failed
     applying_failed_alike: int = 0  # times in a row it failed so
+    failure: dict[str, str] | None = None  # the error a Record is to be marked failed with (_fail)
     # a Record's derivation in progress
     record: Record | None = None
     text: SourceText | None = None
@@ -349,6 +374,20 @@ def _corrected_reading(corrected: Sequence[tuple[MemoryRevision, str]], assertio
         if held == fingerprint or any(c.start < end and start < c.end for c in memory.citations):
             return memory.memory_id
     return None
+
+
+@dataclass
+class _Parked:
+    """The jobs of a Brain another transaction held when they were to be applied, in their order, and
+    every later job of the Brain behind them; when they are tried again and how often they were held.
+    While some of them are being tried (``returning``) the Brain's later jobs still queue behind, and
+    those of the try that find the Brain held again go back in front of them (``back``: how many did)."""
+
+    jobs: deque[Job]
+    due: float
+    holds: int = 1
+    returning: bool = False
+    back: int = 0
 
 
 class FairQueue:
@@ -501,6 +540,8 @@ class Derivation:
         # (see forgotten); an entry goes with its job.
         self._forgotten: set[tuple[str, str]] = set()
         self._queued_memories: set[tuple[str, str]] = set()  # (brain_uid, memory_id) waiting here
+        # Brains another transaction held at an apply -> their jobs parked (see _park), under _idle
+        self._parked: dict[str, _Parked] = {}
         self._retries: set[threading.Timer] = set()
         self._stopping = False
         # Each Brain's self name, read once (it never changes), the least recently used given up past
@@ -552,6 +593,7 @@ class Derivation:
             self._queued_records.clear()
             self._forgotten.clear()
             self._queued_memories.clear()
+            self._parked.clear()
         self._prepared = queue.Queue(maxsize=1)
         self._embedding = self._embedding_executor()
         self._long_texts = FairExecutor(1, per_namespace=LONG_TEXTS_WAITING, name="brainstore-derivation-long")
@@ -663,6 +705,7 @@ class Derivation:
             self._queued_records.clear()
             self._forgotten.clear()
             self._queued_memories.clear()
+            self._parked.clear()  # still processing/pending in the store: a restart resumes them
             self._idle.notify_all()
         shared = self._shared()
         if shared is not None:
@@ -707,6 +750,9 @@ class Derivation:
             queued = self._queued_records.get(brain_uid, {})
             erased = list(queued) if record_id is None else [record_id] if record_id in queued else []
             self._forgotten.update((brain_uid, erased_id) for erased_id in erased)
+            unparked = self._unpark_forgotten(brain_uid, record_id)
+        for job in unparked:
+            self._done(job)
         # Logged before what is held is dropped, and a holder checks the log and holds under its own
         # lock: a read the forget overlapped is either refused by the log or dropped here after it.
         with self._forgets_lock:
@@ -720,6 +766,33 @@ class Derivation:
                 self._said_chars -= self._said.pop(key)[0]
             if record_id is None:
                 self._said_checked.pop(brain_uid, None)
+
+    def _unpark_forgotten(self, brain_uid: str, record_id: str | None) -> list[Job]:
+        """Under _idle: the parked jobs of a forgotten Brain (or Record), emptied of what they held of it
+        (texts, what they say, an error that may quote them); what the Brain's other parked jobs read of
+        a forgotten Record goes too. The jobs are to be done with."""
+        parked = self._parked.get(brain_uid)
+        if parked is None:
+            return []
+        gone = [
+            job for job in parked.jobs
+            if record_id is None or (job.kind == "record" and job.item_id == record_id)
+        ]
+        if record_id is None:
+            del self._parked[brain_uid]  # a try under way finds it gone, and its Brain too
+        else:
+            parked.back -= sum(1 for job in list(parked.jobs)[: parked.back] if job in gone)
+            parked.jobs = deque(job for job in parked.jobs if job not in gone)
+            for job in parked.jobs:
+                job.said_apart.pop(record_id, None)
+                if job.read is not None:
+                    job.read.records.pop(record_id, None)
+                    job.read.texts.pop(record_id, None)
+                    job.read.said.pop(record_id, None)
+        for job in gone:
+            job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
+            job.read, job.said_apart, job.failure, job.applying_failed = None, {}, None, ""
+        return gone
 
     def _forget_mark(self) -> int:
         """Taken before a read of a Brain's data that is to be held: see _forgotten_since."""
@@ -747,7 +820,7 @@ class Derivation:
             gone = [job for job in jobs if job.kind == "record" and (job.brain_uid, job.item_id) in self._forgotten]
         for job in gone:
             job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
-            job.applying_failed = ""  # an error's message may quote the Record
+            job.applying_failed, job.failure = "", None  # an error's message may quote the Record
             self._done(job)
         dropped = {id(job) for job in gone}
         return [job for job in jobs if id(job) not in dropped]
@@ -906,10 +979,22 @@ class Derivation:
             self._prepared.put(finished)
 
     def _apply_prepared(self) -> None:
-        while (finished := self._prepared.get()) is not None:
-            self._apply_or_retry(finished)
+        """Apply the prepared batches in their order, and the parked Brains' jobs when they are due (the
+        express lane parks too: the wait is bounded so that its parks are looked at)."""
+        while True:
+            with self._idle:
+                due = min((parked.due for parked in self._parked.values()), default=math.inf)
+            try:
+                finished = self._prepared.get(timeout=min(max(0.0, due - time.monotonic()), HELD_DELAYS[0]))
+            except queue.Empty:
+                finished = []
+            if finished is None:
+                return
+            if finished:
+                self._apply_or_retry(finished)
+            self._try_parked()
 
-    def _apply_or_retry(self, finished: list[Job]) -> None:
+    def _apply_or_retry(self, finished: list[Job], *, returning: bool = False) -> None:
         # A job whose transaction failed alone before goes alone again: failing again in the batch it
         # would send every other job of it to a transaction of its own (a pending Memory that fails for
         # its own sake is retried every minute for as long as the process runs).
@@ -917,13 +1002,13 @@ class Derivation:
         batch = [job for job in finished if not job.applying_failed]
         if len(batch) > 1:
             try:
-                self._apply(batch)
+                self._apply(batch, returning=returning)
                 batch = []
             except Exception:
                 log.warning("applying a batch of %d failed; applying its Records one by one", len(batch), exc_info=True)
         for job in batch + alone:
             try:
-                self._apply([job])
+                self._apply([job], returning=returning)
             except Exception as exc:  # a bug must not kill the thread applying
                 log.exception("derivation of %s %s failed", job.kind, job.item_id)
                 self._failed_alone(job, exc)
@@ -1115,19 +1200,14 @@ class Derivation:
             self._queue.put(job, front=True)
 
     def _fail(self, job: Job, exc: Exception, *, code: str = "extraction_failed", why: str = "") -> None:
-        with self.evidence.mutating([job.brain_uid]), self.store.atomic():
-            if self.store.lock_brain(job.brain_uid):
-                current = self.store.get_record(job.brain_uid, job.item_id)
-                if current is not None and current.status == "processing":
-                    self.store.append_record_status(
-                        job.brain_uid,
-                        job.item_id,
-                        "failed",
-                        seq=self.store.next_seq(job.brain_uid),
-                        error={"code": code, "message": f"{why}{type(exc).__name__}: {exc}"[:500]},
-                    )
-        self._done(job)
-        self.on_applied({job.brain_uid})
+        """Mark a Record failed, as an apply (in its Brain's order: behind the Brain's parked jobs)."""
+        job.failure = {"code": code, "message": f"{why}{type(exc).__name__}: {exc}"[:500]}
+        job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
+        try:
+            self._apply([job])
+        except Exception:
+            job.failure = None  # not marked: the job is derived again when it is retried
+            raise
 
     def _embed(self, jobs: list[Job]) -> None:
         """One embedding call for the slices this batch takes (every job gets at least one chunk)."""
@@ -1155,12 +1235,19 @@ class Derivation:
             job.vectors.append(vectors[at : at + n])
             at += n
 
-    def _apply(self, jobs: Sequence[Job]) -> None:
+    def _apply(self, jobs: Sequence[Job], *, returning: bool = False) -> None:
+        """Apply ``jobs`` in one transaction; those of a parked Brain queue behind its parked jobs, and
+        those of a Brain another transaction holds are parked. ``returning``: they are parked jobs
+        being tried again (_try_parked)."""
+        jobs = self._behind_parked(jobs, returning=returning)
+        if not jobs:
+            return
         by_brain: dict[str, list[Job]] = {}
         for job in jobs:
             by_brain.setdefault(job.brain_uid, []).append(job)
         applied: dict[str, tuple[list[PreparedEvidence], MemoryState]] = {}
         requeue: list[tuple[str, str]] = []
+        held: set[str] = set()
         for job in jobs:
             if job.read is not None:
                 job.read.alive.clear()  # known alive in this transaction only (a retry is another)
@@ -1172,8 +1259,11 @@ class Derivation:
                 now = self.rules.clock()
                 statuses: list[RecordStatus] = []
                 chunks: list[StoredChunk] = []
-                # In uid order: two processes' batches lock their Brains in the same order, never a cycle.
+                held = self.store.lock_brains_nowait(sorted(by_brain), wait_at_most=HELD_WAIT_SECONDS)
+                # Locked above, or gone: each lock_brain answers at once.
                 for brain_uid, brain_jobs in sorted(by_brain.items()):
+                    if brain_uid in held:
+                        continue
                     if not self.store.lock_brain(brain_uid):
                         continue  # erased meanwhile: its Records went with it
                     records = [job for job in brain_jobs if job.kind == "record"]
@@ -1184,7 +1274,7 @@ class Derivation:
                         if (r := current.get(job.item_id)) is not None and r.status == "processing"
                     ]
                     state = memory_state(self.store, brain_uid)
-                    state.prefetch(a for job in live for a in job.assertions or ())
+                    state.prefetch(a for job in live if job.failure is None for a in job.assertions or ())
                     rederived = [job.item_id for job in brain_jobs if job.kind == "memory"]
                     state.prefetch_memories(rederived)
                     supporters = self._supporters(brain_uid, [m for m in map(state.get, rederived) if m is not None])
@@ -1192,6 +1282,12 @@ class Derivation:
                     for job in brain_jobs:
                         if job.kind == "memory":
                             self._rederive(state, job.item_id, supporters, job.read)
+                        elif job in live and job.failure is not None:
+                            statuses.append(
+                                RecordStatus(
+                                    brain_uid, job.item_id, "failed", self.store.next_seq(brain_uid), job.failure
+                                )
+                            )
                         elif job in live:
                             prepared, memory_ids = self._derive(state, job)
                             evidence.append(prepared)
@@ -1214,11 +1310,105 @@ class Derivation:
             # after the commit (leaving the transaction) the indexes follow, the Brains still held
             for brain_uid, (evidence, state) in applied.items():
                 self.evidence.apply(brain_uid, evidence, state.plan.revisions, [m for m, _ in state.plan.erased])
+        if held:
+            self._park([job for job in jobs if job.brain_uid in held], returning=returning)
         for job in jobs:
-            self._done(job)
+            if job.brain_uid not in held:
+                self._done(job)
         for brain_uid, memory_id in requeue:
             self.put_memory(brain_uid, memory_id)
-        self.on_applied(set(by_brain))
+        self.on_applied(set(by_brain) - held)
+
+    # --- Brains another transaction holds -----------------------------------------------------------------
+    # A batch applies many tenants' Records in one transaction: waiting for one Brain another
+    # transaction holds (on PostgreSQL another process's writer, an erase of a large Brain, an
+    # operator's session) would hold up all of them, and every batch behind, for as long as it lasts.
+    # That Brain's jobs are parked instead, whole: every later job of the Brain queues behind them, and
+    # they are tried again together, in their order, so that its Records are applied in the order they
+    # would have been without the hold (which Records a Memory cites first, and what a re-derivation
+    # keeps, follow that order).
+    def _behind_parked(self, jobs: Sequence[Job], *, returning: bool) -> list[Job]:
+        """``jobs`` less those of parked Brains, which are queued behind those Brains' parked jobs (a
+        parked job being tried again goes on unless one tried before it found its Brain held again)."""
+        if not self._parked:  # read without the lock: only this apply's own Brains could be parked meanwhile
+            return list(jobs)
+        going: list[Job] = []
+        with self._idle:
+            for job in jobs:
+                parked = self._parked.get(job.brain_uid)
+                if parked is None or (returning and not parked.back):
+                    going.append(job)
+                    continue
+                if returning:
+                    parked.jobs.insert(parked.back, job)
+                    parked.back += 1
+                else:
+                    parked.jobs.append(job)
+                self._keep_own(job)
+        return going
+
+    def _park(self, jobs: list[Job], *, returning: bool) -> None:
+        """Park the jobs of Brains another transaction held, in their order; those of a try of parked
+        jobs go back in front of the jobs that queued behind meanwhile."""
+        now = time.monotonic()
+        with self._idle:
+            for job in jobs:
+                self._keep_own(job)
+                parked = self._parked.get(job.brain_uid)
+                if parked is None:
+                    self._parked[job.brain_uid] = _Parked(deque([job]), now + HELD_DELAYS[0])
+                    log.info("Brain %s is held by another transaction: its derivation waits", job.brain_uid)
+                elif returning:
+                    if not parked.back:
+                        parked.holds += 1
+                        parked.due = now + HELD_DELAYS[min(parked.holds, len(HELD_DELAYS)) - 1]
+                    parked.jobs.insert(parked.back, job)
+                    parked.back += 1
+                else:
+                    parked.jobs.append(job)
+
+    @staticmethod
+    def _keep_own(job: Job) -> None:
+        """What a parked job keeps: of the sources its batch read, only its own Brain's (the batch's are
+        shared by its Brains, and an erased Brain's must not stay with another Brain's parked job)."""
+        read = job.read
+        if read is None:
+            return
+        own = {record_id for record_id, record in read.records.items() if record.brain_uid == job.brain_uid}
+        own |= job.said_apart.keys()  # read apart for this job, its Brain's
+        job.read = SourcesRead(
+            records={r: read.records[r] for r in own},
+            texts={r: t for r, t in read.texts.items() if r in own},
+            said={r: said for r, said in read.said.items() if r in own},
+        )
+
+    def _try_parked(self) -> None:
+        """On the applier: try again the parked jobs that are due, a batch of a Brain at a time, in order."""
+        now = time.monotonic()
+        with self._idle:
+            due = [brain_uid for brain_uid, parked in self._parked.items() if parked.due <= now and not parked.returning]
+        for brain_uid in due:
+            if self._stopping:
+                return
+            with self._idle:
+                parked = self._parked.get(brain_uid)
+                if parked is None:
+                    continue  # forgotten meanwhile
+                taken = [parked.jobs.popleft() for _ in range(min(BATCH_RECORDS, len(parked.jobs)))]
+                parked.returning, parked.back = True, 0
+            try:
+                self._apply_or_retry(taken, returning=True)
+            finally:
+                with self._idle:
+                    if self._parked.get(brain_uid) is parked:
+                        if not parked.jobs:
+                            del self._parked[brain_uid]
+                            log.info("Brain %s is no longer held: its derivation goes on", brain_uid)
+                        else:
+                            if not parked.back:  # all applied: those queued behind come next
+                                parked.due = time.monotonic()
+                            parked.returning, parked.back = False, 0
+                self._queue.wake()
 
     def _derive(self, state: MemoryState, job: Job) -> tuple[PreparedEvidence, list[str]]:
         """One Record's assertions folded into the Brain's Memories; its chunks, and the Memory ids."""
