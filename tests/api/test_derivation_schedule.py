@@ -781,8 +781,12 @@ def test_erasing_a_parked_record_or_brain_takes_its_parked_work_with_it(
     monkeypatch.setattr(store, "lock_brains_nowait", nowait)
 
     def parked() -> list[str]:
-        with service.derivation._idle:
-            return [job.item_id for p in service.derivation._parked.values() for job in p.jobs]
+        """The parked jobs, between two tries (a try takes them out meanwhile)."""
+        while True:
+            with service.derivation._idle:
+                if not any(p.returning for p in service.derivation._parked.values()):
+                    return [job.item_id for p in service.derivation._parked.values() for job in p.jobs]
+            time.sleep(0.005)
 
     def wait_parked(count: int) -> list[str]:
         deadline = time.monotonic() + 30

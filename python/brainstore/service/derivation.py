@@ -751,8 +751,7 @@ class Derivation:
             erased = list(queued) if record_id is None else [record_id] if record_id in queued else []
             self._forgotten.update((brain_uid, erased_id) for erased_id in erased)
             unparked = self._unpark_forgotten(brain_uid, record_id)
-        for job in unparked:
-            self._done(job)
+        self._drop(unparked)
         # Logged before what is held is dropped, and a holder checks the log and holds under its own
         # lock: a read the forget overlapped is either refused by the log or dropped here after it.
         with self._forgets_lock:
@@ -768,9 +767,8 @@ class Derivation:
                 self._said_checked.pop(brain_uid, None)
 
     def _unpark_forgotten(self, brain_uid: str, record_id: str | None) -> list[Job]:
-        """Under _idle: the parked jobs of a forgotten Brain (or Record), emptied of what they held of it
-        (texts, what they say, an error that may quote them); what the Brain's other parked jobs read of
-        a forgotten Record goes too. The jobs are to be done with."""
+        """Under _idle: the parked jobs of a forgotten Brain (or Record), taken out, to be dropped (_drop);
+        what the Brain's other parked jobs read of a forgotten Record goes."""
         parked = self._parked.get(brain_uid)
         if parked is None:
             return []
@@ -789,9 +787,6 @@ class Derivation:
                     job.read.records.pop(record_id, None)
                     job.read.texts.pop(record_id, None)
                     job.read.said.pop(record_id, None)
-        for job in gone:
-            job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
-            job.read, job.said_apart, job.failure, job.applying_failed = None, {}, None, ""
         return gone
 
     def _forget_mark(self) -> int:
@@ -1283,10 +1278,8 @@ class Derivation:
                         if job.kind == "memory":
                             self._rederive(state, job.item_id, supporters, job.read)
                         elif job in live and job.failure is not None:
-                            statuses.append(
-                                RecordStatus(
-                                    brain_uid, job.item_id, "failed", self.store.next_seq(brain_uid), job.failure
-                                )
+                            self.store.append_record_status(
+                                brain_uid, job.item_id, "failed", seq=self.store.next_seq(brain_uid), error=job.failure
                             )
                         elif job in live:
                             prepared, memory_ids = self._derive(state, job)
@@ -1333,11 +1326,15 @@ class Derivation:
         if not self._parked:  # read without the lock: only this apply's own Brains could be parked meanwhile
             return list(jobs)
         going: list[Job] = []
+        gone: list[Job] = []
         with self._idle:
             for job in jobs:
                 parked = self._parked.get(job.brain_uid)
                 if parked is None or (returning and not parked.back):
                     going.append(job)
+                    continue
+                if self._forgotten_job(job):
+                    gone.append(job)
                     continue
                 if returning:
                     parked.jobs.insert(parked.back, job)
@@ -1345,16 +1342,23 @@ class Derivation:
                 else:
                     parked.jobs.append(job)
                 self._keep_own(job)
+        self._drop(gone)
         return going
 
     def _park(self, jobs: list[Job], *, returning: bool) -> None:
         """Park the jobs of Brains another transaction held, in their order; those of a try of parked
-        jobs go back in front of the jobs that queued behind meanwhile."""
+        jobs go back in front of the jobs that queued behind meanwhile. A Record erased, or a Brain, while
+        they were tried is not parked again: what its jobs hold goes now."""
         now = time.monotonic()
+        gone: list[Job] = []
         with self._idle:
             for job in jobs:
-                self._keep_own(job)
                 parked = self._parked.get(job.brain_uid)
+                # its Record forgotten, or its Brain during the try (checked under the lock forgotten takes)
+                if self._forgotten_job(job) or (parked is None and returning):
+                    gone.append(job)
+                    continue
+                self._keep_own(job)
                 if parked is None:
                     self._parked[job.brain_uid] = _Parked(deque([job]), now + HELD_DELAYS[0])
                     log.info("Brain %s is held by another transaction: its derivation waits", job.brain_uid)
@@ -1366,6 +1370,18 @@ class Derivation:
                     parked.back += 1
                 else:
                     parked.jobs.append(job)
+        self._drop(gone)
+
+    def _forgotten_job(self, job: Job) -> bool:
+        """Under _idle: whether ``job``'s Record was forgotten since it was queued."""
+        return job.kind == "record" and (job.brain_uid, job.item_id) in self._forgotten
+
+    def _drop(self, jobs: list[Job]) -> None:
+        """Done with ``jobs`` (forgotten), and with what they held."""
+        for job in jobs:
+            job.record, job.text, job.assertions, job.drafts, job.vectors = None, None, None, [], []
+            job.read, job.said_apart, job.failure, job.applying_failed = None, {}, None, ""
+            self._done(job)
 
     @staticmethod
     def _keep_own(job: Job) -> None:
