@@ -180,7 +180,7 @@ def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_i
     text = source_text(content, self_name=None, occurred_at=datetime(2024, 5, 1, tzinfo=UTC))
 
     def held_after(*forgets: tuple[str, str | None]) -> bool:
-        derivation._said.clear()
+        derivation.forgotten("brn_1")  # nothing of it held
         before = derivation._forget_mark()  # as _read_for_rederive takes it, before the source
         for brain_uid, record_id in forgets:
             derivation.forgotten(brain_uid, record_id)
@@ -195,6 +195,35 @@ def test_what_a_source_says_is_held_unless_it_or_its_brain_was_forgotten_while_i
     derivation.forgotten("brn_1", "rec_1")
     assert held_after()
     assert not held_after(*[("brn_2", f"rec_{n}") for n in range(FORGETS_KEPT + 1)])  # too many to tell
+
+
+def test_one_tenant_reading_many_sources_does_not_push_out_another_tenants_reading(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What re-derivation sources say was held in one LRU for every tenant: one re-deriving a fact in each
+    of 300 padded Records (their copies forgotten) pushed out another's document between its batches,
+    which was read again for 6 of its 10 batches. Over the bound the namespace holding the most gives up
+    its least recently used."""
+    from datetime import UTC, datetime
+
+    from brainstore.derive.extract import source_text
+    from brainstore.service import derivation as derivation_module
+
+    derivation = engine.open(default_extractor()).derivation
+    monkeypatch.setattr(derivation, "namespace_of", {"brn_quiet": "test:acme", "brn_flood": "test:globex"}.get)
+
+    def text(sentence: str) -> SourceText:
+        return source_text({"kind": "message", "text": sentence}, self_name=None, occurred_at=datetime(2024, 5, 1, tzinfo=UTC))
+
+    quiet = text("Alice bought a bicycle in Zanzibar. " * 10)
+    monkeypatch.setattr(derivation_module, "SAID_HELD_CHARS", 3 * len(quiet.text))
+    derivation._said_by("brn_quiet", "rec_doc", 1, quiet, None, derivation._forget_mark())
+    for n in range(50):
+        flood = text(f"Bob bought a car in Quito number {n}. The weather stayed mild all day.")
+        derivation._said_by("brn_flood", f"rec_{n}", 1, flood, None, derivation._forget_mark())
+    assert ("brn_quiet", "rec_doc") in derivation._said
+    assert ("brn_flood", "rec_49") in derivation._said and ("brn_flood", "rec_0") not in derivation._said
+    assert sum(chars for _, chars, _ in derivation._said.values()) <= 3 * len(quiet.text)
 
 
 def test_memories_stated_by_more_records_than_they_cite_read_their_supporters_once_a_batch(engine: Engine) -> None:

@@ -208,7 +208,10 @@ GRACE_SECONDS = 10.0
 # Self names of Brains held at most (a name each, at most 200 characters).
 SELF_NAMES_HELD = 4096
 # Characters of re-derivation sources whose reading is held for the batches after the one that read
-# them (see _said_by), the least recently used given up past it.
+# them (see _said_by). Past it the namespace holding the most gives up its least recently used: given
+# up in plain LRU order, one tenant's re-derivations of many sources (a fact in each of 300 padded
+# Records, its copies forgotten) pushed another's document out between that tenant's batches, and
+# the document was read again for 6 of its 10 batches instead of once.
 SAID_HELD_CHARS = 1_000_000
 # Forgets remembered (see _forgotten_since): past them, a read that overlapped any is not held.
 FORGETS_KEPT = 1024
@@ -548,10 +551,13 @@ class Derivation:
         # SELF_NAMES_HELD; a forgotten Brain's goes with it (forgotten, forget_gone_brains).
         self._self_names: OrderedDict[str, str | None] = OrderedDict()
         self._self_names_lock = threading.Lock()
-        # What re-derivation sources say, by (brain_uid, record_id): (the source's characters, what it
-        # says); a forgotten Record's or Brain's goes (forgotten, forget_gone_brains).
-        self._said: OrderedDict[tuple[str, str], tuple[int, dict[str, Assertion]]] = OrderedDict()
-        self._said_chars = 0
+        # What re-derivation sources say, by (brain_uid, record_id): (the Brain's namespace, the source's
+        # characters, what it says); a forgotten Record's or Brain's goes (forgotten, forget_gone_brains).
+        # Each namespace's keys, least recently used first, and the characters it holds: what gives up
+        # one when over SAID_HELD_CHARS (_hold_said).
+        self._said: dict[tuple[str, str], tuple[str, int, dict[str, Assertion]]] = {}
+        self._said_used: dict[str, OrderedDict[tuple[str, str], None]] = {}
+        self._said_chars: Counter[str] = Counter()
         self._said_lock = threading.Lock()
         # Forgets counted, and the latest of them ((count, brain_uid, record_id or None for the Brain)),
         # so that what a read that overlapped a forget of its Brain or Record found is not held, and
@@ -762,7 +768,7 @@ class Derivation:
                 self._self_names.pop(brain_uid, None)
         with self._said_lock:
             for key in [k for k in self._said if k[0] == brain_uid and record_id in (None, k[1])]:
-                self._said_chars -= self._said.pop(key)[0]
+                self._drop_said(key)
             if record_id is None:
                 self._said_checked.pop(brain_uid, None)
 
@@ -1596,11 +1602,33 @@ class Derivation:
 
     def _said_held(self, brain_uid: str, record_id: str) -> dict[str, Assertion] | None:
         with self._said_lock:
-            held = self._said.get((brain_uid, record_id))
-            if held is None:
-                return None
-            self._said.move_to_end((brain_uid, record_id))
-            return held[1]
+            return self._used_said((brain_uid, record_id))
+
+    def _used_said(self, key: tuple[str, str]) -> dict[str, Assertion] | None:
+        """Under _said_lock: what the source says, if held, now its namespace's most recently used."""
+        held = self._said.get(key)
+        if held is None:
+            return None
+        self._said_used[held[0]].move_to_end(key)
+        return held[2]
+
+    def _hold_said(self, key: tuple[str, str], namespace: str, chars: int, said: dict[str, Assertion]) -> None:
+        """Under _said_lock: hold a reading, then give up readings while over SAID_HELD_CHARS, each time
+        the least recently used of the namespace holding the most (between equals, ``namespace``'s)."""
+        self._said[key] = (namespace, chars, said)
+        self._said_used.setdefault(namespace, OrderedDict())[key] = None
+        self._said_chars[namespace] += chars
+        while self._said_chars.total() > SAID_HELD_CHARS:
+            heaviest = max(self._said_chars, key=lambda held: (self._said_chars[held], held == namespace))
+            self._drop_said(next(iter(self._said_used[heaviest])))
+
+    def _drop_said(self, key: tuple[str, str]) -> None:
+        namespace, chars, _ = self._said.pop(key)
+        used = self._said_used[namespace]
+        del used[key]
+        self._said_chars[namespace] -= chars
+        if not used:
+            del self._said_used[namespace], self._said_chars[namespace]
 
     def _send_apart(self, jobs: list[Job], unread: list[tuple[str, int, SourceText]], mark: int) -> None:
         """Have the long texts' thread read what ``unread`` (record id, change sequence, text: the sources
@@ -1693,19 +1721,17 @@ class Derivation:
         default, with the extractor on this thread)."""
         key = (brain_uid, record_id)
         with self._said_lock:
-            if key in self._said:
-                self._said.move_to_end(key)
-                return self._said[key][1]
+            held = self._used_said(key)
+        if held is not None:
+            return held
         said = read() if read is not None else _what_it_says(self.extractor, text, self_name)
         chars = len(text.text)
+        namespace = self._namespace(brain_uid)
         with self._said_lock:
             if not self._forgotten_since(mark, brain_uid, record_id) and key not in self._said and chars <= SAID_HELD_CHARS:
-                self._said[key] = (chars, said)
-                self._said_chars += chars
+                self._hold_said(key, namespace, chars, said)
                 if self._shared() is not None:
                     self._said_checked[brain_uid] = min(self._said_checked.get(brain_uid, seq), seq)
-                while self._said_chars > SAID_HELD_CHARS:
-                    self._said_chars -= self._said.popitem(last=False)[1][0]
         return said
 
     # --- re-derivation with the current extractor (brainstore rederive) ------------------------------
