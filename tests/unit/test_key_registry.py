@@ -149,3 +149,45 @@ def test_a_failed_write_leaves_the_registry_and_no_temporary(tmp_path: Path, mon
         registry.create("test", "acme")
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.json", "keys.json.lock"]
+
+
+def test_a_change_is_on_disk_before_it_is_renamed_into_place_and_the_rename_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new file was renamed over the registry unsynced, and the directory never synced: after a power
+    failure a key `keys create` had printed could be gone, or the registry an empty file, which refuses
+    every tenant's key."""
+    path = tmp_path / "keys.json"
+    calls: list[tuple[str, int]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append(("fsync", os.fstat(fd).st_ino))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str) -> None:
+        calls.append(("replace", os.stat(src).st_ino))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    key = KeyRegistry(path).create("test", "acme")[1]
+    created = list(calls)
+    calls.clear()
+    KeyRegistry(path).revoke(key.id)
+    revoked = os.stat(path).st_ino
+    directory = os.stat(tmp_path).st_ino
+    assert created[1:] == [("replace", created[0][1]), ("fsync", directory)] and created[0][0] == "fsync"
+    assert calls == [("fsync", revoked), ("replace", revoked), ("fsync", directory)]
+
+
+def test_a_temporary_a_crash_left_half_written_breaks_neither_lookups_nor_changes(tmp_path: Path) -> None:
+    from brainstore.auth.keys import parse_key
+
+    path = tmp_path / "keys.json"
+    raw, entry = KeyRegistry(path).create("test", "acme")
+    (tmp_path / ".keys-crashed").write_text('{"keys": [{"id": "key_', encoding="utf-8")
+    registry = KeyRegistry(path)
+    assert registry.lookup(parse_key(raw)).id == entry.id
+    registry.create("test", "acme")
+    assert len(KeyRegistry(path).list()) == 2

@@ -8,7 +8,8 @@ every key (key_registry_unreadable) rather than failing open.
 Every change (``brainstore keys create``/``revoke``) reads, changes and replaces the whole file while
 holding an exclusive ``flock`` on the sibling ``<name>.lock``: without it, two commands at once each
 wrote back the copy they had read, and a key issued (or a revocation reported) by one was gone. The
-server's reads take no lock: the file is replaced atomically, never written in place.
+server's reads take no lock: the file is replaced atomically, never written in place, and durably: a
+key printed to the operator, or a revocation reported, must still be there after a power failure.
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ def _name(getter: Any, number: int) -> str:
         return str(getter(number))
     except KeyError:
         return str(number)
+
+
+def _sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class KeyRegistry:
@@ -202,7 +211,11 @@ class KeyRegistry:
                 else:
                     self._keep_owner(handle.fileno(), old)
                     os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))  # after fchown, which may clear bits
+                # On disk before the rename: else a crash can leave the new name on an empty file,
+                # and every key refused (key_registry_unreadable).
+                os.fsync(handle.fileno())
             os.replace(tmp, self.path)  # atomic: a reader never sees half a file
+            _sync_directory(self.path.parent)  # the rename itself, else the key just printed can be lost
         except BaseException as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
