@@ -56,6 +56,9 @@ HOSTILE = [
     (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
+    # times joined by "and" in one sentence: the times before each time read again, and the spans
+    # taken before each (128,000 characters: 25 s)
+    (" and on Monday I", "message", "I went"),
     (", sorry, a b", "message", "I'm a nurse"),  # a thing meant in place of one said, looked for at each comma
     (" but on Monday I", "message", "I went"),  # a time and a subject after each conjunction, a clause each
     ("I live in Boston. Just kidding, ", "message", ""),  # each sentence taking back the one before
@@ -90,6 +93,7 @@ def test_reading_a_hostile_text_takes_time_linear_in_its_length(piece: str, kind
 # again): read at eight times their length, 5 s at 128,000 characters before the fix
 HOSTILE_SLOWER = [
     ("Kate, Bob, ", "message", ""),  # the rest of a sentence's tokens copied for each name opening it
+    (" and on Monday", "message", "I went"),  # the clause's words up to each "and" (30 s)
 ]
 
 
