@@ -792,22 +792,25 @@ _PLANNED = re.compile(
 # "(I moved to Denver) when I was 25 / right after college / as a kid": a time told by an event or an age,
 # which no rule dates; and "(I've lived here) since college / since I was 12": a start told so
 # (A stage of life or an age only: "I quit my job when I got the offer" is news of now, and ends the job.)
+# a stage of life by what one was ("as a kid") or where one studied ("in college"): both patterns below
+_AS_A_CHILD = r"as\s+an?\s+(?:kid|child|teen|teenager|baby|student|adolescent)"
+_AT_SCHOOL = r"(?:in|during)\s+(?:college|high\s+school|grad\s+school|university|uni)"
 _EVENT_TIME = re.compile(
     r"\b(?:(?:when|while)\s+(?:I|we)\s+(?:was|were)\b"
     r"|(?:after|before|once|when|while)\s+(?:I\s+(?:finished|left|graduated\s+from|graduated)\s+)?(?:college|school"
     r"|high\s+school|grad\s+school|uni|university|graduation|graduating)"
-    r"|as\s+a\s+(?:kid|child|teen|teenager|baby|student)|at\s+(?:age\s+)?\d{1,2}(?!\s*(?::|am\b|pm\b|o['\u2019]clock))"
-    r"|(?:in|during)\s+(?:college|high\s+school|grad\s+school|university|uni))\b",
+    rf"|{_AS_A_CHILD}|at\s+(?:age\s+)?\d{{1,2}}(?!\s*(?::|am\b|pm\b|o['\u2019]clock))"
+    rf"|{_AT_SCHOOL})\b",
     re.I,
 )
 # what is done as a rule: a holiday, a season or a month without a year it is done at names each one
 _HABITUAL = re.compile(r"\b(?:usually|always|typically|normally|generally|often|tend\s+to|every\s+year)\b", re.I)
 # a time of life long past, whose year the text leaves out ("when I was a kid", "growing up", "years ago")
 _LONG_AGO = re.compile(
-    r"\b(?:as\s+an?\s+(?:kid|child|teen|teenager|baby|student|adolescent)|growing\s+up|(?:many\s+)?years\s+ago"
+    rf"\b(?:{_AS_A_CHILD}|growing\s+up|(?:many\s+)?years\s+ago"
     r"|long\s+ago|back\s+in\s+the\s+day|when\s+(?:I|we)\s+(?:was|were)\s+(?:(?:just|still|only)\s+)?(?:an?\s+)?"
     r"(?:little|young|younger|small|kids?|child|children|teens?|teenagers?|babies|baby|\d{1,2}\b"
-    r"|in\s+(?:school|college|high\s+school|grad\s+school))|(?:in|during)\s+(?:college|high\s+school|grad\s+school))\b",
+    rf"|in\s+(?:school|college|high\s+school|grad\s+school))|{_AT_SCHOOL})\b",
     re.I,
 )
 # a job one is qualified for, not one held ("a nurse by training", "a lawyer by education")
