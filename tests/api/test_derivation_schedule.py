@@ -766,6 +766,30 @@ def test_what_a_source_read_apart_said_is_not_held_with_its_job_once_the_source_
     assert held_after and not any(held_after)
 
 
+class HeldBrain:
+    """Derivation's apply finds the Brain ``brain_id`` held by another transaction (on PostgreSQL another
+    session would hold its row; reported here, on every engine) while ``holding`` is set, ``times`` at most;
+    ``reported`` is set once it was."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, service: Service, brain_id: str, times: int | None = None) -> None:
+        self.store = service.derivation.store
+        self.brain_id = brain_id
+        self.left = times
+        self.holding, self.reported = threading.Event(), threading.Event()
+        self.holding.set()
+        self.lock_brains_nowait = self.store.lock_brains_nowait
+        monkeypatch.setattr(self.store, "lock_brains_nowait", self.nowait)
+
+    def nowait(self, brain_uids: Sequence[str], **waiting: float) -> set[str]:
+        held = {uid for uid in brain_uids if (brain := self.store.brain_by_uid(uid)) is not None and brain.id == self.brain_id}
+        if not (held and self.holding.is_set() and self.left != 0):
+            return self.lock_brains_nowait(brain_uids, **waiting)
+        if self.left is not None:
+            self.left -= 1
+        self.reported.set()
+        return held | self.lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
+
+
 def test_a_held_brain_is_parked_whole_and_its_records_are_applied_in_the_order_they_came(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -778,25 +802,13 @@ def test_a_held_brain_is_parked_whole_and_its_records_are_applied_in_the_order_t
     service = engine.open()
     api = Api(create_app(service), KEY)
     api.brain("held")
-    store = service.derivation.store
-    holding, reported = threading.Event(), threading.Event()
-    holding.set()
-    lock_brains_nowait = store.lock_brains_nowait
-
-    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
-        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
-        if not (held and holding.is_set()):
-            return lock_brains_nowait(brain_uids, **waiting)
-        reported.set()
-        return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
-
-    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    hold = HeldBrain(monkeypatch, service, "held")
     sentence = "Alice moved to Porto in March."
     sent = [api.remember("held", sentence).body["id"] for _ in range(2)]
-    assert reported.wait(30)
+    assert hold.reported.wait(30)
     sent.append(api.remember("held", sentence).body["id"])  # while the Brain is held
     time.sleep(0.3)
-    holding.clear()
+    hold.holding.clear()
     sent.append(api.remember("held", sentence).body["id"])  # held no longer, its first Records still parked
     for record_id in sent:
         assert wait_for(api, "held", record_id)
@@ -817,25 +829,14 @@ def test_a_record_whose_brain_another_transaction_holds_waits_without_failing_or
     api = Api(create_app(service), KEY)
     api.brain("held")
     api.brain("free")
-    store = service.derivation.store
-    holds = {"left": APPLY_ATTEMPTS + 2}
-    lock_brains_nowait = store.lock_brains_nowait
-
-    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
-        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
-        if held and holds["left"] > 0:
-            holds["left"] -= 1
-            return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
-        return lock_brains_nowait(brain_uids, **waiting)
-
-    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    hold = HeldBrain(monkeypatch, service, "held", times=APPLY_ATTEMPTS + 2)
     service.derivation.stop()  # read back together at the start: one batch
     towns = {"held": "Porto", "free": "Faro"}
     ids = {brain: api.remember(brain, f"Alice moved to {town} in March.").body["id"] for brain, town in towns.items()}
     service.derivation.start()
     assert wait_for(api, "free", ids["free"])
     assert wait_for(api, "held", ids["held"])
-    assert holds["left"] == 0
+    assert hold.left == 0
     assert service.wait_idle()
 
 
@@ -849,18 +850,7 @@ def test_erasing_a_parked_record_or_brain_takes_its_parked_work_with_it(
     service = engine.open()
     api = Api(create_app(service), KEY)
     api.brain("held")
-    store = service.derivation.store
-    holding = threading.Event()
-    holding.set()
-    lock_brains_nowait = store.lock_brains_nowait
-
-    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
-        held = {uid for uid in brain_uids if (brain := store.brain_by_uid(uid)) is not None and brain.id == "held"}
-        if not (held and holding.is_set()):
-            return lock_brains_nowait(brain_uids, **waiting)
-        return held | lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
-
-    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    hold = HeldBrain(monkeypatch, service, "held")
 
     def parked() -> list[str]:
         """The parked jobs, between two tries (a try takes them out meanwhile)."""
@@ -880,10 +870,10 @@ def test_erasing_a_parked_record_or_brain_takes_its_parked_work_with_it(
     assert wait_parked(2) == [erased, kept]
     assert api.delete(f"/brains/held/records/{erased}").status == 200
     assert parked() == [kept]
-    holding.clear()
+    hold.holding.clear()
     assert wait_for(api, "held", kept)
     assert api.get(f"/brains/held/records/{erased}").status == 404
-    holding.set()
+    hold.holding.set()
     api.remember("held", "Bob moved to Braga in May.")
     assert len(wait_parked(1)) == 1
     assert api.delete("/brains/held").status == 200
@@ -898,24 +888,13 @@ def test_a_stop_leaves_parked_records_processing_and_a_start_derives_them(
     service = engine.open()
     api = Api(create_app(service), KEY)
     api.brain("held")
-    store = service.derivation.store
-    holding, reported = threading.Event(), threading.Event()
-    holding.set()
-    lock_brains_nowait = store.lock_brains_nowait
-
-    def nowait(brain_uids: Sequence[str], **waiting: float) -> set[str]:
-        if holding.is_set():
-            reported.set()
-            return set(brain_uids)
-        return lock_brains_nowait(brain_uids, **waiting)
-
-    monkeypatch.setattr(store, "lock_brains_nowait", nowait)
+    hold = HeldBrain(monkeypatch, service, "held")
     record_id = api.remember("held", "Alice moved to Porto in March.").body["id"]
-    assert reported.wait(30)
+    assert hold.reported.wait(30)
     service.derivation.stop()
     assert not service.derivation._parked
     assert status(api, "held", record_id) == "processing"
-    holding.clear()
+    hold.holding.clear()
     service.derivation.start()
     assert wait_for(api, "held", record_id)
     assert service.wait_idle()
