@@ -4910,18 +4910,9 @@ class _Run:
         elif subj.kind == "it":
             return True
         tense = tense_of(pred_exp, verb_first=True)
-        exprs = find_time_expressions(
-            text[cs:ce],
-            self.src.occurred_at,
-            future=looks_ahead(pred_exp, tense),
-            weekdays_ahead=ahead_unless_past(tense),
-            bounds_ahead=ahead_unless_past(tense),
-        )
-        if (
-            _YEARLY_DAY.search(text, cs, ce)
-            or _HABITUAL.search(text, cs, ce)
-            or self._long_ago(cs, ce)
-        ):
+        exprs = self._times_told(cs, ce, pred_exp, tense)
+        long_ago = self._long_ago(cs, ce)
+        if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce) or long_ago:
             # the day of the year it falls on, not a time of the statement: said as it was, no year added
             # ("At Christmas we usually watch movies": each Christmas, not the last one; "When I was a kid
             # we moved after Christmas": a Christmas of that time, not the last one)
@@ -4931,7 +4922,7 @@ class _Run:
             # own, is told at that time, as "Yesterday, I moved to Denver" is (its offsets, from the clause's
             # start, fall before it)
             before = heading[0] - cs
-            exprs = [replace(x, start=x.start + before, end=x.end + before) for x in self._heading_times(heading, pred_exp, tense)]
+            exprs = [replace(x, start=x.start + before, end=x.end + before) for x in self._times_told(*heading, pred_exp, tense)]
             if exprs:
                 subj = replace(subj, front=heading)
         attr = value = None
@@ -5037,13 +5028,13 @@ class _Run:
             elif (
                 tense == "past"
                 and change
-                and (self.event_fronted or _EVENT_TIME.search(told) or self._long_ago(cs, ce))
+                and (self.event_fronted or _EVENT_TIME.search(told) or long_ago)
             ):
                 # "I moved to Denver when I was 25": a change of the past at a time no rule dates, which
                 # would close the home held now at the time it was said: a plain statement of the past
                 attr = value = None
                 valid_from, told_past = UNKNOWN_START, True
-            elif tense == "past" and attr == "likes" and self._long_ago(cs, ce):
+            elif tense == "past" and attr == "likes" and long_ago:
                 # "I loved dinosaurs as a kid", "I hated broccoli when I was little": a taste of then,
                 # none known of now (the value had the time in it: "dinosaurs as a kid"); the dislike
                 # denied no liking but the statement's words, which tell it
@@ -5128,11 +5119,11 @@ class _Run:
                     self.out.append(also)
         return True
 
-    def _heading_times(self, heading: tuple[int, int], pred_exp: str, tense: str) -> list[Any]:
-        """The time expressions of a list's time ``heading`` (see _heading_time), read ahead or back as the
-        item's predicate looks, as the clause's own are ("On Monday:\n- I quit": the Monday past)."""
+    def _times_told(self, s: int, e: int, pred_exp: str, tense: str) -> list[Any]:
+        """The time expressions of [s, e) (a clause, or the time heading its list: see _heading_time), read
+        ahead or back as the clause's predicate looks ("On Monday:\n- I quit": the Monday past)."""
         return find_time_expressions(
-            self.text[heading[0] : heading[1]],
+            self.text[s:e],
             self.src.occurred_at,
             future=looks_ahead(pred_exp, tense),
             weekdays_ahead=ahead_unless_past(tense),
