@@ -777,17 +777,17 @@ class HeldBrain:
         self.left = times
         self.holding, self.reported = threading.Event(), threading.Event()
         self.holding.set()
-        self.lock_brains_nowait = self.store.lock_brains_nowait
-        monkeypatch.setattr(self.store, "lock_brains_nowait", self.nowait)
+        self.try_lock_brains = self.store.try_lock_brains
+        monkeypatch.setattr(self.store, "try_lock_brains", self.nowait)
 
     def nowait(self, brain_uids: Sequence[str], **waiting: float) -> set[str]:
         held = {uid for uid in brain_uids if (brain := self.store.brain_by_uid(uid)) is not None and brain.id == self.brain_id}
         if not (held and self.holding.is_set() and self.left != 0):
-            return self.lock_brains_nowait(brain_uids, **waiting)
+            return self.try_lock_brains(brain_uids, **waiting)
         if self.left is not None:
             self.left -= 1
         self.reported.set()
-        return held | self.lock_brains_nowait([uid for uid in brain_uids if uid not in held], **waiting)
+        return held | self.try_lock_brains([uid for uid in brain_uids if uid not in held], **waiting)
 
 
 def test_a_held_brain_is_parked_whole_and_its_records_are_applied_in_the_order_they_came(

@@ -402,7 +402,7 @@ def test_writers_of_one_brain_take_turns_across_processes(postgres_url: str) -> 
             s.close()
 
 
-def test_lock_brains_nowait_passes_over_the_brains_another_session_holds(postgres_url: str) -> None:
+def test_try_lock_brains_passes_over_the_brains_another_session_holds(postgres_url: str) -> None:
     store = PostgresStore(postgres_url)
     try:
         for uid, id_ in ((MAIN, "b1"), (OTHER, "b2")):
@@ -411,7 +411,7 @@ def test_lock_brains_nowait_passes_over_the_brains_another_session_holds(postgre
             operator.execute("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE", [MAIN])
             began = time.monotonic()
             with store.atomic():
-                assert store.lock_brains_nowait([MAIN, OTHER, "brn_gone"]) == {MAIN}
+                assert store.try_lock_brains([MAIN, OTHER, "brn_gone"]) == {MAIN}
                 assert time.monotonic() - began < 2.0
                 with pytest.raises(psycopg.errors.LockNotAvailable):  # held until the transaction ends
                     probe.execute("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE NOWAIT", [OTHER])
@@ -419,12 +419,12 @@ def test_lock_brains_nowait_passes_over_the_brains_another_session_holds(postgre
                 assert store.lock_brain(OTHER) and not store.lock_brain("brn_gone")
             operator.rollback()
             with store.atomic():
-                assert store.lock_brains_nowait([MAIN]) == set()
+                assert store.try_lock_brains([MAIN]) == set()
     finally:
         store.close()
 
 
-def test_lock_brains_nowait_waits_its_turn_for_a_held_brain_as_long_as_it_is_told(postgres_url: str) -> None:
+def test_try_lock_brains_waits_its_turn_for_a_held_brain_as_long_as_it_is_told(postgres_url: str) -> None:
     """Told to wait, it queues for a held Brain (taken when the holding transaction ends) and gives up
     after the time it was given, returning the Brain held; its transaction goes on, waiting for
     locks as it did before."""
@@ -436,14 +436,14 @@ def test_lock_brains_nowait_waits_its_turn_for_a_held_brain_as_long_as_it_is_tol
             operator.execute("SELECT 1 FROM brains WHERE uid = %s FOR UPDATE", [MAIN])
             began = time.monotonic()
             with store.atomic():
-                assert store.lock_brains_nowait([MAIN, OTHER], wait_at_most=0.2) == {MAIN}
+                assert store.try_lock_brains([MAIN, OTHER], wait_at_most=0.2) == {MAIN}
                 assert 0.15 < time.monotonic() - began < 2.0
                 assert store.lock_brain(OTHER)
                 assert store._rows("SHOW lock_timeout") == [("0",)]
             release = threading.Timer(0.1, operator.rollback)
             release.start()
             with store.atomic():
-                assert store.lock_brains_nowait([MAIN], wait_at_most=5.0) == set()
+                assert store.try_lock_brains([MAIN], wait_at_most=5.0) == set()
             release.join()
             assert time.monotonic() - began < 2.0
     finally:

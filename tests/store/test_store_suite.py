@@ -419,13 +419,13 @@ def test_lock_brain_says_whether_the_brain_still_exists(store: Store) -> None:
         assert not store.lock_brain("brn_1")
 
 
-def test_lock_brains_nowait_holds_the_brains_no_other_transaction_holds(store: Store) -> None:
+def test_try_lock_brains_holds_the_brains_no_other_transaction_holds(store: Store) -> None:
     store.insert_brain(brain())
     store.insert_brain(brain("brn_2", id_="b2"))
     with store.atomic():
-        assert store.lock_brains_nowait(["brn_1", "brn_2", "brn_gone"]) <= {"brn_gone"}  # none held
+        assert store.try_lock_brains(["brn_1", "brn_2", "brn_gone"]) <= {"brn_gone"}  # none held
         assert store.lock_brain("brn_1") and store.lock_brain("brn_2") and not store.lock_brain("brn_gone")
-        assert store.lock_brains_nowait(["brn_1"]) == set()  # its own
+        assert store.try_lock_brains(["brn_1"]) == set()  # its own
 
 
 def test_live_seq_is_the_change_sequence_of_a_brain_that_still_exists(store: Store) -> None:

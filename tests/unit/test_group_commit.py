@@ -24,7 +24,7 @@ class CountingStore(MemoryStore):
         self.held: set[str] = set()  # Brains another transaction holds
         self.asked: list[list[str]] = []
 
-    def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+    def try_lock_brains(self, brain_uids: Sequence[str]) -> set[str]:
         self.asked.append(list(brain_uids))
         return self.held & set(brain_uids)
 
@@ -234,7 +234,7 @@ def test_the_writes_of_one_held_brain_run_apart_one_at_a_time_and_other_brains_b
         def atomic(self) -> AbstractContextManager[None]:
             return nullcontext()  # transactions that run side by side, as PostgreSQL's do
 
-        def lock_brains_nowait(self, brain_uids: Sequence[str]) -> set[str]:
+        def try_lock_brains(self, brain_uids: Sequence[str]) -> set[str]:
             return set(brain_uids)
 
     group = GroupCommit(EveryBrainHeld())  # type: ignore[arg-type]

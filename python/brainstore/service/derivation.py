@@ -1271,7 +1271,7 @@ class Derivation:
                 now = self.rules.clock()
                 statuses: list[RecordStatus] = []
                 chunks: list[StoredChunk] = []
-                held = self.store.lock_brains_nowait(sorted(by_brain), wait_at_most=HELD_WAIT_SECONDS)
+                held = self.store.try_lock_brains(sorted(by_brain), wait_at_most=HELD_WAIT_SECONDS)
                 # Locked above, or gone: each lock_brain answers at once.
                 for brain_uid, brain_jobs in sorted(by_brain.items()):
                     if brain_uid in held:

@@ -10,7 +10,7 @@ transaction of its own, so one bad write never fails another. An interrupt (Ctrl
 never retried: it may come after the COMMIT took effect.
 
 A group waits for no Brain another transaction holds: it first locks its Brains without waiting
-(``Store.lock_brains_nowait``), and a write whose Brain is held (on PostgreSQL, by another process's
+(``Store.try_lock_brains``), and a write whose Brain is held (on PostgreSQL, by another process's
 writer, an erase of a large Brain, an operator's session) leaves the group, to run in a transaction of
 its own in its caller's thread, which waits for the Brain and delays only that Brain's writes. Groups
 commit one at a time, so a group that waited held up every tenant's writes in the process: with one
@@ -135,7 +135,7 @@ class GroupCommit:
         try:
             try:
                 with self.store.atomic():
-                    held = self.store.lock_brains_nowait(sorted({slot.brain_uid for slot in group} - {""}))
+                    held = self.store.try_lock_brains(sorted({slot.brain_uid for slot in group} - {""}))
                     for slot in sorted(group, key=lambda queued: queued.brain_uid):  # stable: arrival order within a Brain
                         if slot.brain_uid in held:
                             slot.apart = True

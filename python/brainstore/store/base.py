@@ -189,7 +189,7 @@ class Store(Protocol):
         """Inside ``atomic()``: whether the Brain exists, holding it against ``erase_brain`` until the
         transaction ends."""
         ...
-    def lock_brains_nowait(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
+    def try_lock_brains(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
         """Inside ``atomic()``: ``lock_brain``'s hold on each of ``brain_uids`` that no other transaction
         holds, taken without waiting for any; returns the others, which ``lock_brain`` would wait for (a
         group commit writes under them apart, so that a Brain held long delays no other Brain's writes).

@@ -1177,7 +1177,7 @@ class DuckDBStore:
                 return True
             return False
 
-    def lock_brains_nowait(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
+    def try_lock_brains(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
         # One writing process, whose transactions take turns under the write lock the caller's atomic()
         # holds: no other transaction holds a Brain, and lock_brain never waits.
         return set()

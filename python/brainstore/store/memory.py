@@ -177,7 +177,7 @@ class MemoryStore:
         with self._lock:  # the caller's atomic() holds it: erase_brain cannot run until it ends
             return brain_uid in self._brains
 
-    def lock_brains_nowait(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
+    def try_lock_brains(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
         # The caller's atomic() holds the store's lock: no other transaction runs, and lock_brain never
         # waits.
         return set()

@@ -15,7 +15,7 @@ workers, machines) may write at once:
   writes (the latest Object version for the next one, a Record's status before deriving it, the current
   Memories the rules supersede), and two processes deriving the same Record or versioning the same
   Object must not both act on the same stale read. Writers of different Brains never wait for each other.
-- ``lock_brains_nowait`` takes that lock on a group commit's Brains with ``SKIP LOCKED``: the writes
+- ``try_lock_brains`` takes that lock on a group commit's Brains with ``SKIP LOCKED``: the writes
   whose Brain another transaction holds run apart, so a group never waits for one (see service.group).
   Derivation asks it to wait a moment first (``wait_at_most``): it then queues for each held Brain with
   a ``lock_timeout``, in a savepoint, and parks only the work of the Brains still held.
@@ -758,7 +758,7 @@ class PostgresStore:
             own.locked.add(brain_uid)
             return True
 
-    def lock_brains_nowait(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
+    def try_lock_brains(self, brain_uids: Sequence[str], *, wait_at_most: float = 0.0) -> set[str]:
         with self.atomic():
             held = self._lock_brains_skipping(brain_uids)
             if not held or wait_at_most <= 0:
