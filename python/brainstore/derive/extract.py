@@ -44,6 +44,7 @@ from .model import SINGLE_VALUED, Assertion, Extractor, SourceText, restated
 from .timeexpr import (
     AGO,
     UNKNOWN_START,
+    TimeExpr,
     ahead_unless_past,
     find_time_expressions,
     looks_ahead,
@@ -2334,6 +2335,21 @@ class _Run:
         self._lists: dict[int, tuple[int, bool]] = {}
         # a list's heading line: whether it names someone else, and the span of the time it is, if it is one
         self._headings: dict[int, tuple[bool, tuple[int, int] | None]] = {}
+        # the time expressions of each text read for them (see times_in), by the text and the way it points
+        self._times: dict[tuple[str, bool, bool | None, bool | None], list[TimeExpr]] = {}
+
+    def times_in(
+        self, text: str, *, future: bool = False, weekdays_ahead: bool | None = None, bounds_ahead: bool | None = None
+    ) -> list[TimeExpr]:
+        """find_time_expressions of ``text`` at the moment of speech, read once for each text: a long text
+        reads the same words many times (the 40 characters after each "and" of a long sentence of "and on
+        Monday ...", a list's time heading for each of its items), a tenth of a millisecond each."""
+        key = (text, future, weekdays_ahead, bounds_ahead)
+        if (exprs := self._times.get(key)) is None:
+            exprs = self._times[key] = find_time_expressions(
+                text, self.src.occurred_at, future=future, weekdays_ahead=weekdays_ahead, bounds_ahead=bounds_ahead
+            )
+        return list(exprs)
 
     def words(self, s: int, e: int) -> list[tuple[str, int, int]]:
         """The tokens inside [s, e)."""
@@ -3427,7 +3443,7 @@ class _Run:
         if m is None:
             return None
         label = m.group("label").strip()
-        first = find_time_expressions(label, self.src.occurred_at)[:1]
+        first = self.times_in(label)[:1]
         if first and first[0].kind == "at" and first[0].start == 0 and first[0].end == len(label):
             return m.end(), (m.start("label"), m.start("label") + len(label))
         words = label.replace(".", "").split()
@@ -3474,10 +3490,10 @@ class _Run:
                 continue
             lead = _BEFORE_TIME.match(text[pos:ce])
             probe = text[pos : min(ce, pos + 40)]
-            exprs = find_time_expressions(probe, self.src.occurred_at)
+            exprs = self.times_in(probe)
             if not exprs and probe[:3].lower() == "in " and looks_ahead(text[pos:ce]):
                 # "In two weeks I'm moving ...": counted ahead, a time only of a clause that looks ahead
-                exprs = find_time_expressions(probe, self.src.occurred_at, future=True)
+                exprs = self.times_in(probe, future=True)
             first = exprs[0] if exprs else None
             if (
                 first is not None
@@ -3593,7 +3609,7 @@ class _Run:
             return False
         end = min(e, pos + _AGE_TIME_REACH)
         comma = self.text.find(",", pos, end)
-        return bool(find_time_expressions(self.text[pos : end if comma < 0 else comma], self.src.occurred_at))
+        return bool(self.times_in(self.text[pos : end if comma < 0 else comma]))
 
     def _clauses(self, s: int, e: int) -> list[tuple[int, int, bool]]:
         """Clause spans; the flag says the clause began after and/but (it may inherit the subject)."""
@@ -4172,7 +4188,7 @@ class _Run:
             return None
         label = text[start:colon]
         lead = _BEFORE_TIME.match(label)
-        first = next(iter(find_time_expressions(label, self.src.occurred_at)), None)
+        first = next(iter(self.times_in(label)), None)
         if first is None or first.start > (lead.end() if lead else 0) or first.kind not in ("at", "since", "range"):
             return None
         end = start + first.end
@@ -5122,9 +5138,8 @@ class _Run:
     def _times_told(self, s: int, e: int, pred_exp: str, tense: str) -> list[Any]:
         """The time expressions of [s, e) (a clause, or the time heading its list: see _heading_time), read
         ahead or back as the clause's predicate looks ("On Monday:\n- I quit": the Monday past)."""
-        return find_time_expressions(
+        return self.times_in(
             self.text[s:e],
-            self.src.occurred_at,
             future=looks_ahead(pred_exp, tense),
             weekdays_ahead=ahead_unless_past(tense),
             bounds_ahead=ahead_unless_past(tense),
@@ -5226,7 +5241,7 @@ class _Run:
     def _a_time_opens(self, value: str) -> bool:
         """Whether a time opens ``value`` as said after "in" ("March", "March 2019", "the spring"); read in
         its first 40 characters."""
-        times = find_time_expressions("in " + value[:40], self.src.occurred_at)[:1]
+        times = self.times_in("in " + value[:40])[:1]
         return bool(times) and times[0].start <= 3
 
     def _begins_later(self, rest: str, pred: str) -> bool:
@@ -5235,7 +5250,7 @@ class _Run:
         if _HABITUAL.search(pred):
             return False
         now = self.src.occurred_at
-        return any(x.kind != "recurring" and x.when > now for x in find_time_expressions(rest, now, future=True))
+        return any(x.kind != "recurring" and x.when > now for x in self.times_in(rest, future=True))
 
     def attribute_of(
         self, pred: str, subject: str, *, partner: str | None = None
@@ -5343,7 +5358,7 @@ class _Run:
                 continue  # "I'm staying at a hotel (in Denver)": a stay, no home
             if pat.attribute == "lives_in" and (dwelling := _DWELLING_IN.match(raw)) is not None:
                 where = dwelling.group("where")
-                times = find_time_expressions("in " + where, self.src.occurred_at)[:1]
+                times = self.times_in("in " + where)[:1]
                 if not (times and times[0].start <= 3) and not _NO_WHERE.match(where):
                     val = _clean_value(where, True) or val  # not "in June", "in the spring"
             if pat.attribute == "lives_in" and val.split()[-1] in _DWELLINGS:
