@@ -2329,6 +2329,7 @@ class _Run:
         self.token_starts = [t[1] for t in self.tokens]
         self.token_ends = [t[2] for t in self.tokens]
         self._openers: list[int] | None = None  # indexes of the tokens _opener_within looks for
+        self._subject_words: list[int] | None = None  # indexes of the tokens _subject_within looks for
         self._line_starts: list[int] | None = None  # where each line starts, once a list item is looked for
         # a list item's line (its number): the line heading its list (-1: none), and whether no blank line
         # parts the two
@@ -2371,6 +2372,16 @@ class _Run:
             ]
         at = bisect_left(self._openers, i)
         return at < len(self._openers) and self._openers[at] < j
+
+    def _subject_within(self, s: int, e: int) -> bool:
+        """Whether a word a subject may open on (see _SUBJECT_OPENERS, is_name_token) is inside [s, e)."""
+        if self._subject_words is None:
+            self._subject_words = [
+                k for k, (t, _, _) in enumerate(self.tokens) if t.lower() in _SUBJECT_OPENERS or is_name_token(t)
+            ]
+        i, j = self._token_range(s, e)
+        at = bisect_left(self._subject_words, i)
+        return at < len(self._subject_words) and self._subject_words[at] < j
 
     def _token_range(self, s: int, e: int) -> tuple[int, int]:
         """Indexes [i, j) of the tokens inside [s, e), found by bisection: a clause's words are read
@@ -3488,6 +3499,11 @@ class _Run:
                 # "Sometimes I'm so relieved": how often goes with the statement, at its end
                 front, pos = (often.start(1), often.end(1)), often.end()
                 continue
+            if not self._subject_within(pos, ce):
+                # a time fronts a subject, which opens on one of these words: without one, the words
+                # need not be read for a time (40 characters after each "and" of a long sentence, each
+                # a tenth of a millisecond)
+                break
             lead = _BEFORE_TIME.match(text[pos:ce])
             probe = text[pos : min(ce, pos + 40)]
             exprs = self.times_in(probe)
