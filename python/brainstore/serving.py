@@ -595,10 +595,16 @@ class SettledConfig:
     a request reads 27 of them (the parser, the environ, the response): a tenth of the instructions
     of a pool thread's POST of a Record, DuckDB aside. A worker's settings never change (a reload
     starts new workers); what is not a setting (``settings``, ``set``, ``forwarded_allow_networks``,
-    properties) is read from the Config itself every time."""
+    properties) is read from the Config itself every time.
+
+    The request parser is always gunicorn's Python one: its default, "auto", silently takes the C
+    parser (gunicorn_h1c) wherever that package is installed, and the front's limits and framing
+    checks, and the hostile-input tests, are written and run against the Python parser's behaviour."""
 
     def __init__(self, cfg: Any) -> None:
         self._cfg = cfg
+        if "http_parser" in cfg.settings:
+            self.__dict__["http_parser"] = "python"
 
     def __getattr__(self, name: str) -> Any:
         cfg = self._cfg

@@ -8,7 +8,9 @@ import logging
 import resource
 import selectors
 import socket
+import sys
 import time
+import types
 from collections import deque
 
 import pytest
@@ -431,7 +433,7 @@ def test_the_worker_s_settings_read_once_answer_as_gunicorn_s_config() -> None:
     cfg = GunicornConfig()
     cfg.set("keepalive", 20)
     settled = SettledConfig(cfg)
-    for name in cfg.settings:
+    for name in cfg.settings.keys() - {"http_parser"}:  # the parser is always the Python one (below)
         assert getattr(settled, name) == getattr(cfg, name), name
     reads: list[str] = []
     keepalive = cfg.settings["keepalive"]
@@ -445,6 +447,22 @@ def test_the_worker_s_settings_read_once_answer_as_gunicorn_s_config() -> None:
     assert settled.is_ssl is cfg.is_ssl
     with pytest.raises(AttributeError):
         settled.no_such_setting  # noqa: B018
+
+
+def test_the_worker_parses_requests_with_gunicorn_s_python_parser_even_where_the_c_one_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gunicorn.config import Config as GunicornConfig
+    from gunicorn.http import message
+
+    class FastParser(types.ModuleType):
+        LimitRequestLine = object  # what gunicorn checks for before it uses the C parser
+
+    monkeypatch.setitem(sys.modules, "gunicorn_h1c", FastParser("gunicorn_h1c"))
+    monkeypatch.setattr(message, "_fast_parser_available", None)
+    cfg = GunicornConfig()
+    assert message._check_fast_parser(cfg)  # gunicorn's default would take it
+    assert not message._check_fast_parser(SettledConfig(cfg))
 
 
 def test_the_reply_reads_its_status_line() -> None:
