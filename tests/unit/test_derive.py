@@ -382,6 +382,24 @@ def test_a_name_only_a_place_follows_leaves_the_pronoun_its_person(text, subject
     assert (subject, attribute) in [(a.subject, a.attribute) for a in run(msg(text, speaker="Alice"))]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lisa and Tom came over. She is a nurse.",  # was Tom's job: the list's first name went unnoted
+        "Lisa, Tom and Mark came over. He is a nurse.",  # was Mark's: Tom, after a comma, was a place
+        "I went to Lisbon and Porto. He is a nurse.",  # was Porto's: a place listed after a place
+        "Paris and Rome were amazing. She is a nurse.",
+    ],
+)
+def test_a_name_listed_with_another_is_of_its_kind(text):
+    """A pronoun after a list of names is none of them, and a place listed after a place is no person."""
+    assert [a.subject for a in run(msg(text, speaker="Alice")) if a.attribute == "job"] == []
+
+
+def test_a_name_listed_with_i_is_whom_she_may_be():
+    assert ("Lisa", "job") in [(a.subject, a.attribute) for a in run(msg("Lisa and I went out. She is a nurse."))]
+
+
 def test_no_self_without_self_name():
     a = one(msg("I live in Lisbon.", role="user"), self_name=None)
     assert a.owner is None and a.subject == "the speaker"

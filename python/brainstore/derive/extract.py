@@ -2074,6 +2074,18 @@ _GOING = re.compile(
 
 
 
+_LIST_JOINS = {",", "and", "&", "or"}
+
+
+def _opens_name_list(words: list[tuple[str, int, int]]) -> bool:
+    """Whether the words open on a name listed with another name or "I" ("Lisa and Tom", "Lisa, Tom and
+    Mark", "Lisa and I")."""
+    if len(words) < 3 or words[1][0].lower() not in _LIST_JOINS:
+        return False
+    nxt = words[2][0]
+    return nxt == "I" or (is_name_token(nxt.removesuffix("'s")) and nxt.lower() not in ADVERBS)
+
+
 def _gender_of(person: str) -> str | None:
     """"m" or "f" when the words name a relation that says it ("Alice's dad"), else None."""
     last = person.split()[-1].lower().removesuffix("'s") if person.split() else ""
@@ -2684,6 +2696,9 @@ class _Run:
                     appositions.add(k)
             elif not (noun.endswith("s") and not noun.endswith("ss")) and f"{base}'s {noun}" not in self.persons:
                 self.persons.append(f"{base}'s {noun}")
+        # A name listed after another is of that one's kind: "went to Lisbon and Porto" names no person,
+        # "Lisa, Tom and Mark came over" three. (index of the listed name's last word, its kind)
+        listed: tuple[int, str] | None = None
         for i, (w, _, _) in enumerate(words):
             base = w.removesuffix("'s")
             if i in owners:
@@ -2697,6 +2712,13 @@ class _Run:
                 if kin not in self.persons and kin != self.addressee:
                     self.persons.append(kin)  # "I called Mom. She ...": the speaker's mom
                 continue
+            listable = is_name_token(base) and base.lower() not in ADVERBS | MODALS | _TITLES
+            if i == 0 and w != "I" and listable and _opens_name_list(words):
+                # "Lisa and Tom came over": the clause's subject is no one name, so no one noted Lisa
+                if base not in (self.speaker, self.self_name, self.addressee) and base not in self.persons:
+                    self.persons.append(base)
+                listed = (0, "person")
+                continue
             if i == 0 or w == "I" or not is_name_token(base) or base.lower() in ADVERBS | MODALS | _TITLES:
                 continue
             if base in (self.speaker, self.self_name, self.addressee):
@@ -2707,8 +2729,21 @@ class _Run:
                 and before.lower() not in _TITLES
                 and (i > 1 or any(p.split()[0] == before for p in self.persons))
             ):
+                if listed is not None and listed[0] == i - 1:
+                    listed = (i, listed[1])
                 continue  # "Maria Lopez": the rest of a name whose first word is noted, no second person
             prev = words[i - 1][0].lower()
+            if listed is not None and listed[0] == i - 2 and prev in _LIST_JOINS:
+                kind = listed[1]
+                listed = (i, kind)
+                if kind == "person":
+                    if base not in self.persons:
+                        self.persons.append(base)
+                else:
+                    self.others.add(base)
+                    if kind == "maybe":
+                        self.maybe_persons.add(base)
+                continue
             if (
                 prev in _PLACE_PREP
                 or prev == ","
@@ -2716,8 +2751,10 @@ class _Run:
             ):
                 self.others.add(base)
                 going = prev == "to" and i > 1 and _GOING.fullmatch(words[i - 2][0]) is not None
-                if prev in _PERSON_OR_PLACE_PREP and not going:
+                maybe = prev in _PERSON_OR_PLACE_PREP and not going
+                if maybe:
                     self.maybe_persons.add(base)
+                listed = (i, "maybe" if maybe else "other")
             else:
                 k = i + 1
                 while base == w and k < len(words) and is_name_token(words[k][0]) and words[k][0] != "I":
@@ -2726,6 +2763,7 @@ class _Run:
                     base = " ".join(t for t, _, _ in words[i:k]).removesuffix("'s")
                 if base not in self.persons:
                     self.persons.append(base)
+                listed = (i, "person")
 
     def _note_groups(self, s: int, e: int) -> None:
         """The speaker's people named in [s, e) ("my kids", "my friends, family and mentors")."""
