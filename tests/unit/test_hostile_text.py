@@ -56,6 +56,7 @@ HOSTILE = [
     (", turning 3 in June", "message", "I am 29"),  # the time of an age to come, read to the sentence's end
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
+    ("Me: hi\nMy sister: I went.\nHer: ok\n", "message", ""),  # turns a relation or a pronoun opens
     # times joined by "and" in one sentence: the times before each time read again, and the spans
     # taken before each (128,000 characters: 25 s)
     (" and on Monday I", "message", "I went"),

@@ -113,6 +113,22 @@ def test_me_in_a_pasted_exchange_is_its_author_not_a_person_called_me() -> None:
     assert [(p.kind, p.speaker) for _, p in parts or []] == [("message", "Alice"), ("message", "Dana")]
 
 
+@pytest.mark.parametrize("label", ["Her", "Him", "Them", "You"])
+def test_a_turn_opened_by_a_pronoun_is_an_unnamed_person_s(label: str) -> None:
+    pasted = f"Me: so where are you now?\n{label}: I work at Apple in Denver\nMe: nice"
+    found = statements(source_text({"kind": "message", "text": pasted}, self_name="Alice", occurred_at=NOW))
+    # before: "Her works at Apple in Denver.", owned by a person called "Her"
+    assert found == {("The speaker works at Apple in Denver.", None)}
+
+
+@pytest.mark.parametrize(("label", "subject"), [("Mom", "Alice's mom"), ("My sister", "Alice's sister")])
+def test_a_turn_opened_by_a_relation_is_its_paster_s_relation(label: str, subject: str) -> None:
+    pasted = f"Me: hey\n{label}: I moved to Ohio\nMe: since when?"
+    found = statements(source_text({"kind": "message", "text": pasted}, self_name="Alice", occurred_at=NOW))
+    # before: "Mom moved to Ohio.", "My sister moved to Ohio.": anyone's, said as a name
+    assert found == {(f"{subject} moved to Ohio.", subject)}
+
+
 def test_one_or_two_turns_stamped_as_a_chat_log_stamps_them_are_a_transcript() -> None:
     """A stamp in brackets or a dated one is no field's, heading's or schedule's: "Bob (10:02 AM): I moved
     to Denver last month." pasted alone was Alice's move, and so was Carol's Austin below."""

@@ -34,6 +34,7 @@ import re
 __all__ = [
     "FEMALE_NOUNS",
     "FIRST_SG",
+    "KIN_NAMES",
     "MALE_NOUNS",
     "PERSON_NOUNS",
     "SELF_NOUNS",
@@ -76,6 +77,12 @@ FEMALE_NOUNS = {
     "mother", "mom", "mum", "mommy", "mama", "sister", "sisters", "wife", "girlfriend", "fiancee", "fiancée",
     "daughter", "daughters", "grandma", "grandmother", "granddaughter", "aunt", "niece", "stepmom",
     "stepmother", "gf", "sis", "girl", "woman", "lady", "nana", "granny", "mummy",
+}  # fmt: skip
+# Relations a speaker calls by name ("Mom is moving", "I called Grandma"): the speaker's own, never a
+# person of that name every speaker shares
+KIN_NAMES = {
+    "mom", "mum", "mommy", "mummy", "mama", "mother", "dad", "daddy", "papa", "father", "grandma", "grandpa",
+    "grandmother", "grandfather", "nana", "granny", "grandad", "granddad",
 }  # fmt: skip
 # "my X is ..." where X is the speaker's own attribute: the claim is about the speaker.
 SELF_NOUNS = {

@@ -31,6 +31,7 @@ from .attribution import (
     FIRST_PL,
     FIRST_SG,
     IRREGULAR_PAST,
+    KIN_NAMES,
     MALE_NOUNS,
     MODALS,
     PERSON_NOUNS,
@@ -2099,14 +2100,6 @@ def _gender_of_pronoun(pronoun: str | None) -> str | None:
     return "m" if low.startswith("he") else "f" if low.startswith("she") else None
 
 
-# Relations a speaker calls by name ("Mom is moving", "I called Grandma"): the speaker's own, never a
-# person of that name every speaker shares
-_KIN_NAMES = {
-    "mom", "mum", "mommy", "mummy", "mama", "mother", "dad", "daddy", "papa", "father", "grandma", "grandpa",
-    "grandmother", "grandfather", "nana", "granny", "grandad", "granddad",
-}  # fmt: skip
-
-
 def _within(quotes: list[_Quote], starts: list[int], at: int) -> bool:
     """Whether ``at`` lies inside one of ``quotes`` (apart, in text order; ``starts`` their starts)."""
     i = bisect_right(starts, at) - 1
@@ -2416,7 +2409,7 @@ class _Run:
     def kin(self, word: str) -> str | None:
         """ "Mom", "Grandpa" used as a name: the relation of whoever speaks ("Alice's mom")."""
         low = word.lower()
-        return f"{self.me()}'s {low}" if word[:1].isupper() and low in _KIN_NAMES and not self.assistant else None
+        return f"{self.me()}'s {low}" if word[:1].isupper() and low in KIN_NAMES and not self.assistant else None
 
     # ---- driver
     def run(self, start: int = 0) -> list[Assertion]:

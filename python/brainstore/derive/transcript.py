@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from .attribution import KIN_NAMES, PERSON_NOUNS
 from .model import SourceText
 
 __all__ = ["Turn", "transcript_parts", "transcript_turns"]
@@ -50,6 +51,12 @@ _OWN_VOICE = "me"
 # Who asks and who answers in a Q&A ("Q: Where do you live?\nA: I live in Denver."): roles, nobody's
 # name; what they say is an unnamed person's, as a message with no speaker is.
 _UNNAMED = frozenset({"q", "a", "question", "answer"})
+# A pronoun that opens a turn ("Her: I quit"): the paster's word for someone they do not name, and "You"
+# is the paster themself in some chat apps' copies and the one they write to in others. Nobody's name:
+# what is said after it is an unnamed person's, as after _UNNAMED.
+_PRONOUNS = frozenset({"he", "him", "she", "her", "they", "them", "you", "u"})
+# A turn opened by a relation ("Mom: ...", "My sister: ..."): the paster's relation, no name of its own
+_RELATION = re.compile(r"(?:my[ \t]+)?(?P<noun>[\w-]+)", re.I)
 # A turn that asks the one it is put to something: a question in the second person, at the turn's end.
 _ASKED = re.compile(r"\b(?:you|your|u)\b[^\n]*\?\s*$", re.I)
 
@@ -204,12 +211,25 @@ def transcript_parts(source: SourceText) -> list[tuple[int, SourceText]] | None:
         speaker = turn.speaker.casefold()
         if speaker in own:
             parts.append((turn.start, authors(said, when)))
-        elif speaker in _UNNAMED:
+        elif speaker in _UNNAMED or speaker in _PRONOUNS:
             parts.append((turn.start, SourceText(said, "message", None, "other", when)))
         else:
             role = speaker if speaker in _ROLES else None
-            parts.append((turn.start, SourceText(said, "message", turn.speaker, role, when)))
+            who = _relation_of(turn.speaker, source) or turn.speaker
+            parts.append((turn.start, SourceText(said, "message", who, role, when)))
     return parts
+
+
+def _relation_of(label: str, source: SourceText) -> str | None:
+    """ "Alice's mom" for a turn its paster Alice opens with "Mom" or "My mom"; None for a name, or when
+    no one knows who pasted it (whose mom "the author's mom" is, nobody could tell apart)."""
+    m = _RELATION.fullmatch(label)
+    if m is None or source.speaker is None:
+        return None
+    noun = m.group("noun").lower()
+    if not (noun in KIN_NAMES or (label[:2].lower() == "my" and noun in PERSON_NOUNS)):
+        return None
+    return f"{source.speaker}'s {noun}"
 
 
 def _said_at(stamps: list[str | None], occurred_at: datetime) -> list[datetime]:
