@@ -400,6 +400,25 @@ def test_a_name_listed_with_i_is_whom_she_may_be():
     assert ("Lisa", "job") in [(a.subject, a.attribute) for a in run(msg("Lisa and I went out. She is a nurse."))]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "He told me he's a teacher.",
+        "She told me she lives in Paris.",
+        "She told me her husband is a nurse.",
+        "They told me they're moving to Denver.",
+    ],
+)
+def test_news_told_by_someone_unnamed_is_nobody_s(text):
+    """Was "She told Alice she lives in Paris.", about Alice: the news is the unnamed one's, not hers."""
+    assert run(msg(text, speaker="Alice")) == []
+
+
+def test_what_someone_unnamed_told_the_speaker_of_themself_is_the_speaker_s():
+    a = one(msg("She told me I'm a great cook.", speaker="Alice"))
+    assert (a.subject, a.statement) == ("Alice", "She told Alice Alice is a great cook.")
+
+
 def test_no_self_without_self_name():
     a = one(msg("I live in Lisbon.", role="user"), self_name=None)
     assert a.owner is None and a.subject == "the speaker"

@@ -2087,6 +2087,27 @@ def _opens_name_list(words: list[tuple[str, int, int]]) -> bool:
     return nxt == "I" or (is_name_token(nxt.removesuffix("'s")) and nxt.lower() not in ADVERBS)
 
 
+_SAYING = frozenset({
+    "said", "says", "told", "tells", "mentioned", "mentions", "thinks", "thought", "believes", "wrote",
+    "writes", "explained",
+})  # fmt: skip
+# the subject of a clause reported of someone that is that someone ("Bob told me he quit")
+_REPORTED_THIRD = frozenset({"he", "she", "he's", "she's", "they"})
+
+
+def _reported_clause(words: list[tuple[str, int, int]], i: int) -> int | None:
+    """Where the clause reported by a verb of saying at ``i`` opens ("told me that he ...": at "he"); None
+    when ``words[i]`` is none or nothing follows it."""
+    if i >= len(words) or words[i][0].lower() not in _SAYING:
+        return None
+    j = i + 1
+    if j < len(words) and words[j][0].lower() in ("me", "us", "them", "him", "her"):
+        j += 1
+    if j < len(words) and words[j][0].lower() == "that":
+        j += 1
+    return j if j < len(words) else None
+
+
 def _gender_of(person: str) -> str | None:
     """"m" or "f" when the words name a relation that says it ("Alice's dad"), else None."""
     last = person.split()[-1].lower().removesuffix("'s") if person.split() else ""
@@ -4261,6 +4282,11 @@ class _Run:
         mine = bool(set(toks[1:]) & _PERSONAL) or (
             toks[0] in _THEY.keys() | THIRD_SG and bool(set(toks[1:]) & _OURS)
         )
+        reported = _reported_clause(words, 1)
+        if reported is not None and toks[reported] in _REPORTED_THIRD | _THEY.keys() | {"his", "her", "their"}:
+            # "She told me she lives in Paris", "He told me his wife is a nurse": news of someone unnamed,
+            # none of the speaker's
+            return None
         if toks[0] in _THEY:
             # "They give me peace": unnamed people or things, told as the speaker's own experience only
             if not mine:
@@ -4600,30 +4626,11 @@ class _Run:
         return _Subject(me, self.me_owner(), f"{me} {told} {me}", words[j][2], prefix, conj=True, kind="me")
 
     def _reported(self, words: list[tuple[str, int, int]], i: int, name: str) -> _Subject | None:
-        if i >= len(words) or words[i][0].lower() not in (
-            "said",
-            "says",
-            "told",
-            "tells",
-            "mentioned",
-            "mentions",
-            "thinks",
-            "thought",
-            "believes",
-            "wrote",
-            "writes",
-            "explained",
-        ):
-            return None
-        j = i + 1
-        if j < len(words) and words[j][0].lower() in ("me", "us", "them", "him", "her"):
-            j += 1
-        if j < len(words) and words[j][0].lower() == "that":
-            j += 1
+        j = _reported_clause(words, i)
         # "he"/"she" reported of the name is the name's own news; an "I" there is the speaker ("John told
         # me I work too much" is not John working too much), read as the clause it is, like "my sister
         # told me I look tired"
-        if j >= len(words) or words[j][0].lower() not in ("he", "she", "he's", "she's", "they"):
+        if j is None or words[j][0].lower() not in _REPORTED_THIRD:
             return None
         pron = words[j][0]
         return _Subject(
