@@ -1793,6 +1793,22 @@ def test_quoted_speech_is_the_quoted_persons():
     assert (c.subject, c.attribute, c.value, c.negated) == ("Alice's sister", "works_at", "acme", True)
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # was "... said "the other person's sister is a nurse": the letter's "you" is whom it was written to
+        ('The letter said "Your sister is a nurse".', '"Your sister is a nurse'),
+        ('My mom\'s note said "your dad lives in Ohio now".', '"your dad lives in Ohio now'),
+        ('I watched "You\'ve Got Mail" last night.', '"You\'ve Got Mail"'),  # was "the other person has Got Mail"
+        ('My favorite song is "Your Song" by Elton John.', '"Your Song"'),
+    ],
+)
+def test_words_in_quotation_marks_left_in_a_clause_are_shown_as_written(text, shown):
+    """The "you" of a title, a letter, a note is no one the speaker talks to."""
+    statements = [a.statement for a in run(msg(text, role="user"))]
+    assert any(shown in s for s in statements) and not any("other person" in s for s in statements), statements
+
+
 def test_fronted_times_and_connectives():
     a = one(msg("Last weekend I joined a mentorship program.", speaker="Bob"), when=JUNE)
     assert (a.subject, a.owner) == ("Bob", "Bob")

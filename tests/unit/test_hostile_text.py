@@ -57,6 +57,8 @@ HOSTILE = [
     ("Ann Lee  10:32 AM\nI went.\nBob  9:01 PM\n", "document", ""),  # a chat app's copy, turn by turn
     ("<ann> I went.\n<@bob> ok\n", "message", ""),  # an IRC log's
     ("Me: hi\nMy sister: I went.\nHer: ok\n", "message", ""),  # turns a relation or a pronoun opens
+    ('I read "your x" ', "message", ""),  # words in quotation marks, looked for in each clause
+    ('I read "your x ', "message", ""),  # ... and a closing mark looked for after each opening one
     # times joined by "and" in one sentence: the times before each time read again, and the spans
     # taken before each (128,000 characters: 25 s)
     (" and on Monday I", "message", "I went"),

@@ -1950,6 +1950,8 @@ _REPORTING = re.compile(
     r"(?:said|says|told\s+(?:me|us|him|her|them)|wrote|writes|asked|asks|replied|added|explained|texted|yelled|shouted"
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
+# Words in double quotation marks within a clause, on one line
+_QUOTED_WORDS = re.compile(r"[\u201c\"][^\u201c\u201d\"\n]{1,200}[\u201d\"]")
 # The frame after the words it reports ('"I moved to Spain," Carol said.', '"I quit," said Bob.')
 _REPORTED_AFTER = re.compile(
     r"[ \t]*,?[ \t]*(?:" + _REPORTER + r"[ \t]+(?:said|says|wrote|writes|replied|added|explained|texted|told\s+me)"
@@ -5466,8 +5468,17 @@ class _Run:
         inner_conj = inner_need = False
         verb_next = False  # the dropped subject's verb comes after an adverb (see need_conj)
         before = ""
+        # a title or a phrase in quotation marks left in the clause ('watched "You've Got Mail"') is shown
+        # as written: its "you" is no one spoken to, its "my" nobody's here
+        # (a clause's end may fall before the closing mark: 'call me "the boss".' ends at "boss")
+        titles = [(q.start(), q.end()) for q in _QUOTED_WORDS.finditer(text, ps, min(len(text), ce + 202)) if q.start() < ce]
+        next_title = 0
         for m in toks:
             if m.start() < skip_until:
+                continue
+            while next_title < len(titles) and titles[next_title][1] <= m.start():
+                next_title += 1
+            if next_title < len(titles) and titles[next_title][0] < m.start():
                 continue
             prior, before = before, m.group(0)
             plural_you = _PLURAL_YOU.match(text, m.start(), ce)
