@@ -261,6 +261,21 @@ def test_my_sister_and_i():
 
 
 @pytest.mark.parametrize(
+    ("text", "subject", "statement"),
+    [
+        # were "... and my uncle ...", "... and your brother ...": a possessive no one was named for
+        ("My dad and my uncle went fishing.", "Alice's dad", "Alice's dad and Alice's uncle went fishing."),
+        ("My sister and your brother are dating.", "Alice's sister", "Alice's sister and the other person's brother are dating."),
+        # was subject "Alice's car and my" ("bike" read as the verb)
+        ("My car and my bike got stolen.", "Alice's car and Alice's bike", "Alice's car and Alice's bike got stolen."),
+    ],
+)
+def test_each_possessive_of_a_subject_says_whose(text, subject, statement):
+    a = one(text)
+    assert (a.subject, a.statement) == (subject, statement)
+
+
+@pytest.mark.parametrize(
     ("text", "statement"),
     [
         # were "Alice and Bob went hiking." / "Alice went hiking.": "Kate," was taken for the one spoken to

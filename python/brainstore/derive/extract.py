@@ -1950,6 +1950,7 @@ _REPORTING = re.compile(
     r"(?:said|says|told\s+(?:me|us|him|her|them)|wrote|writes|asked|asks|replied|added|explained|texted|yelled|shouted"
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
+_POSSESSIVE_DETERMINERS = {"my", "your", "our", "his", "her", "their"}
 # Words in double quotation marks within a clause, on one line
 _QUOTED_WORDS = re.compile(r"[\u201c\"][^\u201c\u201d\"\n]{1,200}[\u201d\"]")
 # The frame after the words it reports ('"I moved to Spain," Carol said.', '"I quit," said Bob.')
@@ -4683,7 +4684,8 @@ class _Run:
         while (
             j < len(words)
             and j < 6
-            and not _is_verb(words[j][0])
+            # (after a second "my" a noun, though spelt as a verb: "my car and my bike got stolen")
+            and (not _is_verb(words[j][0]) or (j > 1 and words[j - 1][0].lower() in _POSSESSIVE_DETERMINERS))
             and words[j][0] not in (",", "-", "(")
             and not (j > 1 and words[j][0].lower() in ADVERBS)  # "my turtles always cheer me up"
         ):
@@ -4698,6 +4700,8 @@ class _Run:
             np_words[-1] = np_words[-1][:-2]
             np = np[:-2]
         np_low = [w.lower().removesuffix("'s") for w in np_words]
+        # "my dad and my uncle", "my sister and your brother": the other possessives in it said for whom
+        np = self._rewrite_simple(np) if len(np_words) > 1 else np
         pre = contracted
         verb = words[j][0]
         if verb.startswith("'") or verb.lower() in ("s",):
