@@ -113,6 +113,17 @@ def test_me_in_a_pasted_exchange_is_its_author_not_a_person_called_me() -> None:
     assert [(p.kind, p.speaker) for _, p in parts or []] == [("message", "Alice"), ("message", "Dana")]
 
 
+def test_a_turn_of_the_self_that_someone_else_pastes_is_not_the_self_s_own() -> None:
+    pasted = "Me: hi\nAlice: I moved to Denver\nMe: ok"
+    by_bob = source_text({"kind": "message", "text": pasted, "speaker": "Bob"}, self_name="Alice", occurred_at=NOW)
+    # before: owned by Alice, as if she had said it: ownership is a first-person statement by the self
+    assert statements(by_bob) == {("Alice moved to Denver.", None)}
+    by_alice = source_text({"kind": "message", "text": pasted}, self_name="Alice", occurred_at=NOW)
+    assert statements(by_alice) == {("Alice moved to Denver.", "Alice")}
+    exchange = "Dana: I moved to Oslo\nAlice: I live in Paris\nDana: nice"
+    assert statements(document(exchange)) == {("Dana moved to Oslo.", "Dana"), ("Alice lives in Paris.", None)}
+
+
 @pytest.mark.parametrize("label", ["Her", "Him", "Them", "You"])
 def test_a_turn_opened_by_a_pronoun_is_an_unnamed_person_s(label: str) -> None:
     pasted = f"Me: so where are you now?\n{label}: I work at Apple in Denver\nMe: nice"

@@ -1397,11 +1397,12 @@ class RuleExtractor:
         parts = transcript_parts(source)
         if parts is None:
             return _Run(source, self_name).run()
-        # each turn read as its speaker's message, its spans moved to where it is in the document
+        # each turn read as its speaker's message, its spans moved to where it is in the document; a turn
+        # of someone other than who sent the Record is their words as the sender tells them
         return [
             replace(a, span=(a.span[0] + offset, a.span[1] + offset))
             for offset, part in parts
-            for a in _Run(part, self_name).run()
+            for a in _Run(part, self_name, relayed=part.speaker != source.speaker).run()
         ]
 
     def _fact(self, source: SourceText, self_name: str | None) -> list[Assertion]:
@@ -2320,13 +2321,18 @@ _ANY_PATTERN = _any_pattern()
 class _Run:
     """One extraction: the state shared by the sentences of one SourceText."""
 
-    def __init__(self, source: SourceText, self_name: str | None) -> None:
+    def __init__(self, source: SourceText, self_name: str | None, *, relayed: bool = False) -> None:
         self.src = source
         self.text = source.text or ""
         self.self_name = self_name
         self.assistant = source.role in _ASSISTANT_ROLES
         self.speaker = None if self.assistant else (source.speaker or None)
-        self.is_self = bool(self.speaker and self_name and self.speaker.casefold() == self_name.casefold())
+        # a turn of a transcript someone else sent ("Alice: I moved to Denver" in Bob's message) is the
+        # speaker's words as the sender tells them: what it says of the Brain's self is not the self's own
+        self.relayed = relayed
+        self.is_self = (
+            bool(self.speaker and self_name and self.speaker.casefold() == self_name.casefold()) and not relayed
+        )
         self.anon = "the author" if source.kind in ("document", "event", "fact") else "the speaker"
         # a person's turn in a conversation: opinions and dropped subjects are theirs
         self.human = (
@@ -2425,7 +2431,7 @@ class _Run:
     def me_owner(self) -> str | None:
         if self.voice is not None:
             return self._third_owner(self.voice)
-        return self.speaker
+        return self._third_owner(self.speaker) if self.relayed and self.speaker else self.speaker
 
     def you(self) -> str:
         return self.addressee or "the other person"
