@@ -1824,6 +1824,18 @@ def test_words_in_quotation_marks_left_in_a_clause_are_shown_as_written(text, sh
     assert any(shown in s for s in statements) and not any("other person" in s for s in statements), statements
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my mom was like u should move to denver",  # was "... was like the other person should move to denver"
+        "Tom was like you should totally quit.",
+        "My sister was like you're crazy lol",
+    ],
+)
+def test_the_you_of_words_quoted_with_was_like_is_no_one_here(text):
+    assert not any("other person" in a.statement for a in run(msg(text, role="user")))
+
+
 def test_fronted_times_and_connectives():
     a = one(msg("Last weekend I joined a mentorship program.", speaker="Bob"), when=JUNE)
     assert (a.subject, a.owner) == ("Bob", "Bob")

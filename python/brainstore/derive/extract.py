@@ -1952,6 +1952,9 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _POSSESSIVE_DETERMINERS = {"my", "your", "our", "his", "her", "their"}
+# "was like", "is all like": a verb that quotes the words after it, in chat ("she was like I quit")
+_QUOTATIVE = re.compile(r"(?i)(?:is|was|are|were|am)\s+(?:all\s+|just\s+|literally\s+)?like\b")
+_SECOND_WORDS = SECOND | {"your", "yours", "yourself"}
 # Words in double quotation marks within a clause, on one line
 _QUOTED_WORDS = re.compile(r"[\u201c\"][^\u201c\u201d\"\n]{1,200}[\u201d\"]")
 # The frame after the words it reports ('"I moved to Spain," Carol said.', '"I quit," said Bob.')
@@ -4935,6 +4938,10 @@ class _Run:
             or (subj.kind == "it" and subj.display in _UNNAMED and bool(clause_words & _OURS))
             or (subj.kind in ("relative", "mine") and bool(after & _PERSONAL))
         )
+        if _QUOTATIVE.match(pred_exp) and after & _SECOND_WORDS:
+            # "My mom was like u should move to Denver": her words as she said them, and their "you" is
+            # whom she said them to, not the one the speaker talks to
+            return True
         evaluative = _evaluative_in(pred_exp)
         aim = _AIM.match(pred_exp) if subj.kind == "it" and subj.display == "It" and self.human else None
         if aim is not None and (aim.group("been") or aim.group("my") or aim.group("mine")) and self.voice is None:
