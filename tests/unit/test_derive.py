@@ -261,6 +261,20 @@ def test_my_sister_and_i():
 
 
 @pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # was "A friend of mine moved to Denver.", about Alice: her home Denver
+        ("A friend of mine moved to Denver.", "Alice says a friend of Alice's moved to Denver."),
+        ("A friend of mine is a nurse.", "Alice says a friend of Alice's is a nurse."),
+        ("A coworker of my husband's works at Google.", "Alice says a coworker of Alice's husband's works at Google."),
+    ],
+)
+def test_a_person_of_mine_is_not_me(text, statement):
+    a = one(text)
+    assert (a.attribute, a.statement) == (None, statement) and a.subject != "Alice"
+
+
+@pytest.mark.parametrize(
     ("text", "subject", "statement"),
     [
         # were "... and my uncle ...", "... and your brother ...": a possessive no one was named for

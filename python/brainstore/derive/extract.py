@@ -4829,7 +4829,7 @@ class _Run:
         if not s:
             return ""
         me = self.me()
-        out = re.sub(r"\b(?:my|our)\b", f"{me}'s", _norm(s), flags=re.I)
+        out = re.sub(r"\b(?:my|our|mine|ours)\b", f"{me}'s", _norm(s), flags=re.I)  # ("a friend of mine")
         # "where I'm accepted" -> "where Caroline is accepted", not "Caroline'm"
         out = _PERSON_CONTRACTION.sub(lambda m: f"{m.group(1)} {_CONTRACTED[m.group(2).lower()]}", out)
         out = re.sub(rf"\bI\b|\b{_LOWER_I}", me, out)
@@ -4932,6 +4932,12 @@ class _Run:
         # the subject (a clause of its own) says who the subject is, not that what follows is theirs
         within = self.words(subj.front[1] if subj.front else cs, subj.pred_start)
         counted = counted or (subj.kind == "np" and any(w.lower() in FIRST_SG for w, _, _ in within))
+        # "A friend of mine moved to Denver", "A coworker of my husband's is a nurse": a person of the
+        # speaker's is the subject, and what follows is theirs
+        lows = [w.lower().removesuffix("'s") for w, _, _ in within]
+        counted = counted or (
+            subj.kind == "np" and "of" in lows and bool(set(lows) & PERSON_NOUNS) and bool(set(lows) & _PERSONAL)
+        )
         mentions_me = self.human and (
             (bool((after if counted else clause_words) & _PERSONAL) and subj.kind in ("np", "it", "name"))
             # "He taught us a lot", "They give us peace": the speaker's people's experience
