@@ -267,6 +267,10 @@ def test_my_sister_and_i():
         ("A friend of mine moved to Denver.", "Alice says a friend of Alice's moved to Denver."),
         ("A friend of mine is a nurse.", "Alice says a friend of Alice's is a nurse."),
         ("A coworker of my husband's works at Google.", "Alice says a coworker of Alice's husband's works at Google."),
+        # were about Alice: her employer Google, her job nurse, her home town Ohio
+        ("The guy next to me works at Google.", "Alice says the guy next to Alice works at Google."),
+        ("The woman across from me is a nurse.", "Alice says the woman across from Alice is a nurse."),
+        ("The kids in my class are from Ohio.", "Alice says the kids in Alice's class are from Ohio."),
     ],
 )
 def test_a_person_of_mine_is_not_me(text, statement):

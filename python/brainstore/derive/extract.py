@@ -1952,6 +1952,32 @@ _REPORTING = re.compile(
     r"|tells\s+(?:me|us|him|her|them))\s*[:,]?\s*$"
 )
 _POSSESSIVE_DETERMINERS = {"my", "your", "our", "his", "her", "their"}
+# Words that place a person by someone ("a friend of mine", "the guy next to me", "the kids in my class")
+_PLACING = {"of", "in", "on", "at", "from", "to", "near", "behind", "beside", "with", "for", "across", "around"}
+# Words for a person, beyond the relations (whom such a phrase may place)
+_PEOPLE = PERSON_NOUNS | MALE_NOUNS | FEMALE_NOUNS | {
+    "person", "people", "guys", "girls", "boys", "men", "women", "ladies", "owner", "owners", "hire", "hires",
+    "members", "member", "staff", "crew", "folks",
+}  # fmt: skip
+
+
+def _places_a_person_by_me(words: list[tuple[str, int, int]]) -> bool:
+    """Whether the words name a person and place them by the speaker ("a friend of mine", "the guy next
+    to me", "the kids in my class"); "Losing my job" names no one, and "Coaching the kids in my town" is
+    an activity, the speaker's own."""
+    if not words or _is_gerund(words[0][0]):
+        return False
+    person = False
+    prev = ""
+    for w, _, _ in words:
+        low = w.lower().removesuffix("'s")
+        if person and prev in _PLACING and low in _PERSONAL | _OURS:
+            return True
+        person = person or low in _PEOPLE
+        prev = low
+    return False
+
+
 # "was like", "is all like": a verb that quotes the words after it, in chat ("she was like I quit")
 _QUOTATIVE = re.compile(r"(?i)(?:is|was|are|were|am)\s+(?:all\s+|just\s+|literally\s+)?like\b")
 _SECOND_WORDS = SECOND | {"your", "yours", "yourself"}
@@ -4932,12 +4958,10 @@ class _Run:
         # the subject (a clause of its own) says who the subject is, not that what follows is theirs
         within = self.words(subj.front[1] if subj.front else cs, subj.pred_start)
         counted = counted or (subj.kind == "np" and any(w.lower() in FIRST_SG for w, _, _ in within))
-        # "A friend of mine moved to Denver", "A coworker of my husband's is a nurse": a person of the
-        # speaker's is the subject, and what follows is theirs
-        lows = [w.lower().removesuffix("'s") for w, _, _ in within]
-        counted = counted or (
-            subj.kind == "np" and "of" in lows and bool(set(lows) & PERSON_NOUNS) and bool(set(lows) & _PERSONAL)
-        )
+        # ... and so does a person placed by the speaker: "A friend of mine moved to Denver", "The guy next
+        # to me works at Google", "The kids in my class are from Ohio" tell of them, none of it the speaker's
+        # ("Losing my job was hard", no person, is the speaker's own experience)
+        counted = counted or (subj.kind == "np" and _places_a_person_by_me(within))
         mentions_me = self.human and (
             (bool((after if counted else clause_words) & _PERSONAL) and subj.kind in ("np", "it", "name"))
             # "He taught us a lot", "They give us peace": the speaker's people's experience
