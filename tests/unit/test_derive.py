@@ -771,6 +771,7 @@ def test_a_time_counted_back_is_as_precise_as_its_unit_and_no_part_of_the_value(
         "Enjoy living in Berlin!",  # was "Alice enjoys living in Berlin."
         "None of my friends live in Paris.",  # was Alice's home, unnegated
         "Half of my team works at Google.",  # was Alice's employer
+        "Half my family lives in Ohio.",  # was Alice's home: "of" left out
         "In my novel, I live in Tokyo.",
         "In the game, I live in Tokyo.",
         "Oh sure, I just LOVE working at Acme. /s",

@@ -2071,7 +2071,8 @@ _DONE_IN = re.compile(r"(?:(?:some\s+)?things|stuff|what)\s+(?:I|we)\s+did\s+", 
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*\u2022\u2023\u25e6]|\d{1,2}[.)])[ \t]+")
 _PART_OF = re.compile(
     r"(?:none|few|a\s+few|half|most|some|many|all|each|one|two|three|several|both|neither|either|lots|a\s+lot"
-    r"|the\s+rest|\d+%?)\s+of\b",
+    r"|the\s+rest|\d+%?)\s+of\b"
+    r"|half\s",  # "Half my family lives in Ohio": "of" left out
     re.I,
 )
 _OURS = {"us", "our", "ours", "ourselves"}
