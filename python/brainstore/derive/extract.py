@@ -2121,6 +2121,7 @@ def _opens_name_list(words: list[tuple[str, int, int]]) -> bool:
     return nxt == "I" or (is_name_token(nxt.removesuffix("'s")) and nxt.lower() not in ADVERBS)
 
 
+# Verbs that report what someone said or thinks in a clause after them ("Bob told me (that) he quit")
 _SAYING = frozenset({
     "said", "says", "told", "tells", "mentioned", "mentions", "thinks", "thought", "believes", "wrote",
     "writes", "explained",
