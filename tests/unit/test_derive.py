@@ -2855,6 +2855,16 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    "text", ["I moved to Denver and on Monday I left Google.", "I moved to Denver. I left Acme on Monday."]
+)
+def test_what_is_left_after_a_move_is_not_the_home_it_ended(text):
+    # was lives_in "google", negated: a home gained took a leaving told after it for the home it ended
+    out = run(msg(text, speaker="Alice"))
+    assert [(a.attribute, a.value, a.negated) for a in out if a.attribute] == [("lives_in", "denver", False)]
+    assert next(a for a in out if "left" in a.statement).left in {"google", "acme"}
+
+
+@pytest.mark.parametrize(
     ("text", "left"),
     [
         ("I left Paris last week.", "paris"),

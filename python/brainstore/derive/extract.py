@@ -2546,7 +2546,10 @@ class _Run:
             gained = {
                 a.attribute
                 for a in self.out
-                if a.attribute in leavable and not a.negated and a.subject == left.subject
+                if a.attribute in leavable
+                and not a.negated
+                and a.subject == left.subject
+                and (a.attribute != "lives_in" or a.span[0] > left.span[0])
             }
             # "I never left Google": no leaving, a plain statement
             attr = gained.pop() if len(gained) == 1 and left.negated else None
