@@ -2855,6 +2855,24 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("Back in the day I worked at Google.", "works_at", "google"),
+        ("Back in the day, I worked at Google.", "works_at", "google"),
+        ("Years ago I lived in Ohio.", "lives_in", "ohio"),
+        ("As a kid I had a dog.", "has_pet", "dog"),
+        ("In college I worked at a bar.", "works_at", "bar"),
+    ],
+)
+def test_a_fronted_time_of_life_dates_the_clause_as_past(text, attribute, value):
+    # was "Alice is back in the day Alice worked at Google." or nothing at all: without a comma the time
+    # of life was read as the clause's subject, and "Back in the day," as a state of the speaker's
+    a = one(msg(text, speaker="Alice"))
+    assert (a.subject, a.attribute, a.value, a.negated) == ("Alice", attribute, value, False)
+    assert (a.valid_from, a.valid_to) == (UNKNOWN_START, NOW)
+
+
+@pytest.mark.parametrize(
     "text", ["I moved to Denver and on Monday I left Google.", "I moved to Denver. I left Acme on Monday."]
 )
 def test_what_is_left_after_a_move_is_not_the_home_it_ended(text):

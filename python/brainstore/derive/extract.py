@@ -815,6 +815,7 @@ _LONG_AGO = re.compile(
     rf"|in\s+(?:school|college|high\s+school|grad\s+school))|{_AT_SCHOOL})\b",
     re.I,
 )
+_COMMA_GAP = re.compile(r"\s*,?\s*")
 # a job one is qualified for, not one held ("a nurse by training", "a lawyer by education")
 _TRAINED_ONLY = re.compile(r"\bby\s+(?:training|education|degree|qualification)\b", re.I)
 # a birthday's value said as a month, or a month and its day ("june", "june 3rd", "3/4")
@@ -2543,6 +2544,9 @@ class _Run:
             left = self.out[i]
             # a job is quit, never a home ("I moved to Denver, but I quit Google")
             leavable = ("works_at",) if _QUIT.search(self.text, *left.span) else _LEAVABLE
+            # a home is left on the way to the next, so it is told before the move ("left Paris and moved
+            # to Berlin"); told after the home gained ("moved to Denver and on Monday I left Google"),
+            # what is left is something of the new life (a job, a party), not the home the move ended
             gained = {
                 a.attribute
                 for a in self.out
@@ -3589,6 +3593,15 @@ class _Run:
             if m and m.end() < ce:
                 pos = m.end()
                 continue
+            past = _LONG_AGO.match(text, pos, ce)
+            if past is not None:
+                # "Years ago I worked ...", "Back in the day, we ...": a time of life long past, without a
+                # year to date the clause by; the clause is told as past (see _long_ago)
+                nxt = past.end() + len(_COMMA_GAP.match(text, past.end(), ce)[0])
+                rest = self.words(nxt, min(ce, nxt + 30))
+                if rest and (rest[0][0].lower() in _SUBJECT_OPENERS or is_name_token(rest[0][0])):
+                    pos = nxt
+                    continue
             often = _FREQUENCY.match(text, pos, ce)
             if often and often.end() < ce:
                 # "Sometimes I'm so relieved": how often goes with the statement, at its end
@@ -4420,8 +4433,8 @@ class _Run:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
         if tok.endswith("ed") and len(tok) > 4 and tok in _VERB_FORMS and tok not in _IMPLICIT_STATE:
             return _Subject(me, owner, me, s0, "", kind="me", implicit=True)
-        if [w.lower() for w, _, _ in words] == ["growing", "up"]:
-            return None  # "Growing up, I ...": a time of life
+        if _LONG_AGO.fullmatch(self.text, s0, words[-1][2]):
+            return None  # "Growing up, I ...", "Back in the day, I ...": a time of life
         if _is_gerund(words[k][0]) and _EVALUATIVE.fullmatch(tok) and k + 1 == len(words):
             return None  # "Inspiring!", "Amazing!": an exclamation, not what the speaker is doing
         if tok in _IMPLICIT_STATE or _is_gerund(words[k][0]):
