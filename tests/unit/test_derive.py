@@ -2855,6 +2855,22 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Kidding aside, I love hiking.",
+        "Joking aside I love hiking.",
+        "All jokes aside, I love hiking.",
+        "Generally speaking, I love hiking.",
+        "Frankly speaking I love hiking.",
+    ],
+)
+def test_how_the_speaker_means_what_follows_is_no_state_of_theirs(text):
+    # was "Alice is kidding aside." beside it, or (without the comma) nothing at all
+    a = one(msg(text, speaker="Alice"))
+    assert (a.statement, a.attribute, a.value) == ("Alice loves hiking.", "likes", "hiking")
+
+
+@pytest.mark.parametrize(
     ("text", "attribute", "value"),
     [
         ("Back in the day I worked at Google.", "works_at", "google"),

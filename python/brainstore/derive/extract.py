@@ -661,6 +661,9 @@ _INTERJ = re.compile(
     r"|congrats|congratulations|oops|whew|phew|hah|ha|ahh|ooh|wowza|dang|damn|jeez|geez|by\s+the\s+way"
     r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now"
     r"|speaking\s+of\s+(?:which|that)|i\s+(?:gotta|have\s+to|must)\s+say"
+    # how the speaker means what follows ("Kidding aside, I ...", "Frankly speaking I ..."): no state of theirs
+    r"|(?:all\s+)?(?:kidding|joking|jokes|jesting)\s+aside"
+    r"|(?:generally|frankly|honestly|strictly|technically|personally|broadly|roughly)\s+speaking"
     # a workplace chat's lead-ins ("FYI Bob's out today", "Heads up, I'm WFH"): no part of the subject
     r"|(?:just\s+)?fyi|psa|heads[\s-]?up)"
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
