@@ -2855,6 +2855,28 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "attribute", "statement"),
+    [
+        ("I live in Denver during the summer.", "lives_in", "Alice lives in Denver during the summer."),
+        ("I work at a camp in June.", "works_at", "Alice works at a camp in June."),
+        ("I swim in the summer.", "does", "Alice swims in the summer."),
+    ],
+)
+def test_a_season_in_the_simple_present_is_each_one_no_date(text, attribute, statement):
+    # was dated from the summer before ("... in the summer of 2022"): a habit or a state held each
+    # summer began at no date the text tells
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.statement, a.valid_from, a.valid_to, a.time_stated) == (attribute, statement, NOW, None, False)
+
+
+def test_a_season_of_a_plan_or_of_the_past_is_still_dated():
+    moving = one(msg("I move to Denver in June.", speaker="Alice"))
+    assert moving.valid_from == datetime(2023, 6, 1, tzinfo=UTC)
+    lived = one(msg("I lived in Denver during the summer.", speaker="Alice"))
+    assert (lived.valid_from, lived.valid_to) == (datetime(2022, 6, 1, tzinfo=UTC), datetime(2022, 9, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Kidding aside, I love hiking.",

@@ -5057,6 +5057,14 @@ class _Run:
             # ("At Christmas we usually watch movies": each Christmas, not the last one; "When I was a kid
             # we moved after Christmas": a Christmas of that time, not the last one)
             exprs = [replace(x, kind="recurring", relative=False) if x.yearless else x for x in exprs]
+        elif tense == "present" and not looks_ahead(pred_exp, tense):
+            # the simple present of a habit or a state, neither a plan nor "be"/"have" ("I live in Denver
+            # during the summer", "I swim in June"): a season or a month without a year is each one, no
+            # date the state began (one already gone would be told in the past, one to come as a plan)
+            exprs = [
+                replace(x, kind="recurring", relative=False) if x.yearless and x.period in ("season", "month") else x
+                for x in exprs
+            ]
         elif not exprs and subj.front is None and (heading := self._heading_time(cs)) is not None:
             # "Yesterday:\n- moved to Denver": an item of a list a time heads, which names no time of its
             # own, is told at that time, as "Yesterday, I moved to Denver" is (its offsets, from the clause's
