@@ -2879,6 +2879,22 @@ def test_a_season_of_a_plan_or_of_the_past_is_still_dated():
 @pytest.mark.parametrize(
     "text",
     [
+        "I'm not moving to Denver.",
+        "I'm not moving to Denver next month.",
+        "We aren't moving to Denver after all.",
+        "I'm not joining Acme.",
+        "I'm not getting a dog.",
+    ],
+)
+def test_a_plan_denied_states_nothing_of_what_it_would_have_changed(text):
+    # was lives_in "denver", negated: "not moving there" read as "does not live there"
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.value, a.negated) == (None, None, True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Kidding aside, I love hiking.",
         "Joking aside I love hiking.",
         "All jokes aside, I love hiking.",

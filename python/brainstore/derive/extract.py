@@ -787,9 +787,11 @@ _PLACE_CUT = re.compile(
 )
 # "(I'm) moving to Oslo", "(she's) quitting her job": the present progressive of a change, a plan
 # "I'm getting a puppy", "We're adopting a cat": a pet to come
-_GETTING = re.compile(r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?(?:getting|adopting|buying)\b", re.I)
+# ("I'm not moving to Denver", "We aren't getting a dog": a plan denied, as much a plan, of no state)
+_PLAN_AUX = r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s|isn['\u2019]t|aren['\u2019]t)\s+)?(?:not\s+)?"
+_GETTING = re.compile(_PLAN_AUX + r"(?:\w+ly\s+|just\s+|soon\s+)?(?:getting|adopting|buying)\b", re.I)
 _PLANNED = re.compile(
-    r"\s*(?:(?:am|is|are|['\u2019]m|['\u2019]re|['\u2019]s)\s+)?(?:\w+ly\s+|just\s+|soon\s+)?"
+    _PLAN_AUX + r"(?:\w+ly\s+|just\s+|soon\s+)?"
     r"(?:moving|relocating|starting|quitting|switching|joining|leaving|retiring|transferring|becoming"
     r"|getting\s+(?:married|divorced|engaged)|turning|turns?(?=\s+\d))\b",  # ("I'm turning 30": 29 now)
     re.I,
@@ -5074,7 +5076,7 @@ class _Run:
             if exprs:
                 subj = replace(subj, front=heading)
         attr = value = None
-        negated = change = ending_denied = False
+        negated = change = ending_denied = denied = False
         found = None
         if subj.self_attr and subj.self_attr != "married_to?":
             m = re.match(r"^\s*(?:is|are|was|=|:)\s+(.+)$", pred_exp, re.I)
@@ -5213,6 +5215,13 @@ class _Run:
             # "I'm moving to Oslo soon", "I'll quit my job at Acme": a plan, not yet a fact, and no time
             # says when it comes: a new value would end the one held now. Kept as said, a plain statement
             # (with a time it is the change at that time: "I'm moving to Berlin in two weeks")
+            attr = value = None
+        if attr is not None and denied and not ending_denied and (
+            tense == "future" or _PLANNED.match(pred_exp) or _GETTING.match(pred_exp)
+        ):
+            # "I'm not moving to Denver (next month)", "We won't get a dog": a plan denied tells nothing of
+            # where the subject lives or what they have, at any time ("Alice does not live in Denver" was
+            # said of a plan given up)
             attr = value = None
         if (
             attr is not None
