@@ -2855,6 +2855,23 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "pets", "negated"),
+    [
+        ("I've got 2 cats and a dog.", ["cat", "dog"], False),
+        ("We have a dog, a cat and a parrot.", ["dog", "cat", "parrot"], False),
+        ("My sister has a dog & two rabbits.", ["dog", "rabbit"], False),
+        ("I don't have a cat or a dog.", ["cat", "dog"], True),
+        ("I have a dog and a car.", ["dog"], False),
+    ],
+)
+def test_each_pet_of_a_list_is_had(text, pets, negated):
+    # was only the first ("2 cats and a dog": the cats)
+    out = run(msg(text, speaker="Alice"))
+    assert [a.value for a in out if a.attribute == "has_pet"] == pets
+    assert {(a.negated, a.statement) for a in out} == {(negated, out[0].statement)}
+
+
+@pytest.mark.parametrize(
     ("text", "attribute", "statement"),
     [
         ("I live in Denver during the summer.", "lives_in", "Alice lives in Denver during the summer."),

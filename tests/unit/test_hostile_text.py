@@ -66,6 +66,7 @@ HOSTILE = [
     (", sorry, a b", "message", "I'm a nurse"),  # a thing meant in place of one said, looked for at each comma
     (" but on Monday I", "message", "I went"),  # a time and a subject after each conjunction, a clause each
     ("I live in Boston. Just kidding, ", "message", ""),  # each sentence taking back the one before
+    (", a cat and a dog", "message", "I have a parrot"),  # each pet of a list after the first
 ]
 
 

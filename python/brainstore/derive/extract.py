@@ -589,6 +589,10 @@ _JOBS = set(
     ]
 )
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
+# "(2 cats) and a dog", "(a dog), a cat and a parrot": one more pet of a list the first pet of a clause opens
+_PET_WORDS = r"(?:(?:a|an|one|two|three|four|five|\d+|some)\s+)?(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*"
+_PET_END = re.compile(rf"{_PETS}(?:s|es)?\b", re.I)
+_MORE_PET = re.compile(rf"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|&)\s+){_PET_WORDS}(?P<v>{_PETS})(?:s|es)?\b", re.I)
 _REFLEXIVES = {"myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves"}
 _PRONOUN_VALUES = {
     "it", "that", "this", "them", "him", "her", "you", "u", "me", "us", "those", "these", "one", "so", "too",
@@ -5266,6 +5270,8 @@ class _Run:
             at = len(self.out) - 1
             self._employer_of_job(self.out[at], pred_exp, vstart)
             self._more_of_job(at, pred_exp, vstart)
+        if attr == "has_pet" and value and self.out and self.out[-1].statement == statement and self.out[-1].attribute == attr:
+            self._more_pets(self.out[-1], pred_exp, vstart)
         if subj.also and attr is not None:
             # "Jen and Tom work at Google": as true of Tom, in the same words (appended past _append's check)
             said = [a for a in self.out if a.statement == statement and a.subject == subj.subject and a.attribute]
@@ -5319,6 +5325,17 @@ class _Run:
         # the job's statement and time: one sentence, two of its facts (statements are otherwise unique
         # in a Record, so it is appended past _append's check)
         self.out.append(replace(job, attribute="works_at", value=found[1], single_valued="works_at" in SINGLE_VALUED))
+
+    def _more_pets(self, pet: Assertion, pred_exp: str, vstart: int) -> None:
+        """ "I've got 2 cats and a dog", "We have a dog, a cat and a parrot": each pet of the list is a fact
+        of the statement, had (or not) as the first is."""
+        first = _PET_END.match(pred_exp, vstart)
+        pos, seen = (first.end() if first else len(pred_exp)), {pet.value}
+        while (more := _MORE_PET.match(pred_exp, pos)) is not None:
+            pos, value = more.end(), more.group("v").lower()
+            if value not in seen:
+                seen.add(value)
+                self.out.append(replace(pet, value=value))  # one statement, two of its facts (see _employer_of_job)
 
     def _more_of_job(self, at: int, pred_exp: str, vstart: int) -> None:
         """ "a 34-year-old architect who lives in Chicago", "a teacher from Ohio who now lives in Seattle":
