@@ -2855,6 +2855,21 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    "text", ["I'm a former nurse.", "I'm a retired nurse.", "I used to be a nurse."]
+)
+def test_a_former_job_is_a_job_held_once(text):
+    # was the job "former nurse", held now
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.value, a.negated, a.valid_from, a.valid_to) == ("job", "nurse", False, UNKNOWN_START, NOW)
+
+
+def test_the_employer_of_a_former_job_is_one_of_the_past():
+    job, employer = run(msg("My mom is a former nurse at Mercy Hospital.", speaker="Alice"))
+    assert (job.value, employer.attribute, employer.value) == ("nurse", "works_at", "mercy hospital")
+    assert (employer.valid_from, employer.valid_to) == (UNKNOWN_START, NOW)
+
+
+@pytest.mark.parametrize(
     ("text", "pets", "negated"),
     [
         ("I've got 2 cats and a dog.", ["cat", "dog"], False),

@@ -825,6 +825,8 @@ _LONG_AGO = re.compile(
     re.I,
 )
 _COMMA_GAP = re.compile(r"\s*,?\s*")
+# a job held once ("a former nurse", "an ex-cop", "a retired teacher"): what precedes the job's own words
+_FORMER = re.compile(r"(?:an?\s+)?(?:former|ex|retired)(?:\s+|-)(?=\w)", re.I)
 # a job one is qualified for, not one held ("a nurse by training", "a lawyer by education")
 _TRAINED_ONLY = re.compile(r"\bby\s+(?:training|education|degree|qualification)\b", re.I)
 # a birthday's value said as a month, or a month and its day ("june", "june 3rd", "3/4")
@@ -5080,7 +5082,7 @@ class _Run:
             if exprs:
                 subj = replace(subj, front=heading)
         attr = value = None
-        negated = change = ending_denied = denied = False
+        negated = change = ending_denied = denied = formerly = False
         found = None
         if subj.self_attr and subj.self_attr != "married_to?":
             m = re.match(r"^\s*(?:is|are|was|=|:)\s+(.+)$", pred_exp, re.I)
@@ -5109,6 +5111,9 @@ class _Run:
             # value holds, and nothing changed (it was read as ended, closing the job or the home)
             ending_denied = negated and change and denied
             negated = not negated if ending_denied else negated or denied
+            if attr == "job" and (former := _FORMER.match(pred_exp, vstart)) is not None:
+                # "I'm a former nurse", "a retired teacher": the job held once, as "I used to be a nurse"
+                value, vstart, formerly = _FORMER.sub("", value, count=1), former.end(), True
         else:
             attr = value = None
             # "I'm happy, not sad": the denied alternative is no denial of the clause
@@ -5171,6 +5176,8 @@ class _Run:
         valid_from, valid_to, stated = resolve(
             exprs, self.src.occurred_at, tense=tense, state=state, held=held, ahead=ahead
         )
+        if formerly and not stated:
+            valid_from, valid_to = UNKNOWN_START, self.src.occurred_at
         if attr == "from" and not stated:
             valid_to = None  # "I grew up in Ohio": growing up there is over, being from there never is
         told_past = False
