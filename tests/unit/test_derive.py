@@ -2855,6 +2855,27 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Reading list: Dune and Emma.",
+        "Shopping list: milk and eggs.",
+        "Bucket list: skydiving and visiting Japan.",
+        "Bucket list:\n- skydiving\n- visiting Japan",
+        "Gift ideas: knitting, baking.",
+    ],
+)
+def test_a_list_of_things_is_no_doing_of_the_speakers(text):
+    # was "Alice is reading list: Dune and Emma.", "Alice is skydiving."
+    assert run(msg(text, speaker="Alice")) == []
+
+
+def test_what_a_label_heads_on_its_line_is_read():
+    # was nothing: "Meeting notes: I moved to Denver." read no label
+    a = one(msg("Meeting notes: I moved to Denver. Gift ideas: a scarf.", speaker="Alice"))
+    assert (a.statement, a.attribute, a.value) == ("Alice moved to Denver.", "lives_in", "denver")
+
+
+@pytest.mark.parametrize(
     "text", ["I'm a former nurse.", "I'm a retired nurse.", "I used to be a nurse."]
 )
 def test_a_former_job_is_a_job_held_once(text):

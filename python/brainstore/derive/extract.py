@@ -1920,6 +1920,9 @@ _TIME_OF_DAY = re.compile(
 # I moved"): what it heads is the writer's own, as after a dash. A label is a few words ending on one of
 # these nouns (a name, a person or a reporting verb before a colon says who speaks: "Bob: I quit", "My
 # mom: ...", "Bob said: ..." are none), or a date, which dates what follows it.
+# What heads a list of things, not of the speaker's doings ("Bucket list: skydiving", "Gift ideas: ..."):
+# an item without a subject is a thing listed ("Alice is skydiving" was read from it)
+_ITEM_HEADS = {"list", "lists", "ideas", "tips", "goals", "wishlist"}
 _LABEL = re.compile(r"(?P<label>[^\n:\"\u201c]{1,40}?)\s*:[ \t]+(?=\S)")
 _LABEL_HEADS = {
     "news", "update", "updates", "edit", "correction", "note", "ps", "pps", "nb", "fyi", "tldr", "reminder",
@@ -1927,6 +1930,8 @@ _LABEL_HEADS = {
     "confession", "disclaimer", "progress", "highlight", "highlights", "thought",
     "record", "short", "thing", "self", "me",  # "For the record:", "Long story short:", "One more thing:",
     # "Note to self:", "About me:"
+    # what heads a list on the line it opens ("Reading list: Dune and Emma", "Meeting notes: I ...")
+    "notes", *_ITEM_HEADS,
 }  # fmt: skip
 # A human speaker's clause with no subject is the speaker's own ("Been tweaking a recipe", "Busy with
 # studies", "Had an audition yesterday"): chat drops the "I".
@@ -2387,6 +2392,7 @@ class _Run:
         self.maybe_persons: set[str] = set()  # of those, ones that may be people (see _PERSON_OR_PLACE_PREP)
         self.addressee: str | None = None
         self.voice: str | None = None  # inside a quotation: who is speaking
+        self.items_from = -1  # where the things a label lists on its line start ("Reading list: Dune")
         # the speaker's people named in this or the previous sentence ("my kids"), for "they"
         self.group: str | None = None
         self._groups_seen: list[str] = []
@@ -2416,6 +2422,7 @@ class _Run:
         self._headings: dict[int, tuple[bool, tuple[int, int] | None]] = {}
         # the time expressions of each text read for them (see times_in), by the text and the way it points
         self._times: dict[tuple[str, bool, bool | None, bool | None], list[TimeExpr]] = {}
+        self._item_headings: dict[int, bool] = {}  # whether each heading line heads a list of things
 
     def times_in(
         self, text: str, *, future: bool = False, weekdays_ahead: bool | None = None, bounds_ahead: bool | None = None
@@ -2995,7 +3002,10 @@ class _Run:
             s = ns
         dated = None
         label = self._label(s, e)
+        self.items_from = -1
         if label is not None:
+            if self._heads_items(text[s : label[0]]):
+                self.items_from = label[0]
             s, dated = label
         # a trailing vocative (", Mel")
         v = _TRAILING_VOCATIVE.search(text[s:e])
@@ -4253,6 +4263,22 @@ class _Run:
         heading = self._list_heading(at)
         return heading is not None and heading[0] >= 0 and self._heading(heading[0])[0]
 
+    def _listed_things(self, at: int) -> bool:
+        """Whether ``at`` is in a list item under a heading of a list of things ("Bucket list:\n- ...")."""
+        heading = self._list_heading(at)
+        if heading is None or heading[0] < 0:
+            return False
+        known = self._item_headings.get(heading[0])
+        if known is None:  # read once for its list, not once for each of its items
+            known = self._item_headings[heading[0]] = self._heads_items(self.text[slice(*self._line_span(heading[0]))])
+        return known
+
+    @staticmethod
+    def _heads_items(label: str) -> bool:
+        """Whether ``label`` ("Reading list:", "Gift ideas:") heads a list of things (see _ITEM_HEADS)."""
+        head = label.rstrip().removesuffix(":").rsplit(None, 1)[-1:]
+        return bool(head) and head[0].lower() in _ITEM_HEADS
+
     def _heading_time(self, at: int) -> tuple[int, int] | None:
         """The span of the time that heads the list ``at`` is an item of ("Yesterday:\n- moved to Denver"),
         if the heading is one and no blank line ends the list before the item."""
@@ -4389,6 +4415,8 @@ class _Run:
         "Busy with studies", "Had an audition yesterday", "Researching adoption agencies"."""
         if not self.human or self.voice is not None or self._listed_under_another(words[0][1]):
             return None
+        if 0 <= self.items_from <= words[0][1] or self._listed_things(words[0][1]):
+            return None  # "Bucket list: skydiving", "Gift ideas:\n- knitting": a thing listed, no doing
         k = 0
         while k < len(words) - 1 and words[k][0].lower() in _IMPLICIT_SKIP:
             k += 1
