@@ -2855,6 +2855,23 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "valid_from"),
+    [
+        ("I was born in August in Ohio.", UNKNOWN_START),
+        ("I was born in Ohio in August.", UNKNOWN_START),
+        ("I was born in 1990 in Ohio.", datetime(1990, 1, 1, tzinfo=UTC)),
+        ("My son was born in March in Ohio.", datetime(2023, 3, 1, tzinfo=UTC)),
+    ],
+)
+def test_a_birthplace_is_kept_beside_the_time_of_birth(text, valid_from):
+    # was nothing of Ohio after "born in August", and "born in Ohio in August" ended being from Ohio at the
+    # end of August 2022 (the speaker's own birth month read as last August)
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.value, a.valid_from, a.valid_to) == ("from", "ohio", valid_from, None)
+    assert "2022" not in a.statement
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Reading list: Dune and Emma.",

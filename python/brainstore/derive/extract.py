@@ -825,6 +825,8 @@ _LONG_AGO = re.compile(
     re.I,
 )
 _COMMA_GAP = re.compile(r"\s*,?\s*")
+# "(born in August) in Ohio", "(born in 1990,) in Ohio": the place a birth's time is followed by
+_PLACE_AFTER_TIME = re.compile(r"\s*,?\s+in\s+(?:the\s+)?(?=[A-Z])")
 # a job held once ("a former nurse", "an ex-cop", "a retired teacher"): what precedes the job's own words
 _FORMER = re.compile(r"(?:an?\s+)?(?:former|ex|retired)(?:\s+|-)(?=\w)", re.I)
 # a job one is qualified for, not one held ("a nurse by training", "a lawyer by education")
@@ -838,6 +840,7 @@ _SINCE_EVENT = re.compile(r"\bsince\s+\w", re.I)
 _RECENT = re.compile(r"\b(?:just|recently|finally)\b", re.I)
 # "My birthday is on June 3rd", "our anniversary's in May": a day of every year, told without one
 _YEARLY_DAY = re.compile(r"\b(?:birthday|bday|b-day|anniversary)\s*(?:is|['\u2019]s|falls)\b", re.I)
+_BORN = re.compile(r"\bborn\b", re.I)
 # What "at"/"for" after "work" may tell instead of an employer: a time, an amount ("at night", "for hours")
 # Words of a name one starts at without working there: a school (starting there is enrolling) or a
 # place or a point a walk, a race, a game or an evening starts from ("We started at Central Park", "at Level 1")
@@ -5088,7 +5091,9 @@ class _Run:
         tense = tense_of(pred_exp, verb_first=True)
         exprs = self._times_told(cs, ce, pred_exp, tense)
         long_ago = self._long_ago(cs, ce)
-        if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce) or long_ago:
+        # ("I was born in August": the speaker's month of birth, of a year long before they could say it)
+        own_birth = subj.kind == "me" and _BORN.search(text, cs, ce) is not None
+        if _YEARLY_DAY.search(text, cs, ce) or _HABITUAL.search(text, cs, ce) or long_ago or own_birth:
             # the day of the year it falls on, not a time of the statement: said as it was, no year added
             # ("At Christmas we usually watch movies": each Christmas, not the last one; "When I was a kid
             # we moved after Christmas": a Christmas of that time, not the last one)
@@ -5206,7 +5211,7 @@ class _Run:
         )
         if formerly and not stated:
             valid_from, valid_to = UNKNOWN_START, self.src.occurred_at
-        if attr == "from" and not stated:
+        if attr == "from":
             valid_to = None  # "I grew up in Ohio": growing up there is over, being from there never is
         told_past = False
         if not stated and not _RECENT.search(text, cs, ce):
@@ -5431,11 +5436,11 @@ class _Run:
         self.statements.add(key)
         self.out.append(assertion)
 
-    def _a_time_opens(self, value: str) -> bool:
-        """Whether a time opens ``value`` as said after "in" ("March", "March 2019", "the spring"); read in
-        its first 40 characters."""
+    def _time_opening(self, value: str) -> int | None:
+        """Where a time that opens ``value`` as said after "in" ("March", "March 2019", "the spring") ends
+        in it; None when none does. Read in its first 40 characters."""
         times = self.times_in("in " + value[:40])[:1]
-        return bool(times) and times[0].start <= 3
+        return times[0].end - 3 if times and times[0].start <= 3 else None
 
     def _begins_later(self, rest: str, pred: str) -> bool:
         """Whether what "I start at ..." leads to is said to begin at a time to come ("at Stripe in June",
@@ -5464,11 +5469,15 @@ class _Run:
             m = pat.regex.match(head)
             if m is None:
                 continue
-            raw = m.group("v")
+            raw, shift = m.group("v"), 0
+            if pat.attribute == "from" and (when_end := self._time_opening(raw)) is not None:
+                # "My daughter was born in March": when, not where; "born in August in Ohio": where after it
+                place = _PLACE_AFTER_TIME.match(raw, when_end)
+                if place is None:
+                    continue
+                raw, shift = raw[place.end() :], place.end()
             if pat.check == "cap" and not raw[:1].isupper():
                 continue
-            if pat.attribute == "from" and self._a_time_opens(raw):
-                continue  # "My daughter was born in March": when, not where
             if pat.attribute == "job" and _TRAINED_ONLY.search(raw):
                 continue  # "I'm a nurse by training (but I work as a writer)": what one learned, no job held
             if (
@@ -5568,7 +5577,7 @@ class _Run:
                 )
                 is not None
             )
-            return pat.attribute, val, bool(neg), pat.change, off + m.start("v")
+            return pat.attribute, val, bool(neg), pat.change, off + m.start("v") + shift
         return None
 
     @staticmethod
