@@ -797,6 +797,21 @@ def test_what_is_taken_back_as_a_joke_says_nothing(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Denver last year. I'm 90 years old jk",
+        "I moved to Denver last year. I'm a nurse at Google, just kidding!",
+        "I moved to Denver last year. I'm 90. I'm kidding.",
+        "I moved to Denver last year. I'm 90. jk",
+    ],
+)
+def test_a_joke_mark_takes_back_the_sentence_it_ends_not_the_message(text):
+    # was nothing at all: the mark at the message's end took back all of it
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.value) == ("lives_in", "denver")
+
+
+@pytest.mark.parametrize(
     ("text", "said"),
     [
         # were the home, the job taken back beside the one said after (the doctor lost)

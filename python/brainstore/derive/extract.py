@@ -2500,9 +2500,17 @@ class _Run:
         text = self.text
         if not text[start:].strip() or ("/s" in text and _SARCASM_MARK.search(text)):
             return []
-        if self.src.kind == "message" and _JOKE_MARK.search(text, max(start, len(text.rstrip()) - _JOKE_REACH)):
-            return []
         sentences = [(s + start, e + start) for s, e in _split_sentences(text[start:])]
+        said_to_end = len(text)
+        mark = _JOKE_MARK.search(text, max(start, len(text.rstrip()) - _JOKE_REACH)) if self.src.kind == "message" else None
+        if mark is not None and sentences and not _JOKE_OPENER.match(text, *sentences[-1]):
+            # "I moved to Denver last year. I'm 90 years old jk": the mark takes back the sentence it ends,
+            # not the message; a sentence that is only the mark ("... I'm kidding.") the one before it, as
+            # one opening on it does (see _JOKE_OPENER below)
+            alone = not text[sentences[-1][0] : max(sentences[-1][0], mark.start())].strip(" \t\n,.!(")
+            said_to_end = sentences.pop()[0]
+            if alone and sentences:
+                said_to_end = sentences.pop()[0]
         self.addressee = self._message_addressee(sentences)
         quotes = self._quotes()
         first = 0  # the quotes lie apart in text order: those before a sentence end before every later one
@@ -2539,7 +2547,7 @@ class _Run:
                 self._sentence(pos, e)
             self._note_names(s, e)
         for q in quotes:
-            if q.voice is None or self.assistant:
+            if q.voice is None or self.assistant or q.start >= said_to_end:
                 continue  # words in quotation marks are not the speaker's own
             self.voice = q.voice
             addressee = self.addressee
