@@ -2870,6 +2870,22 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "subject", "attribute", "value"),
+    [
+        ("My ex-husband lives in Texas.", "Alice's ex-husband", "lives_in", "texas"),
+        ("My mother-in-law lives in Texas.", "Alice's mother-in-law", "lives_in", "texas"),
+        ("My co-worker is a nurse.", "Alice's co-worker", "job", "nurse"),
+        ("My step-dad works at Ford.", "Alice's step-dad", "works_at", "ford"),
+    ],
+)
+def test_a_hyphenated_relation_is_one_person(text, subject, attribute, value):
+    # was "Alice's ex -husband lives in Texas." of a subject "Alice's ex", with no attribute
+    a = one(msg(text, speaker="Alice"))
+    assert (a.subject, a.attribute, a.value) == (subject, attribute, value)
+    assert a.statement == text.replace("My ", "Alice's ", 1)
+
+
+@pytest.mark.parametrize(
     ("text", "valid_from"),
     [
         ("I was born in August in Ohio.", UNKNOWN_START),

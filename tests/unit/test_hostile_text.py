@@ -67,6 +67,7 @@ HOSTILE = [
     (" but on Monday I", "message", "I went"),  # a time and a subject after each conjunction, a clause each
     ("I live in Boston. Just kidding, ", "message", ""),  # each sentence taking back the one before
     (", a cat and a dog", "message", "I have a parrot"),  # each pet of a list after the first
+    ("-a", "message", "My ex"),  # the words a hyphen joins, after "my"
 ]
 
 

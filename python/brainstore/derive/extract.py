@@ -4744,6 +4744,7 @@ class _Run:
         )
 
     def _possessive(self, words: list[tuple[str, int, int]], cs: int, ce: int) -> _Subject | None:
+        words = _hyphens_joined(words)  # "my ex-husband", "my mother-in-law": one word each
         low = words[0][0].lower()
         me, owner = self.me(), self.me_owner()
         if low == "me" or low == "my":
@@ -4802,7 +4803,7 @@ class _Run:
         if contracted:
             np_words[-1] = np_words[-1][:-2]
             np = np[:-2]
-        np_low = [w.lower().removesuffix("'s") for w in np_words]
+        np_low = [_person_part(w.lower().removesuffix("'s")) for w in np_words]
         # "my dad and my uncle", "my sister and your brother": the other possessives in it said for whom
         np = self._rewrite_simple(np) if len(np_words) > 1 else np
         pre = contracted
@@ -5945,6 +5946,35 @@ def _inner_subject(words: list[tuple[str, int, int]]) -> bool:
             if nxt in _FINITE or nxt in _VERB_FORMS:
                 return True
     return False
+
+
+def _hyphens_joined(words: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """``words`` with the words a hyphen joins, with no space about it, as one ("ex-husband",
+    "mother-in-law", "co-worker"); a dash between spaces ("my boss - who ...") stays apart."""
+    out: list[tuple[str, int, int]] = []
+    for tok in words:
+        if (
+            len(out) >= 2
+            and out[-1][0] == "-"
+            and out[-2][2] == out[-1][1]
+            and out[-1][2] == tok[1]
+            and out[-2][0][-1:].isalpha()
+            and tok[0][:1].isalpha()
+        ):
+            out.pop()
+            first = out.pop()
+            tok = (f"{first[0]}-{tok[0]}", first[1], tok[2])
+        out.append(tok)
+    return out
+
+
+def _person_part(word: str) -> str:
+    """The person a hyphenated word names, when a part of it does ("ex-husband": "husband",
+    "mother-in-law": "mother"); else the word."""
+    if "-" not in word or word in PERSON_NOUNS:
+        return word
+    parts = word.split("-")
+    return next((p for p in (parts[-1], parts[0]) if p in PERSON_NOUNS), word)
 
 
 def _next_word(text: str, pos: int) -> str:
