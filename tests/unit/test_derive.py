@@ -2870,6 +2870,21 @@ def test_a_job_is_quit_never_a_home(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("I was a teacher for ten years before I became a writer.", "job", "teacher"),
+        ("I worked at Google before I joined Meta.", "works_at", "google"),
+        ("I lived in Boston until I moved here.", "lives_in", "boston"),
+    ],
+)
+def test_a_change_in_a_clause_of_time_after_the_predicate_is_that_clauses(text, attribute, value):
+    # was held from when it was said, with no end: "became", "joined", "moved" in the clause after
+    # "before"/"until" read as the predicate's own change, a start of what the past tense ended
+    a = one(msg(text, speaker="Alice"))
+    assert (a.attribute, a.value, a.change, a.valid_from, a.valid_to) == (attribute, value, False, UNKNOWN_START, NOW)
+
+
+@pytest.mark.parametrize(
     ("text", "subject", "attribute", "value"),
     [
         ("My ex-husband lives in Texas.", "Alice's ex-husband", "lives_in", "texas"),

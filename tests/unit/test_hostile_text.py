@@ -68,6 +68,7 @@ HOSTILE = [
     ("I live in Boston. Just kidding, ", "message", ""),  # each sentence taking back the one before
     (", a cat and a dog", "message", "I have a parrot"),  # each pet of a list after the first
     ("-a", "message", "My ex"),  # the words a hyphen joins, after "my"
+    (" before  ", "message", "I was a nurse"),  # a clause of time looked for after a predicate
 ]
 
 

@@ -752,6 +752,10 @@ _CHANGE = re.compile(
     r"|picked\s+up|left|leaving|broke\s+up|separated)\b",
     re.I,
 )
+# A clause of time after a predicate, with a subject of its own ("... before I became a writer")
+_CLAUSE_OF_TIME = re.compile(
+    r"\s(?:before|after|when|until|till|since|once|while)\s+(?:I|we|you|he|she|they|my|our|his|her|their)\b", re.I
+)
 # A change that is an ending in itself, negative as it reads ("no longer", "quit", "left")
 _ENDING = re.compile(
     r"\b(?:no\s+longer|anymore|any\s+more|stopped|stop|stops|quit|quits|quitting|left|leaving|gave\s+up|give\s+up"
@@ -5172,7 +5176,11 @@ class _Run:
             significant = subj.kind not in ("it", "you") and bool(_SIGNIFICANCE.match(pred_exp))
             if not self._contentful(pred_exp) and not support and not significant:
                 return True
-        change = (change or bool(_CHANGE.search(pred_exp))) and not ending_denied
+        # what the predicate says before a clause of time of its own ("I was a teacher for ten years before
+        # I became a writer": the change, the acquiring, is the other clause's)
+        own = _CLAUSE_OF_TIME.search(pred_exp)
+        own_end = own.start() if own else len(pred_exp)
+        change = (change or bool(_CHANGE.search(pred_exp, 0, own_end))) and not ending_denied
         if change and negated and not _ENDING.search(pred_exp):
             # "I didn't move to Berlin", "I never joined Google": an event denied changed nothing, and a
             # denial of the value held must not end it (it disputes it)
@@ -5196,7 +5204,7 @@ class _Run:
             attr is not None
             and (attr != "likes" or used_to)
             and not (found is not None and found[3])
-            and not _ACQUIRED.search(pred_exp)  # "I got a puppy": the having starts, it does not end
+            and not _ACQUIRED.search(pred_exp, 0, own_end)  # "I got a puppy": the having starts, it does not end
         )
         # (of a person: a view of an event, "Andrew thinks Friday night was a nice break", is no condition)
         person = subj.person and subj.frame is None and subj.kind not in ("np", "it")
