@@ -2954,6 +2954,20 @@ def test_the_employer_of_a_former_job_is_one_of_the_past():
 
 
 @pytest.mark.parametrize(
+    ("text", "pets"),
+    [
+        ("I have three kids and a hamster.", ["hamster"]),
+        ("We have two kids, a car and a dog named Rex.", ["dog"]),
+        ("I have two dogs and a cat.", ["dog", "cat"]),
+        ("I have a meeting and a dog walk.", []),
+    ],
+)
+def test_a_pet_listed_after_other_things_is_had(text, pets):
+    # was no pet: the has_pet pattern read a pet only right after "have"
+    assert [a.value for a in run(msg(text, speaker="Alice")) if a.attribute == "has_pet"] == pets
+
+
+@pytest.mark.parametrize(
     ("text", "pets", "negated"),
     [
         ("I've got 2 cats and a dog.", ["cat", "dog"], False),

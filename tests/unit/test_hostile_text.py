@@ -69,6 +69,7 @@ HOSTILE = [
     (", a cat and a dog", "message", "I have a parrot"),  # each pet of a list after the first
     ("-a", "message", "My ex"),  # the words a hyphen joins, after "my"
     (" before  ", "message", "I was a nurse"),  # a clause of time looked for after a predicate
+    ("a kid, ", "message", "I have "),  # what is had before a pet, item by item
 ]
 
 

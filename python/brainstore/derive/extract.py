@@ -589,6 +589,12 @@ _JOBS = set(
     ]
 )
 _PETS = r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|fish|turtle|horse|snake|lizard|bird|guinea pig|ferret|goldfish)"
+# "(I have) three kids and (a hamster)", "two kids, a car and (a dog)": what is had before the first pet
+_COUNTED = r"(?:a|an|one|two|three|four|five|six|\d+)\s+(?!" + _PETS + r")[a-z]+"
+_BEFORE_PETS = rf"(?P<others>{_COUNTED}(?:\s*,\s*{_COUNTED})*\s*,?\s+(?:and|&)\s+)?"
+# what may follow the pet that ends such a list ("... and a dog named Rex"); another word makes the pet's
+# word part of a thing's name ("a meeting and a dog walk")
+_LIST_END_PET = re.compile(r"\s+(?!(?:named|called|and|too|now|at|in|who|that|as)\b)[a-z]")
 # "(2 cats) and a dog", "(a dog), a cat and a parrot": one more pet of a list the first pet of a clause opens
 _PET_WORDS = r"(?:(?:a|an|one|two|three|four|five|\d+|some)\s+)?(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*"
 _PET_END = re.compile(rf"{_PETS}(?:s|es)?\b", re.I)
@@ -1067,7 +1073,7 @@ _PATTERNS = [
     ),
     _p(
         "has_pet",
-        rf"(?:have|has|had|got|get|getting|adopted|adopt|own|owns)\s+(?:a|an|one|two|three|four|\d+|some)?\s*(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*(?P<v>{_PETS})(?:s|es)?\b",
+        rf"(?:have|has|had|got|get|getting|adopted|adopt|own|owns)\s+{_BEFORE_PETS}(?:a|an|one|two|three|four|\d+|some)?\s*(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*(?P<v>{_PETS})(?:s|es)?\b",
     ),
     _p("birthday", r"(?:was\s+)?born\s+on\s+(?P<v>.+)"),
     # "I'm called Ali", "got named Rex": a name given is passive; "Bob called Tom" is a phone call
@@ -5521,6 +5527,8 @@ class _Run:
                 if val.startswith("your "):
                     continue  # "I like your hair": a compliment to the person spoken to, no taste of theirs
             if pat.attribute == "has_pet":
+                if m.group("others") and _LIST_END_PET.match(head, m.end()):
+                    continue
                 val = m.group("v").lower()
             if pat.attribute == "does":
                 verb = m.group("h").lower()
