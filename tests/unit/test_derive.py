@@ -2901,6 +2901,17 @@ def test_a_hyphenated_relation_is_one_person(text, subject, attribute, value):
 
 
 @pytest.mark.parametrize(
+    ("text", "place"),
+    [("I was born on June 3 in Ohio.", "ohio"), ("My son was born on May 2, 2020 in Boston.", "boston")],
+)
+def test_a_birthplace_is_kept_beside_the_birthday(text, place):
+    # was the birthday only
+    day, where = run(msg(text, speaker="Alice"))
+    assert (day.attribute, where.attribute, where.value, where.valid_to) == ("birthday", "from", place, None)
+    assert where.statement == day.statement
+
+
+@pytest.mark.parametrize(
     ("text", "valid_from"),
     [
         ("I was born in August in Ohio.", UNKNOWN_START),

@@ -70,6 +70,7 @@ HOSTILE = [
     ("-a", "message", "My ex"),  # the words a hyphen joins, after "my"
     (" before  ", "message", "I was a nurse"),  # a clause of time looked for after a predicate
     ("a kid, ", "message", "I have "),  # what is had before a pet, item by item
+    (" in  ", "message", "I was born on June 3"),  # the place looked for after a birthday's date
 ]
 
 

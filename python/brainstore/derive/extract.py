@@ -837,6 +837,8 @@ _LONG_AGO = re.compile(
 _COMMA_GAP = re.compile(r"\s*,?\s*")
 # "(born in August) in Ohio", "(born in 1990,) in Ohio": the place a birth's time is followed by
 _PLACE_AFTER_TIME = re.compile(r"\s*,?\s+in\s+(?:the\s+)?(?=[A-Z])")
+# "(born on June 3(, 1990)) in Ohio": the place after a birthday's date
+_PLACE_AFTER_DAY = re.compile(r"\sin\s+(?P<place>[A-Z].*)")
 # a job held once ("a former nurse", "an ex-cop", "a retired teacher"): what precedes the job's own words
 _FORMER = re.compile(r"(?:an?\s+)?(?:former|ex|retired)(?:\s+|-)(?=\w)", re.I)
 # a job one is qualified for, not one held ("a nurse by training", "a lawyer by education")
@@ -5333,6 +5335,8 @@ class _Run:
             at = len(self.out) - 1
             self._employer_of_job(self.out[at], pred_exp, vstart)
             self._more_of_job(at, pred_exp, vstart)
+        if attr == "birthday" and value and not negated and self.out and self.out[-1].statement == statement:
+            self._birthplace(self.out[-1], pred_exp, vstart)
         if attr == "has_pet" and value and self.out and self.out[-1].statement == statement and self.out[-1].attribute == attr:
             self._more_pets(self.out[-1], pred_exp, vstart)
         if subj.also and attr is not None:
@@ -5388,6 +5392,14 @@ class _Run:
         # the job's statement and time: one sentence, two of its facts (statements are otherwise unique
         # in a Record, so it is appended past _append's check)
         self.out.append(replace(job, attribute="works_at", value=found[1], single_valued="works_at" in SINGLE_VALUED))
+
+    def _birthplace(self, birthday: Assertion, pred_exp: str, vstart: int) -> None:
+        """ "I was born on June 3 in Ohio": where, after the day, is a second fact of the statement, read as
+        "born in Ohio" reads (see _employer_of_job)."""
+        m = _PLACE_AFTER_DAY.search(pred_exp, vstart)
+        found = m and self.attribute_of(f"was born in {m.group('place')}", birthday.subject)
+        if found and found[0] == "from" and found[1] and not found[2]:
+            self.out.append(replace(birthday, attribute="from", value=found[1], single_valued=True, valid_to=None))
 
     def _more_pets(self, pet: Assertion, pred_exp: str, vstart: int) -> None:
         """ "I've got 2 cats and a dog", "We have a dog, a cat and a parrot": each pet of the list is a fact
