@@ -2125,6 +2125,7 @@ def test_a_business_named_place_or_house_is_an_employer(text, value):
         ("I work full-time at IBM.", "works_at", "ibm"),
         # a business run is no running (was the habit "running bakery")
         ("I run my own bakery.", None, None),
+        ("I run a small bakery downtown.", None, None),  # (was the habit "running small bakery downtown")
         ("I run marathons.", "does", "running marathons"),
         # how often is no part of the habit (was "drinking coffee every morning", "running 5k every saturday")
         ("I drink coffee every morning.", "does", "drinking coffee"),

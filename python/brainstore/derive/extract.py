@@ -5558,8 +5558,9 @@ class _Run:
                     obj in _PRONOUN_VALUES or obj.split()[0] in ("it", "that", "this", "you", "them", "with")
                 ):
                     continue
-                if base == "run" and obj and obj.split()[-1] in _RUN_BUSINESS:
-                    continue  # "I run my own bakery", "She runs a small business": no running
+                if base == "run" and _RUN_BUSINESS.intersection(obj.split()):
+                    # "I run my own bakery", "She runs a small business", "I run a bakery downtown": no running
+                    continue
                 val = f"{_gerund(base)} {obj}".strip()
             if (
                 not val
