@@ -2901,6 +2901,13 @@ def test_a_hyphenated_relation_is_one_person(text, subject, attribute, value):
     assert a.statement == text.replace("My ", "Alice's ", 1)
 
 
+def test_a_job_no_longer_held_is_ended():
+    # was no job: "no longer" stood between "am" and the job
+    ended, now = run(msg("I'm no longer a teacher, I'm a writer now.", speaker="Alice"))
+    assert (ended.attribute, ended.value, ended.negated, ended.change) == ("job", "teacher", True, True)
+    assert (now.attribute, now.value, now.negated) == ("job", "writer", False)
+
+
 @pytest.mark.parametrize(
     ("text", "job"),
     [

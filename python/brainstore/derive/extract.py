@@ -1046,7 +1046,8 @@ _PATTERNS = [
         check="job",
     ),
     # "I used to be a teacher": the job held before
-    _p("job", rf"(?:am|is|are|was|(?<=\bused\sto\s)be)\s+{_NOW_ADVERB}(?:an?\s+)(?P<v>.+)", place=True, check="job"),
+    # ("I'm no longer a teacher": the job, ended, as "I no longer live in Denver" ends the home)
+    _p("job", rf"(?:am|is|are|was|(?<=\bused\sto\s)be)\s+(?:no\s+longer\s+)?{_NOW_ADVERB}(?:an?\s+)(?P<v>.+)", place=True, check="job"),
     # "I got promoted to manager": the job held from then
     _p(
         "job",
