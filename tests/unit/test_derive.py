@@ -1859,6 +1859,28 @@ def test_words_in_quotation_marks_left_in_a_clause_are_shown_as_written(text, sh
 
 
 @pytest.mark.parametrize(
+    ("text", "attribute", "value", "shown"),
+    [
+        # was "Alice read." (the title read as the speaker's own words, the time lost with it)
+        ('I read "I Am Legend" last week.', "does", "reading i am legend", 'Alice read "I Am Legend" in the week of 1 May 2023.'),
+        ('I read "Where the Crawdads Sing" last week.', "does", "reading where the crawdads sing", None),  # was "reading"
+        ('I love "Pride and Prejudice"!', "likes", "pride and prejudice", None),  # was no liking
+        ('I love "The Office".', "likes", "office", 'Alice loves "The Office".'),  # was 'Alice loves "The Office.'
+        ('My favorite show is "The Office."', None, None, 'Alice\'s favorite show is "The Office."'),
+    ],
+)
+def test_a_quoted_title_is_the_object_of_its_verb(text, attribute, value, shown):
+    out = run(msg(text, role="user"))
+    assert any(a.attribute == attribute and a.value == value for a in out), out
+    assert shown is None or shown in [a.statement for a in out], out
+
+
+@pytest.mark.parametrize("text", ['I said "I Quit" last week.', 'She told me "I Quit".', 'Tom texted "I Am Done".'])
+def test_a_titled_quotation_after_a_verb_of_saying_is_speech(text):
+    assert not any(a.attribute == "does" or "read" in a.statement for a in run(msg(text, role="user")))
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "my mom was like u should move to denver",  # was "... was like the other person should move to denver"
@@ -5008,3 +5030,4 @@ def test_the_corrective_gate_passes_every_kind_of_correction():
     for text in said + [t.upper() for t in said] + ["I moved to Lima.", "HELLO THERE", "\u00c0ctually no"]:
         assert _correcting(text) == bool(_CORRECTIVE.search(text)), text
     assert all(_correcting(t) for t in said)
+

@@ -1187,9 +1187,16 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
     ):
         box = _TASK_BOX.match(text, s, e) if text[s] == "[" else None
         s = box.end() if box is not None else s + 1
+    # ('I love "The Office".': the mark that closes a quotation opened in the clause stays with it)
+    straight, opened, closed = text.count('"', s, e), text.count("\u201c", s, e), text.count("\u201d", s, e)
     while e > s and (
         text[e - 1].isspace() or text[e - 1] in ".,;:!?-\u2013\u2014\"'\u201c\u201d*~)]\u2026" or _symbol(text[e - 1])
     ):
+        if (text[e - 1] == '"' and straight % 2 == 0) or (text[e - 1] == "\u201d" and closed <= opened):
+            break
+        straight -= text[e - 1] == '"'
+        opened -= text[e - 1] == "\u201c"
+        closed -= text[e - 1] == "\u201d"
         e -= 1
     return s, e
 
@@ -1200,10 +1207,12 @@ def _symbol(ch: str) -> bool:
 
 
 def _clean_value(v: str, place: bool) -> str:
-    m = next((c for c in _CUT.finditer(v) if not _abbreviated(v, c)), None)
-    if m:
+    quoted = _QUOTED_VALUE.match(v)
+    if quoted:
+        v = quoted.group(1)  # ('love "Pride and Prejudice"': a title whole, its "and" no end)
+    elif m := next((c for c in _CUT.finditer(v) if not _abbreviated(v, c)), None):
         v = v[: m.start()]
-    if place:
+    if place and not quoted:
         m = _PLACE_CUT.search(v)
         if m:
             v = v[: m.start()]
@@ -2011,11 +2020,20 @@ def _places_a_person_by_me(words: list[tuple[str, int, int]]) -> bool:
     return False
 
 
+# The words a title leaves lower-case ("Pride and Prejudice", "The Lord of the Rings")
+_TITLE_SMALL_WORDS = {"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "nor"}
+# Verbs that quote the words after them, beyond the verbs of saying ('I texted "I Quit"', 'she yelled "I Won"')
+_SPEECH_VERBS = {"say", "tell", "texted", "text", "texts", "yelled", "yells", "shouted", "shouts", "asked", "asks",
+                 "replied", "replies", "added", "adds", "screamed", "whispered", "typed", "posted", "captioned",
+                 "answered", "goes", "like"}  # fmt: skip
+_OBJECT_PRONOUNS = {"me", "us", "him", "her", "them", "you"}
 # "was like", "is all like": a verb that quotes the words after it, in chat ("she was like I quit")
 _QUOTATIVE = re.compile(r"(?i)(?:is|was|are|were|am)\s+(?:all\s+|just\s+|literally\s+)?like\b")
 _SECOND_WORDS = SECOND | {"your", "yours", "yourself"}
 # Words in double quotation marks within a clause, on one line
 _QUOTED_WORDS = re.compile(r"[\u201c\"][^\u201c\u201d\"\n]{1,200}[\u201d\"]")
+# A value that opens on words in quotation marks ('read "I Am Legend" last week'): those words
+_QUOTED_VALUE = re.compile(r"\s*[\u201c\"]([^\u201c\u201d\"\n]{1,200})(?:[\u201d\"]|$)")
 # The frame after the words it reports ('"I moved to Spain," Carol said.', '"I quit," said Bob.')
 _REPORTED_AFTER = re.compile(
     r"[ \t]*,?[ \t]*(?:" + _REPORTER + r"[ \t]+(?:said|says|wrote|writes|replied|added|explained|texted|told\s+me)"
@@ -2768,12 +2786,29 @@ class _Run:
             inner = (m.start(group), m.end(group))
             if voice is None and not ({w.lower() for w, _, _ in self.words(*inner)} & (_PERSONAL | FIRST_PL)):
                 continue  # a title or a name ("watched "The Lord of the Rings""): part of the sentence
+            if voice is None and self._titled(m.start(), inner):
+                continue  # ('read "I Am Legend"': a title, its "I" no one's, though it is a word of the speaker's)
             out.append(_Quote(m.start(), m.end(), inner, voice))
         apart: list[_Quote] = []  # in text order, none inside another (run() reads them so)
         for q in sorted(out, key=lambda q: q.start):
             if not apart or q.start >= apart[-1].end:
                 apart.append(q)
         return apart
+
+    def _titled(self, at: int, inner: tuple[int, int]) -> bool:
+        """Whether the quoted words are a title ("I Am Legend", "Eat Pray Love"): each word capitalised but
+        the small ones, and after no verb that quotes them ('I said "I Quit"' is speech)."""
+        words = [w for w, _, _ in self.words(*inner) if w[:1].isalpha()]
+        if not words or not words[0][:1].isupper():
+            return False
+        if any(not w[:1].isupper() and w.lower() not in _TITLE_SMALL_WORDS for w in words):
+            return False
+        before = [w.lower() for w, _, _ in self.words(max(0, at - 40), at)]
+        if before and before[-1] in _OBJECT_PRONOUNS:
+            before.pop()  # 'told me "I Quit"'
+        if before and before[-1] in _SAYING | _SPEECH_VERBS:
+            return False
+        return _QUOTATIVE.search(self.text, max(0, at - 40), at) is None
 
     def _note_names(self, s: int, e: int) -> None:
         """Remember who was named, for a later "he"/"she": a capitalised word after a place preposition
@@ -5796,7 +5831,7 @@ class _Run:
         if not stmt:
             return ""
         stmt = stmt[:1].upper() + stmt[1:]
-        if not stmt.endswith((".", "!", "?")):
+        if not stmt.rstrip('"\u201d').endswith((".", "!", "?")):  # ('... is "The Office."': ended within)
             stmt += "."
         elif stmt.endswith(("!", "?")):
             stmt = stmt.rstrip("!?") + "."
