@@ -5031,3 +5031,19 @@ def test_the_corrective_gate_passes_every_kind_of_correction():
         assert _correcting(text) == bool(_CORRECTIVE.search(text)), text
     assert all(_correcting(t) for t in said)
 
+
+@pytest.mark.parametrize(
+    "text", ["Honestly speaking, I love hiking.", "Generally speaking I love hiking.", "Frankly speaking, I love hiking."]
+)
+def test_a_stance_speaking_is_no_clause(text):
+    """was "Alice is speaking." beside the liking: "honestly" read away alone, "speaking" left a clause"""
+    assert [(a.attribute, a.value, a.statement) for a in run(msg(text, role="user"))] == [
+        ("likes", "hiking", "Alice loves hiking.")
+    ]
+
+
+def test_speaking_as_a_verb_stays():
+    assert [a.statement for a in run(msg("I was honestly speaking to my boss.", role="user"))] == [
+        "Alice was honestly speaking to Alice's boss."
+    ]
+

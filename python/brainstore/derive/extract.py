@@ -664,7 +664,10 @@ _ABBREV_REACH = 32
 _TITLES = {"dr", "mr", "mrs", "ms", "mx", "prof"}
 _WORD_BEFORE = re.compile(r"([A-Za-z.'\u2019]+)$")
 _INTERJ = re.compile(
-    r"(?:(?:oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
+    # ("Honestly speaking, ...": the stance whole, before "honestly" alone leaves "speaking" a clause)
+    r"(?:(?:(?:honestly|frankly|generally|personally|strictly|technically|truthfully|realistically|broadly"
+    r"|roughly|relatively|financially|medically|legally)\s+speaking"
+    r"|oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
     r"|hmm+|um+|uh+|omg|gosh|honestly|actually|also|and|but|plus|btw|anyway|anyways|right|sure|cool|great"
     r"|nice|awesome|aw+|ugh|yay|thanks|thank\s+you|man|dude|totally|absolutely|definitely|true|indeed"
     r"|oh\s+my\s+god|oh\s+no|seriously|haha|welp|alright|yeah\s+yeah|of\s+course|exactly|agreed"
