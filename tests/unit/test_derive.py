@@ -5047,3 +5047,25 @@ def test_speaking_as_a_verb_stays():
         "Alice was honestly speaking to Alice's boss."
     ]
 
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value", "people"),
+    [
+        # was lives_in for the mom alone
+        ("My mom and my dad live in Ohio.", "lives_in", "ohio", {"Alice's mom", "Alice's dad"}),
+        ("My mom and dad live in Ohio.", "lives_in", "ohio", {"Alice's mom", "Alice's dad"}),
+        ("My brother and sister work at Google.", "works_at", "google", {"Alice's brother", "Alice's sister"}),
+        ("My husband and my son love hiking.", "likes", "hiking", {"Alice's husband", "Alice's son"}),
+        ("Tom and Lisa live in Ohio.", "lives_in", "ohio", {"Tom", "Lisa"}),  # as two names joined were
+    ],
+)
+def test_each_relation_of_a_joined_subject_gets_the_attribute(text, attribute, value, people):
+    out = run(msg(text, role="user"))
+    assert {a.subject for a in out if (a.attribute, a.value) == (attribute, value)} == people, out
+    assert all(a.owner == a.subject for a in out), out
+
+
+def test_a_relation_joined_to_one_with_a_singular_verb_is_one_subject():
+    # "My mom and my dad's house": the house is the dad's, no attribute of the mom's
+    assert not any(a.attribute for a in run(msg("My mom and my dad's house is in Ohio.", role="user")))
+

@@ -4935,6 +4935,19 @@ class _Run:
                     )
             if np_low[k] in ("husband", "wife", "spouse", "hubby") and k == len(np_low) - 1:
                 attr = "married_to?"
+            # "My mom and (my) dad live in Ohio": the clause as true of the second relation as of the first
+            joined = np_low[k + 1 :]
+            also: tuple[str, ...] = ()
+            if (
+                attr is None
+                and joined[:1] == ["and"]
+                and len(joined) in (2, 3)
+                and joined[-1] in PERSON_NOUNS
+                and (len(joined) == 2 or joined[1] == "my")
+                and not np_words[-1].endswith("'s")
+                and verb.lower() not in _SINGULAR_ONLY
+            ):
+                also = (f"{me}'s {np_words[-1]}",)
             return _Subject(
                 subject,
                 subject if owner else None,
@@ -4943,6 +4956,7 @@ class _Run:
                 pre,
                 self_attr=attr,
                 kind="relative",
+                also=also,
             )
         head = np_low[-1]
         if head in SELF_NOUNS or np_low[0] in ("favorite", "favourite", "fave"):
