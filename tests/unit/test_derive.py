@@ -5069,3 +5069,25 @@ def test_a_relation_joined_to_one_with_a_singular_verb_is_one_subject():
     # "My mom and my dad's house": the house is the dad's, no attribute of the mom's
     assert not any(a.attribute for a in run(msg("My mom and my dad's house is in Ohio.", role="user")))
 
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value", "statement"),
+    [
+        # each was no fact of the sister's ("Alice's sister said she moved to Paris.")
+        ("My sister said she moved to Paris.", "lives_in", "paris", "Alice's sister moved to Paris."),
+        ("My sister told me she's a nurse.", "job", "nurse", "Alice's sister is a nurse."),
+        ("My friend told me he works at Google.", "works_at", "google", "Alice's friend works at Google."),
+        ("Sarah said she works at Google.", "works_at", "google", "Sarah works at Google."),  # as a name's was
+    ],
+)
+def test_a_relations_report_of_itself_is_its_own_news(text, attribute, value, statement):
+    out = run(msg(text, role="user"))
+    subject = statement.split(" ")[0] if statement.startswith("Sarah") else " ".join(statement.split(" ")[:2])
+    assert [(a.subject, a.owner, a.attribute, a.value, a.statement) for a in out] == [
+        (subject, subject, attribute, value, statement)
+    ]
+
+
+def test_a_relation_reporting_another_pronoun_reports_someone_else():
+    # "My dad said she moved": "she" is not the dad
+    assert not any(a.attribute for a in run(msg("My dad said she moved to Paris.", role="user")))

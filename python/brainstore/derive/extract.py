@@ -4948,6 +4948,14 @@ class _Run:
                 and verb.lower() not in _SINGULAR_ONLY
             ):
                 also = (f"{me}'s {np_words[-1]}",)
+            told = _reported_clause(words, j) if attr is None and not also and k == len(np_low) - 1 else None
+            pron = words[told][0] if told is not None else ""
+            if pron.lower() in _REPORTED_THIRD - {"they"} and _gender_of(subject) in (None, _gender_of_pronoun(pron)):
+                # "My sister said she moved to Paris": her own news, as "Sarah said she ..." is Sarah's
+                return _Subject(
+                    subject, subject if owner else None, f"{me}'s {np}", words[told][2],
+                    _contraction_prefix(pron, words[told:]), kind="relative",
+                )  # fmt: skip
             return _Subject(
                 subject,
                 subject if owner else None,
