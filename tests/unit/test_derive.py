@@ -5091,3 +5091,17 @@ def test_a_relations_report_of_itself_is_its_own_news(text, attribute, value, st
 def test_a_relation_reporting_another_pronoun_reports_someone_else():
     # "My dad said she moved": "she" is not the dad
     assert not any(a.attribute for a in run(msg("My dad said she moved to Paris.", role="user")))
+
+
+@pytest.mark.parametrize(
+    ("text", "pets"),
+    [
+        ("I've got a dog named Rex and a cat named Tom.", ["dog", "cat"]),  # was the dog alone
+        ("I have a dog called Max, a cat and a parrot.", ["dog", "cat", "parrot"]),
+        ("We have a cat named Mr Whiskers and two goldfish.", ["cat", "goldfish"]),
+        ("I have a dog named Rex and a meeting.", ["dog"]),
+    ],
+)
+def test_a_pet_named_in_a_list_leaves_the_pets_after_it_had(text, pets):
+    assert [a.value for a in run(msg(text, speaker="Alice")) if a.attribute == "has_pet"] == pets
+

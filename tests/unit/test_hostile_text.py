@@ -62,6 +62,7 @@ HOSTILE = [
     ('I read "I Am X" ', "message", ""),  # a title told from a quotation by the words before it
     ('"', "message", "I love "),  # the marks a clause's end counts before it keeps a closing one
     ("honestly speaking, ", "message", ""),  # a run of stances read away before the subject
+    (" named Rex and a dog", "message", "I have a dog"),  # each pet of a list, past the name it is given
     (" was like you", "message", "Tom"),  # a quoting "was like" looked for at each clause's verb
     # times joined by "and" in one sentence: the times before each time read again, and the spans
     # taken before each (128,000 characters: 25 s)

@@ -599,6 +599,8 @@ _LIST_END_PET = re.compile(r"\s+(?!(?:named|called|and|too|now|at|in|who|that|as
 _PET_WORDS = r"(?:(?:a|an|one|two|three|four|five|\d+|some)\s+)?(?:(?:new|little|cute|sweet|pet|rescue|baby|black|white|old|young|big|small)\s+)*"
 _PET_END = re.compile(rf"{_PETS}(?:s|es)?\b", re.I)
 _MORE_PET = re.compile(rf"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|&)\s+){_PET_WORDS}(?P<v>{_PETS})(?:s|es)?\b", re.I)
+# the name a listed pet is given ("a dog named Rex (and a cat named Tom)"): passed over to the next pet
+_PET_NAMED = re.compile(r"\s+(?:named|called)\s+[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?")
 _REFLEXIVES = {"myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves"}
 _PRONOUN_VALUES = {
     "it", "that", "this", "them", "him", "her", "you", "u", "me", "us", "those", "these", "one", "so", "too",
@@ -5481,7 +5483,11 @@ class _Run:
         of the statement, had (or not) as the first is."""
         first = _PET_END.match(pred_exp, vstart)
         pos, seen = (first.end() if first else len(pred_exp)), {pet.value}
-        while (more := _MORE_PET.match(pred_exp, pos)) is not None:
+        while True:
+            named = _PET_NAMED.match(pred_exp, pos)
+            more = _MORE_PET.match(pred_exp, named.end() if named else pos)
+            if more is None:
+                break
             pos, value = more.end(), more.group("v").lower()
             if value not in seen:
                 seen.add(value)
