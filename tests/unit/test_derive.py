@@ -5105,3 +5105,12 @@ def test_a_relation_reporting_another_pronoun_reports_someone_else():
 def test_a_pet_named_in_a_list_leaves_the_pets_after_it_had(text, pets):
     assert [a.value for a in run(msg(text, speaker="Alice")) if a.attribute == "has_pet"] == pets
 
+
+def test_a_stay_to_come_from_a_day_already_past_is_next_months():
+    # was "from 3 May 2023 to 10 May 2023" (said on 8 May): a stay under way, though it "will be"
+    a = one("I'll be in London from the 3rd to the 10th.")
+    assert (a.statement, a.valid_from, a.valid_to) == (
+        "Alice will be in London from 3 June 2023 to 10 June 2023.",
+        datetime(2023, 6, 3, tzinfo=UTC),
+        datetime(2023, 6, 11, tzinfo=UTC),
+    )

@@ -351,6 +351,9 @@ def test_seasons_holidays_days_of_the_month_and_counted_weekdays(text, start, en
         ("I'm in Paris from the 10th to the 15th", d(2023, 5, 10), d(2023, 5, 16), "from 10 May 2023 to 15 May 2023"),
         ("I'm in Paris from the 28th to the 3rd", d(2023, 5, 28), d(2023, 6, 4), "from 28 May 2023 to 3 June 2023"),
         ("I was in Paris from the 1st to the 5th", d(2023, 5, 1), d(2023, 5, 6), "from 1 May 2023 to 5 May 2023"),
+        # a stay to come ("will") whose start this month is past: the next month's (was 3 to 10 May, said on the 8th)
+        ("I will be in Paris from the 3rd to the 10th", d(2023, 6, 3), d(2023, 6, 11), "from 3 June 2023 to 10 June 2023"),
+        ("I'll be in Paris from the 10th to the 15th", d(2023, 5, 10), d(2023, 5, 16), "from 10 May 2023 to 15 May 2023"),
     ],
 )
 def test_numeric_dates_without_a_year_and_ranges_of_days(text, start, end, shown):

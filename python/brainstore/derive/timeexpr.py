@@ -808,6 +808,11 @@ def find_time_expressions(
 
     tense: list[str] = []  # the text's, read once: a long clause may count ahead many times
 
+    def text_tense() -> str:
+        if not tense:
+            tense.append(tense_of(text))
+        return tense[0]
+
     def a_time(m: re.Match[str]) -> bool:
         # "in two days" is a time where the clause speaks of what is ahead ("I'm moving in two weeks"),
         # how long it took or takes else ("I ran it in two days", "I can finish one in two days")
@@ -815,9 +820,7 @@ def find_time_expressions(
             return True
         if not future:
             return False
-        if not tense:
-            tense.append(tense_of(text))
-        return tense[0] in ("future", "progressive")
+        return text_tense() in ("future", "progressive")
 
     for m in _RECURRING_RE.finditer(text):
         if not more():
@@ -920,6 +923,13 @@ def find_time_expressions(
             ra = _resolve_atom(ma, rb[0] - timedelta(days=1))
             if ra is None:
                 continue
+            if future and ra[0] < _floor(base, "day") and text_tense() == "future":
+                # "I'll be in London from the 3rd to the 10th" (said on the 8th): a stay to come, none under
+                # way, from the next 3rd to the first 10th after it
+                ra = _resolve_atom(ma, base, True)
+                rb = _resolve_atom(mb, ra[0], True) if ra is not None else None
+                if ra is None or rb is None:
+                    continue
         # "from May to July": one range, its end taken the way the clause points, its start in that
         # end's year; each half read alone had put May this year and July the last, a range reversed
         if ma.lastgroup in _YEARLESS and ra[2] and (not rb[2] or mb.lastgroup in _YEARLESS):
