@@ -5114,3 +5114,17 @@ def test_a_stay_to_come_from_a_day_already_past_is_next_months():
         datetime(2023, 6, 3, tzinfo=UTC),
         datetime(2023, 6, 11, tzinfo=UTC),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # was "Alice read Alice Is Legend in the week of 1 May 2023."
+        ("I read I Am Legend last week.", "Alice read I Am Legend in the week of 1 May 2023."),
+        ("I love I Will Survive.", "Alice loves I Will Survive."),
+        ("Tom said I should move.", "Tom said Alice should move."),  # no title: the speaker
+        ("Tom said I Should move.", "Tom said Alice Should move."),  # one capitalised word: no title
+    ],
+)
+def test_an_unquoted_title_opening_on_i_is_shown_as_written(text, shown):
+    assert shown in [a.statement for a in run(msg(text, role="user"))]

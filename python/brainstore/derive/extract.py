@@ -1211,6 +1211,13 @@ def _symbol(ch: str) -> bool:
     return ch >= "\u2600" and (unicodedata.category(ch) == "So" or ch == "\ufe0f")
 
 
+def _titled_i(text: str, at: int, end: int) -> bool:
+    """Whether the "I" before ``at``, within a clause, opens a title ("read I Am Legend", "love I Will
+    Survive"): a verb capitalised after it, and the word after the verb, as no sentence spells them."""
+    after = _CAPITALISED_NEXT.match(text, at, end)
+    return after is not None and after.group(1).lower() in _FINITE | _VERB_BASE_SET
+
+
 def _clean_value(v: str, place: bool) -> str:
     quoted = _QUOTED_VALUE.match(v)
     if quoted:
@@ -2037,6 +2044,8 @@ _QUOTATIVE = re.compile(r"(?i)(?:is|was|are|were|am)\s+(?:all\s+|just\s+|literal
 _SECOND_WORDS = SECOND | {"your", "yours", "yourself"}
 # Words in double quotation marks within a clause, on one line
 _QUOTED_WORDS = re.compile(r"[\u201c\"][^\u201c\u201d\"\n]{1,200}[\u201d\"]")
+# the two capitalised words after a word ("I Am Legend"): the first read, the second only looked for
+_CAPITALISED_NEXT = re.compile(r"\s+([A-Z][a-z]+)\s+[A-Z]")
 # A value that opens on words in quotation marks ('read "I Am Legend" last week'): those words
 _QUOTED_VALUE = re.compile(r"\s*[\u201c\"]([^\u201c\u201d\"\n]{1,200})(?:[\u201d\"]|$)")
 # The frame after the words it reports ('"I moved to Spain," Carol said.', '"I quit," said Bob.')
@@ -5787,7 +5796,11 @@ class _Run:
                 rep = me
             elif low in ("my", "mine"):
                 rep = f"{me}'s"
-            elif low in ("i", "i'm", "i've", "i'll", "i'd", "im", "ive") and text[m.end() : m.end() + 2].lower() != ".e":
+            elif (
+                low in ("i", "i'm", "i've", "i'll", "i'd", "im", "ive")
+                and text[m.end() : m.end() + 2].lower() != ".e"
+                and not (m.start() > ps and _titled_i(text, m.end(), ce))
+            ):
                 p = _contraction_prefix(tok)
                 rep = me + (" " + p if p else "")
                 inner_conj = not p
