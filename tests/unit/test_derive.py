@@ -5128,3 +5128,25 @@ def test_a_stay_to_come_from_a_day_already_past_is_next_months():
 )
 def test_an_unquoted_title_opening_on_i_is_shown_as_written(text, shown):
     assert shown in [a.statement for a in run(msg(text, role="user"))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My son's birthday party is on Saturday.",  # was the son's birthday, 13 May
+        "My son's age group plays at noon.",  # was the son playing
+        "My daughter's name tag fell off.",
+    ],
+)
+def test_a_relatives_name_age_or_birthday_before_another_noun_is_none_of_theirs(text):
+    out = run(msg(text, role="user"))
+    assert not any(a.subject in ("Alice's son", "Alice's daughter") for a in out), out
+
+
+def test_a_relatives_own_name_age_and_birthday_stay():
+    said = [(a.subject, a.attribute, a.value) for t in (
+        "My son's full name is Jack Smith.", "My daughter's age is 7.", "My son's birthday is on Saturday."
+    ) for a in run(msg(t, role="user"))]  # fmt: skip
+    assert said == [
+        ("Alice's son", "name", "jack smith"), ("Alice's daughter", "age", "7"), ("Alice's son", "birthday", "may 13")
+    ]

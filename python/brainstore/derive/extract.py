@@ -4925,11 +4925,9 @@ class _Run:
             attr = None
             if k + 1 < len(np_low) and np_words[k].endswith("'s"):
                 rest = np_low[k + 1 :]
-                attr = (
-                    "name"
-                    if "name" in rest
-                    else ("age" if "age" in rest else ("birthday" if "birthday" in rest else None))
-                )
+                # the relative's own name, age, birthday: the head of the phrase ("my son's full name"), no
+                # word before another ("my son's birthday party" is on Saturday, not his birthday)
+                attr = rest[-1] if rest[-1] in ("name", "age", "birthday") else None
                 if attr is None:
                     # "My son's teacher moved to Rome", "My dad's company moved": about the whole chain,
                     # never the relative it starts from
