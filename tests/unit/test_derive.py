@@ -5150,3 +5150,16 @@ def test_a_relatives_own_name_age_and_birthday_stay():
     assert said == [
         ("Alice's son", "name", "jack smith"), ("Alice's daughter", "age", "7"), ("Alice's son", "birthday", "may 13")
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # was "... every Tuesday and on 11 May 2023 morning.", from 11 May: the second day read as the coming one
+        ("I go swimming every Tuesday and Thursday morning.", "Alice goes swimming every Tuesday and Thursday morning."),
+        ("I work every Monday, Wednesday, and Friday.", "Alice works every Monday, Wednesday, and Friday."),
+    ],
+)
+def test_days_listed_after_every_are_one_recurrence(text, shown):
+    a = one(msg(text, role="user"))
+    assert (a.statement, a.valid_from) == (shown, NOW)

@@ -65,6 +65,7 @@ HOSTILE = [
     (" named Rex and a dog", "message", "I have a dog"),  # each pet of a list, past the name it is given
     (" from the 3rd to the 5th", "message", "I will be in Paris"),  # ranges of days, each told by the tense
     (" I Am X", "message", "I read"),  # a title looked for after each "I" of a clause
+    (" and Tuesday", "message", "I swim every Monday"),  # the days a recurrence lists
     (" was like you", "message", "Tom"),  # a quoting "was like" looked for at each clause's verb
     # times joined by "and" in one sentence: the times before each time read again, and the spans
     # taken before each (128,000 characters: 25 s)

@@ -244,7 +244,11 @@ _DECADE_WORDS = {
 }  # fmt: skip
 
 # "every Saturday", "on Sundays", "each summer", "weekly": a recurrence, never a date.
+_WEEKDAY_NAME = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _RECURRING_RE = re.compile(
+    # "every Tuesday and Thursday", "every Monday, Wednesday and Friday": one recurrence, the days listed
+    # (the second day was read alone as the coming one)
+    rf"(?i:\b(?:every|each)\s+{_WEEKDAY_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+){_WEEKDAY_NAME})+\b)|"
     r"(?i:\b(?:every|each)\s+(?:other\s+|single\s+|few\s+|couple\s+of\s+)?(?:\d+\s+)?"
     r"(?:days?|nights?|mornings?|evenings?|afternoons?|weeks?|weekends?|months?|years?|summers?|winters?"
     r"|springs?|falls?|autumns?|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
