@@ -5163,3 +5163,14 @@ def test_a_relatives_own_name_age_and_birthday_stay():
 def test_days_listed_after_every_are_one_recurrence(text, shown):
     a = one(msg(text, role="user"))
     assert (a.statement, a.valid_from) == (shown, NOW)
+
+
+def test_a_day_of_the_month_after_starting_is_a_time():
+    # was from 8 May to 22 May ("starting the 15th" no time): the stay counted from when it was said
+    a = one("I'll be in Tokyo for two weeks starting the 15th.")
+    assert (a.statement, a.valid_from, a.valid_to) == (
+        "Alice will be in Tokyo for two weeks starting 15 May 2023.",
+        datetime(2023, 5, 15, tzinfo=UTC),
+        datetime(2023, 5, 29, tzinfo=UTC),
+    )
+    assert one("I'm starting the 2nd book.").statement == "Alice is starting the 2nd book."

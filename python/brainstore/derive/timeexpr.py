@@ -213,7 +213,7 @@ _NOUN_ANCHOR_RE = re.compile(
 )
 _BY_RE = re.compile(r"(?i:\bby\s+)$")
 _INDEFINITE_RE = re.compile(r"(?i:\ban?\s+)$")
-_DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through|thru)\s+)$")
+_DAY_ANCHOR_RE = re.compile(r"(?i:\b(?:on|until|till|til|by|since|from|before|after|through|thru|starting|beginning)\s+)$")
 
 
 def _anchored(m: re.Match[str], text: str) -> bool:
