@@ -5174,3 +5174,16 @@ def test_a_day_of_the_month_after_starting_is_a_time():
         datetime(2023, 5, 29, tzinfo=UTC),
     )
     assert one("I'm starting the 2nd book.").statement == "Alice is starting the 2nd book."
+
+
+@pytest.mark.parametrize(
+    "text", ["Tom's birthday party is on Saturday.", "Tom's wedding is in June."]
+)
+def test_when_a_named_persons_event_is_is_no_value_of_theirs(text):
+    # was birthday_party "on saturday", wedding "in june": the time told as the value of an attribute
+    assert [a.attribute for a in run(msg(text, role="user"))] == [None]
+
+
+def test_a_named_persons_attribute_and_birthday_stay():
+    assert [(a.attribute, a.value) for t in ("Tom's favorite food is sushi.", "Tom's birthday is on Friday.")
+            for a in run(msg(t, role="user"))] == [("favorite_food", "sushi"), ("birthday", "may 12")]  # fmt: skip

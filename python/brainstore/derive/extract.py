@@ -4219,6 +4219,10 @@ class _Run:
                 attr_words[-1].endswith("s") and not attr_words[-1].endswith("ss")
             )
             attr = _ATTR_ALIASES.get(attr, attr)
+            told = self.text[words[j][2] : words[-1][2]].lstrip()
+            when = self.times_in(told[:40])[:1] if attr != "birthday" else []
+            if when and told[: max(0, when[0].start)].strip().lower() in ("", "in", "on", "at", "during"):
+                attr = None  # "Tom's wedding is in June": when the event is, no value of Tom's ("in june")
             return _Subject(
                 base,
                 self._third_owner(base),
