@@ -5409,8 +5409,6 @@ class _Run:
             at = len(self.out) - 1
             self._employer_of_job(self.out[at], pred_exp, vstart)
             self._more_of_job(at, pred_exp, vstart)
-        if attr == "works_at" and value and not negated and self.out and self.out[-1].statement == statement:
-            self._job_at_employer(self.out[-1], pred_exp, vstart)
         if attr == "birthday" and value and not negated and self.out and self.out[-1].statement == statement:
             self._birthplace(self.out[-1], pred_exp, vstart)
         if attr == "has_pet" and value and self.out and self.out[-1].statement == statement and self.out[-1].attribute == attr:
@@ -5468,18 +5466,6 @@ class _Run:
         # the job's statement and time: one sentence, two of its facts (statements are otherwise unique
         # in a Record, so it is appended past _append's check)
         self.out.append(replace(job, attribute="works_at", value=found[1], single_valued="works_at" in SINGLE_VALUED))
-
-    def _job_at_employer(self, employer: Assertion, pred_exp: str, vstart: int) -> None:
-        """ "I work at Stripe as a product manager", "I started a new job at Acme as a nurse": the job held at
-        the employer is a second fact of the statement, read as "work as a nurse" reads (the other way
-        round from _employer_of_job)."""
-        assert employer.value is not None
-        at = r"\s+".join(re.escape(word) for word in employer.value.split())
-        m = re.match(rf"(?i:(?:an?|the)\s+)?(?i:{at})\s+(?i:as)\s+(?P<job>.+)$", pred_exp[vstart:])
-        found = m and self.attribute_of(f"work as {m.group('job')}", employer.subject)
-        # a job word ends it ("as well", "as a favor" are no jobs)
-        if found and found[0] == "job" and found[1] and not found[2] and found[1].split()[-1] in _JOBS:
-            self.out.append(replace(employer, attribute="job", value=found[1], single_valued=True))
 
     def _birthplace(self, birthday: Assertion, pred_exp: str, vstart: int) -> None:
         """ "I was born on June 3 in Ohio": where, after the day, is a second fact of the statement, read as
