@@ -803,6 +803,10 @@ def test_what_is_taken_back_as_a_joke_says_nothing(text):
         "I moved to Denver last year. I'm a nurse at Google, just kidding!",
         "I moved to Denver last year. I'm 90. I'm kidding.",
         "I moved to Denver last year. I'm 90. jk",
+        # a sentence of laughter and the mark is only the mark (was: the 90 kept, or the move taken back)
+        "I moved to Denver last year. I'm 90. lol jk",
+        "I moved to Denver last year. I'm 90. Hahaha, just kidding!",
+        "I moved to Denver last year. I'm 90. lmao jk",
     ],
 )
 def test_a_joke_mark_takes_back_the_sentence_it_ends_not_the_message(text):

@@ -1736,6 +1736,9 @@ _JOKE_MARK = re.compile(
     r"|(?:^|[,.!(])\s*(?i:kidding|joking))(?i:\s+(?:lol|haha|lmao))?[\s.!)]*$"
 )
 _JOKE_REACH = 40
+# Laughter that may come before the mark in a sentence of its own ("... lol jk", "haha just kidding"):
+# the sentence still says nothing but the mark. One word at a time, so no pattern backtracks over a run.
+_LAUGH = re.compile(r"(?i:lol|lmao|lmfao|rofl|(?:ha)+h?|(?:he)+h?|(?:ja)+|xd)")
 # ... and a sentence that opens on one takes back the sentence before it ("I live in Boston. Just kidding,
 # I live in Denver"); "Kidding aside", "Joking around is fun" are no mark
 _JOKE_OPENER = re.compile(
@@ -2552,7 +2555,8 @@ class _Run:
             # "I moved to Denver last year. I'm 90 years old jk": the mark takes back the sentence it ends,
             # not the message; a sentence that is only the mark ("... I'm kidding.") the one before it, as
             # one opening on it does (see _JOKE_OPENER below)
-            alone = not text[sentences[-1][0] : max(sentences[-1][0], mark.start())].strip(" \t\n,.!(")
+            before_mark = text[sentences[-1][0] : max(sentences[-1][0], mark.start())]
+            alone = all(_LAUGH.fullmatch(word) for word in _WORD_RUN.findall(before_mark))
             said_to_end = sentences.pop()[0]
             if alone and sentences:
                 said_to_end = sentences.pop()[0]
