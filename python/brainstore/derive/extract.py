@@ -666,7 +666,8 @@ _ABBREV_REACH = 32
 _TITLES = {"dr", "mr", "mrs", "ms", "mx", "prof"}
 _WORD_BEFORE = re.compile(r"([A-Za-z.'\u2019]+)$")
 _INTERJ = re.compile(
-    # ("Honestly speaking, ...": the stance whole, before "honestly" alone leaves "speaking" a clause)
+    # how the speaker means what follows ("Frankly speaking I ...", "Honestly speaking, ..."): the stance
+    # whole, before "honestly" alone leaves "speaking" a clause
     r"(?:(?:(?:honestly|frankly|generally|personally|strictly|technically|truthfully|realistically|broadly"
     r"|roughly|relatively|financially|medically|legally)\s+speaking"
     r"|oh+|ah+|wow+|whoa|yeah+|yes|yep|yup|nope|no|well|so|ok|okay|hey+|hi+|hello|lol|lmao|haha\w*|hehe\w*"
@@ -676,9 +677,8 @@ _INTERJ = re.compile(
     r"|congrats|congratulations|oops|whew|phew|hah|ha|ahh|ooh|wowza|dang|damn|jeez|geez|by\s+the\s+way"
     r"|fun\s+fact|guess\s+what|you\s+know|i\s+mean|to\s+be\s+honest|tbh|fr|for\s+real|in\s+fact|now"
     r"|speaking\s+of\s+(?:which|that)|i\s+(?:gotta|have\s+to|must)\s+say"
-    # how the speaker means what follows ("Kidding aside, I ...", "Frankly speaking I ..."): no state of theirs
+    # ... and "Kidding aside, I ...": no state of theirs
     r"|(?:all\s+)?(?:kidding|joking|jokes|jesting)\s+aside"
-    r"|(?:generally|frankly|honestly|strictly|technically|personally|broadly|roughly)\s+speaking"
     # a workplace chat's lead-ins ("FYI Bob's out today", "Heads up, I'm WFH"): no part of the subject
     r"|(?:just\s+)?fyi|psa|heads[\s-]?up)"
     r"(?![\w'\u2019])[\s,!.:;\u2014\u2013-]*)+",
