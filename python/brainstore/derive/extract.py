@@ -2224,6 +2224,12 @@ def _gender_of_pronoun(pronoun: str | None) -> str | None:
     return "m" if low.startswith("he") else "f" if low.startswith("she") else None
 
 
+def _any_between(indexes: list[int], i: int, j: int) -> bool:
+    """Whether one of the sorted ``indexes`` lies in [i, j)."""
+    at = bisect_left(indexes, i)
+    return at < len(indexes) and indexes[at] < j
+
+
 def _within(quotes: list[_Quote], starts: list[int], at: int) -> bool:
     """Whether ``at`` lies inside one of ``quotes`` (apart, in text order; ``starts`` their starts)."""
     i = bisect_right(starts, at) - 1
@@ -2506,8 +2512,7 @@ class _Run:
             self._openers = [
                 k for k, (t, _, _) in enumerate(self.tokens) if t.lower() in _VERB_FORMS or t.lower() in _SUBJECT_OPENERS
             ]
-        at = bisect_left(self._openers, i)
-        return at < len(self._openers) and self._openers[at] < j
+        return _any_between(self._openers, i, j)
 
     def _subject_within(self, s: int, e: int) -> bool:
         """Whether a word a subject may open on (see _SUBJECT_OPENERS, is_name_token) is inside [s, e)."""
@@ -2515,9 +2520,7 @@ class _Run:
             self._subject_words = [
                 k for k, (t, _, _) in enumerate(self.tokens) if t.lower() in _SUBJECT_OPENERS or is_name_token(t)
             ]
-        i, j = self._token_range(s, e)
-        at = bisect_left(self._subject_words, i)
-        return at < len(self._subject_words) and self._subject_words[at] < j
+        return _any_between(self._subject_words, *self._token_range(s, e))
 
     def _token_range(self, s: int, e: int) -> tuple[int, int]:
         """Indexes [i, j) of the tokens inside [s, e), found by bisection: a clause's words are read
